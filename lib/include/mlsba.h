@@ -1,0 +1,225 @@
+/*
+ * libmlsba: multi-level divisible load balancing for heterogeneous machines.
+ *
+ * One public umbrella header. Everything here is C11 and free of device
+ * headers; OpenCL interop lives in <mlsba/opencl.h>.
+ *
+ * Conventions (see STYLE.md in the project notes):
+ *  - every fallible call returns int: 0 on success, a negative MLSBA_E* code
+ *    otherwise; mlsba_strerror() names the code and mlsba_last_error() gives
+ *    the message of the last failure in the calling thread;
+ *  - objects are opaque handles with create/destroy pairs;
+ *  - the caller owns what it passes in; the library frees only what it made;
+ *  - the library never prints, exits or aborts the host program.
+ */
+#ifndef MLSBA_H
+#define MLSBA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(MLSBA_SHARED_BUILD)
+#define MLSBA_EXTERN __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define MLSBA_EXTERN __attribute__((visibility("default")))
+#else
+#define MLSBA_EXTERN
+#endif
+
+/* ---------------------------------------------------------------------- */
+/** \name Version
+ *  Compile-time macros describe the header; mlsba_version() describes the
+ *  library actually linked, so an application can detect a mismatch. */
+/**@{*/
+#define MLSBA_VERSION_MAJOR 0
+#define MLSBA_VERSION_MINOR 1
+#define MLSBA_VERSION_PATCH 0
+/** Version as one number: 0xMMmmpp. */
+#define MLSBA_VERSION_HEX                                                  \
+  ((MLSBA_VERSION_MAJOR << 16) | (MLSBA_VERSION_MINOR << 8) |              \
+   (MLSBA_VERSION_PATCH))
+
+/** \brief Version of the linked library as MLSBA_VERSION_HEX encodes it. */
+MLSBA_EXTERN unsigned int mlsba_version(void);
+/** \brief Version of the linked library as "major.minor.patch". Static
+ *  storage; never NULL. */
+MLSBA_EXTERN const char *mlsba_version_string(void);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Errors
+ *  All error codes in one table: XX(name, value, description). The table
+ *  gives the enum, mlsba_err_name() and mlsba_strerror(), so they cannot
+ *  drift apart. */
+/**@{*/
+#define MLSBA_ERRNO_MAP(XX)                                                  \
+  XX(EINVAL, -1, "invalid argument")                                        \
+  XX(ENOMEM, -2, "out of memory")                                           \
+  XX(ECAPACITY, -3, "the devices cannot hold the whole load together")      \
+  XX(ERANGE, -4, "value out of range")                                      \
+  XX(ENOTSUP, -5, "operation not supported by this build or device")        \
+  XX(EIO, -6, "input/output error")                                         \
+  XX(EFORMAT, -7, "malformed input file")                                   \
+  XX(EDEVICE, -8, "device error")                                           \
+  XX(EDEVMEM, -9, "out of device memory")                                   \
+  XX(ENOCONV, -10, "did not converge")
+
+/** Error codes: always negative; 0 is success. */
+typedef enum {
+#define MLSBA_ERRNO_ENUM_(name, value, text) MLSBA_##name = (value),
+  MLSBA_ERRNO_MAP(MLSBA_ERRNO_ENUM_)
+#undef MLSBA_ERRNO_ENUM_
+  MLSBA_ERRNO_MIN_ = -11
+} mlsba_errno_t;
+
+/** \brief Short description of an error code ("invalid argument").
+ *  \return static storage, never NULL; "unknown error" for unknown codes,
+ *          "success" for 0. */
+MLSBA_EXTERN const char *mlsba_strerror(int err);
+/** \brief Symbolic name of an error code ("MLSBA_EINVAL"). Static storage,
+ *  never NULL. */
+MLSBA_EXTERN const char *mlsba_err_name(int err);
+/** \brief Message describing the last failure of a libmlsba call in the
+ *  calling thread ("model 3: speed must be positive, got -1").
+ *
+ *  The message stays until the next failing call in the same thread; a
+ *  successful call does not clear it. Thread-local storage, never NULL
+ *  (empty string when nothing failed yet). */
+MLSBA_EXTERN const char *mlsba_last_error(void);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Functional performance model (FPM)
+ *
+ *  A device's speed as a function of its load, s(x) in units per second,
+ *  built from measured points (x, s). Between points s(x) is linear; below
+ *  the first point and beyond the last it is constant. The time to process
+ *  a load x is t(x) = x / s(x). An optional max_load caps the load the
+ *  device can hold (e.g. accelerator memory).
+ *
+ *  The partitioners assume the shape of the papers: every line through the
+ *  origin crosses s(x) once, i.e. t(x) increases with x. Other shapes are
+ *  accepted and give valid partitions, without the optimality guarantee.
+ *
+ *  Thread safety: a model may be read from several threads at once; writes
+ *  need exclusive access. */
+/**@{*/
+typedef struct mlsba_model mlsba_model_t;
+
+/** Value of max_load meaning "no limit". */
+#define MLSBA_NO_MAX_LOAD INT64_C(-1)
+
+/** \brief Create an empty model (no points, no max_load).
+ *  \param[out] model  receives the new model; the caller destroys it.
+ *  \return 0, MLSBA_EINVAL or MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_model_create(mlsba_model_t **model);
+/** \brief Deep copy of a model. \param[out] copy receives the new model. */
+MLSBA_EXTERN int mlsba_model_clone(const mlsba_model_t *model,
+                                   mlsba_model_t **copy);
+/** \brief Destroy a model. NULL is accepted and ignored. */
+MLSBA_EXTERN void mlsba_model_destroy(mlsba_model_t *model);
+
+/** \brief Insert the point (x, speed), or replace the speed of the point
+ *  already at exactly x.
+ *  \param x      load in units, finite and > 0.
+ *  \param speed  units per second, finite and > 0.
+ *  \return 0, MLSBA_EINVAL (bad value; the model is unchanged) or
+ *          MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_model_set_point(mlsba_model_t *model, double x,
+                                       double speed);
+/** \brief Remove every point; max_load is kept. */
+MLSBA_EXTERN int mlsba_model_clear(mlsba_model_t *model);
+/** \brief Set the largest load the device can hold, in units (>= 0), or
+ *  MLSBA_NO_MAX_LOAD. */
+MLSBA_EXTERN int mlsba_model_set_max_load(mlsba_model_t *model,
+                                          int64_t max_load);
+/** \brief The max_load, or MLSBA_NO_MAX_LOAD (also for a NULL model). */
+MLSBA_EXTERN int64_t mlsba_model_max_load(const mlsba_model_t *model);
+/** \brief Number of points (0 for a NULL model). */
+MLSBA_EXTERN size_t mlsba_model_num_points(const mlsba_model_t *model);
+/** \brief The i-th point in increasing x. Either output may be NULL. */
+MLSBA_EXTERN int mlsba_model_get_point(const mlsba_model_t *model, size_t i,
+                                       double *x, double *speed);
+
+/** \brief Speed s(x) for a load x >= 0. Needs at least one point. */
+MLSBA_EXTERN int mlsba_model_speed(const mlsba_model_t *model, double x,
+                                   double *speed);
+/** \brief Time t(x) = x / s(x) for a load x >= 0 (t(0) = 0). */
+MLSBA_EXTERN int mlsba_model_time(const mlsba_model_t *model, double x,
+                                  double *time);
+/** \brief The largest load x finishing by time T: max { x : t(x) <= T },
+ *  limited by max_load. Geometrically, the intersection of s(x) with the
+ *  line through the origin of slope 1/T. Exact on the piecewise-linear
+ *  model (no iteration).
+ *  \param time  T, finite and >= 0. */
+MLSBA_EXTERN int mlsba_model_load_by_time(const mlsba_model_t *model,
+                                          double time, double *load);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Partitioning
+ *
+ *  Partitioners are pure functions of (models, N, options): no I/O, no
+ *  clocks, no global state besides the thread's last-error message. They
+ *  return integer loads that sum exactly to N and respect every max_load. */
+/**@{*/
+
+/** Options of the expert (_ex) partitioning calls. Initialise with
+ *  mlsba_partition_opts_init() so that fields added later get defaults. */
+typedef struct mlsba_partition_opts {
+  /** Loads are multiples of this block (e.g. 128 columns), except one
+   *  device that also takes the leftover edge N mod granularity. 0 or 1:
+   *  single units. */
+  int64_t granularity;
+} mlsba_partition_opts_t;
+
+/** What a partitioning call found besides the loads. */
+typedef struct mlsba_partition_info {
+  /** Largest device time predicted by the models, in seconds. */
+  double makespan;
+  /** Bisection steps taken (Phase 1 / step 1 of SLBA). */
+  unsigned int bisection_steps;
+  /** Units (or blocks) assigned one at a time by the refinement step. */
+  int64_t refined;
+} mlsba_partition_info_t;
+
+/** \brief Set every option to its default. */
+MLSBA_EXTERN void mlsba_partition_opts_init(mlsba_partition_opts_t *opts);
+
+/** \brief SLBA: partition n units over p devices so that they finish
+ *  together (Lastovetsky & Reddy geometric bisection, then integer
+ *  refinement). O(p log n).
+ *  \param models  p models, each with at least one point.
+ *  \param p       number of devices, >= 1.
+ *  \param n       units to distribute, >= 0.
+ *  \param[out] loads  p loads summing to n, each within its max_load.
+ *  \return 0; MLSBA_EINVAL for bad arguments; MLSBA_ECAPACITY when the
+ *          max_loads add up to less than n; MLSBA_ENOMEM. On failure loads
+ *          is left unspecified. */
+MLSBA_EXTERN int mlsba_partition_slba(const mlsba_model_t *const models[],
+                                      size_t p, int64_t n, int64_t loads[]);
+/** \brief SLBA with options and a report.
+ *  \param opts  NULL for defaults.
+ *  \param[out] info  may be NULL. */
+MLSBA_EXTERN int mlsba_partition_slba_ex(const mlsba_model_t *const models[],
+                                         size_t p, int64_t n,
+                                         const mlsba_partition_opts_t *opts,
+                                         int64_t loads[],
+                                         mlsba_partition_info_t *info);
+
+/** \brief Largest predicted device time of a distribution: max t_i(loads[i]).
+ *  Loads must be >= 0; max_load is not checked here. */
+MLSBA_EXTERN int mlsba_partition_makespan(const mlsba_model_t *const models[],
+                                          size_t p, const int64_t loads[],
+                                          double *makespan);
+/**@}*/
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MLSBA_H */

@@ -1,0 +1,283 @@
+/* Functional performance model: sorted (x, speed) points, piecewise-linear
+ * speed, constant beyond both ends, optional max_load. */
+#include "fpm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+
+/* Index of the first point with x[i] >= x (n when none). */
+static size_t lower_bound(const mlsba_model_t *m, double x) {
+  size_t lo = 0, hi = m->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->x[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+double mlsba__fpm_speed(const mlsba_model_t *m, double x) {
+  size_t last = m->n - 1;
+  if (x <= m->x[0])
+    return m->s[0];
+  if (x >= m->x[last])
+    return m->s[last];
+  size_t j = lower_bound(m, x); /* x[j-1] < x <= x[j], 1 <= j <= last */
+  if (m->x[j] == x)
+    return m->s[j];
+  double x0 = m->x[j - 1], x1 = m->x[j];
+  double s0 = m->s[j - 1], s1 = m->s[j];
+  return s0 + (s1 - s0) * ((x - x0) / (x1 - x0));
+}
+
+double mlsba__fpm_time(const mlsba_model_t *m, double x) {
+  return x > 0 ? x / mlsba__fpm_speed(m, x) : 0.0;
+}
+
+double mlsba__fpm_load_by_time(const mlsba_model_t *m, double T) {
+  double x;
+  if (!(T > 0)) {
+    x = 0;
+  } else if (m->tmin[0] > T) {
+    /* Every point takes longer than T, and t is monotone on each segment,
+     * so only the constant-speed stretch before the first point can
+     * finish by T. */
+    x = T * m->s[0];
+  } else {
+    /* i = the last point finishing by T: tmin is non-decreasing. */
+    size_t lo = 0, hi = m->n - 1;
+    while (lo < hi) {
+      size_t mid = hi - (hi - lo) / 2;
+      if (m->tmin[mid] <= T)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    size_t i = lo;
+    if (i == m->n - 1) {
+      x = T * m->s[i]; /* constant speed beyond the last point */
+    } else {
+      /* t(x_i) <= T < t(x_{i+1}): the line x = T s(x) crosses this segment
+       * once. Solve for the fraction u of the segment; the denominator is
+       * positive because the crossing goes from below to above. */
+      double dx = m->x[i + 1] - m->x[i], ds = m->s[i + 1] - m->s[i];
+      double u = (T * m->s[i] - m->x[i]) / (dx - T * ds);
+      if (!(u >= 0))
+        u = 0;
+      else if (u > 1)
+        u = 1;
+      x = m->x[i] + u * dx;
+    }
+  }
+  if (m->max_load >= 0 && x > (double)m->max_load)
+    x = (double)m->max_load;
+  return x;
+}
+
+int64_t mlsba__fpm_cap(const mlsba_model_t *m, int64_t n) {
+  return (m->max_load >= 0 && m->max_load < n) ? m->max_load : n;
+}
+
+int mlsba__fpm_check_usable(const mlsba_model_t *m, size_t index) {
+  if (m == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "model %zu is NULL", index);
+  if (m->n == 0)
+    return mlsba__fail(MLSBA_EINVAL, "model %zu has no points", index);
+  return 0;
+}
+
+/* Recompute tmin from index j down to 0 after point j was inserted or got a
+ * new speed (faster or slower). Stops as soon as a value left of j comes
+ * out unchanged: everything further left depends only on it. */
+static void update_tmin(mlsba_model_t *m, size_t j) {
+  double right = (j + 1 < m->n) ? m->tmin[j + 1] : INFINITY;
+  for (size_t k = j + 1; k-- > 0;) {
+    double t = m->x[k] / m->s[k];
+    double v = t < right ? t : right;
+    if (k < j && m->tmin[k] == v)
+      break;
+    m->tmin[k] = v;
+    right = v;
+  }
+}
+
+/* Grow the three arrays to hold at least want points. On failure the model
+ * keeps its points; a grown array is simply larger than needed. */
+static int reserve(mlsba_model_t *m, size_t want) {
+  if (want <= m->cap)
+    return 0;
+  size_t cap = m->cap ? m->cap * 2 : 8;
+  while (cap < want)
+    cap *= 2;
+  double **arrays[3] = {&m->x, &m->s, &m->tmin};
+  for (int a = 0; a < 3; a++) {
+    double *p = realloc(*arrays[a], cap * sizeof(double));
+    if (p == NULL)
+      return mlsba__fail(MLSBA_ENOMEM, "model: cannot grow to %zu points",
+                         cap);
+    *arrays[a] = p;
+  }
+  m->cap = cap;
+  return 0;
+}
+
+int mlsba_model_create(mlsba_model_t **model) {
+  if (model == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_create: model is NULL");
+  mlsba_model_t *m = calloc(1, sizeof *m);
+  if (m == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "mlsba_model_create: out of memory");
+  m->max_load = MLSBA_NO_MAX_LOAD;
+  *model = m;
+  return 0;
+}
+
+int mlsba_model_clone(const mlsba_model_t *model, mlsba_model_t **copy) {
+  if (model == NULL || copy == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_clone: %s is NULL",
+                       model == NULL ? "model" : "copy");
+  mlsba_model_t *m;
+  int err = mlsba_model_create(&m);
+  if (err)
+    return err;
+  if ((err = reserve(m, model->n ? model->n : 1)) != 0) {
+    mlsba_model_destroy(m);
+    return err;
+  }
+  size_t bytes = model->n * sizeof(double);
+  if (bytes) {
+    memcpy(m->x, model->x, bytes);
+    memcpy(m->s, model->s, bytes);
+    memcpy(m->tmin, model->tmin, bytes);
+  }
+  m->n = model->n;
+  m->max_load = model->max_load;
+  *copy = m;
+  return 0;
+}
+
+void mlsba_model_destroy(mlsba_model_t *model) {
+  if (model == NULL)
+    return;
+  free(model->x);
+  free(model->s);
+  free(model->tmin);
+  free(model);
+}
+
+int mlsba_model_set_point(mlsba_model_t *model, double x, double speed) {
+  if (model == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_set_point: model is NULL");
+  if (!isfinite(x) || !(x > 0))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "model point: load must be finite and > 0, got %g", x);
+  if (!isfinite(speed) || !(speed > 0))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "model point at load %g: speed must be finite and > 0, "
+                       "got %g",
+                       x, speed);
+  size_t j = lower_bound(model, x);
+  if (j < model->n && model->x[j] == x) {
+    model->s[j] = speed;
+    update_tmin(model, j);
+    return 0;
+  }
+  int err = reserve(model, model->n + 1);
+  if (err)
+    return err;
+  size_t tail = (model->n - j) * sizeof(double);
+  memmove(model->x + j + 1, model->x + j, tail);
+  memmove(model->s + j + 1, model->s + j, tail);
+  memmove(model->tmin + j + 1, model->tmin + j, tail);
+  model->x[j] = x;
+  model->s[j] = speed;
+  model->n++;
+  update_tmin(model, j);
+  return 0;
+}
+
+int mlsba_model_clear(mlsba_model_t *model) {
+  if (model == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_clear: model is NULL");
+  model->n = 0;
+  return 0;
+}
+
+int mlsba_model_set_max_load(mlsba_model_t *model, int64_t max_load) {
+  if (model == NULL)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_model_set_max_load: model is NULL");
+  if (max_load < 0 && max_load != MLSBA_NO_MAX_LOAD)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "max_load must be >= 0 or MLSBA_NO_MAX_LOAD, got %lld",
+                       (long long)max_load);
+  model->max_load = max_load;
+  return 0;
+}
+
+int64_t mlsba_model_max_load(const mlsba_model_t *model) {
+  return model ? model->max_load : MLSBA_NO_MAX_LOAD;
+}
+
+size_t mlsba_model_num_points(const mlsba_model_t *model) {
+  return model ? model->n : 0;
+}
+
+int mlsba_model_get_point(const mlsba_model_t *model, size_t i, double *x,
+                          double *speed) {
+  if (model == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_get_point: model is NULL");
+  if (i >= model->n)
+    return mlsba__fail(MLSBA_ERANGE,
+                       "model point %zu requested, the model has %zu", i,
+                       model->n);
+  if (x)
+    *x = model->x[i];
+  if (speed)
+    *speed = model->s[i];
+  return 0;
+}
+
+/* Common checks of the evaluation calls. */
+static int check_eval(const mlsba_model_t *model, double arg, const void *out,
+                      const char *fn, const char *argname) {
+  if (model == NULL || out == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "%s: %s is NULL", fn,
+                       model == NULL ? "model" : "output");
+  if (model->n == 0)
+    return mlsba__fail(MLSBA_EINVAL, "%s: the model has no points", fn);
+  if (!isfinite(arg) || arg < 0)
+    return mlsba__fail(MLSBA_EINVAL, "%s: %s must be finite and >= 0, got %g",
+                       fn, argname, arg);
+  return 0;
+}
+
+int mlsba_model_speed(const mlsba_model_t *model, double x, double *speed) {
+  int err = check_eval(model, x, speed, "mlsba_model_speed", "load");
+  if (err)
+    return err;
+  *speed = mlsba__fpm_speed(model, x);
+  return 0;
+}
+
+int mlsba_model_time(const mlsba_model_t *model, double x, double *time) {
+  int err = check_eval(model, x, time, "mlsba_model_time", "load");
+  if (err)
+    return err;
+  *time = mlsba__fpm_time(model, x);
+  return 0;
+}
+
+int mlsba_model_load_by_time(const mlsba_model_t *model, double time,
+                             double *load) {
+  int err = check_eval(model, time, load, "mlsba_model_load_by_time", "time");
+  if (err)
+    return err;
+  *load = mlsba__fpm_load_by_time(model, time);
+  return 0;
+}
