@@ -211,81 +211,49 @@ static int slba_blocks(problem_t *P, int64_t W, int64_t *x,
   return refine(P, x, W - sum);
 }
 
-static double makespan_of_blocks(const problem_t *P, const int64_t *x) {
+/* max_i t_i(loads[i]): the makespan a distribution is predicted to take. */
+static double max_time(const mlsba_model_t *const models[], size_t p,
+                       const int64_t loads[]) {
   double t = 0;
-  for (size_t i = 0; i < P->p; i++) {
-    double ti = time_of_blocks(P, i, x[i]);
+  for (size_t i = 0; i < p; i++) {
+    double ti = mlsba__fpm_time(models[i], (double)loads[i]);
     t = ti > t ? ti : t;
   }
   return t;
 }
 
 /* Units to blocks with a leftover edge of e units (0 < e < b): the loads
- * are whole blocks except one device that also takes the edge. Two
- * candidates, the better one is kept:
- *  A: SLBA for W blocks, then the edge to the device that finishes it
- *     earliest;
- *  B: SLBA for W + 1 blocks, then the block of the device finishing last
- *     shrunk to the edge.
- * With non-decreasing t_i this is the optimum over such loads: if the
- * optimum T* lets the devices hold W + 1 blocks, B reaches T*; otherwise
- * they hold exactly W blocks at T*, SLBA's W-block loads equal those
- * capacities, and one device has room for the edge, which A finds. */
-static int slba_with_edge(problem_t *P, int64_t W, int64_t e,
-                          int64_t cap_blocks, int64_t *x, int64_t *y,
-                          mlsba_partition_info_t *info, int64_t *edge_dev) {
-  size_t p = P->p;
-  double ta = INFINITY, tb = INFINITY;
-  size_t ja = p, jb = p;
+ * are whole blocks except one device that also takes the edge. SLBA for W
+ * blocks, then the edge to the device that finishes it earliest.
+ *
+ * Exact for non-decreasing t_i. Let T* be the optimum and k_i the blocks
+ * device i finishes by T*. SLBA's W-block loads x_i finish by T_W <= T*,
+ * so x_i <= k_i. If sum k_i > W, some device has x_j < k_j: a whole free
+ * block, so x_j b + e finishes by T*. Otherwise sum k_i = W forces x = k,
+ * and the optimum itself puts the edge on a device with room for it. The
+ * capacity check guarantees such a device exists. */
+static int slba_with_edge(problem_t *P, int64_t W, int64_t e, int64_t *x,
+                          mlsba_partition_info_t *info, size_t *edge_dev) {
   int err = slba_blocks(P, W, x, info);
   if (err)
     return err;
-  for (size_t i = 0; i < p; i++) {
+  size_t best = P->p;
+  double tbest = INFINITY;
+  for (size_t i = 0; i < P->p; i++) {
     int64_t units = x[i] * (int64_t)P->b + e;
-    int64_t max_load = mlsba__fpm_cap(P->models[i], INT64_MAX);
-    if (units > max_load)
+    if (units > mlsba__fpm_cap(P->models[i], INT64_MAX))
       continue;
     double t = mlsba__fpm_time(P->models[i], (double)units);
-    if (t < ta) {
-      ta = t;
-      ja = i;
+    if (t < tbest) {
+      tbest = t;
+      best = i;
     }
   }
-  if (ja < p) {
-    int64_t keep = x[ja];
-    x[ja] = 0; /* exclude it from the others' makespan */
-    double rest = makespan_of_blocks(P, x);
-    x[ja] = keep;
-    ta = ta > rest ? ta : rest;
-  }
-  if (cap_blocks > W) {
-    err = slba_blocks(P, W + 1, y, info);
-    if (err)
-      return err;
-    double worst = -1;
-    for (size_t i = 0; i < p; i++) {
-      double t = time_of_blocks(P, i, y[i]);
-      if (y[i] > 0 && t > worst) {
-        worst = t;
-        jb = i;
-      }
-    }
-    y[jb]--;
-    double shrunk = mlsba__fpm_time(P->models[jb],
-                                    (double)y[jb] * P->b + (double)e);
-    double rest = makespan_of_blocks(P, y);
-    tb = shrunk > rest ? shrunk : rest;
-  }
-  if (ja == p && jb == p)
+  if (best == P->p)
     return mlsba__fail(MLSBA_ECAPACITY,
                        "slba: no device has room for the edge of %lld units",
                        (long long)e);
-  if (jb < p && (ja == p || tb < ta)) {
-    memcpy(x, y, p * sizeof *x);
-    *edge_dev = (int64_t)jb;
-  } else {
-    *edge_dev = (int64_t)ja;
-  }
+  *edge_dev = best;
   return 0;
 }
 
@@ -326,7 +294,7 @@ int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
   problem_t P = {.models = models, .p = p, .b = (double)b};
   if (p > SIZE_MAX / (8 * sizeof(double)))
     return mlsba__fail(MLSBA_ENOMEM, "slba: %zu devices are too many", p);
-  P.cap = malloc(2 * p * sizeof(int64_t));
+  P.cap = malloc(p * sizeof(int64_t));
   double *dbl = malloc(4 * p * sizeof(double));
   P.heap = malloc(p * sizeof(size_t));
   int err = 0;
@@ -338,7 +306,6 @@ int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
   P.xl = dbl + p;
   P.xb = dbl + 2 * p;
   P.key = dbl + 3 * p;
-  int64_t *spare = P.cap + p;
   for (size_t i = 0; i < p; i++) {
     int64_t cu = mlsba__fpm_cap(models[i], n);
     P.cap[i] = cu / b;
@@ -364,28 +331,16 @@ int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
     goto done;
   }
 
-  if (e == 0) {
-    err = slba_blocks(&P, W, loads, info);
-    if (!err)
-      for (size_t i = 0; i < p; i++)
-        loads[i] *= b;
-  } else {
-    int64_t edge_dev = 0;
-    err = slba_with_edge(&P, W, e, cap_blocks, loads, spare, info, &edge_dev);
-    if (!err) {
-      for (size_t i = 0; i < p; i++)
-        loads[i] *= b;
-      loads[edge_dev] += e;
-    }
+  size_t edge_dev = 0;
+  err = e ? slba_with_edge(&P, W, e, loads, info, &edge_dev)
+          : slba_blocks(&P, W, loads, info);
+  if (!err) {
+    for (size_t i = 0; i < p; i++)
+      loads[i] *= b;
+    loads[edge_dev] += e;
   }
-  if (!err && info) {
-    double t = 0;
-    for (size_t i = 0; i < p; i++) {
-      double ti = mlsba__fpm_time(models[i], (double)loads[i]);
-      t = ti > t ? ti : t;
-    }
-    info->makespan = t;
-  }
+  if (!err && info)
+    info->makespan = max_time(models, p, loads);
 done:
   free(P.cap);
   free(dbl);
@@ -425,14 +380,10 @@ int mlsba_partition_makespan(const mlsba_model_t *const models[], size_t p,
   int err = mlsba__check_partition_args(fn, models, p, 0, loads);
   if (err)
     return err;
-  double t = 0;
-  for (size_t i = 0; i < p; i++) {
+  for (size_t i = 0; i < p; i++)
     if (loads[i] < 0)
       return mlsba__fail(MLSBA_EINVAL, "%s: load %zu is negative (%lld)", fn,
                          i, (long long)loads[i]);
-    double ti = mlsba__fpm_time(models[i], (double)loads[i]);
-    t = ti > t ? ti : t;
-  }
-  *makespan = t;
+  *makespan = max_time(models, p, loads);
   return 0;
 }
