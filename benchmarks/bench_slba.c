@@ -73,9 +73,8 @@ int main(int argc, char **argv) {
       mlsba_partition_info_t info;
       for (int k = 0; k < reps; k++) {
         double t0 = now();
-        int err = mlsba_partition_slba_ex(
-            (const mlsba_model_t *const *)models, ps[a], ns[b], NULL, loads,
-            &info);
+        int err = mlsba_partition_slba_ex((const mlsba_model_t *const *)models,
+                                          ps[a], ns[b], NULL, loads, &info);
         times[k] = now() - t0;
         if (err) {
           fprintf(stderr, "bench-slba: %s\n", mlsba_last_error());
@@ -84,9 +83,9 @@ int main(int argc, char **argv) {
       }
       qsort(times, (size_t)reps, sizeof *times, cmp_double);
       double med = times[reps / 2];
-      printf("%8zu %12lld %12.3f %10.3f %10u %14lld\n", ps[a],
-             (long long)ns[b], 1e3 * med, 1e6 * med / (double)ps[a],
-             info.bisection_steps, (long long)info.refined);
+      printf("%8zu %12lld %12.3f %10.3f %10u %14lld\n", ps[a], (long long)ns[b],
+             1e3 * med, 1e6 * med / (double)ps[a], info.bisection_steps,
+             (long long)info.refined);
     }
   }
   for (size_t i = 0; i < pmax; i++)

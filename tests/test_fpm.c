@@ -124,8 +124,8 @@ START_TEST(load_by_time_is_the_largest_load_on_wild_models) {
     ck_assert_double_le(time_of(m, x), T * (1 + 1e-9));
     for (double y = x + 1e-3 * (1 + x); y < 3000; y += 0.37)
       ck_assert_msg(time_of(m, y) > T * (1 - 1e-12),
-                    "trial %d: load %g finishes by %g but answer was %g",
-                    trial, y, T, x);
+                    "trial %d: load %g finishes by %g but answer was %g", trial,
+                    y, T, x);
     mlsba_model_destroy(m);
   }
 }
@@ -149,9 +149,8 @@ END_TEST
 START_TEST(bad_values_are_rejected_and_leave_the_model_unchanged) {
   static const double pts[][2] = {{100, 10}};
   mlsba_model_t *m = model_of(pts, 1);
-  const double bad[][2] = {{0, 1},        {-1, 1},   {NAN, 1},
-                           {INFINITY, 1}, {10, 0},   {10, -2},
-                           {10, NAN},     {10, INFINITY}};
+  const double bad[][2] = {{0, 1},  {-1, 1},  {NAN, 1},  {INFINITY, 1},
+                           {10, 0}, {10, -2}, {10, NAN}, {10, INFINITY}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     ck_assert_int_eq(mlsba_model_set_point(m, bad[i][0], bad[i][1]),
                      MLSBA_EINVAL);

@@ -55,8 +55,8 @@ static double check_partition(const platform_t *pl, int64_t n,
 
 static double run_slba(const platform_t *pl, int64_t n, int64_t *loads) {
   mlsba_partition_info_t info;
-  int err =
-      mlsba_partition_slba_ex(models_of(pl), (size_t)pl->p, n, NULL, loads, &info);
+  int err = mlsba_partition_slba_ex(models_of(pl), (size_t)pl->p, n, NULL,
+                                    loads, &info);
   ck_assert_msg(err == 0, "slba failed: %s", mlsba_last_error());
   double t = check_partition(pl, n, loads);
   ck_assert_double_eq(info.makespan, t);

@@ -13,7 +13,7 @@ const char *mlsba_strerror(int err) {
   switch (err) {
   case 0:
     return "success";
-#define MLSBA_STRERROR_CASE_(name, value, text)                               \
+#define MLSBA_STRERROR_CASE_(name, value, text)                                \
   case MLSBA_##name:                                                           \
     return text;
     MLSBA_ERRNO_MAP(MLSBA_STRERROR_CASE_)
@@ -27,7 +27,7 @@ const char *mlsba_err_name(int err) {
   switch (err) {
   case 0:
     return "MLSBA_OK";
-#define MLSBA_ERR_NAME_CASE_(name, value, text)                               \
+#define MLSBA_ERR_NAME_CASE_(name, value, text)                                \
   case MLSBA_##name:                                                           \
     return "MLSBA_" #name;
     MLSBA_ERRNO_MAP(MLSBA_ERR_NAME_CASE_)

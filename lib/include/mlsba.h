@@ -39,8 +39,8 @@ extern "C" {
 #define MLSBA_VERSION_MINOR 1
 #define MLSBA_VERSION_PATCH 0
 /** Version as one number: 0xMMmmpp. */
-#define MLSBA_VERSION_HEX                                                  \
-  ((MLSBA_VERSION_MAJOR << 16) | (MLSBA_VERSION_MINOR << 8) |              \
+#define MLSBA_VERSION_HEX                                                      \
+  ((MLSBA_VERSION_MAJOR << 16) | (MLSBA_VERSION_MINOR << 8) |                  \
    (MLSBA_VERSION_PATCH))
 
 /** \brief Version of the linked library as MLSBA_VERSION_HEX encodes it. */
@@ -56,16 +56,16 @@ MLSBA_EXTERN const char *mlsba_version_string(void);
  *  gives the enum, mlsba_err_name() and mlsba_strerror(), so they cannot
  *  drift apart. */
 /**@{*/
-#define MLSBA_ERRNO_MAP(XX)                                                  \
-  XX(EINVAL, -1, "invalid argument")                                        \
-  XX(ENOMEM, -2, "out of memory")                                           \
-  XX(ECAPACITY, -3, "the devices cannot hold the whole load together")      \
-  XX(ERANGE, -4, "value out of range")                                      \
-  XX(ENOTSUP, -5, "operation not supported by this build or device")        \
-  XX(EIO, -6, "input/output error")                                         \
-  XX(EFORMAT, -7, "malformed input file")                                   \
-  XX(EDEVICE, -8, "device error")                                           \
-  XX(EDEVMEM, -9, "out of device memory")                                   \
+#define MLSBA_ERRNO_MAP(XX)                                                    \
+  XX(EINVAL, -1, "invalid argument")                                           \
+  XX(ENOMEM, -2, "out of memory")                                              \
+  XX(ECAPACITY, -3, "the devices cannot hold the whole load together")         \
+  XX(ERANGE, -4, "value out of range")                                         \
+  XX(ENOTSUP, -5, "operation not supported by this build or device")           \
+  XX(EIO, -6, "input/output error")                                            \
+  XX(EFORMAT, -7, "malformed input file")                                      \
+  XX(EDEVICE, -8, "device error")                                              \
+  XX(EDEVMEM, -9, "out of device memory")                                      \
   XX(ENOCONV, -10, "did not converge")
 
 /** Error codes: always negative; 0 is success. */
@@ -73,7 +73,7 @@ typedef enum {
 #define MLSBA_ERRNO_ENUM_(name, value, text) MLSBA_##name = (value),
   MLSBA_ERRNO_MAP(MLSBA_ERRNO_ENUM_)
 #undef MLSBA_ERRNO_ENUM_
-  MLSBA_ERRNO_MIN_ = -11
+      MLSBA_ERRNO_MIN_ = -11
 } mlsba_errno_t;
 
 /** \brief Short description of an error code ("invalid argument").

@@ -118,8 +118,7 @@ static int reserve(mlsba_model_t *m, size_t want) {
   for (int a = 0; a < 3; a++) {
     double *p = realloc(*arrays[a], cap * sizeof(double));
     if (p == NULL)
-      return mlsba__fail(MLSBA_ENOMEM, "model: cannot grow to %zu points",
-                         cap);
+      return mlsba__fail(MLSBA_ENOMEM, "model: cannot grow to %zu points", cap);
     *arrays[a] = p;
   }
   m->cap = cap;
@@ -210,8 +209,7 @@ int mlsba_model_clear(mlsba_model_t *model) {
 
 int mlsba_model_set_max_load(mlsba_model_t *model, int64_t max_load) {
   if (model == NULL)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "mlsba_model_set_max_load: model is NULL");
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_set_max_load: model is NULL");
   if (max_load < 0 && max_load != MLSBA_NO_MAX_LOAD)
     return mlsba__fail(MLSBA_EINVAL,
                        "max_load must be >= 0 or MLSBA_NO_MAX_LOAD, got %lld",

@@ -9,10 +9,10 @@
 #include "mlsba.h"
 
 struct mlsba_model {
-  size_t n;        /* points in use */
-  size_t cap;      /* allocated points */
-  double *x;       /* loads, strictly increasing, > 0 */
-  double *s;       /* speeds at x, > 0 */
+  size_t n;   /* points in use */
+  size_t cap; /* allocated points */
+  double *x;  /* loads, strictly increasing, > 0 */
+  double *s;  /* speeds at x, > 0 */
   /* tmin[j] = min over i >= j of x[i] / s[i]. Non-decreasing in j, so the
    * last point finishing by a time T is found by binary search even when a
    * measured model breaks the single-crossing shape (see load_by_time). */

@@ -29,13 +29,13 @@
 typedef struct {
   const mlsba_model_t *const *models;
   size_t p;
-  double b;       /* units per block */
-  int64_t *cap;   /* capacity of each device, in blocks */
-  double *xu;     /* crossings of the upper line U, in blocks */
-  double *xl;     /* crossings of the lower line L */
-  double *xb;     /* crossings of the bisecting line B */
-  size_t *heap;   /* refinement heap of device indices */
-  double *key;    /* refinement keys: time of the device's next block */
+  double b;     /* units per block */
+  int64_t *cap; /* capacity of each device, in blocks */
+  double *xu;   /* crossings of the upper line U, in blocks */
+  double *xl;   /* crossings of the lower line L */
+  double *xb;   /* crossings of the bisecting line B */
+  size_t *heap; /* refinement heap of device indices */
+  double *key;  /* refinement keys: time of the device's next block */
 } problem_t;
 
 static double blocks_by_time(const problem_t *P, size_t i, double T) {
@@ -382,8 +382,8 @@ int mlsba_partition_makespan(const mlsba_model_t *const models[], size_t p,
     return err;
   for (size_t i = 0; i < p; i++)
     if (loads[i] < 0)
-      return mlsba__fail(MLSBA_EINVAL, "%s: load %zu is negative (%lld)", fn,
-                         i, (long long)loads[i]);
+      return mlsba__fail(MLSBA_EINVAL, "%s: load %zu is negative (%lld)", fn, i,
+                         (long long)loads[i]);
   *makespan = max_time(models, p, loads);
   return 0;
 }

@@ -36,8 +36,7 @@ static void enumerate(const mlsba_model_t *const *models, int p, int i,
   }
 }
 
-double oracle_exhaustive(const mlsba_model_t *const *models, int p,
-                         int64_t n) {
+double oracle_exhaustive(const mlsba_model_t *const *models, int p, int64_t n) {
   double best = INFINITY;
   enumerate(models, p, 0, n, 0, &best);
   return best;
