@@ -1,0 +1,212 @@
+/* Geometric bisection (Lastovetsky & Reddy; Phase 1 of MLSBA) and the
+ * integer refinement (SLBA step 2; Phase 2 of MLSBA).
+ *
+ * Geometry: a line of slope 1/T through the origin of the (load, speed)
+ * plane meets element i at c_i(T), the largest load finishing by T. Line U
+ * has sum c_i <= W, line L has sum c_i >= W; bisecting the angle between
+ * them converges to the balanced distribution. */
+#include "bisect.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+
+/* Bisection steps before giving up on the float resolution; the angle
+ * interval halves each step, so 256 is far beyond what doubles resolve. */
+#define MAX_BISECTION_STEPS 256
+/* Halvings or doublings allowed when widening the initial lines. */
+#define MAX_WIDENING_STEPS 2200
+
+int mlsba__bisect_init(mlsba__bisect_t *b, size_t p, const char *what) {
+  memset(b, 0, sizeof *b);
+  b->p = p;
+  if (p > SIZE_MAX / (8 * sizeof(double)))
+    return mlsba__fail(MLSBA_ENOMEM, "%s: %zu elements are too many", what, p);
+  b->cap = malloc(p * sizeof *b->cap);
+  b->scratch = malloc(4 * p * sizeof *b->scratch);
+  b->heap = malloc(p * sizeof *b->heap);
+  if (b->cap == NULL || b->scratch == NULL || b->heap == NULL) {
+    mlsba__bisect_free(b);
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory for %zu elements",
+                       what, p);
+  }
+  return 0;
+}
+
+void mlsba__bisect_free(mlsba__bisect_t *b) {
+  free(b->cap);
+  free(b->scratch);
+  free(b->heap);
+  b->cap = NULL;
+  b->scratch = NULL;
+  b->heap = NULL;
+}
+
+typedef struct {
+  mlsba__bisect_t *b;
+  const mlsba__bisect_ops_t *ops;
+  void *ctx;
+  double *key; /* refinement keys: time of the element's next unit */
+} run_t;
+
+static int converged(const double *xu, const double *xl, size_t p) {
+  for (size_t i = 0; i < p; i++)
+    if (xl[i] - xu[i] >= 1)
+      return 0;
+  return 1;
+}
+
+/* ---- refinement heap: min key first, ties to the lower index ---------- */
+
+static int heap_less(const double *key, size_t a, size_t b) {
+  return key[a] < key[b] || (key[a] == key[b] && a < b);
+}
+
+static void heap_sift_down(size_t *h, const double *key, size_t n,
+                           size_t pos) {
+  for (;;) {
+    size_t l = 2 * pos + 1, r = l + 1, best = pos;
+    if (l < n && heap_less(key, h[l], h[best]))
+      best = l;
+    if (r < n && heap_less(key, h[r], h[best]))
+      best = r;
+    if (best == pos)
+      return;
+    size_t tmp = h[pos];
+    h[pos] = h[best];
+    h[best] = tmp;
+    pos = best;
+  }
+}
+
+/* Add r units one at a time, each to the element whose time after taking
+ * it is smallest. With non-decreasing times this greedy keeps the makespan
+ * at the integer optimum as long as it starts from loads that the optimum
+ * does not undercut, which rounding down the U crossings guarantees. */
+static int refine(run_t *R, int64_t *x, int64_t r) {
+  mlsba__bisect_t *b = R->b;
+  size_t n = 0;
+  int err;
+  for (size_t i = 0; i < b->p; i++) {
+    if (x[i] < b->cap[i]) {
+      if ((err = R->ops->time_of(R->ctx, i, x[i] + 1, &R->key[i])) != 0)
+        return err;
+      b->heap[n++] = i;
+    }
+  }
+  for (size_t k = n / 2; k-- > 0;)
+    heap_sift_down(b->heap, R->key, n, k);
+  for (; r > 0; r--) {
+    if (n == 0)
+      return mlsba__fail(MLSBA_ECAPACITY,
+                         "refinement: no device can take another unit");
+    size_t i = b->heap[0];
+    x[i]++;
+    if (x[i] < b->cap[i]) {
+      if ((err = R->ops->time_of(R->ctx, i, x[i] + 1, &R->key[i])) != 0)
+        return err;
+    } else {
+      b->heap[0] = b->heap[--n];
+    }
+    heap_sift_down(b->heap, R->key, n, 0);
+  }
+  return 0;
+}
+
+int mlsba__bisect_run(mlsba__bisect_t *b, const mlsba__bisect_ops_t *ops,
+                      void *ctx, int64_t W, double tu, double tl, int64_t *x) {
+  size_t p = b->p;
+  double *xu = b->scratch, *xl = xu + p, *xb = xl + p;
+  run_t R = {.b = b, .ops = ops, .ctx = ctx, .key = xb + p};
+  double su, sl, sb;
+  int err;
+  if (W == 0) {
+    memset(x, 0, p * sizeof *x);
+    return 0;
+  }
+  /* Widen the lines where the papers' assumptions fail: a max_load below
+   * N/P pulls L's crossings in (the memory-limited case), and a model that
+   * breaks the single-crossing shape can push U's crossings out. */
+  if ((err = ops->crossings(ctx, tu, xu, &su)) != 0 ||
+      (err = ops->crossings(ctx, tl, xl, &sl)) != 0)
+    return err;
+  for (int k = 0; su > (double)W && k < MAX_WIDENING_STEPS; k++)
+    if ((err = ops->crossings(ctx, tu *= 0.5, xu, &su)) != 0)
+      return err;
+  for (int k = 0; sl < (double)W && k < MAX_WIDENING_STEPS; k++)
+    if ((err = ops->crossings(ctx, tl *= 2, xl, &sl)) != 0)
+      return err;
+  if (su > (double)W || sl < (double)W || !isfinite(tl))
+    return mlsba__fail(MLSBA_ENOCONV,
+                       "bisection: cannot bound the solution for %lld units",
+                       (long long)W);
+
+  /* Bisect the angle between U and L. Angles are measured with the speed
+   * axis scaled by sigma so that U and L sit either side of 45 degrees:
+   * the paper's bisection under a choice of axis units that keeps the
+   * angles away from 90 degrees, where doubles would lose the lines. */
+  double sigma = sqrt(tu * tl);
+  while (b->steps < MAX_BISECTION_STEPS && !converged(xu, xl, p)) {
+    double bisector = 0.5 * (atan(sigma / tu) + atan(sigma / tl));
+    double tb = sigma / tan(bisector);
+    if (!(tb > tu && tb < tl))
+      tb = tu + 0.5 * (tl - tu);
+    if (!(tb > tu && tb < tl))
+      break; /* U and L are adjacent doubles */
+    if ((err = ops->crossings(ctx, tb, xb, &sb)) != 0)
+      return err;
+    double *tmp = xb;
+    b->steps++;
+    if (sb <= (double)W) {
+      tu = tb;
+      xb = xu;
+      xu = tmp;
+    } else {
+      tl = tb;
+      xb = xl;
+      xl = tmp;
+    }
+  }
+
+  /* Integer loads from U's crossings, rounded down. The check against tu
+   * guards the floor against a crossing computed one rounding error too
+   * high, so that the refinement starts at or below the integer optimum. */
+  int64_t sum = 0;
+  for (size_t i = 0; i < p; i++) {
+    int64_t k = (int64_t)floor(xu[i]);
+    if (k > b->cap[i])
+      k = b->cap[i];
+    for (int d = 0; d < 2 && k > 0; d++) {
+      double t;
+      if ((err = ops->time_of(ctx, i, k, &t)) != 0)
+        return err;
+      if (t <= tu)
+        break;
+      k--;
+    }
+    x[i] = k;
+    sum += k;
+  }
+  /* Sum of floors <= sum of crossings <= W; hand back any excess a rounded
+   * sum let through, from the element that finishes last. */
+  while (sum > W) {
+    size_t worst = p;
+    double tw = -1, t;
+    for (size_t i = 0; i < p; i++) {
+      if (x[i] == 0)
+        continue;
+      if ((err = ops->time_of(ctx, i, x[i], &t)) != 0)
+        return err;
+      if (t > tw) {
+        tw = t;
+        worst = i;
+      }
+    }
+    x[worst]--;
+    sum--;
+  }
+  b->refined += W - sum;
+  return refine(&R, x, W - sum);
+}
