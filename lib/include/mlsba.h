@@ -173,8 +173,13 @@ MLSBA_EXTERN int mlsba_model_load_by_time(const mlsba_model_t *model,
 typedef struct mlsba_partition_opts {
   /** Loads are multiples of this block (e.g. 128 columns), except one
    *  device that also takes the leftover edge N mod granularity. 0 or 1:
-   *  single units. */
+   *  single units. Supported by SLBA. */
   int64_t granularity;
+  /** Multiple-CPM: stop when the relative spread of device times,
+   *  (max - min) / max, is at most this (default 0.05). */
+  double cpm_eps;
+  /** Multiple-CPM: at most this many re-partitionings (default 20). */
+  unsigned int cpm_max_iter;
 } mlsba_partition_opts_t;
 
 /** What a partitioning call found besides the loads. */
@@ -210,6 +215,63 @@ MLSBA_EXTERN int mlsba_partition_slba_ex(const mlsba_model_t *const models[],
                                          const mlsba_partition_opts_t *opts,
                                          int64_t loads[],
                                          mlsba_partition_info_t *info);
+
+/** Partitioning algorithms over processing groups. */
+typedef enum mlsba_algorithm {
+  /** Simultaneous multi-level balancing with partial group models (Ilic &
+   *  Sousa): Phase 1 bisection building group points with Procedures 1
+   *  and 2, Phase 2 integer refinement. */
+  MLSBA_ALGO_MLSBA = 0,
+  /** Full group models (SLBA for every load 1..N), then SLBA over groups. */
+  MLSBA_ALGO_MLFBA2,
+  /** SLBA flat over all devices, groups ignored. */
+  MLSBA_ALGO_SLBA,
+  /** Constant models re-measured at every distribution until balanced
+   *  (Clarke et al. §4). */
+  MLSBA_ALGO_MULTIPLE_CPM,
+  /** Constant models measured once, at the homogeneous distribution. */
+  MLSBA_ALGO_SINGLE_CPM,
+  /** Even split between groups and between the devices of a group. */
+  MLSBA_ALGO_HOMOGENEOUS,
+  /** Divisible load theory closed form with affine cost models fitted to
+   *  the device models (equal finish times). */
+  MLSBA_ALGO_DLT,
+  MLSBA_ALGO_COUNT /**< number of algorithms */
+} mlsba_algorithm_t;
+
+/** \brief Name of an algorithm as the tools spell it ("mlsba", "mlfba2",
+ *  "slba", "multiple-cpm", "single-cpm", "homogeneous", "dlt"); NULL for
+ *  an unknown value. */
+MLSBA_EXTERN const char *mlsba_algorithm_name(mlsba_algorithm_t algo);
+/** \brief The algorithm of a name; MLSBA_EINVAL for an unknown name. */
+MLSBA_EXTERN int mlsba_algorithm_from_name(const char *name,
+                                           mlsba_algorithm_t *algo);
+
+/** \brief Partition n units over processing groups at both levels at once.
+ *
+ *  Devices are given group by group: group i is the next group_size[i]
+ *  models, in the group's device order.
+ *  \param algo        the algorithm.
+ *  \param models      p = sum of group_size models, each with a point.
+ *  \param group_size  q sizes, each >= 1.
+ *  \param q           number of groups, >= 1.
+ *  \param n           units to distribute, >= 0.
+ *  \param opts        NULL for defaults.
+ *  \param[out] alpha  q group loads summing to n.
+ *  \param[out] beta   p device loads: group i's devices sum to alpha[i];
+ *                     each within its max_load.
+ *  \param[out] points q counts of group-model points the algorithm built
+ *                     (a single-device group's model is its device model:
+ *                     its points count); may be NULL.
+ *  \param[out] info   may be NULL; makespan is max device time.
+ *  \return 0; MLSBA_EINVAL; MLSBA_ECAPACITY when the devices cannot hold n;
+ *          MLSBA_ENOTSUP for a granularity with an algorithm other than
+ *          SLBA; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_partition_groups(
+    mlsba_algorithm_t algo, const mlsba_model_t *const models[],
+    const size_t group_size[], size_t q, int64_t n,
+    const mlsba_partition_opts_t *opts, int64_t alpha[], int64_t beta[],
+    size_t points[], mlsba_partition_info_t *info);
 
 /** \brief Largest predicted device time of a distribution: max t_i(loads[i]).
  *  Loads must be >= 0; max_load is not checked here. */

@@ -29,8 +29,8 @@ int mlsba__bisect_init(mlsba__bisect_t *b, size_t p, const char *what) {
   b->heap = malloc(p * sizeof *b->heap);
   if (b->cap == NULL || b->scratch == NULL || b->heap == NULL) {
     mlsba__bisect_free(b);
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory for %zu elements",
-                       what, p);
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory for %zu elements", what,
+                       p);
   }
   return 0;
 }
@@ -64,8 +64,7 @@ static int heap_less(const double *key, size_t a, size_t b) {
   return key[a] < key[b] || (key[a] == key[b] && a < b);
 }
 
-static void heap_sift_down(size_t *h, const double *key, size_t n,
-                           size_t pos) {
+static void heap_sift_down(size_t *h, const double *key, size_t n, size_t pos) {
   for (;;) {
     size_t l = 2 * pos + 1, r = l + 1, best = pos;
     if (l < n && heap_less(key, h[l], h[best]))

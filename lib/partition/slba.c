@@ -183,11 +183,6 @@ done:
   return err;
 }
 
-void mlsba_partition_opts_init(mlsba_partition_opts_t *opts) {
-  if (opts)
-    memset(opts, 0, sizeof *opts);
-}
-
 int mlsba_partition_slba_ex(const mlsba_model_t *const models[], size_t p,
                             int64_t n, const mlsba_partition_opts_t *opts,
                             int64_t loads[], mlsba_partition_info_t *info) {
