@@ -280,6 +280,71 @@ MLSBA_EXTERN int mlsba_partition_makespan(const mlsba_model_t *const models[],
                                           double *makespan);
 /**@}*/
 
+/* ---------------------------------------------------------------------- */
+/** \name Platforms
+ *
+ *  A platform is a set of devices arranged in processing groups, read from
+ *  a platform file (JSON, format in the README). Simulated devices carry a
+ *  speed profile, which serves as their complete model; real devices (CPU
+ *  cores, OpenCL devices) are described and validated here and measured
+ *  at run time.
+ *
+ *  Lifecycle: load (or parse) -> query -> destroy. A platform is read-only
+ *  once loaded and may be queried from several threads. */
+/**@{*/
+typedef struct mlsba_platform mlsba_platform_t;
+
+/** Kinds of device a platform file can name. */
+typedef enum mlsba_device_type {
+  MLSBA_DEVICE_SIM = 0, /**< simulated: speed profile, virtual time */
+  MLSBA_DEVICE_CPU,     /**< one CPU core */
+  MLSBA_DEVICE_OPENCL   /**< one OpenCL device */
+} mlsba_device_type_t;
+
+/** \brief Read and validate a platform file.
+ *  \return 0; MLSBA_EIO when the file cannot be read; MLSBA_EFORMAT for
+ *          malformed JSON or a field with a bad value, the message naming
+ *          the file, the field (e.g. "devices[2].speed[1]") and the
+ *          problem; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_platform_load(const char *path,
+                                     mlsba_platform_t **platform);
+/** \brief Parse a platform from JSON text; origin names it in messages. */
+MLSBA_EXTERN int mlsba_platform_parse(const char *json, const char *origin,
+                                      mlsba_platform_t **platform);
+/** \brief Destroy a platform; NULL is ignored. */
+MLSBA_EXTERN void mlsba_platform_destroy(mlsba_platform_t *platform);
+
+/** \brief The platform's name (its "name" field, or the file name). */
+MLSBA_EXTERN const char *mlsba_platform_name(const mlsba_platform_t *platform);
+/** \brief Number of devices, in file order. */
+MLSBA_EXTERN size_t mlsba_platform_num_devices(const mlsba_platform_t *pl);
+/** \brief Name of device i (NULL when out of range). */
+MLSBA_EXTERN const char *mlsba_platform_device_name(const mlsba_platform_t *pl,
+                                                    size_t i);
+/** \brief Type of device i (MLSBA_DEVICE_SIM when out of range). */
+MLSBA_EXTERN mlsba_device_type_t
+mlsba_platform_device_type(const mlsba_platform_t *pl, size_t i);
+/** \brief The speed profile of simulated device i as a model, owned by the
+ *  platform; NULL for a real device or an index out of range. */
+MLSBA_EXTERN const mlsba_model_t *
+mlsba_platform_device_model(const mlsba_platform_t *pl, size_t i);
+/** \brief Number of processing groups. */
+MLSBA_EXTERN size_t mlsba_platform_num_groups(const mlsba_platform_t *pl);
+/** \brief Number of devices in group g (0 when out of range). */
+MLSBA_EXTERN size_t mlsba_platform_group_size(const mlsba_platform_t *pl,
+                                              size_t g);
+/** \brief Index (in file order) of the k-th device of group g. */
+MLSBA_EXTERN size_t mlsba_platform_group_device(const mlsba_platform_t *pl,
+                                                size_t g, size_t k);
+/** \brief The models of every device group by group, ready for
+ *  mlsba_partition_groups(): models[p] and group_size[q].
+ *  \return MLSBA_EINVAL naming the first device without a known model (a
+ *          real device, measured only at run time). */
+MLSBA_EXTERN int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
+                                               const mlsba_model_t *models[],
+                                               size_t group_size[]);
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,287 @@
+/* mlsba-partition: partition N units over a platform of known models (sim
+ * devices) with any algorithm, without running anything. The contract of
+ * the command line and of the JSON report is fixed in DESIGN.md. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mlsba.h"
+
+#define EXIT_USAGE 2
+
+static const char *prog = "mlsba-partition";
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: %s --platform FILE --n N [--algo ALGO] [--json FILE|-]\n"
+          "\n"
+          "Partition N units over the devices of a platform file whose\n"
+          "devices are simulated (their speed profiles are the models), at\n"
+          "both levels: between processing groups and inside each group.\n"
+          "\n"
+          "  --platform FILE  platform file (JSON; see models/sim/)\n"
+          "  --n N            units to distribute (0 <= N <= 2^53)\n"
+          "  --algo ALGO      mlsba (default), mlfba2, slba, multiple-cpm,\n"
+          "                   single-cpm, homogeneous, dlt, or all\n"
+          "  --json FILE|-    write the report as JSON to FILE, or to\n"
+          "                   standard output instead of the table\n"
+          "  --help           this text;  --version  the library version\n"
+          "\n"
+          "mlfba2 builds every group-model point up to N: its time grows\n"
+          "with N. overhead_s is the median wall-clock time of repeated\n"
+          "calls of the partitioner alone.\n",
+          prog);
+}
+
+/* One line naming the problem, a pointer to --help, exit status 2. */
+static int fail_usage(const char *what, const char *arg) {
+  fprintf(stderr, "%s: %s%s\nTry '%s --help'.\n", prog, what, arg, prog);
+  return EXIT_USAGE;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Parses a load: decimal digits only, at most 2^53. */
+static int parse_units(const char *s, int64_t *out) {
+  if (*s == '\0' || strspn(s, "0123456789") != strlen(s))
+    return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, NULL, 10);
+  if (errno == ERANGE || v > (1ULL << 53))
+    return -1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+typedef struct {
+  const mlsba_platform_t *pl;
+  const mlsba_model_t **models;
+  size_t *size, q, p;
+  int64_t n;
+} problem_t;
+
+typedef struct {
+  mlsba_algorithm_t algo;
+  int64_t *alpha, *beta;
+  size_t *points;
+  double makespan, overhead;
+} result_t;
+
+/* Runs one algorithm, repeating the call for a stable median time: at
+ * least 5 calls and 0.2 s, at most 1001 calls, and only 3 when one call
+ * takes more than 0.1 s. */
+static int run(const problem_t *P, result_t *r) {
+  enum { MAX_REPS = 1001 };
+  static double times[MAX_REPS];
+  mlsba_partition_info_t info;
+  int reps = 0;
+  double start = now();
+  for (;;) {
+    double t0 = now();
+    int err = mlsba_partition_groups(r->algo, P->models, P->size, P->q, P->n,
+                                     NULL, r->alpha, r->beta, r->points, &info);
+    times[reps++] = now() - t0;
+    if (err)
+      return err;
+    double spent = now() - start;
+    if (reps == MAX_REPS || (reps >= 3 && times[0] > 0.1) ||
+        (reps >= 5 && spent >= 0.2))
+      break;
+  }
+  qsort(times, (size_t)reps, sizeof *times, cmp_double);
+  r->overhead = times[reps / 2];
+  r->makespan = info.makespan;
+  return 0;
+}
+
+static json_t *int_array(const int64_t *v, size_t n) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; i++)
+    json_array_append_new(a, json_integer(v[i]));
+  return a;
+}
+
+static json_t *result_json(const problem_t *P, const result_t *r) {
+  json_t *beta = json_array(), *per_group = json_array();
+  size_t total = 0;
+  for (size_t g = 0, f = 0; g < P->q; f += P->size[g++]) {
+    json_array_append_new(beta, int_array(r->beta + f, P->size[g]));
+    json_array_append_new(per_group, json_integer((json_int_t)r->points[g]));
+    total += r->points[g];
+  }
+  return json_pack("{s:s, s:I, s:o, s:o, s:f, s:{s:I, s:o}, s:f}", "algorithm",
+                   mlsba_algorithm_name(r->algo), "n", (json_int_t)P->n,
+                   "alpha", int_array(r->alpha, P->q), "beta", beta, "makespan",
+                   r->makespan, "points", "total", (json_int_t)total,
+                   "per_group", per_group, "overhead_s", r->overhead);
+}
+
+static void print_table(FILE *f, const problem_t *P, const result_t *res,
+                        size_t nres) {
+  double best = res[0].makespan;
+  for (size_t i = 1; i < nres; i++)
+    best = res[i].makespan < best ? res[i].makespan : best;
+  fprintf(f, "%s: %zu devices in %zu groups, N = %lld\n\n",
+          mlsba_platform_name(P->pl), P->p, P->q, (long long)P->n);
+  fprintf(f, "%-13s %14s %8s %14s  %s\n", "algorithm", "makespan [s]",
+          "vs best", "overhead [ms]", "group-model points");
+  for (size_t i = 0; i < nres; i++) {
+    const result_t *r = &res[i];
+    size_t total = 0;
+    char per[256] = "";
+    for (size_t g = 0; g < P->q; g++) {
+      total += r->points[g];
+      if (strlen(per) < sizeof per - 32)
+        snprintf(per + strlen(per), sizeof per - strlen(per), "%s%zu",
+                 g ? " + " : "", r->points[g]);
+    }
+    fprintf(f, "%-13s %14.6g %8.3f %14.4f  %zu (%s)\n",
+            mlsba_algorithm_name(r->algo), r->makespan,
+            best > 0 ? r->makespan / best : 1.0, 1e3 * r->overhead, total, per);
+  }
+  for (size_t i = 0; i < nres; i++) {
+    const result_t *r = &res[i];
+    fprintf(f, "\n%s loads:\n", mlsba_algorithm_name(r->algo));
+    for (size_t g = 0, f0 = 0; g < P->q; f0 += P->size[g++]) {
+      fprintf(f, "  group %zu: %lld =", g, (long long)r->alpha[g]);
+      for (size_t k = 0; k < P->size[g]; k++) {
+        size_t dev = mlsba_platform_group_device(P->pl, g, k);
+        fprintf(f, "%s %s %lld", k ? " +" : "",
+                mlsba_platform_device_name(P->pl, dev),
+                (long long)r->beta[f0 + k]);
+      }
+      fputc('\n', f);
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *platform_path = NULL, *n_arg = NULL, *algo_arg = "mlsba";
+  const char *json_path = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(a, "--version")) {
+      printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
+      return 0;
+    }
+    const char **slot = !strcmp(a, "--platform") ? &platform_path
+                        : !strcmp(a, "--n")      ? &n_arg
+                        : !strcmp(a, "--algo")   ? &algo_arg
+                        : !strcmp(a, "--json")   ? &json_path
+                                                 : NULL;
+    if (slot == NULL)
+      return fail_usage("unknown option ", a);
+    if (i + 1 >= argc)
+      return fail_usage("a value is missing after ", a);
+    *slot = argv[++i];
+  }
+  if (platform_path == NULL)
+    return fail_usage("missing --platform FILE", "");
+  if (n_arg == NULL)
+    return fail_usage("missing --n N", "");
+  problem_t P = {0};
+  if (parse_units(n_arg, &P.n) != 0)
+    return fail_usage("--n must be a whole number from 0 to 2^53, got ", n_arg);
+  mlsba_algorithm_t only = MLSBA_ALGO_MLSBA;
+  int all = strcmp(algo_arg, "all") == 0;
+  if (!all && mlsba_algorithm_from_name(algo_arg, &only) != 0)
+    return fail_usage("--algo: ", mlsba_last_error());
+
+  mlsba_platform_t *pl = NULL;
+  if (mlsba_platform_load(platform_path, &pl) != 0) {
+    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
+    return EXIT_USAGE;
+  }
+  P.pl = pl;
+  P.p = mlsba_platform_num_devices(pl);
+  P.q = mlsba_platform_num_groups(pl);
+  size_t nres = all ? MLSBA_ALGO_COUNT : 1;
+  P.models = calloc(P.p, sizeof *P.models);
+  P.size = calloc(P.q, sizeof *P.size);
+  result_t *res = calloc(nres, sizeof *res);
+  int status = 0;
+  if (!P.models || !P.size || !res) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    status = 1;
+    goto done;
+  }
+  if (mlsba_platform_grouped_models(pl, P.models, P.size) != 0) {
+    fprintf(stderr, "%s: %s: %s\n", prog, platform_path, mlsba_last_error());
+    status = EXIT_USAGE;
+    goto done;
+  }
+  for (size_t i = 0; i < nres; i++) {
+    result_t *r = &res[i];
+    r->algo = all ? (mlsba_algorithm_t)i : only;
+    r->alpha = calloc(P.q, sizeof *r->alpha);
+    r->beta = calloc(P.p, sizeof *r->beta);
+    r->points = calloc(P.q, sizeof *r->points);
+    if (!r->alpha || !r->beta || !r->points) {
+      fprintf(stderr, "%s: out of memory\n", prog);
+      status = 1;
+      goto done;
+    }
+    int err = run(&P, r);
+    if (err) {
+      fprintf(stderr, "%s: %s: %s\n", prog, mlsba_algorithm_name(r->algo),
+              mlsba_last_error());
+      status = err == MLSBA_ECAPACITY || err == MLSBA_EINVAL ? EXIT_USAGE : 1;
+      goto done;
+    }
+  }
+  if (json_path == NULL || strcmp(json_path, "-") != 0)
+    print_table(stdout, &P, res, nres);
+  if (json_path) {
+    json_t *doc;
+    if (all) {
+      json_t *list = json_array();
+      for (size_t i = 0; i < nres; i++)
+        json_array_append_new(list, result_json(&P, &res[i]));
+      doc = json_pack("{s:o}", "results", list);
+    } else {
+      doc = result_json(&P, &res[0]);
+    }
+    int to_stdout = strcmp(json_path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(json_path, "w");
+    if (f == NULL) {
+      fprintf(stderr, "%s: --json: cannot write '%s': %s\n", prog, json_path,
+              strerror(errno));
+      status = EXIT_USAGE;
+    } else {
+      json_dumpf(doc, f, JSON_REAL_PRECISION(9));
+      fputc('\n', f);
+      if ((!to_stdout && fclose(f) != 0) || (to_stdout && fflush(f) != 0)) {
+        fprintf(stderr, "%s: --json: error writing '%s'\n", prog, json_path);
+        status = 1;
+      }
+    }
+    json_decref(doc);
+  }
+done:
+  for (size_t i = 0; res && i < nres; i++) {
+    free(res[i].alpha);
+    free(res[i].beta);
+    free(res[i].points);
+  }
+  free(res);
+  free(P.models);
+  free(P.size);
+  mlsba_platform_destroy(pl);
+  return status;
+}
