@@ -8,6 +8,12 @@
 #include "support/random_models.h"
 #include "support/run_suite.h"
 
+static const mlsba_partition_opts_t *defaults(void) {
+  static mlsba_partition_opts_t opts;
+  mlsba_partition_opts_init(&opts);
+  return &opts;
+}
+
 static mlsba_model_t *constant(double speed) {
   mlsba_model_t *m = NULL;
   ck_assert_int_eq(mlsba_model_create(&m), 0);
@@ -23,8 +29,9 @@ START_TEST(integer_point_carries_the_best_distribution) {
     for (size_t i = 0; i < k; i++)
       dev[i] = random_paper_model(&r, 6, 200);
     mlsba__gmodel_t g;
-    ck_assert_int_eq(
-        mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev, k, 60), 0);
+    ck_assert_int_eq(mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev,
+                                        k, 60, defaults()),
+                     0);
     int64_t x = rng_range(&r, 1, 60);
     ck_assert_int_eq(mlsba__gmodel_insert_integer_point(&g, x), 0);
     ck_assert_uint_eq(mlsba__gmodel_points(&g), 1);
@@ -60,8 +67,9 @@ END_TEST
 START_TEST(real_point_makes_floor_and_ceil_exact) {
   mlsba_model_t *dev[2] = {constant(10), constant(30)};
   mlsba__gmodel_t g;
-  ck_assert_int_eq(
-      mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev, 2, 100), 0);
+  ck_assert_int_eq(mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev, 2,
+                                      100, defaults()),
+                   0);
   ck_assert_int_eq(mlsba__gmodel_insert_real_point(&g, 10.4), 0);
   ck_assert_uint_eq(mlsba__gmodel_points(&g), 2);
   ck_assert_int_ge(mlsba__gmodel_find(&g, 10), 0);
@@ -90,8 +98,9 @@ END_TEST
 START_TEST(single_device_group_is_its_device_model) {
   mlsba_model_t *dev[1] = {random_paper_model(&(rng_t){.state = 3}, 5, 100)};
   mlsba__gmodel_t g;
-  ck_assert_int_eq(
-      mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev, 1, 100), 0);
+  ck_assert_int_eq(mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev, 1,
+                                      100, defaults()),
+                   0);
   ck_assert_ptr_eq(g.model, dev[0]);
   ck_assert_uint_eq(mlsba__gmodel_points(&g), mlsba_model_num_points(dev[0]));
   ck_assert_int_eq(mlsba__gmodel_insert_real_point(&g, 42.5), 0);
@@ -113,8 +122,9 @@ START_TEST(group_capacity_is_the_sum_of_device_caps) {
   ck_assert_int_eq(mlsba_model_set_max_load(dev[1], 0), 0);
   ck_assert_int_eq(mlsba_model_set_max_load(dev[2], 5), 0);
   mlsba__gmodel_t g;
-  ck_assert_int_eq(
-      mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev, 3, 100), 0);
+  ck_assert_int_eq(mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev, 3,
+                                      100, defaults()),
+                   0);
   ck_assert_int_eq(g.cap, 12);
   int64_t beta[3];
   ck_assert_int_eq(mlsba__gmodel_beta(&g, 12, beta), 0);

@@ -59,12 +59,16 @@ typedef struct {
   double makespan;
 } result_t;
 
-/* Runs an algorithm and checks what every result must satisfy. */
-static void run(mlsba_algorithm_t algo, const grouped_t *pl, int64_t n,
-                result_t *res) {
+/* Runs an algorithm, choosing line B as search says, and checks what every
+ * result must satisfy. */
+static void run_with(mlsba_algorithm_t algo, mlsba_line_search_t search,
+                     const grouped_t *pl, int64_t n, result_t *res) {
   mlsba_partition_info_t info;
+  mlsba_partition_opts_t opts;
+  mlsba_partition_opts_init(&opts);
+  opts.line_search = search;
   int err =
-      mlsba_partition_groups(algo, models_of(pl), pl->size, pl->q, n, NULL,
+      mlsba_partition_groups(algo, models_of(pl), pl->size, pl->q, n, &opts,
                              res->alpha, res->beta, res->points, &info);
   ck_assert_msg(err == 0, "%s: %s", mlsba_algorithm_name(algo),
                 mlsba_last_error());
@@ -90,6 +94,11 @@ static void run(mlsba_algorithm_t algo, const grouped_t *pl, int64_t n,
   res->makespan = worst;
 }
 
+static void run(mlsba_algorithm_t algo, const grouped_t *pl, int64_t n,
+                result_t *res) {
+  run_with(algo, MLSBA_LINE_INTERPOLATE, pl, n, res);
+}
+
 START_TEST(mlsba_finds_the_flat_optimum_on_small_platforms) {
   rng_t r = {.state = 100 + (uint64_t)_i};
   for (int trial = 0; trial < 400; trial++) {
@@ -101,6 +110,11 @@ START_TEST(mlsba_finds_the_flat_optimum_on_small_platforms) {
     run(MLSBA_ALGO_MLSBA, &pl, n, &a);
     run(MLSBA_ALGO_MLFBA2, &pl, n, &b);
     double best = oracle_search(models_of(&pl), (int)pl.p, n);
+    result_t c;
+    run_with(MLSBA_ALGO_MLSBA, MLSBA_LINE_BISECT_ANGLE, &pl, n, &c);
+    ck_assert_msg(c.makespan == best,
+                  "trial %d: mlsba (angle bisection) %.17g, optimum %.17g",
+                  trial, c.makespan, best);
     ck_assert_msg(a.makespan == best,
                   "trial %d q=%zu p=%zu n=%lld: mlsba %.17g, optimum %.17g",
                   trial, pl.q, pl.p, (long long)n, a.makespan, best);
@@ -137,6 +151,11 @@ START_TEST(mlsba_matches_mlfba2_and_the_optimum_for_larger_n) {
     run(MLSBA_ALGO_MLSBA, &pl, n, &a);
     run(MLSBA_ALGO_MLFBA2, &pl, n, &b);
     double best = oracle_search(models_of(&pl), (int)pl.p, n);
+    result_t c;
+    run_with(MLSBA_ALGO_MLSBA, MLSBA_LINE_BISECT_ANGLE, &pl, n, &c);
+    ck_assert_msg(c.makespan == best,
+                  "trial %d: mlsba (angle bisection) %.17g, optimum %.17g",
+                  trial, c.makespan, best);
     ck_assert_msg(a.makespan == best,
                   "trial %d q=%zu p=%zu n=%lld: mlsba %.17g, optimum %.17g",
                   trial, pl.q, pl.p, (long long)n, a.makespan, best);
@@ -161,9 +180,11 @@ START_TEST(mlsba_finds_the_optimum_for_huge_n) {
     int64_t n = rng_range(&r, 1, 1000000000);
     random_grouped(&r, &pl, (size_t)rng_range(&r, 1, MAXQ), 4, n,
                    rng_uniform(&r) < 0.5 ? (double)n : 1e4, 0.25);
-    result_t a;
+    result_t a, c;
     run(MLSBA_ALGO_MLSBA, &pl, n, &a);
+    run_with(MLSBA_ALGO_MLSBA, MLSBA_LINE_BISECT_ANGLE, &pl, n, &c);
     double best = oracle_search(models_of(&pl), (int)pl.p, n);
+    ck_assert_double_eq(c.makespan, best);
     ck_assert_msg(a.makespan == best,
                   "trial %d q=%zu p=%zu n=%lld: mlsba %.17g, optimum %.17g",
                   trial, pl.q, pl.p, (long long)n, a.makespan, best);

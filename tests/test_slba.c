@@ -53,13 +53,23 @@ static double check_partition(const platform_t *pl, int64_t n,
   return worst;
 }
 
+/* SLBA with both ways of choosing line B, which must agree on the makespan
+ * (both are exact); returns it, leaving the default rule's loads. */
 static double run_slba(const platform_t *pl, int64_t n, int64_t *loads) {
   mlsba_partition_info_t info;
-  int err = mlsba_partition_slba_ex(models_of(pl), (size_t)pl->p, n, NULL,
+  mlsba_partition_opts_t opts;
+  mlsba_partition_opts_init(&opts);
+  opts.line_search = MLSBA_LINE_BISECT_ANGLE;
+  int err = mlsba_partition_slba_ex(models_of(pl), (size_t)pl->p, n, &opts,
                                     loads, &info);
+  ck_assert_msg(err == 0, "slba (angle) failed: %s", mlsba_last_error());
+  double by_angle = check_partition(pl, n, loads);
+  err = mlsba_partition_slba_ex(models_of(pl), (size_t)pl->p, n, NULL, loads,
+                                &info);
   ck_assert_msg(err == 0, "slba failed: %s", mlsba_last_error());
   double t = check_partition(pl, n, loads);
   ck_assert_double_eq(info.makespan, t);
+  ck_assert_double_eq(by_angle, t);
   return t;
 }
 

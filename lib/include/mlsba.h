@@ -168,6 +168,16 @@ MLSBA_EXTERN int mlsba_model_load_by_time(const mlsba_model_t *model,
  *  return integer loads that sum exactly to N and respect every max_load. */
 /**@{*/
 
+/** How the bisecting algorithms choose the next line between U and L. */
+typedef enum mlsba_line_search {
+  /** Regula falsi on the sum of the crossings, with the Illinois
+   *  safeguard: the line where the sum is interpolated to reach N. Far
+   *  fewer steps, and so fewer group-model points (the default). */
+  MLSBA_LINE_INTERPOLATE = 0,
+  /** The bisector of the angle between U and L, as in the papers. */
+  MLSBA_LINE_BISECT_ANGLE
+} mlsba_line_search_t;
+
 /** Options of the expert (_ex) partitioning calls. Initialise with
  *  mlsba_partition_opts_init() so that fields added later get defaults. */
 typedef struct mlsba_partition_opts {
@@ -180,6 +190,8 @@ typedef struct mlsba_partition_opts {
   double cpm_eps;
   /** Multiple-CPM: at most this many re-partitionings (default 20). */
   unsigned int cpm_max_iter;
+  /** SLBA, MLSBA, MLFBA2: how line B is chosen between U and L. */
+  mlsba_line_search_t line_search;
 } mlsba_partition_opts_t;
 
 /** What a partitioning call found besides the loads. */

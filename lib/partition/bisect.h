@@ -23,9 +23,14 @@ typedef struct mlsba__bisect_ops {
 
 typedef struct mlsba__bisect {
   size_t p;
-  int64_t *cap;    /* capacity of each element, set by the caller */
-  double *scratch; /* crossings of U, L, B and refinement keys: 4 p */
+  int bisect_angle; /* choose line B as the angle bisector (the papers'),
+                       else by Illinois regula falsi on the crossing sum */
+  int64_t *cap;     /* capacity of each element, set by the caller */
+  double *scratch;  /* crossings of U, L, B and refinement keys: 4 p */
   size_t *heap;
+  /* Optional times of lines known to bracket the next solution (0: none),
+   * e.g. from neighbouring group points; used once, then cleared. */
+  double hint_tu, hint_tl;
   unsigned steps;  /* out: bisection steps, summed over runs */
   int64_t refined; /* out: units handed out by the refinement, summed */
 } mlsba__bisect_t;
@@ -36,11 +41,18 @@ int mlsba__bisect_init(mlsba__bisect_t *b, size_t p, const char *what);
 void mlsba__bisect_free(mlsba__bisect_t *b);
 
 /* Distribute W units: lines U (time tu) and L (time tl) bracket the
- * solution after widening, the angle between them is bisected until every
- * element's crossings differ by less than one unit, the U crossings are
+ * solution after widening, a line B between them replaces U or L until
+ * every element's crossings differ by less than one unit, the U crossings are
  * rounded down, and the rest is handed out one unit at a time to the
  * element that finishes it earliest. x receives the p integer loads. */
 int mlsba__bisect_run(mlsba__bisect_t *b, const mlsba__bisect_ops_t *ops,
                       void *ctx, int64_t W, double tu, double tl, int64_t *x);
+
+/* The refinement alone: add r units to x one at a time, each to the
+ * element that finishes it earliest (within b->cap). Optimal for
+ * non-decreasing times when x itself is an optimal distribution of fewer
+ * units, or lies below one of the target. */
+int mlsba__bisect_refine(mlsba__bisect_t *b, const mlsba__bisect_ops_t *ops,
+                         void *ctx, int64_t *x, int64_t r);
 
 #endif

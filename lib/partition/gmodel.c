@@ -9,11 +9,19 @@
 #include "fpm.h"
 #include "slba.h"
 
+/* A point at most this many units above a built one is reached by adding
+ * the units one at a time to the distribution of that point, which is
+ * cheaper than a full SLBA and as exact (see mlsba__slba_from). */
+#define NEAR_UNITS 8
+
 int mlsba__gmodel_init(mlsba__gmodel_t *g, const mlsba_model_t *const *dev,
-                       size_t k, int64_t n) {
+                       size_t k, int64_t n,
+                       const mlsba_partition_opts_t *opts) {
   memset(g, 0, sizeof *g);
   g->dev = dev;
   g->k = k;
+  mlsba_partition_opts_init(&g->opts);
+  g->opts.line_search = opts->line_search;
   for (size_t i = 0; i < k; i++) {
     int64_t c = mlsba__fpm_cap(dev[i], n);
     g->cap = g->cap + c < n ? g->cap + c : n;
@@ -32,7 +40,9 @@ int mlsba__gmodel_init(mlsba__gmodel_t *g, const mlsba_model_t *const *dev,
     mlsba__gmodel_free(g);
     return mlsba__fail(MLSBA_ENOMEM, "group model: out of memory");
   }
-  return 0;
+  if ((err = mlsba__bisect_init(&g->ws, k, "group model")) != 0)
+    mlsba__gmodel_free(g);
+  return err;
 }
 
 void mlsba__gmodel_free(mlsba__gmodel_t *g) {
@@ -41,6 +51,7 @@ void mlsba__gmodel_free(mlsba__gmodel_t *g) {
   free(g->beta);
   free(g->time);
   free(g->scratch_beta);
+  mlsba__bisect_free(&g->ws);
   memset(g, 0, sizeof *g);
 }
 
@@ -87,9 +98,24 @@ int mlsba__gmodel_insert_integer_point(mlsba__gmodel_t *g, int64_t x) {
   if (x < 1 || x > g->cap)
     return mlsba__fail(MLSBA_ERANGE, "group model: point %lld outside 1..%lld",
                        (long long)x, (long long)g->cap);
-  /* Step 1: the best distribution of x over the devices. */
+  /* Step 1: the best distribution of x over the devices. Next to a built
+   * point, from that point's distribution; otherwise SLBA, starting from
+   * the lines of the built points around x, whose times bracket x's. */
+  size_t at = lower_bound(g, x);
   mlsba_partition_info_t info;
-  int err = mlsba__slba(g->dev, g->k, x, 1, g->scratch_beta, &info);
+  int err;
+  if (g->plain_slba) {
+    err =
+        mlsba__slba(g->dev, g->k, x, &g->opts, g->scratch_beta, &info, &g->ws);
+  } else if (at > 0 && x - g->xs[at - 1] <= NEAR_UNITS) {
+    err = mlsba__slba_from(g->dev, g->k, x, g->beta + (at - 1) * g->k,
+                           g->scratch_beta, &info, &g->ws);
+  } else {
+    g->ws.hint_tu = at > 0 ? g->time[at - 1] : 0;
+    g->ws.hint_tl = at < g->n ? g->time[at] : 0;
+    err =
+        mlsba__slba(g->dev, g->k, x, &g->opts, g->scratch_beta, &info, &g->ws);
+  }
   if (err)
     return err;
   /* Step 2: group speed psi_c = x / max_i t_i(beta_i); the piecewise

@@ -4,6 +4,7 @@
 #ifndef MLSBA_PARTITION_GMODEL_H
 #define MLSBA_PARTITION_GMODEL_H
 
+#include "bisect.h"
 #include "mlsba.h"
 
 typedef struct mlsba__gmodel {
@@ -13,18 +14,23 @@ typedef struct mlsba__gmodel {
   /* What the partitioners read. For a single-device group, the device
    * model itself (Phase 1, step 1); otherwise the points built so far. */
   const mlsba_model_t *model;
-  mlsba_model_t *built;  /* multi-device groups: the partial model */
-  int64_t *xs;           /* integer loads of the built points, sorted */
-  int64_t *beta;         /* k loads per built point, in the order of xs */
-  double *time;          /* group time at each built point */
-  size_t n, room;        /* built points, allocated points */
-  int64_t *scratch_beta; /* k loads for Procedure 1 */
+  mlsba_model_t *built;        /* multi-device groups: the partial model */
+  int64_t *xs;                 /* integer loads of the built points, sorted */
+  int64_t *beta;               /* k loads per built point, in the order of xs */
+  double *time;                /* group time at each built point */
+  size_t n, room;              /* built points, allocated points */
+  int64_t *scratch_beta;       /* k loads for Procedure 1 */
+  mlsba_partition_opts_t opts; /* how Procedure 1 runs SLBA */
+  /* Run SLBA afresh for every point, as MLFBA2 is defined, rather than
+   * from neighbouring points. */
+  int plain_slba;
+  mlsba__bisect_t ws; /* SLBA workspace for k devices, reused */
 } mlsba__gmodel_t;
 
 /* A group over k device models (already checked usable), for a problem
- * of n units. */
+ * of n units; Procedure 1 runs SLBA with the line search of opts. */
 int mlsba__gmodel_init(mlsba__gmodel_t *g, const mlsba_model_t *const *dev,
-                       size_t k, int64_t n);
+                       size_t k, int64_t n, const mlsba_partition_opts_t *opts);
 void mlsba__gmodel_free(mlsba__gmodel_t *g);
 
 /* Index of the built point at exactly x, or -1. */

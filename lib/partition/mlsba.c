@@ -121,19 +121,22 @@ int mlsba__grouped_bisection(const mlsba__grouped_t *G, int full_models,
   size_t ready = 0;
   for (; !err && ready < q; ready++)
     err = mlsba__gmodel_init(&GG.g[ready], G->models + G->first[ready],
-                             G->size[ready], G->n);
+                             G->size[ready], G->n, &G->opts);
   if (err)
     goto done;
 
+  B.bisect_angle = G->opts.line_search == MLSBA_LINE_BISECT_ANGLE;
   size_t active = 0;
   for (size_t i = 0; i < q; i++) {
     B.cap[i] = GG.g[i].cap;
     active += GG.g[i].cap > 0;
   }
-  if (full_models)
-    for (size_t i = 0; !err && i < q; i++)
-      for (int64_t x = 1; !err && GG.g[i].k > 1 && x <= GG.g[i].cap; x++)
-        err = mlsba__gmodel_insert_integer_point(&GG.g[i], x);
+  /* MLFBA2's first step, as the paper defines it: SLBA for every point. */
+  for (size_t i = 0; full_models && !err && i < q; i++) {
+    GG.g[i].plain_slba = 1;
+    for (int64_t x = 1; !err && GG.g[i].k > 1 && x <= GG.g[i].cap; x++)
+      err = mlsba__gmodel_insert_integer_point(&GG.g[i], x);
+  }
 
   /* Step 1 is gmodel's: a single device's model is its group's model.
    * Step 2: every group's performance at N/q (an exact point). Step 3:

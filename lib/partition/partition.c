@@ -56,7 +56,7 @@ int64_t mlsba__device_cap(const mlsba__grouped_t *G, size_t j) {
 
 int mlsba__flat_slba(const mlsba__grouped_t *G, int64_t *alpha, int64_t *beta,
                      size_t *points) {
-  int err = mlsba__slba(G->models, G->p, G->n, G->opts.granularity, beta, NULL);
+  int err = mlsba__slba(G->models, G->p, G->n, &G->opts, beta, NULL, NULL);
   if (err)
     return err;
   for (size_t g = 0; g < G->q; g++) {

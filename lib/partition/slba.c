@@ -45,12 +45,17 @@ static int slba_blocks(problem_t *P, mlsba__bisect_t *B, int64_t W,
                        int64_t *x) {
   /* The initial lines U and L go through the speeds of the fastest and
    * the slowest device at N/P: U is the steeper line (smaller time). */
-  double x0 = (double)W / (double)P->p * P->b;
-  double tu = INFINITY, tl = 0;
-  for (size_t i = 0; i < P->p; i++) {
-    double t = mlsba__fpm_time(P->models[i], x0);
-    tu = t < tu ? t : tu;
-    tl = t > tl ? t : tl;
+  double tu = B->hint_tu, tl = B->hint_tl;
+  B->hint_tu = B->hint_tl = 0;
+  if (!(tu > 0 && tu <= tl)) {
+    double x0 = (double)W / (double)P->p * P->b;
+    tu = INFINITY;
+    tl = 0;
+    for (size_t i = 0; i < P->p; i++) {
+      double t = mlsba__fpm_time(P->models[i], x0);
+      tu = t < tu ? t : tu;
+      tl = t > tl ? t : tl;
+    }
   }
   return mlsba__bisect_run(B, &slba_ops, P, W, tu, tl, x);
 }
@@ -64,6 +69,25 @@ static double max_time(const mlsba_model_t *const models[], size_t p,
     t = ti > t ? ti : t;
   }
   return t;
+}
+
+int mlsba__slba_from(const mlsba_model_t *const models[], size_t p, int64_t n,
+                     const int64_t start[], int64_t loads[],
+                     mlsba_partition_info_t *info, mlsba__bisect_t *ws) {
+  problem_t P = {.models = models, .p = p, .b = 1, .cap = ws->cap};
+  int64_t have = 0;
+  for (size_t i = 0; i < p; i++) {
+    P.cap[i] = mlsba__fpm_cap(models[i], n);
+    loads[i] = start[i];
+    have += start[i];
+  }
+  int err = mlsba__bisect_refine(ws, &slba_ops, &P, loads, n - have);
+  if (!err && info) {
+    info->makespan = max_time(models, p, loads);
+    info->bisection_steps = 0;
+    info->refined = n - have;
+  }
+  return err;
 }
 
 /* Units to blocks with a leftover edge of e units (0 < e < b): the loads
@@ -124,9 +148,9 @@ int mlsba__check_partition_args(const char *fn,
 }
 
 int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
-                int64_t granularity, int64_t loads[],
-                mlsba_partition_info_t *info) {
-  int64_t b = granularity > 1 ? granularity : 1;
+                const mlsba_partition_opts_t *opts, int64_t loads[],
+                mlsba_partition_info_t *info, mlsba__bisect_t *ws) {
+  int64_t b = opts->granularity > 1 ? opts->granularity : 1;
   int64_t W = n / b, e = n % b;
   if (info)
     memset(info, 0, sizeof *info);
@@ -135,11 +159,14 @@ int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
    * of a full load of blocks; sums saturate at n. */
   int64_t cap_blocks = 0, cap_units = 0;
   int edge_fits_at_full = 0;
-  mlsba__bisect_t B;
-  int err = mlsba__bisect_init(&B, p, "slba");
+  mlsba__bisect_t own, *B = ws ? ws : &own;
+  int err = ws ? 0 : mlsba__bisect_init(&own, p, "slba");
   if (err)
     return err;
-  problem_t P = {.models = models, .p = p, .b = (double)b, .cap = B.cap};
+  B->steps = 0;
+  B->refined = 0;
+  B->bisect_angle = opts->line_search == MLSBA_LINE_BISECT_ANGLE;
+  problem_t P = {.models = models, .p = p, .b = (double)b, .cap = B->cap};
   for (size_t i = 0; i < p; i++) {
     int64_t cu = mlsba__fpm_cap(models[i], n);
     P.cap[i] = cu / b;
@@ -166,8 +193,8 @@ int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
   }
 
   size_t edge_dev = 0;
-  err = e ? slba_with_edge(&P, &B, W, e, loads, &edge_dev)
-          : slba_blocks(&P, &B, W, loads);
+  err = e ? slba_with_edge(&P, B, W, e, loads, &edge_dev)
+          : slba_blocks(&P, B, W, loads);
   if (!err) {
     for (size_t i = 0; i < p; i++)
       loads[i] *= b;
@@ -175,11 +202,12 @@ int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
   }
   if (!err && info) {
     info->makespan = max_time(models, p, loads);
-    info->bisection_steps = B.steps;
-    info->refined = B.refined;
+    info->bisection_steps = B->steps;
+    info->refined = B->refined;
   }
 done:
-  mlsba__bisect_free(&B);
+  if (!ws)
+    mlsba__bisect_free(&own);
   return err;
 }
 
@@ -190,11 +218,14 @@ int mlsba_partition_slba_ex(const mlsba_model_t *const models[], size_t p,
   int err = mlsba__check_partition_args(fn, models, p, n, loads);
   if (err)
     return err;
-  int64_t granularity = opts ? opts->granularity : 0;
-  if (granularity < 0)
+  mlsba_partition_opts_t o;
+  mlsba_partition_opts_init(&o);
+  if (opts)
+    o = *opts;
+  if (o.granularity < 0)
     return mlsba__fail(MLSBA_EINVAL, "%s: granularity must be >= 0, got %lld",
-                       fn, (long long)granularity);
-  return mlsba__slba(models, p, n, granularity, loads, info);
+                       fn, (long long)o.granularity);
+  return mlsba__slba(models, p, n, &o, loads, info, NULL);
 }
 
 int mlsba_partition_slba(const mlsba_model_t *const models[], size_t p,

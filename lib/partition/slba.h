@@ -7,11 +7,22 @@
 /* Loads that are exactly representable and safe to sum: 2^53. */
 #define MLSBA__MAX_UNITS (INT64_C(1) << 53)
 
+struct mlsba__bisect;
+
 /* SLBA over models already checked with mlsba__fpm_check_usable(), n in
- * [0, MLSBA__MAX_UNITS], granularity >= 1. info may be NULL. */
+ * [0, MLSBA__MAX_UNITS], with the granularity and line search of opts
+ * (filled in). info may be NULL. ws: NULL, or a workspace initialised for
+ * p elements that callers running many SLBAs reuse. */
 int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
-                int64_t granularity, int64_t loads[],
-                mlsba_partition_info_t *info);
+                const mlsba_partition_opts_t *opts, int64_t loads[],
+                mlsba_partition_info_t *info, struct mlsba__bisect *ws);
+
+/* SLBA for n units from start[], an optimal distribution of fewer units
+ * (or one below an optimum of n): only the refinement runs, one unit at a
+ * time. For a group point next to one already built (Procedure 1). */
+int mlsba__slba_from(const mlsba_model_t *const models[], size_t p, int64_t n,
+                     const int64_t start[], int64_t loads[],
+                     mlsba_partition_info_t *info, struct mlsba__bisect *ws);
 
 /* Validate the common arguments of a partitioning call (models, p, n,
  * loads); fn names the call in the error message. */

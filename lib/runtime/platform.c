@@ -173,7 +173,7 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
     if ((err = parse_speed(c, json_object_get(d, "speed"), dev->model,
                            index)) != 0)
       return err;
-    set_path(c, "devices[%zu]", index);
+    set_path(c, "devices[%zu] (%s)", index, dev->name);
     int64_t max_load = MLSBA_NO_MAX_LOAD, seed = 1;
     if ((err = get_count(c, d, "max_load", &max_load)) != 0 ||
         (err = get_count(c, d, "seed", &seed)) != 0)

@@ -1,0 +1,202 @@
+/* Platform files: the seed-002 desktop, defaults, real device entries, and
+ * every kind of bad file, each refused with a message that names the file,
+ * the field and the problem. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mlsba.h"
+#include "support/run_suite.h"
+
+#ifndef MLSBA_SOURCE_DIR
+#define MLSBA_SOURCE_DIR "."
+#endif
+
+static const char *seed002 =
+    MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json";
+
+START_TEST(seed002_desktop_loads) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_msg(mlsba_platform_load(seed002, &pl) == 0, "%s",
+                mlsba_last_error());
+  ck_assert_str_eq(mlsba_platform_name(pl), "desktop-seed002");
+  ck_assert_uint_eq(mlsba_platform_num_devices(pl), 6);
+  ck_assert_uint_eq(mlsba_platform_num_groups(pl), 4);
+  static const size_t sizes[] = {2, 2, 1, 1};
+  static const char *first[] = {"core0", "core1", "core2", "core3"};
+  for (size_t g = 0; g < 4; g++) {
+    ck_assert_uint_eq(mlsba_platform_group_size(pl, g), sizes[g]);
+    size_t d = mlsba_platform_group_device(pl, g, 0);
+    ck_assert_str_eq(mlsba_platform_device_name(pl, d), first[g]);
+  }
+  const mlsba_model_t *gpu0 = mlsba_platform_device_model(pl, 1);
+  ck_assert_ptr_nonnull(gpu0);
+  ck_assert_int_eq(mlsba_model_max_load(gpu0), 6663);
+  ck_assert_uint_eq(mlsba_model_num_points(gpu0), 7);
+  const mlsba_model_t *models[6];
+  size_t group_size[4];
+  ck_assert_int_eq(mlsba_platform_grouped_models(pl, models, group_size), 0);
+  ck_assert_ptr_eq(models[1], gpu0);
+  ck_assert_uint_eq(group_size[0], 2);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+START_TEST(groups_default_to_one_device_each) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(
+      mlsba_platform_parse("{\"devices\": [{\"name\": \"a\", \"type\": \"sim\","
+                           " \"speed\": [[1, 2]]}, {\"name\": \"b\", "
+                           "\"type\": \"sim\", \"speed\": [[1, 3], [5, 4]],"
+                           " \"noise\": 0.03, \"seed\": 7}]}",
+                           "dir/flat.json", &pl),
+      0);
+  ck_assert_str_eq(mlsba_platform_name(pl), "flat.json");
+  ck_assert_uint_eq(mlsba_platform_num_groups(pl), 2);
+  ck_assert_uint_eq(mlsba_platform_group_size(pl, 1), 1);
+  ck_assert_uint_eq(mlsba_platform_group_device(pl, 1, 0), 1);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+START_TEST(real_devices_are_validated_but_have_no_model) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(
+      mlsba_platform_parse(
+          "{\"name\": \"mixed\", \"devices\": ["
+          "{\"name\": \"cpu1\", \"type\": \"cpu\", \"core\": 1},"
+          "{\"name\": \"ocl0\", \"type\": \"opencl\", \"platform\": 0, "
+          "\"device\": 0, \"mem_limit_mb\": 512}],"
+          "\"groups\": [[\"cpu1\", \"ocl0\"]]}",
+          "mixed.json", &pl),
+      0);
+  ck_assert_int_eq(mlsba_platform_device_type(pl, 0), MLSBA_DEVICE_CPU);
+  ck_assert_int_eq(mlsba_platform_device_type(pl, 1), MLSBA_DEVICE_OPENCL);
+  ck_assert_ptr_null(mlsba_platform_device_model(pl, 0));
+  const mlsba_model_t *models[2];
+  size_t size[1];
+  ck_assert_int_eq(mlsba_platform_grouped_models(pl, models, size),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "cpu1"));
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* A bad platform and what its error message must contain. */
+static const struct {
+  const char *json;
+  const char *expect[3];
+} bad[] = {
+    {"", {"bad.json:", "'[' or '{' expected"}},
+    {"{\"devices\": [", {"bad.json:1:"}},
+    {"[]", {"must be a JSON object"}},
+    {"{\"devices\": [], \"nmae\": \"x\"}", {"unknown field 'nmae'"}},
+    {"{\"name\": \"x\"}", {"devices", "non-empty array"}},
+    {"{\"devices\": []}", {"devices", "non-empty array"}},
+    {"{\"devices\": [42]}", {"devices[0]", "must be an object"}},
+    {"{\"devices\": [{\"type\": \"sim\"}]}", {"devices[0]", "name"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"gpu\"}]}",
+     {"devices[0] (a)", "unknown device type \"gpu\""}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, "
+     "1]], \"max_laod\": 5}]}",
+     {"devices[0] (a)", "unknown field 'max_laod'", "max_load"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\"}]}",
+     {"devices[0].speed", "non-empty array"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, 2, "
+     "3]]}]}",
+     {"devices[0].speed[0]", "[load, speed]"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[5, 1], "
+     "[5, 2]]}]}",
+     {"devices[0].speed[1]", "loads must increase", "5 after 5"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[5, "
+     "-1]]}]}",
+     {"devices[0].speed[0]", "speed must be > 0", "-1"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[0, "
+     "1]]}]}",
+     {"devices[0].speed[0]", "load must be > 0"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, 1]],"
+     " \"max_load\": -3}]}",
+     {"devices[0] (a)", "max_load must be >= 0", "-3"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, 1]],"
+     " \"max_load\": 2.5}]}",
+     {"max_load must be an integer"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, 1]],"
+     " \"noise\": 2}]}",
+     {"noise must be in [0, 1]"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\"}]}",
+     {"devices[0] (a)", "needs \"core\""}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"opencl\", "
+     "\"mem_limit_mb\": 0}]}",
+     {"mem_limit_mb must be > 0"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}, "
+     "{\"name\": \"a\", \"type\": \"cpu\", \"core\": 1}]}",
+     {"devices[1]", "\"a\" is used twice"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}], "
+     "\"groups\": [[\"b\"]]}",
+     {"groups[0][0]", "no device named \"b\""}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}], "
+     "\"groups\": [[\"a\"], [\"a\"]]}",
+     {"groups[1][0]", "more than one group"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}, "
+     "{\"name\": \"b\", \"type\": \"cpu\", \"core\": 1}], "
+     "\"groups\": [[\"a\"]]}",
+     {"groups", "\"b\" is in no group"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}], "
+     "\"groups\": [[]]}",
+     {"groups[0]", "non-empty array"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}], "
+     "\"groups\": {}}",
+     {"groups", "must be an array"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0, "
+     "\"core\": 1}]}",
+     {"bad.json:", "duplicate"}},
+};
+
+START_TEST(bad_platforms_are_refused_with_a_clear_message) {
+  mlsba_platform_t *pl = NULL;
+  int err = mlsba_platform_parse(bad[_i].json, "bad.json", &pl);
+  ck_assert_msg(err == MLSBA_EFORMAT, "case %d: got %s for %s", _i,
+                mlsba_err_name(err), bad[_i].json);
+  ck_assert_ptr_null(pl);
+  for (int k = 0; k < 3 && bad[_i].expect[k]; k++)
+    ck_assert_msg(strstr(mlsba_last_error(), bad[_i].expect[k]) != NULL,
+                  "case %d: message \"%s\" lacks \"%s\"", _i,
+                  mlsba_last_error(), bad[_i].expect[k]);
+}
+END_TEST
+
+START_TEST(unreadable_files_name_the_path) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(mlsba_platform_load("/nonexistent/p.json", &pl), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "/nonexistent/p.json"));
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "No such file"));
+  char path[] = "/tmp/mlsba-platform-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, "{\"devices\": [{\"na", 17), 17);
+  close(fd);
+  ck_assert_int_eq(mlsba_platform_load(path, &pl), MLSBA_EFORMAT);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), path));
+  unlink(path);
+  ck_assert_int_eq(mlsba_platform_load(NULL, &pl), MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_platform_parse("{}", "x", NULL), MLSBA_EINVAL);
+  mlsba_platform_destroy(NULL);
+}
+END_TEST
+
+static Suite *platform_suite(void) {
+  Suite *s = suite_create("platform");
+  TCase *tc = tcase_create("files");
+  tcase_add_test(tc, seed002_desktop_loads);
+  tcase_add_test(tc, groups_default_to_one_device_each);
+  tcase_add_test(tc, real_devices_are_validated_but_have_no_model);
+  tcase_add_loop_test(tc, bad_platforms_are_refused_with_a_clear_message, 0,
+                      (int)(sizeof bad / sizeof bad[0]));
+  tcase_add_test(tc, unreadable_files_name_the_path);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(platform_suite()); }

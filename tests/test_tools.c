@@ -1,0 +1,227 @@
+/* mlsba-partition as other tools use it: the command line and the JSON
+ * report of DESIGN.md, and one clear line with exit status 2 for every
+ * kind of bad input, never a signal. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/run_suite.h"
+#include "support/run_tool.h"
+
+#define SEED002 MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json"
+
+static char partition[] = MLSBA_PARTITION_BIN;
+
+static json_t *parse_json(const char *text) {
+  json_error_t e;
+  json_t *j = json_loads(text, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON (%s): %s", e.text, text);
+  return j;
+}
+
+/* Checks one result object against the contract; returns its makespan. */
+static double check_result(json_t *r, const char *algo, json_int_t n) {
+  static const size_t sizes[] = {2, 2, 1, 1};
+  ck_assert_str_eq(json_string_value(json_object_get(r, "algorithm")), algo);
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "n")), n);
+  json_t *alpha = json_object_get(r, "alpha"),
+         *beta = json_object_get(r, "beta");
+  ck_assert_uint_eq(json_array_size(alpha), 4);
+  ck_assert_uint_eq(json_array_size(beta), 4);
+  json_int_t total = 0;
+  for (size_t g = 0; g < 4; g++) {
+    json_t *bg = json_array_get(beta, g);
+    ck_assert_uint_eq(json_array_size(bg), sizes[g]);
+    json_int_t in_group = 0;
+    for (size_t k = 0; k < sizes[g]; k++)
+      in_group += json_integer_value(json_array_get(bg, k));
+    ck_assert_int_eq(in_group, json_integer_value(json_array_get(alpha, g)));
+    total += in_group;
+  }
+  ck_assert_int_eq(total, n);
+  json_t *points = json_object_get(r, "points");
+  json_t *per_group = json_object_get(points, "per_group");
+  ck_assert_uint_eq(json_array_size(per_group), 4);
+  json_int_t sum = 0;
+  for (size_t g = 0; g < 4; g++)
+    sum += json_integer_value(json_array_get(per_group, g));
+  ck_assert_int_eq(json_integer_value(json_object_get(points, "total")), sum);
+  ck_assert(json_is_number(json_object_get(r, "overhead_s")));
+  ck_assert_double_gt(json_number_value(json_object_get(r, "overhead_s")), 0);
+  ck_assert_uint_eq(json_object_size(r), 7); /* exactly the contract */
+  double makespan = json_number_value(json_object_get(r, "makespan"));
+  ck_assert_double_gt(makespan, 0);
+  return makespan;
+}
+
+START_TEST(json_report_follows_the_contract) {
+  char *argv[] = {partition, "--platform", SEED002, "--n",
+                  "8400",    "--json",     "-",     NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse_json(r.out); /* stdout holds the JSON and nothing else */
+  check_result(j, "mlsba", 8400);
+  /* The paper's target for this platform: at most 111 points. */
+  json_int_t pts = json_integer_value(
+      json_object_get(json_object_get(j, "points"), "total"));
+  ck_assert_int_le(pts, 111);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(all_algorithms_in_one_report) {
+  static const char *names[] = {"mlsba",        "mlfba2",     "slba",
+                                "multiple-cpm", "single-cpm", "homogeneous",
+                                "dlt"};
+  char *argv[] = {partition, "--platform", SEED002,  "--n", "8400",
+                  "--algo",  "all",        "--json", "-",   NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse_json(r.out);
+  json_t *results = json_object_get(j, "results");
+  ck_assert_uint_eq(json_array_size(results), 7);
+  double t[7];
+  for (size_t i = 0; i < 7; i++)
+    t[i] = check_result(json_array_get(results, i), names[i], 8400);
+  ck_assert_double_eq(t[0], t[1]); /* mlsba = mlfba2 = slba, the optimum */
+  ck_assert_double_eq(t[0], t[2]);
+  for (size_t i = 3; i < 7; i++)
+    ck_assert_double_ge(t[i], t[0]);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(json_to_a_file_and_a_table_to_stdout) {
+  char path[] = "/tmp/mlsba-report-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char *argv[] = {partition, "--platform", SEED002,  "--n", "100",
+                  "--algo",  "dlt",        "--json", path,  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "makespan"));
+  ck_assert_ptr_nonnull(strstr(r.out, "gpu0"));
+  json_error_t e;
+  json_t *j = json_load_file(path, 0, &e);
+  ck_assert_ptr_nonnull(j);
+  check_result(j, "dlt", 100);
+  json_decref(j);
+  unlink(path);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* Bad input: exit status 2, one line on stderr naming the problem. */
+static const struct {
+  const char *args[8];
+  const char *expect;
+} bad[] = {
+    {{NULL}, "missing --platform"},
+    {{"--platform", SEED002, NULL}, "missing --n"},
+    {{"--bogus", NULL}, "unknown option --bogus"},
+    {{"--platform", NULL}, "a value is missing after --platform"},
+    {{"--platform", SEED002, "--n", "abc", NULL}, "got abc"},
+    {{"--platform", SEED002, "--n", "-5", NULL}, "got -5"},
+    {{"--platform", SEED002, "--n", "99999999999999999999999", NULL},
+     "from 0 to 2^53"},
+    {{"--platform", SEED002, "--n", "10", "--algo", "fast", NULL},
+     "unknown algorithm 'fast'"},
+    {{"--platform", "/nonexistent.json", "--n", "10", NULL},
+     "/nonexistent.json: cannot open"},
+    {{"--platform", MLSBA_SOURCE_DIR "/README.md", "--n", "10", NULL},
+     "README.md:1:"},
+};
+
+START_TEST(bad_input_gets_one_clear_line_and_status_2) {
+  char *argv[10] = {partition};
+  int k = 0;
+  while (bad[_i].args[k]) {
+    argv[k + 1] = (char *)bad[_i].args[k];
+    k++;
+  }
+  argv[k + 1] = NULL;
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited, "case %d died by a signal", _i);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, bad[_i].expect) != NULL,
+                "case %d: stderr \"%s\" lacks \"%s\"", _i, r.err,
+                bad[_i].expect);
+  ck_assert_msg(count_lines(r.err) <= 2, "case %d: %s", _i, r.err);
+  ck_assert_str_eq(r.out, "");
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(real_devices_and_too_little_capacity_are_refused) {
+  char path[] = "/tmp/mlsba-platform-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const char *cpu = "{\"devices\": [{\"name\": \"core7\", \"type\": \"cpu\", "
+                    "\"core\": 7}]}";
+  ck_assert_int_eq(write(fd, cpu, strlen(cpu)), (ssize_t)strlen(cpu));
+  close(fd);
+  char *argv[] = {partition, "--platform", path, "--n", "10", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "core7"));
+  tool_run_free(&r);
+
+  FILE *f = fopen(path, "w");
+  fputs("{\"devices\": [{\"name\": \"g\", \"type\": \"sim\", \"speed\": "
+        "[[1, 5]], \"max_load\": 50}]}",
+        f);
+  fclose(f);
+  run_tool(argv, &r);
+  ck_assert_int_eq(r.status, 0);
+  tool_run_free(&r);
+  char *argv2[] = {partition, "--platform", path, "--n", "51", NULL};
+  run_tool(argv2, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "can hold 50 units"));
+  tool_run_free(&r);
+  unlink(path);
+}
+END_TEST
+
+START_TEST(help_and_version_exit_0) {
+  char *argv[] = {partition, "--help", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "usage: mlsba-partition --platform"));
+  tool_run_free(&r);
+  char *argv2[] = {partition, "--version", NULL};
+  run_tool(argv2, &r);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "libmlsba"));
+  tool_run_free(&r);
+}
+END_TEST
+
+static Suite *tools_suite(void) {
+  Suite *s = suite_create("tools");
+  TCase *tc = tcase_create("mlsba-partition");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, json_report_follows_the_contract);
+  tcase_add_test(tc, all_algorithms_in_one_report);
+  tcase_add_test(tc, json_to_a_file_and_a_table_to_stdout);
+  tcase_add_loop_test(tc, bad_input_gets_one_clear_line_and_status_2, 0,
+                      (int)(sizeof bad / sizeof bad[0]));
+  tcase_add_test(tc, real_devices_and_too_little_capacity_are_refused);
+  tcase_add_test(tc, help_and_version_exit_0);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(tools_suite()); }
