@@ -11,7 +11,9 @@
  * Part 2: the paper's Table I sizes, N = 4800 ... 9060.
  * Part 3: groups 4 ... 4096 (each a core + accelerator pair or a lone core,
  *         random speed functions) and N = 10^3 ... 10^9: time per call and
- *         points per multi-device group, which must grow like log N. */
+ *         points per multi-device group, which must grow like log N.
+ * Part 4: group-model points over 300 random platforms of 2 to 9 groups
+ *         of 1 to 3 devices, for both ways of choosing line B. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +219,49 @@ static int part3(int quick) {
   return 0;
 }
 
+static int part4(void) {
+  printf("\nPart 4: points over 300 random platforms (multi-device groups)\n");
+  printf("  %-28s %12s %12s %12s\n", "line B", "N", "total", "worst group");
+  for (int rule = 0; rule < 2; rule++) {
+    for (int big = 0; big < 2; big++) {
+      rng_t r = {.state = 11};
+      size_t total = 0, worst = 0;
+      int64_t n = big ? 1000000000 : 8400;
+      for (int trial = 0; trial < 300; trial++) {
+        size_t q = 2 + (size_t)trial % 8, size[16], p = 0, points[16];
+        mlsba_model_t *m[64];
+        int64_t alpha[16], beta[64];
+        for (size_t g = 0; g < q; g++) {
+          size[g] = 1 + (size_t)(trial + (int)g) % 3;
+          for (size_t d = 0; d < size[g]; d++)
+            m[p++] = random_paper_model(&r, 8, trial % 2 ? 1e4 : (double)n);
+        }
+        mlsba_partition_opts_t opts;
+        mlsba_partition_opts_init(&opts);
+        opts.line_search =
+            rule ? MLSBA_LINE_BISECT_ANGLE : MLSBA_LINE_INTERPOLATE;
+        int err = mlsba_partition_groups(
+            MLSBA_ALGO_MLSBA, (const mlsba_model_t *const *)m, size, q, n,
+            &opts, alpha, beta, points, NULL);
+        for (size_t i = 0; i < p; i++)
+          mlsba_model_destroy(m[i]);
+        if (err)
+          return err;
+        for (size_t g = 0; g < q; g++) {
+          if (size[g] < 2)
+            continue;
+          total += points[g];
+          worst = points[g] > worst ? points[g] : worst;
+        }
+      }
+      printf("  %-28s %12lld %12zu %12zu\n",
+             rule ? "angle bisection (papers')" : "regula falsi (default)",
+             (long long)n, total, worst);
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *path = MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json";
   int quick = 0;
@@ -253,6 +298,8 @@ int main(int argc, char **argv) {
     err = part2(&G, quick);
   if (!err)
     err = part3(quick);
+  if (!err)
+    err = part4();
   if (err)
     fprintf(stderr, "bench-mlsba: %s\n", mlsba_last_error());
   free((void *)G.models);
