@@ -18,25 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/timing.h"
 #include "mlsba.h"
 #include "support/random_models.h"
 
 #ifndef MLSBA_SOURCE_DIR
 #define MLSBA_SOURCE_DIR "."
 #endif
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 typedef struct {
   const mlsba_model_t **models;
@@ -62,17 +51,16 @@ static int measure(const grouped_t *G, mlsba_algorithm_t algo,
   if (t == NULL)
     return MLSBA_ENOMEM;
   for (int k = 0; k < reps; k++) {
-    double t0 = now();
+    double t0 = timing_now();
     int err = mlsba_partition_groups(algo, G->models, G->size, G->q, n, &opts,
                                      o->alpha, o->beta, o->points, &info);
-    t[k] = now() - t0;
+    t[k] = timing_now() - t0;
     if (err) {
       free(t);
       return err;
     }
   }
-  qsort(t, (size_t)reps, sizeof *t, cmp_double);
-  o->median_s = t[reps / 2];
+  o->median_s = timing_median(t, (size_t)reps);
   o->makespan = info.makespan;
   o->points_total = o->points_max = 0;
   for (size_t g = 0; g < G->q; g++) {

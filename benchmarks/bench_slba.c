@@ -8,21 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/timing.h"
 #include "mlsba.h"
 #include "support/random_models.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static int usage(FILE *f, int status) {
   fprintf(f, "usage: bench-slba [--reps R] [--seed S]\n"
@@ -72,17 +61,16 @@ int main(int argc, char **argv) {
     for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++) {
       mlsba_partition_info_t info;
       for (int k = 0; k < reps; k++) {
-        double t0 = now();
+        double t0 = timing_now();
         int err = mlsba_partition_slba_ex((const mlsba_model_t *const *)models,
                                           ps[a], ns[b], NULL, loads, &info);
-        times[k] = now() - t0;
+        times[k] = timing_now() - t0;
         if (err) {
           fprintf(stderr, "bench-slba: %s\n", mlsba_last_error());
           return 1;
         }
       }
-      qsort(times, (size_t)reps, sizeof *times, cmp_double);
-      double med = times[reps / 2];
+      double med = timing_median(times, (size_t)reps);
       printf("%8zu %12lld %12.3f %10.3f %10u %14lld\n", ps[a], (long long)ns[b],
              1e3 * med, 1e6 * med / (double)ps[a], info.bisection_steps,
              (long long)info.refined);

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/timing.h"
 #include "mlsba.h"
 
 #define EXIT_USAGE 2
@@ -40,17 +40,6 @@ static void usage(FILE *f) {
 static int fail_usage(const char *what, const char *arg) {
   fprintf(stderr, "%s: %s%s\nTry '%s --help'.\n", prog, what, arg, prog);
   return EXIT_USAGE;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* Parses a load: decimal digits only, at most 2^53. */
@@ -87,21 +76,20 @@ static int run(const problem_t *P, result_t *r) {
   static double times[MAX_REPS];
   mlsba_partition_info_t info;
   int reps = 0;
-  double start = now();
+  double start = timing_now();
   for (;;) {
-    double t0 = now();
+    double t0 = timing_now();
     int err = mlsba_partition_groups(r->algo, P->models, P->size, P->q, P->n,
                                      NULL, r->alpha, r->beta, r->points, &info);
-    times[reps++] = now() - t0;
+    times[reps++] = timing_now() - t0;
     if (err)
       return err;
-    double spent = now() - start;
+    double spent = timing_now() - start;
     if (reps == MAX_REPS || (reps >= 3 && times[0] > 0.1) ||
         (reps >= 5 && spent >= 0.2))
       break;
   }
-  qsort(times, (size_t)reps, sizeof *times, cmp_double);
-  r->overhead = times[reps / 2];
+  r->overhead = timing_median(times, (size_t)reps);
   r->makespan = info.makespan;
   return 0;
 }
