@@ -7,14 +7,8 @@
 #include "mlsba.h"
 #include "partition/grouped.h"
 #include "support/oracle.h"
+#include "support/random_models.h"
 #include "support/run_suite.h"
-
-static mlsba_model_t *constant(double speed) {
-  mlsba_model_t *m = NULL;
-  ck_assert_int_eq(mlsba_model_create(&m), 0);
-  ck_assert_int_eq(mlsba_model_set_point(m, 1, speed), 0);
-  return m;
-}
 
 /* A device whose time is exactly latency + cost * x at its points. */
 static mlsba_model_t *affine(double latency, double cost) {
@@ -63,7 +57,8 @@ static double spread(mlsba_model_t **m, size_t p, const int64_t *beta) {
 }
 
 START_TEST(homogeneous_splits_evenly_at_both_levels) {
-  mlsba_model_t *m[4] = {constant(1), constant(100), constant(7), constant(3)};
+  mlsba_model_t *m[4] = {constant_model(1), constant_model(100),
+                         constant_model(7), constant_model(3)};
   size_t size[3] = {2, 1, 1};
   int64_t alpha[3], beta[4];
   partition(MLSBA_ALGO_HOMOGENEOUS, m, size, 3, 100, alpha, beta, NULL);
@@ -77,7 +72,8 @@ START_TEST(homogeneous_splits_evenly_at_both_levels) {
 END_TEST
 
 START_TEST(homogeneous_fills_capped_devices_and_spreads_the_rest) {
-  mlsba_model_t *m[3] = {constant(1), constant(1), constant(1)};
+  mlsba_model_t *m[3] = {constant_model(1), constant_model(1),
+                         constant_model(1)};
   ck_assert_int_eq(mlsba_model_set_max_load(m[0], 10), 0);
   size_t size[3] = {1, 1, 1};
   int64_t alpha[3], beta[3];
@@ -95,8 +91,8 @@ END_TEST
  * measured speed of 200, not its balanced 400. So alpha = 250 | 250 | 500
  * and group 0 splits 62.5 | 187.5, rounded to 63 | 187. */
 START_TEST(single_cpm_measures_once_at_the_homogeneous_distribution) {
-  mlsba_model_t *m[4] = {constant(100), constant(300), constant(200),
-                         constant(400)};
+  mlsba_model_t *m[4] = {constant_model(100), constant_model(300),
+                         constant_model(200), constant_model(400)};
   size_t size[3] = {2, 1, 1};
   int64_t alpha[3], beta[4];
   partition(MLSBA_ALGO_SINGLE_CPM, m, size, 3, 1000, alpha, beta, NULL);
@@ -114,8 +110,8 @@ END_TEST
  * eps it stops once the device times are within 5%; with a tight eps it
  * reaches the proportional split to a unit. */
 START_TEST(multiple_cpm_converges_on_constant_speeds) {
-  mlsba_model_t *m[4] = {constant(100), constant(300), constant(200),
-                         constant(400)};
+  mlsba_model_t *m[4] = {constant_model(100), constant_model(300),
+                         constant_model(200), constant_model(400)};
   size_t size[3] = {2, 1, 1};
   int64_t alpha[3], beta[4];
   partition(MLSBA_ALGO_MULTIPLE_CPM, m, size, 3, 1000, alpha, beta, NULL);

@@ -14,13 +14,6 @@ static const mlsba_partition_opts_t *defaults(void) {
   return &opts;
 }
 
-static mlsba_model_t *constant(double speed) {
-  mlsba_model_t *m = NULL;
-  ck_assert_int_eq(mlsba_model_create(&m), 0);
-  ck_assert_int_eq(mlsba_model_set_point(m, 1, speed), 0);
-  return m;
-}
-
 START_TEST(integer_point_carries_the_best_distribution) {
   rng_t r = {.state = 5};
   for (int trial = 0; trial < 300; trial++) {
@@ -65,7 +58,7 @@ START_TEST(integer_point_carries_the_best_distribution) {
 END_TEST
 
 START_TEST(real_point_makes_floor_and_ceil_exact) {
-  mlsba_model_t *dev[2] = {constant(10), constant(30)};
+  mlsba_model_t *dev[2] = {constant_model(10), constant_model(30)};
   mlsba__gmodel_t g;
   ck_assert_int_eq(mlsba__gmodel_init(&g, (const mlsba_model_t *const *)dev, 2,
                                       100, defaults()),
@@ -117,7 +110,8 @@ START_TEST(single_device_group_is_its_device_model) {
 END_TEST
 
 START_TEST(group_capacity_is_the_sum_of_device_caps) {
-  mlsba_model_t *dev[3] = {constant(10), constant(30), constant(5)};
+  mlsba_model_t *dev[3] = {constant_model(10), constant_model(30),
+                           constant_model(5)};
   ck_assert_int_eq(mlsba_model_set_max_load(dev[0], 7), 0);
   ck_assert_int_eq(mlsba_model_set_max_load(dev[1], 0), 0);
   ck_assert_int_eq(mlsba_model_set_max_load(dev[2], 5), 0);

@@ -27,14 +27,6 @@ static const mlsba_model_t *const *models_of(const platform_t *pl) {
   return (const mlsba_model_t *const *)pl->m;
 }
 
-/* Constant-speed device. */
-static mlsba_model_t *constant(double speed) {
-  mlsba_model_t *m = NULL;
-  ck_assert_int_eq(mlsba_model_create(&m), 0);
-  ck_assert_int_eq(mlsba_model_set_point(m, 1, speed), 0);
-  return m;
-}
-
 /* Checks the invariants every SLBA result must have; returns makespan. */
 static double check_partition(const platform_t *pl, int64_t n,
                               const int64_t *loads) {
@@ -76,7 +68,9 @@ static double run_slba(const platform_t *pl, int64_t n, int64_t *loads) {
 /* ---------------------------------------------------------------------- */
 
 START_TEST(constant_speeds_split_in_proportion) {
-  platform_t pl = {.m = {constant(100), constant(300), constant(600)}, .p = 3};
+  platform_t pl = {
+      .m = {constant_model(100), constant_model(300), constant_model(600)},
+      .p = 3};
   int64_t loads[3];
   run_slba(&pl, 1000, loads);
   ck_assert_int_eq(loads[0], 100);
@@ -87,7 +81,7 @@ START_TEST(constant_speeds_split_in_proportion) {
 END_TEST
 
 START_TEST(one_device_takes_everything) {
-  platform_t pl = {.m = {constant(5)}, .p = 1};
+  platform_t pl = {.m = {constant_model(5)}, .p = 1};
   int64_t loads[1];
   run_slba(&pl, 123456789, loads);
   ck_assert_int_eq(loads[0], 123456789);
@@ -102,7 +96,7 @@ END_TEST
 START_TEST(identical_devices_get_equal_shares) {
   platform_t pl = {.p = 7};
   for (int i = 0; i < pl.p; i++)
-    pl.m[i] = constant(42);
+    pl.m[i] = constant_model(42);
   int64_t loads[7];
   run_slba(&pl, 7000003, loads);
   for (int i = 0; i < pl.p; i++) {
@@ -114,7 +108,8 @@ START_TEST(identical_devices_get_equal_shares) {
 END_TEST
 
 START_TEST(fewer_units_than_devices_go_to_the_fastest) {
-  platform_t pl = {.m = {constant(1), constant(10), constant(5), constant(2)},
+  platform_t pl = {.m = {constant_model(1), constant_model(10),
+                         constant_model(5), constant_model(2)},
                    .p = 4};
   int64_t loads[4];
   run_slba(&pl, 1, loads);
@@ -127,7 +122,9 @@ START_TEST(fewer_units_than_devices_go_to_the_fastest) {
 END_TEST
 
 START_TEST(zero_cap_devices_get_nothing) {
-  platform_t pl = {.m = {constant(1000), constant(10), constant(1000)}, .p = 3};
+  platform_t pl = {
+      .m = {constant_model(1000), constant_model(10), constant_model(1000)},
+      .p = 3};
   ck_assert_int_eq(mlsba_model_set_max_load(pl.m[0], 0), 0);
   ck_assert_int_eq(mlsba_model_set_max_load(pl.m[2], 0), 0);
   int64_t loads[3];
@@ -142,7 +139,9 @@ END_TEST
 /* Memory-limited accelerator: it fills up to its cap and the rest spreads
  * over the others (the paper's GPUs that cannot hold the whole problem). */
 START_TEST(a_capped_fast_device_is_filled_to_its_cap) {
-  platform_t pl = {.m = {constant(1000), constant(10), constant(10)}, .p = 3};
+  platform_t pl = {
+      .m = {constant_model(1000), constant_model(10), constant_model(10)},
+      .p = 3};
   ck_assert_int_eq(mlsba_model_set_max_load(pl.m[0], 7680), 0);
   int64_t loads[3];
   run_slba(&pl, 8400, loads);
@@ -154,7 +153,7 @@ START_TEST(a_capped_fast_device_is_filled_to_its_cap) {
 END_TEST
 
 START_TEST(too_little_capacity_is_a_clear_error) {
-  platform_t pl = {.m = {constant(10), constant(10)}, .p = 2};
+  platform_t pl = {.m = {constant_model(10), constant_model(10)}, .p = 2};
   ck_assert_int_eq(mlsba_model_set_max_load(pl.m[0], 300), 0);
   ck_assert_int_eq(mlsba_model_set_max_load(pl.m[1], 200), 0);
   int64_t loads[2];
@@ -169,7 +168,7 @@ START_TEST(too_little_capacity_is_a_clear_error) {
 END_TEST
 
 START_TEST(bad_arguments_are_rejected) {
-  platform_t pl = {.m = {constant(10), NULL}, .p = 2};
+  platform_t pl = {.m = {constant_model(10), NULL}, .p = 2};
   int64_t loads[2];
   const mlsba_model_t *const *ms = models_of(&pl);
   ck_assert_int_eq(mlsba_partition_slba(NULL, 1, 10, loads), MLSBA_EINVAL);
@@ -317,7 +316,7 @@ START_TEST(blocks_with_an_edge_are_optimal) {
 END_TEST
 
 START_TEST(blocks_of_128_columns) {
-  platform_t pl = {.m = {constant(3000), constant(1000)}, .p = 2};
+  platform_t pl = {.m = {constant_model(3000), constant_model(1000)}, .p = 2};
   mlsba_partition_opts_t opts;
   mlsba_partition_opts_init(&opts);
   opts.granularity = 128;

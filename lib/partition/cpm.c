@@ -88,18 +88,6 @@ static double measure(const mlsba__grouped_t *G, cpm_t *C, const int64_t *alpha,
   return tmax > 0 ? (tmax - tmin) / tmax : 0;
 }
 
-int mlsba__homogeneous(const mlsba__grouped_t *G, int64_t *alpha, int64_t *beta,
-                       size_t *points) {
-  cpm_t C;
-  int err = cpm_init(&C, G);
-  if (err)
-    return err;
-  distribute(G, &C, NULL, NULL, alpha, beta);
-  memset(points, 0, G->q * sizeof *points);
-  cpm_free(&C);
-  return 0;
-}
-
 /* Homogeneous start, then up to iterations re-partitionings with the
  * speeds measured at the previous distribution, stopping early once the
  * device times are within eps of each other. */
@@ -119,6 +107,11 @@ static int cpm_iterate(const mlsba__grouped_t *G, unsigned iterations,
   memset(points, 0, G->q * sizeof *points);
   cpm_free(&C);
   return 0;
+}
+
+int mlsba__homogeneous(const mlsba__grouped_t *G, int64_t *alpha, int64_t *beta,
+                       size_t *points) {
+  return cpm_iterate(G, 0, 0, alpha, beta, points);
 }
 
 int mlsba__single_cpm(const mlsba__grouped_t *G, int64_t *alpha, int64_t *beta,

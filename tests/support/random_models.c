@@ -77,3 +77,10 @@ mlsba_model_t *random_wild_model(rng_t *r, int max_points, double x_max) {
       abort();
   return m;
 }
+
+mlsba_model_t *constant_model(double speed) {
+  mlsba_model_t *m = NULL;
+  if (mlsba_model_create(&m) || mlsba_model_set_point(m, 1, speed))
+    abort();
+  return m;
+}

@@ -23,6 +23,9 @@ int64_t rng_range(rng_t *r, int64_t lo, int64_t hi);
  * [1, x_max], peak speeds spread over four orders of magnitude. */
 mlsba_model_t *random_paper_model(rng_t *r, int max_points, double x_max);
 
+/* A device with one constant speed (a single point at load 1). */
+mlsba_model_t *constant_model(double speed);
+
 /* A model with no shape guarantee: random speeds at random loads. */
 mlsba_model_t *random_wild_model(rng_t *r, int max_points, double x_max);
 
