@@ -355,6 +355,112 @@ MLSBA_EXTERN size_t mlsba_platform_group_device(const mlsba_platform_t *pl,
 MLSBA_EXTERN int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
                                                const mlsba_model_t *models[],
                                                size_t group_size[]);
+/** What discovery or a driver knows about a device (strings owned by the
+ *  platform; empty when unknown). */
+typedef struct mlsba_device_info {
+  const char *model;          /**< e.g. "pthread-skylake-avx512-..." */
+  const char *driver;         /**< driver or library version */
+  unsigned int compute_units; /**< cores, or OpenCL compute units */
+  uint64_t memory_bytes;      /**< global memory (accelerators), else 0 */
+  int core;                   /**< cpu: core index; opencl: -1 */
+  int cl_platform, cl_device; /**< opencl: indices; else -1 */
+} mlsba_device_info_t;
+
+/** \brief What is known about device i (all fields zero or empty for a
+ *  simulated device). */
+MLSBA_EXTERN int mlsba_platform_device_info(const mlsba_platform_t *pl,
+                                            size_t i,
+                                            mlsba_device_info_t *info);
+
+/** \brief The "auto" platform: every physical CPU core (hwloc; one device
+ *  per core, SMT siblings left to it) and every OpenCL device of every
+ *  platform, grouped as the MLSBA paper runs them: accelerator i with
+ *  core i, every other core alone (an accelerator beyond the last core
+ *  forms a group of its own). Works with no OpenCL device at all.
+ *  \return 0; MLSBA_EDEVICE when the topology cannot be read. */
+MLSBA_EXTERN int mlsba_platform_discover(mlsba_platform_t **platform);
+
+/** \brief Write a platform as a platform file that can be edited and
+ *  loaded again (simulated devices with their profiles, real devices with
+ *  their indices). The write is atomic: a temporary file, then rename. */
+MLSBA_EXTERN int mlsba_platform_save(const mlsba_platform_t *pl,
+                                     const char *path);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Matrix multiplication, the built-in divisible load
+ *
+ *  C = A x B, column-major, split by columns of B and C: a load of x units
+ *  on a device is x columns, and every device gets all of A. */
+/**@{*/
+typedef enum mlsba_precision {
+  MLSBA_PRECISION_SINGLE = 0,
+  MLSBA_PRECISION_DOUBLE
+} mlsba_precision_t;
+
+/** A product C = A x B. The caller owns the matrices. */
+typedef struct mlsba_gemm {
+  int64_t m, n, k;             /**< C is m x n, A m x k, B k x n */
+  mlsba_precision_t precision; /**< element type of a, b and c */
+  const void *a;               /**< column-major, leading dimension m */
+  const void *b;               /**< column-major, leading dimension k */
+  void *c;                     /**< column-major, leading dimension m */
+} mlsba_gemm_t;
+
+/** \brief Check C against A x B without recomputing the product: for two
+ *  random vectors x, the residual of C x against A (B x), computed in
+ *  double (long double for double precision), row by row relative to
+ *  |A| (|B| |x|). The product passes when every relative residual is
+ *  within 4 k u, u the unit roundoff of the precision.
+ *  \param[out] max_rel_error  the largest relative residual.
+ *  \param[out] ok             1 when within the bound. */
+MLSBA_EXTERN int mlsba_gemm_verify(const mlsba_gemm_t *g, uint64_t seed,
+                                   double *max_rel_error, int *ok);
+
+/** Who computes in a group with an accelerator. */
+typedef enum mlsba_drive {
+  /** The group's core enqueues its accelerators' work, computes its own
+   *  share, then waits (MLSBA). */
+  MLSBA_DRIVE_SHARED = 0,
+  /** The core only drives its accelerators and computes nothing (SLBA's
+   *  devoted core); its load must be 0. */
+  MLSBA_DRIVE_DEVOTED
+} mlsba_drive_t;
+
+/** Runs loads on the devices of a platform. Opening it opens every real
+ *  device (OpenCL contexts and queues, the topology for pinning).
+ *  Thread safety: one run at a time per executor. */
+typedef struct mlsba_executor mlsba_executor_t;
+
+/** \brief Open the devices of a platform. The platform must outlive the
+ *  executor. \return 0, MLSBA_EDEVICE naming the device and the call that
+ *  failed, MLSBA_ENOTSUP for an OpenCL device in a build without OpenCL. */
+MLSBA_EXTERN int mlsba_executor_create(const mlsba_platform_t *pl,
+                                       mlsba_executor_t **ex);
+/** \brief Close the devices; NULL is ignored. */
+MLSBA_EXTERN void mlsba_executor_destroy(mlsba_executor_t *ex);
+
+/** \brief The largest load every device can hold for this product, in
+ *  file order: what fits an accelerator's memory (A plus the slices of B
+ *  and C, within its global memory, its largest single allocation and its
+ *  mem_limit_mb), a simulated device's max_load, n for a core. */
+MLSBA_EXTERN int mlsba_executor_max_loads(mlsba_executor_t *ex,
+                                          const mlsba_gemm_t *g,
+                                          int64_t max_load[]);
+
+/** \brief Compute the product with load[i] columns on device i (file
+ *  order; slices are laid out group by group). Devices start together;
+ *  time[i] runs from that common start to the completion of device i's
+ *  share, transfers included. Simulated devices take virtual time and
+ *  leave their columns of C untouched.
+ *  \return 0; MLSBA_EINVAL for loads that do not sum to n or exceed a
+ *          device's max load; MLSBA_EDEVMEM when an accelerator runs out
+ *          of memory; MLSBA_EDEVICE naming the device, the call and the
+ *          error. */
+MLSBA_EXTERN int mlsba_executor_run_gemm(mlsba_executor_t *ex,
+                                         const mlsba_gemm_t *g,
+                                         const int64_t load[],
+                                         mlsba_drive_t drive, double time[]);
 /**@}*/
 
 #ifdef __cplusplus

@@ -14,27 +14,7 @@
 #include "../core/error.h"
 #include "../partition/fpm.h"
 #include "mlsba.h"
-
-typedef struct {
-  char *name;
-  mlsba_device_type_t type;
-  mlsba_model_t *model; /* sim: the speed profile */
-  double noise;         /* sim: relative standard deviation of timings */
-  uint64_t seed;        /* sim: noise generator seed */
-  int64_t core;         /* cpu: core index */
-  int64_t cl_platform;  /* opencl: platform index */
-  int64_t cl_device;    /* opencl: device index within the platform */
-  int64_t mem_limit_mb; /* opencl: -1 for none */
-} device_t;
-
-struct mlsba_platform {
-  char *name;
-  device_t *dev;
-  size_t ndev;
-  size_t ngroups;
-  size_t *group_start; /* ngroups + 1 offsets into group_dev */
-  size_t *group_dev;   /* device indices, group by group */
-};
+#include "platform.h"
 
 typedef struct {
   const char *origin;
@@ -378,6 +358,8 @@ void mlsba_platform_destroy(mlsba_platform_t *pl) {
     return;
   for (size_t i = 0; pl->dev && i < pl->ndev; i++) {
     free(pl->dev[i].name);
+    free(pl->dev[i].model_name);
+    free(pl->dev[i].driver);
     mlsba_model_destroy(pl->dev[i].model);
   }
   free(pl->dev);
@@ -442,4 +424,107 @@ int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
     models[k] = d->model;
   }
   return 0;
+}
+
+int mlsba__platform_alloc(const char *name, size_t p, size_t q,
+                          mlsba_platform_t **platform) {
+  mlsba_platform_t *pl = calloc(1, sizeof *pl);
+  if (pl) {
+    pl->name = strdup(name);
+    pl->dev = calloc(p ? p : 1, sizeof *pl->dev);
+    pl->group_start = calloc(q + 1, sizeof *pl->group_start);
+    pl->group_dev = calloc(p ? p : 1, sizeof *pl->group_dev);
+  }
+  if (!pl || !pl->name || !pl->dev || !pl->group_start || !pl->group_dev) {
+    mlsba_platform_destroy(pl);
+    return mlsba__fail(MLSBA_ENOMEM, "platform: out of memory");
+  }
+  *platform = pl;
+  return 0;
+}
+
+int mlsba_platform_device_info(const mlsba_platform_t *pl, size_t i,
+                               mlsba_device_info_t *info) {
+  if (pl == NULL || info == NULL || i >= pl->ndev)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_platform_device_info: no device %zu", i);
+  const device_t *d = &pl->dev[i];
+  info->model = d->model_name ? d->model_name : "";
+  info->driver = d->driver ? d->driver : "";
+  info->compute_units = d->compute_units;
+  info->memory_bytes = d->memory_bytes;
+  info->core = d->type == MLSBA_DEVICE_CPU ? (int)d->core : -1;
+  info->cl_platform = d->type == MLSBA_DEVICE_OPENCL ? (int)d->cl_platform : -1;
+  info->cl_device = d->type == MLSBA_DEVICE_OPENCL ? (int)d->cl_device : -1;
+  return 0;
+}
+
+/* The JSON of one device, in the platform file format. */
+static json_t *device_json(const device_t *d) {
+  json_t *o = json_pack("{s:s}", "name", d->name);
+  switch (d->type) {
+  case MLSBA_DEVICE_SIM: {
+    json_t *speed = json_array();
+    for (size_t k = 0; k < d->model->n; k++)
+      json_array_append_new(speed, json_pack("[f, f]", d->model->x[k],
+                                             d->model->s[k]));
+    json_object_set_new(o, "type", json_string("sim"));
+    json_object_set_new(o, "speed", speed);
+    if (d->model->max_load >= 0)
+      json_object_set_new(o, "max_load", json_integer(d->model->max_load));
+    if (d->noise > 0) {
+      json_object_set_new(o, "noise", json_real(d->noise));
+      json_object_set_new(o, "seed", json_integer((json_int_t)d->seed));
+    }
+    break;
+  }
+  case MLSBA_DEVICE_CPU:
+    json_object_set_new(o, "type", json_string("cpu"));
+    json_object_set_new(o, "core", json_integer(d->core));
+    break;
+  case MLSBA_DEVICE_OPENCL:
+    json_object_set_new(o, "type", json_string("opencl"));
+    json_object_set_new(o, "platform", json_integer(d->cl_platform));
+    json_object_set_new(o, "device", json_integer(d->cl_device));
+    if (d->mem_limit_mb > 0)
+      json_object_set_new(o, "mem_limit_mb", json_integer(d->mem_limit_mb));
+    break;
+  }
+  return o;
+}
+
+int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
+  if (pl == NULL || path == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_save: %s is NULL",
+                       pl == NULL ? "platform" : "path");
+  json_t *devices = json_array(), *groups = json_array();
+  for (size_t i = 0; i < pl->ndev; i++)
+    json_array_append_new(devices, device_json(&pl->dev[i]));
+  for (size_t g = 0; g < pl->ngroups; g++) {
+    json_t *grp = json_array();
+    for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
+      json_array_append_new(grp, json_string(pl->dev[pl->group_dev[k]].name));
+    json_array_append_new(groups, grp);
+  }
+  json_t *root = json_pack("{s:s, s:o, s:o}", "name", pl->name, "devices",
+                           devices, "groups", groups);
+  /* Atomic: a reader sees the old file or the new one, never half. */
+  size_t len = strlen(path) + 16;
+  char *tmp = malloc(len);
+  int err = 0;
+  if (root == NULL || tmp == NULL) {
+    err = mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  } else {
+    snprintf(tmp, len, "%s.tmp", path);
+    if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
+      err = mlsba__fail(MLSBA_EIO, "%s: cannot write", tmp);
+    else if (rename(tmp, path) != 0)
+      err = mlsba__fail(MLSBA_EIO, "%s: cannot rename %s: %s", path, tmp,
+                        strerror(errno));
+    if (err)
+      remove(tmp);
+  }
+  free(tmp);
+  json_decref(root);
+  return err;
 }

@@ -1,0 +1,78 @@
+/* Device backends behind one ops table (pocl's way): each backend folder
+ * provides a create function that fills a device with its ops and state.
+ *
+ * The executor calls, for every run of a load:
+ *   prepare(g)          before the run, from the thread that drives the
+ *                       device's group; reports the largest load the device
+ *                       can hold for this problem;
+ *   start(off, n, t0)   begins the device's share, columns [off, off+n):
+ *                       an accelerator enqueues its transfers and kernel
+ *                       and returns; a core computes and returns when done;
+ *   finish(&seconds)    waits for the share and reports the time from t0
+ *                       (the common start) to its completion.
+ * No lock is held during the calls; one thread drives a device at a time. */
+#ifndef MLSBA_DEVICES_DEVICE_H
+#define MLSBA_DEVICES_DEVICE_H
+
+#include <stdint.h>
+
+#include "mlsba.h"
+
+typedef struct mlsba__device mlsba__device_t;
+
+typedef struct mlsba__device_ops {
+  const char *kind; /* "cpu", "opencl", "sim" */
+  /* Largest load (columns) the device can hold for g. Optional: NULL means
+   * no limit beyond g->n. */
+  int (*max_load)(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t *max);
+  int (*start)(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t off,
+               int64_t n, double t0);
+  int (*finish)(mlsba__device_t *d, double *seconds);
+  void (*destroy)(mlsba__device_t *d);
+} mlsba__device_ops_t;
+
+struct mlsba__device {
+  const mlsba__device_ops_t *ops;
+  const char *name; /* the platform's name for it (not owned) */
+  void *state;      /* the backend's */
+};
+
+/* Monotonic clock in seconds (device times are differences of it). */
+double mlsba__now(void);
+
+/* Backends. Each returns 0 and a device, or a code with the error named. */
+int mlsba__cpu_device_create(const char *name, int core,
+                             mlsba__device_t *d);
+int mlsba__sim_device_create(const char *name, const mlsba_model_t *model,
+                             double noise, uint64_t seed, mlsba__device_t *d);
+int mlsba__opencl_device_create(const char *name, int platform, int device,
+                                int64_t mem_limit_mb, mlsba__device_t *d);
+
+/* What an OpenCL device says about itself, for discovery. */
+typedef struct mlsba__cl_device_desc {
+  int platform, device;
+  char name[256], driver[256];
+  unsigned compute_units;
+  uint64_t global_mem;
+} mlsba__cl_device_desc_t;
+
+/* Every OpenCL device of every platform, in platform then device order;
+ * *count = 0 and no error when there is no OpenCL platform (or OpenCL is
+ * not built). The caller frees *list. */
+int mlsba__opencl_enumerate(mlsba__cl_device_desc_t **list, size_t *count);
+
+/* The registry: opens the backend of one platform device (sim, cpu or
+ * opencl) from its description in the platform. */
+struct mlsba__pdevice_desc {
+  const char *name;
+  mlsba_device_type_t type;
+  const mlsba_model_t *model;
+  double noise;
+  uint64_t seed;
+  int core, cl_platform, cl_device;
+  int64_t mem_limit_mb;
+};
+int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
+                       mlsba__device_t *d);
+
+#endif

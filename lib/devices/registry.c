@@ -1,0 +1,37 @@
+/* Which backends this build has: the one place outside the backend folders
+ * that knows whether OpenCL was built. */
+#include <stdlib.h>
+
+#include "../core/error.h"
+#include "device.h"
+
+int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
+                       mlsba__device_t *d) {
+  switch (desc->type) {
+  case MLSBA_DEVICE_SIM:
+    return mlsba__sim_device_create(desc->name, desc->model, desc->noise,
+                                    desc->seed, d);
+  case MLSBA_DEVICE_CPU:
+    return mlsba__cpu_device_create(desc->name, desc->core, d);
+  case MLSBA_DEVICE_OPENCL:
+#ifdef MLSBA_HAVE_OPENCL
+    return mlsba__opencl_device_create(desc->name, desc->cl_platform,
+                                       desc->cl_device, desc->mem_limit_mb, d);
+#else
+    return mlsba__fail(MLSBA_ENOTSUP,
+                       "%s: this libmlsba was built without OpenCL "
+                       "(MLSBA_WITH_OPENCL=OFF)",
+                       desc->name);
+#endif
+  }
+  return mlsba__fail(MLSBA_EINVAL, "%s: unknown device type %d", desc->name,
+                     (int)desc->type);
+}
+
+#ifndef MLSBA_HAVE_OPENCL
+int mlsba__opencl_enumerate(mlsba__cl_device_desc_t **list, size_t *count) {
+  *list = NULL;
+  *count = 0;
+  return 0;
+}
+#endif

@@ -1,0 +1,120 @@
+/* The "auto" platform: every physical core from hwloc and every OpenCL
+ * device, grouped as the MLSBA paper runs them.
+ *
+ * One device per physical core: an SMT sibling shares the core's floating
+ * point units, and BLIS on two siblings of one core runs no faster than on
+ * one, so siblings are left to the core's pinned thread (it is bound to
+ * the whole core). Accelerator i is paired with core i, which drives it;
+ * the other cores are groups of their own; accelerators beyond the last
+ * core form groups of their own. */
+#include <blis.h>
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../devices/device.h"
+#include "platform.h"
+
+/* a followed by b, in new memory. */
+static char *concat(const char *a, const char *b) {
+  size_t len = strlen(a) + strlen(b) + 1;
+  char *s = malloc(len);
+  if (s)
+    snprintf(s, len, "%s%s", a, b);
+  return s;
+}
+
+/* The CPU model, from the package hwloc found (empty if it says none). */
+static const char *cpu_model(hwloc_topology_t topo) {
+  hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
+  const char *model = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
+  return model ? model : "";
+}
+
+int mlsba_platform_discover(mlsba_platform_t **platform) {
+  if (platform == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_discover: NULL argument");
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0)
+    return mlsba__fail(MLSBA_EDEVICE, "hwloc_topology_init failed");
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    return mlsba__fail(MLSBA_EDEVICE, "hwloc_topology_load failed");
+  }
+  int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  mlsba__cl_device_desc_t *cl = NULL;
+  size_t ncl = 0;
+  int err = mlsba__opencl_enumerate(&cl, &ncl);
+  if (err || ncores < 1) {
+    hwloc_topology_destroy(topo);
+    free(cl);
+    return err ? err
+               : mlsba__fail(MLSBA_EDEVICE, "hwloc: no CPU core found");
+  }
+  size_t nc = (size_t)ncores, p = nc + ncl;
+  size_t paired = ncl < nc ? ncl : nc, q = p - paired;
+  mlsba_platform_t *pl = NULL;
+  if ((err = mlsba__platform_alloc("auto", p, q, &pl)) != 0) {
+    hwloc_topology_destroy(topo);
+    free(cl);
+    return err;
+  }
+  pl->ndev = p;
+  pl->ngroups = q;
+  char blis[64];
+  snprintf(blis, sizeof blis, "BLIS %s", bli_info_get_version_str());
+  char name[32];
+  for (size_t i = 0; i < nc; i++) {
+    device_t *d = &pl->dev[i];
+    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i);
+    snprintf(name, sizeof name, "core%zu", i);
+    d->name = strdup(name);
+    d->type = MLSBA_DEVICE_CPU;
+    d->core = (int64_t)i;
+    d->mem_limit_mb = -1;
+    d->model_name = strdup(cpu_model(topo));
+    d->driver = concat(blis, " (1 thread per core)");
+    d->compute_units = (unsigned)hwloc_bitmap_weight(core->cpuset);
+    if (!d->name || !d->model_name || !d->driver)
+      err = MLSBA_ENOMEM;
+  }
+  for (size_t j = 0; j < ncl; j++) {
+    device_t *d = &pl->dev[nc + j];
+    snprintf(name, sizeof name, "ocl%zu", j);
+    d->name = strdup(name);
+    d->type = MLSBA_DEVICE_OPENCL;
+    d->cl_platform = cl[j].platform;
+    d->cl_device = cl[j].device;
+    d->mem_limit_mb = -1;
+    d->model_name = strdup(cl[j].name);
+    d->driver = strdup(cl[j].driver);
+    d->compute_units = cl[j].compute_units;
+    d->memory_bytes = cl[j].global_mem;
+    if (!d->name || !d->model_name || !d->driver)
+      err = MLSBA_ENOMEM;
+  }
+  /* Groups in core order: core i with accelerator i, then lone cores, then
+   * lone accelerators. */
+  size_t g = 0, at = 0;
+  for (size_t i = 0; i < nc; i++, g++) {
+    pl->group_start[g] = at;
+    pl->group_dev[at++] = i;
+    if (i < paired)
+      pl->group_dev[at++] = nc + i;
+  }
+  for (size_t j = paired; j < ncl; j++, g++) {
+    pl->group_start[g] = at;
+    pl->group_dev[at++] = nc + j;
+  }
+  pl->group_start[q] = at;
+  hwloc_topology_destroy(topo);
+  free(cl);
+  if (err) {
+    mlsba_platform_destroy(pl);
+    return mlsba__fail(MLSBA_ENOMEM, "discovery: out of memory");
+  }
+  *platform = pl;
+  return 0;
+}

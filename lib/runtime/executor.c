@@ -1,0 +1,316 @@
+/* Running a load on the devices of a platform, in processing groups as the
+ * MLSBA paper runs them.
+ *
+ * One thread per group. A group's thread is pinned (hwloc) to the group's
+ * core when it has one; it starts its accelerators' shares (they return at
+ * once, the work goes on in the accelerators' queues), computes the core's
+ * own share, then waits for the accelerators. All groups start together
+ * from a common instant t0, and every device's time runs from t0 to the
+ * completion of its own share. In the devoted mode (SLBA) the core only
+ * drives: its load must be 0. */
+#include <hwloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/error.h"
+#include "../devices/device.h"
+#include "gemm.h"
+#include "platform.h"
+
+struct mlsba_executor {
+  const mlsba_platform_t *pl;
+  mlsba__device_t *dev; /* per platform device, file order */
+  hwloc_topology_t topo;
+  int ncores;
+};
+
+double mlsba__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void mlsba_executor_destroy(mlsba_executor_t *ex) {
+  if (ex == NULL)
+    return;
+  for (size_t i = 0; ex->dev && i < ex->pl->ndev; i++)
+    if (ex->dev[i].ops)
+      ex->dev[i].ops->destroy(&ex->dev[i]);
+  free(ex->dev);
+  if (ex->topo)
+    hwloc_topology_destroy(ex->topo);
+  free(ex);
+}
+
+/* The one cpu device of group g, or -1. */
+static long group_core_device(const mlsba_platform_t *pl, size_t g) {
+  for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
+    if (pl->dev[pl->group_dev[k]].type == MLSBA_DEVICE_CPU)
+      return (long)pl->group_dev[k];
+  return -1;
+}
+
+int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
+  if (pl == NULL || out == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_create: %s is NULL",
+                       pl == NULL ? "platform" : "executor");
+  mlsba_executor_t *ex = calloc(1, sizeof *ex);
+  if (ex == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
+  ex->pl = pl;
+  int err = 0;
+  if (hwloc_topology_init(&ex->topo) != 0 ||
+      hwloc_topology_load(ex->topo) != 0) {
+    ex->topo = NULL;
+    err = mlsba__fail(MLSBA_EDEVICE, "hwloc: cannot read the topology");
+    goto fail;
+  }
+  ex->ncores = hwloc_get_nbobjs_by_type(ex->topo, HWLOC_OBJ_CORE);
+  /* A group is driven by one thread, so it can hold one core at most. */
+  for (size_t g = 0; g < pl->ngroups; g++) {
+    int cores = 0;
+    for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
+      cores += pl->dev[pl->group_dev[k]].type == MLSBA_DEVICE_CPU;
+    if (cores > 1) {
+      err = mlsba__fail(MLSBA_EINVAL,
+                        "group %zu has %d cpu devices: a group is driven by "
+                        "one core",
+                        g, cores);
+      goto fail;
+    }
+  }
+  ex->dev = calloc(pl->ndev, sizeof *ex->dev);
+  if (ex->dev == NULL) {
+    err = mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
+    goto fail;
+  }
+  for (size_t i = 0; i < pl->ndev; i++) {
+    const device_t *d = &pl->dev[i];
+    if (d->type == MLSBA_DEVICE_CPU && d->core >= ex->ncores) {
+      err = mlsba__fail(MLSBA_EDEVICE,
+                        "%s: core %lld does not exist (this machine has %d)",
+                        d->name, (long long)d->core, ex->ncores);
+      goto fail;
+    }
+    struct mlsba__pdevice_desc desc = {
+        .name = d->name,
+        .type = d->type,
+        .model = d->model,
+        .noise = d->noise,
+        .seed = d->seed,
+        .core = (int)d->core,
+        .cl_platform = (int)d->cl_platform,
+        .cl_device = (int)d->cl_device,
+        .mem_limit_mb = d->mem_limit_mb,
+    };
+    if ((err = mlsba__device_open(&desc, &ex->dev[i])) != 0)
+      goto fail;
+  }
+  *out = ex;
+  return 0;
+fail:
+  mlsba_executor_destroy(ex);
+  return err;
+}
+
+int mlsba_executor_max_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+                             int64_t max_load[]) {
+  if (ex == NULL || max_load == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_max_loads: NULL argument");
+  int err = mlsba__gemm_check(g);
+  for (size_t i = 0; !err && i < ex->pl->ndev; i++) {
+    mlsba__device_t *d = &ex->dev[i];
+    max_load[i] = g->n;
+    if (d->ops->max_load)
+      err = d->ops->max_load(d, g, &max_load[i]);
+  }
+  return err;
+}
+
+/* ---- one run ---------------------------------------------------------- */
+
+typedef struct run run_t;
+
+typedef struct {
+  run_t *run;
+  size_t g;
+  pthread_t thread;
+  int err;
+  char msg[512]; /* the thread's error message, for the caller's thread */
+} group_job_t;
+
+/* The start gate: every group thread reports ready (pinned), then waits
+ * until the caller sets t0 and opens the gate, or calls the run off. */
+struct run {
+  mlsba_executor_t *ex;
+  const mlsba_gemm_t *gemm;
+  const int64_t *load, *offset;
+  double *time;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  size_t ready;
+  int go, abort;
+  double t0;
+};
+
+static int pin_to_core(mlsba_executor_t *ex, int core) {
+  hwloc_obj_t obj = hwloc_get_obj_by_type(ex->topo, HWLOC_OBJ_CORE,
+                                          (unsigned)core);
+  if (obj == NULL || hwloc_set_cpubind(ex->topo, obj->cpuset,
+                                       HWLOC_CPUBIND_THREAD) != 0)
+    return mlsba__fail(MLSBA_EDEVICE, "core %d: hwloc_set_cpubind failed",
+                       core);
+  return 0;
+}
+
+/* Starts the shares of the group's devices of one kind: accelerators
+ * (and simulated devices) first, the core last. */
+static int start_devices(group_job_t *job, int core_share) {
+  run_t *R = job->run;
+  const mlsba_platform_t *pl = R->ex->pl;
+  for (size_t k = pl->group_start[job->g]; k < pl->group_start[job->g + 1];
+       k++) {
+    size_t i = pl->group_dev[k];
+    if ((pl->dev[i].type == MLSBA_DEVICE_CPU) != core_share)
+      continue;
+    mlsba__device_t *d = &R->ex->dev[i];
+    int err = d->ops->start(d, R->gemm, R->offset[i], R->load[i], R->t0);
+    if (err)
+      return err;
+  }
+  return 0;
+}
+
+static void *group_main(void *arg) {
+  group_job_t *job = arg;
+  run_t *R = job->run;
+  const mlsba_platform_t *pl = R->ex->pl;
+  long core_dev = group_core_device(pl, job->g);
+  int err = core_dev >= 0 ? pin_to_core(R->ex, (int)pl->dev[core_dev].core) : 0;
+  pthread_mutex_lock(&R->mu);
+  R->ready++;
+  pthread_cond_broadcast(&R->cv);
+  while (!R->go && !R->abort)
+    pthread_cond_wait(&R->cv, &R->mu);
+  int abort = R->abort;
+  pthread_mutex_unlock(&R->mu);
+  if (abort) {
+    job->err = 0;
+    return NULL;
+  }
+  if (!err)
+    err = start_devices(job, 0); /* accelerators: enqueue and return */
+  if (!err)
+    err = start_devices(job, 1); /* the core computes its own share */
+  /* Wait for every device of the group, even after an error, so that no
+   * device still writes into C when the run returns. */
+  for (size_t k = pl->group_start[job->g]; k < pl->group_start[job->g + 1];
+       k++) {
+    size_t i = pl->group_dev[k];
+    int e = R->ex->dev[i].ops->finish(&R->ex->dev[i], &R->time[i]);
+    err = err ? err : e;
+  }
+  if (err)
+    snprintf(job->msg, sizeof job->msg, "%s", mlsba_last_error());
+  job->err = err;
+  return NULL;
+}
+
+/* Checks the loads and lays the slices out group by group. */
+static int check_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+                       const int64_t *load, mlsba_drive_t drive,
+                       int64_t *offset) {
+  const mlsba_platform_t *pl = ex->pl;
+  int64_t *max = malloc(pl->ndev * sizeof *max);
+  if (max == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
+  int err = mlsba_executor_max_loads(ex, g, max);
+  int64_t off = 0;
+  for (size_t gi = 0; !err && gi < pl->ngroups; gi++) {
+    int accelerated = pl->group_start[gi + 1] - pl->group_start[gi] > 1;
+    for (size_t k = pl->group_start[gi]; !err && k < pl->group_start[gi + 1];
+         k++) {
+      size_t i = pl->group_dev[k];
+      const char *name = pl->dev[i].name;
+      if (load[i] < 0 || load[i] > max[i])
+        err = mlsba__fail(MLSBA_EINVAL,
+                          "%s: load %lld outside 0..%lld (what it can hold)",
+                          name, (long long)load[i], (long long)max[i]);
+      else if (drive == MLSBA_DRIVE_DEVOTED && accelerated &&
+               pl->dev[i].type == MLSBA_DEVICE_CPU && load[i] != 0)
+        err = mlsba__fail(MLSBA_EINVAL,
+                          "%s: a devoted core only drives its accelerators, "
+                          "its load must be 0 (got %lld)",
+                          name, (long long)load[i]);
+      offset[i] = off;
+      off += load[i];
+    }
+  }
+  if (!err && off != g->n)
+    err = mlsba__fail(MLSBA_EINVAL, "the loads add up to %lld, not n = %lld",
+                      (long long)off, (long long)g->n);
+  free(max);
+  return err;
+}
+
+int mlsba_executor_run_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+                            const int64_t load[], mlsba_drive_t drive,
+                            double time[]) {
+  if (ex == NULL || load == NULL || time == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_run_gemm: NULL argument");
+  int err = mlsba__gemm_check(g);
+  if (err)
+    return err;
+  const mlsba_platform_t *pl = ex->pl;
+  size_t q = pl->ngroups;
+  int64_t *offset = malloc(pl->ndev * sizeof *offset);
+  group_job_t *jobs = calloc(q, sizeof *jobs);
+  if (offset == NULL || jobs == NULL) {
+    free(offset);
+    free(jobs);
+    return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
+  }
+  if ((err = check_loads(ex, g, load, drive, offset)) != 0)
+    goto done;
+  run_t R = {.ex = ex, .gemm = g, .load = load, .offset = offset,
+             .time = time};
+  pthread_mutex_init(&R.mu, NULL);
+  pthread_cond_init(&R.cv, NULL);
+  size_t started = 0;
+  while (started < q) {
+    jobs[started] = (group_job_t){.run = &R, .g = started};
+    if (pthread_create(&jobs[started].thread, NULL, group_main,
+                       &jobs[started]) != 0)
+      break;
+    started++;
+  }
+  pthread_mutex_lock(&R.mu);
+  if (started < q) {
+    R.abort = 1; /* call off the groups already waiting at the gate */
+  } else {
+    while (R.ready < q)
+      pthread_cond_wait(&R.cv, &R.mu);
+    R.t0 = mlsba__now();
+    R.go = 1;
+  }
+  pthread_cond_broadcast(&R.cv);
+  pthread_mutex_unlock(&R.mu);
+  for (size_t i = 0; i < started; i++)
+    pthread_join(jobs[i].thread, NULL);
+  if (started < q)
+    err = mlsba__fail(MLSBA_EDEVICE, "executor: cannot start the thread of "
+                                     "group %zu",
+                      started);
+  for (size_t i = 0; i < q && !err; i++)
+    if (jobs[i].err)
+      err = mlsba__fail(jobs[i].err, "%s", jobs[i].msg);
+  pthread_cond_destroy(&R.cv);
+  pthread_mutex_destroy(&R.mu);
+done:
+  free(offset);
+  free(jobs);
+  return err;
+}

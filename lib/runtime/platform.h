@@ -1,0 +1,38 @@
+/* Platforms, internal view: what the executor and discovery read and
+ * build. */
+#ifndef MLSBA_RUNTIME_PLATFORM_H
+#define MLSBA_RUNTIME_PLATFORM_H
+
+#include "mlsba.h"
+
+typedef struct {
+  char *name;
+  mlsba_device_type_t type;
+  mlsba_model_t *model; /* sim: the speed profile */
+  double noise;         /* sim: relative standard deviation of timings */
+  uint64_t seed;        /* sim: noise generator seed */
+  int64_t core;         /* cpu: core index */
+  int64_t cl_platform;  /* opencl: platform index */
+  int64_t cl_device;    /* opencl: device index within the platform */
+  int64_t mem_limit_mb; /* opencl: -1 for none */
+  char *model_name;     /* discovery: what the device reports */
+  char *driver;
+  unsigned compute_units;
+  uint64_t memory_bytes;
+} device_t;
+
+struct mlsba_platform {
+  char *name;
+  device_t *dev;
+  size_t ndev;
+  size_t ngroups;
+  size_t *group_start; /* ngroups + 1 offsets into group_dev */
+  size_t *group_dev;   /* device indices, group by group */
+};
+
+/* An empty platform with room for p devices and q groups, to be filled
+ * by discovery; the caller sets ndev, ngroups, group_start and group_dev. */
+int mlsba__platform_alloc(const char *name, size_t p, size_t q,
+                          mlsba_platform_t **pl);
+
+#endif

@@ -1,0 +1,108 @@
+/* mlsba-info: the devices libmlsba finds on this machine and how it groups
+ * them, as clinfo and lstopo would show them; optionally written as a
+ * platform file to edit. */
+#include <stdio.h>
+#include <string.h>
+
+#include "mlsba.h"
+
+#define EXIT_USAGE 2
+
+static const char *prog = "mlsba-info";
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: %s [--platform auto|FILE] [--write FILE]\n"
+          "\n"
+          "Show the devices of a platform and its processing groups. The\n"
+          "default, auto, discovers every CPU core (hwloc) and every OpenCL\n"
+          "device, and pairs accelerator i with core i.\n"
+          "\n"
+          "  --platform auto|FILE  the platform to show (default: auto)\n"
+          "  --write FILE          also write it as a platform file\n"
+          "  --help, --version\n",
+          prog);
+}
+
+static const char *type_name(mlsba_device_type_t t) {
+  return t == MLSBA_DEVICE_CPU      ? "cpu"
+         : t == MLSBA_DEVICE_OPENCL ? "opencl"
+                                    : "sim";
+}
+
+static void print_platform(const mlsba_platform_t *pl) {
+  size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
+  printf("platform %s: %zu devices in %zu groups\n\n", mlsba_platform_name(pl),
+         p, q);
+  printf("%-8s %-7s %-6s %-10s %-44s %s\n", "device", "type", "units",
+         "memory", "model", "driver");
+  for (size_t i = 0; i < p; i++) {
+    mlsba_device_info_t info;
+    mlsba_platform_device_info(pl, i, &info);
+    char mem[32] = "-", units[16] = "-";
+    if (info.memory_bytes)
+      snprintf(mem, sizeof mem, "%.2f GiB",
+               (double)info.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+    if (info.compute_units)
+      snprintf(units, sizeof units, "%u", info.compute_units);
+    const char *model = info.model[0] ? info.model : "-";
+    if (mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_SIM)
+      model = "speed profile";
+    printf("%-8s %-7s %-6s %-10s %-44.44s %s\n",
+           mlsba_platform_device_name(pl, i),
+           type_name(mlsba_platform_device_type(pl, i)), units, mem, model,
+           info.driver[0] ? info.driver : "-");
+  }
+  printf("\ngroups (the first device drives the others):\n");
+  for (size_t g = 0; g < q; g++) {
+    printf("  group %zu:", g);
+    for (size_t k = 0; k < mlsba_platform_group_size(pl, g); k++)
+      printf("%s %s", k ? " +" : "",
+             mlsba_platform_device_name(pl, mlsba_platform_group_device(pl, g, k)));
+    printf("\n");
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *platform = "auto", *write = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--version")) {
+      printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
+      return 0;
+    }
+    const char **slot = !strcmp(argv[i], "--platform") ? &platform
+                        : !strcmp(argv[i], "--write")  ? &write
+                                                       : NULL;
+    if (slot == NULL || i + 1 >= argc) {
+      fprintf(stderr, "%s: %s %s\nTry '%s --help'.\n", prog,
+              slot ? "a value is missing after" : "unknown option", argv[i],
+              prog);
+      return EXIT_USAGE;
+    }
+    *slot = argv[++i];
+  }
+  mlsba_platform_t *pl = NULL;
+  int err = strcmp(platform, "auto") == 0
+                ? mlsba_platform_discover(&pl)
+                : mlsba_platform_load(platform, &pl);
+  if (err) {
+    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
+    return err == MLSBA_EFORMAT || err == MLSBA_EIO ? EXIT_USAGE : 1;
+  }
+  print_platform(pl);
+  int status = 0;
+  if (write) {
+    if (mlsba_platform_save(pl, write) != 0) {
+      fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
+      status = 1;
+    } else {
+      printf("\nwrote %s\n", write);
+    }
+  }
+  mlsba_platform_destroy(pl);
+  return status;
+}
