@@ -34,8 +34,8 @@ static void print_platform(const mlsba_platform_t *pl) {
   size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
   printf("platform %s: %zu devices in %zu groups\n\n", mlsba_platform_name(pl),
          p, q);
-  printf("%-8s %-7s %-6s %-10s %-44s %s\n", "device", "type", "units",
-         "memory", "model", "driver");
+  printf("%-8s %-7s %-6s %-10s %-44s %s\n", "device", "type", "units", "memory",
+         "model", "driver");
   for (size_t i = 0; i < p; i++) {
     mlsba_device_info_t info;
     mlsba_platform_device_info(pl, i, &info);
@@ -58,7 +58,8 @@ static void print_platform(const mlsba_platform_t *pl) {
     printf("  group %zu:", g);
     for (size_t k = 0; k < mlsba_platform_group_size(pl, g); k++)
       printf("%s %s", k ? " +" : "",
-             mlsba_platform_device_name(pl, mlsba_platform_group_device(pl, g, k)));
+             mlsba_platform_device_name(pl,
+                                        mlsba_platform_group_device(pl, g, k)));
     printf("\n");
   }
 }
@@ -86,9 +87,8 @@ int main(int argc, char **argv) {
     *slot = argv[++i];
   }
   mlsba_platform_t *pl = NULL;
-  int err = strcmp(platform, "auto") == 0
-                ? mlsba_platform_discover(&pl)
-                : mlsba_platform_load(platform, &pl);
+  int err = strcmp(platform, "auto") == 0 ? mlsba_platform_discover(&pl)
+                                          : mlsba_platform_load(platform, &pl);
   if (err) {
     fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
     return err == MLSBA_EFORMAT || err == MLSBA_EIO ? EXIT_USAGE : 1;

@@ -41,8 +41,7 @@ struct mlsba__device {
 double mlsba__now(void);
 
 /* Backends. Each returns 0 and a device, or a code with the error named. */
-int mlsba__cpu_device_create(const char *name, int core,
-                             mlsba__device_t *d);
+int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d);
 int mlsba__sim_device_create(const char *name, const mlsba_model_t *model,
                              double noise, uint64_t seed, mlsba__device_t *d);
 int mlsba__opencl_device_create(const char *name, int platform, int device,

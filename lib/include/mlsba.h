@@ -407,11 +407,13 @@ typedef struct mlsba_gemm {
   void *c;                     /**< column-major, leading dimension m */
 } mlsba_gemm_t;
 
-/** \brief Check C against A x B without recomputing the product: for two
- *  random vectors x, the residual of C x against A (B x), computed in
- *  double (long double for double precision), row by row relative to
- *  |A| (|B| |x|). The product passes when every relative residual is
- *  within 4 k u, u the unit roundoff of the precision.
+/** \brief Check C against a reference product computed in long double,
+ *  element by element: |c_ij - sum_p a_ip b_pj| relative to
+ *  sum_p |a_ip| |b_pj|, which must stay within 4 k u (u the unit roundoff
+ *  of the precision). Every column is checked up to 2^27 multiply-adds;
+ *  above, 64 columns (the first, the last and random ones), plus a check
+ *  of all columns at once (C x against A (B x) for a random x), which
+ *  catches any column left uncomputed or misplaced.
  *  \param[out] max_rel_error  the largest relative residual.
  *  \param[out] ok             1 when within the bound. */
 MLSBA_EXTERN int mlsba_gemm_verify(const mlsba_gemm_t *g, uint64_t seed,

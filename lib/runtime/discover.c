@@ -50,8 +50,7 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
   if (err || ncores < 1) {
     hwloc_topology_destroy(topo);
     free(cl);
-    return err ? err
-               : mlsba__fail(MLSBA_EDEVICE, "hwloc: no CPU core found");
+    return err ? err : mlsba__fail(MLSBA_EDEVICE, "hwloc: no CPU core found");
   }
   size_t nc = (size_t)ncores, p = nc + ncl;
   size_t paired = ncl < nc ? ncl : nc, q = p - paired;

@@ -157,10 +157,10 @@ struct run {
 };
 
 static int pin_to_core(mlsba_executor_t *ex, int core) {
-  hwloc_obj_t obj = hwloc_get_obj_by_type(ex->topo, HWLOC_OBJ_CORE,
-                                          (unsigned)core);
-  if (obj == NULL || hwloc_set_cpubind(ex->topo, obj->cpuset,
-                                       HWLOC_CPUBIND_THREAD) != 0)
+  hwloc_obj_t obj =
+      hwloc_get_obj_by_type(ex->topo, HWLOC_OBJ_CORE, (unsigned)core);
+  if (obj == NULL ||
+      hwloc_set_cpubind(ex->topo, obj->cpuset, HWLOC_CPUBIND_THREAD) != 0)
     return mlsba__fail(MLSBA_EDEVICE, "core %d: hwloc_set_cpubind failed",
                        core);
   return 0;
@@ -275,8 +275,7 @@ int mlsba_executor_run_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
   }
   if ((err = check_loads(ex, g, load, drive, offset)) != 0)
     goto done;
-  run_t R = {.ex = ex, .gemm = g, .load = load, .offset = offset,
-             .time = time};
+  run_t R = {.ex = ex, .gemm = g, .load = load, .offset = offset, .time = time};
   pthread_mutex_init(&R.mu, NULL);
   pthread_cond_init(&R.cv, NULL);
   size_t started = 0;
@@ -301,8 +300,9 @@ int mlsba_executor_run_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
   for (size_t i = 0; i < started; i++)
     pthread_join(jobs[i].thread, NULL);
   if (started < q)
-    err = mlsba__fail(MLSBA_EDEVICE, "executor: cannot start the thread of "
-                                     "group %zu",
+    err = mlsba__fail(MLSBA_EDEVICE,
+                      "executor: cannot start the thread of "
+                      "group %zu",
                       started);
   for (size_t i = 0; i < q && !err; i++)
     if (jobs[i].err)

@@ -466,8 +466,8 @@ static json_t *device_json(const device_t *d) {
   case MLSBA_DEVICE_SIM: {
     json_t *speed = json_array();
     for (size_t k = 0; k < d->model->n; k++)
-      json_array_append_new(speed, json_pack("[f, f]", d->model->x[k],
-                                             d->model->s[k]));
+      json_array_append_new(
+          speed, json_pack("[f, f]", d->model->x[k], d->model->s[k]));
     json_object_set_new(o, "type", json_string("sim"));
     json_object_set_new(o, "speed", speed);
     if (d->model->max_load >= 0)

@@ -28,13 +28,13 @@ static int cpu_start(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t off,
     if (g->precision == MLSBA_PRECISION_DOUBLE) {
       double one = 1, zero = 0;
       bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)n, k, &one,
-                   (double *)g->a, 1, m, (double *)b, 1, k, &zero,
-                   (double *)cs, 1, m, NULL, &rntm);
+                   (double *)g->a, 1, m, (double *)b, 1, k, &zero, (double *)cs,
+                   1, m, NULL, &rntm);
     } else {
       float one = 1, zero = 0;
       bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)n, k, &one,
-                   (float *)g->a, 1, m, (float *)b, 1, k, &zero, (float *)cs,
-                   1, m, NULL, &rntm);
+                   (float *)g->a, 1, m, (float *)b, 1, k, &zero, (float *)cs, 1,
+                   m, NULL, &rntm);
     }
   }
   c->done = n > 0 ? mlsba__now() : t0;

@@ -66,11 +66,11 @@ static const char *cl_error_name(cl_int e) {
 /* Out-of-memory conditions become MLSBA_EDEVMEM, the rest MLSBA_EDEVICE;
  * the message names the device, the call and the error. */
 static int cl_fail(const char *dev, const char *call, cl_int e) {
-  int code = (e == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
-              e == CL_OUT_OF_RESOURCES || e == CL_OUT_OF_HOST_MEMORY ||
-              e == CL_INVALID_BUFFER_SIZE)
-                 ? MLSBA_EDEVMEM
-                 : MLSBA_EDEVICE;
+  int code =
+      (e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES ||
+       e == CL_OUT_OF_HOST_MEMORY || e == CL_INVALID_BUFFER_SIZE)
+          ? MLSBA_EDEVMEM
+          : MLSBA_EDEVICE;
   return mlsba__fail(code, "%s: %s failed: %s (%d)", dev, call,
                      cl_error_name(e), (int)e);
 }
@@ -147,12 +147,12 @@ static int ocl_start(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t off,
   CLBlastStatusCode st;
   if (g->precision == MLSBA_PRECISION_DOUBLE)
     st = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
-                      CLBlastTransposeNo, m, cols, k, 1.0, o->a, 0, m, o->b,
-                      0, k, 0.0, o->c, 0, m, &o->queue, NULL);
+                      CLBlastTransposeNo, m, cols, k, 1.0, o->a, 0, m, o->b, 0,
+                      k, 0.0, o->c, 0, m, &o->queue, NULL);
   else
     st = CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
-                      CLBlastTransposeNo, m, cols, k, 1.0f, o->a, 0, m, o->b,
-                      0, k, 0.0f, o->c, 0, m, &o->queue, NULL);
+                      CLBlastTransposeNo, m, cols, k, 1.0f, o->a, 0, m, o->b, 0,
+                      k, 0.0f, o->c, 0, m, &o->queue, NULL);
   if (st != CLBlastSuccess)
     return release_share(o), cl_fail(d->name, "CLBlastXgemm", (cl_int)st);
   e = clEnqueueReadBuffer(o->queue, o->c, CL_FALSE, 0, m * cols * s,
@@ -220,8 +220,8 @@ int mlsba__opencl_device_create(const char *name, int platform, int device,
     return cl_fail(name, "clGetPlatformIDs", e);
   if (platform < 0 || (cl_uint)platform >= np || np > 64)
     return mlsba__fail(MLSBA_EDEVICE,
-                       "%s: OpenCL platform %d does not exist (%u found)",
-                       name, platform, np);
+                       "%s: OpenCL platform %d does not exist (%u found)", name,
+                       platform, np);
   e = clGetDeviceIDs(plats[platform], CL_DEVICE_TYPE_ALL, 64, devs, &nd);
   if (e != CL_SUCCESS)
     return cl_fail(name, "clGetDeviceIDs", e);
@@ -248,8 +248,8 @@ int mlsba__opencl_device_create(const char *name, int platform, int device,
   if (e == CL_SUCCESS)
     o->queue = clCreateCommandQueue(o->ctx, o->dev, 0, &e);
   if (e != CL_SUCCESS) {
-    int err = cl_fail(name, o->ctx ? "clCreateCommandQueue" : "clCreateContext",
-                      e);
+    int err =
+        cl_fail(name, o->ctx ? "clCreateCommandQueue" : "clCreateContext", e);
     ocl_destroy(d);
     d->state = NULL;
     return err;

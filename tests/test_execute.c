@@ -1,0 +1,286 @@
+/* The execution layer without accelerators: GEMM verification, the CPU
+ * cores through BLIS, simulated devices, the executor's checks, and
+ * discovery of the cores. (OpenCL devices: test_opencl.c.) */
+#include <check.h>
+#include <hwloc.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlsba.h"
+#include "support/gemm_data.h"
+#include "support/run_suite.h"
+
+static mlsba_platform_t *platform(const char *json) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_msg(mlsba_platform_parse(json, "test", &pl) == 0, "%s",
+                mlsba_last_error());
+  return pl;
+}
+
+static const char *two_cores =
+    "{\"devices\": ["
+    "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
+    "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1}]}";
+
+START_TEST(verification_accepts_a_right_product_and_catches_a_wrong_one) {
+  for (int prec = 0; prec < 2; prec++) {
+    mlsba_gemm_t g;
+    gemm_data_make(&g, 37, 23, 61, (mlsba_precision_t)prec, 1);
+    gemm_data_reference(&g);
+    double e;
+    int ok;
+    ck_assert_int_eq(mlsba_gemm_verify(&g, 5, &e, &ok), 0);
+    ck_assert_msg(ok, "precision %d: error %g", prec, e);
+    /* One element of one column off by a relative 1e-3. */
+    if (prec)
+      ((double *)g.c)[5 * 37 + 11] *= 1 + 1e-3;
+    else
+      ((float *)g.c)[5 * 37 + 11] *= 1 + 1e-3f;
+    ck_assert_int_eq(mlsba_gemm_verify(&g, 5, &e, &ok), 0);
+    ck_assert_msg(!ok, "precision %d: a wrong element passed (%g)", prec, e);
+    /* A column nobody computed (NaN). */
+    gemm_data_reference(&g);
+    if (prec)
+      ((double *)g.c)[22 * 37] = NAN;
+    else
+      ((float *)g.c)[22 * 37] = NAN;
+    ck_assert_int_eq(mlsba_gemm_verify(&g, 5, &e, &ok), 0);
+    ck_assert(!ok);
+    ck_assert(isinf(e));
+    gemm_data_free(&g);
+  }
+}
+END_TEST
+
+/* Above 2^27 multiply-adds only sampled columns are checked element-wise;
+ * the check of all columns at once still catches a wrong column. */
+START_TEST(verification_of_large_products_catches_a_wrong_column) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(
+      mlsba_platform_parse("{\"devices\": [{\"name\": \"c0\", \"type\": "
+                           "\"cpu\", \"core\": 0}]}",
+                           "one core", &pl),
+      0);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_gemm_t g;
+  gemm_data_make(&g, 600, 700, 400, MLSBA_PRECISION_SINGLE, 4);
+  int64_t load[1] = {700};
+  double t[1], e;
+  int ok;
+  ck_assert_int_eq(mlsba_executor_run_gemm(ex, &g, load, 0, t), 0);
+  ck_assert_int_eq(mlsba_gemm_verify(&g, 1, &e, &ok), 0);
+  ck_assert_msg(ok, "error %g", e);
+  for (int64_t i = 0; i < g.m; i++) /* column 345 as if never computed */
+    ((float *)g.c)[345 * g.m + i] = 0;
+  ck_assert_int_eq(mlsba_gemm_verify(&g, 1, &e, &ok), 0);
+  ck_assert_msg(!ok, "a zero column passed (%g)", e);
+  gemm_data_free(&g);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+START_TEST(cores_compute_the_product_with_blis) {
+  mlsba_platform_t *pl = platform(two_cores);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_msg(mlsba_executor_create(pl, &ex) == 0, "%s", mlsba_last_error());
+  static const int64_t shapes[][3] = {
+      {1, 1, 1}, {64, 64, 64}, {300, 7, 129}, {5, 400, 33}, {257, 256, 255}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    for (int prec = 0; prec < 2; prec++) {
+      mlsba_gemm_t g;
+      gemm_data_make(&g, shapes[s][0], shapes[s][1], shapes[s][2],
+                     (mlsba_precision_t)prec, 10 + s);
+      int64_t n = g.n, load[2] = {n / 3, n - n / 3};
+      double time[2], e;
+      int ok;
+      ck_assert_msg(
+          mlsba_executor_run_gemm(ex, &g, load, MLSBA_DRIVE_SHARED, time) == 0,
+          "%s", mlsba_last_error());
+      ck_assert_int_eq(mlsba_gemm_verify(&g, 3, &e, &ok), 0);
+      ck_assert_msg(ok, "shape %zu precision %d: error %g", s, prec, e);
+      ck_assert_double_ge(time[1], 0);
+      if (load[0] == 0)
+        ck_assert_double_eq(time[0], 0);
+      gemm_data_free(&g);
+    }
+  }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+START_TEST(simulated_devices_take_virtual_time) {
+  mlsba_platform_t *pl =
+      platform("{\"devices\": ["
+               "{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[10, 100], "
+               "[1000, 200]]},"
+               "{\"name\": \"b\", \"type\": \"sim\", \"speed\": [[1, 50]], "
+               "\"noise\": 0.1, \"seed\": 9, \"max_load\": 500}]}");
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_gemm_t g;
+  gemm_data_make(&g, 2, 600, 2, MLSBA_PRECISION_SINGLE, 1);
+  int64_t max[2], load[2] = {400, 200};
+  ck_assert_int_eq(mlsba_executor_max_loads(ex, &g, max), 0);
+  ck_assert_int_eq(max[0], 600);
+  ck_assert_int_eq(max[1], 500);
+  double t1[2], t2[2], model;
+  ck_assert_int_eq(mlsba_executor_run_gemm(ex, &g, load, 0, t1), 0);
+  ck_assert_int_eq(
+      mlsba_model_time(mlsba_platform_device_model(pl, 0), 400, &model), 0);
+  ck_assert_double_eq(t1[0], model); /* no noise: exactly the model */
+  ck_assert_int_eq(
+      mlsba_model_time(mlsba_platform_device_model(pl, 1), 200, &model), 0);
+  ck_assert_double_ne(t1[1], model); /* noise */
+  ck_assert_double_lt(fabs(t1[1] / model - 1), 0.6);
+  ck_assert(isnan(((float *)g.c)[0])); /* nothing computed */
+  /* The same file gives the same run. */
+  mlsba_executor_t *again = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &again), 0);
+  ck_assert_int_eq(mlsba_executor_run_gemm(again, &g, load, 0, t2), 0);
+  ck_assert_double_eq(t1[1], t2[1]);
+  mlsba_executor_destroy(again);
+  /* Beyond max_load. */
+  int64_t over[2] = {99, 501};
+  ck_assert_int_eq(mlsba_executor_run_gemm(ex, &g, over, 0, t2), MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "b: load 501"));
+  gemm_data_free(&g);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+START_TEST(bad_runs_are_refused) {
+  mlsba_platform_t *pl = platform(two_cores);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_gemm_t g;
+  gemm_data_make(&g, 8, 10, 8, MLSBA_PRECISION_SINGLE, 1);
+  double t[2];
+  int64_t short_by_one[2] = {4, 5}, negative[2] = {-1, 11};
+  ck_assert_int_eq(mlsba_executor_run_gemm(ex, &g, short_by_one, 0, t),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "add up to 9"));
+  ck_assert_int_eq(mlsba_executor_run_gemm(ex, &g, negative, 0, t),
+                   MLSBA_EINVAL);
+  mlsba_gemm_t bad = g;
+  bad.k = 0;
+  int64_t fine[2] = {5, 5};
+  ck_assert_int_eq(mlsba_executor_run_gemm(ex, &bad, fine, 0, t), MLSBA_EINVAL);
+  bad = g;
+  bad.b = NULL;
+  ck_assert_int_eq(mlsba_executor_run_gemm(ex, &bad, fine, 0, t), MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "matrix B"));
+  gemm_data_free(&g);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+
+  /* A core the machine does not have; two cores in one group. */
+  pl = platform("{\"devices\": [{\"name\": \"far\", \"type\": \"cpu\", "
+                "\"core\": 4096}]}");
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), MLSBA_EDEVICE);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "far: core 4096"));
+  mlsba_platform_destroy(pl);
+  pl = platform("{\"devices\": ["
+                "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
+                "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1}],"
+                "\"groups\": [[\"c0\", \"c1\"]]}");
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), MLSBA_EINVAL);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+START_TEST(devoted_core_must_not_compute) {
+  mlsba_platform_t *pl =
+      platform("{\"devices\": ["
+               "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
+               "{\"name\": \"gpu\", \"type\": \"sim\", \"speed\": [[1, 100]]}],"
+               "\"groups\": [[\"c0\", \"gpu\"]]}");
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_gemm_t g;
+  gemm_data_make(&g, 4, 10, 4, MLSBA_PRECISION_SINGLE, 1);
+  double t[2];
+  int64_t shared[2] = {3, 7}, devoted[2] = {0, 10};
+  ck_assert_int_eq(
+      mlsba_executor_run_gemm(ex, &g, shared, MLSBA_DRIVE_DEVOTED, t),
+      MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "devoted"));
+  ck_assert_int_eq(
+      mlsba_executor_run_gemm(ex, &g, devoted, MLSBA_DRIVE_DEVOTED, t), 0);
+  ck_assert_int_eq(
+      mlsba_executor_run_gemm(ex, &g, shared, MLSBA_DRIVE_SHARED, t), 0);
+  gemm_data_free(&g);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* Discovery finds every physical core (counted here with hwloc directly),
+ * pairs OpenCL device i with core i, and writes a platform file that loads
+ * again. */
+START_TEST(discovery_finds_every_core) {
+  hwloc_topology_t topo;
+  ck_assert_int_eq(hwloc_topology_init(&topo), 0);
+  ck_assert_int_eq(hwloc_topology_load(topo), 0);
+  int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  hwloc_topology_destroy(topo);
+  mlsba_platform_t *pl = NULL;
+  ck_assert_msg(mlsba_platform_discover(&pl) == 0, "%s", mlsba_last_error());
+  size_t p = mlsba_platform_num_devices(pl), ncpu = 0, ncl = 0;
+  for (size_t i = 0; i < p; i++) {
+    mlsba_device_info_t info;
+    ck_assert_int_eq(mlsba_platform_device_info(pl, i, &info), 0);
+    if (mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_CPU) {
+      ck_assert_int_eq(info.core, (int)ncpu);
+      ncpu++;
+    } else {
+      ck_assert_int_eq(mlsba_platform_device_type(pl, i), MLSBA_DEVICE_OPENCL);
+      ncl++;
+    }
+  }
+  ck_assert_uint_eq(ncpu, (size_t)cores);
+  size_t paired = ncl < ncpu ? ncl : ncpu;
+  ck_assert_uint_eq(mlsba_platform_num_groups(pl), p - paired);
+  for (size_t g = 0; g < paired; g++) {
+    ck_assert_uint_eq(mlsba_platform_group_size(pl, g), 2);
+    ck_assert_int_eq(
+        mlsba_platform_device_type(pl, mlsba_platform_group_device(pl, g, 0)),
+        MLSBA_DEVICE_CPU);
+  }
+  char path[] = "/tmp/mlsba-auto-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(mlsba_platform_save(pl, path), 0);
+  mlsba_platform_t *back = NULL;
+  ck_assert_msg(mlsba_platform_load(path, &back) == 0, "%s",
+                mlsba_last_error());
+  ck_assert_uint_eq(mlsba_platform_num_groups(back),
+                    mlsba_platform_num_groups(pl));
+  ck_assert_str_eq(mlsba_platform_device_name(back, 0), "core0");
+  unlink(path);
+  mlsba_platform_destroy(back);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+static Suite *execute_suite(void) {
+  Suite *s = suite_create("execute");
+  TCase *tc = tcase_create("cores and sim");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc,
+                 verification_accepts_a_right_product_and_catches_a_wrong_one);
+  tcase_add_test(tc, verification_of_large_products_catches_a_wrong_column);
+  tcase_add_test(tc, cores_compute_the_product_with_blis);
+  tcase_add_test(tc, simulated_devices_take_virtual_time);
+  tcase_add_test(tc, bad_runs_are_refused);
+  tcase_add_test(tc, devoted_core_must_not_compute);
+  tcase_add_test(tc, discovery_finds_every_core);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(execute_suite()); }
