@@ -54,7 +54,8 @@ START_TEST(products_on_cores_and_opencl_match_the_reference) {
   mlsba_platform_t *pl = cores_and_opencl("");
   mlsba_executor_t *ex = open_executor(pl);
   static const int64_t shapes[][3] = {
-      {1, 3, 1}, {64, 64, 64}, {200, 90, 33}, {17, 301, 129}, {512, 512, 512}};
+      {1, 3, 1}, {64, 64, 64}, {200, 90, 33}, {17, 301, 129}, {512, 512, 512},
+      {1024, 1024, 1024}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     for (int prec = 0; prec < 2; prec++) {
       mlsba_gemm_t g;

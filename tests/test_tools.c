@@ -14,6 +14,7 @@
 #define SEED002 MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json"
 
 static char partition[] = MLSBA_PARTITION_BIN;
+static char info[] = MLSBA_INFO_BIN;
 
 static json_t *parse_json(const char *text) {
   json_error_t e;
@@ -209,6 +210,60 @@ START_TEST(help_and_version_exit_0) {
 }
 END_TEST
 
+/* mlsba-info shows every core and the default groups, and writes a
+ * platform file that loads again. */
+START_TEST(info_shows_devices_and_groups) {
+  char path[] = "/tmp/mlsba-info-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char *argv[] = {info, "--write", path, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "core0"));
+  ck_assert_ptr_nonnull(strstr(r.out, "group 0: core0"));
+  tool_run_free(&r);
+  char *again[] = {info, "--platform", path, NULL};
+  run_tool(again, &r);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "core0"));
+  tool_run_free(&r);
+  unlink(path);
+}
+END_TEST
+
+/* With no OpenCL platform at all (the ICD loader pointed at an empty list
+ * of vendors), discovery still finds the cores, each a group of its own. */
+START_TEST(info_works_without_opencl) {
+  setenv("OCL_ICD_VENDORS", "/nonexistent-vendors", 1);
+  char *argv[] = {info, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_ptr_null(strstr(r.out, "ocl0"));
+  ck_assert_ptr_nonnull(strstr(r.out, "group 0: core0\n"));
+  tool_run_free(&r);
+  unsetenv("OCL_ICD_VENDORS");
+}
+END_TEST
+
+START_TEST(info_refuses_bad_input) {
+  char *argv[] = {info, "--frobnicate", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert(r.exited);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "unknown option --frobnicate"));
+  tool_run_free(&r);
+  char *missing[] = {info, "--platform", "/nonexistent.json", NULL};
+  run_tool(missing, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent.json: cannot open"));
+  tool_run_free(&r);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -220,6 +275,12 @@ static Suite *tools_suite(void) {
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, real_devices_and_too_little_capacity_are_refused);
   tcase_add_test(tc, help_and_version_exit_0);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("mlsba-info");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, info_shows_devices_and_groups);
+  tcase_add_test(tc, info_works_without_opencl);
+  tcase_add_test(tc, info_refuses_bad_input);
   suite_add_tcase(s, tc);
   return s;
 }
