@@ -425,7 +425,8 @@ typedef enum mlsba_drive {
    *  share, then waits (MLSBA). */
   MLSBA_DRIVE_SHARED = 0,
   /** The core only drives its accelerators and computes nothing (SLBA's
-   *  devoted core); its load must be 0. */
+   *  devoted core); its load must be 0. The driver of a group is its first
+   *  device. */
   MLSBA_DRIVE_DEVOTED
 } mlsba_drive_t;
 
@@ -463,6 +464,88 @@ MLSBA_EXTERN int mlsba_executor_run_gemm(mlsba_executor_t *ex,
                                          const mlsba_gemm_t *g,
                                          const int64_t load[],
                                          mlsba_drive_t drive, double time[]);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Self-adaptive balancing (seed 002 §V.A)
+ *
+ *  The iterative routine: run, measure every device, add one point per
+ *  device to its model, re-partition with the chosen algorithm, run again,
+ *  until the times agree within eps at both levels (between groups and
+ *  inside each group) or the distribution stops moving. */
+/**@{*/
+
+/** Why the routine stopped. */
+typedef enum mlsba_stop_reason {
+  MLSBA_STOP_BALANCED = 0, /**< device times within eps at both levels */
+  MLSBA_STOP_FIXED_POINT,  /**< re-partitioning moved no device by more
+                                than eps of its load: the models cannot
+                                tell a better distribution (timing noise) */
+  MLSBA_STOP_MAX_ITER,     /**< max_iter reached: not converged */
+  MLSBA_STOP_CYCLE         /**< a distribution came back: not converged */
+} mlsba_stop_reason_t;
+
+/** One iteration, as reported to the progress callback. */
+typedef struct mlsba_iteration {
+  unsigned int iteration;  /**< 1-based */
+  const int64_t *load;     /**< per device, file order */
+  const double *time;      /**< per device, from the common start */
+  double makespan;         /**< largest device time */
+  double imbalance;        /**< (max - min) / max over loaded devices */
+  double overhead_s;       /**< partitioning time that led to this run */
+  unsigned int remeasured; /**< runs repeated because of outliers */
+} mlsba_iteration_t;
+
+typedef struct mlsba_balance_opts {
+  mlsba_algorithm_t algorithm; /**< default MLSBA_ALGO_MLSBA */
+  double eps;                  /**< default 0.05 */
+  unsigned int max_iter;       /**< default 20 */
+  /** Shared (default) or devoted driving cores; SLBA-style runs use
+   *  devoted cores, whose loads are then 0. */
+  mlsba_drive_t drive;
+  /** A measured time further than this from the model's prediction, in
+   *  relative terms, is re-measured before it is trusted (default 0.25). */
+  double outlier;
+  /** Called after every iteration; may be NULL. */
+  void (*progress)(void *ctx, const mlsba_iteration_t *it);
+  void *progress_ctx;
+} mlsba_balance_opts_t;
+
+/** What the routine found. Arrays are owned by the result: release with
+ *  mlsba_balance_result_free(). */
+typedef struct mlsba_balance_result {
+  unsigned int iterations;
+  int converged;              /**< balanced or at a fixed point */
+  mlsba_stop_reason_t stop;
+  double makespan, imbalance; /**< of the last run */
+  double overhead_total_s;    /**< partitioning time over all iterations */
+  double overhead_per_call_s; /**< its median per call */
+  size_t p, q;
+  int64_t *load;   /**< p device loads of the last run, file order */
+  double *time;    /**< p device times of the last run */
+  int64_t *alpha;  /**< q group loads */
+  size_t *points;  /**< q group-model points of the last partitioning */
+  /** Every run: history[i * p + j] is device j's load in run i. */
+  int64_t *history_load;
+  double *history_makespan, *history_imbalance; /**< per run */
+  mlsba_model_t **models; /**< p device models built from the runs */
+} mlsba_balance_result_t;
+
+/** \brief Defaults: MLSBA, eps 0.05, 20 iterations, shared cores. */
+MLSBA_EXTERN void mlsba_balance_opts_init(mlsba_balance_opts_t *opts);
+
+/** \brief Balance a product over the executor's devices: the first run
+ *  gives every device N/P columns (within what it can hold), every later
+ *  one the distribution the algorithm draws from the models measured so
+ *  far. C holds the product of the last run.
+ *  \return 0 (see result->converged), or the first error of a run or of
+ *          the partitioner. */
+MLSBA_EXTERN int mlsba_balance_gemm(mlsba_executor_t *ex,
+                                    const mlsba_gemm_t *g,
+                                    const mlsba_balance_opts_t *opts,
+                                    mlsba_balance_result_t *result);
+/** \brief Release the arrays of a result (not the struct itself). */
+MLSBA_EXTERN void mlsba_balance_result_free(mlsba_balance_result_t *result);
 /**@}*/
 
 #ifdef __cplusplus

@@ -17,15 +17,9 @@
 
 #include "../core/error.h"
 #include "../devices/device.h"
+#include "executor.h"
 #include "gemm.h"
 #include "platform.h"
-
-struct mlsba_executor {
-  const mlsba_platform_t *pl;
-  mlsba__device_t *dev; /* per platform device, file order */
-  hwloc_topology_t topo;
-  int ncores;
-};
 
 double mlsba__now(void) {
   struct timespec ts;
@@ -240,7 +234,7 @@ static int check_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
                           "%s: load %lld outside 0..%lld (what it can hold)",
                           name, (long long)load[i], (long long)max[i]);
       else if (drive == MLSBA_DRIVE_DEVOTED && accelerated &&
-               pl->dev[i].type == MLSBA_DEVICE_CPU && load[i] != 0)
+               k == pl->group_start[gi] && load[i] != 0)
         err = mlsba__fail(MLSBA_EINVAL,
                           "%s: a devoted core only drives its accelerators, "
                           "its load must be 0 (got %lld)",

@@ -1,0 +1,149 @@
+/* The self-adaptive routine on the simulated seed-002 desktop, where the
+ * optimum is known: iterations and final makespan against the optimum,
+ * without noise and over many seeds of 3% timing noise, for every
+ * algorithm.
+ *
+ *   bench-balance [--platform FILE] [--seeds S] [--noise X]
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlsba.h"
+
+#ifndef MLSBA_SOURCE_DIR
+#define MLSBA_SOURCE_DIR "."
+#endif
+
+static mlsba_platform_t *with_noise(const char *path, double noise, int seed) {
+  json_error_t e;
+  json_t *root = json_load_file(path, 0, &e);
+  if (root == NULL)
+    return NULL;
+  size_t i;
+  json_t *d;
+  json_array_foreach(json_object_get(root, "devices"), i, d) {
+    json_object_set_new(d, "noise", json_real(noise));
+    json_object_set_new(d, "seed", json_integer(seed * 16 + (int)i));
+  }
+  char *text = json_dumps(root, 0);
+  mlsba_platform_t *pl = NULL;
+  if (mlsba_platform_parse(text, path, &pl) != 0)
+    pl = NULL;
+  free(text);
+  json_decref(root);
+  return pl;
+}
+
+/* Optimum of the noiseless profiles (flat SLBA: exact), and the true
+ * makespan of a distribution on them. */
+static double optimum(const mlsba_platform_t *pl, int64_t n) {
+  size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
+  const mlsba_model_t **m = calloc(p, sizeof *m);
+  size_t *size = calloc(q, sizeof *size);
+  int64_t *alpha = calloc(q, sizeof *alpha), *beta = calloc(p, sizeof *beta);
+  mlsba_partition_info_t info = {0};
+  if (m && size && alpha && beta &&
+      mlsba_platform_grouped_models(pl, m, size) == 0)
+    mlsba_partition_groups(MLSBA_ALGO_SLBA, m, size, q, n, NULL, alpha, beta,
+                           NULL, &info);
+  free((void *)m);
+  free(size);
+  free(alpha);
+  free(beta);
+  return info.makespan;
+}
+
+static double true_makespan(const mlsba_platform_t *pl, const int64_t *load) {
+  double worst = 0, t;
+  for (size_t j = 0; j < mlsba_platform_num_devices(pl); j++)
+    if (mlsba_model_time(mlsba_platform_device_model(pl, j), (double)load[j],
+                         &t) == 0 &&
+        t > worst)
+      worst = t;
+  return worst;
+}
+
+int main(int argc, char **argv) {
+  const char *path = MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json";
+  int seeds = 100;
+  double noise = 0.03;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      printf("usage: bench-balance [--platform FILE] [--seeds S] "
+             "[--noise X]\n");
+      return 0;
+    } else if (!strcmp(argv[i], "--platform") && i + 1 < argc) {
+      path = argv[++i];
+    } else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
+      seeds = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--noise") && i + 1 < argc) {
+      noise = atof(argv[++i]);
+    } else {
+      fprintf(stderr, "bench-balance: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  static float dummy; /* simulated devices compute nothing */
+  mlsba_gemm_t g = {
+      .m = 1, .n = 8400, .k = 1, .a = &dummy, .b = &dummy, .c = &dummy};
+  printf("self-adaptive balancing on %s, N = %lld\n\n", path, (long long)g.n);
+  printf("%-13s %-22s %-16s %s\n", "algorithm", "no noise: iterations",
+         "vs optimum", "stop");
+  static const char *stops[] = {"balanced", "fixed point", "max iter", "cycle"};
+  for (int a = 0; a < MLSBA_ALGO_COUNT; a++) {
+    mlsba_platform_t *pl = with_noise(path, 0, 1);
+    mlsba_executor_t *ex = NULL;
+    if (pl == NULL || mlsba_executor_create(pl, &ex) != 0) {
+      fprintf(stderr, "bench-balance: %s\n", mlsba_last_error());
+      return 1;
+    }
+    mlsba_balance_opts_t o;
+    mlsba_balance_opts_init(&o);
+    o.algorithm = (mlsba_algorithm_t)a;
+    mlsba_balance_result_t r;
+    if (mlsba_balance_gemm(ex, &g, &o, &r) != 0) {
+      fprintf(stderr, "bench-balance: %s\n", mlsba_last_error());
+      return 1;
+    }
+    printf("%-13s %-22u %-16.4f %s\n", mlsba_algorithm_name(o.algorithm),
+           r.iterations, true_makespan(pl, r.load) / optimum(pl, g.n),
+           stops[r.stop]);
+    mlsba_balance_result_free(&r);
+    mlsba_executor_destroy(ex);
+    mlsba_platform_destroy(pl);
+  }
+  printf("\nmlsba with %.0f%% timing noise over %d seeds:\n", 100 * noise,
+         seeds);
+  int within5 = 0, within8 = 0, converged = 0;
+  unsigned maxit = 0;
+  double sumit = 0, worst = 0, sum_ratio = 0;
+  for (int seed = 1; seed <= seeds; seed++) {
+    mlsba_platform_t *pl = with_noise(path, noise, seed);
+    mlsba_executor_t *ex = NULL;
+    mlsba_balance_result_t r;
+    if (pl == NULL || mlsba_executor_create(pl, &ex) != 0 ||
+        mlsba_balance_gemm(ex, &g, NULL, &r) != 0) {
+      fprintf(stderr, "bench-balance: %s\n", mlsba_last_error());
+      return 1;
+    }
+    double ratio = true_makespan(pl, r.load) / optimum(pl, g.n);
+    within5 += ratio <= 1.05;
+    within8 += r.iterations <= 8;
+    converged += r.converged;
+    maxit = r.iterations > maxit ? r.iterations : maxit;
+    sumit += r.iterations;
+    sum_ratio += ratio;
+    worst = ratio > worst ? ratio : worst;
+    mlsba_balance_result_free(&r);
+    mlsba_executor_destroy(ex);
+    mlsba_platform_destroy(pl);
+  }
+  printf("  converged %d/%d; iterations mean %.2f, max %u, within 8: %d\n",
+         converged, seeds, sumit / seeds, maxit, within8);
+  printf("  final makespan / optimum (noiseless): mean %.4f, worst %.4f, "
+         "within 5%%: %d/%d\n",
+         sum_ratio / seeds, worst, within5, seeds);
+  return 0;
+}

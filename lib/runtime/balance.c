@@ -1,0 +1,458 @@
+/* The self-adaptive iterative routine of seed 002 §V.A: run, measure, add
+ * one point per device to its model, re-partition, run again.
+ *
+ * The runtime never decides a distribution: the partitioner does, from the
+ * models measured so far. What the routine adds:
+ *  - the first run gives every device N/P columns, within what it can hold;
+ *  - a measured time far from its model's prediction is re-measured: a
+ *    second measurement that agrees with it is trusted (the device really
+ *    changed), one that does not replaces it (a timing spike);
+ *  - it stops when the device times agree within eps at both levels, or
+ *    when the next distribution moves no device by more than eps of its
+ *    load (under timing noise the spread may never fall below eps while
+ *    the models already know the best distribution), or when a
+ *    distribution comes back (a cycle), or at max_iter; the last two are
+ *    reported as not converged. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../partition/grouped.h"
+#include "executor.h"
+#include "platform.h"
+
+/* Points kept per device model; the routine stops long before. */
+#define MAX_POINTS 64
+
+void mlsba_balance_opts_init(mlsba_balance_opts_t *o) {
+  if (o == NULL)
+    return;
+  memset(o, 0, sizeof *o);
+  o->algorithm = MLSBA_ALGO_MLSBA;
+  o->eps = 0.05;
+  o->max_iter = 20;
+  o->drive = MLSBA_DRIVE_SHARED;
+  o->outlier = 0.25;
+}
+
+void mlsba_balance_result_free(mlsba_balance_result_t *r) {
+  if (r == NULL)
+    return;
+  for (size_t i = 0; r->models && i < r->p; i++)
+    mlsba_model_destroy(r->models[i]);
+  free(r->models);
+  free(r->load);
+  free(r->time);
+  free(r->alpha);
+  free(r->points);
+  free(r->history_load);
+  free(r->history_makespan);
+  free(r->history_imbalance);
+  memset(r, 0, sizeof *r);
+}
+
+/* (max - min) / max of the times of the loaded devices among idx[0..n-1]
+ * (or of all p devices when idx is NULL); 0 when fewer than two. */
+static double spread(const double *time, const int64_t *load, const size_t *idx,
+                     size_t n) {
+  double lo = INFINITY, hi = 0;
+  for (size_t k = 0; k < n; k++) {
+    size_t j = idx ? idx[k] : k;
+    if (load[j] == 0)
+      continue;
+    lo = time[j] < lo ? time[j] : lo;
+    hi = time[j] > hi ? time[j] : hi;
+  }
+  return hi > 0 && lo < INFINITY ? (hi - lo) / hi : 0;
+}
+
+/* Balanced at both levels: the groups' times (their slowest device) agree
+ * within eps, and so do the devices inside every group. */
+static int balanced(const mlsba_platform_t *pl, const int64_t *load,
+                    const double *time, double eps, double *group_time,
+                    int64_t *group_load) {
+  for (size_t g = 0; g < pl->ngroups; g++) {
+    const size_t *idx = pl->group_dev + pl->group_start[g];
+    size_t n = pl->group_start[g + 1] - pl->group_start[g];
+    if (spread(time, load, idx, n) > eps)
+      return 0;
+    group_time[g] = 0;
+    group_load[g] = 0;
+    for (size_t k = 0; k < n; k++) {
+      group_load[g] += load[idx[k]];
+      if (load[idx[k]] > 0 && time[idx[k]] > group_time[g])
+        group_time[g] = time[idx[k]];
+    }
+  }
+  return spread(group_time, group_load, NULL, pl->ngroups) <= eps;
+}
+
+/* What has been measured on one device: points (load, mean speed) with
+ * the number of runs behind each. The device's model is rebuilt from it. */
+typedef struct {
+  double x[MAX_POINTS], speed[MAX_POINTS];
+  double m2[MAX_POINTS]; /* sum of squared deviations (Welford) */
+  unsigned count[MAX_POINTS];
+  size_t n;
+} measured_t;
+
+/* Adds a run of load units in time seconds. A run within merge (relative)
+ * of a load measured before joins that point: its speed becomes the mean
+ * of all the runs behind it, at the newest load. Two noisy points a unit
+ * or two apart would otherwise make a steep segment that turns timing
+ * noise into large swings of the next distribution; merged, repeated runs
+ * near the solution wear the noise down. */
+static void add_run(measured_t *m, int64_t load, double time, double merge) {
+  double x = (double)load, speed = x / time;
+  for (size_t i = 0; i < m->n; i++) {
+    if (fabs(m->x[i] - x) <= merge * x) {
+      double delta = speed - m->speed[i];
+      m->count[i]++;
+      m->speed[i] += delta / m->count[i];
+      m->m2[i] += delta * (speed - m->speed[i]);
+      m->x[i] = x;
+      return;
+    }
+  }
+  if (m->n == MAX_POINTS) { /* forget the oldest-measured extreme: rare */
+    memmove(m->x, m->x + 1, (MAX_POINTS - 1) * sizeof *m->x);
+    memmove(m->speed, m->speed + 1, (MAX_POINTS - 1) * sizeof *m->speed);
+    memmove(m->count, m->count + 1, (MAX_POINTS - 1) * sizeof *m->count);
+    memmove(m->m2, m->m2 + 1, (MAX_POINTS - 1) * sizeof *m->m2);
+    m->n--;
+  }
+  m->x[m->n] = x;
+  m->speed[m->n] = speed;
+  m->m2[m->n] = 0;
+  m->count[m->n++] = 1;
+}
+
+/* Whether the point at load (it was just measured there) is known well
+ * enough: at least two runs, and the standard error of their mean speed
+ * within tol of it. A single run says nothing of the noise. */
+static int known_well(const measured_t *m, int64_t load, double tol) {
+  for (size_t i = 0; i < m->n; i++) {
+    if (m->x[i] != (double)load)
+      continue;
+    if (m->count[i] < 2)
+      return 0;
+    double var = m->m2[i] / (m->count[i] - 1);
+    return sqrt(var / m->count[i]) <= tol * m->speed[i];
+  }
+  return 0;
+}
+
+static int rebuild_model(const measured_t *m, mlsba_model_t *model) {
+  int err = mlsba_model_clear(model);
+  for (size_t i = 0; !err && i < m->n; i++)
+    err = mlsba_model_set_point(model, m->x[i], m->speed[i]);
+  return err;
+}
+
+typedef struct {
+  mlsba_executor_t *ex;
+  const mlsba_gemm_t *g;
+  const mlsba_balance_opts_t *o;
+  size_t p, q;
+  int64_t *max;       /* what each device can hold */
+  unsigned char *use; /* device takes part in the partitioning */
+  /* The partitioning problem over the devices in use, group by group. */
+  const mlsba_model_t **pmodels;
+  size_t *pdev, *psize, pq, pp;
+  int64_t *palpha, *pbeta;
+  size_t *ppoints;
+  double *scratch;      /* 2 p: a second measurement; group times */
+  int64_t *gload;       /* q */
+  measured_t *measured; /* p */
+} ctx_t;
+
+/* Runs the loads, re-measuring outliers against the models; returns the
+ * number of repeated runs in *again. */
+static int measure(ctx_t *C, mlsba_balance_result_t *r, const int64_t *load,
+                   double *time, unsigned *again) {
+  int err = mlsba_executor_run_gemm(C->ex, C->g, load, C->o->drive, time);
+  *again = 0;
+  if (err)
+    return err;
+  int outliers = 0;
+  double *pred = C->scratch, *second = C->scratch + C->p;
+  for (size_t j = 0; j < C->p; j++) {
+    pred[j] = 0;
+    if (load[j] == 0 || mlsba_model_num_points(r->models[j]) == 0)
+      continue;
+    mlsba_model_time(r->models[j], (double)load[j], &pred[j]);
+    outliers |= fabs(time[j] / pred[j] - 1) > C->o->outlier;
+  }
+  if (!outliers)
+    return 0;
+  *again = 1;
+  if ((err = mlsba_executor_run_gemm(C->ex, C->g, load, C->o->drive, second)) !=
+      0)
+    return err;
+  for (size_t j = 0; j < C->p; j++) {
+    if (pred[j] == 0)
+      continue;
+    if (fabs(second[j] / time[j] - 1) <= C->o->outlier)
+      time[j] = 0.5 * (time[j] + second[j]); /* confirmed: a real change */
+    else if (fabs(second[j] / pred[j] - 1) < fabs(time[j] / pred[j] - 1))
+      time[j] = second[j]; /* the first was a spike */
+  }
+  return 0;
+}
+
+/* Re-partitions n over the devices in use from their models. */
+static int repartition(ctx_t *C, mlsba_balance_result_t *r, int64_t *load,
+                       double *seconds) {
+  const mlsba_platform_t *pl = C->ex->pl;
+  mlsba_partition_opts_t po;
+  mlsba_partition_opts_init(&po);
+  C->pp = C->pq = 0;
+  for (size_t g = 0; g < pl->ngroups; g++) {
+    size_t before = C->pp;
+    for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++) {
+      size_t j = pl->group_dev[k];
+      if (!C->use[j] || mlsba_model_num_points(r->models[j]) == 0)
+        continue;
+      C->pdev[C->pp] = j;
+      C->pmodels[C->pp++] = r->models[j];
+    }
+    if (C->pp > before)
+      C->psize[C->pq++] = C->pp - before;
+  }
+  double t0 = mlsba__now();
+  int err = mlsba_partition_groups(C->o->algorithm, C->pmodels, C->psize, C->pq,
+                                   C->g->n, &po, C->palpha, C->pbeta,
+                                   C->ppoints, NULL);
+  *seconds = mlsba__now() - t0;
+  if (err)
+    return err;
+  memset(load, 0, C->p * sizeof *load);
+  for (size_t k = 0; k < C->pp; k++)
+    load[C->pdev[k]] = C->pbeta[k];
+  /* Group-model points, back on the platform's groups. */
+  memset(r->points, 0, C->q * sizeof *r->points);
+  for (size_t g = 0, pg = 0; g < pl->ngroups && pg < C->pq; g++) {
+    int used = 0;
+    for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
+      used |= C->use[pl->group_dev[k]] &&
+              mlsba_model_num_points(r->models[pl->group_dev[k]]) > 0;
+    if (used)
+      r->points[g] = C->ppoints[pg++];
+  }
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int alloc_all(ctx_t *C, mlsba_balance_result_t *r, size_t iters) {
+  size_t p = C->p, q = C->q;
+  r->p = p;
+  r->q = q;
+  r->models = calloc(p, sizeof *r->models);
+  r->load = calloc(p, sizeof *r->load);
+  r->time = calloc(p, sizeof *r->time);
+  r->alpha = calloc(q, sizeof *r->alpha);
+  r->points = calloc(q, sizeof *r->points);
+  r->history_load = calloc(iters * p, sizeof *r->history_load);
+  r->history_makespan = calloc(iters, sizeof *r->history_makespan);
+  r->history_imbalance = calloc(iters, sizeof *r->history_imbalance);
+  C->max = calloc(p, sizeof *C->max);
+  C->use = calloc(p, 1);
+  C->pmodels = calloc(p, sizeof *C->pmodels);
+  C->pdev = calloc(p, sizeof *C->pdev);
+  C->psize = calloc(q, sizeof *C->psize);
+  C->palpha = calloc(q, sizeof *C->palpha);
+  C->pbeta = calloc(p, sizeof *C->pbeta);
+  C->ppoints = calloc(q, sizeof *C->ppoints);
+  C->scratch = calloc(2 * p, sizeof *C->scratch);
+  C->gload = calloc(q, sizeof *C->gload);
+  C->measured = calloc(p, sizeof *C->measured);
+  int ok = C->measured && r->models && r->load && r->time && r->alpha &&
+           r->points && r->history_load && r->history_makespan &&
+           r->history_imbalance && C->max && C->use && C->pmodels && C->pdev &&
+           C->psize && C->palpha && C->pbeta && C->ppoints && C->scratch &&
+           C->gload;
+  for (size_t j = 0; ok && j < p; j++)
+    ok = mlsba_model_create(&r->models[j]) == 0;
+  return ok ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
+}
+
+static void free_ctx(ctx_t *C) {
+  free(C->max);
+  free(C->use);
+  free((void *)C->pmodels);
+  free(C->pdev);
+  free(C->psize);
+  free(C->palpha);
+  free(C->pbeta);
+  free(C->ppoints);
+  free(C->scratch);
+  free(C->gload);
+  free(C->measured);
+}
+
+int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+                       const mlsba_balance_opts_t *opts,
+                       mlsba_balance_result_t *r) {
+  if (ex == NULL || r == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_balance_gemm: %s is NULL",
+                       ex == NULL ? "executor" : "result");
+  memset(r, 0, sizeof *r);
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  if (opts)
+    o = *opts;
+  if (!(o.eps >= 0) || !isfinite(o.eps) || o.max_iter < 1 || !(o.outlier > 0) ||
+      (unsigned)o.algorithm >= MLSBA_ALGO_COUNT)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "balance: eps must be >= 0, max_iter >= 1, outlier > 0 "
+                       "(got %g, %u, %g)",
+                       o.eps, o.max_iter, o.outlier);
+  const mlsba_platform_t *pl = ex->pl;
+  ctx_t C = {.ex = ex, .g = g, .o = &o, .p = pl->ndev, .q = pl->ngroups};
+  double *calls = calloc(o.max_iter, sizeof *calls);
+  int err = calls ? alloc_all(&C, r, o.max_iter)
+                  : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
+  if (!err)
+    err = mlsba_executor_max_loads(ex, g, C.max);
+  if (err)
+    goto done;
+
+  /* Devices that take part: those that can hold something, less the
+   * devoted drivers (the first device of a group with accelerators). */
+  int64_t capacity = 0;
+  for (size_t gi = 0; gi < pl->ngroups; gi++) {
+    int accelerated = pl->group_start[gi + 1] - pl->group_start[gi] > 1;
+    for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++) {
+      size_t j = pl->group_dev[k];
+      int devoted = o.drive == MLSBA_DRIVE_DEVOTED && accelerated &&
+                    k == pl->group_start[gi];
+      C.use[j] = C.max[j] > 0 && !devoted;
+      mlsba_model_set_max_load(r->models[j], C.max[j]);
+      capacity += C.use[j] ? C.max[j] : 0;
+      if (capacity > g->n)
+        capacity = g->n;
+    }
+  }
+  if (capacity < g->n) {
+    err = mlsba__fail(MLSBA_ECAPACITY,
+                      "balance: the devices can hold %lld columns together, "
+                      "the product has %lld",
+                      (long long)capacity, (long long)g->n);
+    goto done;
+  }
+  /* First run: N/P per device, within what each can hold. */
+  for (size_t j = 0; j < C.p; j++)
+    C.max[j] = C.use[j] ? C.max[j] : 0;
+  mlsba__proportional(NULL, C.max, C.p, g->n, r->load);
+
+  unsigned ncalls = 0;
+  double overhead = 0;
+  for (unsigned it = 1;; it++) {
+    unsigned again;
+    if ((err = measure(&C, r, r->load, r->time, &again)) != 0)
+      goto done;
+    for (size_t j = 0; j < C.p; j++) {
+      if (r->load[j] == 0)
+        continue;
+      add_run(&C.measured[j], r->load[j], r->time[j], o.eps);
+      if ((err = rebuild_model(&C.measured[j], r->models[j])) != 0)
+        goto done;
+    }
+    r->iterations = it;
+    r->makespan = 0;
+    for (size_t j = 0; j < C.p; j++)
+      r->makespan = r->time[j] > r->makespan ? r->time[j] : r->makespan;
+    r->imbalance = spread(r->time, r->load, NULL, C.p);
+    memcpy(r->history_load + (it - 1) * C.p, r->load, C.p * sizeof *r->load);
+    r->history_makespan[it - 1] = r->makespan;
+    r->history_imbalance[it - 1] = r->imbalance;
+    if (o.progress) {
+      mlsba_iteration_t info = {it,           r->load,  r->time, r->makespan,
+                                r->imbalance, overhead, again};
+      o.progress(o.progress_ctx, &info);
+    }
+    if (balanced(pl, r->load, r->time, o.eps, C.scratch + C.p, C.gload)) {
+      r->stop = MLSBA_STOP_BALANCED;
+      break;
+    }
+    if (it == o.max_iter) {
+      r->stop = MLSBA_STOP_MAX_ITER;
+      break;
+    }
+    /* The next distribution goes in the history's next row. */
+    int64_t *proposal = r->history_load + it * C.p;
+    memcpy(proposal, r->load, C.p * sizeof *proposal);
+    if ((err = repartition(&C, r, proposal, &overhead)) != 0)
+      goto done;
+    calls[ncalls++] = overhead;
+    r->overhead_total_s += overhead;
+    /* A fixed point: the proposal moves no device by more than eps of its
+     * load, and the models expect it to gain less than eps over the loads
+     * just run (a small move of a large load can still be worth more). Both
+     * makespans come from the same models: the measured one is biased up
+     * by noise (it is the largest of several noisy times). And every
+     * loaded device's point at its load is known well: two runs or more,
+     * with a standard error of their mean within eps / 2. With timing
+     * noise of a few percent one run per point misplaces some device by
+     * more than eps about one time in four; the routine measures how noisy
+     * its devices are and averages until it is not. (The measurements
+     * behind these choices are in benchmarks/RESULTS.md.) */
+    int moved = 0;
+    double now_pred = 0, next_pred = 0, next_min = INFINITY, t;
+    for (size_t j = 0; j < C.p; j++) {
+      double tol = o.eps * (double)r->load[j];
+      moved |= fabs((double)(proposal[j] - r->load[j])) > (tol > 1 ? tol : 1);
+      if (proposal[j] > 0 &&
+          mlsba_model_time(r->models[j], (double)proposal[j], &t) == 0) {
+        next_pred = t > next_pred ? t : next_pred;
+        next_min = t < next_min ? t : next_min;
+      }
+      if (r->load[j] > 0 &&
+          mlsba_model_time(r->models[j], (double)r->load[j], &t) == 0)
+        now_pred = t > now_pred ? t : now_pred;
+    }
+    /* ... and the models themselves must call the proposal balanced: an
+     * algorithm that ignores them (homogeneous) repeats itself without
+     * converging. */
+    int settled = !moved && next_pred > (1 - o.eps) * now_pred &&
+                  next_pred - next_min <= o.eps * next_pred;
+    for (size_t j = 0; settled && j < C.p; j++)
+      settled =
+          r->load[j] == 0 || known_well(&C.measured[j], r->load[j], o.eps / 2);
+    if (settled) {
+      r->stop = MLSBA_STOP_FIXED_POINT;
+      break;
+    }
+    int seen = 0;
+    for (unsigned k = 0; k + 1 < it && !seen; k++)
+      seen =
+          !memcmp(r->history_load + k * C.p, proposal, C.p * sizeof *proposal);
+    if (seen) {
+      r->stop = MLSBA_STOP_CYCLE;
+      break;
+    }
+    memcpy(r->load, proposal, C.p * sizeof *proposal);
+  }
+  r->converged =
+      r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
+  if (ncalls) {
+    qsort(calls, ncalls, sizeof *calls, cmp_double);
+    r->overhead_per_call_s = calls[ncalls / 2];
+  }
+  for (size_t gi = 0; gi < pl->ngroups; gi++) {
+    r->alpha[gi] = 0;
+    for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++)
+      r->alpha[gi] += r->load[pl->group_dev[k]];
+  }
+done:
+  free(calls);
+  free_ctx(&C);
+  if (err)
+    mlsba_balance_result_free(r);
+  return err;
+}

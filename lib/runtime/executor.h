@@ -1,0 +1,17 @@
+/* The executor, internal view: what the balancing routine reads. */
+#ifndef MLSBA_RUNTIME_EXECUTOR_H
+#define MLSBA_RUNTIME_EXECUTOR_H
+
+#include <hwloc.h>
+
+#include "../devices/device.h"
+#include "mlsba.h"
+
+struct mlsba_executor {
+  const mlsba_platform_t *pl;
+  mlsba__device_t *dev; /* per platform device, file order */
+  hwloc_topology_t topo;
+  int ncores;
+};
+
+#endif
