@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlsba.h"
@@ -189,6 +190,78 @@ START_TEST(devoted_cores_get_no_work_and_limits_are_checked) {
 }
 END_TEST
 
+/* A second identical run starts from the models the first one saved and
+ * converges in at most 2 iterations; when a device gets slower, its stored
+ * model is found stale and the run still converges. */
+START_TEST(warm_start_and_stale_models) {
+  char dir[] = "/tmp/mlsba-models-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  for (int noisy = 0; noisy < 2; noisy++) {
+    mlsba_platform_t *pl = desktop(noisy ? 0.03 : 0, 3);
+    mlsba_executor_t *ex = NULL;
+    ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+    mlsba_balance_opts_t o;
+    mlsba_balance_opts_init(&o);
+    o.model_dir = dir;
+    mlsba_balance_result_t cold, warm;
+    ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &cold), 0);
+    ck_assert_int_eq(cold.save_error, 0);
+    ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &warm), 0);
+    ck_assert_uint_eq(warm.warm, 6);
+    ck_assert_uint_eq(warm.stale, 0);
+    ck_assert_msg(warm.converged && warm.iterations <= 2,
+                  "noisy %d: warm start took %u iterations", noisy,
+                  warm.iterations);
+    ck_assert_double_le(true_makespan(pl, warm.load), 1.05 * optimum(pl));
+    mlsba_balance_result_free(&cold);
+    mlsba_balance_result_free(&warm);
+    mlsba_executor_destroy(ex);
+    mlsba_platform_destroy(pl);
+  }
+  /* GPU0 three times slower than its stored model says. */
+  json_error_t e;
+  json_t *root = json_load_file(SEED002, 0, &e);
+  json_t *speed = json_object_get(
+      json_array_get(json_object_get(root, "devices"), 1), "speed");
+  size_t i;
+  json_t *pt;
+  json_array_foreach(speed, i, pt) {
+    json_array_set_new(pt, 1,
+                       json_real(json_number_value(json_array_get(pt, 1)) / 3));
+  }
+  char *text = json_dumps(root, 0);
+  mlsba_platform_t *slow = NULL;
+  ck_assert_int_eq(mlsba_platform_parse(text, "slow", &slow), 0);
+  free(text);
+  json_decref(root);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(slow, &ex), 0);
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.model_dir = dir;
+  mlsba_balance_result_t r;
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+  ck_assert_uint_ge(r.stale, 1);
+  ck_assert_msg(r.converged, "stop %d after %u iterations", (int)r.stop,
+                r.iterations);
+  ck_assert_double_le(true_makespan(slow, r.load), 1.05 * optimum(slow));
+  mlsba_balance_result_free(&r);
+  /* A corrupted file is ignored, the run goes on cold. */
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "for f in %s/*.model; do echo x >> $f; done", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+  ck_assert_uint_eq(r.ignored, 6);
+  ck_assert_uint_eq(r.warm, 0);
+  ck_assert(r.converged);
+  mlsba_balance_result_free(&r);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(slow);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *balance_suite(void) {
   Suite *s = suite_create("balance");
   TCase *tc = tcase_create("sim");
@@ -197,6 +270,7 @@ static Suite *balance_suite(void) {
   tcase_add_test(tc, three_percent_noise_converges_within_8_and_5_percent);
   tcase_add_test(tc, every_algorithm_runs_and_reports_honestly);
   tcase_add_test(tc, devoted_cores_get_no_work_and_limits_are_checked);
+  tcase_add_test(tc, warm_start_and_stale_models);
   suite_add_tcase(s, tc);
   return s;
 }

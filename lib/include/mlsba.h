@@ -145,6 +145,22 @@ MLSBA_EXTERN size_t mlsba_model_num_points(const mlsba_model_t *model);
 MLSBA_EXTERN int mlsba_model_get_point(const mlsba_model_t *model, size_t i,
                                        double *x, double *speed);
 
+/** \brief Save a model to a file that a person can read: a version line,
+ *  the key it belongs to (what changes a speed function: host, device,
+ *  driver, kernel, precision, problem shape), max_load, the points, and a
+ *  checksum. The write is atomic (temporary file, then rename): a crash
+ *  during the save leaves the old file or the new one, never half of one.
+ *  \param key  one line, no newline. */
+MLSBA_EXTERN int mlsba_model_save(const mlsba_model_t *model, const char *path,
+                                  const char *key);
+/** \brief Load a model saved for key.
+ *  \return 0; MLSBA_EIO when the file cannot be read; MLSBA_EFORMAT when
+ *          it is truncated, corrupted (checksum), of another format version,
+ *          or saved for another key; the message names the file and says
+ *          which. */
+MLSBA_EXTERN int mlsba_model_load(const char *path, const char *key,
+                                  mlsba_model_t **model);
+
 /** \brief Speed s(x) for a load x >= 0. Needs at least one point. */
 MLSBA_EXTERN int mlsba_model_speed(const mlsba_model_t *model, double x,
                                    double *speed);
@@ -509,6 +525,14 @@ typedef struct mlsba_balance_opts {
   /** Called after every iteration; may be NULL. */
   void (*progress)(void *ctx, const mlsba_iteration_t *it);
   void *progress_ctx;
+  /** Directory of saved device models (NULL: none). Models saved there
+   *  for this host, device, kernel, precision and problem shape start the
+   *  routine warm: the first run is drawn from them instead of N/P. A
+   *  stored model that the first run contradicts (confirmed by a second
+   *  run) is dropped as stale. At the end every model is saved back,
+   *  atomically. Corrupt or foreign files are ignored (see stale and
+   *  ignored in the result). */
+  const char *model_dir;
 } mlsba_balance_opts_t;
 
 /** What the routine found. Arrays are owned by the result: release with
@@ -529,6 +553,10 @@ typedef struct mlsba_balance_result {
   int64_t *history_load;
   double *history_makespan, *history_imbalance; /**< per run */
   mlsba_model_t **models; /**< p device models built from the runs */
+  unsigned int warm;      /**< devices started from a stored model */
+  unsigned int stale;     /**< stored models dropped as stale */
+  unsigned int ignored;   /**< stored files refused (corrupt, foreign) */
+  int save_error;         /**< 0, or the error of saving the models */
 } mlsba_balance_result_t;
 
 /** \brief Defaults: MLSBA, eps 0.05, 20 iterations, shared cores. */

@@ -14,8 +14,10 @@
  *    distribution comes back (a cycle), or at max_iter; the last two are
  *    reported as not converged. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../partition/grouped.h"
@@ -53,15 +55,18 @@ void mlsba_balance_result_free(mlsba_balance_result_t *r) {
 }
 
 /* (max - min) / max of the times of the loaded devices among idx[0..n-1]
- * (or of all p devices when idx is NULL); 0 when fewer than two. */
-static double spread(const double *time, const int64_t *load, const size_t *idx,
-                     size_t n) {
+ * (or of all n when idx is NULL); 0 when fewer than two. A device held at
+ * what it can hold (cap, may be NULL) finishes early by necessity, as it
+ * does in the optimum: it counts for the max, not for the min. */
+static double spread(const double *time, const int64_t *load,
+                     const int64_t *cap, const size_t *idx, size_t n) {
   double lo = INFINITY, hi = 0;
   for (size_t k = 0; k < n; k++) {
     size_t j = idx ? idx[k] : k;
     if (load[j] == 0)
       continue;
-    lo = time[j] < lo ? time[j] : lo;
+    if (!cap || load[j] < cap[j])
+      lo = time[j] < lo ? time[j] : lo;
     hi = time[j] > hi ? time[j] : hi;
   }
   return hi > 0 && lo < INFINITY ? (hi - lo) / hi : 0;
@@ -70,22 +75,25 @@ static double spread(const double *time, const int64_t *load, const size_t *idx,
 /* Balanced at both levels: the groups' times (their slowest device) agree
  * within eps, and so do the devices inside every group. */
 static int balanced(const mlsba_platform_t *pl, const int64_t *load,
-                    const double *time, double eps, double *group_time,
-                    int64_t *group_load) {
+                    const int64_t *cap, const double *time, double eps,
+                    double *group_time, int64_t *group_load,
+                    int64_t *group_cap) {
   for (size_t g = 0; g < pl->ngroups; g++) {
     const size_t *idx = pl->group_dev + pl->group_start[g];
     size_t n = pl->group_start[g + 1] - pl->group_start[g];
-    if (spread(time, load, idx, n) > eps)
+    if (spread(time, load, cap, idx, n) > eps)
       return 0;
     group_time[g] = 0;
     group_load[g] = 0;
+    group_cap[g] = 0;
     for (size_t k = 0; k < n; k++) {
       group_load[g] += load[idx[k]];
+      group_cap[g] += cap[idx[k]];
       if (load[idx[k]] > 0 && time[idx[k]] > group_time[g])
         group_time[g] = time[idx[k]];
     }
   }
-  return spread(group_time, group_load, NULL, pl->ngroups) <= eps;
+  return spread(group_time, group_load, group_cap, NULL, pl->ngroups) <= eps;
 }
 
 /* What has been measured on one device: points (load, mean speed) with
@@ -143,6 +151,58 @@ static int known_well(const measured_t *m, int64_t load, double tol) {
   return 0;
 }
 
+/* Seeds the measurements of a device from a stored model: one run per
+ * point (the stored points are as good as one run each). */
+static void seed_from(measured_t *m, const mlsba_model_t *stored) {
+  m->n = 0;
+  for (size_t i = 0; i < mlsba_model_num_points(stored) && i < MAX_POINTS;
+       i++) {
+    mlsba_model_get_point(stored, i, &m->x[i], &m->speed[i]);
+    m->count[i] = 1;
+    m->m2[i] = 0;
+    m->n++;
+  }
+}
+
+/* Where a device's model lives, and the key that says what it is for:
+ * host, device identity and driver, kernel, precision, and the shape of
+ * the problem that is not partitioned (m and k). */
+static int model_file(const mlsba_platform_t *pl, size_t j,
+                      const mlsba_gemm_t *g, const char *dir, char *path,
+                      size_t plen, char *key, size_t klen) {
+  const device_t *d = &pl->dev[j];
+  char host[128] = "unknown";
+  gethostname(host, sizeof host - 1);
+  const char *prec =
+      g->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single";
+  char ident[384];
+  switch (d->type) {
+  case MLSBA_DEVICE_CPU:
+    snprintf(ident, sizeof ident, "cpu core %lld", (long long)d->core);
+    break;
+  case MLSBA_DEVICE_OPENCL:
+    snprintf(ident, sizeof ident, "opencl %lld.%lld %s (%s)",
+             (long long)d->cl_platform, (long long)d->cl_device,
+             d->model_name ? d->model_name : "", d->driver ? d->driver : "");
+    break;
+  default:
+    snprintf(ident, sizeof ident, "sim");
+  }
+  int a = snprintf(path, plen, "%s/%s.gemm-%s-m%lld-k%lld.model", dir, d->name,
+                   prec, (long long)g->m, (long long)g->k);
+  int b =
+      snprintf(key, klen,
+               "host=%s device=%s [%s] kernel=gemm precision=%s m=%lld "
+               "k=%lld",
+               host, d->name, ident, prec, (long long)g->m, (long long)g->k);
+  for (char *c = key; *c; c++)
+    if (*c == '\n')
+      *c = ' ';
+  return a < 0 || (size_t)a >= plen || b < 0 || (size_t)b >= klen
+             ? mlsba__fail(MLSBA_ERANGE, "%s: model path too long", dir)
+             : 0;
+}
+
 static int rebuild_model(const measured_t *m, mlsba_model_t *model) {
   int err = mlsba_model_clear(model);
   for (size_t i = 0; !err && i < m->n; i++)
@@ -164,7 +224,9 @@ typedef struct {
   size_t *ppoints;
   double *scratch;      /* 2 p: a second measurement; group times */
   int64_t *gload;       /* q */
+  int64_t *gcap;        /* q */
   measured_t *measured; /* p */
+  unsigned char *warm;  /* p: started from a stored model */
 } ctx_t;
 
 /* Runs the loads, re-measuring outliers against the models; returns the
@@ -270,12 +332,14 @@ static int alloc_all(ctx_t *C, mlsba_balance_result_t *r, size_t iters) {
   C->ppoints = calloc(q, sizeof *C->ppoints);
   C->scratch = calloc(2 * p, sizeof *C->scratch);
   C->gload = calloc(q, sizeof *C->gload);
+  C->gcap = calloc(q, sizeof *C->gcap);
   C->measured = calloc(p, sizeof *C->measured);
-  int ok = C->measured && r->models && r->load && r->time && r->alpha &&
-           r->points && r->history_load && r->history_makespan &&
-           r->history_imbalance && C->max && C->use && C->pmodels && C->pdev &&
-           C->psize && C->palpha && C->pbeta && C->ppoints && C->scratch &&
-           C->gload;
+  C->warm = calloc(p, 1);
+  int ok = C->measured && C->warm && C->gcap && r->models && r->load &&
+           r->time && r->alpha && r->points && r->history_load &&
+           r->history_makespan && r->history_imbalance && C->max && C->use &&
+           C->pmodels && C->pdev && C->psize && C->palpha && C->pbeta &&
+           C->ppoints && C->scratch && C->gload;
   for (size_t j = 0; ok && j < p; j++)
     ok = mlsba_model_create(&r->models[j]) == 0;
   return ok ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
@@ -292,7 +356,9 @@ static void free_ctx(ctx_t *C) {
   free(C->ppoints);
   free(C->scratch);
   free(C->gload);
+  free(C->gcap);
   free(C->measured);
+  free(C->warm);
 }
 
 int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
@@ -345,13 +411,44 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
                       (long long)capacity, (long long)g->n);
     goto done;
   }
-  /* First run: N/P per device, within what each can hold. */
+  /* First run: from the stored models when every device has one, else N/P
+   * per device, within what each can hold. */
   for (size_t j = 0; j < C.p; j++)
     C.max[j] = C.use[j] ? C.max[j] : 0;
-  mlsba__proportional(NULL, C.max, C.p, g->n, r->load);
-
   unsigned ncalls = 0;
   double overhead = 0;
+  char path[1024], key[1024];
+  size_t warm_devices = 0, used = 0;
+  for (size_t j = 0; o.model_dir && j < C.p; j++) {
+    if (!C.use[j])
+      continue;
+    used++;
+    mlsba_model_t *stored = NULL;
+    if (model_file(pl, j, g, o.model_dir, path, sizeof path, key, sizeof key) !=
+        0)
+      continue;
+    int e = mlsba_model_load(path, key, &stored);
+    if (e == 0) {
+      seed_from(&C.measured[j], stored);
+      mlsba_model_destroy(stored);
+      if ((err = rebuild_model(&C.measured[j], r->models[j])) != 0 ||
+          (err = mlsba_model_set_max_load(r->models[j], C.max[j])) != 0)
+        goto done;
+      C.warm[j] = 1;
+      warm_devices++;
+    } else if (e != MLSBA_EIO) {
+      r->ignored++; /* corrupt, foreign or of another version */
+    }
+  }
+  r->warm = (unsigned)warm_devices;
+  if (used > 0 && warm_devices == used) {
+    if ((err = repartition(&C, r, r->load, &overhead)) != 0)
+      goto done;
+    calls[ncalls++] = overhead;
+    r->overhead_total_s += overhead;
+  } else {
+    mlsba__proportional(NULL, C.max, C.p, g->n, r->load);
+  }
   for (unsigned it = 1;; it++) {
     unsigned again;
     if ((err = measure(&C, r, r->load, r->time, &again)) != 0)
@@ -359,6 +456,16 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
     for (size_t j = 0; j < C.p; j++) {
       if (r->load[j] == 0)
         continue;
+      /* A stored model the first run contradicts (measure() has already
+       * confirmed the time with a second run) is stale: the machine
+       * changed. Only what is measured now is kept. */
+      double pred;
+      if (it == 1 && C.warm[j] &&
+          mlsba_model_time(r->models[j], (double)r->load[j], &pred) == 0 &&
+          fabs(r->time[j] / pred - 1) > o.outlier) {
+        C.measured[j].n = 0;
+        r->stale++;
+      }
       add_run(&C.measured[j], r->load[j], r->time[j], o.eps);
       if ((err = rebuild_model(&C.measured[j], r->models[j])) != 0)
         goto done;
@@ -367,7 +474,7 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
     r->makespan = 0;
     for (size_t j = 0; j < C.p; j++)
       r->makespan = r->time[j] > r->makespan ? r->time[j] : r->makespan;
-    r->imbalance = spread(r->time, r->load, NULL, C.p);
+    r->imbalance = spread(r->time, r->load, C.max, NULL, C.p);
     memcpy(r->history_load + (it - 1) * C.p, r->load, C.p * sizeof *r->load);
     r->history_makespan[it - 1] = r->makespan;
     r->history_imbalance[it - 1] = r->imbalance;
@@ -376,7 +483,8 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
                                 r->imbalance, overhead, again};
       o.progress(o.progress_ctx, &info);
     }
-    if (balanced(pl, r->load, r->time, o.eps, C.scratch + C.p, C.gload)) {
+    if (balanced(pl, r->load, C.max, r->time, o.eps, C.scratch + C.p, C.gload,
+                 C.gcap)) {
       r->stop = MLSBA_STOP_BALANCED;
       break;
     }
@@ -410,7 +518,8 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
       if (proposal[j] > 0 &&
           mlsba_model_time(r->models[j], (double)proposal[j], &t) == 0) {
         next_pred = t > next_pred ? t : next_pred;
-        next_min = t < next_min ? t : next_min;
+        if (proposal[j] < C.max[j]) /* a capped device may finish early */
+          next_min = t < next_min ? t : next_min;
       }
       if (r->load[j] > 0 &&
           mlsba_model_time(r->models[j], (double)r->load[j], &t) == 0)
@@ -419,8 +528,9 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
     /* ... and the models themselves must call the proposal balanced: an
      * algorithm that ignores them (homogeneous) repeats itself without
      * converging. */
-    int settled = !moved && next_pred > (1 - o.eps) * now_pred &&
-                  next_pred - next_min <= o.eps * next_pred;
+    int settled =
+        !moved && next_pred > (1 - o.eps) * now_pred &&
+        (next_min == INFINITY || next_pred - next_min <= o.eps * next_pred);
     for (size_t j = 0; settled && j < C.p; j++)
       settled =
           r->load[j] == 0 || known_well(&C.measured[j], r->load[j], o.eps / 2);
@@ -448,6 +558,17 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
     r->alpha[gi] = 0;
     for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++)
       r->alpha[gi] += r->load[pl->group_dev[k]];
+  }
+  /* Save what was learned; a failed save is reported, the result stands. */
+  for (size_t j = 0; o.model_dir && j < C.p; j++) {
+    if (!C.use[j] || mlsba_model_num_points(r->models[j]) == 0)
+      continue;
+    int e =
+        model_file(pl, j, g, o.model_dir, path, sizeof path, key, sizeof key);
+    if (!e)
+      e = mlsba_model_save(r->models[j], path, key);
+    if (e && !r->save_error)
+      r->save_error = e;
   }
 done:
   free(calls);

@@ -1,0 +1,176 @@
+/* Device models on disk: versioned text a person can read, checked by a
+ * checksum, written atomically. A file that fails any check is reported
+ * and ignored, never trusted. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/error.h"
+#include "../partition/fpm.h"
+
+#define MAGIC "mlsba-model"
+#define VERSION 1
+#define MAX_FILE (1 << 20)
+
+/* FNV-1a, 64 bits: enough to tell a damaged file from a good one. */
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = UINT64_C(14695981039346656037);
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= UINT64_C(1099511628211);
+  }
+  return h;
+}
+
+int mlsba_model_save(const mlsba_model_t *m, const char *path,
+                     const char *key) {
+  if (m == NULL || path == NULL || key == NULL || strchr(key, '\n'))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_model_save: model, path and a one-line key are "
+                       "needed");
+  size_t cap = 256 + strlen(key) + 64 * m->n, len = 0;
+  char *text = malloc(cap);
+  if (text == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  len += (size_t)snprintf(text + len, cap - len,
+                          "%s %d\nkey %s\nmax_load %lld\npoints %zu\n", MAGIC,
+                          VERSION, key, (long long)m->max_load, m->n);
+  for (size_t i = 0; i < m->n; i++)
+    len += (size_t)snprintf(text + len, cap - len, "%.17g %.17g\n", m->x[i],
+                            m->s[i]);
+  len += (size_t)snprintf(text + len, cap - len, "checksum %016" PRIx64 "\n",
+                          fnv1a(text, len));
+  size_t tlen = strlen(path) + 32;
+  char *tmp = malloc(tlen);
+  int err = 0;
+  if (tmp == NULL) {
+    free(text);
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  }
+  snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  if (f == NULL) {
+    err = mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", tmp, strerror(errno));
+  } else {
+    int bad = fwrite(text, 1, len, f) != len;
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+      err =
+          mlsba__fail(MLSBA_EIO, "%s: cannot save: %s", path, strerror(errno));
+      remove(tmp);
+    }
+  }
+  free(tmp);
+  free(text);
+  return err;
+}
+
+/* Reads the whole file, at most MAX_FILE bytes. */
+static int read_file(const char *path, char **out, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(errno));
+  char *buf = malloc(MAX_FILE + 1);
+  size_t n = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
+  fclose(f);
+  if (buf == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  if (n > MAX_FILE) {
+    free(buf);
+    return mlsba__fail(MLSBA_EFORMAT, "%s: larger than a model file can be",
+                       path);
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return 0;
+}
+
+/* The next line of [*p, end), NUL-terminated in place; NULL at the end. */
+static char *next_line(char **p, char *end) {
+  if (*p >= end)
+    return NULL;
+  char *line = *p, *nl = memchr(line, '\n', (size_t)(end - line));
+  if (nl == NULL)
+    return NULL; /* every line, the last included, ends with a newline */
+  *nl = '\0';
+  *p = nl + 1;
+  return line;
+}
+
+/* Parses the body (everything before the checksum line) into a model. */
+static int parse_body(const char *path, const char *key, char *p, char *end,
+                      mlsba_model_t *m) {
+  char *magic = next_line(&p, end), *keyline = next_line(&p, end);
+  char *maxline = next_line(&p, end), *countline = next_line(&p, end);
+  int version;
+  long long max_load;
+  size_t n;
+  if (magic == NULL || sscanf(magic, MAGIC " %d", &version) != 1)
+    return mlsba__fail(MLSBA_EFORMAT, "%s: not a libmlsba model file", path);
+  if (version != VERSION)
+    return mlsba__fail(MLSBA_EFORMAT,
+                       "%s: model format version %d, this libmlsba reads %d",
+                       path, version, VERSION);
+  if (keyline == NULL || strncmp(keyline, "key ", 4) != 0 ||
+      strcmp(keyline + 4, key) != 0)
+    return mlsba__fail(MLSBA_EFORMAT,
+                       "%s: saved for another device or problem (key "
+                       "differs)",
+                       path);
+  if (maxline == NULL || sscanf(maxline, "max_load %lld", &max_load) != 1 ||
+      countline == NULL || sscanf(countline, "points %zu", &n) != 1 || n == 0 ||
+      n > MAX_FILE / 4 || mlsba_model_set_max_load(m, max_load) != 0)
+    return mlsba__fail(MLSBA_EFORMAT, "%s: bad max_load or points line", path);
+  for (size_t i = 0; i < n; i++) {
+    char *line = next_line(&p, end);
+    double x, sp;
+    if (line == NULL || sscanf(line, "%lf %lf", &x, &sp) != 2)
+      return mlsba__fail(MLSBA_EFORMAT, "%s: point %zu is missing or bad", path,
+                         i);
+    if (mlsba_model_set_point(m, x, sp) != 0)
+      return mlsba__fail(MLSBA_EFORMAT, "%s: point %zu: %s", path, i,
+                         mlsba_last_error());
+  }
+  if (p != end || mlsba_model_num_points(m) != n)
+    return mlsba__fail(MLSBA_EFORMAT,
+                       "%s: extra lines, or points that repeat a load", path);
+  return 0;
+}
+
+int mlsba_model_load(const char *path, const char *key, mlsba_model_t **model) {
+  if (path == NULL || key == NULL || model == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_load: NULL argument");
+  char *text = NULL;
+  size_t len = 0;
+  int err = read_file(path, &text, &len);
+  if (err)
+    return err;
+  /* The last line is the checksum of everything before it. */
+  char *sum = NULL;
+  uint64_t want;
+  if (len > 1 && text[len - 1] == '\n') {
+    sum = text + len - 1; /* back to the start of the last line */
+    while (sum > text && sum[-1] != '\n')
+      sum--;
+  }
+  mlsba_model_t *m = NULL;
+  if (sum == NULL || sscanf(sum, "checksum %" SCNx64, &want) != 1)
+    err = mlsba__fail(MLSBA_EFORMAT, "%s: truncated (no checksum line)", path);
+  else if (fnv1a(text, (size_t)(sum - text)) != want)
+    err = mlsba__fail(MLSBA_EFORMAT, "%s: corrupted (checksum mismatch)", path);
+  else if ((err = mlsba_model_create(&m)) == 0)
+    err = parse_body(path, key, text, sum, m);
+  free(text);
+  if (err) {
+    mlsba_model_destroy(m);
+    return err;
+  }
+  *model = m;
+  return 0;
+}

@@ -1,0 +1,158 @@
+/* Models on disk: a saved model loads back exactly; a truncated, corrupted,
+ * foreign or other-version file is refused with a message; a writer killed
+ * in the middle of saves never leaves a broken file. */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mlsba.h"
+#include "support/random_models.h"
+#include "support/run_suite.h"
+
+static char dir[] = "/tmp/mlsba-store-XXXXXX";
+static char path[256];
+
+static void setup(void) {
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/dev.model", dir);
+}
+
+static void teardown(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+static mlsba_model_t *sample(void) {
+  rng_t r = {.state = 8};
+  mlsba_model_t *m = random_paper_model(&r, 12, 1e4);
+  ck_assert_int_eq(mlsba_model_set_max_load(m, 6663), 0);
+  return m;
+}
+
+/* Rewrites the file through f(text, len). */
+static void damage(void (*f)(char *text, size_t *len)) {
+  FILE *in = fopen(path, "rb");
+  ck_assert_ptr_nonnull(in);
+  char text[65536];
+  size_t len = fread(text, 1, sizeof text, in);
+  fclose(in);
+  f(text, &len);
+  FILE *out = fopen(path, "wb");
+  fwrite(text, 1, len, out);
+  fclose(out);
+}
+
+static void flip_a_digit(char *t, size_t *len) {
+  (void)len;
+  char *p = strstr(t, "points");
+  p = strchr(p, '\n') + 3;
+  *p = *p == '7' ? '8' : '7';
+}
+static void cut_in_half(char *t, size_t *len) {
+  (void)t;
+  *len /= 2;
+}
+static void next_version(char *t, size_t *len) {
+  (void)len;
+  t[strlen("mlsba-model ")] = '2';
+}
+
+static void expect_refused(const char *key, const char *why) {
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_load(path, key, &m), MLSBA_EFORMAT);
+  ck_assert_ptr_null(m);
+  ck_assert_msg(strstr(mlsba_last_error(), why) != NULL, "\"%s\" lacks \"%s\"",
+                mlsba_last_error(), why);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), path));
+}
+
+START_TEST(a_saved_model_loads_back_exactly) {
+  mlsba_model_t *m = sample(), *back = NULL;
+  ck_assert_int_eq(mlsba_model_save(m, path, "host=a device=b"), 0);
+  ck_assert_int_eq(mlsba_model_load(path, "host=a device=b", &back), 0);
+  ck_assert_uint_eq(mlsba_model_num_points(back), mlsba_model_num_points(m));
+  ck_assert_int_eq(mlsba_model_max_load(back), 6663);
+  for (size_t i = 0; i < mlsba_model_num_points(m); i++) {
+    double x1, s1, x2, s2;
+    mlsba_model_get_point(m, i, &x1, &s1);
+    mlsba_model_get_point(back, i, &x2, &s2);
+    ck_assert_double_eq(x1, x2);
+    ck_assert_double_eq(s1, s2);
+  }
+  mlsba_model_destroy(m);
+  mlsba_model_destroy(back);
+}
+END_TEST
+
+START_TEST(damaged_and_foreign_files_are_refused) {
+  mlsba_model_t *m = sample();
+  ck_assert_int_eq(mlsba_model_save(m, path, "k"), 0);
+  expect_refused("other key", "another device or problem");
+  damage(flip_a_digit);
+  expect_refused("k", "checksum");
+  ck_assert_int_eq(mlsba_model_save(m, path, "k"), 0);
+  damage(cut_in_half);
+  expect_refused("k", "truncated");
+  ck_assert_int_eq(mlsba_model_save(m, path, "k"), 0);
+  damage(next_version);
+  expect_refused("k", "checksum"); /* the version is covered too */
+  FILE *f = fopen(path, "w");
+  fputs("hello\n", f);
+  fclose(f);
+  expect_refused("k", "truncated");
+  mlsba_model_t *none = NULL;
+  ck_assert_int_eq(mlsba_model_load("/nonexistent/x.model", "k", &none),
+                   MLSBA_EIO);
+  ck_assert_int_eq(mlsba_model_save(m, path, "two\nlines"), MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_model_save(m, "/nonexistent/dir/x.model", "k"),
+                   MLSBA_EIO);
+  mlsba_model_destroy(m);
+}
+END_TEST
+
+/* A child saves in a loop and is killed at random moments; the file is
+ * always one complete save, old or new. */
+START_TEST(a_killed_writer_never_leaves_a_broken_file) {
+  mlsba_model_t *m = sample();
+  ck_assert_int_eq(mlsba_model_save(m, path, "k"), 0);
+  for (int round = 0; round < 20; round++) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+      for (int i = 0;; i++) {
+        mlsba_model_set_point(m, 1e5 + i, 1 + i);
+        mlsba_model_save(m, path, "k");
+      }
+    }
+    struct timespec pause = {0, 1000000L + 997000L * round};
+    nanosleep(&pause, NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    mlsba_model_t *back = NULL;
+    ck_assert_msg(mlsba_model_load(path, "k", &back) == 0, "round %d: %s",
+                  round, mlsba_last_error());
+    mlsba_model_destroy(back);
+  }
+  mlsba_model_destroy(m);
+}
+END_TEST
+
+static Suite *store_suite(void) {
+  Suite *s = suite_create("store");
+  TCase *tc = tcase_create("files");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, a_saved_model_loads_back_exactly);
+  tcase_add_test(tc, damaged_and_foreign_files_are_refused);
+  tcase_add_test(tc, a_killed_writer_never_leaves_a_broken_file);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(store_suite()); }
