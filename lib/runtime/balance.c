@@ -23,6 +23,7 @@
 #include "../partition/grouped.h"
 #include "executor.h"
 #include "platform.h"
+#include "store.h"
 
 /* Points kept per device model; the routine stops long before. */
 #define MAX_POINTS 64
@@ -151,17 +152,40 @@ static int known_well(const measured_t *m, int64_t load, double tol) {
   return 0;
 }
 
-/* Seeds the measurements of a device from a stored model: one run per
- * point (the stored points are as good as one run each). */
-static void seed_from(measured_t *m, const mlsba_model_t *stored) {
+/* Seeds the measurements of a device from a stored model, with the runs
+ * and spread saved with each point. */
+static void seed_from(measured_t *m, const mlsba_model_t *stored,
+                      const unsigned *runs, const double *sd) {
   m->n = 0;
   for (size_t i = 0; i < mlsba_model_num_points(stored) && i < MAX_POINTS;
        i++) {
     mlsba_model_get_point(stored, i, &m->x[i], &m->speed[i]);
-    m->count[i] = 1;
-    m->m2[i] = 0;
+    m->count[i] = runs[i] ? runs[i] : 1;
+    m->m2[i] = sd[i] * sd[i] * (m->count[i] - 1);
     m->n++;
   }
+}
+
+/* Saves a device's measurements: its model's points (sorted by load) with
+ * the runs and spread behind each. */
+static int save_measured(const measured_t *m, const mlsba_model_t *model,
+                         const char *path, const char *key) {
+  unsigned runs[MAX_POINTS];
+  double sd[MAX_POINTS];
+  size_t n = mlsba_model_num_points(model);
+  for (size_t i = 0; i < n && i < MAX_POINTS; i++) {
+    double x;
+    mlsba_model_get_point(model, i, &x, NULL);
+    runs[i] = 1;
+    sd[i] = 0;
+    for (size_t k = 0; k < m->n; k++) {
+      if (m->x[k] == x) {
+        runs[i] = m->count[k];
+        sd[i] = m->count[k] > 1 ? sqrt(m->m2[k] / (m->count[k] - 1)) : 0;
+      }
+    }
+  }
+  return mlsba__model_save_stats(model, path, key, runs, sd);
 }
 
 /* Where a device's model lives, and the key that says what it is for:
@@ -424,12 +448,14 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
       continue;
     used++;
     mlsba_model_t *stored = NULL;
+    unsigned runs[MAX_POINTS];
+    double sd[MAX_POINTS];
     if (model_file(pl, j, g, o.model_dir, path, sizeof path, key, sizeof key) !=
         0)
       continue;
-    int e = mlsba_model_load(path, key, &stored);
+    int e = mlsba__model_load_stats(path, key, &stored, runs, sd, MAX_POINTS);
     if (e == 0) {
-      seed_from(&C.measured[j], stored);
+      seed_from(&C.measured[j], stored, runs, sd);
       mlsba_model_destroy(stored);
       if ((err = rebuild_model(&C.measured[j], r->models[j])) != 0 ||
           (err = mlsba_model_set_max_load(r->models[j], C.max[j])) != 0)
@@ -566,7 +592,7 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
     int e =
         model_file(pl, j, g, o.model_dir, path, sizeof path, key, sizeof key);
     if (!e)
-      e = mlsba_model_save(r->models[j], path, key);
+      e = save_measured(&C.measured[j], r->models[j], path, key);
     if (e && !r->save_error)
       r->save_error = e;
   }

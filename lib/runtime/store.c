@@ -11,6 +11,7 @@
 
 #include "../core/error.h"
 #include "../partition/fpm.h"
+#include "store.h"
 
 #define MAGIC "mlsba-model"
 #define VERSION 1
@@ -28,20 +29,31 @@ static uint64_t fnv1a(const char *s, size_t n) {
 
 int mlsba_model_save(const mlsba_model_t *m, const char *path,
                      const char *key) {
+  return mlsba__model_save_stats(m, path, key, NULL, NULL);
+}
+
+int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
+                            const char *key, const unsigned *runs,
+                            const double *sd) {
   if (m == NULL || path == NULL || key == NULL || strchr(key, '\n'))
     return mlsba__fail(MLSBA_EINVAL,
                        "mlsba_model_save: model, path and a one-line key are "
                        "needed");
-  size_t cap = 256 + strlen(key) + 64 * m->n, len = 0;
+  size_t cap = 256 + strlen(key) + 96 * m->n, len = 0;
   char *text = malloc(cap);
   if (text == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
   len += (size_t)snprintf(text + len, cap - len,
                           "%s %d\nkey %s\nmax_load %lld\npoints %zu\n", MAGIC,
                           VERSION, key, (long long)m->max_load, m->n);
-  for (size_t i = 0; i < m->n; i++)
-    len += (size_t)snprintf(text + len, cap - len, "%.17g %.17g\n", m->x[i],
-                            m->s[i]);
+  for (size_t i = 0; i < m->n; i++) {
+    if (runs && sd)
+      len += (size_t)snprintf(text + len, cap - len, "%.17g %.17g %u %.17g\n",
+                              m->x[i], m->s[i], runs[i], sd[i]);
+    else
+      len += (size_t)snprintf(text + len, cap - len, "%.17g %.17g\n", m->x[i],
+                              m->s[i]);
+  }
   len += (size_t)snprintf(text + len, cap - len, "checksum %016" PRIx64 "\n",
                           fnv1a(text, len));
   size_t tlen = strlen(path) + 32;
@@ -103,9 +115,11 @@ static char *next_line(char **p, char *end) {
   return line;
 }
 
-/* Parses the body (everything before the checksum line) into a model. */
+/* Parses the body (everything before the checksum line) into a model and,
+ * where the points carry them, the runs behind each and their spread. */
 static int parse_body(const char *path, const char *key, char *p, char *end,
-                      mlsba_model_t *m) {
+                      mlsba_model_t *m, unsigned *runs, double *sd,
+                      size_t room) {
   char *magic = next_line(&p, end), *keyline = next_line(&p, end);
   char *maxline = next_line(&p, end), *countline = next_line(&p, end);
   int version;
@@ -129,10 +143,17 @@ static int parse_body(const char *path, const char *key, char *p, char *end,
     return mlsba__fail(MLSBA_EFORMAT, "%s: bad max_load or points line", path);
   for (size_t i = 0; i < n; i++) {
     char *line = next_line(&p, end);
-    double x, sp;
-    if (line == NULL || sscanf(line, "%lf %lf", &x, &sp) != 2)
+    double x, sp, dev = 0;
+    unsigned count = 1;
+    int fields =
+        line ? sscanf(line, "%lf %lf %u %lf", &x, &sp, &count, &dev) : 0;
+    if (fields != 2 && (fields != 4 || count < 1 || !(dev >= 0)))
       return mlsba__fail(MLSBA_EFORMAT, "%s: point %zu is missing or bad", path,
                          i);
+    if (runs && i < room) {
+      runs[i] = count;
+      sd[i] = dev;
+    }
     if (mlsba_model_set_point(m, x, sp) != 0)
       return mlsba__fail(MLSBA_EFORMAT, "%s: point %zu: %s", path, i,
                          mlsba_last_error());
@@ -144,6 +165,12 @@ static int parse_body(const char *path, const char *key, char *p, char *end,
 }
 
 int mlsba_model_load(const char *path, const char *key, mlsba_model_t **model) {
+  return mlsba__model_load_stats(path, key, model, NULL, NULL, 0);
+}
+
+int mlsba__model_load_stats(const char *path, const char *key,
+                            mlsba_model_t **model, unsigned *runs, double *sd,
+                            size_t room) {
   if (path == NULL || key == NULL || model == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_model_load: NULL argument");
   char *text = NULL;
@@ -165,7 +192,7 @@ int mlsba_model_load(const char *path, const char *key, mlsba_model_t **model) {
   else if (fnv1a(text, (size_t)(sum - text)) != want)
     err = mlsba__fail(MLSBA_EFORMAT, "%s: corrupted (checksum mismatch)", path);
   else if ((err = mlsba_model_create(&m)) == 0)
-    err = parse_body(path, key, text, sum, m);
+    err = parse_body(path, key, text, sum, m, runs, sd, room);
   free(text);
   if (err) {
     mlsba_model_destroy(m);

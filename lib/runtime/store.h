@@ -1,0 +1,19 @@
+/* Models on disk with what the balancing routine knows of each point: the
+ * runs behind it and the spread of their speeds. The points are stored
+ * sorted by load, and the arrays follow that order. */
+#ifndef MLSBA_RUNTIME_STORE_H
+#define MLSBA_RUNTIME_STORE_H
+
+#include "mlsba.h"
+
+/* runs and sd: NULL, or one entry per point of m. */
+int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
+                            const char *key, const unsigned *runs,
+                            const double *sd);
+/* runs and sd: NULL, or room entries, filled for the points in the file
+ * that carry them (1 and 0 for those that do not). */
+int mlsba__model_load_stats(const char *path, const char *key,
+                            mlsba_model_t **model, unsigned *runs, double *sd,
+                            size_t room);
+
+#endif
