@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "mlsba.h"
+#include "support/random_models.h"
 #include "support/run_suite.h"
 
 #ifndef MLSBA_SOURCE_DIR
@@ -186,6 +187,47 @@ START_TEST(unreadable_files_name_the_path) {
 }
 END_TEST
 
+/* Thousands of damaged copies of the seed-002 platform file: each parses
+ * or is refused with EFORMAT and a message naming the origin; nothing
+ * crashes. */
+START_TEST(random_damage_never_crashes_the_parser) {
+  FILE *in = fopen(seed002, "rb");
+  ck_assert_ptr_nonnull(in);
+  static char good[16384], damaged[16500];
+  size_t len = fread(good, 1, sizeof good - 1, in);
+  fclose(in);
+  rng_t r = {.state = 5};
+  for (int trial = 0; trial < 3000; trial++) {
+    size_t n = len;
+    memcpy(damaged, good, len);
+    int edits = (int)rng_range(&r, 1, 3);
+    for (int e = 0; e < edits && n > 0; e++) {
+      size_t at = (size_t)rng_range(&r, 0, (int64_t)n - 1);
+      static const char pick[] = "{}[]\",:0123456789.-eE \n\\ax";
+      switch (rng_range(&r, 0, 2)) {
+      case 0:
+        damaged[at] = pick[rng_range(&r, 0, (int64_t)sizeof pick - 2)];
+        break;
+      case 1:
+        n = at;
+        break;
+      default:
+        memmove(damaged + at, damaged + at + 1, n - at - 1);
+        n--;
+      }
+    }
+    damaged[n] = '\0';
+    mlsba_platform_t *pl = NULL;
+    int err = mlsba_platform_parse(damaged, "damaged.json", &pl);
+    ck_assert_msg(err == 0 || err == MLSBA_EFORMAT, "trial %d: %s", trial,
+                  mlsba_err_name(err));
+    if (err)
+      ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "damaged.json"));
+    mlsba_platform_destroy(pl);
+  }
+}
+END_TEST
+
 static Suite *platform_suite(void) {
   Suite *s = suite_create("platform");
   TCase *tc = tcase_create("files");
@@ -195,6 +237,7 @@ static Suite *platform_suite(void) {
   tcase_add_loop_test(tc, bad_platforms_are_refused_with_a_clear_message, 0,
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, unreadable_files_name_the_path);
+  tcase_add_test(tc, random_damage_never_crashes_the_parser);
   suite_add_tcase(s, tc);
   return s;
 }
