@@ -14,6 +14,7 @@
 #define SEED002 MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json"
 
 static char partition[] = MLSBA_PARTITION_BIN;
+static char bench[] = MLSBA_BENCH_BIN;
 static char info[] = MLSBA_INFO_BIN;
 
 static json_t *parse_json(const char *text) {
@@ -264,6 +265,142 @@ START_TEST(info_refuses_bad_input) {
 }
 END_TEST
 
+/* The fields of one mlsba-bench report, exactly those of DESIGN.md. */
+static void check_bench_report(json_t *r, size_t groups) {
+  static const char *keys[] = {
+      "algorithm", "platform",   "m",         "n",          "k",
+      "precision", "iterations", "converged", "makespan_s", "gflops",
+      "imbalance", "overhead_s", "points",    "verified",   "max_rel_error",
+      "groups",    "history"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    ck_assert_msg(json_object_get(r, keys[i]) != NULL, "no \"%s\"", keys[i]);
+  ck_assert_uint_eq(json_object_size(r), sizeof keys / sizeof keys[0]);
+  ck_assert(json_is_number(
+      json_object_get(json_object_get(r, "overhead_s"), "per_call")));
+  json_t *g = json_object_get(r, "groups");
+  ck_assert_uint_eq(json_array_size(g), groups);
+  json_int_t total = 0;
+  size_t i;
+  json_t *grp;
+  json_array_foreach(g, i, grp) {
+    json_int_t in_group = 0;
+    size_t k;
+    json_t *d;
+    json_array_foreach(json_object_get(grp, "devices"), k, d) {
+      ck_assert(json_is_string(json_object_get(d, "name")));
+      ck_assert(json_is_number(json_object_get(d, "time")));
+      in_group += json_integer_value(json_object_get(d, "load"));
+    }
+    ck_assert_int_eq(in_group,
+                     json_integer_value(json_object_get(grp, "load")));
+    total += in_group;
+  }
+  ck_assert_int_eq(total, json_integer_value(json_object_get(r, "n")));
+  json_t *h = json_object_get(r, "history");
+  ck_assert_int_eq((json_int_t)json_array_size(h),
+                   json_integer_value(json_object_get(r, "iterations")));
+}
+
+START_TEST(bench_json_follows_the_contract) {
+  char *argv[] = {bench,      "--platform", SEED002,  "--size", "8400",
+                  "--models", "none",       "--json", "-",      NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  check_bench_report(j, 4);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "mlsba");
+  ck_assert(json_is_true(json_object_get(j, "converged")));
+  ck_assert(json_is_null(json_object_get(j, "verified"))); /* simulated */
+  ck_assert_int_le(json_integer_value(json_object_get(j, "iterations")), 4);
+  /* The paper's desktop balances to within 1% of its 4.0495 s optimum. */
+  ck_assert_double_le(json_number_value(json_object_get(j, "makespan_s")),
+                      4.0495 * 1.01);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(bench_compare_lists_every_run) {
+  char *argv[] = {bench,    "--platform", SEED002,    "--size",
+                  "8400",   "--compare",  "--models", "none",
+                  "--json", "-",          NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  json_t *results = json_object_get(j, "results");
+  /* 7 algorithms; of the devices alone only the cores hold 8400 columns
+   * (the GPUs' memory cannot); no BLIS run on simulated devices. */
+  ck_assert_uint_eq(json_array_size(results), 7 + 4);
+  size_t i;
+  json_t *row;
+  json_array_foreach(results, i, row) check_bench_report(row, 4);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(results, 7),
+                                                     "algorithm")),
+                   "device:core0");
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* A real product on this machine (cores, and pocl where there is one):
+ * balanced, verified, and the models saved for the next run. */
+START_TEST(bench_balances_a_real_product) {
+  char dir[] = "/tmp/mlsba-bench-test-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char *argv[] = {bench, "--size", "256", "--models", dir, "--json", "-", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  ck_assert_double_lt(json_number_value(json_object_get(j, "max_rel_error")),
+                      1e-4);
+  json_decref(j);
+  tool_run_free(&r);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "ls %s/*.model >/dev/null && rm -rf %s", dir, dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static const struct {
+  const char *args[6];
+  const char *expect;
+} bench_bad[] = {
+    {{"--bogus", NULL}, "unknown option --bogus"},
+    {{"--size", "0", NULL}, "--size must be a whole number"},
+    {{"--size", "64", "-m", "8", NULL}, "exclude each other"},
+    {{"-m", "8", NULL}, "go together"},
+    {{"--precision", "half", NULL}, "single or double"},
+    {{"--eps", "abc", NULL}, "--eps must be"},
+    {{"--algo", "fastest", NULL}, "unknown algorithm 'fastest'"},
+    {{"--algo", "slba", "--compare", NULL}, "exclude each other"},
+    {{"--platform", "/nonexistent.json", NULL}, "cannot open"},
+    {{"--platform", MLSBA_SOURCE_DIR "/tests/data/mixed.json", NULL},
+     "mixes simulated and real devices"},
+};
+
+START_TEST(bench_refuses_bad_input) {
+  char *argv[8] = {bench};
+  int k = 0;
+  while (bench_bad[_i].args[k]) {
+    argv[k + 1] = (char *)bench_bad[_i].args[k];
+    k++;
+  }
+  argv[k + 1] = NULL;
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited, "case %d died by a signal", _i);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, bench_bad[_i].expect) != NULL,
+                "case %d: stderr \"%s\" lacks \"%s\"", _i, r.err,
+                bench_bad[_i].expect);
+  tool_run_free(&r);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -275,6 +412,14 @@ static Suite *tools_suite(void) {
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, real_devices_and_too_little_capacity_are_refused);
   tcase_add_test(tc, help_and_version_exit_0);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("mlsba-bench");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, bench_json_follows_the_contract);
+  tcase_add_test(tc, bench_compare_lists_every_run);
+  tcase_add_test(tc, bench_balances_a_real_product);
+  tcase_add_loop_test(tc, bench_refuses_bad_input, 0,
+                      (int)(sizeof bench_bad / sizeof bench_bad[0]));
   suite_add_tcase(s, tc);
   tc = tcase_create("mlsba-info");
   tcase_set_timeout(tc, 120);

@@ -551,7 +551,8 @@ typedef struct mlsba_balance_result {
   size_t *points;  /**< q group-model points of the last partitioning */
   /** Every run: history[i * p + j] is device j's load in run i. */
   int64_t *history_load;
-  double *history_makespan, *history_imbalance; /**< per run */
+    double *history_makespan, *history_imbalance; /**< per run */
+  double *history_time; /**< history_time[i * p + j]: device j in run i */
   mlsba_model_t **models; /**< p device models built from the runs */
   unsigned int warm;      /**< devices started from a stored model */
   unsigned int stale;     /**< stored models dropped as stale */

@@ -11,10 +11,11 @@
 #   libblis-dev                         GEMM on CPU cores
 #   libhwloc-dev                        core discovery and pinning
 #   libopenmpi-dev openmpi-bin          the MPI layer
+#   gnuplot-nox                         mlsba-bench --plot
 MLSBA_PACKAGES=(
   build-essential cmake pkg-config check libjansson-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
-  libblis-dev libhwloc-dev libopenmpi-dev openmpi-bin
+  libblis-dev libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
 )
 
 mlsba_missing_packages() {
