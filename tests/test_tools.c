@@ -122,6 +122,29 @@ START_TEST(json_to_a_file_and_a_table_to_stdout) {
 }
 END_TEST
 
+/* Runs tool with args (NULL-terminated) and checks the answer to bad
+ * input: exit status 2, never a signal, stderr naming the problem in one
+ * line (and a pointer to --help), nothing on stdout. */
+static void expect_usage_error(char *tool, const char *const *args,
+                               const char *expect, int which) {
+  char *argv[12] = {tool};
+  int k = 0;
+  while (args[k] && k < 10) {
+    argv[k + 1] = (char *)args[k];
+    k++;
+  }
+  argv[k + 1] = NULL;
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited, "case %d died by a signal", which);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, expect) != NULL,
+                "case %d: stderr \"%s\" lacks \"%s\"", which, r.err, expect);
+  ck_assert_msg(count_lines(r.err) <= 2, "case %d: %s", which, r.err);
+  ck_assert_str_eq(r.out, "");
+  tool_run_free(&r);
+}
+
 /* Bad input: exit status 2, one line on stderr naming the problem. */
 static const struct {
   const char *args[8];
@@ -144,23 +167,7 @@ static const struct {
 };
 
 START_TEST(bad_input_gets_one_clear_line_and_status_2) {
-  char *argv[10] = {partition};
-  int k = 0;
-  while (bad[_i].args[k]) {
-    argv[k + 1] = (char *)bad[_i].args[k];
-    k++;
-  }
-  argv[k + 1] = NULL;
-  tool_run_t r;
-  run_tool(argv, &r);
-  ck_assert_msg(r.exited, "case %d died by a signal", _i);
-  ck_assert_int_eq(r.status, 2);
-  ck_assert_msg(strstr(r.err, bad[_i].expect) != NULL,
-                "case %d: stderr \"%s\" lacks \"%s\"", _i, r.err,
-                bad[_i].expect);
-  ck_assert_msg(count_lines(r.err) <= 2, "case %d: %s", _i, r.err);
-  ck_assert_str_eq(r.out, "");
-  tool_run_free(&r);
+  expect_usage_error(partition, bad[_i].args, bad[_i].expect, _i);
 }
 END_TEST
 
@@ -383,21 +390,7 @@ static const struct {
 };
 
 START_TEST(bench_refuses_bad_input) {
-  char *argv[8] = {bench};
-  int k = 0;
-  while (bench_bad[_i].args[k]) {
-    argv[k + 1] = (char *)bench_bad[_i].args[k];
-    k++;
-  }
-  argv[k + 1] = NULL;
-  tool_run_t r;
-  run_tool(argv, &r);
-  ck_assert_msg(r.exited, "case %d died by a signal", _i);
-  ck_assert_int_eq(r.status, 2);
-  ck_assert_msg(strstr(r.err, bench_bad[_i].expect) != NULL,
-                "case %d: stderr \"%s\" lacks \"%s\"", _i, r.err,
-                bench_bad[_i].expect);
-  tool_run_free(&r);
+  expect_usage_error(bench, bench_bad[_i].args, bench_bad[_i].expect, _i);
 }
 END_TEST
 
