@@ -11,11 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cli.h"
 #include "common/timing.h"
 #include "mlsba.h"
 #include "plot.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE CLI_EXIT_USAGE
 
 static const char *prog = "mlsba-bench";
 
@@ -52,10 +53,8 @@ static void usage(FILE *f) {
       prog);
 }
 
-/* One line naming the problem, then exit status 2. */
 static int bad_usage(const char *what, const char *arg) {
-  fprintf(stderr, "%s: %s%s\nTry '%s --help'.\n", prog, what, arg, prog);
-  return EXIT_USAGE;
+  return cli_usage_error(prog, what, arg);
 }
 
 static int parse_count(const char *s, int64_t max, int64_t *out) {
@@ -146,11 +145,10 @@ static int parse_args(int argc, char **argv, args_t *a) {
                       : !strcmp(o, "-n")   ? &a->n
                                            : &a->k;
       if (parse_count(v, INT64_C(1) << 30, slot)) {
-        fprintf(stderr,
-                "%s: %s must be a whole number from 1 to 2^30, got %s\n"
-                "Try '%s --help'.\n",
-                prog, o, v, prog);
-        return EXIT_USAGE;
+        char what[64];
+        snprintf(what, sizeof what,
+                 "%s must be a whole number from 1 to 2^30, got ", o);
+        return bad_usage(what, v);
       }
     } else {
       return bad_usage("unknown option ", o);

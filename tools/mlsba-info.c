@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/cli.h"
 #include "mlsba.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE CLI_EXIT_USAGE
 
 static const char *prog = "mlsba-info";
 
@@ -78,12 +79,10 @@ int main(int argc, char **argv) {
     const char **slot = !strcmp(argv[i], "--platform") ? &platform
                         : !strcmp(argv[i], "--write")  ? &write
                                                        : NULL;
-    if (slot == NULL || i + 1 >= argc) {
-      fprintf(stderr, "%s: %s %s\nTry '%s --help'.\n", prog,
-              slot ? "a value is missing after" : "unknown option", argv[i],
-              prog);
-      return EXIT_USAGE;
-    }
+    if (slot == NULL || i + 1 >= argc)
+      return cli_usage_error(
+          prog, slot ? "a value is missing after " : "unknown option ",
+          argv[i]);
     *slot = argv[++i];
   }
   mlsba_platform_t *pl = NULL;

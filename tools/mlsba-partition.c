@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli.h"
 #include "common/timing.h"
 #include "mlsba.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE CLI_EXIT_USAGE
 
 static const char *prog = "mlsba-partition";
 
@@ -36,10 +37,8 @@ static void usage(FILE *f) {
           prog);
 }
 
-/* One line naming the problem, a pointer to --help, exit status 2. */
 static int fail_usage(const char *what, const char *arg) {
-  fprintf(stderr, "%s: %s%s\nTry '%s --help'.\n", prog, what, arg, prog);
-  return EXIT_USAGE;
+  return cli_usage_error(prog, what, arg);
 }
 
 /* Parses a load: decimal digits only, at most 2^53. */

@@ -51,7 +51,7 @@ void mlsba_balance_result_free(mlsba_balance_result_t *r) {
   free(r->points);
   free(r->history_load);
   free(r->history_makespan);
-    free(r->history_imbalance);
+  free(r->history_imbalance);
   free(r->history_time);
   memset(r, 0, sizeof *r);
 }
@@ -346,7 +346,7 @@ static int alloc_all(ctx_t *C, mlsba_balance_result_t *r, size_t iters) {
   r->points = calloc(q, sizeof *r->points);
   r->history_load = calloc(iters * p, sizeof *r->history_load);
   r->history_makespan = calloc(iters, sizeof *r->history_makespan);
-    r->history_imbalance = calloc(iters, sizeof *r->history_imbalance);
+  r->history_imbalance = calloc(iters, sizeof *r->history_imbalance);
   r->history_time = calloc(iters * p, sizeof *r->history_time);
   C->max = calloc(p, sizeof *C->max);
   C->use = calloc(p, 1);
@@ -362,10 +362,10 @@ static int alloc_all(ctx_t *C, mlsba_balance_result_t *r, size_t iters) {
   C->measured = calloc(p, sizeof *C->measured);
   C->warm = calloc(p, 1);
   int ok = C->measured && C->warm && C->gcap && r->models && r->load &&
-           r->time && r->alpha && r->points && r->history_load && r->history_makespan && r->history_imbalance &&
-           r->history_time && C->max && C->use &&
-           C->pmodels && C->pdev && C->psize && C->palpha && C->pbeta &&
-           C->ppoints && C->scratch && C->gload;
+           r->time && r->alpha && r->points && r->history_load &&
+           r->history_makespan && r->history_imbalance && r->history_time &&
+           C->max && C->use && C->pmodels && C->pdev && C->psize && C->palpha &&
+           C->pbeta && C->ppoints && C->scratch && C->gload;
   for (size_t j = 0; ok && j < p; j++)
     ok = mlsba_model_create(&r->models[j]) == 0;
   return ok ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
@@ -418,11 +418,11 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
    * devoted drivers (the first device of a group with accelerators). */
   int64_t capacity = 0;
   for (size_t gi = 0; gi < pl->ngroups; gi++) {
-    int accelerated = pl->group_start[gi + 1] - pl->group_start[gi] > 1;
+
     for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++) {
       size_t j = pl->group_dev[k];
-      int devoted = o.drive == MLSBA_DRIVE_DEVOTED && accelerated &&
-                    k == pl->group_start[gi];
+      int devoted = o.drive == MLSBA_DRIVE_DEVOTED &&
+                    mlsba__platform_is_driver(pl, gi, k);
       C.use[j] = C.max[j] > 0 && !devoted;
       mlsba_model_set_max_load(r->models[j], C.max[j]);
       capacity += C.use[j] ? C.max[j] : 0;
@@ -504,7 +504,7 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
       r->makespan = r->time[j] > r->makespan ? r->time[j] : r->makespan;
     r->imbalance = spread(r->time, r->load, C.max, NULL, C.p);
     memcpy(r->history_load + (it - 1) * C.p, r->load, C.p * sizeof *r->load);
-        r->history_makespan[it - 1] = r->makespan;
+    r->history_makespan[it - 1] = r->makespan;
     memcpy(r->history_time + (it - 1) * C.p, r->time, C.p * sizeof *r->time);
     r->history_imbalance[it - 1] = r->imbalance;
     if (o.progress) {

@@ -224,7 +224,7 @@ static int check_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
   int err = mlsba_executor_max_loads(ex, g, max);
   int64_t off = 0;
   for (size_t gi = 0; !err && gi < pl->ngroups; gi++) {
-    int accelerated = pl->group_start[gi + 1] - pl->group_start[gi] > 1;
+
     for (size_t k = pl->group_start[gi]; !err && k < pl->group_start[gi + 1];
          k++) {
       size_t i = pl->group_dev[k];
@@ -233,8 +233,8 @@ static int check_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
         err = mlsba__fail(MLSBA_EINVAL,
                           "%s: load %lld outside 0..%lld (what it can hold)",
                           name, (long long)load[i], (long long)max[i]);
-      else if (drive == MLSBA_DRIVE_DEVOTED && accelerated &&
-               k == pl->group_start[gi] && load[i] != 0)
+      else if (drive == MLSBA_DRIVE_DEVOTED &&
+               mlsba__platform_is_driver(pl, gi, k) && load[i] != 0)
         err = mlsba__fail(MLSBA_EINVAL,
                           "%s: a devoted core only drives its accelerators, "
                           "its load must be 0 (got %lld)",

@@ -30,6 +30,15 @@ struct mlsba_platform {
   size_t *group_dev;   /* device indices, group by group */
 };
 
+/* Whether the k-th entry of group_dev (a device of group g) drives the
+ * group's other devices: the first device of a group that has more than
+ * one. In the devoted mode (SLBA's way) it computes nothing. */
+static inline int mlsba__platform_is_driver(const mlsba_platform_t *pl,
+                                            size_t g, size_t k) {
+  return pl->group_start[g + 1] - pl->group_start[g] > 1 &&
+         k == pl->group_start[g];
+}
+
 /* An empty platform with room for p devices and q groups, to be filled
  * by discovery; the caller sets ndev, ngroups, group_start and group_dev. */
 int mlsba__platform_alloc(const char *name, size_t p, size_t q,
