@@ -1,11 +1,11 @@
 /* Device backends behind one ops table (pocl's way): each backend folder
  * provides a create function that fills a device with its ops and state.
  *
- * The executor calls, for every run of a load:
- *   prepare(g)          before the run, from the thread that drives the
- *                       device's group; reports the largest load the device
- *                       can hold for this problem;
- *   start(off, n, t0)   begins the device's share, columns [off, off+n):
+ * The executor calls, for every run of a load w:
+ *   max_load(w)         before the run, from the caller's thread; reports
+ *                       the largest share the device can take of w (0 when
+ *                       w has no code for this kind of device);
+ *   start(w, off, n, t0) begins the device's share, units [off, off+n):
  *                       an accelerator enqueues its transfers and kernel
  *                       and returns; a core computes and returns when done;
  *   finish(&seconds)    waits for the share and reports the time from t0
@@ -16,16 +16,15 @@
 
 #include <stdint.h>
 
+#include "../runtime/kernel.h"
 #include "mlsba.h"
 
 typedef struct mlsba__device mlsba__device_t;
 
 typedef struct mlsba__device_ops {
   const char *kind; /* "cpu", "opencl", "sim" */
-  /* Largest load (columns) the device can hold for g. Optional: NULL means
-   * no limit beyond g->n. */
-  int (*max_load)(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t *max);
-  int (*start)(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t off,
+  int (*max_load)(mlsba__device_t *d, const mlsba_load_t *w, int64_t *max);
+  int (*start)(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
                int64_t n, double t0);
   int (*finish)(mlsba__device_t *d, double *seconds);
   void (*destroy)(mlsba__device_t *d);
@@ -42,8 +41,9 @@ double mlsba__now(void);
 
 /* Backends. Each returns 0 and a device, or a code with the error named. */
 int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d);
-int mlsba__sim_device_create(const char *name, const mlsba_model_t *model,
-                             double noise, uint64_t seed, mlsba__device_t *d);
+struct mlsba__pdevice_desc;
+int mlsba__sim_device_create(const struct mlsba__pdevice_desc *desc,
+                             mlsba__device_t *d);
 int mlsba__opencl_device_create(const char *name, int platform, int device,
                                 int64_t mem_limit_mb, mlsba__device_t *d);
 
@@ -70,8 +70,23 @@ struct mlsba__pdevice_desc {
   uint64_t seed;
   int core, cl_platform, cl_device;
   int64_t mem_limit_mb;
+  /* sim experiments: the fail_at-th share fails; from the slow_at-th share
+   * on, times are slow_factor times longer (0: never). */
+  int64_t fail_at, slow_at;
+  double slow_factor;
 };
 int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
                        mlsba__device_t *d);
+
+/* The device code of the built-in loads. The OpenCL halves return NULL
+ * in a build without OpenCL. */
+int mlsba__gemm_blis(void *gemm, int64_t first, int64_t count);
+const struct mlsba_opencl_ops *mlsba__gemm_clblast_ops(void);
+const struct mlsba_opencl_ops *mlsba__mandelbrot_cl_ops(void);
+
+/* Test-only fault injection: the nth share started on any OpenCL device
+ * from now on (1 = the next) fails as if its first OpenCL call had
+ * returned code. nth = 0 disarms. */
+void mlsba__opencl_inject_fault(unsigned nth, int code);
 
 #endif

@@ -9,8 +9,7 @@ int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
                        mlsba__device_t *d) {
   switch (desc->type) {
   case MLSBA_DEVICE_SIM:
-    return mlsba__sim_device_create(desc->name, desc->model, desc->noise,
-                                    desc->seed, d);
+    return mlsba__sim_device_create(desc, d);
   case MLSBA_DEVICE_CPU:
     return mlsba__cpu_device_create(desc->name, desc->core, d);
   case MLSBA_DEVICE_OPENCL:
@@ -33,5 +32,24 @@ int mlsba__opencl_enumerate(mlsba__cl_device_desc_t **list, size_t *count) {
   *list = NULL;
   *count = 0;
   return 0;
+}
+
+const struct mlsba_opencl_ops *mlsba__gemm_clblast_ops(void) { return NULL; }
+const struct mlsba_opencl_ops *mlsba__mandelbrot_cl_ops(void) { return NULL; }
+void mlsba__opencl_inject_fault(unsigned nth, int code) {
+  (void)nth;
+  (void)code;
+}
+
+/* Declared in <mlsba/opencl.h>, which needs the OpenCL headers. */
+MLSBA_EXTERN int mlsba_load_set_opencl(mlsba_load_t *load,
+                          const struct mlsba_opencl_ops *ops, void *user);
+MLSBA_EXTERN int mlsba_load_set_opencl(mlsba_load_t *load,
+                          const struct mlsba_opencl_ops *ops, void *user) {
+  (void)load;
+  (void)ops;
+  (void)user;
+  return mlsba__fail(MLSBA_ENOTSUP, "this libmlsba was built without OpenCL "
+                                    "(MLSBA_WITH_OPENCL=OFF)");
 }
 #endif

@@ -404,6 +404,64 @@ MLSBA_EXTERN int mlsba_platform_save(const mlsba_platform_t *pl,
 /**@}*/
 
 /* ---------------------------------------------------------------------- */
+/** \name Divisible loads
+ *
+ *  A load is work that splits into \c units independent units of equal
+ *  cost, numbered 0..units-1. The application says what a device does
+ *  with a contiguous range of them: a C function for CPU cores
+ *  (mlsba_load_set_cpu()), an OpenCL kernel or any OpenCL commands for
+ *  OpenCL devices (mlsba_load_set_opencl() in <mlsba/opencl.h>). The
+ *  library does the threads, queues, events, timing and balancing. A
+ *  device type the load has no code for gets no units; simulated devices
+ *  take virtual time from their speed profile and compute nothing.
+ *
+ *  Units must cost the same on average: if unit i's cost depends on i
+ *  (rows of a fractal), number the units so that every contiguous range
+ *  samples the whole (see mlsba_load_mandelbrot()).
+ *
+ *  Ownership: the load does not own what its callbacks point to; that
+ *  data, and the load itself, must stay valid until every balancer or
+ *  executor that ran the load is destroyed. Thread safety: configure a
+ *  load from one thread; once configured it is only read. */
+/**@{*/
+typedef struct mlsba_load mlsba_load_t;
+
+/** \brief What a CPU core does with units [first, first + count).
+ *
+ *  Called on a thread pinned to one core, concurrently with other cores
+ *  working on disjoint ranges: use one thread (a single-threaded BLAS
+ *  call, no OpenMP team). count is >= 1.
+ *  \param user  the pointer given to mlsba_load_set_cpu().
+ *  \return 0, or nonzero to report a failure (the run fails with
+ *          MLSBA_EDEVICE naming the core and the value). */
+typedef int (*mlsba_cpu_fn)(void *user, int64_t first, int64_t count);
+
+/** \brief Create a load of units units.
+ *  \param name   names the kernel in saved models and messages: letters,
+ *                digits, '-', '_' and '.' (e.g. "blur3x3").
+ *  \param units  >= 1.
+ *  \param[out] load  the new load; destroy it with mlsba_load_destroy().
+ *  \return 0, MLSBA_EINVAL (the message says which argument) or
+ *          MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_load_create(const char *name, int64_t units,
+                                   mlsba_load_t **load);
+/** \brief Destroy a load; NULL is ignored. */
+MLSBA_EXTERN void mlsba_load_destroy(mlsba_load_t *load);
+/** \brief The CPU code of the load (NULL: cores take no units). */
+MLSBA_EXTERN int mlsba_load_set_cpu(mlsba_load_t *load, mlsba_cpu_fn fn,
+                                    void *user);
+/** \brief What besides the kernel changes a device's speed function, for
+ *  saved models: the problem shape that is not the partitioned dimension,
+ *  the precision, parameters ("width=4096 iter=256"). Models saved for
+ *  another shape are not used. One line; default empty. */
+MLSBA_EXTERN int mlsba_load_set_shape(mlsba_load_t *load, const char *shape);
+/** \brief Number of units. */
+MLSBA_EXTERN int64_t mlsba_load_units(const mlsba_load_t *load);
+/** \brief The load's name. */
+MLSBA_EXTERN const char *mlsba_load_name(const mlsba_load_t *load);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
 /** \name Matrix multiplication, the built-in divisible load
  *
  *  C = A x B, column-major, split by columns of B and C: a load of x units
@@ -434,6 +492,52 @@ typedef struct mlsba_gemm {
  *  \param[out] ok             1 when within the bound. */
 MLSBA_EXTERN int mlsba_gemm_verify(const mlsba_gemm_t *g, uint64_t seed,
                                    double *max_rel_error, int *ok);
+
+/** \brief GEMM as a load: the units are the n columns of B and C; cores
+ *  compute with BLIS (one thread each), OpenCL devices with CLBlast (A and
+ *  the slice of B in, the slice of C out, all in the device's time). The
+ *  load keeps a copy of *g; the matrices stay the caller's. */
+MLSBA_EXTERN int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **load);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Mandelbrot set by rows, the second shipped load
+ *
+ *  Escape-time iteration counts of a width x height image of the region
+ *  [x0, x1] x [y0, y1], in double precision, by the CPU code of
+ *  cl/mandelbrot.c and the OpenCL kernel of cl/mandelbrot.cl (the same
+ *  arithmetic, without contraction, so both give the same counts). Its
+ *  speed functions differ from GEMM's: it is compute bound with no data
+ *  to move, so accelerators gain far more over cores here.
+ *
+ *  A row costs more the more of it lies in the set, so units are rows in
+ *  an interleaved order: unit u is row (u * stride) mod height, stride
+ *  coprime with height near 0.618 height. Every range of units then
+ *  samples the whole image, and units cost the same on average. */
+/**@{*/
+typedef struct mlsba_mandelbrot {
+  int64_t width, height; /**< pixels, each >= 1 */
+  double x0, y0, x1, y1; /**< the region of the complex plane */
+  int32_t max_iter;      /**< >= 1 */
+  int32_t *out;          /**< width x height counts, row-major; caller's */
+} mlsba_mandelbrot_t;
+
+/** \brief The Mandelbrot image as a load of height units. The load keeps
+ *  a copy of *mb; out stays the caller's. */
+MLSBA_EXTERN int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb,
+                                       mlsba_load_t **load);
+/** \brief The image row that unit u stands for. */
+MLSBA_EXTERN int64_t mlsba_mandelbrot_row(const mlsba_mandelbrot_t *mb,
+                                          int64_t unit);
+/** \brief Recompute every row on the calling thread and count the pixels
+ *  of out that differ. */
+MLSBA_EXTERN int mlsba_mandelbrot_verify(const mlsba_mandelbrot_t *mb,
+                                         int64_t *wrong);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Executing loads */
+/**@{*/
 
 /** Who computes in a group with an accelerator. */
 typedef enum mlsba_drive {
@@ -466,6 +570,27 @@ MLSBA_EXTERN void mlsba_executor_destroy(mlsba_executor_t *ex);
 MLSBA_EXTERN int mlsba_executor_max_loads(mlsba_executor_t *ex,
                                           const mlsba_gemm_t *g,
                                           int64_t max_load[]);
+
+/** \brief The largest number of units of a load every device can take,
+ *  in file order: 0 for a device the load has no code for; what fits an
+ *  accelerator (the load's max_units callback); a simulated device's
+ *  max_load; all units for a core. */
+MLSBA_EXTERN int mlsba_executor_max_units(mlsba_executor_t *ex,
+                                          const mlsba_load_t *load,
+                                          int64_t max_units[]);
+/** \brief Run a load with units[i] units on device i (file order; the
+ *  ranges are laid out group by group). Devices start together; time[i]
+ *  runs from that common start to the completion of device i's share.
+ *  \param[out] failed  may be NULL; receives the index of the device whose
+ *                      error is returned, or -1.
+ *  \return 0; MLSBA_EINVAL for units that do not sum to the load's or
+ *          exceed what a device can take; MLSBA_EDEVMEM or MLSBA_EDEVICE
+ *          naming the device, the call and the error. Every device has
+ *          stopped writing when the call returns, even after an error. */
+MLSBA_EXTERN int mlsba_executor_run(mlsba_executor_t *ex,
+                                    const mlsba_load_t *load,
+                                    const int64_t units[], mlsba_drive_t drive,
+                                    double time[], long *failed);
 
 /** \brief Compute the product with load[i] columns on device i (file
  *  order; slices are laid out group by group). Devices start together;
@@ -512,6 +637,28 @@ typedef struct mlsba_iteration {
   unsigned int remeasured; /**< runs repeated because of outliers */
 } mlsba_iteration_t;
 
+/** How the devices of a platform form processing groups. */
+typedef enum mlsba_grouping {
+  /** The platform's groups: discovery pairs accelerator i with core i,
+   *  whose thread drives it and computes too (MLSBA). */
+  MLSBA_GROUPING_PLATFORM = 0,
+  /** Every device alone (single-level balancing of all devices). */
+  MLSBA_GROUPING_FLAT
+} mlsba_grouping_t;
+
+/** What the routine does when a device fails during a run (an OpenCL
+ *  error, out of device memory, a CPU function returning nonzero). */
+typedef enum mlsba_on_fault {
+  /** Drop the device, re-partition among the others and run again; the
+   *  result counts the device in lost (the default). */
+  MLSBA_ON_FAULT_CONTINUE = 0,
+  /** Stop and return the device's error. */
+  MLSBA_ON_FAULT_STOP
+} mlsba_on_fault_t;
+
+/** A log line (no newline) and the context given with it. */
+typedef void (*mlsba_log_fn)(void *user, const char *message);
+
 typedef struct mlsba_balance_opts {
   mlsba_algorithm_t algorithm; /**< default MLSBA_ALGO_MLSBA */
   double eps;                  /**< default 0.05 */
@@ -533,31 +680,50 @@ typedef struct mlsba_balance_opts {
    *  atomically. Corrupt or foreign files are ignored (see stale and
    *  ignored in the result). */
   const char *model_dir;
+  /** Loads in multiples of this many units (0 or 1: single units);
+   *  supported by the SLBA algorithm (MLSBA_ENOTSUP otherwise). */
+  int64_t granularity;
+  /** How devices form processing groups (default: as the platform says). */
+  mlsba_grouping_t grouping;
+  /** What a device failure during a run does (default: continue). */
+  mlsba_on_fault_t on_fault;
+  /** Receives one line per event worth telling (an iteration, a stale or
+   *  refused model file, a device dropped after a fault, a re-balance);
+   *  may be NULL: the library prints nothing. Called on the thread that
+   *  called the library. */
+  mlsba_log_fn log;
+  void *log_ctx;
+  /** mlsba_balancer_run(): when the imbalance of two runs in a row exceeds
+   *  this (default 2 eps), the balancer re-balances by itself; 0 turns
+   *  that off. */
+  double drift;
 } mlsba_balance_opts_t;
 
 /** What the routine found. Arrays are owned by the result: release with
  *  mlsba_balance_result_free(). */
 typedef struct mlsba_balance_result {
   unsigned int iterations;
-  int converged;              /**< balanced or at a fixed point */
+  int converged; /**< balanced or at a fixed point */
   mlsba_stop_reason_t stop;
   double makespan, imbalance; /**< of the last run */
   double overhead_total_s;    /**< partitioning time over all iterations */
   double overhead_per_call_s; /**< its median per call */
   size_t p, q;
-  int64_t *load;   /**< p device loads of the last run, file order */
-  double *time;    /**< p device times of the last run */
-  int64_t *alpha;  /**< q group loads */
-  size_t *points;  /**< q group-model points of the last partitioning */
+  int64_t *load;  /**< p device loads of the last run, file order */
+  double *time;   /**< p device times of the last run */
+  int64_t *alpha; /**< q group loads */
+  size_t *points; /**< q group-model points of the last partitioning */
   /** Every run: history[i * p + j] is device j's load in run i. */
   int64_t *history_load;
-    double *history_makespan, *history_imbalance; /**< per run */
-  double *history_time; /**< history_time[i * p + j]: device j in run i */
+  double *history_makespan, *history_imbalance; /**< per run */
+  double *history_time;   /**< history_time[i * p + j]: device j in run i */
   mlsba_model_t **models; /**< p device models built from the runs */
   unsigned int warm;      /**< devices started from a stored model */
   unsigned int stale;     /**< stored models dropped as stale */
   unsigned int ignored;   /**< stored files refused (corrupt, foreign) */
   int save_error;         /**< 0, or the error of saving the models */
+  unsigned lost;          /**< devices dropped after a fault */
+  unsigned char *dropped; /**< p flags: device j was dropped */
 } mlsba_balance_result_t;
 
 /** \brief Defaults: MLSBA, eps 0.05, 20 iterations, shared cores. */
@@ -569,12 +735,73 @@ MLSBA_EXTERN void mlsba_balance_opts_init(mlsba_balance_opts_t *opts);
  *  far. C holds the product of the last run.
  *  \return 0 (see result->converged), or the first error of a run or of
  *          the partitioner. */
-MLSBA_EXTERN int mlsba_balance_gemm(mlsba_executor_t *ex,
-                                    const mlsba_gemm_t *g,
+MLSBA_EXTERN int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+                                    const mlsba_balance_opts_t *opts,
+                                    mlsba_balance_result_t *result);
+/** \brief Balance any load over the executor's devices, as
+ *  mlsba_balance_gemm() does for a product. The whole load has been
+ *  computed by the last run when the call returns 0. */
+MLSBA_EXTERN int mlsba_balance_load(mlsba_executor_t *ex,
+                                    const mlsba_load_t *load,
                                     const mlsba_balance_opts_t *opts,
                                     mlsba_balance_result_t *result);
 /** \brief Release the arrays of a result (not the struct itself). */
 MLSBA_EXTERN void mlsba_balance_result_free(mlsba_balance_result_t *result);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Balance once, run many times
+ *
+ *  The common case of an application: the same load runs again and again
+ *  (every time step, every frame). A balancer balances it once, then runs
+ *  it with the balanced distribution, measuring every run; when the
+ *  imbalance drifts past opts.drift for two runs in a row (a device got
+ *  slower, another program took a core), or on request, it re-balances
+ *  from the models it has, which costs a run or two, not a cold start.
+ *
+ *  Thread safety: one call at a time per balancer; different balancers
+ *  may run at once only on different devices. */
+/**@{*/
+typedef struct mlsba_balancer mlsba_balancer_t;
+
+/** What one mlsba_balancer_run() measured. */
+typedef struct mlsba_run_info {
+  double makespan;  /**< largest device time of the run, seconds */
+  double imbalance; /**< (max - min) / max over loaded devices */
+  int rebalanced;   /**< 1 when the run found drift and re-balanced (the
+                         load was then computed by the re-balancing) */
+} mlsba_run_info_t;
+
+/** \brief The basic form: balance load over every device of this machine
+ *  (the "auto" platform) with the default options. The load has been
+ *  computed once when it returns.
+ *  \param[out] balancer  destroy with mlsba_balancer_destroy(). */
+MLSBA_EXTERN int mlsba_balance(mlsba_load_t *load, mlsba_balancer_t **balancer);
+/** \brief The expert form.
+ *  \param platform  NULL for the "auto" platform; else it must outlive
+ *                   the balancer.
+ *  \param opts      NULL for defaults. */
+MLSBA_EXTERN int mlsba_balance_ex(const mlsba_platform_t *platform,
+                                  mlsba_load_t *load,
+                                  const mlsba_balance_opts_t *opts,
+                                  mlsba_balancer_t **balancer);
+/** \brief Run the whole load once more with the balanced distribution.
+ *  \param[out] info  may be NULL. */
+MLSBA_EXTERN int mlsba_balancer_run(mlsba_balancer_t *balancer,
+                                    mlsba_run_info_t *info);
+/** \brief Re-balance now, starting from the models learned so far (the
+ *  load is computed by the last run of the routine). */
+MLSBA_EXTERN int mlsba_balancer_rebalance(mlsba_balancer_t *balancer);
+/** \brief What the last balancing found (distribution, models, history);
+ *  owned by the balancer, valid until its next call. */
+MLSBA_EXTERN const mlsba_balance_result_t *
+mlsba_balancer_result(const mlsba_balancer_t *balancer);
+/** \brief The platform the balancer runs on (the discovered one for
+ *  mlsba_balance()). */
+MLSBA_EXTERN const mlsba_platform_t *
+mlsba_balancer_platform(const mlsba_balancer_t *balancer);
+/** \brief Destroy a balancer, closing its devices; NULL is ignored. */
+MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 /**@}*/
 
 #ifdef __cplusplus

@@ -3,7 +3,7 @@
  *
  * The runtime never decides a distribution: the partitioner does, from the
  * models measured so far. What the routine adds:
- *  - the first run gives every device N/P columns, within what it can hold;
+ *  - the first run gives every device N/P units, within what it can hold;
  *  - a measured time far from its model's prediction is re-measured: a
  *    second measurement that agrees with it is trusted (the device really
  *    changed), one that does not replaces it (a timing spike);
@@ -14,6 +14,7 @@
  *    distribution comes back (a cycle), or at max_iter; the last two are
  *    reported as not converged. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "../core/error.h"
 #include "../partition/grouped.h"
 #include "executor.h"
+#include "kernel.h"
 #include "platform.h"
 #include "store.h"
 
@@ -37,6 +39,7 @@ void mlsba_balance_opts_init(mlsba_balance_opts_t *o) {
   o->max_iter = 20;
   o->drive = MLSBA_DRIVE_SHARED;
   o->outlier = 0.25;
+  o->drift = 2 * o->eps;
 }
 
 void mlsba_balance_result_free(mlsba_balance_result_t *r) {
@@ -53,6 +56,7 @@ void mlsba_balance_result_free(mlsba_balance_result_t *r) {
   free(r->history_makespan);
   free(r->history_imbalance);
   free(r->history_time);
+  free(r->dropped);
   memset(r, 0, sizeof *r);
 }
 
@@ -75,11 +79,14 @@ static double spread(const double *time, const int64_t *load,
 }
 
 /* Balanced at both levels: the groups' times (their slowest device) agree
- * within eps, and so do the devices inside every group. */
-static int balanced(const mlsba_platform_t *pl, const int64_t *load,
+ * within eps, and so do the devices inside every group. With flat grouping
+ * every device is a group of its own: one level. */
+static int balanced(const mlsba_platform_t *pl, int flat, const int64_t *load,
                     const int64_t *cap, const double *time, double eps,
                     double *group_time, int64_t *group_load,
                     int64_t *group_cap) {
+  if (flat)
+    return spread(time, load, cap, NULL, pl->ndev) <= eps;
   for (size_t g = 0; g < pl->ngroups; g++) {
     const size_t *idx = pl->group_dev + pl->group_start[g];
     size_t n = pl->group_start[g + 1] - pl->group_start[g];
@@ -190,16 +197,14 @@ static int save_measured(const measured_t *m, const mlsba_model_t *model,
 }
 
 /* Where a device's model lives, and the key that says what it is for:
- * host, device identity and driver, kernel, precision, and the shape of
- * the problem that is not partitioned (m and k). */
+ * host, device identity and driver, kernel, and the load's shape (for
+ * GEMM the precision and the dimensions that are not partitioned). */
 static int model_file(const mlsba_platform_t *pl, size_t j,
-                      const mlsba_gemm_t *g, const char *dir, char *path,
+                      const mlsba_load_t *w, const char *dir, char *path,
                       size_t plen, char *key, size_t klen) {
   const device_t *d = &pl->dev[j];
   char host[128] = "unknown";
   gethostname(host, sizeof host - 1);
-  const char *prec =
-      g->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single";
   char ident[384];
   switch (d->type) {
   case MLSBA_DEVICE_CPU:
@@ -213,13 +218,9 @@ static int model_file(const mlsba_platform_t *pl, size_t j,
   default:
     snprintf(ident, sizeof ident, "sim");
   }
-  int a = snprintf(path, plen, "%s/%s.gemm-%s-m%lld-k%lld.model", dir, d->name,
-                   prec, (long long)g->m, (long long)g->k);
-  int b =
-      snprintf(key, klen,
-               "host=%s device=%s [%s] kernel=gemm precision=%s m=%lld "
-               "k=%lld",
-               host, d->name, ident, prec, (long long)g->m, (long long)g->k);
+  int a = snprintf(path, plen, "%s/%s.%s.model", dir, d->name, w->tag);
+  int b = snprintf(key, klen, "host=%s device=%s [%s] kernel=%s%s%s", host,
+                   d->name, ident, w->name, w->shape[0] ? " " : "", w->shape);
   for (char *c = key; *c; c++)
     if (*c == '\n')
       *c = ' ';
@@ -235,12 +236,15 @@ static int rebuild_model(const measured_t *m, mlsba_model_t *model) {
   return err;
 }
 
+/* Everything the routine keeps between balancings of one load on one
+ * executor: the measurements behind every model, what each device can
+ * hold, and the buffers of the partitioning problem. */
 typedef struct {
   mlsba_executor_t *ex;
-  const mlsba_gemm_t *g;
-  const mlsba_balance_opts_t *o;
+  const mlsba_load_t *w;
+  mlsba_balance_opts_t o;
   size_t p, q;
-  int64_t *max;       /* what each device can hold */
+  int64_t *max;       /* what each device can hold (0 when not in use) */
   unsigned char *use; /* device takes part in the partitioning */
   /* The partitioning problem over the devices in use, group by group. */
   const mlsba_model_t **pmodels;
@@ -251,14 +255,33 @@ typedef struct {
   int64_t *gload;       /* q */
   int64_t *gcap;        /* q */
   measured_t *measured; /* p */
-  unsigned char *warm;  /* p: started from a stored model */
+  unsigned char *warm;  /* p: models to check against the first run */
+  double *calls;        /* max_iter partitioning times */
 } ctx_t;
+
+static void logf_(const ctx_t *C, const char *fmt, ...) MLSBA__PRINTF(2, 3);
+static void logf_(const ctx_t *C, const char *fmt, ...) {
+  if (C->o.log == NULL)
+    return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  C->o.log(C->o.log_ctx, line);
+}
+
+/* One run; a device failure under MLSBA_ON_FAULT_CONTINUE is reported
+ * through *failed (the device) with the error. */
+static int run_once(ctx_t *C, const int64_t *load, double *time, long *failed) {
+  return mlsba_executor_run(C->ex, C->w, load, C->o.drive, time, failed);
+}
 
 /* Runs the loads, re-measuring outliers against the models; returns the
  * number of repeated runs in *again. */
 static int measure(ctx_t *C, mlsba_balance_result_t *r, const int64_t *load,
-                   double *time, unsigned *again) {
-  int err = mlsba_executor_run_gemm(C->ex, C->g, load, C->o->drive, time);
+                   double *time, unsigned *again, long *failed) {
+  int err = run_once(C, load, time, failed);
   *again = 0;
   if (err)
     return err;
@@ -269,18 +292,17 @@ static int measure(ctx_t *C, mlsba_balance_result_t *r, const int64_t *load,
     if (load[j] == 0 || mlsba_model_num_points(r->models[j]) == 0)
       continue;
     mlsba_model_time(r->models[j], (double)load[j], &pred[j]);
-    outliers |= fabs(time[j] / pred[j] - 1) > C->o->outlier;
+    outliers |= fabs(time[j] / pred[j] - 1) > C->o.outlier;
   }
   if (!outliers)
     return 0;
   *again = 1;
-  if ((err = mlsba_executor_run_gemm(C->ex, C->g, load, C->o->drive, second)) !=
-      0)
+  if ((err = run_once(C, load, second, failed)) != 0)
     return err;
   for (size_t j = 0; j < C->p; j++) {
     if (pred[j] == 0)
       continue;
-    if (fabs(second[j] / time[j] - 1) <= C->o->outlier)
+    if (fabs(second[j] / time[j] - 1) <= C->o.outlier)
       time[j] = 0.5 * (time[j] + second[j]); /* confirmed: a real change */
     else if (fabs(second[j] / pred[j] - 1) < fabs(time[j] / pred[j] - 1))
       time[j] = second[j]; /* the first was a spike */
@@ -288,12 +310,14 @@ static int measure(ctx_t *C, mlsba_balance_result_t *r, const int64_t *load,
   return 0;
 }
 
-/* Re-partitions n over the devices in use from their models. */
+/* Re-partitions the load over the devices in use from their models. */
 static int repartition(ctx_t *C, mlsba_balance_result_t *r, int64_t *load,
                        double *seconds) {
   const mlsba_platform_t *pl = C->ex->pl;
+  int flat = C->o.grouping == MLSBA_GROUPING_FLAT;
   mlsba_partition_opts_t po;
   mlsba_partition_opts_init(&po);
+  po.granularity = C->o.granularity;
   C->pp = C->pq = 0;
   for (size_t g = 0; g < pl->ngroups; g++) {
     size_t before = C->pp;
@@ -303,13 +327,15 @@ static int repartition(ctx_t *C, mlsba_balance_result_t *r, int64_t *load,
         continue;
       C->pdev[C->pp] = j;
       C->pmodels[C->pp++] = r->models[j];
+      if (flat)
+        C->psize[C->pq++] = 1;
     }
-    if (C->pp > before)
+    if (!flat && C->pp > before)
       C->psize[C->pq++] = C->pp - before;
   }
   double t0 = mlsba__now();
-  int err = mlsba_partition_groups(C->o->algorithm, C->pmodels, C->psize, C->pq,
-                                   C->g->n, &po, C->palpha, C->pbeta,
+  int err = mlsba_partition_groups(C->o.algorithm, C->pmodels, C->psize, C->pq,
+                                   C->w->units, &po, C->palpha, C->pbeta,
                                    C->ppoints, NULL);
   *seconds = mlsba__now() - t0;
   if (err)
@@ -319,15 +345,22 @@ static int repartition(ctx_t *C, mlsba_balance_result_t *r, int64_t *load,
     load[C->pdev[k]] = C->pbeta[k];
   /* Group-model points, back on the platform's groups. */
   memset(r->points, 0, C->q * sizeof *r->points);
-  for (size_t g = 0, pg = 0; g < pl->ngroups && pg < C->pq; g++) {
-    int used = 0;
-    for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
-      used |= C->use[pl->group_dev[k]] &&
-              mlsba_model_num_points(r->models[pl->group_dev[k]]) > 0;
-    if (used)
-      r->points[g] = C->ppoints[pg++];
+  for (size_t k = 0, pg = 0, pk = 0; k < C->pq; k++) {
+    size_t j = C->pdev[pk]; /* the first device of partition group k */
+    for (size_t g = 0; g < pl->ngroups; g++)
+      for (size_t i = pl->group_start[g]; i < pl->group_start[g + 1]; i++)
+        if (pl->group_dev[i] == j)
+          r->points[g] += C->ppoints[pg];
+    pk += C->psize[k];
+    pg++;
   }
   return 0;
+}
+
+/* The first distribution when the models cannot give one: N/P per device
+ * in use, within what each can hold. */
+static void even_start(ctx_t *C, int64_t *load) {
+  mlsba__proportional(NULL, C->max, C->p, C->w->units, load);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -335,43 +368,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int alloc_all(ctx_t *C, mlsba_balance_result_t *r, size_t iters) {
-  size_t p = C->p, q = C->q;
-  r->p = p;
-  r->q = q;
-  r->models = calloc(p, sizeof *r->models);
-  r->load = calloc(p, sizeof *r->load);
-  r->time = calloc(p, sizeof *r->time);
-  r->alpha = calloc(q, sizeof *r->alpha);
-  r->points = calloc(q, sizeof *r->points);
-  r->history_load = calloc(iters * p, sizeof *r->history_load);
-  r->history_makespan = calloc(iters, sizeof *r->history_makespan);
-  r->history_imbalance = calloc(iters, sizeof *r->history_imbalance);
-  r->history_time = calloc(iters * p, sizeof *r->history_time);
-  C->max = calloc(p, sizeof *C->max);
-  C->use = calloc(p, 1);
-  C->pmodels = calloc(p, sizeof *C->pmodels);
-  C->pdev = calloc(p, sizeof *C->pdev);
-  C->psize = calloc(q, sizeof *C->psize);
-  C->palpha = calloc(q, sizeof *C->palpha);
-  C->pbeta = calloc(p, sizeof *C->pbeta);
-  C->ppoints = calloc(q, sizeof *C->ppoints);
-  C->scratch = calloc(2 * p, sizeof *C->scratch);
-  C->gload = calloc(q, sizeof *C->gload);
-  C->gcap = calloc(q, sizeof *C->gcap);
-  C->measured = calloc(p, sizeof *C->measured);
-  C->warm = calloc(p, 1);
-  int ok = C->measured && C->warm && C->gcap && r->models && r->load &&
-           r->time && r->alpha && r->points && r->history_load &&
-           r->history_makespan && r->history_imbalance && r->history_time &&
-           C->max && C->use && C->pmodels && C->pdev && C->psize && C->palpha &&
-           C->pbeta && C->ppoints && C->scratch && C->gload;
-  for (size_t j = 0; ok && j < p; j++)
-    ok = mlsba_model_create(&r->models[j]) == 0;
-  return ok ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
-}
-
-static void free_ctx(ctx_t *C) {
+static void ctx_free(ctx_t *C) {
   free(C->max);
   free(C->use);
   free((void *)C->pmodels);
@@ -385,148 +382,276 @@ static void free_ctx(ctx_t *C) {
   free(C->gcap);
   free(C->measured);
   free(C->warm);
+  free(C->calls);
+  memset(C, 0, sizeof *C);
 }
 
-int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
-                       const mlsba_balance_opts_t *opts,
-                       mlsba_balance_result_t *r) {
-  if (ex == NULL || r == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_balance_gemm: %s is NULL",
-                       ex == NULL ? "executor" : "result");
-  memset(r, 0, sizeof *r);
-  mlsba_balance_opts_t o;
-  mlsba_balance_opts_init(&o);
-  if (opts)
-    o = *opts;
-  if (!(o.eps >= 0) || !isfinite(o.eps) || o.max_iter < 1 || !(o.outlier > 0) ||
-      (unsigned)o.algorithm >= MLSBA_ALGO_COUNT)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "balance: eps must be >= 0, max_iter >= 1, outlier > 0 "
-                       "(got %g, %u, %g)",
-                       o.eps, o.max_iter, o.outlier);
-  const mlsba_platform_t *pl = ex->pl;
-  ctx_t C = {.ex = ex, .g = g, .o = &o, .p = pl->ndev, .q = pl->ngroups};
-  double *calls = calloc(o.max_iter, sizeof *calls);
-  int err = calls ? alloc_all(&C, r, o.max_iter)
-                  : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
-  if (!err)
-    err = mlsba_executor_max_loads(ex, g, C.max);
-  if (err)
-    goto done;
+static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
+  size_t p = C->p, q = C->q, iters = C->o.max_iter;
+  r->p = p;
+  r->q = q;
+  r->models = calloc(p, sizeof *r->models);
+  r->load = calloc(p, sizeof *r->load);
+  r->time = calloc(p, sizeof *r->time);
+  r->alpha = calloc(q, sizeof *r->alpha);
+  r->points = calloc(q, sizeof *r->points);
+  r->history_load = calloc(iters * p, sizeof *r->history_load);
+  r->history_makespan = calloc(iters, sizeof *r->history_makespan);
+  r->history_imbalance = calloc(iters, sizeof *r->history_imbalance);
+  r->history_time = calloc(iters * p, sizeof *r->history_time);
+  r->dropped = calloc(p, 1);
+  C->max = calloc(p, sizeof *C->max);
+  C->use = calloc(p, 1);
+  C->pmodels = calloc(p, sizeof *C->pmodels);
+  C->pdev = calloc(p, sizeof *C->pdev);
+  C->psize = calloc(p, sizeof *C->psize);
+  C->palpha = calloc(p, sizeof *C->palpha);
+  C->pbeta = calloc(p, sizeof *C->pbeta);
+  C->ppoints = calloc(p, sizeof *C->ppoints);
+  C->scratch = calloc(2 * p, sizeof *C->scratch);
+  C->gload = calloc(q, sizeof *C->gload);
+  C->gcap = calloc(q, sizeof *C->gcap);
+  C->measured = calloc(p, sizeof *C->measured);
+  C->warm = calloc(p, 1);
+  C->calls = calloc(iters, sizeof *C->calls);
+  int ok = C->measured && C->warm && C->gcap && r->models && r->load &&
+           r->time && r->alpha && r->points && r->history_load &&
+           r->history_makespan && r->history_imbalance && r->history_time &&
+           r->dropped && C->max && C->use && C->pmodels && C->pdev &&
+           C->psize && C->palpha && C->pbeta && C->ppoints && C->scratch &&
+           C->gload && C->calls;
+  for (size_t j = 0; ok && j < p; j++)
+    ok = mlsba_model_create(&r->models[j]) == 0;
+  return ok ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
+}
 
-  /* Devices that take part: those that can hold something, less the
-   * devoted drivers (the first device of a group with accelerators). */
+/* The devices in use and what they hold; MLSBA_ECAPACITY when those left
+ * cannot hold the load together. */
+static int set_capacity(ctx_t *C, mlsba_balance_result_t *r) {
+  const mlsba_platform_t *pl = C->ex->pl;
   int64_t capacity = 0;
   for (size_t gi = 0; gi < pl->ngroups; gi++) {
-
     for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++) {
       size_t j = pl->group_dev[k];
-      int devoted = o.drive == MLSBA_DRIVE_DEVOTED &&
+      int devoted = C->o.drive == MLSBA_DRIVE_DEVOTED &&
                     mlsba__platform_is_driver(pl, gi, k);
-      C.use[j] = C.max[j] > 0 && !devoted;
-      mlsba_model_set_max_load(r->models[j], C.max[j]);
-      capacity += C.use[j] ? C.max[j] : 0;
-      if (capacity > g->n)
-        capacity = g->n;
+      C->use[j] = C->max[j] > 0 && !devoted && !r->dropped[j];
+      C->max[j] = C->use[j] ? C->max[j] : 0;
+      mlsba_model_set_max_load(r->models[j], C->max[j]);
+      capacity += C->max[j];
+      if (capacity > C->w->units)
+        capacity = C->w->units;
     }
   }
-  if (capacity < g->n) {
-    err = mlsba__fail(MLSBA_ECAPACITY,
-                      "balance: the devices can hold %lld columns together, "
-                      "the product has %lld",
-                      (long long)capacity, (long long)g->n);
-    goto done;
-  }
-  /* First run: from the stored models when every device has one, else N/P
-   * per device, within what each can hold. */
-  for (size_t j = 0; j < C.p; j++)
-    C.max[j] = C.use[j] ? C.max[j] : 0;
-  unsigned ncalls = 0;
-  double overhead = 0;
+  if (capacity < C->w->units)
+    return mlsba__fail(MLSBA_ECAPACITY,
+                       "balance: the devices %scan hold %lld units of %s "
+                       "together, it has %lld",
+                       r->lost ? "left " : "", (long long)capacity, C->w->name,
+                       (long long)C->w->units);
+  return 0;
+}
+
+static int check_opts(const mlsba_balance_opts_t *o) {
+  if (!(o->eps >= 0) || !isfinite(o->eps) || o->max_iter < 1 ||
+      o->max_iter > 100000 || !(o->outlier > 0) ||
+      (unsigned)o->algorithm >= MLSBA_ALGO_COUNT)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "balance: eps must be >= 0, max_iter in 1..100000, "
+                       "outlier > 0, algorithm known (got %g, %u, %g, %d)",
+                       o->eps, o->max_iter, o->outlier, (int)o->algorithm);
+  if (!(o->drift >= 0) || !isfinite(o->drift) || o->granularity < 0 ||
+      (unsigned)o->grouping > MLSBA_GROUPING_FLAT ||
+      (unsigned)o->on_fault > MLSBA_ON_FAULT_STOP ||
+      (unsigned)o->drive > MLSBA_DRIVE_DEVOTED)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "balance: drift must be >= 0, granularity >= 0, and "
+                       "grouping, on_fault and drive known values");
+  return 0;
+}
+
+static int ctx_init(ctx_t *C, mlsba_executor_t *ex, const mlsba_load_t *w,
+                    const mlsba_balance_opts_t *opts,
+                    mlsba_balance_result_t *r) {
+  memset(C, 0, sizeof *C);
+  memset(r, 0, sizeof *r);
+  mlsba_balance_opts_init(&C->o);
+  if (opts)
+    C->o = *opts;
+  int err = check_opts(&C->o);
+  if (err)
+    return err;
+  C->ex = ex;
+  C->w = w;
+  C->p = ex->pl->ndev;
+  C->q = ex->pl->ngroups;
+  if ((err = ctx_alloc(C, r)) == 0 &&
+      (err = mlsba_executor_max_units(ex, w, C->max)) == 0)
+    err = set_capacity(C, r);
+  return err;
+}
+
+/* Seeds the models from the files saved for this load; true when every
+ * device in use has one. */
+static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
+  const mlsba_platform_t *pl = C->ex->pl;
   char path[1024], key[1024];
-  size_t warm_devices = 0, used = 0;
-  for (size_t j = 0; o.model_dir && j < C.p; j++) {
-    if (!C.use[j])
+  size_t warm = 0, used = 0;
+  int err = 0;
+  for (size_t j = 0; !err && C->o.model_dir && j < C->p; j++) {
+    if (!C->use[j])
       continue;
     used++;
     mlsba_model_t *stored = NULL;
     unsigned runs[MAX_POINTS];
     double sd[MAX_POINTS];
-    if (model_file(pl, j, g, o.model_dir, path, sizeof path, key, sizeof key) !=
-        0)
+    if (model_file(pl, j, C->w, C->o.model_dir, path, sizeof path, key,
+                   sizeof key) != 0)
       continue;
     int e = mlsba__model_load_stats(path, key, &stored, runs, sd, MAX_POINTS);
     if (e == 0) {
-      seed_from(&C.measured[j], stored, runs, sd);
+      seed_from(&C->measured[j], stored, runs, sd);
       mlsba_model_destroy(stored);
-      if ((err = rebuild_model(&C.measured[j], r->models[j])) != 0 ||
-          (err = mlsba_model_set_max_load(r->models[j], C.max[j])) != 0)
-        goto done;
-      C.warm[j] = 1;
-      warm_devices++;
+      if ((err = rebuild_model(&C->measured[j], r->models[j])) == 0)
+        err = mlsba_model_set_max_load(r->models[j], C->max[j]);
+      C->warm[j] = 1;
+      warm++;
     } else if (e != MLSBA_EIO) {
       r->ignored++; /* corrupt, foreign or of another version */
+      logf_(C, "model file ignored: %s", mlsba_last_error());
     }
   }
-  r->warm = (unsigned)warm_devices;
-  if (used > 0 && warm_devices == used) {
-    if ((err = repartition(&C, r, r->load, &overhead)) != 0)
-      goto done;
-    calls[ncalls++] = overhead;
+  r->warm = (unsigned)warm;
+  *all = used > 0 && warm == used;
+  return err;
+}
+
+/* Saves what was learned; a failed save is reported, the result stands. */
+static void save_models(ctx_t *C, mlsba_balance_result_t *r) {
+  char path[1024], key[1024];
+  for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
+    if (!C->use[j] || mlsba_model_num_points(r->models[j]) == 0)
+      continue;
+    int e = model_file(C->ex->pl, j, C->w, C->o.model_dir, path, sizeof path,
+                       key, sizeof key);
+    if (!e)
+      e = save_measured(&C->measured[j], r->models[j], path, key);
+    if (e && !r->save_error) {
+      r->save_error = e;
+      logf_(C, "models not saved: %s", mlsba_last_error());
+    }
+  }
+}
+
+/* A device failed in a run: under MLSBA_ON_FAULT_CONTINUE it is dropped
+ * and the load goes to the others; returns 0 when the run may be retried
+ * with *load redistributed. */
+static int drop_failed(ctx_t *C, mlsba_balance_result_t *r, int err,
+                       long failed, int64_t *load) {
+  if (C->o.on_fault != MLSBA_ON_FAULT_CONTINUE || failed < 0 ||
+      (err != MLSBA_EDEVICE && err != MLSBA_EDEVMEM))
+    return err;
+  char why[512];
+  snprintf(why, sizeof why, "%s", mlsba_last_error());
+  r->dropped[failed] = 1;
+  r->lost++;
+  logf_(C, "%s dropped after a fault, the others take its share: %s",
+        C->ex->pl->dev[failed].name, why);
+  int e = set_capacity(C, r);
+  if (e)
+    return e;
+  int models = 1;
+  for (size_t j = 0; j < C->p; j++)
+    models &= !C->use[j] || mlsba_model_num_points(r->models[j]) > 0;
+  double seconds;
+  if (!models || repartition(C, r, load, &seconds) != 0)
+    even_start(C, load);
+  return 0;
+}
+
+/* The iterative routine (seed 002 §V.A) from the current models: warm
+ * starts from them when start_warm, else from N/P. */
+static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
+  const mlsba_platform_t *pl = C->ex->pl;
+  const mlsba_balance_opts_t *o = &C->o;
+  int flat = o->grouping == MLSBA_GROUPING_FLAT;
+  unsigned ncalls = 0;
+  double overhead = 0;
+  int err = 0;
+  r->iterations = 0;
+  r->overhead_total_s = 0;
+  r->overhead_per_call_s = 0;
+  if (start_warm) {
+    if ((err = repartition(C, r, r->load, &overhead)) != 0)
+      return err;
+    C->calls[ncalls++] = overhead;
     r->overhead_total_s += overhead;
   } else {
-    mlsba__proportional(NULL, C.max, C.p, g->n, r->load);
+    even_start(C, r->load);
   }
   for (unsigned it = 1;; it++) {
     unsigned again;
-    if ((err = measure(&C, r, r->load, r->time, &again)) != 0)
-      goto done;
-    for (size_t j = 0; j < C.p; j++) {
+    long failed;
+    unsigned retries = 0;
+    while ((err = measure(C, r, r->load, r->time, &again, &failed)) != 0) {
+      if (retries++ >= C->p ||
+          (err = drop_failed(C, r, err, failed, r->load)) != 0)
+        return err;
+    }
+    for (size_t j = 0; j < C->p; j++) {
       if (r->load[j] == 0)
         continue;
       /* A stored model the first run contradicts (measure() has already
        * confirmed the time with a second run) is stale: the machine
        * changed. Only what is measured now is kept. */
       double pred;
-      if (it == 1 && C.warm[j] &&
+      if (it == 1 && C->warm[j] &&
           mlsba_model_time(r->models[j], (double)r->load[j], &pred) == 0 &&
-          fabs(r->time[j] / pred - 1) > o.outlier) {
-        C.measured[j].n = 0;
+          fabs(r->time[j] / pred - 1) > o->outlier) {
+        C->measured[j].n = 0;
         r->stale++;
+        logf_(C,
+              "%s: the saved model is stale (predicted %.4g s, measured "
+              "%.4g s); measuring afresh",
+              pl->dev[j].name, pred, r->time[j]);
       }
-      add_run(&C.measured[j], r->load[j], r->time[j], o.eps);
-      if ((err = rebuild_model(&C.measured[j], r->models[j])) != 0)
-        goto done;
+      add_run(&C->measured[j], r->load[j], r->time[j], o->eps);
+      if ((err = rebuild_model(&C->measured[j], r->models[j])) != 0)
+        return err;
     }
+    memset(C->warm, 0, C->p);
     r->iterations = it;
     r->makespan = 0;
-    for (size_t j = 0; j < C.p; j++)
+    for (size_t j = 0; j < C->p; j++)
       r->makespan = r->time[j] > r->makespan ? r->time[j] : r->makespan;
-    r->imbalance = spread(r->time, r->load, C.max, NULL, C.p);
-    memcpy(r->history_load + (it - 1) * C.p, r->load, C.p * sizeof *r->load);
+    r->imbalance = spread(r->time, r->load, C->max, NULL, C->p);
+    memcpy(r->history_load + (it - 1) * C->p, r->load, C->p * sizeof *r->load);
     r->history_makespan[it - 1] = r->makespan;
-    memcpy(r->history_time + (it - 1) * C.p, r->time, C.p * sizeof *r->time);
+    memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
     r->history_imbalance[it - 1] = r->imbalance;
-    if (o.progress) {
+    logf_(C, "%s: iteration %u: makespan %.6g s, imbalance %.2f%%%s",
+          C->w->name, it, r->makespan, 100 * r->imbalance,
+          again ? " (outlier re-measured)" : "");
+    if (o->progress) {
       mlsba_iteration_t info = {it,           r->load,  r->time, r->makespan,
                                 r->imbalance, overhead, again};
-      o.progress(o.progress_ctx, &info);
+      o->progress(o->progress_ctx, &info);
     }
-    if (balanced(pl, r->load, C.max, r->time, o.eps, C.scratch + C.p, C.gload,
-                 C.gcap)) {
+    if (balanced(pl, flat, r->load, C->max, r->time, o->eps, C->scratch + C->p,
+                 C->gload, C->gcap)) {
       r->stop = MLSBA_STOP_BALANCED;
       break;
     }
-    if (it == o.max_iter) {
+    if (it == o->max_iter) {
       r->stop = MLSBA_STOP_MAX_ITER;
       break;
     }
     /* The next distribution goes in the history's next row. */
-    int64_t *proposal = r->history_load + it * C.p;
-    memcpy(proposal, r->load, C.p * sizeof *proposal);
-    if ((err = repartition(&C, r, proposal, &overhead)) != 0)
-      goto done;
-    calls[ncalls++] = overhead;
+    int64_t *proposal = r->history_load + it * C->p;
+    memcpy(proposal, r->load, C->p * sizeof *proposal);
+    if ((err = repartition(C, r, proposal, &overhead)) != 0)
+      return err;
+    C->calls[ncalls++] = overhead;
     r->overhead_total_s += overhead;
     /* A fixed point: the proposal moves no device by more than eps of its
      * load, and the models expect it to gain less than eps over the loads
@@ -541,13 +666,13 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
      * behind these choices are in benchmarks/RESULTS.md.) */
     int moved = 0;
     double now_pred = 0, next_pred = 0, next_min = INFINITY, t;
-    for (size_t j = 0; j < C.p; j++) {
-      double tol = o.eps * (double)r->load[j];
+    for (size_t j = 0; j < C->p; j++) {
+      double tol = o->eps * (double)r->load[j];
       moved |= fabs((double)(proposal[j] - r->load[j])) > (tol > 1 ? tol : 1);
       if (proposal[j] > 0 &&
           mlsba_model_time(r->models[j], (double)proposal[j], &t) == 0) {
         next_pred = t > next_pred ? t : next_pred;
-        if (proposal[j] < C.max[j]) /* a capped device may finish early */
+        if (proposal[j] < C->max[j]) /* a capped device may finish early */
           next_min = t < next_min ? t : next_min;
       }
       if (r->load[j] > 0 &&
@@ -558,51 +683,195 @@ int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
      * algorithm that ignores them (homogeneous) repeats itself without
      * converging. */
     int settled =
-        !moved && next_pred > (1 - o.eps) * now_pred &&
-        (next_min == INFINITY || next_pred - next_min <= o.eps * next_pred);
-    for (size_t j = 0; settled && j < C.p; j++)
-      settled =
-          r->load[j] == 0 || known_well(&C.measured[j], r->load[j], o.eps / 2);
+        !moved && next_pred > (1 - o->eps) * now_pred &&
+        (next_min == INFINITY || next_pred - next_min <= o->eps * next_pred);
+    for (size_t j = 0; settled && j < C->p; j++)
+      settled = r->load[j] == 0 ||
+                known_well(&C->measured[j], r->load[j], o->eps / 2);
     if (settled) {
       r->stop = MLSBA_STOP_FIXED_POINT;
       break;
     }
     int seen = 0;
     for (unsigned k = 0; k + 1 < it && !seen; k++)
-      seen =
-          !memcmp(r->history_load + k * C.p, proposal, C.p * sizeof *proposal);
+      seen = !memcmp(r->history_load + k * C->p, proposal,
+                     C->p * sizeof *proposal);
     if (seen) {
       r->stop = MLSBA_STOP_CYCLE;
       break;
     }
-    memcpy(r->load, proposal, C.p * sizeof *proposal);
+    memcpy(r->load, proposal, C->p * sizeof *proposal);
   }
   r->converged =
       r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
   if (ncalls) {
-    qsort(calls, ncalls, sizeof *calls, cmp_double);
-    r->overhead_per_call_s = calls[ncalls / 2];
+    qsort(C->calls, ncalls, sizeof *C->calls, cmp_double);
+    r->overhead_per_call_s = C->calls[ncalls / 2];
   }
   for (size_t gi = 0; gi < pl->ngroups; gi++) {
     r->alpha[gi] = 0;
     for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++)
       r->alpha[gi] += r->load[pl->group_dev[k]];
   }
-  /* Save what was learned; a failed save is reported, the result stands. */
-  for (size_t j = 0; o.model_dir && j < C.p; j++) {
-    if (!C.use[j] || mlsba_model_num_points(r->models[j]) == 0)
-      continue;
-    int e =
-        model_file(pl, j, g, o.model_dir, path, sizeof path, key, sizeof key);
-    if (!e)
-      e = save_measured(&C.measured[j], r->models[j], path, key);
-    if (e && !r->save_error)
-      r->save_error = e;
-  }
-done:
-  free(calls);
-  free_ctx(&C);
+  static const char *const why[] = {"balanced", "at a fixed point",
+                                    "not converged: max-iter",
+                                    "not converged: a cycle"};
+  logf_(C, "%s: %s after %u iteration%s, imbalance %.2f%%", C->w->name,
+        why[r->stop], r->iterations, r->iterations == 1 ? "" : "s",
+        100 * r->imbalance);
+  save_models(C, r);
+  return 0;
+}
+
+/* Cold or warm start of a fresh context. */
+static int first_balancing(ctx_t *C, mlsba_balance_result_t *r) {
+  int all_warm = 0;
+  int err = load_stored(C, r, &all_warm);
+  return err ? err : routine(C, r, all_warm);
+}
+
+int mlsba_balance_load(mlsba_executor_t *ex, const mlsba_load_t *w,
+                       const mlsba_balance_opts_t *opts,
+                       mlsba_balance_result_t *r) {
+  if (ex == NULL || w == NULL || r == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_balance_load: %s is NULL",
+                       ex == NULL  ? "executor"
+                       : w == NULL ? "load"
+                                   : "result");
+  ctx_t C;
+  int err = ctx_init(&C, ex, w, opts, r);
+  if (!err)
+    err = first_balancing(&C, r);
+  ctx_free(&C);
   if (err)
     mlsba_balance_result_free(r);
   return err;
+}
+
+int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+                       const mlsba_balance_opts_t *opts,
+                       mlsba_balance_result_t *r) {
+  if (r)
+    memset(r, 0, sizeof *r);
+  mlsba_load_t *w = NULL;
+  int err = ex == NULL || r == NULL
+                ? mlsba__fail(MLSBA_EINVAL, "mlsba_balance_gemm: %s is NULL",
+                              ex == NULL ? "executor" : "result")
+                : mlsba_load_gemm(g, &w);
+  if (!err)
+    err = mlsba_balance_load(ex, w, opts, r);
+  mlsba_load_destroy(w);
+  return err;
+}
+
+/* ---- balance once, run many times ---------------------------------------- */
+
+struct mlsba_balancer {
+  mlsba_platform_t *owned; /* the discovered platform of mlsba_balance() */
+  const mlsba_platform_t *pl;
+  mlsba_executor_t *ex;
+  ctx_t C;
+  mlsba_balance_result_t r;
+  unsigned drifted; /* runs in a row with imbalance above drift */
+};
+
+void mlsba_balancer_destroy(mlsba_balancer_t *b) {
+  if (b == NULL)
+    return;
+  ctx_free(&b->C);
+  mlsba_balance_result_free(&b->r);
+  mlsba_executor_destroy(b->ex);
+  mlsba_platform_destroy(b->owned);
+  free(b);
+}
+
+int mlsba_balance_ex(const mlsba_platform_t *pl, mlsba_load_t *w,
+                     const mlsba_balance_opts_t *opts, mlsba_balancer_t **out) {
+  if (w == NULL || out == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_balance_ex: %s is NULL",
+                       w == NULL ? "load" : "balancer");
+  *out = NULL;
+  mlsba_balancer_t *b = calloc(1, sizeof *b);
+  if (b == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "balancer: out of memory");
+  int err = 0;
+  if (pl == NULL && (err = mlsba_platform_discover(&b->owned)) == 0)
+    pl = b->owned;
+  b->pl = pl;
+  if (!err)
+    err = mlsba_executor_create(pl, &b->ex);
+  if (!err)
+    err = ctx_init(&b->C, b->ex, w, opts, &b->r);
+  if (!err)
+    err = first_balancing(&b->C, &b->r);
+  if (err) {
+    mlsba_balancer_destroy(b);
+    return err;
+  }
+  *out = b;
+  return 0;
+}
+
+int mlsba_balance(mlsba_load_t *w, mlsba_balancer_t **out) {
+  return mlsba_balance_ex(NULL, w, NULL, out);
+}
+
+int mlsba_balancer_rebalance(mlsba_balancer_t *b) {
+  if (b == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_balancer_rebalance: NULL");
+  /* Start from the models learned so far, checked against the first run
+   * like stored models: a device that changed is measured afresh. */
+  int models = 1;
+  for (size_t j = 0; j < b->C.p; j++) {
+    b->C.warm[j] = b->C.use[j];
+    models &= !b->C.use[j] || mlsba_model_num_points(b->r.models[j]) > 0;
+  }
+  b->drifted = 0;
+  return routine(&b->C, &b->r, models);
+}
+
+int mlsba_balancer_run(mlsba_balancer_t *b, mlsba_run_info_t *info) {
+  if (b == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_balancer_run: balancer is NULL");
+  ctx_t *C = &b->C;
+  mlsba_balance_result_t *r = &b->r;
+  double *time = C->scratch;
+  long failed;
+  int err;
+  unsigned retries = 0;
+  int rebalanced = 0;
+  while ((err = run_once(C, r->load, time, &failed)) != 0) {
+    if (retries++ >= C->p ||
+        (err = drop_failed(C, r, err, failed, r->load)) != 0)
+      return err;
+    rebalanced = 1; /* the distribution changed: the others took over */
+  }
+  double makespan = 0;
+  for (size_t j = 0; j < C->p; j++)
+    makespan = time[j] > makespan ? time[j] : makespan;
+  double imbalance = spread(time, r->load, C->max, NULL, C->p);
+  b->drifted = C->o.drift > 0 && imbalance > C->o.drift ? b->drifted + 1 : 0;
+  if (b->drifted >= 2 || rebalanced) {
+    logf_(C, "%s: imbalance %.2f%% drifted past %.2f%%: re-balancing",
+          C->w->name, 100 * imbalance, 100 * C->o.drift);
+    if ((err = mlsba_balancer_rebalance(b)) != 0)
+      return err;
+    rebalanced = 1;
+    makespan = r->makespan;
+    imbalance = r->imbalance;
+  }
+  if (info) {
+    info->makespan = makespan;
+    info->imbalance = imbalance;
+    info->rebalanced = rebalanced;
+  }
+  return 0;
+}
+
+const mlsba_balance_result_t *mlsba_balancer_result(const mlsba_balancer_t *b) {
+  return b ? &b->r : NULL;
+}
+
+const mlsba_platform_t *mlsba_balancer_platform(const mlsba_balancer_t *b) {
+  return b ? b->pl : NULL;
 }

@@ -18,7 +18,7 @@
 #include "../core/error.h"
 #include "../devices/device.h"
 #include "executor.h"
-#include "gemm.h"
+#include "kernel.h"
 #include "platform.h"
 
 double mlsba__now(void) {
@@ -99,6 +99,9 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
         .cl_platform = (int)d->cl_platform,
         .cl_device = (int)d->cl_device,
         .mem_limit_mb = d->mem_limit_mb,
+        .fail_at = d->fail_at,
+        .slow_at = d->slow_at,
+        .slow_factor = d->slow_factor,
     };
     if ((err = mlsba__device_open(&desc, &ex->dev[i])) != 0)
       goto fail;
@@ -110,17 +113,25 @@ fail:
   return err;
 }
 
-int mlsba_executor_max_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
-                             int64_t max_load[]) {
-  if (ex == NULL || max_load == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_max_loads: NULL argument");
-  int err = mlsba__gemm_check(g);
+int mlsba_executor_max_units(mlsba_executor_t *ex, const mlsba_load_t *w,
+                             int64_t max_units[]) {
+  if (ex == NULL || w == NULL || max_units == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_max_units: NULL argument");
+  int err = 0;
   for (size_t i = 0; !err && i < ex->pl->ndev; i++) {
     mlsba__device_t *d = &ex->dev[i];
-    max_load[i] = g->n;
-    if (d->ops->max_load)
-      err = d->ops->max_load(d, g, &max_load[i]);
+    err = d->ops->max_load(d, w, &max_units[i]);
   }
+  return err;
+}
+
+int mlsba_executor_max_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+                             int64_t max_load[]) {
+  mlsba_load_t *w = NULL;
+  int err = mlsba_load_gemm(g, &w);
+  if (!err)
+    err = mlsba_executor_max_units(ex, w, max_load);
+  mlsba_load_destroy(w);
   return err;
 }
 
@@ -133,6 +144,7 @@ typedef struct {
   size_t g;
   pthread_t thread;
   int err;
+  long failed;   /* the device whose error err is, or -1 */
   char msg[512]; /* the thread's error message, for the caller's thread */
 } group_job_t;
 
@@ -140,7 +152,7 @@ typedef struct {
  * until the caller sets t0 and opens the gate, or calls the run off. */
 struct run {
   mlsba_executor_t *ex;
-  const mlsba_gemm_t *gemm;
+  const mlsba_load_t *work;
   const int64_t *load, *offset;
   double *time;
   pthread_mutex_t mu;
@@ -163,6 +175,7 @@ static int pin_to_core(mlsba_executor_t *ex, int core) {
 /* Starts the shares of the group's devices of one kind: accelerators
  * (and simulated devices) first, the core last. */
 static int start_devices(group_job_t *job, int core_share) {
+  job->failed = -1;
   run_t *R = job->run;
   const mlsba_platform_t *pl = R->ex->pl;
   for (size_t k = pl->group_start[job->g]; k < pl->group_start[job->g + 1];
@@ -171,9 +184,11 @@ static int start_devices(group_job_t *job, int core_share) {
     if ((pl->dev[i].type == MLSBA_DEVICE_CPU) != core_share)
       continue;
     mlsba__device_t *d = &R->ex->dev[i];
-    int err = d->ops->start(d, R->gemm, R->offset[i], R->load[i], R->t0);
-    if (err)
+    int err = d->ops->start(d, R->work, R->offset[i], R->load[i], R->t0);
+    if (err) {
+      job->failed = (long)i;
       return err;
+    }
   }
   return 0;
 }
@@ -184,6 +199,7 @@ static void *group_main(void *arg) {
   const mlsba_platform_t *pl = R->ex->pl;
   long core_dev = group_core_device(pl, job->g);
   int err = core_dev >= 0 ? pin_to_core(R->ex, (int)pl->dev[core_dev].core) : 0;
+  job->failed = -1;
   pthread_mutex_lock(&R->mu);
   R->ready++;
   pthread_cond_broadcast(&R->cv);
@@ -205,6 +221,8 @@ static void *group_main(void *arg) {
        k++) {
     size_t i = pl->group_dev[k];
     int e = R->ex->dev[i].ops->finish(&R->ex->dev[i], &R->time[i]);
+    if (e && !err)
+      job->failed = (long)i;
     err = err ? err : e;
   }
   if (err)
@@ -214,14 +232,14 @@ static void *group_main(void *arg) {
 }
 
 /* Checks the loads and lays the slices out group by group. */
-static int check_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+static int check_loads(mlsba_executor_t *ex, const mlsba_load_t *w,
                        const int64_t *load, mlsba_drive_t drive,
                        int64_t *offset) {
   const mlsba_platform_t *pl = ex->pl;
   int64_t *max = malloc(pl->ndev * sizeof *max);
   if (max == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
-  int err = mlsba_executor_max_loads(ex, g, max);
+  int err = mlsba_executor_max_units(ex, w, max);
   int64_t off = 0;
   for (size_t gi = 0; !err && gi < pl->ngroups; gi++) {
 
@@ -243,21 +261,22 @@ static int check_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
       off += load[i];
     }
   }
-  if (!err && off != g->n)
-    err = mlsba__fail(MLSBA_EINVAL, "the loads add up to %lld, not n = %lld",
-                      (long long)off, (long long)g->n);
+  if (!err && off != w->units)
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "the loads add up to %lld, not the %lld units of %s",
+                      (long long)off, (long long)w->units, w->name);
   free(max);
   return err;
 }
 
-int mlsba_executor_run_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
-                            const int64_t load[], mlsba_drive_t drive,
-                            double time[]) {
-  if (ex == NULL || load == NULL || time == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_run_gemm: NULL argument");
-  int err = mlsba__gemm_check(g);
-  if (err)
-    return err;
+int mlsba_executor_run(mlsba_executor_t *ex, const mlsba_load_t *w,
+                       const int64_t load[], mlsba_drive_t drive, double time[],
+                       long *failed) {
+  if (failed)
+    *failed = -1;
+  if (ex == NULL || w == NULL || load == NULL || time == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_run: NULL argument");
+  int err = 0;
   const mlsba_platform_t *pl = ex->pl;
   size_t q = pl->ngroups;
   int64_t *offset = malloc(pl->ndev * sizeof *offset);
@@ -267,9 +286,9 @@ int mlsba_executor_run_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
     free(jobs);
     return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
   }
-  if ((err = check_loads(ex, g, load, drive, offset)) != 0)
+  if ((err = check_loads(ex, w, load, drive, offset)) != 0)
     goto done;
-  run_t R = {.ex = ex, .gemm = g, .load = load, .offset = offset, .time = time};
+  run_t R = {.ex = ex, .work = w, .load = load, .offset = offset, .time = time};
   pthread_mutex_init(&R.mu, NULL);
   pthread_cond_init(&R.cv, NULL);
   size_t started = 0;
@@ -298,13 +317,28 @@ int mlsba_executor_run_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
                       "executor: cannot start the thread of "
                       "group %zu",
                       started);
-  for (size_t i = 0; i < q && !err; i++)
-    if (jobs[i].err)
+  for (size_t i = 0; i < q && !err; i++) {
+    if (jobs[i].err) {
       err = mlsba__fail(jobs[i].err, "%s", jobs[i].msg);
+      if (failed)
+        *failed = jobs[i].failed;
+    }
+  }
   pthread_cond_destroy(&R.cv);
   pthread_mutex_destroy(&R.mu);
 done:
   free(offset);
   free(jobs);
+  return err;
+}
+
+int mlsba_executor_run_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+                            const int64_t load[], mlsba_drive_t drive,
+                            double time[]) {
+  mlsba_load_t *w = NULL;
+  int err = mlsba_load_gemm(g, &w);
+  if (!err)
+    err = mlsba_executor_run(ex, w, load, drive, time, NULL);
+  mlsba_load_destroy(w);
   return err;
 }

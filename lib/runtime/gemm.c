@@ -3,9 +3,12 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../core/error.h"
+#include "../devices/device.h"
+#include "kernel.h"
 
 size_t mlsba__gemm_elem(const mlsba_gemm_t *g) {
   return g->precision == MLSBA_PRECISION_DOUBLE ? sizeof(double)
@@ -178,4 +181,30 @@ done:
   free(r);
   free(scale);
   return err;
+}
+
+int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **out) {
+  int err = out ? mlsba__gemm_check(g)
+                : mlsba__fail(MLSBA_EINVAL, "mlsba_load_gemm: load is NULL");
+  if (err)
+    return err;
+  if ((err = mlsba_load_create("gemm", g->n, out)) != 0)
+    return err;
+  mlsba_load_t *w = *out;
+  w->builtin.gemm = *g;
+  const char *prec =
+      g->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single";
+  char text[128];
+  snprintf(text, sizeof text, "precision=%s m=%lld k=%lld", prec,
+           (long long)g->m, (long long)g->k);
+  mlsba_load_set_shape(w, text);
+  /* The file names of the models saved before loads were general. */
+  snprintf(text, sizeof text, "gemm-%s-m%lld-k%lld", prec, (long long)g->m,
+           (long long)g->k);
+  mlsba__load_set_tag(w, text);
+  w->cpu = mlsba__gemm_blis;
+  w->cpu_user = &w->builtin.gemm;
+  w->cl = mlsba__gemm_clblast_ops();
+  w->cl_user = &w->builtin.gemm;
+  return 0;
 }

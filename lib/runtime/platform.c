@@ -124,8 +124,9 @@ static int parse_speed(ctx_t *c, json_t *speed, mlsba_model_t *m,
 }
 
 static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
-  static const char *const sim_keys[] = {"name",  "type", "speed", "max_load",
-                                         "noise", "seed", NULL};
+  static const char *const sim_keys[] = {
+      "name", "type",    "speed",   "max_load",    "noise",
+      "seed", "fail_at", "slow_at", "slow_factor", NULL};
   static const char *const cpu_keys[] = {"name", "type", "core", NULL};
   static const char *const cl_keys[] = {"name",   "type",         "platform",
                                         "device", "mem_limit_mb", NULL};
@@ -160,6 +161,21 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
       return err;
     dev->model->max_load = max_load;
     dev->seed = (uint64_t)seed;
+    /* Experiments with faults and slowdowns (README, platform files). */
+    if ((err = get_count(c, d, "fail_at", &dev->fail_at)) != 0 ||
+        (err = get_count(c, d, "slow_at", &dev->slow_at)) != 0)
+      return err;
+    json_t *slow = json_object_get(d, "slow_factor");
+    dev->slow_factor = 1;
+    if (slow) {
+      if (!json_is_number(slow))
+        return bad(c, "slow_factor must be a number, got %s", json_kind(slow));
+      dev->slow_factor = json_number_value(slow);
+      if (!(dev->slow_factor > 0) || !isfinite(dev->slow_factor) ||
+          dev->slow_factor > 1e6)
+        return bad(c, "slow_factor must be in (0, 1e6], got %g",
+                   dev->slow_factor);
+    }
     json_t *noise = json_object_get(d, "noise");
     if (noise) {
       if (!json_is_number(noise))
@@ -475,6 +491,12 @@ static json_t *device_json(const device_t *d) {
     if (d->noise > 0) {
       json_object_set_new(o, "noise", json_real(d->noise));
       json_object_set_new(o, "seed", json_integer((json_int_t)d->seed));
+    }
+    if (d->fail_at > 0)
+      json_object_set_new(o, "fail_at", json_integer(d->fail_at));
+    if (d->slow_at > 0) {
+      json_object_set_new(o, "slow_at", json_integer(d->slow_at));
+      json_object_set_new(o, "slow_factor", json_real(d->slow_factor));
     }
     break;
   }

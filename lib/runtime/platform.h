@@ -11,6 +11,9 @@ typedef struct {
   mlsba_model_t *model; /* sim: the speed profile */
   double noise;         /* sim: relative standard deviation of timings */
   uint64_t seed;        /* sim: noise generator seed */
+  int64_t fail_at;      /* sim: this share fails (0: none) */
+  int64_t slow_at;      /* sim: from this share on, times x slow_factor */
+  double slow_factor;
   int64_t core;         /* cpu: core index */
   int64_t cl_platform;  /* opencl: platform index */
   int64_t cl_device;    /* opencl: device index within the platform */

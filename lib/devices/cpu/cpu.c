@@ -1,13 +1,9 @@
 /* One CPU core: the thread that drives the core's group is pinned to it
- * (by the executor, with hwloc) and calls BLIS single-threaded on its
- * slice. The thread count goes through BLIS's expert interface, a runtime
- * object per call, so it cannot fight a global setting or other threads
- * that call BLIS at the same time. */
-#include <blis.h>
+ * (by the executor, with hwloc) and calls the load's CPU function on the
+ * core's range. */
 #include <stdlib.h>
 
 #include "../../core/error.h"
-#include "../../runtime/gemm.h"
 #include "../device.h"
 
 typedef struct {
@@ -15,29 +11,28 @@ typedef struct {
   double t0;
 } cpu_t;
 
-static int cpu_start(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t off,
+static int cpu_max_load(mlsba__device_t *d, const mlsba_load_t *w,
+                        int64_t *max) {
+  (void)d;
+  *max = w->cpu ? w->units : 0;
+  return 0;
+}
+
+static int cpu_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
                      int64_t n, double t0) {
   cpu_t *c = d->state;
   c->t0 = t0;
-  if (n > 0) {
-    rntm_t rntm = BLIS_RNTM_INITIALIZER;
-    bli_rntm_set_num_threads(1, &rntm);
-    dim_t m = (dim_t)g->m, k = (dim_t)g->k;
-    void *b = (void *)mlsba__gemm_b_slice(g, off);
-    void *cs = mlsba__gemm_c_slice(g, off);
-    if (g->precision == MLSBA_PRECISION_DOUBLE) {
-      double one = 1, zero = 0;
-      bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)n, k, &one,
-                   (double *)g->a, 1, m, (double *)b, 1, k, &zero, (double *)cs,
-                   1, m, NULL, &rntm);
-    } else {
-      float one = 1, zero = 0;
-      bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)n, k, &one,
-                   (float *)g->a, 1, m, (float *)b, 1, k, &zero, (float *)cs, 1,
-                   m, NULL, &rntm);
-    }
-  }
-  c->done = n > 0 ? mlsba__now() : t0;
+  c->done = t0;
+  if (n == 0)
+    return 0;
+  int rc = w->cpu(w->cpu_user, off, n);
+  c->done = mlsba__now();
+  if (rc != 0)
+    return mlsba__fail(MLSBA_EDEVICE,
+                       "%s: the CPU function of load %s returned %d for units "
+                       "%lld..%lld",
+                       d->name, w->name, rc, (long long)off,
+                       (long long)(off + n - 1));
   return 0;
 }
 
@@ -51,7 +46,7 @@ static void cpu_destroy(mlsba__device_t *d) { free(d->state); }
 
 static const mlsba__device_ops_t cpu_ops = {
     .kind = "cpu",
-    .max_load = NULL,
+    .max_load = cpu_max_load,
     .start = cpu_start,
     .finish = cpu_finish,
     .destroy = cpu_destroy,

@@ -1,14 +1,16 @@
-/* One OpenCL device through the ICD loader; GEMM through CLBlast.
+/* One OpenCL device through the ICD loader, running any load's OpenCL
+ * code (<mlsba/opencl.h>): GEMM through CLBlast, kernels from cl/, the
+ * application's own.
  *
- * A share of the product is: write A, write the slice of B, GEMM, read the
- * slice of C back, in one in-order queue. All of it is the device's time
- * (the paper's psi_t). The completion time comes from a callback on the
- * read-back event, not from the host thread that waits for it, which may
- * be busy computing its own share at that moment. Buffers are sized to the
- * slice of each run and released after it. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-#include <clblast_c.h>
+ * A share is whatever the load enqueues for its range on the device's
+ * in-order queue (transfers in, kernels, transfers out), then a marker.
+ * All of it is the device's time (the paper's psi_t). The completion time
+ * comes from a callback on the marker, not from the host thread that waits
+ * for it, which may be busy computing its own share at that moment.
+ *
+ * The device keeps one load's state at a time (its built program and what
+ * the load's setup made); a different load tears it down and sets up its
+ * own. */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,23 +18,43 @@
 #include <string.h>
 
 #include "../../core/error.h"
-#include "../../runtime/gemm.h"
 #include "../device.h"
+#include "cl_error.h"
+#include "mlsba/opencl.h"
 
 typedef struct {
   cl_context ctx;
   cl_command_queue queue;
   cl_device_id dev;
-  cl_ulong global_mem, max_alloc;
-  int64_t mem_limit_mb; /* -1: none */
-  int fp64;
+  cl_ulong global_mem, max_alloc; /* within mem_limit_mb */
+  /* The load whose state is set up: its serial and what tears it down. */
+  unsigned long bound;
+  const mlsba_opencl_ops_t *ops;
+  void *user;
+  mlsba_opencl_env_t env;
   /* The share in flight. */
-  cl_mem a, b, c;
+  int in_flight;
   cl_event done_ev;
   double t0;
   _Atomic double done; /* set by the completion callback; 0 until then */
   atomic_int status;   /* the event's final status */
 } ocl_t;
+
+/* Test-only fault injection (device.h): a countdown over shares started. */
+static atomic_uint fault_countdown;
+static atomic_int fault_code;
+
+void mlsba__opencl_inject_fault(unsigned nth, int code) {
+  atomic_store(&fault_code, code);
+  atomic_store(&fault_countdown, nth);
+}
+
+static int injected_fault(void) {
+  unsigned n = atomic_load(&fault_countdown);
+  while (n > 0 && !atomic_compare_exchange_weak(&fault_countdown, &n, n - 1))
+    ;
+  return n == 1 ? atomic_load(&fault_code) : 0;
+}
 
 static const char *cl_error_name(cl_int e) {
   switch (e) {
@@ -55,6 +77,8 @@ static const char *cl_error_name(cl_int e) {
     CASE(CL_INVALID_EVENT)
     CASE(CL_INVALID_OPERATION)
     CASE(CL_INVALID_KERNEL)
+    CASE(CL_INVALID_KERNEL_NAME)
+    CASE(CL_INVALID_KERNEL_ARGS)
     CASE(CL_INVALID_WORK_GROUP_SIZE)
     CASE(CL_PLATFORM_NOT_FOUND_KHR)
 #undef CASE
@@ -63,9 +87,7 @@ static const char *cl_error_name(cl_int e) {
   }
 }
 
-/* Out-of-memory conditions become MLSBA_EDEVMEM, the rest MLSBA_EDEVICE;
- * the message names the device, the call and the error. */
-static int cl_fail(const char *dev, const char *call, cl_int e) {
+int mlsba__cl_fail(const char *dev, const char *call, cl_int e) {
   int code =
       (e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES ||
        e == CL_OUT_OF_HOST_MEMORY || e == CL_INVALID_BUFFER_SIZE)
@@ -75,36 +97,102 @@ static int cl_fail(const char *dev, const char *call, cl_int e) {
                      cl_error_name(e), (int)e);
 }
 
-static void release_share(ocl_t *o) {
-  if (o->done_ev)
-    clReleaseEvent(o->done_ev);
-  cl_mem *bufs[3] = {&o->a, &o->b, &o->c};
-  for (int i = 0; i < 3; i++)
-    if (*bufs[i])
-      clReleaseMemObject(*bufs[i]);
-  o->done_ev = NULL;
-  o->a = o->b = o->c = NULL;
+int mlsba_load_set_opencl(mlsba_load_t *w, const mlsba_opencl_ops_t *ops,
+                          void *user) {
+  if (w == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_load_set_opencl: load is NULL");
+  if (ops && ops->enqueue == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "load %s: the OpenCL ops have no enqueue",
+                       w->name);
+  if (ops && ops->source && ops->kernel_name == NULL)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "load %s: OpenCL source without a kernel_name", w->name);
+  w->cl = ops;
+  w->cl_user = user;
+  return 0;
 }
 
-static int ocl_max_load(mlsba__device_t *d, const mlsba_gemm_t *g,
+/* Releases the bound load's state: its own first, then the program. */
+static void unbind(ocl_t *o) {
+  if (o->bound == 0)
+    return;
+  if (o->ops->teardown)
+    o->ops->teardown(o->user, &o->env);
+  if (o->env.kernel)
+    clReleaseKernel(o->env.kernel);
+  if (o->env.program)
+    clReleaseProgram(o->env.program);
+  o->env.kernel = NULL;
+  o->env.program = NULL;
+  o->env.state = NULL;
+  o->bound = 0;
+}
+
+/* Builds the load's program, with the build log in the message when it
+ * does not compile. */
+static int build(mlsba__device_t *d, ocl_t *o, const mlsba_load_t *w) {
+  const mlsba_opencl_ops_t *ops = w->cl;
+  cl_int e;
+  const char *src = ops->source;
+  o->env.program =
+      clCreateProgramWithSource(o->ctx, 1, (const char **)&src, NULL, &e);
+  if (e != CL_SUCCESS)
+    return mlsba__cl_fail(d->name, "clCreateProgramWithSource", e);
+  e = clBuildProgram(o->env.program, 1, &o->dev, ops->build_options, NULL,
+                     NULL);
+  if (e != CL_SUCCESS) {
+    char log[2048] = "";
+    clGetProgramBuildInfo(o->env.program, o->dev, CL_PROGRAM_BUILD_LOG,
+                          sizeof log - 1, log, NULL);
+    for (char *c = log; *c; c++)
+      *c = *c == '\n' ? ' ' : *c;
+    return mlsba__fail(MLSBA_EDEVICE,
+                       "%s: load %s: the OpenCL program does not build (%d): "
+                       "%s",
+                       d->name, w->name, (int)e, log);
+  }
+  o->env.kernel = clCreateKernel(o->env.program, ops->kernel_name, &e);
+  if (e != CL_SUCCESS)
+    return mlsba__cl_fail(d->name, "clCreateKernel", e);
+  return 0;
+}
+
+/* Makes w the device's bound load: program and the load's setup. */
+static int bind(mlsba__device_t *d, const mlsba_load_t *w) {
+  ocl_t *o = d->state;
+  if (o->bound == w->serial)
+    return 0;
+  unbind(o);
+  o->ops = w->cl;
+  o->user = w->cl_user;
+  o->bound = w->serial;
+  int err = w->cl->source ? build(d, o, w) : 0;
+  if (!err && w->cl->setup) {
+    int rc = w->cl->setup(w->cl_user, &o->env);
+    if (rc != 0)
+      err = mlsba__cl_fail(d->name, "the load's OpenCL setup", rc);
+  }
+  if (err) {
+    o->ops = &(const mlsba_opencl_ops_t){0}; /* no teardown of a failed setup */
+    unbind(o);
+  }
+  return err;
+}
+
+static int ocl_max_load(mlsba__device_t *d, const mlsba_load_t *w,
                         int64_t *max) {
   ocl_t *o = d->state;
-  double s = (double)mlsba__gemm_elem(g);
-  double mem = (double)o->global_mem, alloc = (double)o->max_alloc;
-  if (o->mem_limit_mb > 0 && (double)o->mem_limit_mb * 1048576.0 < mem)
-    mem = (double)o->mem_limit_mb * 1048576.0;
-  double a = (double)g->m * (double)g->k * s;
-  double per_column = ((double)g->m + (double)g->k) * s;
-  if ((g->precision == MLSBA_PRECISION_DOUBLE && !o->fp64) || a > alloc ||
-      a + per_column > mem) {
-    *max = 0; /* A alone does not fit: the others take the whole load */
+  *max = 0;
+  if (w->cl == NULL)
+    return 0;
+  if (w->cl->max_units == NULL) {
+    *max = w->units;
     return 0;
   }
-  double by_mem = (mem - a) / per_column;
-  double by_b = alloc / ((double)g->k * s), by_c = alloc / ((double)g->m * s);
-  double x = by_mem < by_b ? by_mem : by_b;
-  x = x < by_c ? x : by_c;
-  *max = x >= (double)g->n ? g->n : (int64_t)x;
+  int rc = w->cl->max_units(w->cl_user, &o->env, max);
+  if (rc != 0)
+    return mlsba__cl_fail(d->name, "the load's max_units", rc);
+  *max = *max < 0 ? 0 : *max > w->units ? w->units : *max;
   return 0;
 }
 
@@ -115,7 +203,19 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg) {
   atomic_store(&o->done, mlsba__now());
 }
 
-static int ocl_start(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t off,
+/* After a share (done or failed): nothing may still run on the queue when
+ * the load releases its buffers. */
+static void end_share(ocl_t *o) {
+  clFinish(o->queue);
+  if (o->in_flight && o->ops->complete)
+    o->ops->complete(o->user, &o->env);
+  if (o->done_ev)
+    clReleaseEvent(o->done_ev);
+  o->done_ev = NULL;
+  o->in_flight = 0;
+}
+
+static int ocl_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
                      int64_t n, double t0) {
   ocl_t *o = d->state;
   o->t0 = t0;
@@ -125,46 +225,26 @@ static int ocl_start(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t off,
     atomic_store(&o->done, t0);
     return 0;
   }
-  size_t s = mlsba__gemm_elem(g), m = (size_t)g->m, k = (size_t)g->k;
-  size_t cols = (size_t)n;
-  cl_int e;
-  o->a = clCreateBuffer(o->ctx, CL_MEM_READ_ONLY, m * k * s, NULL, &e);
-  if (e != CL_SUCCESS)
-    return release_share(o), cl_fail(d->name, "clCreateBuffer(A)", e);
-  o->b = clCreateBuffer(o->ctx, CL_MEM_READ_ONLY, k * cols * s, NULL, &e);
-  if (e != CL_SUCCESS)
-    return release_share(o), cl_fail(d->name, "clCreateBuffer(B)", e);
-  o->c = clCreateBuffer(o->ctx, CL_MEM_WRITE_ONLY, m * cols * s, NULL, &e);
-  if (e != CL_SUCCESS)
-    return release_share(o), cl_fail(d->name, "clCreateBuffer(C)", e);
-  e = clEnqueueWriteBuffer(o->queue, o->a, CL_FALSE, 0, m * k * s, g->a, 0,
-                           NULL, NULL);
-  if (e == CL_SUCCESS)
-    e = clEnqueueWriteBuffer(o->queue, o->b, CL_FALSE, 0, k * cols * s,
-                             mlsba__gemm_b_slice(g, off), 0, NULL, NULL);
-  if (e != CL_SUCCESS)
-    return release_share(o), cl_fail(d->name, "clEnqueueWriteBuffer", e);
-  CLBlastStatusCode st;
-  if (g->precision == MLSBA_PRECISION_DOUBLE)
-    st = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
-                      CLBlastTransposeNo, m, cols, k, 1.0, o->a, 0, m, o->b, 0,
-                      k, 0.0, o->c, 0, m, &o->queue, NULL);
-  else
-    st = CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
-                      CLBlastTransposeNo, m, cols, k, 1.0f, o->a, 0, m, o->b, 0,
-                      k, 0.0f, o->c, 0, m, &o->queue, NULL);
-  if (st != CLBlastSuccess)
-    return release_share(o), cl_fail(d->name, "CLBlastXgemm", (cl_int)st);
-  e = clEnqueueReadBuffer(o->queue, o->c, CL_FALSE, 0, m * cols * s,
-                          mlsba__gemm_c_slice(g, off), 0, NULL, &o->done_ev);
+  int fault = injected_fault();
+  if (fault)
+    return mlsba__cl_fail(d->name, "injected fault", fault);
+  int err = bind(d, w);
+  if (err)
+    return err;
+  o->in_flight = 1;
+  int rc = w->cl->enqueue(w->cl_user, &o->env, off, n);
+  if (rc != 0) {
+    end_share(o);
+    return mlsba__cl_fail(d->name, "the load's OpenCL enqueue", rc);
+  }
+  cl_int e = clEnqueueMarkerWithWaitList(o->queue, 0, NULL, &o->done_ev);
   if (e == CL_SUCCESS)
     e = clSetEventCallback(o->done_ev, CL_COMPLETE, on_complete, o);
   if (e == CL_SUCCESS)
     e = clFlush(o->queue);
   if (e != CL_SUCCESS) {
-    clFinish(o->queue); /* nothing may still write into the buffers */
-    release_share(o);
-    return cl_fail(d->name, "clEnqueueReadBuffer", e);
+    end_share(o);
+    return mlsba__cl_fail(d->name, "clEnqueueMarker", e);
   }
   return 0;
 }
@@ -175,16 +255,17 @@ static int ocl_finish(mlsba__device_t *d, double *seconds) {
   if (o->done_ev) {
     cl_int e = clWaitForEvents(1, &o->done_ev);
     /* The callback may run just after the wait returns. */
-    while (atomic_load(&o->done) == 0.0)
+    while (e == CL_SUCCESS && atomic_load(&o->done) == 0.0)
       sched_yield();
     cl_int status = atomic_load(&o->status);
     if (e != CL_SUCCESS || status < 0)
-      err = cl_fail(d->name, "GEMM share (clWaitForEvents)",
-                    e != CL_SUCCESS ? e : status);
-    clFinish(o->queue);
-    release_share(o);
+      err = mlsba__cl_fail(d->name, "the share (clWaitForEvents)",
+                           e != CL_SUCCESS ? e : status);
   }
-  *seconds = atomic_load(&o->done) - o->t0;
+  if (o->in_flight)
+    end_share(o);
+  double done = atomic_load(&o->done);
+  *seconds = done > 0 ? done - o->t0 : 0;
   return err;
 }
 
@@ -193,8 +274,9 @@ static void ocl_destroy(mlsba__device_t *d) {
   if (o == NULL)
     return;
   if (o->queue) {
-    clFinish(o->queue);
-    release_share(o);
+    if (o->in_flight)
+      end_share(o);
+    unbind(o);
     clReleaseCommandQueue(o->queue);
   }
   if (o->ctx)
@@ -217,14 +299,14 @@ int mlsba__opencl_device_create(const char *name, int platform, int device,
   cl_device_id devs[64];
   cl_int e = clGetPlatformIDs(64, plats, &np);
   if (e != CL_SUCCESS && e != CL_PLATFORM_NOT_FOUND_KHR)
-    return cl_fail(name, "clGetPlatformIDs", e);
+    return mlsba__cl_fail(name, "clGetPlatformIDs", e);
   if (platform < 0 || (cl_uint)platform >= np || np > 64)
     return mlsba__fail(MLSBA_EDEVICE,
                        "%s: OpenCL platform %d does not exist (%u found)", name,
                        platform, np);
   e = clGetDeviceIDs(plats[platform], CL_DEVICE_TYPE_ALL, 64, devs, &nd);
   if (e != CL_SUCCESS)
-    return cl_fail(name, "clGetDeviceIDs", e);
+    return mlsba__cl_fail(name, "clGetDeviceIDs", e);
   if (device < 0 || (cl_uint)device >= nd || nd > 64)
     return mlsba__fail(MLSBA_EDEVICE,
                        "%s: OpenCL platform %d has no device %d (%u found)",
@@ -236,20 +318,27 @@ int mlsba__opencl_device_create(const char *name, int platform, int device,
   d->name = name;
   d->state = o;
   o->dev = devs[device];
-  o->mem_limit_mb = mem_limit_mb;
-  cl_device_fp_config fp = 0;
   clGetDeviceInfo(o->dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof o->global_mem,
                   &o->global_mem, NULL);
   clGetDeviceInfo(o->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof o->max_alloc,
                   &o->max_alloc, NULL);
-  clGetDeviceInfo(o->dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
-  o->fp64 = fp != 0;
+  /* A mem_limit_mb larger than the device is no limit: the device's own
+   * size stands (and allocations beyond it fail as EDEVMEM at run time). */
+  if (mem_limit_mb > 0 && (cl_ulong)mem_limit_mb * 1048576u < o->global_mem)
+    o->global_mem = (cl_ulong)mem_limit_mb * 1048576u;
+  o->max_alloc = o->max_alloc < o->global_mem ? o->max_alloc : o->global_mem;
   o->ctx = clCreateContext(NULL, 1, &o->dev, NULL, NULL, &e);
   if (e == CL_SUCCESS)
     o->queue = clCreateCommandQueue(o->ctx, o->dev, 0, &e);
+  o->env = (mlsba_opencl_env_t){.context = o->ctx,
+                                .device = o->dev,
+                                .queue = o->queue,
+                                .name = name,
+                                .global_mem = o->global_mem,
+                                .max_alloc = o->max_alloc};
   if (e != CL_SUCCESS) {
-    int err =
-        cl_fail(name, o->ctx ? "clCreateCommandQueue" : "clCreateContext", e);
+    int err = mlsba__cl_fail(
+        name, o->ctx ? "clCreateCommandQueue" : "clCreateContext", e);
     ocl_destroy(d);
     d->state = NULL;
     return err;
@@ -266,7 +355,7 @@ int mlsba__opencl_enumerate(mlsba__cl_device_desc_t **list, size_t *count) {
   if (e == CL_PLATFORM_NOT_FOUND_KHR || np == 0)
     return 0; /* no OpenCL platform: a machine without accelerators */
   if (e != CL_SUCCESS)
-    return cl_fail("discovery", "clGetPlatformIDs", e);
+    return mlsba__cl_fail("discovery", "clGetPlatformIDs", e);
   size_t room = 0;
   for (cl_uint p = 0; p < np && p < 64; p++) {
     cl_device_id devs[64];

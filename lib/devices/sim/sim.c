@@ -12,6 +12,8 @@
 typedef struct {
   const mlsba_model_t *model;
   double noise;
+  int64_t shares, fail_at, slow_at; /* experiments: see the platform file */
+  double slow_factor;
   uint64_t state; /* splitmix64 */
   double last;    /* virtual time of the last share */
 } sim_t;
@@ -30,20 +32,30 @@ static double normal(sim_t *s) {
   return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
-static int sim_max_load(mlsba__device_t *d, const mlsba_gemm_t *g,
+static int sim_max_load(mlsba__device_t *d, const mlsba_load_t *w,
                         int64_t *max) {
   sim_t *s = d->state;
-  *max = mlsba__fpm_cap(s->model, g->n);
+  *max = mlsba__fpm_cap(s->model, w->units);
   return 0;
 }
 
-static int sim_start(mlsba__device_t *d, const mlsba_gemm_t *g, int64_t off,
+static int sim_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
                      int64_t n, double t0) {
-  (void)g;
+  (void)w;
   (void)off;
   (void)t0;
   sim_t *s = d->state;
+  s->last = 0;
+  if (n == 0)
+    return 0;
+  s->shares++;
+  if (s->shares == s->fail_at)
+    return mlsba__fail(MLSBA_EDEVICE,
+                       "%s: simulated device failure (fail_at = %lld)", d->name,
+                       (long long)s->fail_at);
   double t = mlsba__fpm_time(s->model, (double)n);
+  if (s->slow_at > 0 && s->shares >= s->slow_at)
+    t *= s->slow_factor;
   if (s->noise > 0 && n > 0) {
     double f = 1 + s->noise * normal(s);
     t *= f > 0.01 ? f : 0.01; /* a time stays positive */
@@ -67,14 +79,18 @@ static const mlsba__device_ops_t sim_ops = {
     .destroy = sim_destroy,
 };
 
-int mlsba__sim_device_create(const char *name, const mlsba_model_t *model,
-                             double noise, uint64_t seed, mlsba__device_t *d) {
+int mlsba__sim_device_create(const struct mlsba__pdevice_desc *desc,
+                             mlsba__device_t *d) {
+  const char *name = desc->name;
   sim_t *s = calloc(1, sizeof *s);
   if (s == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", name);
-  s->model = model;
-  s->noise = noise;
-  s->state = seed;
+  s->model = desc->model;
+  s->noise = desc->noise;
+  s->state = desc->seed;
+  s->fail_at = desc->fail_at;
+  s->slow_at = desc->slow_at;
+  s->slow_factor = desc->slow_factor > 0 ? desc->slow_factor : 1;
   d->ops = &sim_ops;
   d->name = name;
   d->state = s;

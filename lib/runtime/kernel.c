@@ -1,0 +1,97 @@
+/* Divisible loads: a number of units and the code that every kind of
+ * device runs on a range of them. */
+#include "kernel.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+
+static atomic_ulong next_serial = 1;
+
+/* Whether a name is safe in a file name and a key line. */
+static int name_ok(const char *s) {
+  if (s == NULL || *s == 0 || strlen(s) >= 64)
+    return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
+      return 0;
+  return 1;
+}
+
+/* name, then the shape with every run of unsafe characters as one '-'. */
+static void make_tag(mlsba_load_t *w) {
+  size_t n = (size_t)snprintf(w->tag, sizeof w->tag, "%s", w->name);
+  int dash = 1;
+  for (const char *c = w->shape; *c && n + 2 < sizeof w->tag; c++) {
+    int safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+               (*c >= '0' && *c <= '9') || *c == '.' || *c == '_';
+    if (safe) {
+      if (dash)
+        w->tag[n++] = '-';
+      w->tag[n++] = *c;
+      dash = 0;
+    } else {
+      dash = 1;
+    }
+  }
+  w->tag[n] = 0;
+}
+
+int mlsba_load_create(const char *name, int64_t units, mlsba_load_t **out) {
+  if (out == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_load_create: load is NULL");
+  *out = NULL;
+  if (!name_ok(name))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "load name \"%s\": 1 to 63 letters, digits, '-', '_' "
+                       "or '.'",
+                       name ? name : "(null)");
+  if (units < 1)
+    return mlsba__fail(MLSBA_EINVAL, "load %s: units must be >= 1, got %lld",
+                       name, (long long)units);
+  mlsba_load_t *w = calloc(1, sizeof *w);
+  if (w == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "load %s: out of memory", name);
+  snprintf(w->name, sizeof w->name, "%s", name);
+  w->units = units;
+  w->serial = atomic_fetch_add(&next_serial, 1);
+  make_tag(w);
+  *out = w;
+  return 0;
+}
+
+void mlsba_load_destroy(mlsba_load_t *w) { free(w); }
+
+int mlsba_load_set_cpu(mlsba_load_t *w, mlsba_cpu_fn fn, void *user) {
+  if (w == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_load_set_cpu: load is NULL");
+  w->cpu = fn;
+  w->cpu_user = user;
+  return 0;
+}
+
+int mlsba_load_set_shape(mlsba_load_t *w, const char *shape) {
+  if (w == NULL || shape == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_load_set_shape: %s is NULL",
+                       w ? "shape" : "load");
+  if (strlen(shape) >= sizeof w->shape || strpbrk(shape, "\r\n"))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "load %s: the shape must be one line of at most %zu "
+                       "characters",
+                       w->name, sizeof w->shape - 1);
+  snprintf(w->shape, sizeof w->shape, "%s", shape);
+  make_tag(w);
+  return 0;
+}
+
+void mlsba__load_set_tag(mlsba_load_t *w, const char *tag) {
+  snprintf(w->tag, sizeof w->tag, "%s", tag);
+}
+
+int64_t mlsba_load_units(const mlsba_load_t *w) { return w ? w->units : 0; }
+
+const char *mlsba_load_name(const mlsba_load_t *w) { return w ? w->name : ""; }
