@@ -4,13 +4,16 @@
  * while its accelerator runs, and OpenCL failures come back as errors.
  * Exits 77 (skipped) when no OpenCL device exists. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "devices/device.h" /* the test-only fault injection hook */
 #include "mlsba.h"
+#include "mlsba/opencl.h"
 #include "support/gemm_data.h"
 #include "support/run_suite.h"
 
@@ -53,9 +56,9 @@ static void run_and_verify(mlsba_executor_t *ex, mlsba_gemm_t *g,
 START_TEST(products_on_cores_and_opencl_match_the_reference) {
   mlsba_platform_t *pl = cores_and_opencl("");
   mlsba_executor_t *ex = open_executor(pl);
-  static const int64_t shapes[][3] = {
-      {1, 3, 1}, {64, 64, 64}, {200, 90, 33}, {17, 301, 129}, {512, 512, 512},
-      {1024, 1024, 1024}};
+  static const int64_t shapes[][3] = {{1, 3, 1},       {64, 64, 64},
+                                      {200, 90, 33},   {17, 301, 129},
+                                      {512, 512, 512}, {1024, 1024, 1024}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     for (int prec = 0; prec < 2; prec++) {
       mlsba_gemm_t g;
@@ -170,6 +173,269 @@ START_TEST(discovery_finds_the_opencl_device) {
 }
 END_TEST
 
+/* ---- loads of the application's own ------------------------------------ */
+
+/* y[i] = 3 x[i] + i on every device: the OpenCL half from source. */
+typedef struct {
+  int64_t n;
+  float *x, *y;
+} saxpy_t;
+
+static const char *saxpy_source =
+    "__kernel void saxpy(long first, __global const float *x,"
+    "                    __global float *y) {"
+    "  long i = get_global_id(0);"
+    "  y[i] = 3.0f * x[i] + (float)(first + i);"
+    "}";
+
+typedef struct {
+  cl_mem x, y;
+} saxpy_bufs_t;
+
+static int saxpy_cpu(void *user, int64_t first, int64_t count) {
+  saxpy_t *s = user;
+  for (int64_t i = first; i < first + count; i++)
+    s->y[i] = 3.0f * s->x[i] + (float)i;
+  return 0;
+}
+
+static int saxpy_setup(void *user, mlsba_opencl_env_t *env) {
+  (void)user;
+  env->state = calloc(1, sizeof(saxpy_bufs_t));
+  return env->state ? 0 : CL_OUT_OF_HOST_MEMORY;
+}
+
+static int saxpy_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
+                         int64_t count) {
+  saxpy_t *s = user;
+  saxpy_bufs_t *b = env->state;
+  size_t bytes = (size_t)count * sizeof(float);
+  cl_int e;
+  b->x = clCreateBuffer(env->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                        bytes, s->x + first, &e);
+  if (e == CL_SUCCESS)
+    b->y = clCreateBuffer(env->context, CL_MEM_WRITE_ONLY, bytes, NULL, &e);
+  cl_long f = first;
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(env->kernel, 0, sizeof f, &f);
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(env->kernel, 1, sizeof b->x, &b->x);
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(env->kernel, 2, sizeof b->y, &b->y);
+  size_t global = (size_t)count;
+  if (e == CL_SUCCESS)
+    e = clEnqueueNDRangeKernel(env->queue, env->kernel, 1, NULL, &global, NULL,
+                               0, NULL, NULL);
+  if (e == CL_SUCCESS)
+    e = clEnqueueReadBuffer(env->queue, b->y, CL_FALSE, 0, bytes, s->y + first,
+                            0, NULL, NULL);
+  return e;
+}
+
+static void saxpy_complete(void *user, mlsba_opencl_env_t *env) {
+  (void)user;
+  saxpy_bufs_t *b = env->state;
+  if (b->x)
+    clReleaseMemObject(b->x);
+  if (b->y)
+    clReleaseMemObject(b->y);
+  b->x = b->y = NULL;
+}
+
+static unsigned teardowns;
+static void saxpy_teardown(void *user, mlsba_opencl_env_t *env) {
+  (void)user;
+  free(env->state);
+  teardowns++;
+}
+
+static mlsba_opencl_ops_t saxpy_ops = {
+    .source = NULL, /* set per test */
+    .kernel_name = "saxpy",
+    .setup = saxpy_setup,
+    .enqueue = saxpy_enqueue,
+    .complete = saxpy_complete,
+    .teardown = saxpy_teardown,
+};
+
+static saxpy_t saxpy_make(int64_t n) {
+  saxpy_t s = {n, malloc((size_t)n * sizeof(float)),
+               malloc((size_t)n * sizeof(float))};
+  for (int64_t i = 0; i < n; i++) {
+    s.x[i] = (float)(i % 1000) * 0.5f;
+    s.y[i] = NAN;
+  }
+  return s;
+}
+
+static void saxpy_check(const saxpy_t *s) {
+  for (int64_t i = 0; i < s->n; i++)
+    ck_assert_msg(s->y[i] == 3.0f * s->x[i] + (float)i, "y[%lld] = %g",
+                  (long long)i, (double)s->y[i]);
+}
+
+START_TEST(a_user_kernel_runs_on_opencl_and_cores) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  saxpy_t s = saxpy_make(200000);
+  mlsba_load_t *w = NULL;
+  ck_assert_int_eq(mlsba_load_create("saxpy", s.n, &w), 0);
+  mlsba_load_set_cpu(w, saxpy_cpu, &s);
+  saxpy_ops.source = saxpy_source;
+  ck_assert_int_eq(mlsba_load_set_opencl(w, &saxpy_ops, &s), 0);
+  teardowns = 0;
+  mlsba_executor_t *ex = open_executor(pl);
+  /* Every device a third: the OpenCL device's share really ran there. */
+  int64_t units[3] = {s.n / 3, s.n / 3, s.n - 2 * (s.n / 3)};
+  double t[3];
+  long failed;
+  ck_assert_msg(
+      mlsba_executor_run(ex, w, units, MLSBA_DRIVE_SHARED, t, &failed) == 0,
+      "%s", mlsba_last_error());
+  saxpy_check(&s);
+  ck_assert(t[1] > 0);
+  mlsba_executor_destroy(ex);
+  ck_assert_uint_eq(teardowns, 1); /* setup once, torn down with the device */
+  /* And balanced through the basic-form machinery. */
+  for (int64_t i = 0; i < s.n; i++)
+    s.y[i] = NAN;
+  mlsba_balancer_t *b = NULL;
+  ck_assert_msg(mlsba_balance_ex(pl, w, NULL, &b) == 0, "%s",
+                mlsba_last_error());
+  saxpy_check(&s);
+  mlsba_balancer_destroy(b);
+  mlsba_load_destroy(w);
+  free(s.x);
+  free(s.y);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+START_TEST(opencl_faults_drop_the_device_or_stop) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  saxpy_t s = saxpy_make(50000);
+  mlsba_load_t *w = NULL;
+  ck_assert_int_eq(mlsba_load_create("saxpy", s.n, &w), 0);
+  mlsba_load_set_cpu(w, saxpy_cpu, &s);
+  saxpy_ops.source = saxpy_source;
+  mlsba_load_set_opencl(w, &saxpy_ops, &s);
+  static const int codes[] = {CL_OUT_OF_RESOURCES, CL_DEVICE_NOT_AVAILABLE,
+                              CL_MEM_OBJECT_ALLOCATION_FAILURE};
+  for (size_t c = 0; c < 3; c++) {
+    for (int stop = 0; stop < 2; stop++) {
+      for (int64_t i = 0; i < s.n; i++)
+        s.y[i] = NAN;
+      mlsba_balance_opts_t o;
+      mlsba_balance_opts_init(&o);
+      o.on_fault = stop ? MLSBA_ON_FAULT_STOP : MLSBA_ON_FAULT_CONTINUE;
+      mlsba__opencl_inject_fault(1 + (unsigned)c, codes[c]);
+      mlsba_balancer_t *b = NULL;
+      int err = mlsba_balance_ex(pl, w, &o, &b);
+      mlsba__opencl_inject_fault(0, 0);
+      if (stop) {
+        ck_assert_int_eq(err, codes[c] == CL_DEVICE_NOT_AVAILABLE
+                                  ? MLSBA_EDEVICE
+                                  : MLSBA_EDEVMEM);
+        ck_assert_msg(strstr(mlsba_last_error(), "ocl0") != NULL, "%s",
+                      mlsba_last_error());
+        ck_assert_ptr_null(b);
+        continue;
+      }
+      ck_assert_msg(err == 0, "%s", mlsba_last_error());
+      const mlsba_balance_result_t *r = mlsba_balancer_result(b);
+      ck_assert_uint_eq(r->lost, 1);
+      ck_assert(r->dropped[1]);
+      ck_assert_int_eq(r->load[1], 0);
+      saxpy_check(&s);
+      /* Later runs go on without it. */
+      ck_assert_int_eq(mlsba_balancer_run(b, NULL), 0);
+      saxpy_check(&s);
+      mlsba_balancer_destroy(b);
+    }
+  }
+  /* A program that does not build: the build log names the problem; the
+   * run goes on without the device by default. */
+  saxpy_ops.source = "__kernel void saxpy(long first) { this is not C }";
+  mlsba_balancer_t *b = NULL;
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.on_fault = MLSBA_ON_FAULT_STOP;
+  ck_assert_int_eq(mlsba_balance_ex(pl, w, &o, &b), MLSBA_EDEVICE);
+  ck_assert_msg(strstr(mlsba_last_error(), "does not build") != NULL, "%s",
+                mlsba_last_error());
+  ck_assert_int_eq(mlsba_balance_ex(pl, w, NULL, &b), 0);
+  ck_assert_uint_eq(mlsba_balancer_result(b)->lost, 1);
+  saxpy_check(&s);
+  mlsba_balancer_destroy(b);
+  mlsba_load_destroy(w);
+  free(s.x);
+  free(s.y);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* Claiming more memory than the device has is no limit: the device's own
+ * size stands and products still run and verify. */
+START_TEST(a_memory_limit_beyond_the_device_is_harmless) {
+  mlsba_platform_t *pl = cores_and_opencl(", \"mem_limit_mb\": 100000000");
+  mlsba_executor_t *ex = open_executor(pl);
+  mlsba_gemm_t g;
+  gemm_data_make(&g, 256, 300, 256, MLSBA_PRECISION_SINGLE, 9);
+  int64_t max[3];
+  ck_assert_int_eq(mlsba_executor_max_loads(ex, &g, max), 0);
+  ck_assert_int_eq(max[1], 300);
+  double t[3];
+  int64_t load[3] = {100, 100, 100};
+  run_and_verify(ex, &g, load, t);
+  gemm_data_free(&g);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* The Mandelbrot kernel of cl/ gives the counts of the CPU code, pixel for
+ * pixel, on the OpenCL device. */
+START_TEST(mandelbrot_on_opencl_matches_the_cpu) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_mandelbrot_t mb = {.width = 300,
+                           .height = 211,
+                           .x0 = -2.2,
+                           .y0 = -1.3,
+                           .x1 = 0.8,
+                           .y1 = 1.3,
+                           .max_iter = 500};
+  mb.out = malloc((size_t)(mb.width * mb.height) * sizeof *mb.out);
+  for (int64_t i = 0; i < mb.width * mb.height; i++)
+    mb.out[i] = -1;
+  mlsba_load_t *w = NULL;
+  ck_assert_int_eq(mlsba_load_mandelbrot(&mb, &w), 0);
+  mlsba_executor_t *ex = open_executor(pl);
+  int64_t max[3];
+  ck_assert_int_eq(mlsba_executor_max_units(ex, w, max), 0);
+  if (max[1] > 0) { /* the device has doubles */
+    int64_t units[3] = {0, mb.height, 0};
+    double t[3];
+    ck_assert_msg(
+        mlsba_executor_run(ex, w, units, MLSBA_DRIVE_SHARED, t, NULL) == 0,
+        "%s", mlsba_last_error());
+    int64_t wrong = -1;
+    ck_assert_int_eq(mlsba_mandelbrot_verify(&mb, &wrong), 0);
+    ck_assert_int_eq(wrong, 0);
+    units[0] = 50;
+    units[1] = 100;
+    units[2] = mb.height - 150;
+    memset(mb.out, 0xff, (size_t)(mb.width * mb.height) * sizeof *mb.out);
+    ck_assert_int_eq(
+        mlsba_executor_run(ex, w, units, MLSBA_DRIVE_SHARED, t, NULL), 0);
+    ck_assert_int_eq(mlsba_mandelbrot_verify(&mb, &wrong), 0);
+    ck_assert_int_eq(wrong, 0);
+  }
+  mlsba_executor_destroy(ex);
+  mlsba_load_destroy(w);
+  free(mb.out);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 /* Asked in a child process: an OpenCL implementation initialised here
  * would not survive the fork of every test (pocl's worker threads stay in
  * the parent, and the child's queues would wait for them forever). */
@@ -198,6 +464,10 @@ static Suite *opencl_suite(void) {
   tcase_add_test(tc, driving_core_computes_while_its_accelerator_runs);
   tcase_add_test(tc, a_missing_device_is_a_clear_error);
   tcase_add_test(tc, discovery_finds_the_opencl_device);
+  tcase_add_test(tc, a_user_kernel_runs_on_opencl_and_cores);
+  tcase_add_test(tc, opencl_faults_drop_the_device_or_stop);
+  tcase_add_test(tc, a_memory_limit_beyond_the_device_is_harmless);
+  tcase_add_test(tc, mandelbrot_on_opencl_matches_the_cpu);
   suite_add_tcase(s, tc);
   return s;
 }
