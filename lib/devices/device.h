@@ -24,6 +24,9 @@ typedef struct mlsba__device mlsba__device_t;
 typedef struct mlsba__device_ops {
   const char *kind; /* "cpu", "opencl", "sim" */
   int (*max_load)(mlsba__device_t *d, const mlsba_load_t *w, int64_t *max);
+  /* Optional: readies the device for w (builds programs) before the
+   * common start, so that one-time costs stay out of the measured time. */
+  int (*prepare)(mlsba__device_t *d, const mlsba_load_t *w);
   int (*start)(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
                int64_t n, double t0);
   int (*finish)(mlsba__device_t *d, double *seconds);

@@ -200,6 +200,14 @@ static void *group_main(void *arg) {
   long core_dev = group_core_device(pl, job->g);
   int err = core_dev >= 0 ? pin_to_core(R->ex, (int)pl->dev[core_dev].core) : 0;
   job->failed = -1;
+  for (size_t k = pl->group_start[job->g];
+       !err && k < pl->group_start[job->g + 1]; k++) {
+    size_t i = pl->group_dev[k];
+    mlsba__device_t *d = &R->ex->dev[i];
+    if (R->load[i] > 0 && d->ops->prepare &&
+        (err = d->ops->prepare(d, R->work)) != 0)
+      job->failed = (long)i;
+  }
   pthread_mutex_lock(&R->mu);
   R->ready++;
   pthread_cond_broadcast(&R->cv);

@@ -25,3 +25,17 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc $flags "$here/consumer/main.c" $(pkg-config --cflags --libs mlsba) \
   -o "$tmp/consumer-pc"
 "$tmp/consumer-pc"
+
+# The example programs, as a user copies them out of the tree: both ways.
+examples="$here/../../tools/examples"
+if pkg-config --exists OpenCL && [ -f "$tmp/prefix/include/mlsba/opencl.h" ]; then
+  echo "-- tools/examples with find_package(mlsba)"
+  cmake -S "$examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
+  cmake --build "$tmp/examples" >/dev/null
+  echo "-- tools/examples/hello_balance.c with pkg-config"
+  # shellcheck disable=SC2046,SC2086
+  cc $flags "$examples/hello_balance.c" $(pkg-config --cflags --libs mlsba) \
+    -lOpenCL -lm -o "$tmp/hello-pc"
+  "$tmp/hello-pc"
+fi

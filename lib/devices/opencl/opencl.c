@@ -158,7 +158,7 @@ static int build(mlsba__device_t *d, ocl_t *o, const mlsba_load_t *w) {
 }
 
 /* Makes w the device's bound load: program and the load's setup. */
-static int bind(mlsba__device_t *d, const mlsba_load_t *w) {
+static int ocl_prepare(mlsba__device_t *d, const mlsba_load_t *w) {
   ocl_t *o = d->state;
   if (o->bound == w->serial)
     return 0;
@@ -228,7 +228,7 @@ static int ocl_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
   int fault = injected_fault();
   if (fault)
     return mlsba__cl_fail(d->name, "injected fault", fault);
-  int err = bind(d, w);
+  int err = ocl_prepare(d, w); /* done before t0 by the executor */
   if (err)
     return err;
   o->in_flight = 1;
@@ -287,6 +287,7 @@ static void ocl_destroy(mlsba__device_t *d) {
 static const mlsba__device_ops_t ocl_ops = {
     .kind = "opencl",
     .max_load = ocl_max_load,
+    .prepare = ocl_prepare,
     .start = ocl_start,
     .finish = ocl_finish,
     .destroy = ocl_destroy,
