@@ -9,8 +9,8 @@
  * the closed form (eqs. 36-37 with l = b = 0) becomes
  *   T = (N + sum_j e_j / a_j) / sum_j 1 / a_j,   x_j = (T - e_j) / a_j.
  * A device whose latency exceeds T gets nothing, and one whose share
- * exceeds its max_load is held at it; T is then solved again for the
- * rest. */
+ * exceeds its max_load is held at it; T solves sum_j x_j = N with those
+ * limits. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -43,15 +43,29 @@ static void fit_affine(const mlsba_model_t *m, int64_t n, double *a,
   }
 }
 
+/* Sum over devices of (T - e_j) / a_j clamped to [0, cap_j]; the shares
+ * into x when it is not NULL. */
+static double dlt_total(const double *a, const double *e, const int64_t *cap,
+                        size_t p, double T, double *x) {
+  double sum = 0;
+  for (size_t j = 0; j < p; j++) {
+    double share = (T - e[j]) / a[j];
+    share = share < 0 ? 0 : share > (double)cap[j] ? (double)cap[j] : share;
+    if (x)
+      x[j] = share;
+    sum += share;
+  }
+  return sum;
+}
+
 int mlsba__dlt(const mlsba__grouped_t *G, int64_t *alpha, int64_t *beta,
                size_t *points) {
   size_t p = G->p;
   double *a = malloc(p * sizeof *a), *e = malloc(p * sizeof *e);
   double *x = malloc(p * sizeof *x);
   int64_t *cap = malloc(p * sizeof *cap);
-  unsigned char *out = calloc(p, 1); /* held at 0 or at the cap */
   int err = 0;
-  if (!a || !e || !x || !cap || !out) {
+  if (!a || !e || !x || !cap) {
     err = mlsba__fail(MLSBA_ENOMEM, "dlt: out of memory");
     goto done;
   }
@@ -59,36 +73,27 @@ int mlsba__dlt(const mlsba__grouped_t *G, int64_t *alpha, int64_t *beta,
     fit_affine(G->models[j], G->n, &a[j], &e[j]);
     cap[j] = mlsba__device_cap(G, j);
     x[j] = 0;
-    out[j] = cap[j] == 0;
   }
-  /* Each round holds at least one more device, so p + 1 rounds suffice. */
-  for (size_t round = 0; round <= p; round++) {
-    double left = (double)G->n, inv = 0, lat = 0;
-    for (size_t j = 0; j < p; j++) {
-      if (out[j]) {
-        left -= x[j];
-      } else {
-        inv += 1 / a[j];
-        lat += e[j] / a[j];
-      }
-    }
-    if (inv == 0)
+  /* The shares at a common finish time T, each clamped to [0, cap], add up
+   * to a nondecreasing function of T: the T where they reach N is found by
+   * bisection. (Holding devices at 0 or at their cap one round at a time,
+   * as the closed form is often applied, can hold a device at 0 that a
+   * later, larger T would give work to, and then the shares miss N; the
+   * fuzzer found such a case.) */
+  double lo = 0, hi = 1;
+  for (int k = 0; k < 2100 && dlt_total(a, e, cap, p, hi, NULL) < (double)G->n;
+       k++)
+    hi *= 2;
+  for (int k = 0; k < 200 && hi > lo; k++) {
+    double mid = 0.5 * (lo + hi);
+    if (mid <= lo || mid >= hi)
       break;
-    double T = (left + lat) / inv;
-    int changed = 0;
-    for (size_t j = 0; j < p; j++) {
-      if (out[j])
-        continue;
-      x[j] = (T - e[j]) / a[j];
-      if (x[j] < 0 || x[j] > (double)cap[j]) {
-        x[j] = x[j] < 0 ? 0 : (double)cap[j];
-        out[j] = 1;
-        changed = 1;
-      }
-    }
-    if (!changed)
-      break;
+    if (dlt_total(a, e, cap, p, mid, NULL) < (double)G->n)
+      lo = mid;
+    else
+      hi = mid;
   }
+  dlt_total(a, e, cap, p, hi, x);
   mlsba__round_shares(x, cap, p, G->n, beta);
   for (size_t g = 0; g < G->q; g++) {
     alpha[g] = 0;
@@ -101,6 +106,5 @@ done:
   free(e);
   free(x);
   free(cap);
-  free(out);
   return err;
 }

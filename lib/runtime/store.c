@@ -168,19 +168,13 @@ int mlsba_model_load(const char *path, const char *key, mlsba_model_t **model) {
   return mlsba__model_load_stats(path, key, model, NULL, NULL, 0);
 }
 
-int mlsba__model_load_stats(const char *path, const char *key,
-                            mlsba_model_t **model, unsigned *runs, double *sd,
-                            size_t room) {
-  if (path == NULL || key == NULL || model == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_load: NULL argument");
-  char *text = NULL;
-  size_t len = 0;
-  int err = read_file(path, &text, &len);
-  if (err)
-    return err;
+int mlsba__model_parse_text(const char *path, const char *key, char *text,
+                            size_t len, mlsba_model_t **model, unsigned *runs,
+                            double *sd, size_t room) {
   /* The last line is the checksum of everything before it. */
   char *sum = NULL;
   uint64_t want;
+  int err = 0;
   if (len > 1 && text[len - 1] == '\n') {
     sum = text + len - 1; /* back to the start of the last line */
     while (sum > text && sum[-1] != '\n')
@@ -193,11 +187,29 @@ int mlsba__model_load_stats(const char *path, const char *key,
     err = mlsba__fail(MLSBA_EFORMAT, "%s: corrupted (checksum mismatch)", path);
   else if ((err = mlsba_model_create(&m)) == 0)
     err = parse_body(path, key, text, sum, m, runs, sd, room);
-  free(text);
   if (err) {
     mlsba_model_destroy(m);
     return err;
   }
   *model = m;
   return 0;
+}
+
+uint64_t mlsba__model_checksum(const char *text, size_t len) {
+  return fnv1a(text, len);
+}
+
+int mlsba__model_load_stats(const char *path, const char *key,
+                            mlsba_model_t **model, unsigned *runs, double *sd,
+                            size_t room) {
+  if (path == NULL || key == NULL || model == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_load: NULL argument");
+  char *text = NULL;
+  size_t len = 0;
+  int err = read_file(path, &text, &len);
+  if (err)
+    return err;
+  err = mlsba__model_parse_text(path, key, text, len, model, runs, sd, room);
+  free(text);
+  return err;
 }

@@ -1,0 +1,52 @@
+/* libFuzzer target: the model-file parser. Half the inputs are taken as
+ * they are (the checksum stops almost all of them); the other half get a
+ * correct checksum line appended, so the fuzzer reaches the parser of the
+ * body. Accepted models must have sorted, positive, finite points. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlsba.h"
+#include "runtime/store.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0)
+    return 0;
+  int sign = data[0] & 1;
+  data++;
+  size--;
+  char *text = malloc(size + 64);
+  if (text == NULL)
+    return 0;
+  memcpy(text, data, size);
+  size_t len = size;
+  if (sign)
+    len += (size_t)snprintf(text + size, 64, "checksum %016" PRIx64 "\n",
+                            mlsba__model_checksum(text, size));
+  text[len] = 0;
+  mlsba_model_t *m = NULL;
+  unsigned runs[8];
+  double sd[8];
+  int err = mlsba__model_parse_text("fuzz", "k", text, len, &m, runs, sd, 8);
+  if (err == 0) {
+    double last = 0;
+    for (size_t i = 0; i < mlsba_model_num_points(m); i++) {
+      double x, s;
+      mlsba_model_get_point(m, i, &x, &s);
+      if (!(x > last) || !(s > 0) || !isfinite(x) || !isfinite(s))
+        abort();
+      last = x;
+    }
+    double t;
+    if (mlsba_model_load_by_time(m, 1.0, &t) != 0)
+      abort();
+  } else if (mlsba_last_error()[0] == 0) {
+    abort();
+  }
+  mlsba_model_destroy(m);
+  free(text);
+  return 0;
+}

@@ -1,0 +1,73 @@
+/* libFuzzer target: the partitioners on models drawn from the input bytes
+ * (any speeds, loads, caps and N, not only the papers' shape). Every
+ * algorithm must return 0 or an error with a message; a success must give
+ * loads that sum to N and respect every max_load. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlsba.h"
+
+typedef struct {
+  const uint8_t *p;
+  size_t left;
+} bytes_t;
+
+static uint32_t take(bytes_t *b, int nbytes) {
+  uint32_t v = 0;
+  for (int i = 0; i < nbytes && b->left; i++, b->p++, b->left--)
+    v = v << 8 | *b->p;
+  return v;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  bytes_t b = {data, size};
+  size_t q = 1 + take(&b, 1) % 6, p = 0;
+  size_t group_size[6];
+  for (size_t g = 0; g < q; g++)
+    p += group_size[g] = 1 + take(&b, 1) % 3;
+  int64_t n = take(&b, 3) % 20000;
+  mlsba_model_t *models[18] = {0};
+  for (size_t j = 0; j < p; j++) {
+    mlsba_model_create(&models[j]);
+    size_t points = 1 + take(&b, 1) % 6;
+    for (size_t k = 0; k < points; k++) {
+      double x = 1 + take(&b, 2) * (1 + take(&b, 1) % 64);
+      double s = (1 + take(&b, 2)) / (double)(1 + take(&b, 1));
+      mlsba_model_set_point(models[j], x, s);
+    }
+    uint32_t cap = take(&b, 2);
+    if (cap & 1)
+      mlsba_model_set_max_load(models[j], cap >> 1);
+  }
+  mlsba_partition_opts_t o;
+  mlsba_partition_opts_init(&o);
+  o.granularity = take(&b, 1) % 4 == 0 ? 1 + take(&b, 1) % 200 : 0;
+  int64_t alpha[6], beta[18];
+  size_t points[6];
+  for (int a = 0; a < MLSBA_ALGO_COUNT; a++) {
+    if (a == MLSBA_ALGO_MLFBA2 && n > 3000)
+      continue; /* O(N p log N): too slow for a fuzzing loop */
+    int err = mlsba_partition_groups(
+        (mlsba_algorithm_t)a, (const mlsba_model_t *const *)models, group_size,
+        q, n, &o, alpha, beta, points, NULL);
+    if (err) {
+      if (mlsba_last_error()[0] == 0)
+        abort();
+      continue;
+    }
+    int64_t sum = 0;
+    for (size_t j = 0; j < p; j++) {
+      int64_t cap = mlsba_model_max_load(models[j]);
+      if (beta[j] < 0 || (cap >= 0 && beta[j] > cap))
+        abort();
+      sum += beta[j];
+    }
+    if (sum != n)
+      abort();
+  }
+  for (size_t j = 0; j < p; j++)
+    mlsba_model_destroy(models[j]);
+  return 0;
+}

@@ -1,0 +1,54 @@
+/* libFuzzer target: any bytes as a platform file. The parser must return
+ * 0 or an error with a message, never crash, leak or read out of bounds;
+ * a platform it accepts must save and load back to the same devices. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlsba.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *text = malloc(size + 1);
+  if (text == NULL)
+    return 0;
+  memcpy(text, data, size);
+  text[size] = 0;
+  mlsba_platform_t *pl = NULL;
+  int err = mlsba_platform_parse(text, "fuzz", &pl);
+  if (err == 0) {
+    size_t p = mlsba_platform_num_devices(pl),
+           q = mlsba_platform_num_groups(pl);
+    size_t seen = 0;
+    for (size_t g = 0; g < q; g++)
+      seen += mlsba_platform_group_size(pl, g);
+    if (seen != p) /* every device in exactly one group */
+      abort();
+    const mlsba_model_t **models = calloc(p ? p : 1, sizeof *models);
+    size_t *sizes = calloc(q ? q : 1, sizeof *sizes);
+    if (models && sizes &&
+        mlsba_platform_grouped_models(pl, models, sizes) == 0 && q > 0) {
+      /* A sim platform: partition it, the loads must add up. */
+      int64_t *alpha = calloc(q, sizeof *alpha),
+              *beta = calloc(p, sizeof *beta);
+      if (alpha && beta &&
+          mlsba_partition_groups(MLSBA_ALGO_MLSBA, models, sizes, q, 1000, NULL,
+                                 alpha, beta, NULL, NULL) == 0) {
+        int64_t sum = 0;
+        for (size_t j = 0; j < p; j++)
+          sum += beta[j];
+        if (sum != 1000)
+          abort();
+      }
+      free(alpha);
+      free(beta);
+    }
+    free(models);
+    free(sizes);
+  } else if (mlsba_last_error()[0] == 0) {
+    abort(); /* an error without a message */
+  }
+  mlsba_platform_destroy(pl);
+  free(text);
+  return 0;
+}
