@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../core/error.h"
 #include "../partition/fpm.h"
@@ -363,9 +364,20 @@ int mlsba_platform_load(const char *path, mlsba_platform_t **platform) {
   FILE *f = fopen(path, "rb");
   if (f == NULL)
     return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return mlsba__fail(MLSBA_EIO, "%s: not a regular file (a directory?)",
+                       path);
+  }
   json_error_t jerr;
   json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+  int read_error = ferror(f);
   fclose(f);
+  if (read_error) {
+    json_decref(root);
+    return mlsba__fail(MLSBA_EIO, "%s: read error", path);
+  }
   return finish(root, &jerr, path, platform);
 }
 
