@@ -26,19 +26,19 @@ static mlsba_platform_t *two_cores(void) {
   return pl;
 }
 
-/* The seed-002 desktop with extra fields on device `dev` ("" for none). */
-static mlsba_platform_t *desktop_with(const char *dev, const char *field,
-                                      json_t *value) {
+/* The seed-002 desktop with the fields of `fields` (a JSON object, taken
+ * over) added to device `dev`; NULL for the desktop as it is. */
+static mlsba_platform_t *desktop_with(const char *dev, json_t *fields) {
   json_error_t e;
   json_t *root = json_load_file(SEED002, 0, &e);
   ck_assert_ptr_nonnull(root);
   size_t i;
   json_t *d;
   json_array_foreach(json_object_get(root, "devices"), i, d) {
-    if (strcmp(json_string_value(json_object_get(d, "name")), dev) == 0)
-      json_object_set(d, field, value);
+    if (dev && strcmp(json_string_value(json_object_get(d, "name")), dev) == 0)
+      json_object_update(d, fields);
   }
-  json_decref(value);
+  json_decref(fields);
   char *text = json_dumps(root, 0);
   mlsba_platform_t *pl = NULL;
   ck_assert_msg(mlsba_platform_parse(text, "desktop", &pl) == 0, "%s",
@@ -272,21 +272,8 @@ static void count_log(void *user, const char *line) {
 
 START_TEST(a_device_that_slows_down_mid_run_is_rebalanced) {
   /* gpu0 takes 3 times longer from its 8th share on. */
-  mlsba_platform_t *pl = NULL;
-  json_error_t e;
-  json_t *root = json_load_file(SEED002, 0, &e);
-  size_t i;
-  json_t *d;
-  json_array_foreach(json_object_get(root, "devices"), i, d) {
-    if (strcmp(json_string_value(json_object_get(d, "name")), "gpu0") == 0) {
-      json_object_set_new(d, "slow_at", json_integer(8));
-      json_object_set_new(d, "slow_factor", json_real(3));
-    }
-  }
-  char *text = json_dumps(root, 0);
-  ck_assert_int_eq(mlsba_platform_parse(text, "slowing", &pl), 0);
-  free(text);
-  json_decref(root);
+  mlsba_platform_t *pl = desktop_with(
+      "gpu0", json_pack("{s:i, s:f}", "slow_at", 8, "slow_factor", 3.0));
   size_t gpu0 = device_index(pl, "gpu0");
   double before = optimum_slowed(pl, gpu0, 1),
          after = optimum_slowed(pl, gpu0, 3);
@@ -329,7 +316,7 @@ START_TEST(a_device_that_slows_down_mid_run_is_rebalanced) {
 END_TEST
 
 START_TEST(a_simulated_device_failure_is_survived_or_reported) {
-  mlsba_platform_t *pl = desktop_with("gpu1", "fail_at", json_integer(2));
+  mlsba_platform_t *pl = desktop_with("gpu1", json_pack("{s:i}", "fail_at", 2));
   size_t gpu1 = device_index(pl, "gpu1");
   mlsba_load_t *w = units8400();
   mlsba_balance_opts_t o;
@@ -362,7 +349,7 @@ START_TEST(a_simulated_device_failure_is_survived_or_reported) {
 END_TEST
 
 START_TEST(flat_grouping_balances_every_device_alone) {
-  mlsba_platform_t *pl = desktop_with("", "x", json_null());
+  mlsba_platform_t *pl = desktop_with(NULL, NULL);
   mlsba_load_t *w = units8400();
   mlsba_balance_opts_t o;
   mlsba_balance_opts_init(&o);
