@@ -37,6 +37,10 @@ struct mlsba__device {
   const mlsba__device_ops_t *ops;
   const char *name; /* the platform's name for it (not owned) */
   void *state;      /* the backend's */
+  /* It computes on the host's cores (an OpenCL CPU device such as pocl,
+   * or a sim device with contends_with): its share slows the core
+   * devices, so the balancer checks that it pays (balance.c). */
+  int shares_cores;
 };
 
 /* Monotonic clock in seconds (device times are differences of it). */
@@ -77,6 +81,7 @@ struct mlsba__pdevice_desc {
    * on, times are slow_factor times longer (0: never). */
   int64_t fail_at, slow_at;
   double slow_factor;
+  int contends; /* sim: it slows other devices (the executor applies it) */
 };
 int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
                        mlsba__device_t *d);

@@ -656,6 +656,19 @@ typedef enum mlsba_on_fault {
   MLSBA_ON_FAULT_STOP
 } mlsba_on_fault_t;
 
+/** Devices that compute on the cores of other devices of the platform (an
+ *  OpenCL CPU device such as pocl beside the core devices; a sim device
+ *  with contends_with) slow those devices with every unit they take. */
+typedef enum mlsba_sharing {
+  /** Once the routine has settled (or half of max_iter has gone by), run
+   *  once without such a device; when that run is faster than the last
+   *  one with it, the device is left out (left_out in the result) and the
+   *  others are balanced afresh (the default). */
+  MLSBA_SHARING_CHECK = 0,
+  /** Keep every device. */
+  MLSBA_SHARING_KEEP
+} mlsba_sharing_t;
+
 /** A log line (no newline) and the context given with it. */
 typedef void (*mlsba_log_fn)(void *user, const char *message);
 
@@ -697,6 +710,9 @@ typedef struct mlsba_balance_opts {
    *  this (default 2 eps), the balancer re-balances by itself; 0 turns
    *  that off. */
   double drift;
+  /** Whether a device that shares the cores of others must pay its way
+   *  (default: checked). */
+  mlsba_sharing_t sharing;
 } mlsba_balance_opts_t;
 
 /** What the routine found. Arrays are owned by the result: release with
@@ -723,7 +739,10 @@ typedef struct mlsba_balance_result {
   unsigned int ignored;   /**< stored files refused (corrupt, foreign) */
   int save_error;         /**< 0, or the error of saving the models */
   unsigned lost;          /**< devices dropped after a fault */
-  unsigned char *dropped; /**< p flags: device j was dropped */
+  unsigned char *dropped; /**< p flags: device j was dropped or left out */
+  /** Devices left out because the others were faster without them (see
+   *  mlsba_sharing_t); their runs without it count in iterations. */
+  unsigned left_out;
 } mlsba_balance_result_t;
 
 /** \brief Defaults: MLSBA, eps 0.05, 20 iterations, shared cores. */

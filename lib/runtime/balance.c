@@ -257,6 +257,13 @@ typedef struct {
   measured_t *measured; /* p */
   unsigned char *warm;  /* p: models to check against the first run */
   double *calls;        /* max_iter partitioning times */
+  unsigned cycle_from;  /* history rows before it do not count as cycles */
+  /* The check of a device that shares the others' cores (sharing). */
+  unsigned char *checked; /* p: checked once already */
+  long checking;          /* the device left out of the run under way */
+  int kept_stop;          /* the run to come back to, and how it ended */
+  int64_t kept_max, *kept_load;
+  double kept_makespan, kept_imbalance, *kept_time;
 } ctx_t;
 
 static void logf_(const ctx_t *C, const char *fmt, ...) MLSBA__PRINTF(2, 3);
@@ -383,6 +390,9 @@ static void ctx_free(ctx_t *C) {
   free(C->measured);
   free(C->warm);
   free(C->calls);
+  free(C->checked);
+  free(C->kept_load);
+  free(C->kept_time);
   memset(C, 0, sizeof *C);
 }
 
@@ -414,7 +424,10 @@ static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
   C->measured = calloc(p, sizeof *C->measured);
   C->warm = calloc(p, 1);
   C->calls = calloc(iters, sizeof *C->calls);
-  int ok = C->measured && C->warm && C->gcap && r->models && r->load &&
+  C->checked = calloc(p, 1);
+  C->kept_load = calloc(p, sizeof *C->kept_load);
+  C->kept_time = calloc(p, sizeof *C->kept_time);
+  int ok = C->checked && C->kept_load && C->kept_time && C->measured && C->warm && C->gcap && r->models && r->load &&
            r->time && r->alpha && r->points && r->history_load &&
            r->history_makespan && r->history_imbalance && r->history_time &&
            r->dropped && C->max && C->use && C->pmodels && C->pdev &&
@@ -463,10 +476,11 @@ static int check_opts(const mlsba_balance_opts_t *o) {
   if (!(o->drift >= 0) || !isfinite(o->drift) || o->granularity < 0 ||
       (unsigned)o->grouping > MLSBA_GROUPING_FLAT ||
       (unsigned)o->on_fault > MLSBA_ON_FAULT_STOP ||
-      (unsigned)o->drive > MLSBA_DRIVE_DEVOTED)
+      (unsigned)o->drive > MLSBA_DRIVE_DEVOTED ||
+      (unsigned)o->sharing > MLSBA_SHARING_KEEP)
     return mlsba__fail(MLSBA_EINVAL,
                        "balance: drift must be >= 0, granularity >= 0, and "
-                       "grouping, on_fault and drive known values");
+                       "grouping, on_fault, drive and sharing known values");
   return 0;
 }
 
@@ -569,6 +583,112 @@ static int drop_failed(ctx_t *C, mlsba_balance_result_t *r, int err,
   return 0;
 }
 
+/* Under MLSBA_SHARING_CHECK: of the loaded devices that compute on the
+ * cores of others and were not checked yet, the one with the smallest
+ * load; -1 when there is none or fewer than two devices are loaded. */
+static long sharing_candidate(const ctx_t *C, const int64_t *load) {
+  long best = -1;
+  size_t loaded = 0;
+  for (size_t j = 0; j < C->p; j++) {
+    loaded += load[j] > 0;
+    if (load[j] > 0 && C->ex->dev[j].shares_cores && !C->checked[j] &&
+        (best < 0 || load[j] < load[best]))
+      best = (long)j;
+  }
+  return C->o.sharing == MLSBA_SHARING_CHECK && loaded >= 2 ? best : -1;
+}
+
+/* Puts device j back after a check that kept it, or after one that could
+ * not start. */
+static int restore_checked(ctx_t *C, mlsba_balance_result_t *r, size_t j) {
+  r->dropped[j] = 0;
+  C->max[j] = C->kept_max;
+  return set_capacity(C, r);
+}
+
+/* Starts the check of device j: the next run leaves it out and the others
+ * take the load from their models. The last run is kept to come back to.
+ * Returns 1 with the distribution in next, or 0 (the others cannot hold
+ * the load without it) with everything as it was. */
+static int start_check(ctx_t *C, mlsba_balance_result_t *r, size_t j,
+                       mlsba_stop_reason_t stop, int64_t *next,
+                       double *overhead) {
+  C->checked[j] = 1;
+  C->kept_max = C->max[j];
+  r->dropped[j] = 1;
+  if (set_capacity(C, r) != 0 || repartition(C, r, next, overhead) != 0) {
+    restore_checked(C, r, j);
+    return 0;
+  }
+  C->checking = (long)j;
+  C->kept_stop = stop;
+  C->kept_makespan = r->makespan;
+  C->kept_imbalance = r->imbalance;
+  memcpy(C->kept_load, r->load, C->p * sizeof *r->load);
+  memcpy(C->kept_time, r->time, C->p * sizeof *r->time);
+  return 1;
+}
+
+/* The next distribution from the models, into proposal; *stop becomes
+ * MLSBA_STOP_FIXED_POINT or MLSBA_STOP_CYCLE when the routine should end
+ * there instead. */
+static int propose(ctx_t *C, mlsba_balance_result_t *r, unsigned it,
+                   int64_t *proposal, double *overhead, int *stop) {
+  const mlsba_balance_opts_t *o = &C->o;
+  memcpy(proposal, r->load, C->p * sizeof *proposal);
+  int err = repartition(C, r, proposal, overhead);
+  if (err)
+    return err;
+  /* A fixed point: the proposal moves no device by more than eps of its
+   * load, and the models expect it to gain less than eps over the loads
+   * just run (a small move of a large load can still be worth more). Both
+   * makespans come from the same models: the measured one is biased up
+   * by noise (it is the largest of several noisy times). And every
+   * loaded device's point at its load is known well: two runs or more,
+   * with a standard error of their mean within eps / 2. With timing
+   * noise of a few percent one run per point misplaces some device by
+   * more than eps about one time in four; the routine measures how noisy
+   * its devices are and averages until it is not. (The measurements
+   * behind these choices are in benchmarks/RESULTS.md.) */
+  int moved = 0;
+  double now_pred = 0, next_pred = 0, next_min = INFINITY, t;
+  for (size_t j = 0; j < C->p; j++) {
+    double tol = o->eps * (double)r->load[j];
+    moved |= fabs((double)(proposal[j] - r->load[j])) > (tol > 1 ? tol : 1);
+    if (proposal[j] > 0 &&
+        mlsba_model_time(r->models[j], (double)proposal[j], &t) == 0) {
+      next_pred = t > next_pred ? t : next_pred;
+      if (proposal[j] < C->max[j]) /* a capped device may finish early */
+        next_min = t < next_min ? t : next_min;
+    }
+    if (r->load[j] > 0 &&
+        mlsba_model_time(r->models[j], (double)r->load[j], &t) == 0)
+      now_pred = t > now_pred ? t : now_pred;
+  }
+  /* ... and the models themselves must call the proposal balanced: an
+   * algorithm that ignores them (homogeneous) repeats itself without
+   * converging. */
+  int settled =
+      !moved && next_pred > (1 - o->eps) * now_pred &&
+      (next_min == INFINITY || next_pred - next_min <= o->eps * next_pred);
+  for (size_t j = 0; settled && j < C->p; j++)
+    settled = r->load[j] == 0 ||
+              known_well(&C->measured[j], r->load[j], o->eps / 2);
+  if (settled) {
+    *stop = MLSBA_STOP_FIXED_POINT;
+    return 0;
+  }
+  /* A distribution run before (since the last device left) comes back. */
+  for (unsigned k = C->cycle_from; k + 1 < it; k++) {
+    if (!memcmp(r->history_load + k * C->p, proposal,
+                C->p * sizeof *proposal)) {
+      *stop = MLSBA_STOP_CYCLE;
+      return 0;
+    }
+  }
+  return 0;
+}
+
 /* The iterative routine (seed 002 §V.A) from the current models: warm
  * starts from them when start_warm, else from N/P. */
 static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
@@ -581,6 +701,8 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
   r->iterations = 0;
   r->overhead_total_s = 0;
   r->overhead_per_call_s = 0;
+  C->checking = -1;
+  C->cycle_from = 0;
   if (start_warm) {
     if ((err = repartition(C, r, r->load, &overhead)) != 0)
       return err;
@@ -597,6 +719,64 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
       if (retries++ >= C->p ||
           (err = drop_failed(C, r, err, failed, r->load)) != 0)
         return err;
+    }
+    r->iterations = it;
+    double makespan = 0;
+    for (size_t j = 0; j < C->p; j++)
+      makespan = r->time[j] > makespan ? r->time[j] : makespan;
+    double imbalance = spread(r->time, r->load, C->max, NULL, C->p);
+    memcpy(r->history_load + (it - 1) * C->p, r->load, C->p * sizeof *r->load);
+    memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
+    r->history_makespan[it - 1] = makespan;
+    r->history_imbalance[it - 1] = imbalance;
+    logf_(C, "%s: iteration %u: makespan %.6g s, imbalance %.2f%%%s",
+          C->w->name, it, makespan, 100 * imbalance,
+          again ? " (outlier re-measured)" : "");
+    if (o->progress) {
+      mlsba_iteration_t info = {it,        r->load,  r->time, makespan,
+                                imbalance, overhead, again};
+      o->progress(o->progress_ctx, &info);
+    }
+    int stop = -1;
+    int64_t *proposal = it < o->max_iter ? r->history_load + it * C->p : NULL;
+    long cj = C->checking;
+    C->checking = -1;
+    if (cj >= 0 && !(makespan < C->kept_makespan)) {
+      /* The device pays its way: back to the run with it. This run is not
+       * added to the models: the others ran alone, faster than beside it. */
+      logf_(C, "%s kept: %.6g s without it, %.6g s with it", pl->dev[cj].name,
+            makespan, C->kept_makespan);
+      if ((err = restore_checked(C, r, (size_t)cj)) != 0)
+        return err;
+      memcpy(r->load, C->kept_load, C->p * sizeof *r->load);
+      memcpy(r->time, C->kept_time, C->p * sizeof *r->time);
+      r->makespan = C->kept_makespan;
+      r->imbalance = C->kept_imbalance;
+      stop = C->kept_stop;
+      if (stop < 0 && proposal == NULL)
+        stop = MLSBA_STOP_MAX_ITER;
+      if (stop < 0 && (err = propose(C, r, it, proposal, &overhead, &stop)))
+        return err;
+      if (stop < 0) {
+        C->calls[ncalls++] = overhead;
+        r->overhead_total_s += overhead;
+        memcpy(r->load, proposal, C->p * sizeof *proposal);
+        continue;
+      }
+      r->stop = (mlsba_stop_reason_t)stop;
+      break;
+    }
+    if (cj >= 0) {
+      /* Faster without it: it stays out, and what the others measured
+       * beside it no longer holds. */
+      r->left_out++;
+      logf_(C,
+            "%s left out: it computes on the others' cores, and they take "
+            "%.6g s without it, %.6g s with it",
+            pl->dev[cj].name, makespan, C->kept_makespan);
+      for (size_t j = 0; j < C->p; j++)
+        C->measured[j].n = 0;
+      C->cycle_from = it;
     }
     for (size_t j = 0; j < C->p; j++) {
       if (r->load[j] == 0)
@@ -620,84 +800,35 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
         return err;
     }
     memset(C->warm, 0, C->p);
-    r->iterations = it;
-    r->makespan = 0;
-    for (size_t j = 0; j < C->p; j++)
-      r->makespan = r->time[j] > r->makespan ? r->time[j] : r->makespan;
-    r->imbalance = spread(r->time, r->load, C->max, NULL, C->p);
-    memcpy(r->history_load + (it - 1) * C->p, r->load, C->p * sizeof *r->load);
-    r->history_makespan[it - 1] = r->makespan;
-    memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
-    r->history_imbalance[it - 1] = r->imbalance;
-    logf_(C, "%s: iteration %u: makespan %.6g s, imbalance %.2f%%%s",
-          C->w->name, it, r->makespan, 100 * r->imbalance,
-          again ? " (outlier re-measured)" : "");
-    if (o->progress) {
-      mlsba_iteration_t info = {it,           r->load,  r->time, r->makespan,
-                                r->imbalance, overhead, again};
-      o->progress(o->progress_ctx, &info);
-    }
+    r->makespan = makespan;
+    r->imbalance = imbalance;
     if (balanced(pl, flat, r->load, C->max, r->time, o->eps, C->scratch + C->p,
-                 C->gload, C->gcap)) {
-      r->stop = MLSBA_STOP_BALANCED;
-      break;
+                 C->gload, C->gcap))
+      stop = MLSBA_STOP_BALANCED;
+    else if (proposal == NULL)
+      stop = MLSBA_STOP_MAX_ITER;
+    if (stop < 0) {
+      /* The next distribution goes in the history's next row. */
+      if ((err = propose(C, r, it, proposal, &overhead, &stop)) != 0)
+        return err;
+      C->calls[ncalls++] = overhead;
+      r->overhead_total_s += overhead;
     }
-    if (it == o->max_iter) {
-      r->stop = MLSBA_STOP_MAX_ITER;
-      break;
+    /* Settled, or half-way without settling: check that a device which
+     * computes on the others' cores pays its way (mlsba_sharing_t). */
+    long check = proposal && (stop >= 0 || it == (o->max_iter + 1) / 2)
+                     ? sharing_candidate(C, r->load)
+                     : -1;
+    if (check >= 0 && start_check(C, r, (size_t)check,
+                                  (mlsba_stop_reason_t)stop, proposal,
+                                  &overhead)) {
+      logf_(C, "%s computes on the cores of others: a run without it",
+            pl->dev[check].name);
+      memcpy(r->load, proposal, C->p * sizeof *proposal);
+      continue;
     }
-    /* The next distribution goes in the history's next row. */
-    int64_t *proposal = r->history_load + it * C->p;
-    memcpy(proposal, r->load, C->p * sizeof *proposal);
-    if ((err = repartition(C, r, proposal, &overhead)) != 0)
-      return err;
-    C->calls[ncalls++] = overhead;
-    r->overhead_total_s += overhead;
-    /* A fixed point: the proposal moves no device by more than eps of its
-     * load, and the models expect it to gain less than eps over the loads
-     * just run (a small move of a large load can still be worth more). Both
-     * makespans come from the same models: the measured one is biased up
-     * by noise (it is the largest of several noisy times). And every
-     * loaded device's point at its load is known well: two runs or more,
-     * with a standard error of their mean within eps / 2. With timing
-     * noise of a few percent one run per point misplaces some device by
-     * more than eps about one time in four; the routine measures how noisy
-     * its devices are and averages until it is not. (The measurements
-     * behind these choices are in benchmarks/RESULTS.md.) */
-    int moved = 0;
-    double now_pred = 0, next_pred = 0, next_min = INFINITY, t;
-    for (size_t j = 0; j < C->p; j++) {
-      double tol = o->eps * (double)r->load[j];
-      moved |= fabs((double)(proposal[j] - r->load[j])) > (tol > 1 ? tol : 1);
-      if (proposal[j] > 0 &&
-          mlsba_model_time(r->models[j], (double)proposal[j], &t) == 0) {
-        next_pred = t > next_pred ? t : next_pred;
-        if (proposal[j] < C->max[j]) /* a capped device may finish early */
-          next_min = t < next_min ? t : next_min;
-      }
-      if (r->load[j] > 0 &&
-          mlsba_model_time(r->models[j], (double)r->load[j], &t) == 0)
-        now_pred = t > now_pred ? t : now_pred;
-    }
-    /* ... and the models themselves must call the proposal balanced: an
-     * algorithm that ignores them (homogeneous) repeats itself without
-     * converging. */
-    int settled =
-        !moved && next_pred > (1 - o->eps) * now_pred &&
-        (next_min == INFINITY || next_pred - next_min <= o->eps * next_pred);
-    for (size_t j = 0; settled && j < C->p; j++)
-      settled = r->load[j] == 0 ||
-                known_well(&C->measured[j], r->load[j], o->eps / 2);
-    if (settled) {
-      r->stop = MLSBA_STOP_FIXED_POINT;
-      break;
-    }
-    int seen = 0;
-    for (unsigned k = 0; k + 1 < it && !seen; k++)
-      seen = !memcmp(r->history_load + k * C->p, proposal,
-                     C->p * sizeof *proposal);
-    if (seen) {
-      r->stop = MLSBA_STOP_CYCLE;
+    if (stop >= 0) {
+      r->stop = (mlsba_stop_reason_t)stop;
       break;
     }
     memcpy(r->load, proposal, C->p * sizeof *proposal);

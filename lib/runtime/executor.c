@@ -102,6 +102,7 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
         .fail_at = d->fail_at,
         .slow_at = d->slow_at,
         .slow_factor = d->slow_factor,
+        .contends = d->ncontends > 0,
     };
     if ((err = mlsba__device_open(&desc, &ex->dev[i])) != 0)
       goto fail;
@@ -239,6 +240,25 @@ static void *group_main(void *arg) {
   return NULL;
 }
 
+/* Sim contention: while a sim device with contends_with runs, the devices
+ * it names compute 1 + contention times slower. A device that would take
+ * t alone beside one that runs for T: t (1 + c) when that ends first,
+ * else T plus what is left of its work at full speed. */
+static void apply_contention(const mlsba_platform_t *pl, const int64_t *load,
+                             double *time) {
+  for (size_t j = 0; j < pl->ndev; j++) {
+    const device_t *d = &pl->dev[j];
+    if (d->ncontends == 0 || load[j] == 0)
+      continue;
+    double T = time[j], f = 1 + d->contention;
+    for (size_t k = 0; k < d->ncontends; k++) {
+      double *t = &time[d->contends[k]];
+      if (load[d->contends[k]] > 0)
+        *t = *t * f <= T ? *t * f : T + (*t - T / f);
+    }
+  }
+}
+
 /* Checks the loads and lays the slices out group by group. */
 static int check_loads(mlsba_executor_t *ex, const mlsba_load_t *w,
                        const int64_t *load, mlsba_drive_t drive,
@@ -332,6 +352,8 @@ int mlsba_executor_run(mlsba_executor_t *ex, const mlsba_load_t *w,
         *failed = jobs[i].failed;
     }
   }
+  if (!err)
+    apply_contention(pl, load, time);
   pthread_cond_destroy(&R.cv);
   pthread_mutex_destroy(&R.mu);
 done:

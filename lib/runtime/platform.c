@@ -126,8 +126,9 @@ static int parse_speed(ctx_t *c, json_t *speed, mlsba_model_t *m,
 
 static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
   static const char *const sim_keys[] = {
-      "name", "type",    "speed",   "max_load",    "noise",
-      "seed", "fail_at", "slow_at", "slow_factor", NULL};
+      "name",    "type",        "speed",         "max_load",
+      "noise",   "seed",        "fail_at",       "slow_at",
+      "slow_factor", "contends_with", "contention", NULL};
   static const char *const cpu_keys[] = {"name", "type", "core", NULL};
   static const char *const cl_keys[] = {"name",   "type",         "platform",
                                         "device", "mem_limit_mb", NULL};
@@ -177,6 +178,17 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
         return bad(c, "slow_factor must be in (0, 1e6], got %g",
                    dev->slow_factor);
     }
+    json_t *contention = json_object_get(d, "contention");
+    dev->contention = 1;
+    if (contention) {
+      if (!json_is_number(contention))
+        return bad(c, "contention must be a number, got %s",
+                   json_kind(contention));
+      dev->contention = json_number_value(contention);
+      if (!(dev->contention > 0) || !(dev->contention <= 1e3))
+        return bad(c, "contention must be in (0, 1000], got %g",
+                   dev->contention);
+    }
     json_t *noise = json_object_get(d, "noise");
     if (noise) {
       if (!json_is_number(noise))
@@ -214,6 +226,40 @@ static long find_device(const mlsba_platform_t *pl, const char *name) {
     if (strcmp(pl->dev[i].name, name) == 0)
       return (long)i;
   return -1;
+}
+
+/* A sim device's "contends_with": other sim devices it slows while it
+ * runs (a device that computes on their cores, as pocl does). */
+static int parse_contends(ctx_t *c, json_t *d, size_t i,
+                          mlsba_platform_t *pl) {
+  json_t *list = json_object_get(d, "contends_with");
+  device_t *dev = &pl->dev[i];
+  if (list == NULL)
+    return 0;
+  set_path(c, "devices[%zu] (%s).contends_with", i, dev->name);
+  if (!json_is_array(list))
+    return bad(c, "must be an array of device names, got %s",
+               json_kind(list));
+  dev->contends = calloc(json_array_size(list) + 1, sizeof *dev->contends);
+  if (dev->contends == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
+  size_t k;
+  json_t *name;
+  json_array_foreach(list, k, name) {
+    long o = json_is_string(name) ? find_device(pl, json_string_value(name))
+                                  : -1;
+    if (o < 0)
+      return bad(c, "no device named %s",
+                 json_is_string(name) ? json_string_value(name) : "(not a string)");
+    if ((size_t)o == i || pl->dev[o].type != MLSBA_DEVICE_SIM)
+      return bad(c, "\"%s\" must be another sim device",
+                 json_string_value(name));
+    for (size_t m = 0; m < dev->ncontends; m++)
+      if (dev->contends[m] == (size_t)o)
+        return bad(c, "\"%s\" is listed twice", json_string_value(name));
+    dev->contends[dev->ncontends++] = (size_t)o;
+  }
+  return 0;
 }
 
 static int parse_groups(ctx_t *c, json_t *groups, mlsba_platform_t *pl) {
@@ -320,6 +366,10 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
       }
     }
   }
+  json_array_foreach(devices, i, d) {
+    if ((err = parse_contends(c, d, i, pl)) != 0)
+      return err;
+  }
   json_t *groups = json_object_get(root, "groups");
   if (groups && !json_is_array(groups)) {
     set_path(c, "groups");
@@ -388,6 +438,7 @@ void mlsba_platform_destroy(mlsba_platform_t *pl) {
     free(pl->dev[i].name);
     free(pl->dev[i].model_name);
     free(pl->dev[i].driver);
+    free(pl->dev[i].contends);
     mlsba_model_destroy(pl->dev[i].model);
   }
   free(pl->dev);
@@ -488,7 +539,8 @@ int mlsba_platform_device_info(const mlsba_platform_t *pl, size_t i,
 }
 
 /* The JSON of one device, in the platform file format. */
-static json_t *device_json(const device_t *d) {
+static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
+  const device_t *d = &pl->dev[i];
   json_t *o = json_pack("{s:s}", "name", d->name);
   switch (d->type) {
   case MLSBA_DEVICE_SIM: {
@@ -509,6 +561,13 @@ static json_t *device_json(const device_t *d) {
     if (d->slow_at > 0) {
       json_object_set_new(o, "slow_at", json_integer(d->slow_at));
       json_object_set_new(o, "slow_factor", json_real(d->slow_factor));
+    }
+    if (d->ncontends > 0) {
+      json_t *names = json_array();
+      for (size_t k = 0; k < d->ncontends; k++)
+        json_array_append_new(names, json_string(pl->dev[d->contends[k]].name));
+      json_object_set_new(o, "contends_with", names);
+      json_object_set_new(o, "contention", json_real(d->contention));
     }
     break;
   }
@@ -533,7 +592,7 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
                        pl == NULL ? "platform" : "path");
   json_t *devices = json_array(), *groups = json_array();
   for (size_t i = 0; i < pl->ndev; i++)
-    json_array_append_new(devices, device_json(&pl->dev[i]));
+    json_array_append_new(devices, device_json(pl, i));
   for (size_t g = 0; g < pl->ngroups; g++) {
     json_t *grp = json_array();
     for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)

@@ -319,6 +319,9 @@ int mlsba__opencl_device_create(const char *name, int platform, int device,
   d->name = name;
   d->state = o;
   o->dev = devs[device];
+  cl_device_type type = 0;
+  clGetDeviceInfo(o->dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  d->shares_cores = (type & CL_DEVICE_TYPE_CPU) != 0;
   clGetDeviceInfo(o->dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof o->global_mem,
                   &o->global_mem, NULL);
   clGetDeviceInfo(o->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof o->max_alloc,

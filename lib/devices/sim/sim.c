@@ -94,5 +94,6 @@ int mlsba__sim_device_create(const struct mlsba__pdevice_desc *desc,
   d->ops = &sim_ops;
   d->name = name;
   d->state = s;
+  d->shares_cores = desc->contends;
   return 0;
 }
