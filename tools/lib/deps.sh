@@ -12,6 +12,8 @@
 #   libhwloc-dev                        core discovery and pinning
 #   libopenmpi-dev openmpi-bin          the MPI layer
 #   gnuplot-nox                         mlsba-bench --plot
+# tools/test and benchmarks/peers/run-starpu add libstarpu-dev (the StarPU
+# peer benchmark); the library itself never needs it.
 MLSBA_PACKAGES=(
   build-essential cmake pkg-config check libjansson-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
