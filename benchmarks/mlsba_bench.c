@@ -183,9 +183,9 @@ typedef struct {
   char name[96];
   int iterations, converged, verified; /* verified: -1 unknown (sim) */
   double makespan, imbalance, overhead_total, overhead_per_call, rel_error;
-  /* Median of three runs of the final distribution after the routine (a
-   * device or BLIS row: its median of three): what a user gets from it,
-   * measured like the rows it is compared with. */
+  /* Median of rounds of runs of what the row chose, interleaved with the
+   * other rows (measure_steady): what a user gets from it, measured like
+   * the rows it is compared with. */
   double steady;
   unsigned lost, left_out; /* devices dropped after a fault, left out */
   unsigned char *dropped;  /* p, or NULL */
@@ -261,29 +261,6 @@ static void verify(bench_t *B, row_t *r) {
     r->verified = ok;
 }
 
-/* The final distribution run three more times (real devices; virtual
- * times do not change). */
-static int steady(bench_t *B, row_t *r) {
-  r->steady = r->makespan;
-  if (B->sim)
-    return 0;
-  double *time = calloc(B->p, sizeof *time), spans[3];
-  if (time == NULL)
-    return MLSBA_ENOMEM;
-  int err = 0;
-  for (int k = 0; k < 3 && !err; k++) {
-    err = mlsba_executor_run_gemm(B->ex, &B->g, r->load, MLSBA_DRIVE_SHARED,
-                                  time);
-    spans[k] = 0;
-    for (size_t j = 0; j < B->p; j++)
-      spans[k] = time[j] > spans[k] ? time[j] : spans[k];
-  }
-  free(time);
-  if (!err)
-    r->steady = timing_median(spans, 3);
-  return err;
-}
-
 /* The self-adaptive routine with one algorithm. */
 static int run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
                          row_t *r) {
@@ -339,7 +316,8 @@ static int run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
             mlsba_strerror(res.save_error));
   mlsba_balance_result_free(&res);
   verify(B, r);
-  return steady(B, r);
+  r->steady = r->makespan;
+  return 0;
 }
 
 /* One device with the whole product: a warm-up run, then the median of
@@ -377,33 +355,44 @@ static int run_device_alone(bench_t *B, size_t dev, row_t *r) {
   return 0;
 }
 
-/* What a user would run instead: BLIS with one thread per core of the
- * platform, on the whole product (unpinned, BLIS's own threading). */
-static int run_blis(bench_t *B, row_t *r) {
+/* The cores of the platform; BLIS gets one thread per core. */
+static size_t platform_cores(const bench_t *B) {
   size_t cores = 0;
   for (size_t j = 0; j < B->p; j++)
     cores += mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_CPU;
-  if (cores == 0 || B->sim)
-    return 1;
+  return cores;
+}
+
+/* One multithreaded BLIS product of the whole problem; its seconds. */
+static double blis_once(bench_t *B) {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
-  bli_rntm_set_num_threads((dim_t)cores, &rntm);
+  bli_rntm_set_num_threads((dim_t)platform_cores(B), &rntm);
   dim_t m = (dim_t)B->g.m, n = (dim_t)B->g.n, k = (dim_t)B->g.k;
+  double t0 = timing_now();
+  if (B->g.precision == MLSBA_PRECISION_DOUBLE) {
+    double one = 1, zero = 0;
+    bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one,
+                 (double *)B->g.a, 1, m, (double *)B->g.b, 1, k, &zero,
+                 (double *)B->g.c, 1, m, NULL, &rntm);
+  } else {
+    float one = 1, zero = 0;
+    bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one,
+                 (float *)B->g.a, 1, m, (float *)B->g.b, 1, k, &zero,
+                 (float *)B->g.c, 1, m, NULL, &rntm);
+  }
+  return timing_now() - t0;
+}
+
+/* What a user would run instead: BLIS with one thread per core of the
+ * platform, on the whole product (unpinned, BLIS's own threading). */
+static int run_blis(bench_t *B, row_t *r) {
+  if (platform_cores(B) == 0 || B->sim)
+    return 1;
   double spans[3];
   for (int rep = -1; rep < 3; rep++) {
-    double t0 = timing_now();
-    if (B->g.precision == MLSBA_PRECISION_DOUBLE) {
-      double one = 1, zero = 0;
-      bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one,
-                   (double *)B->g.a, 1, m, (double *)B->g.b, 1, k, &zero,
-                   (double *)B->g.c, 1, m, NULL, &rntm);
-    } else {
-      float one = 1, zero = 0;
-      bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one,
-                   (float *)B->g.a, 1, m, (float *)B->g.b, 1, k, &zero,
-                   (float *)B->g.c, 1, m, NULL, &rntm);
-    }
+    double t = blis_once(B);
     if (rep >= 0)
-      spans[rep] = timing_now() - t0;
+      spans[rep] = t;
   }
   snprintf(r->name, sizeof r->name, "blis-all-cores");
   r->makespan = r->steady = timing_median(spans, 3);
@@ -411,6 +400,38 @@ static int run_blis(bench_t *B, row_t *r) {
   r->converged = 1;
   verify(B, r);
   return 0;
+}
+
+/* What each row chose, run again in rounds: every round runs every row
+ * once (an algorithm's final distribution, a device alone, BLIS), so that
+ * a machine whose speed drifts over minutes (a shared VM) weighs on every
+ * row alike; steady is the median of the rounds. Virtual times do not
+ * drift: on a sim platform steady stays the routine's last run. */
+static int measure_steady(bench_t *B, row_t *rows, size_t n, int rounds) {
+  if (B->sim)
+    return 0;
+  double *spans = calloc(n * (size_t)rounds, sizeof *spans);
+  double *time = calloc(B->p, sizeof *time);
+  int err = spans && time ? 0 : MLSBA_ENOMEM;
+  for (int k = 0; k < rounds && !err; k++) {
+    for (size_t i = 0; i < n && !err; i++) {
+      double t = 0;
+      if (rows[i].load == NULL) {
+        t = blis_once(B);
+      } else {
+        err = mlsba_executor_run_gemm(B->ex, &B->g, rows[i].load,
+                                      MLSBA_DRIVE_SHARED, time);
+        for (size_t j = 0; j < B->p; j++)
+          t = time[j] > t ? time[j] : t;
+      }
+      spans[i * (size_t)rounds + (size_t)k] = t;
+    }
+  }
+  for (size_t i = 0; i < n && !err; i++)
+    rows[i].steady = timing_median(spans + i * (size_t)rounds, (size_t)rounds);
+  free(spans);
+  free(time);
+  return err;
 }
 
 /* ---- reports ---------------------------------------------------------- */
@@ -541,7 +562,7 @@ static void print_row_detail(const bench_t *B, const row_t *r) {
            r->verified ? "yes" : "NO", r->rel_error);
 }
 
-/* Every row by the median of three runs of what it chose (steady); an
+/* Every row by the median of the rounds of measure_steady(); an
  * algorithm's last routine run is shown beside it. */
 static void print_compare(const bench_t *B, const row_t *rows, size_t n) {
   double best = rows[0].steady;
@@ -696,6 +717,12 @@ int main(int argc, char **argv) {
     }
     if (!err && run_blis(&B, &rows[used]) == 0)
       used++;
+  }
+  if (!err) {
+    if (B.progress)
+      printf("the final distributions again, %d rounds of every row\n",
+             a.compare ? 5 : 3);
+    err = measure_steady(&B, rows, used, a.compare ? 5 : 3);
   }
   if (err) {
     fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
