@@ -131,8 +131,8 @@ int main(int argc, char **argv) {
     double ratio = true_makespan(pl, r.load) / optimum(pl, g.n);
     within5 += ratio <= 1.05;
     if (ratio > 1.05) /* what the misses have in common */
-      printf("  seed %3d: %.4f of the optimum after %u iterations (%s)\n",
-             seed, ratio, r.iterations, stops[r.stop]);
+      printf("  seed %3d: %.4f of the optimum after %u iterations (%s)\n", seed,
+             ratio, r.iterations, stops[r.stop]);
     within8 += r.iterations <= 8;
     converged += r.converged;
     maxit = r.iterations > maxit ? r.iterations : maxit;

@@ -296,12 +296,26 @@ END_TEST
 /* The fields of one mlsba-bench report: those of DESIGN.md, and the three
  * added after it (README): steady_s, steady_gflops, left_out. */
 static void check_bench_report(json_t *r, size_t groups) {
-  static const char *keys[] = {
-      "algorithm",  "platform",      "m",          "n",
-      "k",          "precision",     "iterations", "converged",
-      "makespan_s", "gflops",        "imbalance",  "overhead_s",
-      "points",     "verified",      "max_rel_error", "groups",
-      "history",    "steady_s",      "steady_gflops", "left_out"};
+  static const char *keys[] = {"algorithm",
+                               "platform",
+                               "m",
+                               "n",
+                               "k",
+                               "precision",
+                               "iterations",
+                               "converged",
+                               "makespan_s",
+                               "gflops",
+                               "imbalance",
+                               "overhead_s",
+                               "points",
+                               "verified",
+                               "max_rel_error",
+                               "groups",
+                               "history",
+                               "steady_s",
+                               "steady_gflops",
+                               "left_out"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     ck_assert_msg(json_object_get(r, keys[i]) != NULL, "no \"%s\"", keys[i]);
   ck_assert_uint_eq(json_object_size(r), sizeof keys / sizeof keys[0]);

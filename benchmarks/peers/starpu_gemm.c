@@ -32,7 +32,8 @@ static void cpu_gemm(void *buffers[], void *arg) {
   float *a = (float *)STARPU_MATRIX_GET_PTR(buffers[0]);
   float *b = (float *)STARPU_MATRIX_GET_PTR(buffers[1]);
   float *c = (float *)STARPU_MATRIX_GET_PTR(buffers[2]);
-  dim_t m = STARPU_MATRIX_GET_NX(buffers[2]), n = STARPU_MATRIX_GET_NY(buffers[2]);
+  dim_t m = STARPU_MATRIX_GET_NX(buffers[2]),
+        n = STARPU_MATRIX_GET_NY(buffers[2]);
   dim_t k = STARPU_MATRIX_GET_NY(buffers[0]);
   bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one, a, 1,
                (inc_t)STARPU_MATRIX_GET_LD(buffers[0]), b, 1,
@@ -48,7 +49,8 @@ static void opencl_gemm(void *buffers[], void *arg) {
   cl_mem a = (cl_mem)STARPU_MATRIX_GET_DEV_HANDLE(buffers[0]);
   cl_mem b = (cl_mem)STARPU_MATRIX_GET_DEV_HANDLE(buffers[1]);
   cl_mem c = (cl_mem)STARPU_MATRIX_GET_DEV_HANDLE(buffers[2]);
-  size_t m = STARPU_MATRIX_GET_NX(buffers[2]), n = STARPU_MATRIX_GET_NY(buffers[2]);
+  size_t m = STARPU_MATRIX_GET_NX(buffers[2]),
+         n = STARPU_MATRIX_GET_NY(buffers[2]);
   size_t k = STARPU_MATRIX_GET_NY(buffers[0]);
   cl_event done = NULL;
   CLBlastStatusCode st = CLBlastSgemm(
@@ -257,8 +259,8 @@ int main(int argc, char **argv) {
   printf("%s: StarPU %d.%d, scheduler %s, %u CPU worker%s + %u OpenCL worker%s"
          ", %ux%ux%u, tile %u\n",
          prog, STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION,
-         sched ? sched : "dmda", ncpu,
-         ncpu == 1 ? "" : "s", ncl, ncl == 1 ? "" : "s", m, n, k, tile);
+         sched ? sched : "dmda", ncpu, ncpu == 1 ? "" : "s", ncl,
+         ncl == 1 ? "" : "s", m, n, k, tile);
   for (unsigned r = 0; r < calib + runs; r++) {
     if ((t[r] = run_once(A, B, C, m, n, k, tile)) < 0) {
       starpu_shutdown();

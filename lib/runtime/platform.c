@@ -126,8 +126,8 @@ static int parse_speed(ctx_t *c, json_t *speed, mlsba_model_t *m,
 
 static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
   static const char *const sim_keys[] = {
-      "name",    "type",        "speed",         "max_load",
-      "noise",   "seed",        "fail_at",       "slow_at",
+      "name",        "type",          "speed",      "max_load",
+      "noise",       "seed",          "fail_at",    "slow_at",
       "slow_factor", "contends_with", "contention", NULL};
   static const char *const cpu_keys[] = {"name", "type", "core", NULL};
   static const char *const cl_keys[] = {"name",   "type",         "platform",
@@ -230,27 +230,26 @@ static long find_device(const mlsba_platform_t *pl, const char *name) {
 
 /* A sim device's "contends_with": other sim devices it slows while it
  * runs (a device that computes on their cores, as pocl does). */
-static int parse_contends(ctx_t *c, json_t *d, size_t i,
-                          mlsba_platform_t *pl) {
+static int parse_contends(ctx_t *c, json_t *d, size_t i, mlsba_platform_t *pl) {
   json_t *list = json_object_get(d, "contends_with");
   device_t *dev = &pl->dev[i];
   if (list == NULL)
     return 0;
   set_path(c, "devices[%zu] (%s).contends_with", i, dev->name);
   if (!json_is_array(list))
-    return bad(c, "must be an array of device names, got %s",
-               json_kind(list));
+    return bad(c, "must be an array of device names, got %s", json_kind(list));
   dev->contends = calloc(json_array_size(list) + 1, sizeof *dev->contends);
   if (dev->contends == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
   size_t k;
   json_t *name;
   json_array_foreach(list, k, name) {
-    long o = json_is_string(name) ? find_device(pl, json_string_value(name))
-                                  : -1;
+    long o =
+        json_is_string(name) ? find_device(pl, json_string_value(name)) : -1;
     if (o < 0)
       return bad(c, "no device named %s",
-                 json_is_string(name) ? json_string_value(name) : "(not a string)");
+                 json_is_string(name) ? json_string_value(name)
+                                      : "(not a string)");
     if ((size_t)o == i || pl->dev[o].type != MLSBA_DEVICE_SIM)
       return bad(c, "\"%s\" must be another sim device",
                  json_string_value(name));

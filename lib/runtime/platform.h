@@ -14,7 +14,7 @@ typedef struct {
   int64_t fail_at;      /* sim: this share fails (0: none) */
   int64_t slow_at;      /* sim: from this share on, times x slow_factor */
   double slow_factor;
-  size_t *contends;     /* sim: devices it slows while it runs */
+  size_t *contends; /* sim: devices it slows while it runs */
   size_t ncontends;
   double contention;    /* sim: they take 1 + contention times as long */
   int64_t core;         /* cpu: core index */
