@@ -81,13 +81,14 @@ static void keep_log(void *ctx, const char *line) {
   strcat(logbuf, "\n");
 }
 
-static void balance(const mlsba_platform_t *pl, mlsba_sharing_t sharing,
-                    mlsba_balance_result_t *r) {
+static void balance_in(const mlsba_platform_t *pl, mlsba_sharing_t sharing,
+                       const char *model_dir, mlsba_balance_result_t *r) {
   mlsba_executor_t *ex = NULL;
   ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
   mlsba_balance_opts_t o;
   mlsba_balance_opts_init(&o);
   o.sharing = sharing;
+  o.model_dir = model_dir;
   o.log = keep_log;
   logbuf[0] = '\0';
   ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, r), 0);
@@ -96,6 +97,11 @@ static void balance(const mlsba_platform_t *pl, mlsba_sharing_t sharing,
   for (size_t j = 0; j < 3; j++)
     sum += r->load[j];
   ck_assert_int_eq(sum, product.n);
+}
+
+static void balance(const mlsba_platform_t *pl, mlsba_sharing_t sharing,
+                    mlsba_balance_result_t *r) {
+  balance_in(pl, sharing, NULL, r);
 }
 
 /* The runs of r in which ocl0 (device 2) had no load; the last of them in
@@ -179,6 +185,63 @@ START_TEST(sharing_keep_never_checks) {
 }
 END_TEST
 
+/* The decision is saved beside the models: the next run leaves the device
+ * out from the start and starts warm on the others (at most 2 runs); a
+ * decision file of another device is not taken; deleting it, or a check
+ * that keeps the device, makes the next run check again. */
+START_TEST(a_left_out_device_stays_out_in_the_next_run) {
+  char dir[] = "/tmp/mlsba-left-XXXXXX", path[256];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/ocl0.gemm-single-m1-k1.left-out", dir);
+  mlsba_platform_t *pl = cores_and_shared(1000, 100, 1.0, 0);
+  mlsba_balance_result_t r;
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_uint_eq(r.left_out, 1);
+  mlsba_balance_result_free(&r);
+  ck_assert_int_eq(access(path, R_OK), 0);
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_uint_eq(r.left_out, 1);
+  ck_assert_uint_eq(r.warm, 2);
+  ck_assert_uint_le(r.iterations, 2);
+  ck_assert(r.converged);
+  unsigned last;
+  ck_assert_int_eq(runs_without_ocl0(&r, &last), (int)r.iterations);
+  ck_assert_int_eq(lines_with(logbuf, "as a run before decided"), 1);
+  mlsba_balance_result_free(&r);
+  /* KEEP does not read it. */
+  balance_in(pl, MLSBA_SHARING_KEEP, dir, &r);
+  ck_assert_uint_eq(r.left_out, 0);
+  ck_assert_int_gt(r.load[2], 0);
+  mlsba_balance_result_free(&r);
+  /* Another key (as another device or driver would write) is not taken. */
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "mlsba-left-out 1\nkey host=elsewhere device=ocl0\n");
+  fclose(f);
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_int_eq(lines_with(logbuf, "as a run before decided"), 0);
+  ck_assert_int_eq(lines_with(logbuf, "ocl0 left out"), 1); /* checked */
+  mlsba_balance_result_free(&r);
+  mlsba_platform_destroy(pl);
+  /* A check that keeps the device removes a decision file (here a foreign
+   * one, which the check did not take). */
+  pl = cores_and_shared(1000, 2000, 0.05, 0);
+  f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "mlsba-left-out 1\nkey host=elsewhere device=ocl0\n");
+  fclose(f);
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_uint_eq(r.left_out, 0);
+  ck_assert_int_eq(lines_with(logbuf, "ocl0 kept"), 1);
+  ck_assert_int_ne(access(path, F_OK), 0);
+  mlsba_balance_result_free(&r);
+  mlsba_platform_destroy(pl);
+  char stale[300];
+  snprintf(stale, sizeof stale, "rm -rf %s", dir);
+  ck_assert_int_eq(system(stale), 0);
+}
+END_TEST
+
 /* contends_with must name other sim devices, once each; contention is a
  * positive number. The platform file round-trips them. */
 START_TEST(contends_with_is_checked_and_saved) {
@@ -235,6 +298,7 @@ static Suite *sharing_suite(void) {
   tcase_add_test(tc, a_device_that_costs_more_than_it_gives_is_left_out);
   tcase_add_test(tc, a_device_that_pays_is_kept);
   tcase_add_test(tc, sharing_keep_never_checks);
+  tcase_add_test(tc, a_left_out_device_stays_out_in_the_next_run);
   tcase_add_test(tc, contends_with_is_checked_and_saved);
   suite_add_tcase(s, tc);
   return s;

@@ -13,6 +13,7 @@
  *    the models already know the best distribution), or when a
  *    distribution comes back (a cycle), or at max_iter; the last two are
  *    reported as not converged. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -260,6 +261,7 @@ typedef struct {
   unsigned cycle_from;  /* history rows before it do not count as cycles */
   /* The check of a device that shares the others' cores (sharing). */
   unsigned char *checked; /* p: checked once already */
+  unsigned char *left;    /* p: left out by a check (or a saved one) */
   long checking;          /* the device left out of the run under way */
   int kept_stop;          /* the run to come back to, and how it ended */
   int64_t kept_max, *kept_load;
@@ -402,6 +404,7 @@ static void ctx_free(ctx_t *C) {
   free(C->warm);
   free(C->calls);
   free(C->checked);
+  free(C->left);
   free(C->kept_load);
   free(C->kept_time);
   memset(C, 0, sizeof *C);
@@ -436,14 +439,16 @@ static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
   C->warm = calloc(p, 1);
   C->calls = calloc(iters, sizeof *C->calls);
   C->checked = calloc(p, 1);
+  C->left = calloc(p, 1);
   C->kept_load = calloc(p, sizeof *C->kept_load);
   C->kept_time = calloc(p, sizeof *C->kept_time);
-  int ok = C->checked && C->kept_load && C->kept_time && C->measured &&
-           C->warm && C->gcap && r->models && r->load && r->time && r->alpha &&
-           r->points && r->history_load && r->history_makespan &&
-           r->history_imbalance && r->history_time && r->dropped && C->max &&
-           C->use && C->pmodels && C->pdev && C->psize && C->palpha &&
-           C->pbeta && C->ppoints && C->scratch && C->gload && C->calls;
+  int ok = C->checked && C->left && C->kept_load && C->kept_time &&
+           C->measured && C->warm && C->gcap && r->models && r->load &&
+           r->time && r->alpha && r->points && r->history_load &&
+           r->history_makespan && r->history_imbalance && r->history_time &&
+           r->dropped && C->max && C->use && C->pmodels && C->pdev &&
+           C->psize && C->palpha && C->pbeta && C->ppoints && C->scratch &&
+           C->gload && C->calls;
   for (size_t j = 0; ok && j < p; j++)
     ok = mlsba_model_create(&r->models[j]) == 0;
   return ok ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
@@ -516,6 +521,65 @@ static int ctx_init(ctx_t *C, mlsba_executor_t *ex, const mlsba_load_t *w,
   return err;
 }
 
+/* A left-out decision is kept beside the models, so that the next run
+ * starts warm without the device instead of learning the interference
+ * again: the model file's name ending in .left-out, holding the model's
+ * key (a decision about another device or driver is not taken). Deleting
+ * the file makes the next run check the device again. */
+#define LEFT_OUT_MAGIC "mlsba-left-out 1"
+
+static int left_out_file(const ctx_t *C, size_t j, char *path, size_t plen,
+                         char *key, size_t klen) {
+  int e = model_file(C->ex->pl, j, C->w, C->o.model_dir, path, plen, key, klen);
+  size_t n = strlen(path) - strlen(".model");
+  if (!e && snprintf(path + n, plen - n, ".left-out") >= (int)(plen - n))
+    e = mlsba__fail(MLSBA_ERANGE, "%s: model path too long", C->o.model_dir);
+  return e;
+}
+
+static int left_out_saved(const ctx_t *C, size_t j) {
+  char path[1024], key[1024], line[1200];
+  if (left_out_file(C, j, path, sizeof path, key, sizeof key) != 0)
+    return 0;
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return 0;
+  int ok = fgets(line, sizeof line, f) &&
+           strcmp(line, LEFT_OUT_MAGIC "\n") == 0 &&
+           fgets(line, sizeof line, f) && strncmp(line, "key ", 4) == 0;
+  if (ok) {
+    line[strcspn(line, "\n")] = '\0';
+    ok = strcmp(line + 4, key) == 0;
+  }
+  fclose(f);
+  return ok;
+}
+
+/* Writes (left) or removes (kept) the decision about device j. */
+static int save_left_out(const ctx_t *C, size_t j, int left, const char *why) {
+  char path[1024], key[1024], tmp[1100];
+  int e = left_out_file(C, j, path, sizeof path, key, sizeof key);
+  if (e)
+    return e;
+  if (!left)
+    return unlink(path) == 0 || errno == ENOENT
+               ? 0
+               : mlsba__fail(MLSBA_EIO, "%s: cannot remove: %s", path,
+                             strerror(errno));
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  int bad = f == NULL ||
+            fprintf(f, "%s\nkey %s\nreason %s\n", LEFT_OUT_MAGIC, key, why) < 0;
+  if (f && fclose(f) != 0)
+    bad = 1;
+  if (bad || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", path,
+                       strerror(errno));
+  }
+  return 0;
+}
+
 /* Seeds the models from the files saved for this load; true when every
  * device in use has one. */
 static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
@@ -523,6 +587,26 @@ static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
   char path[1024], key[1024];
   size_t warm = 0, used = 0;
   int err = 0;
+  /* Devices a run before found not worth keeping stay out. */
+  for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
+    if (!C->use[j] || !C->ex->dev[j].shares_cores ||
+        C->o.sharing != MLSBA_SHARING_CHECK || !left_out_saved(C, j))
+      continue;
+    int64_t max = C->max[j];
+    r->dropped[j] = C->checked[j] = C->left[j] = 1;
+    if (set_capacity(C, r) != 0) { /* the others cannot hold it all */
+      r->dropped[j] = C->checked[j] = C->left[j] = 0;
+      C->max[j] = max;
+      if ((err = set_capacity(C, r)) != 0)
+        return err;
+      continue;
+    }
+    r->left_out++;
+    logf_(C,
+          "%s left out, as a run before decided (delete its .left-out "
+          "file in %s to check it again)",
+          pl->dev[j].name, C->o.model_dir);
+  }
   for (size_t j = 0; !err && C->o.model_dir && j < C->p; j++) {
     if (!C->use[j])
       continue;
@@ -555,12 +639,16 @@ static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
 static void save_models(ctx_t *C, mlsba_balance_result_t *r) {
   char path[1024], key[1024];
   for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
-    if (!C->use[j] || mlsba_model_num_points(r->models[j]) == 0)
-      continue;
-    int e = model_file(C->ex->pl, j, C->w, C->o.model_dir, path, sizeof path,
-                       key, sizeof key);
-    if (!e)
-      e = save_measured(&C->measured[j], r->models[j], path, key);
+    int e = 0;
+    if (C->checked[j]) /* the decision of a check, either way */
+      e = save_left_out(C, j, C->left[j],
+                        "the other devices ran faster without it");
+    if (!e && C->use[j] && mlsba_model_num_points(r->models[j]) > 0) {
+      e = model_file(C->ex->pl, j, C->w, C->o.model_dir, path, sizeof path, key,
+                     sizeof key);
+      if (!e)
+        e = save_measured(&C->measured[j], r->models[j], path, key);
+    }
     if (e && !r->save_error) {
       r->save_error = e;
       logf_(C, "models not saved: %s", mlsba_last_error());
@@ -778,6 +866,7 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
       /* Faster without it: it stays out, and what the others measured
        * beside it no longer holds. */
       r->left_out++;
+      C->left[cj] = 1;
       logf_(C,
             "%s left out: it computes on the others' cores, and they take "
             "%.6g s without it, %.6g s with it",
