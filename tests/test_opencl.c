@@ -327,6 +327,9 @@ START_TEST(opencl_faults_drop_the_device_or_stop) {
       mlsba_balance_opts_t o;
       mlsba_balance_opts_init(&o);
       o.on_fault = stop ? MLSBA_ON_FAULT_STOP : MLSBA_ON_FAULT_CONTINUE;
+      /* pocl shares the cores: keep it, so that it runs the faulty share
+       * (the sharing check would leave it out after its first). */
+      o.sharing = MLSBA_SHARING_KEEP;
       mlsba__opencl_inject_fault(1 + (unsigned)c, codes[c]);
       mlsba_balancer_t *b = NULL;
       int err = mlsba_balance_ex(pl, w, &o, &b);
