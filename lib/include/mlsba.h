@@ -660,10 +660,13 @@ typedef enum mlsba_on_fault {
  *  OpenCL CPU device such as pocl beside the core devices; a sim device
  *  with contends_with) slow those devices with every unit they take. */
 typedef enum mlsba_sharing {
-  /** Once the routine has settled (or half of max_iter has gone by), run
-   *  once without such a device; when that run is faster than the last
-   *  one with it, the device is left out (left_out in the result) and the
-   *  others are balanced afresh (the default). */
+  /** After the first run, and again once the routine has settled (or
+   *  half of max_iter has gone by), run once without such a device; when
+   *  that run is faster than the run with it (after the first run: that
+   *  run balanced at the speeds it showed, less 2 eps), the device is left
+   *  out (left_out in the result) and the others are balanced afresh (the
+   *  default). With a model directory the decision is saved for the next
+   *  run. */
   MLSBA_SHARING_CHECK = 0,
   /** Keep every device. */
   MLSBA_SHARING_KEEP
