@@ -523,6 +523,14 @@ static int ctx_init(ctx_t *C, mlsba_executor_t *ex, const mlsba_load_t *w,
   return err;
 }
 
+/* Puts device j back after a check that kept it, after one that could
+ * not start, or when the others cannot hold the load without it. */
+static int restore_checked(ctx_t *C, mlsba_balance_result_t *r, size_t j) {
+  r->dropped[j] = 0;
+  C->max[j] = C->kept_max;
+  return set_capacity(C, r);
+}
+
 /* A left-out decision is kept beside the models, so that the next run
  * starts warm without the device instead of learning the interference
  * again: the model file's name ending in .left-out, holding the model's
@@ -558,8 +566,8 @@ static int left_out_saved(const ctx_t *C, size_t j) {
 }
 
 /* Writes (left) or removes (kept) the decision about device j. */
-static int save_left_out(const ctx_t *C, size_t j, int left, const char *why) {
-  char path[1024], key[1024], tmp[1100];
+static int save_left_out(const ctx_t *C, size_t j, int left) {
+  char path[1024], key[1024], text[1200];
   int e = left_out_file(C, j, path, sizeof path, key, sizeof key);
   if (e)
     return e;
@@ -568,18 +576,13 @@ static int save_left_out(const ctx_t *C, size_t j, int left, const char *why) {
                ? 0
                : mlsba__fail(MLSBA_EIO, "%s: cannot remove: %s", path,
                              strerror(errno));
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  int bad = f == NULL ||
-            fprintf(f, "%s\nkey %s\nreason %s\n", LEFT_OUT_MAGIC, key, why) < 0;
-  if (f && fclose(f) != 0)
-    bad = 1;
-  if (bad || rename(tmp, path) != 0) {
-    unlink(tmp);
-    return mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", path,
-                       strerror(errno));
-  }
-  return 0;
+  int n = snprintf(text, sizeof text,
+                   "%s\nkey %s\nreason the other devices ran faster "
+                   "without it\n",
+                   LEFT_OUT_MAGIC, key);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return mlsba__fail(MLSBA_ERANGE, "%s: model key too long", path);
+  return mlsba__write_atomic(path, text, (size_t)n);
 }
 
 /* Seeds the models from the files saved for this load; true when every
@@ -594,12 +597,11 @@ static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
     if (!C->use[j] || !C->ex->dev[j].shares_cores ||
         C->o.sharing != MLSBA_SHARING_CHECK || !left_out_saved(C, j))
       continue;
-    int64_t max = C->max[j];
+    C->kept_max = C->max[j];
     r->dropped[j] = C->checked[j] = C->left[j] = 1;
     if (set_capacity(C, r) != 0) { /* the others cannot hold it all */
-      r->dropped[j] = C->checked[j] = C->left[j] = 0;
-      C->max[j] = max;
-      if ((err = set_capacity(C, r)) != 0)
+      C->checked[j] = C->left[j] = 0;
+      if ((err = restore_checked(C, r, j)) != 0)
         return err;
       continue;
     }
@@ -643,8 +645,7 @@ static void save_models(ctx_t *C, mlsba_balance_result_t *r) {
   for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
     int e = 0;
     if (C->checked[j]) /* the decision of a check, either way */
-      e = save_left_out(C, j, C->left[j],
-                        "the other devices ran faster without it");
+      e = save_left_out(C, j, C->left[j]);
     if (!e && C->use[j] && mlsba_model_num_points(r->models[j]) > 0) {
       e = model_file(C->ex->pl, j, C->w, C->o.model_dir, path, sizeof path, key,
                      sizeof key);
@@ -697,14 +698,6 @@ static long sharing_candidate(const ctx_t *C, const int64_t *load) {
       best = (long)j;
   }
   return C->o.sharing == MLSBA_SHARING_CHECK && loaded >= 2 ? best : -1;
-}
-
-/* Puts device j back after a check that kept it, or after one that could
- * not start. */
-static int restore_checked(ctx_t *C, mlsba_balance_result_t *r, size_t j) {
-  r->dropped[j] = 0;
-  C->max[j] = C->kept_max;
-  return set_capacity(C, r);
 }
 
 /* The makespan of the last run's devices if they were balanced at the

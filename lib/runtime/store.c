@@ -56,13 +56,17 @@ int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
   }
   len += (size_t)snprintf(text + len, cap - len, "checksum %016" PRIx64 "\n",
                           fnv1a(text, len));
+  int err = mlsba__write_atomic(path, text, len);
+  free(text);
+  return err;
+}
+
+int mlsba__write_atomic(const char *path, const char *text, size_t len) {
   size_t tlen = strlen(path) + 32;
   char *tmp = malloc(tlen);
   int err = 0;
-  if (tmp == NULL) {
-    free(text);
+  if (tmp == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
-  }
   snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
   FILE *f = fopen(tmp, "wb");
   if (f == NULL) {
@@ -78,7 +82,6 @@ int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
     }
   }
   free(tmp);
-  free(text);
   return err;
 }
 
