@@ -29,6 +29,7 @@ static void usage(FILE *f) {
       "                   [--eps E] [--max-iter I] [--models DIR]\n"
       "                   [--json FILE|-] [--plot DIR] [--quiet] "
       "[--keep-shared]\n"
+      "                   [--separate-kinds]\n"
       "\n"
       "Balance C = A x B (split by columns) over the devices of a platform\n"
       "with the self-adaptive routine, verify the product, and report.\n"
@@ -53,7 +54,11 @@ static void usage(FILE *f) {
       "  --quiet               no progress lines\n"
       "  --keep-shared         keep a device that computes on the other\n"
       "                        devices' cores (pocl) even when they run\n"
-      "                        faster without it\n",
+      "                        faster without it\n"
+      "  --separate-kinds      model every device from its own runs (by\n"
+      "                        default devices of one kind, such as the\n"
+      "                        cores of one CPU, pool their runs while\n"
+      "                        they agree)\n",
       prog);
 }
 
@@ -75,7 +80,7 @@ static int parse_count(const char *s, int64_t max, int64_t *out) {
 
 typedef struct {
   const char *platform, *algo, *json, *plot, *models;
-  int compare, quiet, keep_shared;
+  int compare, quiet, keep_shared, separate_kinds;
   int64_t m, n, k;
   mlsba_precision_t precision;
   double eps;
@@ -106,6 +111,10 @@ static int parse_args(int argc, char **argv, args_t *a) {
     }
     if (!strcmp(o, "--keep-shared")) {
       a->keep_shared = 1;
+      continue;
+    }
+    if (!strcmp(o, "--separate-kinds")) {
+      a->separate_kinds = 1;
       continue;
     }
     static const char *const with_value[] = {
@@ -270,6 +279,7 @@ static int run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
   o.eps = B->a->eps;
   o.max_iter = B->a->max_iter;
   o.sharing = B->a->keep_shared ? MLSBA_SHARING_KEEP : MLSBA_SHARING_CHECK;
+  o.kinds = B->a->separate_kinds ? MLSBA_KINDS_SEPARATE : MLSBA_KINDS_POOL;
   o.progress = on_iteration;
   o.progress_ctx = B;
   o.model_dir = use_models && B->models[0] ? B->models : NULL;

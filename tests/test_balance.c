@@ -1,7 +1,7 @@
 /* The self-adaptive routine on simulated platforms, where the optimum is
  * known: the seed-002 desktop converges like the paper's (at most 4
  * iterations, within 1% of the optimum), and with 3% timing noise within 8
- * iterations, and within 5% of it for all but a few of 100 noise seeds. */
+ * iterations and within 5% of it for each of 100 noise seeds. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -98,29 +98,105 @@ START_TEST(noiseless_desktop_converges_like_the_paper) {
 }
 END_TEST
 
-/* Over 100 noise seeds: every run converges within 8 iterations and 7% of
- * the optimum, and at least 93 of them within 5% (measured: 100 within 8
- * iterations, 95 within 5%, the worst 6.1%; benchmarks/RESULTS.md). */
-START_TEST(three_percent_noise_converges_within_8_and_5_percent) {
-  int within5 = 0, trials = 100;
-  for (int seed = 1; seed <= trials; seed++) {
+/* Over 100 noise seeds, with kinds pooled (the default): every run
+ * converges within 8 iterations and within 5% of the optimum, the issue's
+ * target (measured: at most 7 iterations, mean 3.96, worst 4.8%;
+ * benchmarks/RESULTS.md). Each device on its own (MLSBA_KINDS_SEPARATE)
+ * misses it for a few seeds: every run within 8 iterations and 7%, at
+ * least 93 of them within 5% (measured 96, the worst 5.5%). */
+static void noisy_desktop(mlsba_kinds_t kinds, int *within5, double *worst) {
+  *within5 = 0;
+  *worst = 0;
+  for (int seed = 1; seed <= 100; seed++) {
     mlsba_platform_t *pl = desktop(0.03, seed);
     mlsba_executor_t *ex = NULL;
     ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+    mlsba_balance_opts_t o;
+    mlsba_balance_opts_init(&o);
+    o.kinds = kinds;
     mlsba_balance_result_t r;
-    ck_assert_int_eq(mlsba_balance_gemm(ex, &product, NULL, &r), 0);
-    double best = optimum(pl), got = true_makespan(pl, r.load);
+    ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+    double ratio = true_makespan(pl, r.load) / optimum(pl);
     ck_assert_msg(r.converged && r.iterations <= 8,
-                  "seed %d: %u iterations, stop %d", seed, r.iterations,
-                  (int)r.stop);
-    ck_assert_msg(got <= 1.07 * best, "seed %d: makespan %g, optimum %g", seed,
-                  got, best);
-    within5 += got <= 1.05 * best;
+                  "kinds %d, seed %d: %u iterations, stop %d", (int)kinds, seed,
+                  r.iterations, (int)r.stop);
+    *within5 += ratio <= 1.05;
+    *worst = ratio > *worst ? ratio : *worst;
     mlsba_balance_result_free(&r);
     mlsba_executor_destroy(ex);
     mlsba_platform_destroy(pl);
   }
-  ck_assert_int_ge(within5, 93);
+}
+
+START_TEST(three_percent_noise_converges_within_8_and_5_percent) {
+  int within5;
+  double worst;
+  noisy_desktop(MLSBA_KINDS_POOL, &within5, &worst);
+  ck_assert_msg(within5 == 100, "%d of 100 within 5%%, worst %.4f", within5,
+                worst);
+  noisy_desktop(MLSBA_KINDS_SEPARATE, &within5, &worst);
+  ck_assert_msg(within5 >= 93 && worst <= 1.07,
+                "separate: %d of 100 within 5%%, worst %.4f", within5, worst);
+}
+END_TEST
+
+static int apart_lines;
+static void count_apart(void *ctx, const char *line) {
+  (void)ctx;
+  apart_lines += strstr(line, "apart from its kind") != NULL;
+}
+
+/* core3 30% slower than the other cores of its kind: its runs stand
+ * apart, it is modelled from its own, and the routine ends as close to
+ * the optimum as on the true desktop. */
+START_TEST(a_device_unlike_its_kind_is_modelled_apart) {
+  int within5 = 0;
+  for (int seed = 1; seed <= 20; seed++) {
+    json_error_t e;
+    json_t *root = json_load_file(SEED002, 0, &e);
+    ck_assert_ptr_nonnull(root);
+    size_t i;
+    json_t *d, *pt;
+    json_array_foreach(json_object_get(root, "devices"), i, d) {
+      json_object_set_new(d, "noise", json_real(0.03));
+      json_object_set_new(d, "seed", json_integer(seed * 16 + (int)i));
+      if (strcmp(json_string_value(json_object_get(d, "name")), "core3"))
+        continue;
+      ck_assert_str_eq(json_string_value(json_object_get(d, "kind")), "core");
+      size_t k;
+      json_array_foreach(json_object_get(d, "speed"), k, pt) {
+        double v = json_number_value(json_array_get(pt, 1));
+        json_array_set_new(pt, 1, json_real(0.7 * v));
+      }
+    }
+    char *text = json_dumps(root, 0);
+    mlsba_platform_t *pl = NULL;
+    ck_assert_int_eq(mlsba_platform_parse(text, "slow-core3", &pl), 0);
+    free(text);
+    json_decref(root);
+    mlsba_executor_t *ex = NULL;
+    ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+    mlsba_balance_opts_t o;
+    mlsba_balance_opts_init(&o);
+    o.log = count_apart;
+    apart_lines = 0;
+    mlsba_balance_result_t r;
+    ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+    double ratio = true_makespan(pl, r.load) / optimum(pl);
+    ck_assert_msg(r.converged && r.iterations <= 8 && ratio <= 1.07,
+                  "seed %d: %u iterations, %.4f of the optimum", seed,
+                  r.iterations, ratio);
+    ck_assert_int_ge(apart_lines, 1);
+    /* It gets about 0.7 of another core's load. */
+    double share = (double)r.load[5] / (double)r.load[4];
+    ck_assert_msg(share > 0.6 && share < 0.8, "seed %d: core3 / core2 %.3f",
+                  seed, share);
+    within5 += ratio <= 1.05;
+    mlsba_balance_result_free(&r);
+    mlsba_executor_destroy(ex);
+    mlsba_platform_destroy(pl);
+  }
+  ck_assert_int_ge(within5, 19);
 }
 END_TEST
 
@@ -268,6 +344,7 @@ static Suite *balance_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, noiseless_desktop_converges_like_the_paper);
   tcase_add_test(tc, three_percent_noise_converges_within_8_and_5_percent);
+  tcase_add_test(tc, a_device_unlike_its_kind_is_modelled_apart);
   tcase_add_test(tc, every_algorithm_runs_and_reports_honestly);
   tcase_add_test(tc, devoted_cores_get_no_work_and_limits_are_checked);
   tcase_add_test(tc, warm_start_and_stale_models);

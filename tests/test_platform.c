@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "mlsba.h"
+#include "runtime/platform.h"
 #include "support/random_models.h"
 #include "support/run_suite.h"
 
@@ -128,6 +129,12 @@ static const struct {
      {"noise must be in [0, 1]"}},
     {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\"}]}",
      {"devices[0] (a)", "needs \"core\""}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0, "
+     "\"kind\": 3}]}",
+     {"devices[0] (a)", "kind must be a non-empty string", "integer"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, "
+     "1]], \"kind\": \"\"}]}",
+     {"devices[0] (a)", "kind must be a non-empty string"}},
     {"{\"devices\": [{\"name\": \"a\", \"type\": \"opencl\", "
      "\"mem_limit_mb\": 0}]}",
      {"mem_limit_mb must be > 0"}},
@@ -165,6 +172,40 @@ START_TEST(bad_platforms_are_refused_with_a_clear_message) {
     ck_assert_msg(strstr(mlsba_last_error(), bad[_i].expect[k]) != NULL,
                   "case %d: message \"%s\" lacks \"%s\"", _i,
                   mlsba_last_error(), bad[_i].expect[k]);
+}
+END_TEST
+
+/* Cores are one kind unless a file says otherwise; other devices have
+ * one only when named; kinds survive a save and a load. */
+START_TEST(kinds_default_and_round_trip) {
+  static const char *text =
+      "{\"devices\": [{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0}, "
+      "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1, \"kind\": "
+      "\"big\"}, {\"name\": \"s\", \"type\": \"sim\", \"speed\": [[1, 1]]}, "
+      "{\"name\": \"t\", \"type\": \"sim\", \"speed\": [[1, 1]], \"kind\": "
+      "\"x\"}, {\"name\": \"g\", \"type\": \"opencl\", \"platform\": 0, "
+      "\"device\": 0}]}";
+  static const char *const want[] = {"cpu", "big", NULL, "x", NULL};
+  mlsba_platform_t *pl = NULL, *back = NULL;
+  ck_assert_int_eq(mlsba_platform_parse(text, "kinds", &pl), 0);
+  char path[] = "/tmp/mlsba-kinds-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(mlsba_platform_save(pl, path), 0);
+  ck_assert_int_eq(mlsba_platform_load(path, &back), 0);
+  unlink(path);
+  for (size_t i = 0; i < 5; i++) {
+    for (int k = 0; k < 2; k++) {
+      const char *got = (k ? back : pl)->dev[i].kind;
+      if (want[i])
+        ck_assert_str_eq(got, want[i]);
+      else
+        ck_assert_ptr_null(got);
+    }
+  }
+  mlsba_platform_destroy(pl);
+  mlsba_platform_destroy(back);
 }
 END_TEST
 
@@ -237,6 +278,7 @@ static Suite *platform_suite(void) {
   tcase_add_loop_test(tc, bad_platforms_are_refused_with_a_clear_message, 0,
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, unreadable_files_name_the_path);
+  tcase_add_test(tc, kinds_default_and_round_trip);
   tcase_add_test(tc, random_damage_never_crashes_the_parser);
   suite_add_tcase(s, tc);
   return s;

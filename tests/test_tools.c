@@ -367,6 +367,31 @@ START_TEST(bench_json_follows_the_contract) {
 }
 END_TEST
 
+/* The desktop's four cores are one kind: pooled, their runs make a known
+ * point sooner than each core's own (3 runs against 4 without noise). */
+static json_int_t bench_iterations(const char *extra) {
+  char *argv[] = {bench,  "--platform",  SEED002, "--size",
+                  "8400", "--models",    "none",  "--json",
+                  "-",    (char *)extra, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert(json_is_true(json_object_get(j, "converged")));
+  json_int_t it = json_integer_value(json_object_get(j, "iterations"));
+  json_decref(j);
+  tool_run_free(&r);
+  return it;
+}
+
+START_TEST(bench_separate_kinds_models_every_device_alone) {
+  json_int_t pooled = bench_iterations(NULL);
+  json_int_t separate = bench_iterations("--separate-kinds");
+  ck_assert_msg(pooled < separate, "pooled %lld, separate %lld",
+                (long long)pooled, (long long)separate);
+}
+END_TEST
+
 START_TEST(bench_compare_lists_every_run) {
   char *argv[] = {bench,    "--platform", SEED002,    "--size",
                   "8400",   "--compare",  "--models", "none",
@@ -449,6 +474,7 @@ static Suite *tools_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, bench_json_follows_the_contract);
   tcase_add_test(tc, bench_compare_lists_every_run);
+  tcase_add_test(tc, bench_separate_kinds_models_every_device_alone);
   tcase_add_test(tc, bench_balances_a_real_product);
   tcase_add_loop_test(tc, bench_refuses_bad_input, 0,
                       (int)(sizeof bench_bad / sizeof bench_bad[0]));

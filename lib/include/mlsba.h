@@ -672,6 +672,20 @@ typedef enum mlsba_sharing {
   MLSBA_SHARING_KEEP
 } mlsba_sharing_t;
 
+/** Devices of one kind (the same hardware: the cores of one CPU model, or
+ *  devices whose platform entries name the same "kind") are alike until
+ *  their runs say otherwise. */
+typedef enum mlsba_kinds {
+  /** Their runs are pooled: every run of one counts for the model of
+   *  each, which learns their speed with a fraction of the runs. A device
+   *  whose mean speed stands more than three standard errors (of the
+   *  noise measured on them) from the others' at its load is modelled
+   *  from its own runs, as long as it does (the default). */
+  MLSBA_KINDS_POOL = 0,
+  /** Every device is modelled from its own runs only. */
+  MLSBA_KINDS_SEPARATE
+} mlsba_kinds_t;
+
 /** A log line (no newline) and the context given with it. */
 typedef void (*mlsba_log_fn)(void *user, const char *message);
 
@@ -716,6 +730,8 @@ typedef struct mlsba_balance_opts {
   /** Whether a device that shares the cores of others must pay its way
    *  (default: checked). */
   mlsba_sharing_t sharing;
+  /** Whether devices of one kind pool their runs (default: pooled). */
+  mlsba_kinds_t kinds;
 } mlsba_balance_opts_t;
 
 /** What the routine found. Arrays are owned by the result: release with

@@ -25,11 +25,9 @@
 #include "../partition/grouped.h"
 #include "executor.h"
 #include "kernel.h"
+#include "measured.h"
 #include "platform.h"
 #include "store.h"
-
-/* Points kept per device model; the routine stops long before. */
-#define MAX_POINTS 64
 
 void mlsba_balance_opts_init(mlsba_balance_opts_t *o) {
   if (o == NULL)
@@ -106,68 +104,13 @@ static int balanced(const mlsba_platform_t *pl, int flat, const int64_t *load,
   return spread(group_time, group_load, group_cap, NULL, pl->ngroups) <= eps;
 }
 
-/* What has been measured on one device: points (load, mean speed) with
- * the number of runs behind each. The device's model is rebuilt from it. */
-typedef struct {
-  double x[MAX_POINTS], speed[MAX_POINTS];
-  double m2[MAX_POINTS]; /* sum of squared deviations (Welford) */
-  unsigned count[MAX_POINTS];
-  size_t n;
-} measured_t;
-
-/* Adds a run of load units in time seconds. A run within merge (relative)
- * of a load measured before joins that point: its speed becomes the mean
- * of all the runs behind it, at the newest load. Two noisy points a unit
- * or two apart would otherwise make a steep segment that turns timing
- * noise into large swings of the next distribution; merged, repeated runs
- * near the solution wear the noise down. */
-static void add_run(measured_t *m, int64_t load, double time, double merge) {
-  double x = (double)load, speed = x / time;
-  for (size_t i = 0; i < m->n; i++) {
-    if (fabs(m->x[i] - x) <= merge * x) {
-      double delta = speed - m->speed[i];
-      m->count[i]++;
-      m->speed[i] += delta / m->count[i];
-      m->m2[i] += delta * (speed - m->speed[i]);
-      m->x[i] = x;
-      return;
-    }
-  }
-  if (m->n == MAX_POINTS) { /* forget the oldest-measured extreme: rare */
-    memmove(m->x, m->x + 1, (MAX_POINTS - 1) * sizeof *m->x);
-    memmove(m->speed, m->speed + 1, (MAX_POINTS - 1) * sizeof *m->speed);
-    memmove(m->count, m->count + 1, (MAX_POINTS - 1) * sizeof *m->count);
-    memmove(m->m2, m->m2 + 1, (MAX_POINTS - 1) * sizeof *m->m2);
-    m->n--;
-  }
-  m->x[m->n] = x;
-  m->speed[m->n] = speed;
-  m->m2[m->n] = 0;
-  m->count[m->n++] = 1;
-}
-
-/* Whether the point at load (it was just measured there) is known well
- * enough: at least two runs, and the standard error of their mean speed
- * within tol of it. A single run says nothing of the noise. */
-static int known_well(const measured_t *m, int64_t load, double tol) {
-  for (size_t i = 0; i < m->n; i++) {
-    if (m->x[i] != (double)load)
-      continue;
-    if (m->count[i] < 2)
-      return 0;
-    double var = m->m2[i] / (m->count[i] - 1);
-    return sqrt(var / m->count[i]) <= tol * m->speed[i];
-  }
-  return 0;
-}
-
 /* Seeds the measurements of a device from a stored model, with the runs
  * and spread saved with each point. */
-static void seed_from(measured_t *m, const mlsba_model_t *stored,
+static void seed_from(mlsba__measured_t *m, const mlsba_model_t *stored,
                       const unsigned *runs, const double *sd) {
   m->n = 0;
-  for (size_t i = 0; i < mlsba_model_num_points(stored) && i < MAX_POINTS;
-       i++) {
+  for (size_t i = 0;
+       i < mlsba_model_num_points(stored) && i < MLSBA__MAX_POINTS; i++) {
     mlsba_model_get_point(stored, i, &m->x[i], &m->speed[i]);
     m->count[i] = runs[i] ? runs[i] : 1;
     m->m2[i] = sd[i] * sd[i] * (m->count[i] - 1);
@@ -175,16 +118,20 @@ static void seed_from(measured_t *m, const mlsba_model_t *stored,
   }
 }
 
-/* Saves a device's measurements: its model's points (sorted by load) with
- * the runs and spread behind each. */
-static int save_measured(const measured_t *m, const mlsba_model_t *model,
+/* Saves a device's own measurements (not its kind's pool): the points
+ * sorted by load, with the runs and spread behind each. */
+static int save_measured(const mlsba__measured_t *m, int64_t max_load,
                          const char *path, const char *key) {
-  unsigned runs[MAX_POINTS];
-  double sd[MAX_POINTS];
-  size_t n = mlsba_model_num_points(model);
-  for (size_t i = 0; i < n && i < MAX_POINTS; i++) {
+  unsigned runs[MLSBA__MAX_POINTS];
+  double sd[MLSBA__MAX_POINTS];
+  mlsba_model_t *own = NULL;
+  int err = mlsba_model_create(&own);
+  if (!err && (err = mlsba__measured_to_model(m, own)) == 0)
+    err = mlsba_model_set_max_load(own, max_load);
+  size_t n = err ? 0 : mlsba_model_num_points(own);
+  for (size_t i = 0; i < n && i < MLSBA__MAX_POINTS; i++) {
     double x;
-    mlsba_model_get_point(model, i, &x, NULL);
+    mlsba_model_get_point(own, i, &x, NULL);
     runs[i] = 1;
     sd[i] = 0;
     for (size_t k = 0; k < m->n; k++) {
@@ -194,7 +141,10 @@ static int save_measured(const measured_t *m, const mlsba_model_t *model,
       }
     }
   }
-  return mlsba__model_save_stats(model, path, key, runs, sd);
+  if (!err)
+    err = mlsba__model_save_stats(own, path, key, runs, sd);
+  mlsba_model_destroy(own);
+  return err;
 }
 
 /* Where a device's model lives, and the key that says what it is for:
@@ -230,13 +180,6 @@ static int model_file(const mlsba_platform_t *pl, size_t j,
              : 0;
 }
 
-static int rebuild_model(const measured_t *m, mlsba_model_t *model) {
-  int err = mlsba_model_clear(model);
-  for (size_t i = 0; !err && i < m->n; i++)
-    err = mlsba_model_set_point(model, m->x[i], m->speed[i]);
-  return err;
-}
-
 /* Everything the routine keeps between balancings of one load on one
  * executor: the measurements behind every model, what each device can
  * hold, and the buffers of the partitioning problem. */
@@ -252,13 +195,24 @@ typedef struct {
   size_t *pdev, *psize, pq, pp;
   int64_t *palpha, *pbeta;
   size_t *ppoints;
-  double *scratch;      /* 2 p: a second measurement; group times */
-  int64_t *gload;       /* q */
-  int64_t *gcap;        /* q */
-  measured_t *measured; /* p */
-  unsigned char *warm;  /* p: models to check against the first run */
-  double *calls;        /* max_iter partitioning times */
-  unsigned cycle_from;  /* history rows before it do not count as cycles */
+  double *scratch;             /* 2 p: a second measurement; group times */
+  int64_t *gload;              /* q */
+  int64_t *gcap;               /* q */
+  mlsba__measured_t *measured; /* p: each device's own runs */
+  /* Devices of one kind (mlsba_kinds_t): kind_next chains them from the
+   * first (kind_lead), and a kind of two or more has a pool. basis[j] is
+   * what device j's model is built from: its own runs or its kind's. */
+  size_t *kind_next, *kind_pool, npools;
+  unsigned char *kind_lead, *apart;
+  mlsba__measured_t *pools;
+  const mlsba__measured_t **basis;
+  const mlsba__measured_t **members; /* p scratch for pooling */
+  size_t *member_dev;
+  int64_t *member_load;
+  unsigned char *alike;
+  unsigned char *warm; /* p: models to check against the first run */
+  double *calls;       /* max_iter partitioning times */
+  unsigned cycle_from; /* history rows before it do not count as cycles */
   /* The check of a device that shares the others' cores (sharing). */
   unsigned char *checked; /* p: checked once already */
   unsigned char *left;    /* p: left out by a check (or a saved one) */
@@ -276,7 +230,8 @@ typedef struct {
  * the optimum; on this shared VM they fit splits to a slow moment. */
 static int all_known_well(const ctx_t *C, const int64_t *load) {
   for (size_t j = 0; j < C->p; j++)
-    if (load[j] > 0 && !known_well(&C->measured[j], load[j], C->o.eps / 2))
+    if (load[j] > 0 && !mlsba__measured_known_well(C->basis[j], load[j],
+                                                   C->o.eps, C->o.eps / 2))
       return 0;
   return 1;
 }
@@ -403,6 +358,16 @@ static void ctx_free(ctx_t *C) {
   free(C->gload);
   free(C->gcap);
   free(C->measured);
+  free(C->kind_next);
+  free(C->kind_pool);
+  free(C->kind_lead);
+  free(C->apart);
+  free(C->pools);
+  free((void *)C->basis);
+  free((void *)C->members);
+  free(C->member_dev);
+  free(C->member_load);
+  free(C->alike);
   free(C->warm);
   free(C->calls);
   free(C->checked);
@@ -438,6 +403,15 @@ static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
   C->gload = calloc(q, sizeof *C->gload);
   C->gcap = calloc(q, sizeof *C->gcap);
   C->measured = calloc(p, sizeof *C->measured);
+  C->kind_next = calloc(p, sizeof *C->kind_next);
+  C->kind_pool = calloc(p, sizeof *C->kind_pool);
+  C->kind_lead = calloc(p, 1);
+  C->apart = calloc(p, 1);
+  C->basis = calloc(p, sizeof *C->basis);
+  C->members = calloc(p, sizeof *C->members);
+  C->member_dev = calloc(p, sizeof *C->member_dev);
+  C->member_load = calloc(p, sizeof *C->member_load);
+  C->alike = calloc(p, 1);
   C->warm = calloc(p, 1);
   C->calls = calloc(iters, sizeof *C->calls);
   C->checked = calloc(p, 1);
@@ -445,8 +419,10 @@ static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
   C->kept_load = calloc(p, sizeof *C->kept_load);
   C->kept_time = calloc(p, sizeof *C->kept_time);
   int ok = C->checked && C->left && C->kept_load && C->kept_time &&
-           C->measured && C->warm && C->gcap && r->models && r->load &&
-           r->time && r->alpha && r->points && r->history_load &&
+           C->measured && C->kind_next && C->kind_pool && C->kind_lead &&
+           C->apart && C->basis && C->members && C->member_dev &&
+           C->member_load && C->alike && C->warm && C->gcap && r->models &&
+           r->load && r->time && r->alpha && r->points && r->history_load &&
            r->history_makespan && r->history_imbalance && r->history_time &&
            r->dropped && C->max && C->use && C->pmodels && C->pdev &&
            C->psize && C->palpha && C->pbeta && C->ppoints && C->scratch &&
@@ -495,10 +471,99 @@ static int check_opts(const mlsba_balance_opts_t *o) {
       (unsigned)o->grouping > MLSBA_GROUPING_FLAT ||
       (unsigned)o->on_fault > MLSBA_ON_FAULT_STOP ||
       (unsigned)o->drive > MLSBA_DRIVE_DEVOTED ||
-      (unsigned)o->sharing > MLSBA_SHARING_KEEP)
+      (unsigned)o->sharing > MLSBA_SHARING_KEEP ||
+      (unsigned)o->kinds > MLSBA_KINDS_SEPARATE)
     return mlsba__fail(MLSBA_EINVAL,
                        "balance: drift must be >= 0, granularity >= 0, and "
-                       "grouping, on_fault, drive and sharing known values");
+                       "grouping, on_fault, drive, sharing and kinds known "
+                       "values");
+  return 0;
+}
+
+typedef struct {
+  const char *kind;
+  size_t j;
+} kind_entry_t;
+
+static int cmp_kind(const void *a, const void *b) {
+  const kind_entry_t *x = a, *y = b;
+  int c = strcmp(x->kind, y->kind);
+  return c ? c : (x->j > y->j) - (x->j < y->j);
+}
+
+/* Chains the devices of each kind, first to last (sorted: p may be large),
+ * and gives every kind of two or more devices a pool. */
+static int set_kinds(ctx_t *C) {
+  const mlsba_platform_t *pl = C->ex->pl;
+  kind_entry_t *e = calloc(C->p ? C->p : 1, sizeof *e);
+  if (e == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
+  size_t n = 0;
+  for (size_t j = 0; j < C->p; j++) {
+    C->kind_next[j] = SIZE_MAX;
+    C->kind_lead[j] = 1;
+    if (pl->dev[j].kind)
+      e[n++] = (kind_entry_t){pl->dev[j].kind, j};
+  }
+  qsort(e, n, sizeof *e, cmp_kind);
+  for (size_t k = 1; k < n; k++) {
+    if (strcmp(e[k].kind, e[k - 1].kind) == 0) {
+      C->kind_next[e[k - 1].j] = e[k].j;
+      C->kind_lead[e[k].j] = 0;
+    }
+  }
+  free(e);
+  for (size_t j = 0; j < C->p; j++)
+    if (C->kind_lead[j] && C->kind_next[j] != SIZE_MAX)
+      C->kind_pool[j] = C->npools++;
+  C->pools = calloc(C->npools ? C->npools : 1, sizeof *C->pools);
+  return C->pools ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
+}
+
+/* What every device's model is built from (basis): its own runs, or the
+ * pool of its kind while its runs agree with the others' (mlsba_kinds_t);
+ * then the models, rebuilt. A device with no runs keeps its model. */
+static int rebuild_models(ctx_t *C, mlsba_balance_result_t *r) {
+  const mlsba_platform_t *pl = C->ex->pl;
+  for (size_t j = 0; j < C->p; j++)
+    C->basis[j] = &C->measured[j];
+  for (size_t lead = 0; C->o.kinds == MLSBA_KINDS_POOL && lead < C->p; lead++) {
+    if (!C->kind_lead[lead] || C->kind_next[lead] == SIZE_MAX)
+      continue;
+    size_t n = 0;
+    for (size_t j = lead; j != SIZE_MAX; j = C->kind_next[j]) {
+      if (!C->use[j] || C->measured[j].n == 0)
+        continue;
+      C->member_dev[n] = j;
+      C->member_load[n] = r->load[j];
+      C->members[n++] = &C->measured[j];
+    }
+    if (n < 2)
+      continue;
+    mlsba__measured_t *pool = &C->pools[C->kind_pool[lead]];
+    int err = mlsba__measured_pool(C->members, n, C->member_load, C->o.eps,
+                                   C->o.eps, pool, C->alike);
+    if (err)
+      return err;
+    for (size_t k = 0; k < n; k++) {
+      size_t j = C->member_dev[k];
+      if (C->alike[k])
+        C->basis[j] = pool;
+      if (C->apart[j] != !C->alike[k])
+        logf_(C, "%s: %s its kind (%s)", pl->dev[j].name,
+              C->alike[k] ? "its runs agree again with"
+                          : "modelled from its own runs, apart from",
+              pl->dev[j].kind);
+      C->apart[j] = !C->alike[k];
+    }
+  }
+  for (size_t j = 0; j < C->p; j++) {
+    int err = C->basis[j]->n
+                  ? mlsba__measured_to_model(C->basis[j], r->models[j])
+                  : 0;
+    if (err)
+      return err;
+  }
   return 0;
 }
 
@@ -517,9 +582,11 @@ static int ctx_init(ctx_t *C, mlsba_executor_t *ex, const mlsba_load_t *w,
   C->w = w;
   C->p = ex->pl->ndev;
   C->q = ex->pl->ngroups;
-  if ((err = ctx_alloc(C, r)) == 0 &&
+  if ((err = ctx_alloc(C, r)) == 0 && (err = set_kinds(C)) == 0 &&
       (err = mlsba_executor_max_units(ex, w, C->max)) == 0)
     err = set_capacity(C, r);
+  for (size_t j = 0; !err && j < C->p; j++)
+    C->basis[j] = &C->measured[j];
   return err;
 }
 
@@ -616,17 +683,16 @@ static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
       continue;
     used++;
     mlsba_model_t *stored = NULL;
-    unsigned runs[MAX_POINTS];
-    double sd[MAX_POINTS];
+    unsigned runs[MLSBA__MAX_POINTS];
+    double sd[MLSBA__MAX_POINTS];
     if (model_file(pl, j, C->w, C->o.model_dir, path, sizeof path, key,
                    sizeof key) != 0)
       continue;
-    int e = mlsba__model_load_stats(path, key, &stored, runs, sd, MAX_POINTS);
+    int e = mlsba__model_load_stats(path, key, &stored, runs, sd,
+                                    MLSBA__MAX_POINTS);
     if (e == 0) {
       seed_from(&C->measured[j], stored, runs, sd);
       mlsba_model_destroy(stored);
-      if ((err = rebuild_model(&C->measured[j], r->models[j])) == 0)
-        err = mlsba_model_set_max_load(r->models[j], C->max[j]);
       C->warm[j] = 1;
       warm++;
     } else if (e != MLSBA_EIO) {
@@ -636,7 +702,7 @@ static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
   }
   r->warm = (unsigned)warm;
   *all = used > 0 && warm == used;
-  return err;
+  return err || warm == 0 ? err : rebuild_models(C, r);
 }
 
 /* Saves what was learned; a failed save is reported, the result stands. */
@@ -650,7 +716,7 @@ static void save_models(ctx_t *C, mlsba_balance_result_t *r) {
       e = model_file(C->ex->pl, j, C->w, C->o.model_dir, path, sizeof path, key,
                      sizeof key);
       if (!e)
-        e = save_measured(&C->measured[j], r->models[j], path, key);
+        e = save_measured(&C->measured[j], C->max[j], path, key);
     }
     if (e && !r->save_error) {
       r->save_error = e;
@@ -909,10 +975,10 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
               "%.4g s); measuring afresh",
               pl->dev[j].name, pred, r->time[j]);
       }
-      add_run(&C->measured[j], r->load[j], r->time[j], o->eps);
-      if ((err = rebuild_model(&C->measured[j], r->models[j])) != 0)
-        return err;
+      mlsba__measured_add(&C->measured[j], r->load[j], r->time[j], o->eps);
     }
+    if ((err = rebuild_models(C, r)) != 0)
+      return err;
     memset(C->warm, 0, C->p);
     r->makespan = makespan;
     r->imbalance = imbalance;

@@ -26,6 +26,18 @@ static char *concat(const char *a, const char *b) {
   return s;
 }
 
+/* The kind of a core: "cpu", or on a CPU with cores of several kinds
+ * (performance and efficiency cores) "cpu kind K", K hwloc's index. */
+static char *core_kind(hwloc_topology_t topo, hwloc_obj_t core) {
+  char kind[32] = "cpu";
+  int k = hwloc_cpukinds_get_nr(topo, 0) > 1
+              ? hwloc_cpukinds_get_by_cpuset(topo, core->cpuset, 0)
+              : -1;
+  if (k >= 0)
+    snprintf(kind, sizeof kind, "cpu kind %d", k);
+  return strdup(kind);
+}
+
 /* The CPU model, from the package hwloc found (empty if it says none). */
 static const char *cpu_model(hwloc_topology_t topo) {
   hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
@@ -76,7 +88,8 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
     d->model_name = strdup(cpu_model(topo));
     d->driver = concat(blis, " (1 thread per core)");
     d->compute_units = (unsigned)hwloc_bitmap_weight(core->cpuset);
-    if (!d->name || !d->model_name || !d->driver)
+    d->kind = core_kind(topo, core);
+    if (!d->name || !d->model_name || !d->driver || !d->kind)
       err = MLSBA_ENOMEM;
   }
   for (size_t j = 0; j < ncl; j++) {
@@ -91,7 +104,11 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
     d->driver = strdup(cl[j].driver);
     d->compute_units = cl[j].compute_units;
     d->memory_bytes = cl[j].global_mem;
-    if (!d->name || !d->model_name || !d->driver)
+    /* Two boards of one model under one driver are one kind. */
+    char kind[600];
+    snprintf(kind, sizeof kind, "opencl %s (%s)", cl[j].name, cl[j].driver);
+    d->kind = strdup(kind);
+    if (!d->name || !d->model_name || !d->driver || !d->kind)
       err = MLSBA_ENOMEM;
   }
   /* Groups in core order: core i with accelerator i, then lone cores, then

@@ -124,14 +124,30 @@ static int parse_speed(ctx_t *c, json_t *speed, mlsba_model_t *m,
   return 0;
 }
 
+/* "kind": devices of one kind are the same hardware, whose runs the
+ * balancer pools (mlsba_kinds_t). The cores of a machine are one kind
+ * unless the file says otherwise; other devices are of no kind unless
+ * named. */
+static int parse_kind(ctx_t *c, json_t *d, const char *type, device_t *dev) {
+  json_t *kind = json_object_get(d, "kind");
+  if (kind && (!json_is_string(kind) || json_string_length(kind) == 0))
+    return bad(c, "kind must be a non-empty string, got %s", json_kind(kind));
+  const char *k = kind                       ? json_string_value(kind)
+                  : strcmp(type, "cpu") == 0 ? "cpu"
+                                             : NULL;
+  if (k && (dev->kind = strdup(k)) == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
+  return 0;
+}
+
 static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
   static const char *const sim_keys[] = {
-      "name",        "type",          "speed",      "max_load",
-      "noise",       "seed",          "fail_at",    "slow_at",
-      "slow_factor", "contends_with", "contention", NULL};
-  static const char *const cpu_keys[] = {"name", "type", "core", NULL};
-  static const char *const cl_keys[] = {"name",   "type",         "platform",
-                                        "device", "mem_limit_mb", NULL};
+      "name",       "type",    "speed",   "max_load",    "noise",
+      "seed",       "fail_at", "slow_at", "slow_factor", "contends_with",
+      "contention", "kind",    NULL};
+  static const char *const cpu_keys[] = {"name", "type", "core", "kind", NULL};
+  static const char *const cl_keys[] = {
+      "name", "type", "platform", "device", "kind", "mem_limit_mb", NULL};
   set_path(c, "devices[%zu]", index);
   if (!json_is_object(d))
     return bad(c, "a device must be an object, got %s", json_kind(d));
@@ -145,7 +161,9 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
     return bad(c, "type must be one of \"sim\", \"cpu\", \"opencl\"");
   const char *t = json_string_value(type);
   dev->mem_limit_mb = -1;
-  int err;
+  int err = parse_kind(c, d, t, dev);
+  if (err)
+    return err;
   if (strcmp(t, "sim") == 0) {
     dev->type = MLSBA_DEVICE_SIM;
     if ((err = check_keys(c, d, sim_keys)) != 0)
@@ -435,6 +453,7 @@ void mlsba_platform_destroy(mlsba_platform_t *pl) {
     return;
   for (size_t i = 0; pl->dev && i < pl->ndev; i++) {
     free(pl->dev[i].name);
+    free(pl->dev[i].kind);
     free(pl->dev[i].model_name);
     free(pl->dev[i].driver);
     free(pl->dev[i].contends);
@@ -582,6 +601,8 @@ static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
       json_object_set_new(o, "mem_limit_mb", json_integer(d->mem_limit_mb));
     break;
   }
+  if (d->kind)
+    json_object_set_new(o, "kind", json_string(d->kind));
   return o;
 }
 

@@ -21,6 +21,7 @@ typedef struct {
   int64_t cl_platform;  /* opencl: platform index */
   int64_t cl_device;    /* opencl: device index within the platform */
   int64_t mem_limit_mb; /* opencl: -1 for none */
+  char *kind;           /* devices of one kind are alike (NULL: alone) */
   char *model_name;     /* discovery: what the device reports */
   char *driver;
   unsigned compute_units;
