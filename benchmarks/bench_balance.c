@@ -3,7 +3,7 @@
  * without noise and over many seeds of 3% timing noise, for every
  * algorithm.
  *
- *   bench-balance [--platform FILE] [--seeds S] [--noise X]
+ *   bench-balance [--platform FILE] [--seeds S] [--noise X] [--separate-kinds]
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -69,10 +69,11 @@ int main(int argc, char **argv) {
   const char *path = MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json";
   int seeds = 100;
   double noise = 0.03;
+  mlsba_kinds_t kinds = MLSBA_KINDS_POOL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       printf("usage: bench-balance [--platform FILE] [--seeds S] "
-             "[--noise X]\n");
+             "[--noise X] [--separate-kinds]\n");
       return 0;
     } else if (!strcmp(argv[i], "--platform") && i + 1 < argc) {
       path = argv[++i];
@@ -80,6 +81,8 @@ int main(int argc, char **argv) {
       seeds = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--noise") && i + 1 < argc) {
       noise = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--separate-kinds")) {
+      kinds = MLSBA_KINDS_SEPARATE;
     } else {
       fprintf(stderr, "bench-balance: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -88,7 +91,8 @@ int main(int argc, char **argv) {
   static float dummy; /* simulated devices compute nothing */
   mlsba_gemm_t g = {
       .m = 1, .n = 8400, .k = 1, .a = &dummy, .b = &dummy, .c = &dummy};
-  printf("self-adaptive balancing on %s, N = %lld\n\n", path, (long long)g.n);
+  printf("self-adaptive balancing on %s, N = %lld%s\n\n", path, (long long)g.n,
+         kinds == MLSBA_KINDS_SEPARATE ? ", every device modelled alone" : "");
   printf("%-13s %-22s %-16s %s\n", "algorithm", "no noise: iterations",
          "vs optimum", "stop");
   static const char *stops[] = {"balanced", "fixed point", "max iter", "cycle"};
@@ -102,6 +106,7 @@ int main(int argc, char **argv) {
     mlsba_balance_opts_t o;
     mlsba_balance_opts_init(&o);
     o.algorithm = (mlsba_algorithm_t)a;
+    o.kinds = kinds;
     mlsba_balance_result_t r;
     if (mlsba_balance_gemm(ex, &g, &o, &r) != 0) {
       fprintf(stderr, "bench-balance: %s\n", mlsba_last_error());
@@ -122,9 +127,12 @@ int main(int argc, char **argv) {
   for (int seed = 1; seed <= seeds; seed++) {
     mlsba_platform_t *pl = with_noise(path, noise, seed);
     mlsba_executor_t *ex = NULL;
+    mlsba_balance_opts_t o;
+    mlsba_balance_opts_init(&o);
+    o.kinds = kinds;
     mlsba_balance_result_t r;
     if (pl == NULL || mlsba_executor_create(pl, &ex) != 0 ||
-        mlsba_balance_gemm(ex, &g, NULL, &r) != 0) {
+        mlsba_balance_gemm(ex, &g, &o, &r) != 0) {
       fprintf(stderr, "bench-balance: %s\n", mlsba_last_error());
       return 1;
     }
@@ -163,6 +171,7 @@ int main(int argc, char **argv) {
     mlsba_balance_opts_t o;
     mlsba_balance_opts_init(&o);
     o.model_dir = dir;
+    o.kinds = kinds;
     mlsba_balance_result_t cold, warm;
     if (pl == NULL || mlsba_executor_create(pl, &ex) != 0 ||
         mlsba_balance_gemm(ex, &g, &o, &cold) != 0 ||

@@ -208,7 +208,6 @@ typedef struct {
   const mlsba__measured_t **basis;
   const mlsba__measured_t **members; /* p scratch for pooling */
   size_t *member_dev;
-  int64_t *member_load;
   unsigned char *alike;
   unsigned char *warm; /* p: models to check against the first run */
   double *calls;       /* max_iter partitioning times */
@@ -366,7 +365,6 @@ static void ctx_free(ctx_t *C) {
   free((void *)C->basis);
   free((void *)C->members);
   free(C->member_dev);
-  free(C->member_load);
   free(C->alike);
   free(C->warm);
   free(C->calls);
@@ -410,7 +408,6 @@ static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
   C->basis = calloc(p, sizeof *C->basis);
   C->members = calloc(p, sizeof *C->members);
   C->member_dev = calloc(p, sizeof *C->member_dev);
-  C->member_load = calloc(p, sizeof *C->member_load);
   C->alike = calloc(p, 1);
   C->warm = calloc(p, 1);
   C->calls = calloc(iters, sizeof *C->calls);
@@ -420,13 +417,12 @@ static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
   C->kept_time = calloc(p, sizeof *C->kept_time);
   int ok = C->checked && C->left && C->kept_load && C->kept_time &&
            C->measured && C->kind_next && C->kind_pool && C->kind_lead &&
-           C->apart && C->basis && C->members && C->member_dev &&
-           C->member_load && C->alike && C->warm && C->gcap && r->models &&
-           r->load && r->time && r->alpha && r->points && r->history_load &&
-           r->history_makespan && r->history_imbalance && r->history_time &&
-           r->dropped && C->max && C->use && C->pmodels && C->pdev &&
-           C->psize && C->palpha && C->pbeta && C->ppoints && C->scratch &&
-           C->gload && C->calls;
+           C->apart && C->basis && C->members && C->member_dev && C->alike &&
+           C->warm && C->gcap && r->models && r->load && r->time && r->alpha &&
+           r->points && r->history_load && r->history_makespan &&
+           r->history_imbalance && r->history_time && r->dropped && C->max &&
+           C->use && C->pmodels && C->pdev && C->psize && C->palpha &&
+           C->pbeta && C->ppoints && C->scratch && C->gload && C->calls;
   for (size_t j = 0; ok && j < p; j++)
     ok = mlsba_model_create(&r->models[j]) == 0;
   return ok ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
@@ -535,14 +531,13 @@ static int rebuild_models(ctx_t *C, mlsba_balance_result_t *r) {
       if (!C->use[j] || C->measured[j].n == 0)
         continue;
       C->member_dev[n] = j;
-      C->member_load[n] = r->load[j];
       C->members[n++] = &C->measured[j];
     }
     if (n < 2)
       continue;
     mlsba__measured_t *pool = &C->pools[C->kind_pool[lead]];
-    int err = mlsba__measured_pool(C->members, n, C->member_load, C->o.eps,
-                                   C->o.eps, pool, C->alike);
+    int err =
+        mlsba__measured_pool(C->members, n, C->o.eps, C->o.eps, pool, C->alike);
     if (err)
       return err;
     for (size_t k = 0; k < n; k++) {

@@ -129,28 +129,12 @@ static void pool_into(mlsba__measured_t *pool, const mlsba__measured_t *m,
   }
 }
 
-/* The point of m the test looks at: nearest load, or the best known. */
-static long test_point(const mlsba__measured_t *m, int64_t load, double merge) {
-  if (load > 0)
-    return mlsba__measured_find(m, (double)load, merge);
-  long best = -1;
-  for (size_t i = 0; i < m->n; i++)
-    if (best < 0 || m->count[i] > m->count[best])
-      best = (long)i;
-  return best;
-}
-
-/* How far m's point stands from the other members' runs in *pool, in
- * standard errors: the others' speed at its load is their model's (linear
- * between points, constant beyond both ends, as the partitioner sees it),
- * so a device held at a load nobody else runs is still compared. */
-static double distance(const mlsba__measured_t *m, const unsigned short *slot,
-                       int64_t load, const mlsba__measured_t *pool,
-                       double merge, double var) {
-  long i = test_point(m, load, merge);
-  if (i < 0)
-    return 0;
-  double x = m->x[i];
+/* The other members' speed at x: their model's (linear between points,
+ * constant beyond both ends, as the partitioner sees it), from the pool
+ * without m's runs; *nb gets the runs behind it (the fewer of the two
+ * points it lies between). 0 when nobody else has run. */
+static double others_at(const mlsba__measured_t *m, const unsigned short *slot,
+                        const mlsba__measured_t *pool, double x, double *nb) {
   double lo_x = -INFINITY, lo_s = 0, lo_n = 0;
   double hi_x = INFINITY, hi_s = 0, hi_n = 0;
   for (size_t j = 0; j < pool->n; j++) {
@@ -174,23 +158,38 @@ static double distance(const mlsba__measured_t *m, const unsigned short *slot,
       hi_n = count;
     }
   }
-  double others, nb;
-  if (lo_n == 0 && hi_n == 0)
-    return 0; /* nobody else has run: nothing to disagree with */
   if (lo_n == 0 || hi_n == 0 || hi_x == lo_x) {
-    others = lo_n ? lo_s : hi_s;
-    nb = lo_n ? lo_n : hi_n;
-  } else {
-    others = lo_s + (hi_s - lo_s) * (x - lo_x) / (hi_x - lo_x);
-    nb = lo_n < hi_n ? lo_n : hi_n;
+    *nb = lo_n ? lo_n : hi_n;
+    return lo_n ? lo_s : hi_s;
   }
-  double se = sqrt(var * (1 / (double)m->count[i] + 1 / nb)) * others;
-  return fabs(m->speed[i] - others) / se;
+  *nb = lo_n < hi_n ? lo_n : hi_n;
+  return lo_s + (hi_s - lo_s) * (x - lo_x) / (hi_x - lo_x);
+}
+
+/* How far m stands from the other members, in standard errors: the
+ * relative differences of its points' speeds from the others' model at
+ * the same loads, weighted by their inverse variances (a device of other
+ * hardware differs by about the same factor at every load). Two runs at
+ * least: one cannot tell a different device from a spike. */
+static double distance(const mlsba__measured_t *m, const unsigned short *slot,
+                       const mlsba__measured_t *pool, double var) {
+  double num = 0, den = 0;
+  unsigned runs = 0;
+  for (size_t t = 0; t < m->n; t++) {
+    double nb, others = others_at(m, slot, pool, m->x[t], &nb);
+    if (!(others > 0))
+      continue;
+    double v = var * (1.0 / m->count[t] + 1 / nb);
+    num += (m->speed[t] / others - 1) / v;
+    den += 1 / v;
+    runs += m->count[t];
+  }
+  return runs >= 2 && den > 0 ? fabs(num) / sqrt(den) : 0;
 }
 
 int mlsba__measured_pool(const mlsba__measured_t *const *members, size_t n,
-                         const int64_t *load, double merge, double eps,
-                         mlsba__measured_t *pool, unsigned char *alike) {
+                         double merge, double eps, mlsba__measured_t *pool,
+                         unsigned char *alike) {
   double dof, var = relative_variance(members, n, &dof);
   if (dof == 0)
     var = eps * eps; /* no repeated run yet: noise of the order of eps */
@@ -218,7 +217,7 @@ int mlsba__measured_pool(const mlsba__measured_t *const *members, size_t n,
     long apart = -1;
     for (size_t k = 0; k < n; k++) {
       double z = alike[k] ? distance(members[k], slot + k * MLSBA__MAX_POINTS,
-                                     load[k], pool, merge, var)
+                                     pool, var)
                           : 0;
       if (z > worst) {
         worst = z;
