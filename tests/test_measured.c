@@ -71,20 +71,26 @@ static void runs(mlsba__measured_t *m, int64_t x, const double *speed,
     mlsba__measured_add(m, x, (double)x / speed[i], 0.05);
 }
 
+/* Four devices, each with n runs at its load, at the speeds s[k][...]. */
+static void four(mlsba__measured_t *dev, const mlsba__measured_t **members,
+                 const int64_t *load, const double (*s)[3], size_t n) {
+  memset(dev, 0, 4 * sizeof *dev);
+  for (size_t k = 0; k < 4; k++) {
+    runs(&dev[k], load[k], s[k], n);
+    members[k] = &dev[k];
+  }
+}
+
 START_TEST(devices_that_agree_pool_their_runs) {
   static const double s[4][3] = {
       {100, 103, 98}, {101, 97, 102}, {99, 100, 104}, {102, 99, 96}};
   mlsba__measured_t dev[4], pool;
-  memset(dev, 0, sizeof dev);
   const mlsba__measured_t *members[4];
   int64_t load[4] = {330, 335, 328, 340};
   unsigned char alike[4];
+  four(dev, members, load, s, 3);
   double all[12];
-  for (size_t k = 0; k < 4; k++) {
-    runs(&dev[k], load[k], s[k], 3);
-    members[k] = &dev[k];
-    memcpy(all + 3 * k, s[k], sizeof s[k]);
-  }
+  memcpy(all, s, sizeof all);
   mlsba__measured_pool(members, 4, 0.05, 0.05, &pool, alike);
   for (size_t k = 0; k < 4; k++)
     ck_assert_msg(alike[k], "device %zu", k);
@@ -106,14 +112,10 @@ START_TEST(a_device_that_differs_stands_apart) {
   static const double s[4][3] = {
       {100, 103, 98}, {101, 97, 102}, {129, 131, 132}, {99, 100, 104}};
   mlsba__measured_t dev[4], pool;
-  memset(dev, 0, sizeof dev);
   const mlsba__measured_t *members[4];
   int64_t load[4] = {330, 335, 330, 328};
   unsigned char alike[4];
-  for (size_t k = 0; k < 4; k++) {
-    runs(&dev[k], load[k], s[k], 3);
-    members[k] = &dev[k];
-  }
+  four(dev, members, load, s, 3);
   mlsba__measured_pool(members, 4, 0.05, 0.05, &pool, alike);
   ck_assert(alike[0] && alike[1] && !alike[2] && alike[3]);
   ck_assert_uint_eq(pool.count[0], 9); /* the three alike only */
@@ -130,15 +132,11 @@ END_TEST
 
 START_TEST(one_run_never_sets_a_device_apart) {
   mlsba__measured_t dev[4], pool;
-  memset(dev, 0, sizeof dev);
   const mlsba__measured_t *members[4];
-  static const double s[4] = {100, 103, 150, 98};
+  static const double s[4][3] = {{100}, {103}, {150}, {98}};
   int64_t load[4] = {1400, 1400, 1400, 1400};
   unsigned char alike[4];
-  for (size_t k = 0; k < 4; k++) {
-    runs(&dev[k], load[k], &s[k], 1);
-    members[k] = &dev[k];
-  }
+  four(dev, members, load, s, 1);
   mlsba__measured_pool(members, 4, 0.05, 0.05, &pool, alike);
   ck_assert(alike[0] && alike[1] && alike[2] && alike[3]);
   ck_assert_uint_eq(pool.count[0], 4);

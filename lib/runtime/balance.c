@@ -223,11 +223,25 @@ typedef struct {
   double kept_makespan, kept_imbalance, *kept_time;
 } ctx_t;
 
-/* Every loaded device's point is known well (see known_well) within eps/2.
- * One run that looks balanced under timing noise is often luck: with 3%
- * noise on the sim desktop, single runs stopped the routine up to 6% from
- * the optimum; on this shared VM they fit splits to a slow moment. */
+/* Every loaded device's point is known well (mlsba__measured_known_well)
+ * within eps/2. One run that looks balanced under timing noise is often
+ * luck: with 3% noise on the sim desktop, single runs stopped the routine
+ * up to 6% from the optimum; on this shared VM they fit splits to a slow
+ * moment. When every loaded device has one model (one kind, pooled), the
+ * distribution does not depend on the speeds measured, only on the
+ * model's shape and the caps: no run could move it, and none is waited
+ * for. */
 static int all_known_well(const ctx_t *C, const int64_t *load) {
+  const mlsba__measured_t *one = NULL;
+  int shared = 1;
+  for (size_t j = 0; j < C->p; j++) {
+    if (load[j] > 0) {
+      shared &= one == NULL || C->basis[j] == one;
+      one = C->basis[j];
+    }
+  }
+  if (shared)
+    return 1;
   for (size_t j = 0; j < C->p; j++)
     if (load[j] > 0 && !mlsba__measured_known_well(C->basis[j], load[j],
                                                    C->o.eps, C->o.eps / 2))
@@ -849,7 +863,13 @@ static int propose(ctx_t *C, mlsba_balance_result_t *r, unsigned it,
     *stop = MLSBA_STOP_FIXED_POINT;
     return 0;
   }
-  /* A distribution run before (since the last device left) comes back. */
+  /* A distribution run before (since the last device left) comes back.
+   * The one just run, proposed again and settled, is a repeat that
+   * averages its points (until they are known well, or max_iter); an
+   * algorithm that repeats a distribution its models call unbalanced
+   * (homogeneous) has cycled. */
+  if (settled && !memcmp(r->load, proposal, C->p * sizeof *proposal))
+    return 0;
   for (unsigned k = C->cycle_from; k + 1 < it; k++) {
     if (!memcmp(r->history_load + k * C->p, proposal,
                 C->p * sizeof *proposal)) {
