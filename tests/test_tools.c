@@ -252,11 +252,15 @@ START_TEST(info_shows_devices_and_groups) {
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "core0"));
   ck_assert_ptr_nonnull(strstr(r.out, "group 0: core0"));
+  /* The cores are one kind (two or more on a CPU with cores of several
+   * kinds), and the written file keeps it. */
+  ck_assert_ptr_nonnull(strstr(r.out, "  cpu"));
   tool_run_free(&r);
   char *again[] = {info, "--platform", path, NULL};
   run_tool(again, &r);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "core0"));
+  ck_assert_ptr_nonnull(strstr(r.out, "  cpu"));
   tool_run_free(&r);
   unlink(path);
 }

@@ -63,6 +63,32 @@ static void print_platform(const mlsba_platform_t *pl) {
                                         mlsba_platform_group_device(pl, g, k)));
     printf("\n");
   }
+  /* Each kind of two devices or more once, with its devices: they pool
+   * their runs. */
+  int header = 0;
+  for (size_t i = 0; i < p; i++) {
+    mlsba_device_info_t a, b;
+    mlsba_platform_device_info(pl, i, &a);
+    int first = a.kind[0] != '\0', more = 0;
+    for (size_t j = 0; first && j < p; j++) {
+      mlsba_platform_device_info(pl, j, &b);
+      if (j != i && strcmp(a.kind, b.kind) == 0) {
+        first = j > i;
+        more = 1;
+      }
+    }
+    if (!first || !more)
+      continue;
+    if (!header++)
+      printf("\nkinds (the same hardware: the balancer pools their runs):\n");
+    printf("  %s:", a.kind);
+    for (size_t j = i; j < p; j++) {
+      mlsba_platform_device_info(pl, j, &b);
+      if (strcmp(a.kind, b.kind) == 0)
+        printf(" %s", mlsba_platform_device_name(pl, j));
+    }
+    printf("\n");
+  }
 }
 
 int main(int argc, char **argv) {

@@ -380,6 +380,9 @@ typedef struct mlsba_device_info {
   uint64_t memory_bytes;      /**< global memory (accelerators), else 0 */
   int core;                   /**< cpu: core index; opencl: -1 */
   int cl_platform, cl_device; /**< opencl: indices; else -1 */
+  /** Devices with the same kind are the same hardware, whose runs the
+   *  balancer pools (mlsba_kinds_t); "" for a device of no kind. */
+  const char *kind;
 } mlsba_device_info_t;
 
 /** \brief What is known about device i (all fields zero or empty for a

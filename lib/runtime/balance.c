@@ -7,6 +7,8 @@
  *  - a measured time far from its model's prediction is re-measured: a
  *    second measurement that agrees with it is trusted (the device really
  *    changed), one that does not replaces it (a timing spike);
+ *  - devices of one kind share one model built from all their runs while
+ *    their runs agree (measured.c);
  *  - it stops when the device times agree within eps at both levels, or
  *    when the next distribution moves no device by more than eps of its
  *    load (under timing noise the spread may never fall below eps while

@@ -548,6 +548,7 @@ int mlsba_platform_device_info(const mlsba_platform_t *pl, size_t i,
   const device_t *d = &pl->dev[i];
   info->model = d->model_name ? d->model_name : "";
   info->driver = d->driver ? d->driver : "";
+  info->kind = d->kind ? d->kind : "";
   info->compute_units = d->compute_units;
   info->memory_bytes = d->memory_bytes;
   info->core = d->type == MLSBA_DEVICE_CPU ? (int)d->core : -1;
