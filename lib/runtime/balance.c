@@ -547,6 +547,7 @@ static int rebuild_models(ctx_t *C, mlsba_balance_result_t *r) {
       if (!C->use[j] || C->measured[j].n == 0)
         continue;
       C->member_dev[n] = j;
+      C->alike[n] = !C->apart[j];
       C->members[n++] = &C->measured[j];
     }
     if (n < 2)

@@ -200,12 +200,21 @@ int mlsba__measured_pool(const mlsba__measured_t *const *members, size_t n,
   unsigned short *slot = malloc((n ? n : 1) * MLSBA__MAX_POINTS * sizeof *slot);
   if (slot == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
+  /* The bar is three standard errors to leave the pool, two to come
+   * back: a device near the bar does not flap in and out with the noise. */
+  double *bar = malloc((n ? n : 1) * sizeof *bar);
+  if (bar == NULL) {
+    free(slot);
+    return mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
+  }
   size_t left = n;
-  for (size_t k = 0; k < n; k++)
+  for (size_t k = 0; k < n; k++) {
+    bar[k] = alike[k] ? 3 : 2;
     alike[k] = 1;
-  /* The device that stands farthest is set apart first, and the others
-   * are tested again without it: one fast outlier would otherwise pull
-   * the others' mean away from every member. */
+  }
+  /* The device that stands farthest past its bar is set apart first, and
+   * the others are tested again without it: one fast outlier would
+   * otherwise pull the others' mean away from every member. */
   for (;;) {
     memset(pool, 0, sizeof *pool);
     for (size_t k = 0; k < n; k++)
@@ -213,14 +222,14 @@ int mlsba__measured_pool(const mlsba__measured_t *const *members, size_t n,
         pool_into(pool, members[k], merge, slot + k * MLSBA__MAX_POINTS);
     if (left < 2)
       break;
-    double worst = 3;
+    double worst = 1;
     long apart = -1;
     for (size_t k = 0; k < n; k++) {
       double z = alike[k] ? distance(members[k], slot + k * MLSBA__MAX_POINTS,
                                      pool, var)
                           : 0;
-      if (z > worst) {
-        worst = z;
+      if (z / bar[k] > worst) {
+        worst = z / bar[k];
         apart = (long)k;
       }
     }
@@ -229,6 +238,7 @@ int mlsba__measured_pool(const mlsba__measured_t *const *members, size_t n,
     alike[apart] = 0;
     left--;
   }
+  free(bar);
   free(slot);
   return 0;
 }

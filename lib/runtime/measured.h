@@ -40,14 +40,16 @@ int mlsba__measured_to_model(const mlsba__measured_t *m, mlsba_model_t *model);
 
 /* Pools the measurements of n devices of one kind into *pool, and says in
  * alike[i] whether device i's runs agree with the others' (then *pool is
- * its model's data) or not (its own are). Every point of a device is
+ * its model's data) or not (its own are); on entry alike[i] says what it
+ * was at the last pooling (1 the first time). Every point of a device is
  * compared with the others' model at its load, and the relative
  * differences are combined, weighted by their inverse variances: the
- * device stands apart when they come to more than three standard errors,
- * the noise taken from all the kind's repeated runs (eps until some point
- * has two, at least eps / 10). Two runs at least: one run cannot tell a
- * different device from a spike. *pool holds the runs of the alike
- * devices only. 0, or MLSBA_ENOMEM. */
+ * device stands apart when they come to more than three standard errors
+ * (two for one that stood apart last time), the noise taken from all the
+ * kind's repeated runs (eps until some point has two, at least eps / 10).
+ * Two runs at least: one run cannot tell a different device from a
+ * spike. *pool holds the runs of the alike devices only. 0, or
+ * MLSBA_ENOMEM. */
 int mlsba__measured_pool(const mlsba__measured_t *const *members, size_t n,
                          double merge, double eps, mlsba__measured_t *pool,
                          unsigned char *alike);
