@@ -16,6 +16,22 @@ static FILE *open_in(const char *dir, const char *name) {
   return f;
 }
 
+/* Whether two models have the same points: devices of one kind pooled
+ * into one model, drawn once under all their names. */
+static int same_model(const mlsba_model_t *a, const mlsba_model_t *b) {
+  size_t n = mlsba_model_num_points(a);
+  if (n == 0 || n != mlsba_model_num_points(b))
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    double xa, sa, xb, sb;
+    mlsba_model_get_point(a, i, &xa, &sa);
+    mlsba_model_get_point(b, i, &xb, &sb);
+    if (xa != xb || sa != sb)
+      return 0;
+  }
+  return 1;
+}
+
 int bench_plot(const char *dir, const mlsba_platform_t *pl,
                const mlsba_model_t *const *models, const int64_t *hist_load,
                const double *hist_time, size_t runs, double makespan) {
@@ -78,11 +94,22 @@ int bench_plot(const char *dir, const mlsba_platform_t *pl,
           "  set key outside right; set grid\n"
           "  plot [0:%g] ",
           makespan, xmax);
-  for (size_t j = 0; j < p; j++)
+  for (size_t j = 0; j < p; j++) {
+    int drawn = 0;
+    for (size_t k = 0; k < j && !drawn; k++)
+      drawn = same_model(models[k], models[j]);
+    if (drawn)
+      continue;
+    fprintf(gp, "\"curve.dat\" index %zu with lines lw 2 lc %zu title \"%s", j,
+            j + 1, mlsba_platform_device_name(pl, j));
+    for (size_t k = j + 1; k < p; k++)
+      if (same_model(models[j], models[k]))
+        fprintf(gp, " = %s", mlsba_platform_device_name(pl, k));
     fprintf(gp,
-            "\"curve.dat\" index %zu with lines lw 2 lc %zu title \"%s\", "
-            "\"speed.dat\" index %zu with points pt 7 lc %zu notitle, ",
-            j, j + 1, mlsba_platform_device_name(pl, j), j, j + 1);
+            "\", \"speed.dat\" index %zu with points pt 7 lc %zu "
+            "notitle, ",
+            j, j + 1);
+  }
   fprintf(gp,
           "x / %.17g with lines dt 2 lc rgb \"black\" title \"x / makespan\"\n"
           "  set output \"timeline.\".fmt\n"
