@@ -212,7 +212,7 @@ typedef struct {
   size_t *member_dev;
   unsigned char *alike;
   unsigned char *warm; /* p: models to check against the first run */
-  double *calls;       /* max_iter partitioning times */
+  double *calls;       /* partitioning times, at most 2 max_iter + 1 */
   unsigned cycle_from; /* history rows before it do not count as cycles */
   /* The check of a device that shares the others' cores (sharing). */
   unsigned char *checked; /* p: checked once already */
@@ -426,7 +426,7 @@ static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
   C->member_dev = calloc(p, sizeof *C->member_dev);
   C->alike = calloc(p, 1);
   C->warm = calloc(p, 1);
-  C->calls = calloc(iters, sizeof *C->calls);
+  C->calls = calloc(2 * iters + 1, sizeof *C->calls); /* <= 2 a run */
   C->checked = calloc(p, 1);
   C->left = calloc(p, 1);
   C->kept_load = calloc(p, sizeof *C->kept_load);
@@ -1024,6 +1024,8 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
         start_check(C, r, (size_t)check, stop, early, proposal, &overhead)) {
       logf_(C, "%s computes on the cores of others: a run without it",
             pl->dev[check].name);
+      C->calls[ncalls++] = overhead; /* the partitioning without it */
+      r->overhead_total_s += overhead;
       memcpy(r->load, proposal, C->p * sizeof *proposal);
       continue;
     }
