@@ -530,7 +530,13 @@ static void print_row_detail(const bench_t *B, const row_t *r) {
       load += r->load[j];
       time = r->time[j] > time ? r->time[j] : time;
     }
-    printf("group %-16zu %10lld %7.1f%% %11.4f %9.1f\n", g, (long long)load,
+    /* A group of one device is named by it; larger ones list theirs. */
+    char label[64];
+    snprintf(label, sizeof label, "group %zu%s%s", g, size == 1 ? ": " : "",
+             size == 1 ? mlsba_platform_device_name(
+                             B->pl, mlsba_platform_group_device(B->pl, g, 0))
+                       : "");
+    printf("%-22s %10lld %7.1f%% %11.4f %9.1f\n", label, (long long)load,
            100.0 * (double)load / (double)B->a->n, time,
            time > 0 ? unit * (double)load / time * 1e-9 : 0.0);
     for (size_t k = 0; size > 1 && k < size; k++) {

@@ -388,6 +388,24 @@ static json_int_t bench_iterations(const char *extra) {
   return it;
 }
 
+/* The table a person reads: groups with their devices, a lone device's
+ * group under its name, the whole product, how the routine ended. */
+START_TEST(bench_table_names_groups_and_devices) {
+  char *argv[] = {bench,      "--platform", SEED002,   "--size", "8400",
+                  "--models", "none",       "--quiet", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  static const char *const want[] = {
+      "group 0 ",        "  core0 ",      "  gpu0 ",     "group 2: core2 ",
+      "group 3: core3 ", "whole product", "balanced in "};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    ck_assert_msg(strstr(r.out, want[i]) != NULL, "no \"%s\" in:\n%s", want[i],
+                  r.out);
+  tool_run_free(&r);
+}
+END_TEST
+
 START_TEST(bench_separate_kinds_models_every_device_alone) {
   json_int_t pooled = bench_iterations(NULL);
   json_int_t separate = bench_iterations("--separate-kinds");
@@ -479,6 +497,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, bench_json_follows_the_contract);
   tcase_add_test(tc, bench_compare_lists_every_run);
   tcase_add_test(tc, bench_separate_kinds_models_every_device_alone);
+  tcase_add_test(tc, bench_table_names_groups_and_devices);
   tcase_add_test(tc, bench_balances_a_real_product);
   tcase_add_loop_test(tc, bench_refuses_bad_input, 0,
                       (int)(sizeof bench_bad / sizeof bench_bad[0]));
