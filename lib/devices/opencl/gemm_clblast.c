@@ -43,13 +43,11 @@ static int gemm_max_units(void *user, const mlsba_opencl_env_t *env,
   const mlsba_gemm_t *g = user;
   double s = (double)mlsba__gemm_elem(g);
   double mem = (double)env->global_mem, alloc = (double)env->max_alloc;
-  cl_device_fp_config fp = 0;
-  clGetDeviceInfo(env->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp,
-                  NULL);
   double a = (double)g->m * (double)g->k * s;
   double per_column = ((double)g->m + (double)g->k) * s;
-  if ((g->precision == MLSBA_PRECISION_DOUBLE && fp == 0) || a > alloc ||
-      a + per_column > mem) {
+  if ((g->precision == MLSBA_PRECISION_DOUBLE &&
+       !mlsba__cl_has_fp64(env->device)) ||
+      a > alloc || a + per_column > mem) {
     *max = 0; /* A alone does not fit: the others take the whole load */
     return 0;
   }

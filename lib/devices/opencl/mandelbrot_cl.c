@@ -33,12 +33,11 @@ static void mb_teardown(void *user, mlsba_opencl_env_t *env) {
 static int mb_max_units(void *user, const mlsba_opencl_env_t *env,
                         int64_t *max) {
   const mlsba_mandelbrot_t *mb = user;
-  cl_device_fp_config fp = 0;
-  clGetDeviceInfo(env->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp,
-                  NULL);
   double row = (double)mb->width * sizeof(cl_int);
   double rows = (double)env->max_alloc / row;
-  *max = fp == 0 ? 0 : rows >= (double)mb->height ? mb->height : (int64_t)rows;
+  *max = !mlsba__cl_has_fp64(env->device) ? 0
+         : rows >= (double)mb->height     ? mb->height
+                                          : (int64_t)rows;
   return 0;
 }
 

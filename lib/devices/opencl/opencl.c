@@ -97,6 +97,13 @@ int mlsba__cl_fail(const char *dev, const char *call, cl_int e) {
                      cl_error_name(e), (int)e);
 }
 
+int mlsba__cl_has_fp64(cl_device_id device) {
+  cl_device_fp_config fp = 0;
+  return clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp,
+                         NULL) == CL_SUCCESS &&
+         fp != 0;
+}
+
 int mlsba_load_set_opencl(mlsba_load_t *w, const mlsba_opencl_ops_t *ops,
                           void *user) {
   if (w == NULL)
