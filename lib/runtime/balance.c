@@ -737,6 +737,14 @@ static void save_models(ctx_t *C, mlsba_balance_result_t *r) {
   }
 }
 
+/* Whether every device in use has a model to be partitioned by. */
+static int all_modelled(const ctx_t *C, const mlsba_balance_result_t *r) {
+  for (size_t j = 0; j < C->p; j++)
+    if (C->use[j] && mlsba_model_num_points(r->models[j]) == 0)
+      return 0;
+  return 1;
+}
+
 /* A device failed in a run: under MLSBA_ON_FAULT_CONTINUE it is dropped
  * and the load goes to the others; returns 0 when the run may be retried
  * with *load redistributed. */
@@ -754,13 +762,38 @@ static int drop_failed(ctx_t *C, mlsba_balance_result_t *r, int err,
   int e = set_capacity(C, r);
   if (e)
     return e;
-  int models = 1;
-  for (size_t j = 0; j < C->p; j++)
-    models &= !C->use[j] || mlsba_model_num_points(r->models[j]) > 0;
   double seconds;
-  if (!models || repartition(C, r, load, &seconds) != 0)
+  if (!all_modelled(C, r) || repartition(C, r, load, &seconds) != 0)
     even_start(C, load);
   return 0;
+}
+
+/* Runs r->load until a run completes (measure(), re-measuring outliers,
+ * when remeasure; else one run per try): a device that fails is dropped
+ * (drop_failed) and the others run its share, at most once per device.
+ * *dropped says whether one was. */
+static int run_until_done(ctx_t *C, mlsba_balance_result_t *r, double *time,
+                          int remeasure, unsigned *again, int *dropped) {
+  *dropped = 0;
+  for (unsigned retries = 0;; retries++) {
+    long failed;
+    *again = 0;
+    int err = remeasure ? measure(C, r, r->load, time, again, &failed)
+                        : run_once(C, r->load, time, &failed);
+    if (err == 0)
+      return 0;
+    if (retries >= C->p || (err = drop_failed(C, r, err, failed, r->load)))
+      return err;
+    *dropped = 1;
+  }
+}
+
+/* The largest of the p times: a run's makespan. */
+static double largest(const double *time, size_t p) {
+  double worst = 0;
+  for (size_t j = 0; j < p; j++)
+    worst = time[j] > worst ? time[j] : worst;
+  return worst;
 }
 
 /* Under MLSBA_SHARING_CHECK: of the loaded devices that compute on the
@@ -907,17 +940,11 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
   }
   for (unsigned it = 1;; it++) {
     unsigned again;
-    long failed;
-    unsigned retries = 0;
-    while ((err = measure(C, r, r->load, r->time, &again, &failed)) != 0) {
-      if (retries++ >= C->p ||
-          (err = drop_failed(C, r, err, failed, r->load)) != 0)
-        return err;
-    }
+    int dropped;
+    if ((err = run_until_done(C, r, r->time, 1, &again, &dropped)) != 0)
+      return err;
     r->iterations = it;
-    double makespan = 0;
-    for (size_t j = 0; j < C->p; j++)
-      makespan = r->time[j] > makespan ? r->time[j] : makespan;
+    double makespan = largest(r->time, C->p);
     double imbalance = spread(r->time, r->load, C->max, NULL, C->p);
     memcpy(r->history_load + (it - 1) * C->p, r->load, C->p * sizeof *r->load);
     memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
@@ -1154,13 +1181,9 @@ int mlsba_balancer_rebalance(mlsba_balancer_t *b) {
     return mlsba__fail(MLSBA_EINVAL, "mlsba_balancer_rebalance: NULL");
   /* Start from the models learned so far, checked against the first run
    * like stored models: a device that changed is measured afresh. */
-  int models = 1;
-  for (size_t j = 0; j < b->C.p; j++) {
-    b->C.warm[j] = b->C.use[j];
-    models &= !b->C.use[j] || mlsba_model_num_points(b->r.models[j]) > 0;
-  }
+  memcpy(b->C.warm, b->C.use, b->C.p);
   b->drifted = 0;
-  return routine(&b->C, &b->r, models);
+  return routine(&b->C, &b->r, all_modelled(&b->C, &b->r));
 }
 
 int mlsba_balancer_run(mlsba_balancer_t *b, mlsba_run_info_t *info) {
@@ -1169,19 +1192,12 @@ int mlsba_balancer_run(mlsba_balancer_t *b, mlsba_run_info_t *info) {
   ctx_t *C = &b->C;
   mlsba_balance_result_t *r = &b->r;
   double *time = C->scratch;
-  long failed;
-  int err;
-  unsigned retries = 0;
-  int rebalanced = 0;
-  while ((err = run_once(C, r->load, time, &failed)) != 0) {
-    if (retries++ >= C->p ||
-        (err = drop_failed(C, r, err, failed, r->load)) != 0)
-      return err;
-    rebalanced = 1; /* the distribution changed: the others took over */
-  }
-  double makespan = 0;
-  for (size_t j = 0; j < C->p; j++)
-    makespan = time[j] > makespan ? time[j] : makespan;
+  unsigned again;
+  int rebalanced; /* a device dropped: the others took over its share */
+  int err = run_until_done(C, r, time, 0, &again, &rebalanced);
+  if (err)
+    return err;
+  double makespan = largest(time, C->p);
   double imbalance = spread(time, r->load, C->max, NULL, C->p);
   b->drifted = C->o.drift > 0 && imbalance > C->o.drift ? b->drifted + 1 : 0;
   if (b->drifted >= 2 || rebalanced) {
