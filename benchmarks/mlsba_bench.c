@@ -13,6 +13,7 @@
 
 #include "common/cli.h"
 #include "common/timing.h"
+#include "gemm_fill.h"
 #include "mlsba.h"
 #include "plot.h"
 
@@ -244,21 +245,6 @@ static void on_iteration(void *ctx, const mlsba_iteration_t *it) {
     printf(" %lld", (long long)it->load[j]);
   printf("%s\n", it->remeasured ? "  (re-measured)" : "");
   fflush(stdout);
-}
-
-static void fill_random(mlsba_gemm_t *g, uint64_t seed) {
-  size_t na = (size_t)(g->m * g->k), nb = (size_t)(g->k * g->n);
-  uint64_t s = seed;
-  for (size_t i = 0; i < na + nb; i++) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    double v = (double)(s >> 11) * 0x1p-52 - 1;
-    void *base = i < na ? (void *)g->a : (void *)g->b;
-    size_t at = i < na ? i : i - na;
-    if (g->precision == MLSBA_PRECISION_DOUBLE)
-      ((double *)base)[at] = v;
-    else
-      ((float *)base)[at] = (float)v;
-  }
 }
 
 static void verify(bench_t *B, row_t *r) {
@@ -500,7 +486,8 @@ static json_t *row_json(const bench_t *B, const row_t *r) {
                       r->verified < 0 ? json_null() : json_real(r->rel_error));
   json_object_set_new(o, "groups", groups);
   json_object_set_new(o, "history", history);
-  /* Added to DESIGN.md's report: the median of three runs of the final
+  /* Added to DESIGN.md's report: the median of the rounds of
+   * measure_steady (five with --compare, else three) of the final
    * distribution, and the devices left out (fault, or slower with them). */
   json_object_set_new(o, "steady_s", json_real(r->steady));
   json_object_set_new(o, "steady_gflops",
@@ -696,7 +683,7 @@ int main(int argc, char **argv) {
                        .a = A,
                        .b = Bm,
                        .c = C};
-  fill_random(&B.g, 42);
+  bench_fill_random(&B.g, 42);
   if ((err = mlsba_executor_create(B.pl, &B.ex)) != 0) {
     fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
     return 1;

@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "common/timing.h"
+#include "gemm_fill.h"
 
 static const char *prog = "starpu-gemm";
 
@@ -83,32 +85,13 @@ static struct starpu_codelet gemm_cl = {
     .model = &gemm_model,
 };
 
-/* The matrices of mlsba-bench (its fill_random, single precision). */
-static void fill_random(float *a, size_t na, float *b, size_t nb) {
-  uint64_t s = 42;
-  for (size_t i = 0; i < na + nb; i++) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    double v = (double)(s >> 11) * 0x1p-52 - 1;
-    if (i < na)
-      a[i] = (float)v;
-    else
-      b[i - na] = (float)v;
-  }
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* One product: register, partition into tiles, a task per tile of C,
  * wait, gather C, unregister. Returns the seconds it took, or -1. */
 static double run_once(float *A, float *B, float *C, unsigned m, unsigned n,
                        unsigned k, unsigned tile) {
   unsigned rows = (m + tile - 1) / tile, cols = (n + tile - 1) / tile;
   starpu_data_handle_t ha, hb, hc;
-  double t0 = now();
+  double t0 = timing_now();
   starpu_matrix_data_register(&ha, STARPU_MAIN_RAM, (uintptr_t)A, m, m, k,
                               sizeof(float));
   starpu_matrix_data_register(&hb, STARPU_MAIN_RAM, (uintptr_t)B, k, k, n,
@@ -145,7 +128,7 @@ static double run_once(float *A, float *B, float *C, unsigned m, unsigned n,
   starpu_data_unregister(ha);
   starpu_data_unregister(hb);
   starpu_data_unregister(hc);
-  return failed ? -1 : now() - t0;
+  return failed ? -1 : timing_now() - t0;
 }
 
 /* 256 entries of C against a double-precision dot product. */
@@ -243,7 +226,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: out of memory\n", prog);
     return 1;
   }
-  fill_random(A, (size_t)m * k, B, (size_t)k * n);
+  mlsba_gemm_t g = {.m = m,
+                    .n = n,
+                    .k = k,
+                    .precision = MLSBA_PRECISION_SINGLE,
+                    .a = A,
+                    .b = B,
+                    .c = C};
+  bench_fill_random(&g, 42); /* mlsba-bench's matrices */
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   conf.sched_policy_name = "dmda"; /* STARPU_SCHED, when set, wins */
