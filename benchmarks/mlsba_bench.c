@@ -197,8 +197,7 @@ typedef struct {
    * other rows (measure_steady): what a user gets from it, measured like
    * the rows it is compared with. */
   double steady;
-  unsigned lost, left_out; /* devices dropped after a fault, left out */
-  unsigned char *dropped;  /* p, or NULL */
+  unsigned char *dropped; /* p values of mlsba_dropped_t, or NULL */
   size_t points_total;
   size_t *points;         /* q, or NULL */
   int64_t *load;          /* p, or NULL (BLIS) */
@@ -298,8 +297,6 @@ static int run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
     r->models[j] = res.models[j];
     res.models[j] = NULL;
   }
-  r->lost = res.lost;
-  r->left_out = res.left_out;
   r->dropped = res.dropped;
   res.dropped = NULL;
   res.load = NULL;
@@ -488,16 +485,21 @@ static json_t *row_json(const bench_t *B, const row_t *r) {
   json_object_set_new(o, "history", history);
   /* Added to DESIGN.md's report: the median of the rounds of
    * measure_steady (five with --compare, else three) of the final
-   * distribution, and the devices left out (fault, or slower with them). */
+   * distribution, the devices left out (fault, or slower with them) and
+   * those of them dropped after a fault. */
   json_object_set_new(o, "steady_s", json_real(r->steady));
   json_object_set_new(o, "steady_gflops",
                       json_real(B->flop / r->steady * 1e-9));
-  json_t *left = json_array();
-  for (size_t j = 0; r->dropped && j < B->p; j++)
+  json_t *left = json_array(), *faulty = json_array();
+  for (size_t j = 0; r->dropped && j < B->p; j++) {
+    const char *name = mlsba_platform_device_name(B->pl, j);
     if (r->dropped[j])
-      json_array_append_new(left,
-                            json_string(mlsba_platform_device_name(B->pl, j)));
+      json_array_append_new(left, json_string(name));
+    if (r->dropped[j] == MLSBA_DROPPED_FAULT)
+      json_array_append_new(faulty, json_string(name));
+  }
   json_object_set_new(o, "left_out", left);
+  json_object_set_new(o, "faulty", faulty);
   return o;
 }
 
@@ -547,9 +549,10 @@ static void print_row_detail(const bench_t *B, const row_t *r) {
   for (size_t j = 0; r->dropped && j < B->p; j++)
     if (r->dropped[j])
       printf("left out: %s (%s)\n", mlsba_platform_device_name(B->pl, j),
-             r->lost ? "a device fault"
-                     : "it computes on the other devices' cores, and they "
-                       "ran faster without it");
+             r->dropped[j] == MLSBA_DROPPED_FAULT
+                 ? "a device fault"
+                 : "it computes on the other devices' cores, and they "
+                   "ran faster without it");
   if (!B->sim)
     printf("the final distribution run 3 more times: median %.4f s, %.1f "
            "GFLOPS\n",

@@ -327,7 +327,7 @@ START_TEST(a_simulated_device_failure_is_survived_or_reported) {
   ck_assert_msg(mlsba_balance_load(ex, w, &o, &r) == 0, "%s",
                 mlsba_last_error());
   ck_assert_uint_eq(r.lost, 1);
-  ck_assert(r.dropped[gpu1]);
+  ck_assert_int_eq(r.dropped[gpu1], MLSBA_DROPPED_FAULT);
   ck_assert_int_eq(r.load[gpu1], 0);
   ck_assert(r.converged);
   int64_t sum = 0;

@@ -128,7 +128,7 @@ START_TEST(a_device_that_costs_more_than_it_gives_is_left_out) {
     balance(pl, MLSBA_SHARING_CHECK, &r);
     ck_assert_uint_eq(r.left_out, 1);
     ck_assert_uint_eq(r.lost, 0);
-    ck_assert_int_eq(r.dropped[2], 1);
+    ck_assert_int_eq(r.dropped[2], MLSBA_DROPPED_LEFT_OUT);
     ck_assert_int_eq(r.load[2], 0);
     ck_assert(r.converged);
     ck_assert_uint_le(r.iterations, noisy ? 8 : 4);
@@ -180,6 +180,41 @@ START_TEST(sharing_keep_never_checks) {
   mlsba_balance_opts_init(&o);
   o.sharing = (mlsba_sharing_t)7;
   ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), MLSBA_EINVAL);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* One run that both leaves ocl0 out and loses core2 to a fault (its third
+ * share fails) tells the two apart: dropped says why each is out. */
+START_TEST(a_fault_and_a_left_out_device_are_told_apart) {
+  const char *text =
+      "{\"devices\": ["
+      "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 1000]]},"
+      "{\"name\": \"core1\", \"type\": \"sim\", \"speed\": [[1, 1000]]},"
+      "{\"name\": \"ocl0\", \"type\": \"sim\", \"speed\": [[1, 100]],"
+      " \"contends_with\": [\"core0\", \"core1\", \"core2\"]},"
+      "{\"name\": \"core2\", \"type\": \"sim\", \"speed\": [[1, 1000]],"
+      " \"fail_at\": 3}],"
+      " \"groups\": [[\"core0\", \"ocl0\"], [\"core1\"], [\"core2\"]]}";
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(mlsba_platform_parse(text, "fault-and-sharing", &pl), 0);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  mlsba_balance_result_t r;
+  ck_assert_msg(mlsba_balance_gemm(ex, &product, &o, &r) == 0, "%s",
+                mlsba_last_error());
+  ck_assert_uint_eq(r.lost, 1);
+  ck_assert_uint_eq(r.left_out, 1);
+  ck_assert_int_eq(r.dropped[0], MLSBA_DROPPED_NONE);
+  ck_assert_int_eq(r.dropped[1], MLSBA_DROPPED_NONE);
+  ck_assert_int_eq(r.dropped[2], MLSBA_DROPPED_LEFT_OUT);
+  ck_assert_int_eq(r.dropped[3], MLSBA_DROPPED_FAULT);
+  ck_assert_int_eq(r.load[0] + r.load[1], product.n);
+  ck_assert(r.converged);
+  mlsba_balance_result_free(&r);
   mlsba_executor_destroy(ex);
   mlsba_platform_destroy(pl);
 }
@@ -298,6 +333,7 @@ static Suite *sharing_suite(void) {
   tcase_add_test(tc, a_device_that_pays_is_kept);
   tcase_add_test(tc, sharing_keep_never_checks);
   tcase_add_test(tc, a_left_out_device_stays_out_in_the_next_run);
+  tcase_add_test(tc, a_fault_and_a_left_out_device_are_told_apart);
   tcase_add_test(tc, contends_with_is_checked_and_saved);
   suite_add_tcase(s, tc);
   return s;

@@ -297,8 +297,8 @@ START_TEST(info_refuses_bad_input) {
 }
 END_TEST
 
-/* The fields of one mlsba-bench report: those of DESIGN.md, and the three
- * added after it (README): steady_s, steady_gflops, left_out. */
+/* The fields of one mlsba-bench report: those of DESIGN.md, and the four
+ * added after it (README): steady_s, steady_gflops, left_out, faulty. */
 static void check_bench_report(json_t *r, size_t groups) {
   static const char *keys[] = {"algorithm",
                                "platform",
@@ -319,7 +319,8 @@ static void check_bench_report(json_t *r, size_t groups) {
                                "history",
                                "steady_s",
                                "steady_gflops",
-                               "left_out"};
+                               "left_out",
+                               "faulty"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     ck_assert_msg(json_object_get(r, keys[i]) != NULL, "no \"%s\"", keys[i]);
   ck_assert_uint_eq(json_object_size(r), sizeof keys / sizeof keys[0]);
@@ -403,6 +404,51 @@ START_TEST(bench_table_names_groups_and_devices) {
     ck_assert_msg(strstr(r.out, want[i]) != NULL, "no \"%s\" in:\n%s", want[i],
                   r.out);
   tool_run_free(&r);
+}
+END_TEST
+
+/* A run that loses core2 to a fault and leaves ocl0 out (it slows the
+ * cores more than it gives) names each with its own reason: in the table,
+ * and in the JSON's left_out and faulty. */
+START_TEST(bench_tells_a_fault_from_a_left_out_device) {
+  char path[] = "/tmp/mlsba-platform-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const char *text =
+      "{\"devices\": ["
+      "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 1000]]},"
+      "{\"name\": \"core1\", \"type\": \"sim\", \"speed\": [[1, 1000]]},"
+      "{\"name\": \"ocl0\", \"type\": \"sim\", \"speed\": [[1, 100]],"
+      " \"contends_with\": [\"core0\", \"core1\", \"core2\"]},"
+      "{\"name\": \"core2\", \"type\": \"sim\", \"speed\": [[1, 1000]],"
+      " \"fail_at\": 3}],"
+      " \"groups\": [[\"core0\", \"ocl0\"], [\"core1\"], [\"core2\"]]}";
+  ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  char *table[] = {bench,      "--platform", path,      "--size", "2000",
+                   "--models", "none",       "--quiet", NULL};
+  tool_run_t r;
+  run_tool(table, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "left out: core2 (a device fault)") != NULL &&
+                    strstr(r.out, "left out: ocl0 (it computes on") != NULL,
+                "%s", r.out);
+  tool_run_free(&r);
+  char *json[] = {bench,      "--platform", path,     "--size", "2000",
+                  "--models", "none",       "--json", "-",      NULL};
+  run_tool(json, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  json_t *left = json_object_get(j, "left_out"),
+         *faulty = json_object_get(j, "faulty");
+  ck_assert_uint_eq(json_array_size(left), 2);
+  ck_assert_str_eq(json_string_value(json_array_get(left, 0)), "ocl0");
+  ck_assert_str_eq(json_string_value(json_array_get(left, 1)), "core2");
+  ck_assert_uint_eq(json_array_size(faulty), 1);
+  ck_assert_str_eq(json_string_value(json_array_get(faulty, 0)), "core2");
+  json_decref(j);
+  tool_run_free(&r);
+  unlink(path);
 }
 END_TEST
 
@@ -497,6 +543,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, bench_json_follows_the_contract);
   tcase_add_test(tc, bench_compare_lists_every_run);
   tcase_add_test(tc, bench_separate_kinds_models_every_device_alone);
+  tcase_add_test(tc, bench_tells_a_fault_from_a_left_out_device);
   tcase_add_test(tc, bench_table_names_groups_and_devices);
   tcase_add_test(tc, bench_balances_a_real_product);
   tcase_add_loop_test(tc, bench_refuses_bad_input, 0,

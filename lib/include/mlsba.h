@@ -629,6 +629,13 @@ typedef enum mlsba_stop_reason {
   MLSBA_STOP_CYCLE         /**< a distribution came back: not converged */
 } mlsba_stop_reason_t;
 
+/** Why a device is out of the result (mlsba_balance_result_t.dropped). */
+typedef enum mlsba_dropped {
+  MLSBA_DROPPED_NONE = 0,  /**< in use */
+  MLSBA_DROPPED_FAULT = 1, /**< it failed in a run (MLSBA_ON_FAULT_CONTINUE) */
+  MLSBA_DROPPED_LEFT_OUT   /**< the others ran faster without it (sharing) */
+} mlsba_dropped_t;
+
 /** One iteration, as reported to the progress callback. */
 typedef struct mlsba_iteration {
   unsigned int iteration;  /**< 1-based */
@@ -761,7 +768,8 @@ typedef struct mlsba_balance_result {
   unsigned int ignored;   /**< stored files refused (corrupt, foreign) */
   int save_error;         /**< 0, or the error of saving the models */
   unsigned lost;          /**< devices dropped after a fault */
-  unsigned char *dropped; /**< p flags: device j was dropped or left out */
+  /** p values of mlsba_dropped_t: why device j is out, or 0 in use. */
+  unsigned char *dropped;
   /** Devices left out because the others were faster without them (see
    *  mlsba_sharing_t); their runs without it count in iterations. */
   unsigned left_out;

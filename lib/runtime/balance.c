@@ -605,7 +605,7 @@ static int ctx_init(ctx_t *C, mlsba_executor_t *ex, const mlsba_load_t *w,
 /* Puts device j back after a check that kept it, after one that could
  * not start, or when the others cannot hold the load without it. */
 static int restore_checked(ctx_t *C, mlsba_balance_result_t *r, size_t j) {
-  r->dropped[j] = 0;
+  r->dropped[j] = MLSBA_DROPPED_NONE;
   C->max[j] = C->kept_max;
   return set_capacity(C, r);
 }
@@ -677,7 +677,8 @@ static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
         C->o.sharing != MLSBA_SHARING_CHECK || !left_out_saved(C, j))
       continue;
     C->kept_max = C->max[j];
-    r->dropped[j] = C->checked[j] = C->left[j] = 1;
+    r->dropped[j] = MLSBA_DROPPED_LEFT_OUT;
+    C->checked[j] = C->left[j] = 1;
     if (set_capacity(C, r) != 0) { /* the others cannot hold it all */
       C->checked[j] = C->left[j] = 0;
       if ((err = restore_checked(C, r, j)) != 0)
@@ -755,7 +756,7 @@ static int drop_failed(ctx_t *C, mlsba_balance_result_t *r, int err,
     return err;
   char why[512];
   snprintf(why, sizeof why, "%s", mlsba_last_error());
-  r->dropped[failed] = 1;
+  r->dropped[failed] = MLSBA_DROPPED_FAULT;
   r->lost++;
   logf_(C, "%s dropped after a fault, the others take its share: %s",
         C->ex->pl->dev[failed].name, why);
@@ -836,7 +837,7 @@ static int start_check(ctx_t *C, mlsba_balance_result_t *r, size_t j, int stop,
                        int early, int64_t *next, double *overhead) {
   C->checked[j] = 1;
   C->kept_max = C->max[j];
-  r->dropped[j] = 1;
+  r->dropped[j] = MLSBA_DROPPED_LEFT_OUT;
   if (set_capacity(C, r) != 0 || repartition(C, r, next, overhead) != 0) {
     restore_checked(C, r, j);
     return 0;
