@@ -276,6 +276,61 @@ START_TEST(a_left_out_device_stays_out_in_the_next_run) {
 }
 END_TEST
 
+/* A saved decision is not trusted forever: after ten balancings that took
+ * it the next checks the device again (here it is still slow, so it is
+ * left out again and counted afresh); and a balancing that finds the
+ * kept devices' saved models stale (the machine changed: slower cores,
+ * a faster ocl0) makes the next check it, which keeps it now. */
+START_TEST(a_left_out_decision_is_checked_again) {
+  char dir[] = "/tmp/mlsba-left-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  mlsba_platform_t *pl = cores_and_shared(1000, 100, 1.0, 0);
+  mlsba_balance_result_t r;
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_int_eq(lines_with(logbuf, "ocl0 left out: it computes"), 1);
+  mlsba_balance_result_free(&r);
+  for (int run = 1; run <= 10; run++) {
+    balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+    ck_assert_msg(lines_with(logbuf, "as a run before decided") == 1, "%d: %s",
+                  run, logbuf);
+    ck_assert_int_eq(lines_with(logbuf, run == 10 ? "at the next balancing"
+                                                  : "more balancing"),
+                     1);
+    ck_assert_int_eq(runs_without_ocl0(&r, 0), (int)r.iterations);
+    mlsba_balance_result_free(&r);
+  }
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_int_eq(lines_with(logbuf, "10 balancings have taken that"), 1);
+  ck_assert_int_eq(lines_with(logbuf, "ocl0 left out: it computes"), 1);
+  ck_assert_int_eq(r.dropped[2], MLSBA_DROPPED_LEFT_OUT);
+  mlsba_balance_result_free(&r);
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_int_eq(lines_with(logbuf, "after 9 more balancings"), 1);
+  mlsba_balance_result_free(&r);
+  mlsba_platform_destroy(pl);
+  /* The machine changes. */
+  pl = cores_and_shared(500, 2000, 0.05, 0);
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_int_eq(lines_with(logbuf, "as a run before decided"), 1);
+  ck_assert_uint_ge(r.stale, 1);
+  mlsba_balance_result_free(&r);
+  balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
+  ck_assert_msg(lines_with(logbuf, "found the others' saved models stale") == 1,
+                "%s", logbuf);
+  ck_assert_int_eq(lines_with(logbuf, "ocl0 kept:"), 1);
+  ck_assert_int_eq(r.dropped[2], MLSBA_DROPPED_NONE);
+  ck_assert_int_gt(r.load[2], 0);
+  mlsba_balance_result_free(&r);
+  char path[256];
+  snprintf(path, sizeof path, "%s/ocl0.gemm-single-m1-k1.left-out", dir);
+  ck_assert_int_ne(access(path, F_OK), 0);
+  mlsba_platform_destroy(pl);
+  char rm[300];
+  snprintf(rm, sizeof rm, "rm -rf %s", dir);
+  ck_assert_int_eq(system(rm), 0);
+}
+END_TEST
+
 /* contends_with must name other sim devices, once each; contention is a
  * positive number. The platform file round-trips them. */
 START_TEST(contends_with_is_checked_and_saved) {
@@ -334,6 +389,7 @@ static Suite *sharing_suite(void) {
   tcase_add_test(tc, sharing_keep_never_checks);
   tcase_add_test(tc, a_left_out_device_stays_out_in_the_next_run);
   tcase_add_test(tc, a_fault_and_a_left_out_device_are_told_apart);
+  tcase_add_test(tc, a_left_out_decision_is_checked_again);
   tcase_add_test(tc, contends_with_is_checked_and_saved);
   suite_add_tcase(s, tc);
   return s;

@@ -217,6 +217,7 @@ typedef struct {
   /* The check of a device that shares the others' cores (sharing). */
   unsigned char *checked; /* p: checked once already */
   unsigned char *left;    /* p: left out by a check (or a saved one) */
+  unsigned *trusted;      /* p: runs that took a saved decision (below) */
   long checking;          /* the device left out of the run under way */
   int early;              /* ... checked after the first run (see below) */
   double bar;             /* the makespan the run without it must beat */
@@ -386,6 +387,7 @@ static void ctx_free(ctx_t *C) {
   free(C->calls);
   free(C->checked);
   free(C->left);
+  free(C->trusted);
   free(C->kept_load);
   free(C->kept_time);
   memset(C, 0, sizeof *C);
@@ -429,16 +431,18 @@ static int ctx_alloc(ctx_t *C, mlsba_balance_result_t *r) {
   C->calls = calloc(2 * iters + 1, sizeof *C->calls); /* <= 2 a run */
   C->checked = calloc(p, 1);
   C->left = calloc(p, 1);
+  C->trusted = calloc(p, sizeof *C->trusted);
   C->kept_load = calloc(p, sizeof *C->kept_load);
   C->kept_time = calloc(p, sizeof *C->kept_time);
-  int ok = C->checked && C->left && C->kept_load && C->kept_time &&
-           C->measured && C->kind_next && C->kind_pool && C->kind_lead &&
-           C->apart && C->basis && C->members && C->member_dev && C->alike &&
-           C->warm && C->gcap && r->models && r->load && r->time && r->alpha &&
-           r->points && r->history_load && r->history_makespan &&
-           r->history_imbalance && r->history_time && r->dropped && C->max &&
-           C->use && C->pmodels && C->pdev && C->psize && C->palpha &&
-           C->pbeta && C->ppoints && C->scratch && C->gload && C->calls;
+  int ok = C->checked && C->left && C->trusted && C->kept_load &&
+           C->kept_time && C->measured && C->kind_next && C->kind_pool &&
+           C->kind_lead && C->apart && C->basis && C->members &&
+           C->member_dev && C->alike && C->warm && C->gcap && r->models &&
+           r->load && r->time && r->alpha && r->points && r->history_load &&
+           r->history_makespan && r->history_imbalance && r->history_time &&
+           r->dropped && C->max && C->use && C->pmodels && C->pdev &&
+           C->psize && C->palpha && C->pbeta && C->ppoints && C->scratch &&
+           C->gload && C->calls;
   for (size_t j = 0; ok && j < p; j++)
     ok = mlsba_model_create(&r->models[j]) == 0;
   return ok ? 0 : mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
@@ -613,9 +617,13 @@ static int restore_checked(ctx_t *C, mlsba_balance_result_t *r, size_t j) {
 /* A left-out decision is kept beside the models, so that the next run
  * starts warm without the device instead of learning the interference
  * again: the model file's name ending in .left-out, holding the model's
- * key (a decision about another device or driver is not taken). Deleting
- * the file makes the next run check the device again. */
+ * key (a decision about another device or driver is not taken) and how
+ * many balancings have taken it. It is not trusted forever: after
+ * LEFT_OUT_TRUST of them, or after one that found a kept device's model
+ * stale (the machine changed), the next checks the device again. Deleting
+ * the file does that at once. */
 #define LEFT_OUT_MAGIC "mlsba-left-out 1"
+#define LEFT_OUT_TRUST 10u
 
 static int left_out_file(const ctx_t *C, size_t j, char *path, size_t plen,
                          char *key, size_t klen) {
@@ -626,8 +634,13 @@ static int left_out_file(const ctx_t *C, size_t j, char *path, size_t plen,
   return e;
 }
 
-static int left_out_saved(const ctx_t *C, size_t j) {
+/* Whether a decision about device j is saved; *trusted: how many runs
+ * have taken it (0 in files written before the count was); *stale: the
+ * last of them found a kept device's model stale. */
+static int left_out_saved(const ctx_t *C, size_t j, unsigned *trusted,
+                          unsigned *stale) {
   char path[1024], key[1024], line[1200];
+  *trusted = *stale = 0;
   if (left_out_file(C, j, path, sizeof path, key, sizeof key) != 0)
     return 0;
   FILE *f = fopen(path, "r");
@@ -640,12 +653,17 @@ static int left_out_saved(const ctx_t *C, size_t j) {
     line[strcspn(line, "\n")] = '\0';
     ok = strcmp(line + 4, key) == 0;
   }
+  while (ok && fgets(line, sizeof line, f))
+    if (sscanf(line, "trusted %u", trusted) != 1)
+      sscanf(line, "stale %u", stale);
   fclose(f);
   return ok;
 }
 
-/* Writes (left) or removes (kept) the decision about device j. */
-static int save_left_out(const ctx_t *C, size_t j, int left) {
+/* Writes (left) or removes (kept) the decision about device j, with the
+ * number of runs that took it and whether a model it kept was stale. */
+static int save_left_out(const ctx_t *C, size_t j, int left, unsigned trusted,
+                         int stale) {
   char path[1024], key[1024], text[1200];
   int e = left_out_file(C, j, path, sizeof path, key, sizeof key);
   if (e)
@@ -657,8 +675,8 @@ static int save_left_out(const ctx_t *C, size_t j, int left) {
                              strerror(errno));
   int n = snprintf(text, sizeof text,
                    "%s\nkey %s\nreason the other devices ran faster "
-                   "without it\n",
-                   LEFT_OUT_MAGIC, key);
+                   "without it\ntrusted %u\nstale %d\n",
+                   LEFT_OUT_MAGIC, key, trusted, stale);
   if (n < 0 || (size_t)n >= sizeof text)
     return mlsba__fail(MLSBA_ERANGE, "%s: model key too long", path);
   return mlsba__write_atomic(path, text, (size_t)n);
@@ -671,11 +689,26 @@ static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
   char path[1024], key[1024];
   size_t warm = 0, used = 0;
   int err = 0;
-  /* Devices a run before found not worth keeping stay out. */
+  /* Devices a run before found not worth keeping stay out, for a while. */
   for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
+    unsigned trusted, stale;
     if (!C->use[j] || !C->ex->dev[j].shares_cores ||
-        C->o.sharing != MLSBA_SHARING_CHECK || !left_out_saved(C, j))
+        C->o.sharing != MLSBA_SHARING_CHECK ||
+        !left_out_saved(C, j, &trusted, &stale))
       continue;
+    if (trusted >= LEFT_OUT_TRUST || stale) {
+      if (stale)
+        logf_(C,
+              "%s: checked again (a run before left it out, and the "
+              "last run found the others' saved models stale)",
+              pl->dev[j].name);
+      else
+        logf_(C,
+              "%s: checked again (a run before left it out, and %u "
+              "balancings have taken that since)",
+              pl->dev[j].name, trusted);
+      continue;
+    }
     C->kept_max = C->max[j];
     r->dropped[j] = MLSBA_DROPPED_LEFT_OUT;
     C->checked[j] = C->left[j] = 1;
@@ -685,11 +718,17 @@ static int load_stored(ctx_t *C, mlsba_balance_result_t *r, int *all) {
         return err;
       continue;
     }
+    C->trusted[j] = trusted + 1;
     r->left_out++;
+    unsigned more = LEFT_OUT_TRUST - C->trusted[j];
+    char when[64] = "at the next balancing";
+    if (more > 0)
+      snprintf(when, sizeof when, "after %u more balancing%s", more,
+               more == 1 ? "" : "s");
     logf_(C,
-          "%s left out, as a run before decided (delete its .left-out "
-          "file in %s to check it again)",
-          pl->dev[j].name, C->o.model_dir);
+          "%s left out, as a run before decided (checked again %s, or at "
+          "the next if its .left-out file in %s is deleted)",
+          pl->dev[j].name, when, C->o.model_dir);
   }
   for (size_t j = 0; !err && C->o.model_dir && j < C->p; j++) {
     if (!C->use[j])
@@ -723,8 +762,12 @@ static void save_models(ctx_t *C, mlsba_balance_result_t *r) {
   char path[1024], key[1024];
   for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
     int e = 0;
-    if (C->checked[j]) /* the decision of a check, either way */
-      e = save_left_out(C, j, C->left[j]);
+    /* The decision of a check, either way; one taken from a file counts
+     * one more run, and is checked next time when a model kept beside it
+     * was stale. */
+    if (C->checked[j])
+      e = save_left_out(C, j, C->left[j], C->trusted[j],
+                        C->trusted[j] && r->stale);
     if (!e && C->use[j] && mlsba_model_num_points(r->models[j]) > 0) {
       e = model_file(C->ex->pl, j, C->w, C->o.model_dir, path, sizeof path, key,
                      sizeof key);
