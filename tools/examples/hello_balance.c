@@ -102,8 +102,11 @@ int main(void) {
   /* The load has been computed; here is how it was shared. */
   const mlsba_balance_result_t *r = mlsba_balancer_result(balancer);
   const mlsba_platform_t *pl = mlsba_balancer_platform(balancer);
-  printf("%u iterations, makespan %.4f s, imbalance %.1f%%\n", r->iterations,
-         r->makespan, 100 * r->imbalance);
+  static const char *const how[] = {
+      "balanced", "at a fixed point (the models see nothing better)",
+      "not converged within max-iter", "not converged (a cycle)"};
+  printf("%u iterations, %s; makespan %.4f s, imbalance %.1f%%\n",
+         r->iterations, how[r->stop], r->makespan, 100 * r->imbalance);
   for (size_t j = 0; j < r->p; j++)
     printf("  %-8s %9lld units  %.4f s\n", mlsba_platform_device_name(pl, j),
            (long long)r->load[j], r->time[j]);
