@@ -185,20 +185,13 @@ START_TEST(sharing_keep_never_checks) {
 }
 END_TEST
 
-/* One run that both leaves ocl0 out and loses core2 to a fault (its third
- * share fails) tells the two apart: dropped says why each is out. */
+/* One run that both leaves ocl0 out (it halves the cores' speed) and loses
+ * core2 to a fault (its third share fails) tells the two apart: dropped
+ * says why each is out. */
+#define FAULT_AND_SHARING MLSBA_SOURCE_DIR "/tests/data/fault-and-sharing.json"
 START_TEST(a_fault_and_a_left_out_device_are_told_apart) {
-  const char *text =
-      "{\"devices\": ["
-      "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 1000]]},"
-      "{\"name\": \"core1\", \"type\": \"sim\", \"speed\": [[1, 1000]]},"
-      "{\"name\": \"ocl0\", \"type\": \"sim\", \"speed\": [[1, 100]],"
-      " \"contends_with\": [\"core0\", \"core1\", \"core2\"]},"
-      "{\"name\": \"core2\", \"type\": \"sim\", \"speed\": [[1, 1000]],"
-      " \"fail_at\": 3}],"
-      " \"groups\": [[\"core0\", \"ocl0\"], [\"core1\"], [\"core2\"]]}";
   mlsba_platform_t *pl = NULL;
-  ck_assert_int_eq(mlsba_platform_parse(text, "fault-and-sharing", &pl), 0);
+  ck_assert_int_eq(mlsba_platform_load(FAULT_AND_SHARING, &pl), 0);
   mlsba_executor_t *ex = NULL;
   ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
   mlsba_balance_opts_t o;

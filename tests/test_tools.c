@@ -411,20 +411,7 @@ END_TEST
  * cores more than it gives) names each with its own reason: in the table,
  * and in the JSON's left_out and faulty. */
 START_TEST(bench_tells_a_fault_from_a_left_out_device) {
-  char path[] = "/tmp/mlsba-platform-XXXXXX";
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  const char *text =
-      "{\"devices\": ["
-      "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 1000]]},"
-      "{\"name\": \"core1\", \"type\": \"sim\", \"speed\": [[1, 1000]]},"
-      "{\"name\": \"ocl0\", \"type\": \"sim\", \"speed\": [[1, 100]],"
-      " \"contends_with\": [\"core0\", \"core1\", \"core2\"]},"
-      "{\"name\": \"core2\", \"type\": \"sim\", \"speed\": [[1, 1000]],"
-      " \"fail_at\": 3}],"
-      " \"groups\": [[\"core0\", \"ocl0\"], [\"core1\"], [\"core2\"]]}";
-  ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-  close(fd);
+  char path[] = MLSBA_SOURCE_DIR "/tests/data/fault-and-sharing.json";
   char *table[] = {bench,      "--platform", path,      "--size", "2000",
                    "--models", "none",       "--quiet", NULL};
   tool_run_t r;
@@ -448,7 +435,6 @@ START_TEST(bench_tells_a_fault_from_a_left_out_device) {
   ck_assert_str_eq(json_string_value(json_array_get(faulty, 0)), "core2");
   json_decref(j);
   tool_run_free(&r);
-  unlink(path);
 }
 END_TEST
 
