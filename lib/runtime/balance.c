@@ -217,7 +217,7 @@ typedef struct {
   /* The check of a device that shares the others' cores (sharing). */
   unsigned char *checked; /* p: checked once already */
   unsigned char *left;    /* p: left out by a check (or a saved one) */
-  unsigned *trusted;      /* p: runs that took a saved decision (below) */
+  unsigned *trusted;      /* p: balancings that took a saved decision */
   long checking;          /* the device left out of the run under way */
   int early;              /* ... checked after the first run (see below) */
   double bar;             /* the makespan the run without it must beat */
@@ -634,9 +634,9 @@ static int left_out_file(const ctx_t *C, size_t j, char *path, size_t plen,
   return e;
 }
 
-/* Whether a decision about device j is saved; *trusted: how many runs
- * have taken it (0 in files written before the count was); *stale: the
- * last of them found a kept device's model stale. */
+/* Whether a decision about device j is saved; *trusted: how many
+ * balancings have taken it (0 in files written before the count was); *stale:
+ * the last of them found a kept device's model stale. */
 static int left_out_saved(const ctx_t *C, size_t j, unsigned *trusted,
                           unsigned *stale) {
   char path[1024], key[1024], line[1200];
@@ -661,7 +661,8 @@ static int left_out_saved(const ctx_t *C, size_t j, unsigned *trusted,
 }
 
 /* Writes (left) or removes (kept) the decision about device j, with the
- * number of runs that took it and whether a model it kept was stale. */
+ * number of balancings that took it and whether a model it kept was
+ * stale. */
 static int save_left_out(const ctx_t *C, size_t j, int left, unsigned trusted,
                          int stale) {
   char path[1024], key[1024], text[1200];
@@ -763,7 +764,7 @@ static void save_models(ctx_t *C, mlsba_balance_result_t *r) {
   for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
     int e = 0;
     /* The decision of a check, either way; one taken from a file counts
-     * one more run, and is checked next time when a model kept beside it
+     * one more balancing, and is checked next time when a model kept beside it
      * was stale. */
     if (C->checked[j])
       e = save_left_out(C, j, C->left[j], C->trusted[j],
