@@ -267,6 +267,57 @@ START_TEST(discovery_finds_every_core) {
 }
 END_TEST
 
+/* On a CPU with cores of two kinds (performance and efficiency cores, as
+ * hwloc's cpukinds report them) discovery gives each core its kind, so
+ * that the balancer pools only cores of one kind. The machine is this
+ * one, described to hwloc by an XML file whose cpukinds say core 0 is a
+ * performance core and the others efficiency cores. */
+START_TEST(discovery_tells_core_kinds_apart) {
+  hwloc_topology_t topo;
+  ck_assert_int_eq(hwloc_topology_init(&topo), 0);
+  ck_assert_int_eq(hwloc_topology_load(topo), 0);
+  int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  if (cores < 2) { /* one core is one kind */
+    hwloc_topology_destroy(topo);
+    return;
+  }
+  hwloc_bitmap_t perf =
+      hwloc_bitmap_dup(hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, 0)->cpuset);
+  hwloc_bitmap_t eff = hwloc_bitmap_alloc();
+  for (int i = 1; i < cores; i++)
+    hwloc_bitmap_or(
+        eff, eff,
+        hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i)->cpuset);
+  char p_type[] = "CoreType", p_value[] = "Performance";
+  char e_type[] = "CoreType", e_value[] = "Efficiency";
+  struct hwloc_info_s p_info = {p_type, p_value}, e_info = {e_type, e_value};
+  ck_assert_int_eq(hwloc_cpukinds_register(topo, perf, 1, 1, &p_info, 0), 0);
+  ck_assert_int_eq(hwloc_cpukinds_register(topo, eff, 0, 1, &e_info, 0), 0);
+  char path[] = "/tmp/mlsba-hybrid-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(hwloc_topology_export_xml(topo, path, 0), 0);
+  hwloc_bitmap_free(perf);
+  hwloc_bitmap_free(eff);
+  hwloc_topology_destroy(topo);
+
+  setenv("HWLOC_XMLFILE", path, 1);
+  mlsba_platform_t *pl = NULL;
+  int err = mlsba_platform_discover(&pl);
+  unsetenv("HWLOC_XMLFILE");
+  unlink(path);
+  ck_assert_msg(err == 0, "%s", mlsba_last_error());
+  /* hwloc ranks kinds by efficiency, lowest first. */
+  for (int i = 0; i < cores; i++) {
+    mlsba_device_info_t info;
+    ck_assert_int_eq(mlsba_platform_device_info(pl, (size_t)i, &info), 0);
+    ck_assert_str_eq(info.kind, i == 0 ? "cpu kind 1" : "cpu kind 0");
+  }
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *execute_suite(void) {
   Suite *s = suite_create("execute");
   TCase *tc = tcase_create("cores and sim");
@@ -279,6 +330,7 @@ static Suite *execute_suite(void) {
   tcase_add_test(tc, bad_runs_are_refused);
   tcase_add_test(tc, devoted_core_must_not_compute);
   tcase_add_test(tc, discovery_finds_every_core);
+  tcase_add_test(tc, discovery_tells_core_kinds_apart);
   suite_add_tcase(s, tc);
   return s;
 }
