@@ -246,6 +246,15 @@ static void on_iteration(void *ctx, const mlsba_iteration_t *it) {
   fflush(stdout);
 }
 
+/* What the routine decided along the way (a device left out, a model
+ * found stale, a core apart from its kind, why it did not settle), among
+ * the progress lines; its line per iteration is on_iteration's already. */
+static void on_log(void *ctx, const char *line) {
+  const bench_t *B = ctx;
+  if (B->progress && strstr(line, ": iteration ") == NULL)
+    printf("  - %s\n", line);
+}
+
 static void verify(bench_t *B, row_t *r) {
   r->verified = -1;
   if (B->sim)
@@ -267,6 +276,8 @@ static int run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
   o.kinds = B->a->separate_kinds ? MLSBA_KINDS_SEPARATE : MLSBA_KINDS_POOL;
   o.progress = on_iteration;
   o.progress_ctx = B;
+  o.log = on_log;
+  o.log_ctx = B;
   o.model_dir = use_models && B->models[0] ? B->models : NULL;
   mlsba_balance_result_t res;
   if (B->progress)

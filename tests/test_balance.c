@@ -192,6 +192,70 @@ START_TEST(a_device_unlike_its_kind_is_modelled_apart) {
 }
 END_TEST
 
+static char noise_line[512];
+static void keep_noise_line(void *ctx, const char *line) {
+  (void)ctx;
+  if (strstr(line, "from run to run") != NULL)
+    snprintf(noise_line, sizeof noise_line, "%s", line);
+}
+
+/* Two devices of different kinds whose times vary by 20% from run to run
+ * cannot be known within eps/2 in six runs: the routine says so after
+ * max_iter, naming the noise it measured and the runs a point needs. A
+ * quiet platform stopped by max_iter gets no such line. */
+START_TEST(max_iter_under_noise_says_why) {
+  for (int seed = 1; seed <= 5; seed++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", "
+             "\"speed\": [[1, 1000]], \"noise\": 0.2, \"seed\": %d}, "
+             "{\"name\": \"b\", \"type\": \"sim\", \"speed\": [[1, "
+             "2000]], \"noise\": 0.2, \"seed\": %d}]}",
+             2 * seed, 2 * seed + 1);
+    mlsba_platform_t *pl = NULL;
+    ck_assert_int_eq(mlsba_platform_parse(text, "noisy", &pl), 0);
+    mlsba_executor_t *ex = NULL;
+    ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+    mlsba_balance_opts_t o;
+    mlsba_balance_opts_init(&o);
+    o.max_iter = 6;
+    o.log = keep_noise_line;
+    noise_line[0] = '\0';
+    mlsba_balance_result_t r;
+    ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+    ck_assert_int_eq(r.stop, MLSBA_STOP_MAX_ITER);
+    double percent = 0;
+    unsigned runs = 0;
+    const char *at = strstr(noise_line, "vary by ");
+    ck_assert_msg(at != NULL, "seed %d: no line on the noise", seed);
+    ck_assert_int_eq(sscanf(at, "vary by %lf%%", &percent), 1);
+    ck_assert_msg(percent > 8 && percent < 40, "seed %d: %s", seed, noise_line);
+    at = strstr(noise_line, "after about ");
+    ck_assert_ptr_nonnull(at);
+    ck_assert_int_eq(sscanf(at, "after about %u runs", &runs), 1);
+    ck_assert_uint_ge(runs, 10);
+    mlsba_balance_result_free(&r);
+    mlsba_executor_destroy(ex);
+    mlsba_platform_destroy(pl);
+  }
+  mlsba_platform_t *pl = desktop(0, 1);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.max_iter = 2;
+  o.log = keep_noise_line;
+  noise_line[0] = '\0';
+  mlsba_balance_result_t r;
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+  ck_assert_int_eq(r.stop, MLSBA_STOP_MAX_ITER);
+  ck_assert_str_eq(noise_line, "");
+  mlsba_balance_result_free(&r);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 START_TEST(every_algorithm_runs_and_reports_honestly) {
   mlsba_platform_t *pl = desktop(0, 1);
   mlsba_executor_t *ex = NULL;
@@ -355,6 +419,7 @@ static Suite *balance_suite(void) {
   tcase_add_test(tc, three_percent_noise_converges_within_8_and_5_percent);
   tcase_add_test(tc, a_device_unlike_its_kind_is_modelled_apart);
   tcase_add_test(tc, one_kind_under_heavy_noise_splits_evenly_at_once);
+  tcase_add_test(tc, max_iter_under_noise_says_why);
   tcase_add_test(tc, every_algorithm_runs_and_reports_honestly);
   tcase_add_test(tc, devoted_cores_get_no_work_and_limits_are_checked);
   tcase_add_test(tc, warm_start_and_stale_models);

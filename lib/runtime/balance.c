@@ -961,6 +961,32 @@ static int propose(ctx_t *C, mlsba_balance_result_t *r, unsigned it,
   return 0;
 }
 
+/* After max_iter: when the device times vary from run to run by more
+ * than eps / 2, that is why (a point is known well once the standard
+ * error of its runs is within eps / 2), and the log says so, with what
+ * would let the routine settle. */
+static void explain_noise(const ctx_t *C, const mlsba_balance_result_t *r) {
+  double worst = 0;
+  long at = -1;
+  for (size_t j = 0; j < C->p; j++) {
+    double noise = r->load[j] > 0 ? mlsba__measured_noise(C->basis[j]) : 0;
+    if (noise > worst) {
+      worst = noise;
+      at = (long)j;
+    }
+  }
+  double tol = C->o.eps / 2;
+  if (at < 0 || worst <= tol)
+    return;
+  double runs = ceil(worst * worst / (tol * tol));
+  logf_(C,
+        "%s's times vary by %.1f%% from run to run (the most of the devices "
+        "in use): a point is known within eps/2 after about %.0f runs of it. "
+        "A larger eps or max_iter, or a quieter machine, lets the routine "
+        "settle",
+        C->ex->pl->dev[at].name, 100 * worst, runs);
+}
+
 /* The iterative routine (seed 002 §V.A) from the current models: warm
  * starts from them when start_warm, else from N/P. */
 static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
@@ -1124,6 +1150,8 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
   logf_(C, "%s: %s after %u iteration%s, imbalance %.2f%%", C->w->name,
         why[r->stop], r->iterations, r->iterations == 1 ? "" : "s",
         100 * r->imbalance);
+  if (r->stop == MLSBA_STOP_MAX_ITER)
+    explain_noise(C, r);
   save_models(C, r);
   return 0;
 }

@@ -111,6 +111,11 @@ static double relative_variance(const mlsba__measured_t *const *members,
   return *dof > 0 ? sum / *dof : 0;
 }
 
+double mlsba__measured_noise(const mlsba__measured_t *m) {
+  double dof;
+  return sqrt(relative_variance(&m, 1, &dof));
+}
+
 /* Pools m's runs; slot[i] says which point of the pool took point i. A
  * full pool takes a run into its nearest point rather than forget one. */
 static void pool_into(mlsba__measured_t *pool, const mlsba__measured_t *m,

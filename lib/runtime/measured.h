@@ -35,6 +35,10 @@ long mlsba__measured_find(const mlsba__measured_t *m, double x, double merge);
 int mlsba__measured_known_well(const mlsba__measured_t *m, int64_t load,
                                double merge, double tol);
 
+/* The relative standard deviation of single runs, from the points with
+ * two runs or more (0 without any). */
+double mlsba__measured_noise(const mlsba__measured_t *m);
+
 /* The model through the points. */
 int mlsba__measured_to_model(const mlsba__measured_t *m, mlsba_model_t *model);
 
