@@ -199,6 +199,25 @@ static void keep_noise_line(void *ctx, const char *line) {
     snprintf(noise_line, sizeof noise_line, "%s", line);
 }
 
+/* Balances the product on pl in at most max_iter runs, keeping the log's
+ * line on the noise in noise_line; how the routine stopped. */
+static mlsba_stop_reason_t balance_noting_noise(const mlsba_platform_t *pl,
+                                                unsigned max_iter) {
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.max_iter = max_iter;
+  o.log = keep_noise_line;
+  noise_line[0] = '\0';
+  mlsba_balance_result_t r;
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+  mlsba_stop_reason_t stop = r.stop;
+  mlsba_balance_result_free(&r);
+  mlsba_executor_destroy(ex);
+  return stop;
+}
+
 /* Two devices of different kinds whose times vary by 20% from run to run
  * cannot be known within eps/2 in six runs: the routine says so after
  * max_iter, naming the noise it measured and the runs a point needs. A
@@ -214,16 +233,7 @@ START_TEST(max_iter_under_noise_says_why) {
              2 * seed, 2 * seed + 1);
     mlsba_platform_t *pl = NULL;
     ck_assert_int_eq(mlsba_platform_parse(text, "noisy", &pl), 0);
-    mlsba_executor_t *ex = NULL;
-    ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
-    mlsba_balance_opts_t o;
-    mlsba_balance_opts_init(&o);
-    o.max_iter = 6;
-    o.log = keep_noise_line;
-    noise_line[0] = '\0';
-    mlsba_balance_result_t r;
-    ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
-    ck_assert_int_eq(r.stop, MLSBA_STOP_MAX_ITER);
+    ck_assert_int_eq(balance_noting_noise(pl, 6), MLSBA_STOP_MAX_ITER);
     double percent = 0;
     unsigned runs = 0;
     const char *at = strstr(noise_line, "vary by ");
@@ -234,24 +244,11 @@ START_TEST(max_iter_under_noise_says_why) {
     ck_assert_ptr_nonnull(at);
     ck_assert_int_eq(sscanf(at, "after about %u runs", &runs), 1);
     ck_assert_uint_ge(runs, 10);
-    mlsba_balance_result_free(&r);
-    mlsba_executor_destroy(ex);
     mlsba_platform_destroy(pl);
   }
   mlsba_platform_t *pl = desktop(0, 1);
-  mlsba_executor_t *ex = NULL;
-  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
-  mlsba_balance_opts_t o;
-  mlsba_balance_opts_init(&o);
-  o.max_iter = 2;
-  o.log = keep_noise_line;
-  noise_line[0] = '\0';
-  mlsba_balance_result_t r;
-  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
-  ck_assert_int_eq(r.stop, MLSBA_STOP_MAX_ITER);
+  ck_assert_int_eq(balance_noting_noise(pl, 2), MLSBA_STOP_MAX_ITER);
   ck_assert_str_eq(noise_line, "");
-  mlsba_balance_result_free(&r);
-  mlsba_executor_destroy(ex);
   mlsba_platform_destroy(pl);
 }
 END_TEST
