@@ -192,6 +192,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
 typedef struct {
   char name[96];
   int iterations, converged, verified; /* verified: -1 unknown (sim) */
+  int stop; /* mlsba_stop_reason_t of the routine, or -1 (no routine) */
   double makespan, imbalance, overhead_total, overhead_per_call, rel_error;
   /* Median of rounds of runs of what the row chose, interleaved with the
    * other rows (measure_steady): what a user gets from it, measured like
@@ -288,6 +289,7 @@ static int run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
   snprintf(r->name, sizeof r->name, "%s", mlsba_algorithm_name(algo));
   r->iterations = (int)res.iterations;
   r->converged = res.converged;
+  r->stop = (int)res.stop;
   r->makespan = res.makespan;
   r->imbalance = res.imbalance;
   r->overhead_total = res.overhead_total_s;
@@ -352,6 +354,7 @@ static int run_device_alone(bench_t *B, size_t dev, row_t *r) {
   r->makespan = r->steady = r->time[dev];
   r->iterations = 1;
   r->converged = 1;
+  r->stop = -1;
   verify(B, r);
   return 0;
 }
@@ -394,6 +397,7 @@ static int run_blis(bench_t *B, row_t *r) {
   r->makespan = r->steady = blis_once(B);
   r->iterations = 1;
   r->converged = 1;
+  r->stop = -1;
   verify(B, r);
   return 0;
 }
@@ -488,8 +492,8 @@ static json_t *row_json(const bench_t *B, const row_t *r) {
   json_object_set_new(o, "history", history);
   /* Added to DESIGN.md's report: the median of the rounds of
    * measure_steady (five with --compare, else three) of the final
-   * distribution, the devices left out (fault, or slower with them) and
-   * those of them dropped after a fault. */
+   * distribution, the devices left out (fault, or slower with them),
+   * those of them dropped after a fault, and why the routine stopped. */
   json_object_set_new(o, "steady_s", json_real(r->steady));
   json_object_set_new(o, "steady_gflops",
                       json_real(B->flop / r->steady * 1e-9));
@@ -503,6 +507,10 @@ static json_t *row_json(const bench_t *B, const row_t *r) {
   }
   json_object_set_new(o, "left_out", left);
   json_object_set_new(o, "faulty", faulty);
+  json_object_set_new(o, "stop",
+                      r->stop < 0 ? json_null()
+                                  : json_string(mlsba_stop_reason_name(
+                                        (mlsba_stop_reason_t)r->stop)));
   return o;
 }
 
@@ -543,11 +551,15 @@ static void print_row_detail(const bench_t *B, const row_t *r) {
   printf("%.68s\n", bar);
   printf("%-22s %10lld %7.1f%% %11.4f %9.1f\n", "whole product",
          (long long)B->a->n, 100.0, r->makespan, B->flop / r->makespan * 1e-9);
+  static const char *const how[] = {
+      [MLSBA_STOP_BALANCED] = "device times within eps",
+      [MLSBA_STOP_FIXED_POINT] = "at a fixed point: the models see no "
+                                 "better distribution",
+      [MLSBA_STOP_MAX_ITER] = "max-iter reached",
+      [MLSBA_STOP_CYCLE] = "a distribution came back: a cycle"};
   printf("\n%s in %d run%s (%s), imbalance %.1f%%\n",
          r->converged ? "balanced" : "NOT converged", r->iterations,
-         r->iterations == 1 ? "" : "s",
-         r->converged ? "within eps or at a fixed point"
-                      : "cycle or max-iter reached",
+         r->iterations == 1 ? "" : "s", r->stop >= 0 ? how[r->stop] : "one run",
          100 * r->imbalance);
   for (size_t j = 0; r->dropped && j < B->p; j++)
     if (r->dropped[j])

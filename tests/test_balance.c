@@ -250,6 +250,10 @@ START_TEST(max_iter_under_noise_says_why) {
   ck_assert_int_eq(balance_noting_noise(pl, 2), MLSBA_STOP_MAX_ITER);
   ck_assert_str_eq(noise_line, "");
   mlsba_platform_destroy(pl);
+  ck_assert_str_eq(mlsba_stop_reason_name(MLSBA_STOP_MAX_ITER), "max-iter");
+  ck_assert_str_eq(mlsba_stop_reason_name(MLSBA_STOP_FIXED_POINT),
+                   "fixed-point");
+  ck_assert_ptr_null(mlsba_stop_reason_name((mlsba_stop_reason_t)9));
 }
 END_TEST
 

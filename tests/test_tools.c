@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mlsba.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -297,8 +298,9 @@ START_TEST(info_refuses_bad_input) {
 }
 END_TEST
 
-/* The fields of one mlsba-bench report: those of DESIGN.md, and the four
- * added after it (README): steady_s, steady_gflops, left_out, faulty. */
+/* The fields of one mlsba-bench report: those of DESIGN.md, and the five
+ * added after it (README): steady_s, steady_gflops, left_out, faulty,
+ * stop. */
 static void check_bench_report(json_t *r, size_t groups) {
   static const char *keys[] = {"algorithm",
                                "platform",
@@ -320,7 +322,8 @@ static void check_bench_report(json_t *r, size_t groups) {
                                "steady_s",
                                "steady_gflops",
                                "left_out",
-                               "faulty"};
+                               "faulty",
+                               "stop"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     ck_assert_msg(json_object_get(r, keys[i]) != NULL, "no \"%s\"", keys[i]);
   ck_assert_uint_eq(json_object_size(r), sizeof keys / sizeof keys[0]);
@@ -362,6 +365,7 @@ START_TEST(bench_json_follows_the_contract) {
   check_bench_report(j, 4);
   ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "mlsba");
   ck_assert(json_is_true(json_object_get(j, "converged")));
+  ck_assert_str_eq(json_string_value(json_object_get(j, "stop")), "balanced");
   ck_assert(json_is_null(json_object_get(j, "verified"))); /* simulated */
   ck_assert_int_le(json_integer_value(json_object_get(j, "iterations")), 4);
   /* The paper's desktop balances to within 1% of its 4.0495 s optimum. */
@@ -461,9 +465,38 @@ START_TEST(bench_compare_lists_every_run) {
   size_t i;
   json_t *row;
   json_array_foreach(results, i, row) check_bench_report(row, 4);
-  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(results, 7),
-                                                     "algorithm")),
+  json_t *device = json_array_get(results, 7);
+  ck_assert_str_eq(json_string_value(json_object_get(device, "algorithm")),
                    "device:core0");
+  ck_assert(json_is_null(json_object_get(device, "stop"))); /* no routine */
+  /* Homogeneous repeats a split its models call unbalanced: a cycle. */
+  json_t *homogeneous = json_array_get(results, MLSBA_ALGO_HOMOGENEOUS);
+  ck_assert_str_eq(json_string_value(json_object_get(homogeneous, "stop")),
+                   "cycle");
+  ck_assert(json_is_false(json_object_get(homogeneous, "converged")));
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* A routine cut short says so, in the table and in the JSON. */
+START_TEST(bench_says_why_the_routine_stopped) {
+  char *table[] = {bench,  "--platform", SEED002, "--size",  "8400", "--models",
+                   "none", "--max-iter", "1",     "--quiet", NULL};
+  tool_run_t r;
+  run_tool(table, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "NOT converged in 1 run (max-iter reached)") !=
+                    NULL,
+                "%s", r.out);
+  tool_run_free(&r);
+  char *json[] = {bench,  "--platform", SEED002, "--size", "8400", "--models",
+                  "none", "--max-iter", "1",     "--json", "-",    NULL};
+  run_tool(json, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "stop")), "max-iter");
+  ck_assert(json_is_false(json_object_get(j, "converged")));
   json_decref(j);
   tool_run_free(&r);
 }
@@ -530,6 +563,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, bench_compare_lists_every_run);
   tcase_add_test(tc, bench_separate_kinds_models_every_device_alone);
   tcase_add_test(tc, bench_tells_a_fault_from_a_left_out_device);
+  tcase_add_test(tc, bench_says_why_the_routine_stopped);
   tcase_add_test(tc, bench_table_names_groups_and_devices);
   tcase_add_test(tc, bench_balances_a_real_product);
   tcase_add_loop_test(tc, bench_refuses_bad_input, 0,

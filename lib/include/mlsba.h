@@ -796,6 +796,9 @@ MLSBA_EXTERN int mlsba_balance_load(mlsba_executor_t *ex,
                                     mlsba_balance_result_t *result);
 /** \brief Release the arrays of a result (not the struct itself). */
 MLSBA_EXTERN void mlsba_balance_result_free(mlsba_balance_result_t *result);
+/** \brief Name of a stop reason as the tools spell it ("balanced",
+ *  "fixed-point", "max-iter", "cycle"); NULL for an unknown value. */
+MLSBA_EXTERN const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */

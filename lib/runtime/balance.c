@@ -43,6 +43,12 @@ void mlsba_balance_opts_init(mlsba_balance_opts_t *o) {
   o->drift = 2 * o->eps;
 }
 
+const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop) {
+  static const char *const names[] = {"balanced", "fixed-point", "max-iter",
+                                      "cycle"};
+  return (unsigned)stop < sizeof names / sizeof *names ? names[stop] : NULL;
+}
+
 void mlsba_balance_result_free(mlsba_balance_result_t *r) {
   if (r == NULL)
     return;
