@@ -270,10 +270,11 @@ START_TEST(a_left_out_device_stays_out_in_the_next_run) {
 END_TEST
 
 /* A saved decision is not trusted forever: after ten balancings that took
- * it the next checks the device again (here it is still slow, so it is
- * left out again and counted afresh); and a balancing that finds the
- * kept devices' saved models stale (the machine changed: slower cores,
- * a faster ocl0) makes the next check it, which keeps it now. */
+ * it the next checks the device again, warm from its saved runs (here
+ * it is still slow, so it is left out again and counted afresh); and a
+ * balancing that finds the kept devices' saved models stale (the machine
+ * changed: slower cores, a faster ocl0) makes the next check it, which keeps it
+ * now. */
 START_TEST(a_left_out_decision_is_checked_again) {
   char dir[] = "/tmp/mlsba-left-XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -292,10 +293,18 @@ START_TEST(a_left_out_decision_is_checked_again) {
     ck_assert_int_eq(runs_without_ocl0(&r, 0), (int)r.iterations);
     mlsba_balance_result_free(&r);
   }
+  /* ocl0's own runs were saved with the decision: the check starts warm,
+   * giving it the small share its model says, not N/3. */
+  char model[256];
+  snprintf(model, sizeof model, "%s/ocl0.gemm-single-m1-k1.model", dir);
+  ck_assert_int_eq(access(model, R_OK), 0);
   balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
   ck_assert_int_eq(lines_with(logbuf, "10 balancings have taken that"), 1);
   ck_assert_int_eq(lines_with(logbuf, "ocl0 left out: it computes"), 1);
   ck_assert_int_eq(r.dropped[2], MLSBA_DROPPED_LEFT_OUT);
+  ck_assert_uint_eq(r.warm, 3);
+  ck_assert_int_gt(r.history_load[2], 0);
+  ck_assert_int_lt(r.history_load[2], product.n / 6);
   mlsba_balance_result_free(&r);
   balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
   ck_assert_int_eq(lines_with(logbuf, "after 9 more balancings"), 1);

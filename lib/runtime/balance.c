@@ -775,7 +775,9 @@ static void save_models(ctx_t *C, mlsba_balance_result_t *r) {
     if (C->checked[j])
       e = save_left_out(C, j, C->left[j], C->trusted[j],
                         C->trusted[j] && r->stale);
-    if (!e && C->use[j] && mlsba_model_num_points(r->models[j]) > 0) {
+    int out = C->left[j] && C->measured[j].n > 0; /* left out, runs kept */
+    if (!e &&
+        ((C->use[j] && mlsba_model_num_points(r->models[j]) > 0) || out)) {
       e = model_file(C->ex->pl, j, C->w, C->o.model_dir, path, sizeof path, key,
                      sizeof key);
       if (!e)
@@ -1068,7 +1070,9 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
     }
     if (cj >= 0) {
       /* Faster without it: it stays out, and what the others measured
-       * beside it no longer holds. */
+       * beside it no longer holds. Its own runs (beside the others, as
+       * it would run again) are kept and saved, so that the balancing
+       * that checks it again starts warm. */
       r->left_out++;
       C->left[cj] = 1;
       logf_(C,
@@ -1077,7 +1081,8 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
             pl->dev[cj].name, makespan, C->bar,
             C->early ? " if balanced at its first speeds" : "");
       for (size_t j = 0; j < C->p; j++)
-        C->measured[j].n = 0;
+        if (j != (size_t)cj)
+          C->measured[j].n = 0;
       C->cycle_from = it;
     }
     for (size_t j = 0; j < C->p; j++) {
