@@ -213,6 +213,17 @@ START_TEST(a_fault_and_a_left_out_device_are_told_apart) {
 }
 END_TEST
 
+/* Where the decision about ocl0 is saved in the model directory dir. */
+static void left_out_path(const char *dir, char *path, size_t len) {
+  snprintf(path, len, "%s/ocl0.gemm-single-m1-k1.left-out", dir);
+}
+
+static void remove_dir(const char *dir) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
 /* The decision is saved beside the models: the next run leaves the device
  * out from the start and starts warm on the others (at most 2 runs); a
  * decision file of another device is not taken; deleting it, or a check
@@ -220,7 +231,7 @@ END_TEST
 START_TEST(a_left_out_device_stays_out_in_the_next_run) {
   char dir[] = "/tmp/mlsba-left-XXXXXX", path[256];
   ck_assert_ptr_nonnull(mkdtemp(dir));
-  snprintf(path, sizeof path, "%s/ocl0.gemm-single-m1-k1.left-out", dir);
+  left_out_path(dir, path, sizeof path);
   mlsba_platform_t *pl = cores_and_shared(1000, 100, 1.0, 0);
   mlsba_balance_result_t r;
   balance_in(pl, MLSBA_SHARING_CHECK, dir, &r);
@@ -263,18 +274,16 @@ START_TEST(a_left_out_device_stays_out_in_the_next_run) {
   ck_assert_int_ne(access(path, F_OK), 0);
   mlsba_balance_result_free(&r);
   mlsba_platform_destroy(pl);
-  char stale[300];
-  snprintf(stale, sizeof stale, "rm -rf %s", dir);
-  ck_assert_int_eq(system(stale), 0);
+  remove_dir(dir);
 }
 END_TEST
 
 /* A saved decision is not trusted forever: after ten balancings that took
- * it the next checks the device again, warm from its saved runs (here
- * it is still slow, so it is left out again and counted afresh); and a
+ * it the next checks the device again, warm from its saved runs (here it
+ * is still slow, so it is left out again and counted afresh); and a
  * balancing that finds the kept devices' saved models stale (the machine
- * changed: slower cores, a faster ocl0) makes the next check it, which keeps it
- * now. */
+ * changed: slower cores, a faster ocl0) makes the next check it, which
+ * keeps it now. */
 START_TEST(a_left_out_decision_is_checked_again) {
   char dir[] = "/tmp/mlsba-left-XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -324,12 +333,10 @@ START_TEST(a_left_out_decision_is_checked_again) {
   ck_assert_int_gt(r.load[2], 0);
   mlsba_balance_result_free(&r);
   char path[256];
-  snprintf(path, sizeof path, "%s/ocl0.gemm-single-m1-k1.left-out", dir);
+  left_out_path(dir, path, sizeof path);
   ck_assert_int_ne(access(path, F_OK), 0);
   mlsba_platform_destroy(pl);
-  char rm[300];
-  snprintf(rm, sizeof rm, "rm -rf %s", dir);
-  ck_assert_int_eq(system(rm), 0);
+  remove_dir(dir);
 }
 END_TEST
 
