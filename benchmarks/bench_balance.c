@@ -95,7 +95,6 @@ int main(int argc, char **argv) {
          kinds == MLSBA_KINDS_SEPARATE ? ", every device modelled alone" : "");
   printf("%-13s %-22s %-16s %s\n", "algorithm", "no noise: iterations",
          "vs optimum", "stop");
-  static const char *stops[] = {"balanced", "fixed point", "max iter", "cycle"};
   for (int a = 0; a < MLSBA_ALGO_COUNT; a++) {
     mlsba_platform_t *pl = with_noise(path, 0, 1);
     mlsba_executor_t *ex = NULL;
@@ -114,7 +113,7 @@ int main(int argc, char **argv) {
     }
     printf("%-13s %-22u %-16.4f %s\n", mlsba_algorithm_name(o.algorithm),
            r.iterations, true_makespan(pl, r.load) / optimum(pl, g.n),
-           stops[r.stop]);
+           mlsba_stop_reason_name(r.stop));
     mlsba_balance_result_free(&r);
     mlsba_executor_destroy(ex);
     mlsba_platform_destroy(pl);
@@ -140,7 +139,7 @@ int main(int argc, char **argv) {
     within5 += ratio <= 1.05;
     if (ratio > 1.05) /* what the misses have in common */
       printf("  seed %3d: %.4f of the optimum after %u iterations (%s)\n", seed,
-             ratio, r.iterations, stops[r.stop]);
+             ratio, r.iterations, mlsba_stop_reason_name(r.stop));
     within8 += r.iterations <= 8;
     converged += r.converged;
     maxit = r.iterations > maxit ? r.iterations : maxit;
