@@ -113,6 +113,26 @@ typedef struct mlsba_model mlsba_model_t;
 /** Value of max_load meaning "no limit". */
 #define MLSBA_NO_MAX_LOAD INT64_C(-1)
 
+/** The values a model accepts (mlsba_model_set_point() and
+ *  mlsba_model_set_max_load() refuse the rest with MLSBA_EINVAL and a
+ *  message naming the field and the value).
+ *
+ *  - a load (a point's x, a max_load, the N of a partitioning) is at most
+ *    2^53 units, the largest count a double holds exactly; a point's load
+ *    is at least 1e-6 units;
+ *  - a speed is in [1e-30, 1e30] units per second;
+ *  - so a time x / s(x) is in [1e-36, 9.1e45] seconds.
+ *
+ *  Within these bounds a time, a product of a time and a speed, and a sum
+ *  of them over 10^9 devices stay far from overflow and from denormals,
+ *  which is what keeps every partitioner finite, exact to the unit and
+ *  O(p log N) on every model it accepts. Real devices sit many orders of
+ *  magnitude inside them. */
+#define MLSBA_LOAD_MAX 9007199254740992.0 /* 2^53 */
+#define MLSBA_LOAD_MIN 1e-6
+#define MLSBA_SPEED_MIN 1e-30
+#define MLSBA_SPEED_MAX 1e30
+
 /** \brief Create an empty model (no points, no max_load).
  *  \param[out] model  receives the new model; the caller destroys it.
  *  \return 0, MLSBA_EINVAL or MLSBA_ENOMEM. */
@@ -125,16 +145,16 @@ MLSBA_EXTERN void mlsba_model_destroy(mlsba_model_t *model);
 
 /** \brief Insert the point (x, speed), or replace the speed of the point
  *  already at exactly x.
- *  \param x      load in units, finite and > 0.
- *  \param speed  units per second, finite and > 0.
+ *  \param x      load in units, in [MLSBA_LOAD_MIN, MLSBA_LOAD_MAX].
+ *  \param speed  units per second, in [MLSBA_SPEED_MIN, MLSBA_SPEED_MAX].
  *  \return 0, MLSBA_EINVAL (bad value; the model is unchanged) or
  *          MLSBA_ENOMEM. */
 MLSBA_EXTERN int mlsba_model_set_point(mlsba_model_t *model, double x,
                                        double speed);
 /** \brief Remove every point; max_load is kept. */
 MLSBA_EXTERN int mlsba_model_clear(mlsba_model_t *model);
-/** \brief Set the largest load the device can hold, in units (>= 0), or
- *  MLSBA_NO_MAX_LOAD. */
+/** \brief Set the largest load the device can hold, in units (0 to
+ *  MLSBA_LOAD_MAX), or MLSBA_NO_MAX_LOAD. */
 MLSBA_EXTERN int mlsba_model_set_max_load(mlsba_model_t *model,
                                           int64_t max_load);
 /** \brief The max_load, or MLSBA_NO_MAX_LOAD (also for a NULL model). */
@@ -170,7 +190,7 @@ MLSBA_EXTERN int mlsba_model_time(const mlsba_model_t *model, double x,
 /** \brief The largest load x finishing by time T: max { x : t(x) <= T },
  *  limited by max_load. Geometrically, the intersection of s(x) with the
  *  line through the origin of slope 1/T. Exact on the piecewise-linear
- *  model (no iteration).
+ *  model (no iteration). The result is at most MLSBA_LOAD_MAX.
  *  \param time  T, finite and >= 0. */
 MLSBA_EXTERN int mlsba_model_load_by_time(const mlsba_model_t *model,
                                           double time, double *load);
