@@ -41,18 +41,6 @@ static int fail_usage(const char *what, const char *arg) {
   return cli_usage_error(prog, what, arg);
 }
 
-/* Parses a load: decimal digits only, at most 2^53. */
-static int parse_units(const char *s, int64_t *out) {
-  if (*s == '\0' || strspn(s, "0123456789") != strlen(s))
-    return -1;
-  errno = 0;
-  unsigned long long v = strtoull(s, NULL, 10);
-  if (errno == ERANGE || v > (1ULL << 53))
-    return -1;
-  *out = (int64_t)v;
-  return 0;
-}
-
 typedef struct {
   const mlsba_platform_t *pl;
   const mlsba_model_t **models;
@@ -183,7 +171,7 @@ int main(int argc, char **argv) {
   if (n_arg == NULL)
     return fail_usage("missing --n N", "");
   problem_t P = {0};
-  if (parse_units(n_arg, &P.n) != 0)
+  if (cli_parse_units(n_arg, INT64_C(1) << 53, &P.n) != 0)
     return fail_usage("--n must be a whole number from 0 to 2^53, got ", n_arg);
   mlsba_algorithm_t only = MLSBA_ALGO_MLSBA;
   int all = strcmp(algo_arg, "all") == 0;
