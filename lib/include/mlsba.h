@@ -381,7 +381,8 @@ MLSBA_EXTERN size_t mlsba_platform_num_groups(const mlsba_platform_t *pl);
 /** \brief Number of devices in group g (0 when out of range). */
 MLSBA_EXTERN size_t mlsba_platform_group_size(const mlsba_platform_t *pl,
                                               size_t g);
-/** \brief Index (in file order) of the k-th device of group g. */
+/** \brief Index (in file order) of the k-th device of group g; SIZE_MAX
+ *  for a NULL platform or g or k out of range. */
 MLSBA_EXTERN size_t mlsba_platform_group_device(const mlsba_platform_t *pl,
                                                 size_t g, size_t k);
 /** \brief The models of every device group by group, ready for
@@ -549,7 +550,8 @@ typedef struct mlsba_mandelbrot {
  *  a copy of *mb; out stays the caller's. */
 MLSBA_EXTERN int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb,
                                        mlsba_load_t **load);
-/** \brief The image row that unit u stands for. */
+/** \brief The image row that unit u stands for; -1 for NULL, a unit
+ *  outside 0..height-1, or a height the load refuses (>= 2^31). */
 MLSBA_EXTERN int64_t mlsba_mandelbrot_row(const mlsba_mandelbrot_t *mb,
                                           int64_t unit);
 /** \brief Recompute every row on the calling thread and count the pixels
@@ -739,7 +741,7 @@ typedef struct mlsba_balance_opts {
    *  run) is dropped as stale. At the end every model is saved back,
    *  atomically. Corrupt or foreign files are ignored (see stale and
    *  ignored in the result). */
-  const char *model_dir;
+  const char *model_dir; /* NULL: no models kept; "" is refused */
   /** Loads in multiples of this many units (0 or 1: single units);
    *  supported by the SLBA algorithm (MLSBA_ENOTSUP otherwise). */
   int64_t granularity;

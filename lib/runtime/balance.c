@@ -177,6 +177,13 @@ static int model_file(const mlsba_platform_t *pl, size_t j,
   default:
     snprintf(ident, sizeof ident, "sim");
   }
+  /* The platform parser and discovery give names without '/', never
+   * starting with '.': checked again here, as nothing else keeps a model
+   * file inside its folder. */
+  if (strchr(d->name, '/') != NULL || d->name[0] == '.' || d->name[0] == 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "device name '%s' cannot name a model file in %s",
+                       d->name, dir);
   int a = snprintf(path, plen, "%s/%s.%s.model", dir, d->name, w->tag);
   int b = snprintf(key, klen, "host=%s device=%s [%s] kernel=%s%s%s", host,
                    d->name, ident, w->name, w->shape[0] ? " " : "", w->shape);
@@ -482,6 +489,10 @@ static int set_capacity(ctx_t *C, mlsba_balance_result_t *r) {
 }
 
 static int check_opts(const mlsba_balance_opts_t *o) {
+  if (o->model_dir != NULL && o->model_dir[0] == '\0')
+    return mlsba__fail(MLSBA_EINVAL,
+                       "balance: model_dir is empty (NULL keeps no models; "
+                       "\"\" would put them in /)");
   if (!(o->eps >= 0) || !isfinite(o->eps) || o->max_iter < 1 ||
       o->max_iter > 100000 || !(o->outlier > 0) ||
       (unsigned)o->algorithm >= MLSBA_ALGO_COUNT)
@@ -649,8 +660,8 @@ static int left_out_saved(const ctx_t *C, size_t j, unsigned *trusted,
   *trusted = *stale = 0;
   if (left_out_file(C, j, path, sizeof path, key, sizeof key) != 0)
     return 0;
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
+  FILE *f;
+  if (mlsba__open_regular(path, &f) != 0) /* a FIFO would block */
     return 0;
   int ok = fgets(line, sizeof line, f) &&
            strcmp(line, LEFT_OUT_MAGIC "\n") == 0 &&

@@ -16,10 +16,16 @@
 #include "../partition/fpm.h"
 #include "mlsba.h"
 #include "platform.h"
+#include "store.h"
 
 typedef struct {
   const char *origin;
   char path[128];
+  /* Device indices sorted by name (then index), for lookups by name in
+   * O(log p): a linear search per name made 10^5 devices take a minute. */
+  size_t *by_name;
+  size_t *listed; /* listed[o] == i: device i's contends_with names o */
+  const mlsba_platform_t *pl;
 } ctx_t;
 
 /* Fails with MLSBA_EFORMAT: "origin: path: message". */
@@ -117,9 +123,8 @@ static int parse_speed(ctx_t *c, json_t *speed, mlsba_model_t *m,
     if (k > 0 && !(x > prev))
       return bad(c, "loads must increase, got %g after %g", x, prev);
     prev = x;
-    int err = mlsba_model_set_point(m, x, s);
-    if (err)
-      return err;
+    if (mlsba_model_set_point(m, x, s) != 0)
+      return bad(c, "%s", mlsba_last_error()); /* the bounds, with the path */
   }
   return 0;
 }
@@ -154,6 +159,16 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
   json_t *name = json_object_get(d, "name"), *type = json_object_get(d, "type");
   if (!json_is_string(name) || json_string_length(name) == 0)
     return bad(c, "name must be a non-empty string");
+  /* A device's name is part of its model files' names (MODELS/NAME.*.model):
+   * only characters that cannot leave the folder or hide the file. */
+  const char *nm = json_string_value(name);
+  if (strlen(nm) > 128 || nm[0] == '.' ||
+      strspn(nm, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                 "0123456789._-") != strlen(nm))
+    return bad(c,
+               "name '%.64s' must be 1 to 128 letters, digits, '.', '_' or "
+               "'-', not starting with '.' (it names the device's model files)",
+               nm);
   if ((dev->name = strdup(json_string_value(name))) == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
   set_path(c, "devices[%zu] (%s)", index, dev->name);
@@ -179,7 +194,8 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
     if ((err = get_count(c, d, "max_load", &max_load)) != 0 ||
         (err = get_count(c, d, "seed", &seed)) != 0)
       return err;
-    dev->model->max_load = max_load;
+    if (mlsba_model_set_max_load(dev->model, max_load) != 0)
+      return bad(c, "%s", mlsba_last_error()); /* past 2^53 */
     dev->seed = (uint64_t)seed;
     /* Experiments with faults and slowdowns (README, platform files). */
     if ((err = get_count(c, d, "fail_at", &dev->fail_at)) != 0 ||
@@ -239,10 +255,55 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
   return 0;
 }
 
-static long find_device(const mlsba_platform_t *pl, const char *name) {
-  for (size_t i = 0; i < pl->ndev; i++)
-    if (strcmp(pl->dev[i].name, name) == 0)
-      return (long)i;
+/* qsort_r is not C11: the platform being sorted is this thread's. */
+static _Thread_local const mlsba_platform_t *sorting;
+
+static int by_name(const void *a, const void *b) {
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  int c = strcmp(sorting->dev[i].name, sorting->dev[j].name);
+  return c ? c : (i > j) - (i < j);
+}
+
+/* Sorts the devices by name into c->by_name and refuses a name used
+ * twice, naming the first device (in file order) that repeats one. */
+static int index_names(ctx_t *c, const mlsba_platform_t *pl) {
+  size_t p = pl->ndev;
+  c->by_name = malloc(p * sizeof *c->by_name);
+  c->listed = malloc(p * sizeof *c->listed);
+  if (c->by_name == NULL || c->listed == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
+  for (size_t i = 0; i < p; i++) {
+    c->by_name[i] = i;
+    c->listed[i] = SIZE_MAX;
+  }
+  c->pl = sorting = pl;
+  qsort(c->by_name, p, sizeof *c->by_name, by_name);
+  size_t repeat = p;
+  for (size_t k = 1; k < p; k++) {
+    size_t i = c->by_name[k];
+    if (strcmp(pl->dev[c->by_name[k - 1]].name, pl->dev[i].name) == 0 &&
+        i < repeat)
+      repeat = i;
+  }
+  if (repeat < p) {
+    set_path(c, "devices[%zu]", repeat);
+    return bad(c, "device name \"%s\" is used twice", pl->dev[repeat].name);
+  }
+  return 0;
+}
+
+static long find_device(const ctx_t *c, const char *name) {
+  size_t lo = 0, hi = c->pl->ndev;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int cmp = strcmp(c->pl->dev[c->by_name[mid]].name, name);
+    if (cmp == 0)
+      return (long)c->by_name[mid];
+    if (cmp < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   return -1;
 }
 
@@ -263,7 +324,7 @@ static int parse_contends(ctx_t *c, json_t *d, size_t i, mlsba_platform_t *pl) {
   json_t *name;
   json_array_foreach(list, k, name) {
     long o =
-        json_is_string(name) ? find_device(pl, json_string_value(name)) : -1;
+        json_is_string(name) ? find_device(c, json_string_value(name)) : -1;
     if (o < 0)
       return bad(c, "no device named %s",
                  json_is_string(name) ? json_string_value(name)
@@ -271,9 +332,9 @@ static int parse_contends(ctx_t *c, json_t *d, size_t i, mlsba_platform_t *pl) {
     if ((size_t)o == i || pl->dev[o].type != MLSBA_DEVICE_SIM)
       return bad(c, "\"%s\" must be another sim device",
                  json_string_value(name));
-    for (size_t m = 0; m < dev->ncontends; m++)
-      if (dev->contends[m] == (size_t)o)
-        return bad(c, "\"%s\" is listed twice", json_string_value(name));
+    if (c->listed[o] == i)
+      return bad(c, "\"%s\" is listed twice", json_string_value(name));
+    c->listed[o] = i;
     dev->contends[dev->ncontends++] = (size_t)o;
   }
   return 0;
@@ -316,7 +377,7 @@ static int parse_groups(ctx_t *c, json_t *groups, mlsba_platform_t *pl) {
           err = bad(c, "expected a device name, got %s", json_kind(name));
           goto done;
         }
-        long i = find_device(pl, json_string_value(name));
+        long i = find_device(c, json_string_value(name));
         if (i < 0) {
           err = bad(c, "no device named \"%s\"", json_string_value(name));
           goto done;
@@ -376,13 +437,9 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
   json_array_foreach(devices, i, d) {
     if ((err = parse_device(c, d, i, &pl->dev[i])) != 0)
       return err;
-    for (size_t j = 0; j < i; j++) {
-      if (strcmp(pl->dev[j].name, pl->dev[i].name) == 0) {
-        set_path(c, "devices[%zu]", i);
-        return bad(c, "device name \"%s\" is used twice", pl->dev[i].name);
-      }
-    }
   }
+  if ((err = index_names(c, pl)) != 0)
+    return err;
   json_array_foreach(devices, i, d) {
     if ((err = parse_contends(c, d, i, pl)) != 0)
       return err;
@@ -404,6 +461,8 @@ static int finish(json_t *root, const json_error_t *jerr, const char *origin,
   mlsba_platform_t *pl = calloc(1, sizeof *pl);
   int err = pl ? parse_platform(&c, root, pl)
                : mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", origin);
+  free(c.by_name);
+  free(c.listed);
   json_decref(root);
   if (err) {
     mlsba_platform_destroy(pl);
@@ -428,15 +487,10 @@ int mlsba_platform_load(const char *path, mlsba_platform_t **platform) {
   if (path == NULL || platform == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_load: %s is NULL",
                        path == NULL ? "path" : "platform");
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return mlsba__fail(MLSBA_EIO, "%s: not a regular file (a directory?)",
-                       path);
-  }
+  FILE *f;
+  int err = mlsba__open_regular(path, &f);
+  if (err)
+    return err;
   json_error_t jerr;
   json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
   int read_error = ferror(f);
@@ -499,6 +553,8 @@ size_t mlsba_platform_group_size(const mlsba_platform_t *pl, size_t g) {
 
 size_t mlsba_platform_group_device(const mlsba_platform_t *pl, size_t g,
                                    size_t k) {
+  if (k >= mlsba_platform_group_size(pl, g)) /* also NULL, g out of range */
+    return SIZE_MAX;
   return pl->group_dev[pl->group_start[g] + k];
 }
 
