@@ -2,11 +2,13 @@
  * checksum, written atomically. A file that fails any check is reported
  * and ignored, never trusted. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/error.h"
@@ -85,16 +87,52 @@ int mlsba__write_atomic(const char *path, const char *text, size_t len) {
   return err;
 }
 
+int mlsba__open_regular(const char *path, FILE **file) {
+  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+   * writer, forever, before fstat could tell what it is. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const char *what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    close(fd);
+    return mlsba__fail(MLSBA_EIO, "%s: is %s, not a regular file", path, what);
+  }
+  int flags = fcntl(fd, F_GETFL);
+  FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0
+                ? NULL
+                : fdopen(fd, "rb");
+  if (f == NULL) {
+    int e = errno;
+    close(fd);
+    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(e));
+  }
+  *file = f;
+  return 0;
+}
+
 /* Reads the whole file, at most MAX_FILE bytes. */
 static int read_file(const char *path, char **out, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f;
+  int err = mlsba__open_regular(path, &f);
+  if (err)
+    return err;
   char *buf = malloc(MAX_FILE + 1);
   size_t n = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
+  int read_error = ferror(f);
   fclose(f);
   if (buf == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  if (read_error) {
+    free(buf);
+    return mlsba__fail(MLSBA_EIO, "%s: read error", path);
+  }
   if (n > MAX_FILE) {
     free(buf);
     return mlsba__fail(MLSBA_EFORMAT, "%s: larger than a model file can be",
@@ -157,9 +195,12 @@ static int parse_body(const char *path, const char *key, char *p, char *end,
       runs[i] = count;
       sd[i] = dev;
     }
-    if (mlsba_model_set_point(m, x, sp) != 0)
-      return mlsba__fail(MLSBA_EFORMAT, "%s: point %zu: %s", path, i,
-                         mlsba_last_error());
+    if (mlsba_model_set_point(m, x, sp) != 0) {
+      /* A copy: the message is formatted into the buffer it reads. */
+      char why[256];
+      snprintf(why, sizeof why, "%s", mlsba_last_error());
+      return mlsba__fail(MLSBA_EFORMAT, "%s: point %zu: %s", path, i, why);
+    }
   }
   if (p != end || mlsba_model_num_points(m) != n)
     return mlsba__fail(MLSBA_EFORMAT,

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mlsba.h"
 
@@ -27,6 +28,11 @@ int mlsba__model_parse_text(const char *path, const char *key, char *text,
 /* Writes len bytes of text to path through a temporary file, synced and
  * renamed over it: a reader sees the old file or the new, never a part. */
 int mlsba__write_atomic(const char *path, const char *text, size_t len);
+
+/* Opens path for reading only if it is a regular file, without blocking
+ * on a FIFO; otherwise MLSBA_EIO naming what it is (a directory, a FIFO, a
+ * character device such as /dev/zero). */
+int mlsba__open_regular(const char *path, FILE **file);
 
 /* The checksum of a model file's body (FNV-1a, 64 bits). */
 uint64_t mlsba__model_checksum(const char *text, size_t len);
