@@ -463,7 +463,7 @@ typedef int (*mlsba_cpu_fn)(void *user, int64_t first, int64_t count);
 /** \brief Create a load of units units.
  *  \param name   names the kernel in saved models and messages: letters,
  *                digits, '-', '_' and '.' (e.g. "blur3x3").
- *  \param units  >= 1.
+ *  \param units  1 to 2^53 (MLSBA_LOAD_MAX).
  *  \param[out] load  the new load; destroy it with mlsba_load_destroy().
  *  \return 0, MLSBA_EINVAL (the message says which argument) or
  *          MLSBA_ENOMEM. */

@@ -474,9 +474,9 @@ static int set_capacity(ctx_t *C, mlsba_balance_result_t *r) {
       C->use[j] = C->max[j] > 0 && !devoted && !r->dropped[j];
       C->max[j] = C->use[j] ? C->max[j] : 0;
       mlsba_model_set_max_load(r->models[j], C->max[j]);
-      capacity += C->max[j];
-      if (capacity > C->w->units)
-        capacity = C->w->units;
+      /* Saturating at the load: a device may hold INT64_MAX units. */
+      capacity = C->max[j] < C->w->units - capacity ? capacity + C->max[j]
+                                                    : C->w->units;
     }
   }
   if (capacity < C->w->units)
