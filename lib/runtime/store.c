@@ -1,14 +1,17 @@
 /* Device models on disk: versioned text a person can read, checked by a
  * checksum, written atomically. A file that fails any check is reported
  * and ignored, never trusted. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/error.h"
@@ -63,6 +66,37 @@ int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
   return err;
 }
 
+/* Removes what killed writers of path left: PATH.tmp.PID files whose
+ * process is gone and that nobody touched for a minute (the age guards a
+ * writer on another machine sharing the folder, whose pid means nothing
+ * here). Best effort: a failure changes nothing. */
+static void remove_stale_temps(const char *path) {
+  const char *slash = strrchr(path, '/');
+  size_t dlen = slash ? (size_t)(slash - path) : 0;
+  const char *base = slash ? slash + 1 : path;
+  char *dir = slash ? strndup(path, dlen ? dlen : 1) : strdup(".");
+  DIR *d = dir ? opendir(dir) : NULL;
+  size_t blen = strlen(base);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    const char *n = e->d_name;
+    if (strncmp(n, base, blen) != 0 || strncmp(n + blen, ".tmp.", 5) != 0)
+      continue;
+    char *end;
+    long pid = strtol(n + blen + 5, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == (long)getpid() ||
+        kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    struct stat st;
+    if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode) && time(NULL) - st.st_mtime > 60)
+      unlinkat(dirfd(d), n, 0);
+  }
+  if (d)
+    closedir(d);
+  free(dir);
+}
+
 int mlsba__write_atomic(const char *path, const char *text, size_t len) {
   size_t tlen = strlen(path) + 32;
   char *tmp = malloc(tlen);
@@ -84,6 +118,8 @@ int mlsba__write_atomic(const char *path, const char *text, size_t len) {
     }
   }
   free(tmp);
+  if (!err)
+    remove_stale_temps(path);
   return err;
 }
 
