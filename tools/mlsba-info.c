@@ -129,5 +129,5 @@ int main(int argc, char **argv) {
     }
   }
   mlsba_platform_destroy(pl);
-  return status;
+  return cli_finish_stdout(prog) != 0 && status == 0 ? 1 : status;
 }

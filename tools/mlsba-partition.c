@@ -233,8 +233,14 @@ int main(int argc, char **argv) {
       doc = result_json(&P, &res[0]);
     }
     int to_stdout = strcmp(json_path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(json_path, "w");
-    if (f == NULL) {
+    FILE *f = doc == NULL  ? NULL
+              : to_stdout ? stdout
+                          : fopen(json_path, "w");
+    if (doc == NULL) { /* a makespan JSON cannot hold (infinite) */
+      fprintf(stderr, "%s: --json: the results cannot be written as JSON\n",
+              prog);
+      status = EXIT_USAGE;
+    } else if (f == NULL) {
       fprintf(stderr, "%s: --json: cannot write '%s': %s\n", prog, json_path,
               strerror(errno));
       status = EXIT_USAGE;
@@ -249,6 +255,8 @@ int main(int argc, char **argv) {
     json_decref(doc);
   }
 done:
+  if (cli_finish_stdout(prog) != 0 && status == 0)
+    status = 1;
   for (size_t i = 0; res && i < nres; i++) {
     free(res[i].alpha);
     free(res[i].beta);

@@ -19,6 +19,18 @@ static inline int cli_usage_error(const char *prog, const char *what,
   return CLI_EXIT_USAGE;
 }
 
+/* Whether everything printed on stdout reached it: a table written to a
+ * full disk (/dev/full) must not end with status 0. Prints the error and
+ * returns 1, or returns 0. */
+static inline int cli_finish_stdout(const char *prog) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: cannot write the output: %s\n", prog,
+            strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
 /* A whole number of units: decimal digits only (no sign, space or empty
  * string), at most max. 0, or -1 for anything else. */
 static inline int cli_parse_units(const char *s, int64_t max, int64_t *out) {
