@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,90 @@ START_TEST(two_writers_of_a_platform_file_never_leave_it_broken) {
   mlsba_platform_destroy(back);
   mlsba_platform_destroy(pl);
   remove_dir();
+}
+END_TEST
+
+/* ---- 6: a transient fault of every device ---------------------------- */
+
+static atomic_int failing; /* calls fail while set */
+
+static int flaky(void *user, int64_t first, int64_t count) {
+  (void)user;
+  (void)first;
+  if (atomic_load(&failing))
+    return 7;
+  volatile double spin = 0; /* some work, so times are measurable */
+  for (int64_t i = 0; i < count * 2000; i++)
+    spin += 1e-9;
+  return 0;
+}
+
+/* The consistency every result keeps: lost <= p, loads of dropped devices
+ * 0, loads summing to the units. */
+static void assert_consistent(const mlsba_balance_result_t *r, size_t p,
+                              int64_t units) {
+  ck_assert_uint_le(r->lost, p);
+  int64_t sum = 0;
+  for (size_t j = 0; j < p; j++) {
+    if (r->dropped[j] != MLSBA_DROPPED_NONE)
+      ck_assert_int_eq(r->load[j], 0);
+    sum += r->load[j];
+  }
+  ck_assert_int_eq(sum, units);
+}
+
+/* The issue's scenario: a CPU function that fails on every core for three
+ * runs, then works again. Each failing run returns the function's error
+ * (not "devices left can hold 0 units"), keeps both devices (lost stayed
+ * at 0, it reached 4 with 2 devices), and the next run and rebalance work
+ * (they failed with "no groups (q = 0)"). */
+START_TEST(a_fault_of_every_device_returns_the_error_and_keeps_them) {
+  mlsba_platform_t *pl = parse_ok(
+      "{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0},"
+      "{\"name\": \"b\", \"type\": \"cpu\", \"core\": 0}],"
+      "\"groups\": [[\"a\"], [\"b\"]]}");
+  enum { UNITS = 3000 };
+  mlsba_load_t *w = NULL;
+  ck_assert_int_eq(mlsba_load_create("flaky", UNITS, &w), 0);
+  ck_assert_int_eq(mlsba_load_set_cpu(w, flaky, NULL), 0);
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.on_fault = MLSBA_ON_FAULT_CONTINUE;
+  mlsba_balancer_t *b = NULL;
+  atomic_store(&failing, 0);
+  ck_assert_msg(mlsba_balance_ex(pl, w, &o, &b) == 0, "%s",
+                mlsba_last_error());
+  const mlsba_balance_result_t *r = mlsba_balancer_result(b);
+  assert_consistent(r, 2, UNITS);
+  atomic_store(&failing, 1);
+  for (int run = 0; run < 3; run++) {
+    mlsba_run_info_t info;
+    ck_assert_int_eq(mlsba_balancer_run(b, &info), MLSBA_EDEVICE);
+    ck_assert_msg(strstr(mlsba_last_error(), "returned 7") != NULL, "%s",
+                  mlsba_last_error());
+    ck_assert_uint_eq(r->lost, 0);
+    ck_assert_int_eq(r->dropped[0], MLSBA_DROPPED_NONE);
+    ck_assert_int_eq(r->dropped[1], MLSBA_DROPPED_NONE);
+    assert_consistent(r, 2, UNITS);
+  }
+  ck_assert_int_eq(mlsba_balancer_rebalance(b), MLSBA_EDEVICE);
+  assert_consistent(r, 2, UNITS);
+  atomic_store(&failing, 0);
+  mlsba_run_info_t info;
+  ck_assert_msg(mlsba_balancer_run(b, &info) == 0, "%s", mlsba_last_error());
+  ck_assert_msg(mlsba_balancer_rebalance(b) == 0, "%s", mlsba_last_error());
+  ck_assert_uint_eq(r->lost, 0);
+  assert_consistent(r, 2, UNITS);
+  ck_assert(r->load[0] > 0 && r->load[1] > 0);
+  mlsba_balancer_destroy(b);
+  /* Failing from the first run: the function's error, no balancer. */
+  atomic_store(&failing, 1);
+  ck_assert_int_eq(mlsba_balance_ex(pl, w, &o, &b), MLSBA_EDEVICE);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "returned 7"));
+  ck_assert_ptr_null(b);
+  atomic_store(&failing, 0);
+  mlsba_load_destroy(w);
+  mlsba_platform_destroy(pl);
 }
 END_TEST
 
@@ -385,6 +470,7 @@ static Suite *reliability_suite(void) {
   tcase_add_test(tc, device_names_that_would_leave_the_models_folder_are_refused);
   tcase_add_test(tc, an_empty_model_dir_is_refused_not_taken_as_root);
   tcase_add_test(tc, two_writers_of_a_platform_file_never_leave_it_broken);
+  tcase_add_test(tc, a_fault_of_every_device_returns_the_error_and_keeps_them);
   tcase_add_test(tc, api_holes_give_errors_not_crashes);
   tcase_add_test(tc, a_fifo_in_place_of_a_platform_or_model_file_does_not_hang);
   tcase_add_test(tc, a_bad_point_names_the_file_once);
