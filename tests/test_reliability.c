@@ -429,8 +429,10 @@ START_TEST(the_tools_fail_when_their_output_cannot_be_written) {
   char *part[] = {MLSBA_PARTITION_BIN, "--platform", (char *)platform, "--n",
                   "1000", NULL};
   char *info[] = {MLSBA_INFO_BIN, "--platform", (char *)platform, NULL};
-  char *const *tools[] = {part, info};
-  for (int t = 0; t < 2; t++) {
+  char *bench[] = {MLSBA_BENCH_BIN, "--platform", (char *)platform, "--size",
+                   "300", "--models", "none", NULL};
+  char *const *tools[] = {part, info, bench};
+  for (int t = 0; t < 3; t++) {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -459,6 +461,25 @@ START_TEST(the_tools_fail_when_their_output_cannot_be_written) {
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "FIFO"));
   tool_run_free(&r);
+  /* mlsba-bench: --eps "" was 0; a --models path of 600 bytes was cut
+   * to 511 and the models went elsewhere. */
+  char longdir[700];
+  memset(longdir, 'x', 600);
+  longdir[600] = 0;
+  const char *bad[][2] = {{"--eps", ""}, {"--eps", "1x"}, {"--eps", "nan"},
+                          {"--models", ""}, {"--models", longdir}};
+  for (size_t i = 0; i < 5; i++) {
+    char *args[] = {MLSBA_BENCH_BIN, "--platform", (char *)platform,
+                    "--size", "300", (char *)bad[i][0], (char *)bad[i][1],
+                    NULL};
+    run_tool(args, &r);
+    ck_assert(r.exited);
+    ck_assert_msg(r.status == 2, "%s '%.20s' exited %d", bad[i][0], bad[i][1],
+                  r.status);
+    ck_assert_ptr_nonnull(strstr(r.err, bad[i][0]));
+    tool_run_free(&r);
+  }
+  ck_assert_int_eq(access(longdir, F_OK), -1);
   remove_dir();
 }
 END_TEST
