@@ -20,6 +20,7 @@
 #include "common/cli.h"
 #include "mlsba.h"
 #include "runtime/store.h"
+#include "support/big_platform.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -227,30 +228,11 @@ END_TEST
 
 /* ---- 8: 10^5 devices ------------------------------------------------ */
 
-/* n sim devices in groups of two, each contending with its partner. */
-static char *big_platform(size_t n) {
-  size_t cap = 200 * n + 64, len = 0;
-  char *s = malloc(cap);
-  ck_assert_ptr_nonnull(s);
-  len += (size_t)snprintf(s + len, cap - len, "{\"devices\": [");
-  for (size_t i = 0; i < n; i++)
-    len += (size_t)snprintf(
-        s + len, cap - len,
-        "%s{\"name\": \"d%zu\", \"type\": \"sim\", \"speed\": [[1, %zu]], "
-        "\"contends_with\": [\"d%zu\"]}",
-        i ? ", " : "", i, 1 + i % 7, i ^ 1);
-  len += (size_t)snprintf(s + len, cap - len, "], \"groups\": [");
-  for (size_t i = 0; i < n; i += 2)
-    len += (size_t)snprintf(s + len, cap - len, "%s[\"d%zu\", \"d%zu\"]",
-                            i ? ", " : "", i, i + 1);
-  snprintf(s + len, cap - len, "]}");
-  return s;
-}
-
 /* Took 38-77 s with a linear search per name; the timeout of the case
  * (10 s, on a loaded machine) is the bound. */
 START_TEST(a_platform_of_100000_devices_parses_in_linear_time) {
-  char *json = big_platform(100000);
+  char *json = big_platform_json(100000);
+  ck_assert_ptr_nonnull(json);
   mlsba_platform_t *pl = parse_ok(json);
   ck_assert_uint_eq(mlsba_platform_num_devices(pl), 100000);
   ck_assert_uint_eq(mlsba_platform_num_groups(pl), 50000);
