@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "fuzz_text.h"
 #include "mlsba.h"
 
 static void check_units(const char *a) {
@@ -52,11 +53,9 @@ static void check_algo(const char *a) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (text == NULL)
     return 0;
-  memcpy(text, data, size);
-  text[size] = 0;
   for (size_t i = 0; i <= size; i += strlen(text + i) + 1) {
     const char *a = text + i;
     check_units(a);

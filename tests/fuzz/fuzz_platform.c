@@ -9,15 +9,14 @@
 #include <string.h>
 
 #include "check_partition.h"
+#include "fuzz_text.h"
 #include "mlsba.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (text == NULL)
     return 0;
-  memcpy(text, data, size);
-  text[size] = 0;
   mlsba_platform_t *pl = NULL;
   int err = mlsba_platform_parse(text, "fuzz", &pl);
   if (err == 0) {
