@@ -14,9 +14,11 @@
 #ifndef MLSBA_DEVICES_DEVICE_H
 #define MLSBA_DEVICES_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/kernel.h"
+#include "../core/clock.h"
+#include "../core/load.h"
 #include "mlsba.h"
 
 typedef struct mlsba__device mlsba__device_t;
@@ -43,11 +45,11 @@ struct mlsba__device {
   int shares_cores;
 };
 
-/* Monotonic clock in seconds (device times are differences of it). */
-double mlsba__now(void);
-
 /* Backends. Each returns 0 and a device, or a code with the error named. */
 int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d);
+/* The driver of a core device as discovery reports it ("BLIS 0.9.0 (1
+ * thread per core)"). */
+void mlsba__cpu_driver(char *buf, size_t size);
 struct mlsba__pdevice_desc;
 int mlsba__sim_device_create(const struct mlsba__pdevice_desc *desc,
                              mlsba__device_t *d);
@@ -85,12 +87,6 @@ struct mlsba__pdevice_desc {
 };
 int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
                        mlsba__device_t *d);
-
-/* The device code of the built-in loads. The OpenCL halves return NULL
- * in a build without OpenCL. */
-int mlsba__gemm_blis(void *gemm, int64_t first, int64_t count);
-const struct mlsba_opencl_ops *mlsba__gemm_clblast_ops(void);
-const struct mlsba_opencl_ops *mlsba__mandelbrot_cl_ops(void);
 
 /* Test-only fault injection: the nth share started on any OpenCL device
  * from now on (1 = the next) fails as if its first OpenCL call had

@@ -23,10 +23,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/atomic_file.h"
+#include "../core/clock.h"
 #include "../core/error.h"
+#include "../core/load.h"
 #include "../partition/grouped.h"
 #include "executor.h"
-#include "kernel.h"
 #include "measured.h"
 #include "platform.h"
 #include "store.h"

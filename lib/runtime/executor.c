@@ -15,17 +15,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
 #include "../devices/device.h"
 #include "executor.h"
-#include "kernel.h"
+#include "../core/load.h"
 #include "platform.h"
-
-double mlsba__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void mlsba_executor_destroy(mlsba_executor_t *ex) {
   if (ex == NULL)

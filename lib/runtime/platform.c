@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../core/atomic_file.h"
 #include "../core/error.h"
 #include "../partition/fpm.h"
 #include "mlsba.h"
@@ -622,23 +623,13 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
   }
   json_t *root = json_pack("{s:s, s:o, s:o}", "name", pl->name, "devices",
                            devices, "groups", groups);
-  /* Atomic: a reader sees the old file or the new one, never half. */
-  size_t len = strlen(path) + 16;
-  char *tmp = malloc(len);
-  int err = 0;
-  if (root == NULL || tmp == NULL) {
-    err = mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
-  } else {
-    snprintf(tmp, len, "%s.tmp", path);
-    if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
-      err = mlsba__fail(MLSBA_EIO, "%s: cannot write", tmp);
-    else if (rename(tmp, path) != 0)
-      err = mlsba__fail(MLSBA_EIO, "%s: cannot rename %s: %s", path, tmp,
-                        strerror(errno));
-    if (err)
-      remove(tmp);
-  }
-  free(tmp);
+  /* The one atomic writer (core/atomic_file.h): a reader sees the old file
+   * or the new one, never half. */
+  char *text =
+      root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+  int err = text ? mlsba__write_atomic(path, text, strlen(text))
+                 : mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  free(text);
   json_decref(root);
   return err;
 }

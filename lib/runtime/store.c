@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../core/atomic_file.h"
 #include "../core/error.h"
 #include "../partition/fpm.h"
 #include "store.h"
@@ -58,30 +58,6 @@ int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
                           fnv1a(text, len));
   int err = mlsba__write_atomic(path, text, len);
   free(text);
-  return err;
-}
-
-int mlsba__write_atomic(const char *path, const char *text, size_t len) {
-  size_t tlen = strlen(path) + 32;
-  char *tmp = malloc(tlen);
-  int err = 0;
-  if (tmp == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
-  snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (f == NULL) {
-    err = mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", tmp, strerror(errno));
-  } else {
-    int bad = fwrite(text, 1, len, f) != len;
-    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-      err =
-          mlsba__fail(MLSBA_EIO, "%s: cannot save: %s", path, strerror(errno));
-      remove(tmp);
-    }
-  }
-  free(tmp);
   return err;
 }
 

@@ -24,9 +24,6 @@ int mlsba__model_load_stats(const char *path, const char *key,
 int mlsba__model_parse_text(const char *path, const char *key, char *text,
                             size_t len, mlsba_model_t **model, unsigned *runs,
                             double *sd, size_t room);
-/* Writes len bytes of text to path through a temporary file, synced and
- * renamed over it: a reader sees the old file or the new, never a part. */
-int mlsba__write_atomic(const char *path, const char *text, size_t len);
 
 /* The checksum of a model file's body (FNV-1a, 64 bits). */
 uint64_t mlsba__model_checksum(const char *text, size_t len);

@@ -1,6 +1,8 @@
 /* One CPU core: the thread that drives the core's group is pinned to it
  * (by the executor, with hwloc) and calls the load's CPU function on the
  * core's range. */
+#include <blis.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../../core/error.h"
@@ -51,6 +53,12 @@ static const mlsba__device_ops_t cpu_ops = {
     .finish = cpu_finish,
     .destroy = cpu_destroy,
 };
+
+/* The cores compute with BLIS (the built-in GEMM's CPU half), one thread
+ * each: what discovery writes as a core's driver. */
+void mlsba__cpu_driver(char *buf, size_t size) {
+  snprintf(buf, size, "BLIS %s (1 thread per core)", bli_info_get_version_str());
+}
 
 int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d) {
   (void)core; /* pinning is the executor's: it owns the threads */

@@ -1,13 +1,13 @@
 /* Divisible loads: a number of units and the code that every kind of
  * device runs on a range of them. */
-#include "kernel.h"
+#include "load.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/error.h"
+#include "error.h"
 
 static atomic_ulong next_serial = 1;
 
@@ -64,7 +64,12 @@ int mlsba_load_create(const char *name, int64_t units, mlsba_load_t **out) {
   return 0;
 }
 
-void mlsba_load_destroy(mlsba_load_t *w) { free(w); }
+void mlsba_load_destroy(mlsba_load_t *w) {
+  if (w == NULL)
+    return;
+  free(w->kept);
+  free(w);
+}
 
 int mlsba_load_set_cpu(mlsba_load_t *w, mlsba_cpu_fn fn, void *user) {
   if (w == NULL)
@@ -95,3 +100,11 @@ void mlsba__load_set_tag(mlsba_load_t *w, const char *tag) {
 int64_t mlsba_load_units(const mlsba_load_t *w) { return w ? w->units : 0; }
 
 const char *mlsba_load_name(const mlsba_load_t *w) { return w ? w->name : ""; }
+
+void *mlsba__load_keep(mlsba_load_t *w, const void *data, size_t size) {
+  free(w->kept);
+  w->kept = malloc(size);
+  if (w->kept)
+    memcpy(w->kept, data, size);
+  return w->kept;
+}
