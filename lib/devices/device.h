@@ -41,7 +41,8 @@ struct mlsba__device {
   void *state;      /* the backend's */
   /* It computes on the host's cores (an OpenCL CPU device such as pocl,
    * or a sim device with contends_with): its share slows the core
-   * devices, so the balancer checks that it pays (balance.c). */
+   * devices, so the balancer checks that it pays
+   * (runtime/balance_sharing.c). */
   int shares_cores;
 };
 
