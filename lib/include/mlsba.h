@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <mlsba/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,17 +34,10 @@ extern "C" {
 
 /* ---------------------------------------------------------------------- */
 /** \name Version
- *  Compile-time macros describe the header; mlsba_version() describes the
+ *  The macros MLSBA_VERSION_MAJOR, _MINOR, _PATCH and _HEX
+ *  (<mlsba/version.h>) describe the header; mlsba_version() describes the
  *  library actually linked, so an application can detect a mismatch. */
 /**@{*/
-#define MLSBA_VERSION_MAJOR 0
-#define MLSBA_VERSION_MINOR 1
-#define MLSBA_VERSION_PATCH 0
-/** Version as one number: 0xMMmmpp. */
-#define MLSBA_VERSION_HEX                                                      \
-  ((MLSBA_VERSION_MAJOR << 16) | (MLSBA_VERSION_MINOR << 8) |                  \
-   (MLSBA_VERSION_PATCH))
-
 /** \brief Version of the linked library as MLSBA_VERSION_HEX encodes it. */
 MLSBA_EXTERN unsigned int mlsba_version(void);
 /** \brief Version of the linked library as "major.minor.patch". Static
