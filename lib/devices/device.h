@@ -33,6 +33,12 @@ typedef struct mlsba__device_ops {
                int64_t n, double t0);
   int (*finish)(mlsba__device_t *d, double *seconds);
   void (*destroy)(mlsba__device_t *d);
+  /* Writes what identifies the device in the key of its saved models
+   * ("cpu core 3", "opencl 0.1 NAME (DRIVER)", "sim"), so that a model
+   * saved for another device or driver is not taken. model_name and
+   * driver: what the platform says of the device (NULL: unknown). */
+  void (*ident)(const mlsba__device_t *d, const char *model_name,
+                const char *driver, char *buf, size_t size);
 } mlsba__device_ops_t;
 
 struct mlsba__device {
@@ -54,6 +60,10 @@ void mlsba__cpu_driver(char *buf, size_t size);
 struct mlsba__pdevice_desc;
 int mlsba__sim_device_create(const struct mlsba__pdevice_desc *desc,
                              mlsba__device_t *d);
+/* Sim contention: a device that would take t alone, beside a contending
+ * sim device that runs for T and makes it 1 + contention times slower
+ * while it runs. */
+double mlsba__sim_contended_time(double t, double T, double contention);
 int mlsba__opencl_device_create(const char *name, int platform, int device,
                                 int64_t mem_limit_mb, mlsba__device_t *d);
 

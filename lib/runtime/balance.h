@@ -156,7 +156,10 @@ int mlsba__bal_sharing_begin(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                              double *overhead);
 
 /* balance_saved.c */
-int mlsba__bal_model_file(const mlsba_platform_t *pl, size_t j,
+/* Where device j's model lives, and the key that says what it is for:
+ * host, device identity (its backend's ident) and driver, kernel, and the
+ * load's shape. */
+int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
                           const mlsba_load_t *w, const char *dir, char *path,
                           size_t plen, char *key, size_t klen);
 int mlsba__bal_load_stored(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,

@@ -58,25 +58,15 @@ static int save_measured(const mlsba__measured_t *m, int64_t max_load,
 /* Where a device's model lives, and the key that says what it is for:
  * host, device identity and driver, kernel, and the load's shape (for
  * GEMM the precision and the dimensions that are not partitioned). */
-int mlsba__bal_model_file(const mlsba_platform_t *pl, size_t j,
+int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
                           const mlsba_load_t *w, const char *dir, char *path,
                           size_t plen, char *key, size_t klen) {
-  const device_t *d = &pl->dev[j];
+  const device_t *d = &ex->pl->dev[j];
+  const mlsba__device_t *dev = &ex->dev[j];
   char host[128] = "unknown";
   gethostname(host, sizeof host - 1);
   char ident[384];
-  switch (d->type) {
-  case MLSBA_DEVICE_CPU:
-    snprintf(ident, sizeof ident, "cpu core %lld", (long long)d->core);
-    break;
-  case MLSBA_DEVICE_OPENCL:
-    snprintf(ident, sizeof ident, "opencl %lld.%lld %s (%s)",
-             (long long)d->cl_platform, (long long)d->cl_device,
-             d->model_name ? d->model_name : "", d->driver ? d->driver : "");
-    break;
-  default:
-    snprintf(ident, sizeof ident, "sim");
-  }
+  dev->ops->ident(dev, d->model_name, d->driver, ident, sizeof ident);
   int a = snprintf(path, plen, "%s/%s.%s.model", dir, d->name, w->tag);
   int b = snprintf(key, klen, "host=%s device=%s [%s] kernel=%s%s%s", host,
                    d->name, ident, w->name, w->shape[0] ? " " : "", w->shape);
@@ -92,7 +82,6 @@ int mlsba__bal_model_file(const mlsba_platform_t *pl, size_t j,
  * device in use has one. */
 int mlsba__bal_load_stored(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                            int *all) {
-  const mlsba_platform_t *pl = C->ex->pl;
   char path[1024], key[1024];
   size_t warm = 0, used = 0;
   int err = 0;
@@ -106,7 +95,7 @@ int mlsba__bal_load_stored(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
     mlsba_model_t *stored = NULL;
     unsigned runs[MLSBA__MAX_POINTS];
     double sd[MLSBA__MAX_POINTS];
-    if (mlsba__bal_model_file(pl, j, C->w, C->o.model_dir, path, sizeof path,
+    if (mlsba__bal_model_file(C->ex, j, C->w, C->o.model_dir, path, sizeof path,
                               key, sizeof key) != 0)
       continue;
     int e = mlsba__model_load_stats(path, key, &stored, runs, sd,
@@ -136,7 +125,7 @@ void mlsba__bal_save_models(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r) {
               C->dev.measured[j].n > 0; /* left out, runs kept */
     if (!e &&
         ((C->dev.use[j] && mlsba_model_num_points(r->models[j]) > 0) || out)) {
-      e = mlsba__bal_model_file(C->ex->pl, j, C->w, C->o.model_dir, path,
+      e = mlsba__bal_model_file(C->ex, j, C->w, C->o.model_dir, path,
                                 sizeof path, key, sizeof key);
       if (!e)
         e = save_measured(&C->dev.measured[j], C->dev.max[j], path, key);

@@ -89,8 +89,8 @@ static int start_check(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r, size_t j,
 
 static int left_out_file(const mlsba__bal_ctx_t *C, size_t j, char *path,
                          size_t plen, char *key, size_t klen) {
-  int e = mlsba__bal_model_file(C->ex->pl, j, C->w, C->o.model_dir, path, plen,
-                                key, klen);
+  int e = mlsba__bal_model_file(C->ex, j, C->w, C->o.model_dir, path, plen, key,
+                                klen);
   size_t n = strlen(path) - strlen(".model");
   if (!e && snprintf(path + n, plen - n, ".left-out") >= (int)(plen - n))
     e = mlsba__fail(MLSBA_ERANGE, "%s: model path too long", C->o.model_dir);
