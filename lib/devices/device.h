@@ -1,11 +1,12 @@
 /* Device backends behind one ops table (pocl's way): each backend folder
  * provides a create function that fills a device with its ops and state.
  *
- * The executor calls, for every run of a load w:
- *   max_load(w)         before the run, from the caller's thread; reports
- *                       the largest share the device can take of w (0 when
- *                       w has no code for this kind of device);
- *   start(w, off, n, t0) begins the device's share, units [off, off+n):
+ * The executor calls, for every run of a load:
+ *   max_load(load)      before the run, from the caller's thread; reports
+ *                       the largest share (in units) the device can take
+ *                       of the load (0 when the load has no code for this
+ *                       backend);
+ *   start(load, off, n, t0) begins the device's share, units [off, off+n):
  *                       an accelerator enqueues its transfers and kernel
  *                       and returns; a core computes and returns when done;
  *   finish(&seconds)    waits for the share and reports the time from t0
@@ -24,12 +25,12 @@
 typedef struct mlsba__device mlsba__device_t;
 
 typedef struct mlsba__device_ops {
-  const char *kind; /* "cpu", "opencl", "sim" */
-  int (*max_load)(mlsba__device_t *d, const mlsba_load_t *w, int64_t *max);
+  const char *backend; /* "cpu", "opencl", "sim" */
+  int (*max_load)(mlsba__device_t *d, const mlsba_load_t *load, int64_t *max);
   /* Optional: readies the device for w (builds programs) before the
    * common start, so that one-time costs stay out of the measured time. */
-  int (*prepare)(mlsba__device_t *d, const mlsba_load_t *w);
-  int (*start)(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
+  int (*prepare)(mlsba__device_t *d, const mlsba_load_t *load);
+  int (*start)(mlsba__device_t *d, const mlsba_load_t *load, int64_t off,
                int64_t n, double t0);
   int (*finish)(mlsba__device_t *d, double *seconds);
   void (*destroy)(mlsba__device_t *d);

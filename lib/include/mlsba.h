@@ -4,6 +4,18 @@
  * One public umbrella header. Everything here is C11 and free of device
  * headers; OpenCL interop lives in <mlsba/opencl.h>.
  *
+ * Words: one word per idea, in this header and in the library.
+ *  - load: the divisible work (mlsba_load_t, a GEMM, a Mandelbrot image);
+ *  - units: how many equal, independent parts a load has (a GEMM's
+ *    columns, an image's rows);
+ *  - share: the units one device computes in a run. Arrays of shares, one
+ *    per device, are named loads[] / load in the API for compatibility
+ *    (mlsba_partition(), mlsba_balance_result_t::load);
+ *  - backend: the code that drives a type of device (cpu, opencl, sim;
+ *    mlsba_device_type_t);
+ *  - kind: a class of identical hardware whose devices pool their runs
+ *    (mlsba_device_info_t::kind); mlsba_kinds_t is the policy for pooling.
+ *
  * Conventions (see STYLE.md in the project notes):
  *  - every fallible call returns int: 0 on success, a negative MLSBA_E* code
  *    otherwise; mlsba_strerror() names the code and mlsba_last_error() gives

@@ -55,7 +55,7 @@ static void cpu_ident(const mlsba__device_t *d, const char *model_name,
 }
 
 static const mlsba__device_ops_t cpu_ops = {
-    .kind = "cpu",
+    .backend = "cpu",
     .max_load = cpu_max_load,
     .start = cpu_start,
     .finish = cpu_finish,

@@ -301,7 +301,7 @@ static void ocl_ident(const mlsba__device_t *d, const char *model_name,
 }
 
 static const mlsba__device_ops_t ocl_ops = {
-    .kind = "opencl",
+    .backend = "opencl",
     .max_load = ocl_max_load,
     .prepare = ocl_prepare,
     .start = ocl_start,

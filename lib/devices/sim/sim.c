@@ -89,7 +89,7 @@ double mlsba__sim_contended_time(double t, double T, double contention) {
 }
 
 static const mlsba__device_ops_t sim_ops = {
-    .kind = "sim",
+    .backend = "sim",
     .max_load = sim_max_load,
     .start = sim_start,
     .finish = sim_finish,
