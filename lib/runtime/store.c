@@ -1,19 +1,16 @@
-/* Device models on disk: versioned text a person can read, checked by a
- * checksum, written atomically. A file that fails any check is reported
- * and ignored, never trusted. */
-#include <dirent.h>
+/* Every on-disk format of the balancer. Device models: versioned text a
+ * person can read, checked by a checksum, written atomically; a file that
+ * fails any check is reported and ignored, never trusted. Left-out
+ * decisions: a few lines beside a model. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../core/atomic_file.h"
 #include "../core/error.h"
 #include "../partition/fpm.h"
 #include "store.h"
@@ -64,93 +61,6 @@ int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
   int err = mlsba__write_atomic(path, text, len);
   free(text);
   return err;
-}
-
-/* Removes what killed writers of path left: PATH.tmp.PID files whose
- * process is gone and that nobody touched for a minute (the age guards a
- * writer on another machine sharing the folder, whose pid means nothing
- * here). Best effort: a failure changes nothing. */
-static void remove_stale_temps(const char *path) {
-  const char *slash = strrchr(path, '/');
-  size_t dlen = slash ? (size_t)(slash - path) : 0;
-  const char *base = slash ? slash + 1 : path;
-  char *dir = slash ? strndup(path, dlen ? dlen : 1) : strdup(".");
-  DIR *d = dir ? opendir(dir) : NULL;
-  size_t blen = strlen(base);
-  struct dirent *e;
-  while (d && (e = readdir(d)) != NULL) {
-    const char *n = e->d_name;
-    if (strncmp(n, base, blen) != 0 || strncmp(n + blen, ".tmp.", 5) != 0)
-      continue;
-    char *end;
-    long pid = strtol(n + blen + 5, &end, 10);
-    if (*end != '\0' || pid <= 0 || pid == (long)getpid() ||
-        kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-      continue;
-    struct stat st;
-    if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISREG(st.st_mode) && time(NULL) - st.st_mtime > 60)
-      unlinkat(dirfd(d), n, 0);
-  }
-  if (d)
-    closedir(d);
-  free(dir);
-}
-
-int mlsba__write_atomic(const char *path, const char *text, size_t len) {
-  size_t tlen = strlen(path) + 32;
-  char *tmp = malloc(tlen);
-  int err = 0;
-  if (tmp == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
-  snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (f == NULL) {
-    err = mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", tmp, strerror(errno));
-  } else {
-    int bad = fwrite(text, 1, len, f) != len;
-    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-      err =
-          mlsba__fail(MLSBA_EIO, "%s: cannot save: %s", path, strerror(errno));
-      remove(tmp);
-    }
-  }
-  free(tmp);
-  if (!err)
-    remove_stale_temps(path);
-  return err;
-}
-
-int mlsba__open_regular(const char *path, FILE **file) {
-  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-   * writer, forever, before fstat could tell what it is. */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const char *what = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "not a regular file";
-    close(fd);
-    return mlsba__fail(MLSBA_EIO, "%s: is %s, not a regular file", path, what);
-  }
-  int flags = fcntl(fd, F_GETFL);
-  FILE *f = flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0
-                ? NULL
-                : fdopen(fd, "rb");
-  if (f == NULL) {
-    int e = errno;
-    close(fd);
-    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(e));
-  }
-  *file = f;
-  return 0;
 }
 
 /* Reads the whole file, at most MAX_FILE bytes. */
@@ -292,4 +202,52 @@ int mlsba__model_load_stats(const char *path, const char *key,
   err = mlsba__model_parse_text(path, key, text, len, model, runs, sd, room);
   free(text);
   return err;
+}
+
+/* ---- the left-out decision (balance_sharing.c says when it is taken) ---- */
+
+/* Text a person can read: the magic line, the key of the device's model
+ * (a decision about another device or driver is not taken), why, how many
+ * balancings have taken it, and whether the last one found a kept
+ * device's model stale. */
+#define LEFT_OUT_MAGIC "mlsba-left-out 1"
+
+int mlsba__left_out_read(const char *path, const char *key, unsigned *trusted,
+                         unsigned *stale) {
+  char line[1200];
+  *trusted = *stale = 0;
+  FILE *f;
+  if (mlsba__open_regular(path, &f) != 0) /* a FIFO would block */
+    return 0;
+  int ok = fgets(line, sizeof line, f) &&
+           strcmp(line, LEFT_OUT_MAGIC "\n") == 0 &&
+           fgets(line, sizeof line, f) && strncmp(line, "key ", 4) == 0;
+  if (ok) {
+    line[strcspn(line, "\n")] = '\0';
+    ok = strcmp(line + 4, key) == 0;
+  }
+  while (ok && fgets(line, sizeof line, f))
+    if (sscanf(line, "trusted %u", trusted) != 1)
+      sscanf(line, "stale %u", stale);
+  fclose(f);
+  return ok;
+}
+
+int mlsba__left_out_write(const char *path, const char *key, unsigned trusted,
+                          int stale) {
+  char text[1200];
+  int n = snprintf(text, sizeof text,
+                   "%s\nkey %s\nreason the other devices ran faster "
+                   "without it\ntrusted %u\nstale %d\n",
+                   LEFT_OUT_MAGIC, key, trusted, stale);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return mlsba__fail(MLSBA_ERANGE, "%s: model key too long", path);
+  return mlsba__write_atomic(path, text, (size_t)n);
+}
+
+int mlsba__left_out_remove(const char *path) {
+  return unlink(path) == 0 || errno == ENOENT
+             ? 0
+             : mlsba__fail(MLSBA_EIO, "%s: cannot remove: %s", path,
+                           strerror(errno));
 }

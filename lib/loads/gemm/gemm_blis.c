@@ -4,8 +4,7 @@
  * same time. */
 #include <blis.h>
 
-#include "../../runtime/gemm.h"
-#include "../device.h"
+#include "gemm.h"
 
 int mlsba__gemm_blis(void *user, int64_t off, int64_t n) {
   const mlsba_gemm_t *g = user;
