@@ -256,6 +256,32 @@ START_TEST(a_platform_of_100000_devices_parses_in_linear_time) {
 }
 END_TEST
 
+/* mlsba-info compared every pair of devices to list the kinds: 10^5
+ * cores of one kind took hours. */
+START_TEST(mlsba_info_lists_the_kinds_of_100000_cores) {
+  make_dir();
+  char path[128];
+  snprintf(path, sizeof path, "%s/cores.json", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"devices\": [", f);
+  for (int i = 0; i < 100000; i++)
+    fprintf(f, "%s{\"name\": \"c%d\", \"type\": \"cpu\", \"core\": 0}",
+            i ? ", " : "", i);
+  fputs("]}", f);
+  ck_assert_int_eq(fclose(f), 0);
+  char *argv[] = {MLSBA_INFO_BIN, "--platform", path, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert(r.exited);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "cpu: c0 c1 c2 "));
+  ck_assert_ptr_nonnull(strstr(r.out, " c99999\n"));
+  tool_run_free(&r);
+  remove_dir();
+}
+END_TEST
+
 /* ---- 10: API holes -------------------------------------------------- */
 
 START_TEST(api_holes_give_errors_not_crashes) {
@@ -528,6 +554,7 @@ static Suite *reliability_suite(void) {
   TCase *big = tcase_create("10^5 devices");
   tcase_set_timeout(big, 30);
   tcase_add_test(big, a_platform_of_100000_devices_parses_in_linear_time);
+  tcase_add_test(big, mlsba_info_lists_the_kinds_of_100000_cores);
   suite_add_tcase(s, big);
   return s;
 }
