@@ -372,6 +372,18 @@ START_TEST(a_bad_point_names_the_file_once) {
   ck_assert_ptr_nonnull(first);
   ck_assert_msg(strstr(first + 1, "some.model") == NULL, "garbled: %s", msg);
   ck_assert_msg(strstr(msg, "load must be in") != NULL, "%s", msg);
+  /* A saved model with denormal speeds and a valid checksum crashed every
+   * later run until deleted: now it is refused like a damaged file (and
+   * the balancer measures afresh and saves over it). */
+  char tiny[] = "mlsba-model 1\nkey k\nmax_load -1\npoints 2\n1 4.9e-324\n"
+                "2 1e-310\n";
+  snprintf(body, sizeof body, "%schecksum %016llx\n", tiny,
+           (unsigned long long)mlsba__model_checksum(tiny, strlen(tiny)));
+  ck_assert_int_eq(mlsba__model_parse_text("tiny.model", "k", body,
+                                           strlen(body), &m, NULL, NULL, 0),
+                   MLSBA_EFORMAT);
+  ck_assert_msg(strstr(mlsba_last_error(), "speed must be in") != NULL, "%s",
+                mlsba_last_error());
 }
 END_TEST
 
