@@ -501,6 +501,11 @@ MLSBA_EXTERN int mlsba_gemm_verify(const mlsba_gemm_t *g, uint64_t seed,
  *  the slice of B in, the slice of C out, all in the device's time). The
  *  load keeps a copy of *g; the matrices stay the caller's. */
 MLSBA_EXTERN int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **load);
+/** \brief The whole product with BLIS alone on `threads` threads (BLIS's
+ *  own threading, not pinned): what an application runs without
+ *  balancing, the baseline mlsba-bench --compare measures against.
+ *  \return 0 or MLSBA_EINVAL naming the problem. */
+MLSBA_EXTERN int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */
@@ -799,6 +804,10 @@ MLSBA_EXTERN void mlsba_balance_result_free(mlsba_balance_result_t *result);
 /** \brief Name of a stop reason as the tools spell it ("balanced",
  *  "fixed-point", "max-iter", "cycle"); NULL for an unknown value. */
 MLSBA_EXTERN const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop);
+/** \brief Why the routine stopped, in a few words for a person ("device
+ *  times within eps", "max-iter reached"); NULL for an unknown value. The
+ *  tools and examples print these, so the reasons are worded once. */
+MLSBA_EXTERN const char *mlsba_stop_reason_text(mlsba_stop_reason_t stop);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */
