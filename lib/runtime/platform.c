@@ -630,7 +630,14 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
     err = mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
   } else {
     snprintf(tmp, len, "%s.tmp", path);
-    if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
+    /* A text file: it ends with a newline. */
+    FILE *f = fopen(tmp, "w");
+    int bad = f == NULL ||
+              json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
+              fputc('\n', f) == EOF;
+    if (f != NULL && fclose(f) != 0)
+      bad = 1;
+    if (bad)
       err = mlsba__fail(MLSBA_EIO, "%s: cannot write", tmp);
     else if (rename(tmp, path) != 0)
       err = mlsba__fail(MLSBA_EIO, "%s: cannot rename %s: %s", path, tmp,
