@@ -5,25 +5,14 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/paths.h"
+#include "common/text.h"
+#include "mlsba-info_help.h" /* tools/help/mlsba-info.txt */
 #include "mlsba.h"
 
 #define EXIT_USAGE CLI_EXIT_USAGE
 
 static const char *prog = "mlsba-info";
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: %s [--platform auto|FILE] [--write FILE]\n"
-          "\n"
-          "Show the devices of a platform and its processing groups. The\n"
-          "default, auto, discovers every CPU core (hwloc) and every OpenCL\n"
-          "device, and pairs accelerator i with core i.\n"
-          "\n"
-          "  --platform auto|FILE  the platform to show (default: auto)\n"
-          "  --write FILE          also write it as a platform file\n"
-          "  --help, --version\n",
-          prog);
-}
 
 static const char *type_name(mlsba_device_type_t t) {
   return t == MLSBA_DEVICE_CPU      ? "cpu"
@@ -35,8 +24,10 @@ static void print_platform(const mlsba_platform_t *pl) {
   size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
   printf("platform %s: %zu devices in %zu groups\n\n", mlsba_platform_name(pl),
          p, q);
-  printf("%-8s %-7s %-6s %-10s %-44s %s\n", "device", "type", "units", "memory",
-         "model", "driver");
+  /* The model and the driver in full, wrapped under their column: 80
+   * columns, nothing cut. */
+  printf("%-8s %-7s %-6s %-10s %s\n", "device", "type", "units", "memory",
+         "model / driver");
   for (size_t i = 0; i < p; i++) {
     mlsba_device_info_t info;
     mlsba_platform_device_info(pl, i, &info);
@@ -49,10 +40,14 @@ static void print_platform(const mlsba_platform_t *pl) {
     const char *model = info.model[0] ? info.model : "-";
     if (mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_SIM)
       model = "speed profile";
-    printf("%-8s %-7s %-6s %-10s %-44.44s %s\n",
-           mlsba_platform_device_name(pl, i),
-           type_name(mlsba_platform_device_type(pl, i)), units, mem, model,
-           info.driver[0] ? info.driver : "-");
+    char head[64];
+    snprintf(head, sizeof head, "%-8s %-7s %-6s %-10s ",
+             mlsba_platform_device_name(pl, i),
+             type_name(mlsba_platform_device_type(pl, i)), units, mem);
+    text_wrap(stdout, head, 35, model);
+    if (info.driver[0])
+      text_wrap(stdout, "                                   ", 37,
+                info.driver);
   }
   printf("\ngroups (the first device drives the others):\n");
   for (size_t g = 0; g < q; g++) {
@@ -95,7 +90,7 @@ int main(int argc, char **argv) {
   const char *platform = "auto", *write = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
+      fputs(mlsba_info_help, stdout);
       return 0;
     }
     if (!strcmp(argv[i], "--version")) {
@@ -111,15 +106,20 @@ int main(int argc, char **argv) {
           argv[i]);
     *slot = argv[++i];
   }
+  char path[4096];
+  int status = paths_platform(prog, platform, path, sizeof path);
+  if (!status && write)
+    status = paths_check_output_file(prog, "--write", write);
+  if (status)
+    return status;
   mlsba_platform_t *pl = NULL;
-  int err = strcmp(platform, "auto") == 0 ? mlsba_platform_discover(&pl)
-                                          : mlsba_platform_load(platform, &pl);
+  int err = strcmp(path, "auto") == 0 ? mlsba_platform_discover(&pl)
+                                      : mlsba_platform_load(path, &pl);
   if (err) {
     fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
     return err == MLSBA_EFORMAT || err == MLSBA_EIO ? EXIT_USAGE : 1;
   }
   print_platform(pl);
-  int status = 0;
   if (write) {
     if (mlsba_platform_save(pl, write) != 0) {
       fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
