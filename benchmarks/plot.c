@@ -71,6 +71,11 @@ static double write_data(FILE *pts, FILE *curve, FILE *tl,
     for (size_t r = 0; r < P->runs; r++)
       if ((double)P->hist_load[r * p + j] > xmax)
         xmax = (double)P->hist_load[r * p + j];
+  /* Room for the memory limits below the whole load. */
+  for (size_t j = 0; P->max_load && j < p; j++)
+    if (P->max_load[j] > 0 && P->max_load[j] < P->n &&
+        (double)P->max_load[j] > xmax)
+      xmax = (double)P->max_load[j];
   xmax *= 1.1;
   for (size_t j = 0; j < p; j++) {
     for (size_t i = 0; i < mlsba_model_num_points(P->models[j]); i++) {
@@ -104,10 +109,10 @@ static void write_script(FILE *gp, const bench_plot_t *P, double xmax) {
           "  if (fmt eq 'png') { set terminal pngcairo size 1000,650 "
           "noenhanced } else { set terminal svg size 1000,650 noenhanced }\n"
           "  set output 'speed.'.fmt\n"
-          "  set title 'Device speed functions (log scale), memory limits "
-          "and the final distribution line (makespan %.4g s)'\n"
+          "  set title 'Speed functions (log scale), memory limits and "
+          "the final distribution (makespan %.4g s)'\n"
           "  set xlabel 'load (columns)'; set ylabel 'speed (columns/s)'\n"
-          "  set logscale y; set key outside right; set grid\n",
+          "  set logscale y; set key below; set grid\n",
           P->makespan);
   /* A device's memory limit: a dotted line at the load it can hold, when
    * it is less than the whole load. */
