@@ -1,6 +1,6 @@
 /* mlsba-partition as other tools use it: the command line and the JSON
- * report of DESIGN.md, and one clear line with exit status 2 for every
- * kind of bad input, never a signal. */
+ * report of docs/partition-report.md, and one clear line with exit status
+ * 2 for every kind of bad input, never a signal. */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -298,9 +298,9 @@ START_TEST(info_refuses_bad_input) {
 }
 END_TEST
 
-/* The fields of one mlsba-bench report: those of DESIGN.md, and the five
- * added after it (README): steady_s, steady_gflops, left_out, faulty,
- * stop. */
+/* The fields of one mlsba-bench report (docs/bench-report.md): the base
+ * ones, and those added after them: steady_s, steady_gflops, left_out,
+ * faulty, stop. */
 static void check_bench_report(json_t *r, size_t groups) {
   static const char *keys[] = {"algorithm",
                                "platform",
