@@ -128,22 +128,14 @@ int main(int argc, char **argv) {
                                                    a.json))) ||
       (a.plot && (status = paths_make_dirs(bench_prog, "--plot", a.plot))))
     return status;
-  char platform[4096], models[4096] = "";
-  if ((status = paths_platform(bench_prog, a.platform, platform,
-                               sizeof platform)))
-    return status;
-
+  char models[4096] = "";
   bench_t B = {.a = &a, .platform = a.platform};
+  if ((status = paths_load_platform(bench_prog, a.platform, &B.pl)))
+    return status;
   bench_row_t *rows = NULL;
   void *A = NULL, *Bm = NULL, *C = NULL;
   size_t nrows = 0, used = 0;
-  int err = strcmp(platform, "auto") == 0
-                ? mlsba_platform_discover(&B.pl)
-                : mlsba_platform_load(platform, &B.pl);
-  if (err) {
-    status = fail(err);
-    goto done;
-  }
+  int err;
   B.p = mlsba_platform_num_devices(B.pl);
   B.q = mlsba_platform_num_groups(B.pl);
   size_t nsim = 0;

@@ -106,19 +106,12 @@ int main(int argc, char **argv) {
           argv[i]);
     *slot = argv[++i];
   }
-  char path[4096];
-  int status = paths_platform(prog, platform, path, sizeof path);
-  if (!status && write)
-    status = paths_check_output_file(prog, "--write", write);
+  int status = write ? paths_check_output_file(prog, "--write", write) : 0;
+  mlsba_platform_t *pl = NULL;
+  if (!status)
+    status = paths_load_platform(prog, platform, &pl);
   if (status)
     return status;
-  mlsba_platform_t *pl = NULL;
-  int err = strcmp(path, "auto") == 0 ? mlsba_platform_discover(&pl)
-                                      : mlsba_platform_load(path, &pl);
-  if (err) {
-    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
-    return err == MLSBA_EFORMAT || err == MLSBA_EIO ? EXIT_USAGE : 1;
-  }
   print_platform(pl);
   if (write) {
     if (mlsba_platform_save(pl, write) != 0) {

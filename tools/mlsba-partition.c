@@ -172,9 +172,9 @@ int main(int argc, char **argv) {
     *slot = argv[++i];
   }
   if (platform_path == NULL)
-    return fail_usage("missing --platform FILE", "");
+    return fail_usage("missing --platform NAME|FILE", "");
   if (n_arg == NULL)
-    return fail_usage("missing --n N", "");
+    return fail_usage("missing --n N (or --size N)", "");
   problem_t P = {0};
   if (parse_units(n_arg, &P.n) != 0)
     return fail_usage("--n must be a whole number from 0 to 2^53, got ", n_arg);
@@ -183,18 +183,13 @@ int main(int argc, char **argv) {
   if (!all && mlsba_algorithm_from_name(algo_arg, &only) != 0)
     return fail_usage("--algo: ", mlsba_last_error());
 
-  char path[4096];
-  int checked = paths_platform(prog, platform_path, path, sizeof path);
-  if (!checked && json_path)
-    checked = paths_check_output_file(prog, "--json", json_path);
+  int checked =
+      json_path ? paths_check_output_file(prog, "--json", json_path) : 0;
+  mlsba_platform_t *pl = NULL;
+  if (!checked)
+    checked = paths_load_platform(prog, platform_path, &pl);
   if (checked)
     return checked;
-  platform_path = path;
-  mlsba_platform_t *pl = NULL;
-  if (mlsba_platform_load(platform_path, &pl) != 0) {
-    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
-    return EXIT_USAGE;
-  }
   P.pl = pl;
   P.p = mlsba_platform_num_devices(pl);
   P.q = mlsba_platform_num_groups(pl);

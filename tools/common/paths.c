@@ -67,6 +67,22 @@ int paths_platform(const char *prog, const char *arg, char *out,
   return CLI_EXIT_USAGE;
 }
 
+int paths_load_platform(const char *prog, const char *arg,
+                        mlsba_platform_t **pl) {
+  char path[PATH_MAX];
+  *pl = NULL;
+  int status = paths_platform(prog, arg, path, sizeof path);
+  if (status)
+    return status;
+  int err = strcmp(path, "auto") == 0 ? mlsba_platform_discover(pl)
+                                      : mlsba_platform_load(path, pl);
+  if (err) {
+    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
+    return err == MLSBA_EFORMAT || err == MLSBA_EIO ? CLI_EXIT_USAGE : 1;
+  }
+  return 0;
+}
+
 int paths_models(const char *prog, const char *platform_name, int sim,
                  char *out, size_t size) {
   char leaf[160] = "sim-";

@@ -7,12 +7,20 @@
 
 #include <stddef.h>
 
+#include "mlsba.h"
+
 /* --platform: "auto" as is; an existing path as is; else a sample
  * platform's name (desktop-seed002, with or without .json), looked up in
  * the installed share/mlsba/platforms beside the running tool, then in
  * the source tree's models/sim/ (a build that is not installed). 0, or
  * 2 (usage) after a line that says where it looked. */
 int paths_platform(const char *prog, const char *arg, char *out, size_t size);
+
+/* --platform resolved (paths_platform) and discovered ("auto") or
+ * loaded into *pl. 0, or the exit status after one line on stderr: 2 for
+ * a name or a file that is wrong, 1 otherwise. */
+int paths_load_platform(const char *prog, const char *arg,
+                        mlsba_platform_t **pl);
 
 /* The default model directory: $XDG_CACHE_HOME/mlsba/<leaf>, else
  * ~/.cache/mlsba/<leaf>, with leaf the host name, or "sim-<name>" for a

@@ -1,5 +1,5 @@
 # A tool's man page (roff, section 1) from its help text, the file that
-# --help prints (embed.cmake):
+# --help prints (embedded by cl/embed.cmake):
 #   line 1           "tool - what it does"            -> NAME
 #   "usage: ..."     and its indented continuation   -> SYNOPSIS
 #   paragraphs       up to the first heading          -> DESCRIPTION
