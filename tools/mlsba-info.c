@@ -20,6 +20,13 @@ static const char *type_name(mlsba_device_type_t t) {
                                     : "sim";
 }
 
+/* Appends "sep name " to text at len (within size); the new length. */
+static size_t append(char *text, size_t size, size_t len, const char *sep,
+                     const char *name) {
+  int n = snprintf(text + len, size - len, "%s%s ", sep, name);
+  return n < 0 || (size_t)n >= size - len ? size - 1 : len + (size_t)n;
+}
+
 static void print_platform(const mlsba_platform_t *pl) {
   size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
   printf("platform %s: %zu devices in %zu groups\n\n", mlsba_platform_name(pl),
@@ -50,13 +57,15 @@ static void print_platform(const mlsba_platform_t *pl) {
                 info.driver);
   }
   printf("\ngroups (the first device drives the others):\n");
+  char text[2048], head[64];
   for (size_t g = 0; g < q; g++) {
-    printf("  group %zu:", g);
+    size_t len = 0;
     for (size_t k = 0; k < mlsba_platform_group_size(pl, g); k++)
-      printf("%s %s", k ? " +" : "",
-             mlsba_platform_device_name(pl,
-                                        mlsba_platform_group_device(pl, g, k)));
-    printf("\n");
+      len = append(text, sizeof text, len, k ? "+ " : "",
+                   mlsba_platform_device_name(
+                       pl, mlsba_platform_group_device(pl, g, k)));
+    snprintf(head, sizeof head, "  group %zu: ", g);
+    text_wrap(stdout, head, 4, text);
   }
   /* Each kind of two devices or more once, with its devices: they pool
    * their runs. */
@@ -76,13 +85,15 @@ static void print_platform(const mlsba_platform_t *pl) {
       continue;
     if (!header++)
       printf("\nkinds (the same hardware: the balancer pools their runs):\n");
-    printf("  %s:", a.kind);
+    size_t len = 0;
     for (size_t j = i; j < p; j++) {
       mlsba_platform_device_info(pl, j, &b);
       if (strcmp(a.kind, b.kind) == 0)
-        printf(" %s", mlsba_platform_device_name(pl, j));
+        len = append(text, sizeof text, len, "",
+                     mlsba_platform_device_name(pl, j));
     }
-    printf("\n");
+    snprintf(head, sizeof head, "  %.40s: ", a.kind);
+    text_wrap(stdout, head, 4, text);
   }
 }
 

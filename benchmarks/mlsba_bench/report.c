@@ -87,14 +87,15 @@ void bench_progress_end(bench_t *B) {
 
 void bench_print_header(const bench_t *B) {
   const bench_args_t *a = B->a;
-  printf("%s: C = A x B, m=%lld n=%lld k=%lld, %s precision\n", bench_prog,
-         (long long)a->m, (long long)a->n, (long long)a->k,
-         a->precision ? "double" : "single");
-  char line[TEXT_COLUMNS];
-  text_fit(line, sizeof line, "platform %s: %zu device%s in %zu group%s%s",
+  char text[512];
+  snprintf(text, sizeof text, "C = A x B, m=%lld n=%lld k=%lld, %s precision",
+           (long long)a->m, (long long)a->n, (long long)a->k,
+           a->precision ? "double" : "single");
+  text_wrap(stdout, "mlsba-bench: ", 4, text);
+  snprintf(text, sizeof text, "%s: %zu device%s in %zu group%s%s",
            mlsba_platform_name(B->pl), B->p, B->p == 1 ? "" : "s", B->q,
            B->q == 1 ? "" : "s", B->sim ? ", simulated (virtual time)" : "");
-  printf("%s\n", line);
+  text_wrap(stdout, "platform ", 4, text);
 }
 
 static double gflops(const bench_t *B, int64_t columns, double seconds) {
