@@ -3,6 +3,7 @@
  * what it gained. The command line is in tools/help/mlsba-bench.txt, the
  * JSON report in docs/bench-report.md. The parts: mlsba_bench/cli.c
  * (arguments), runners.c (what runs), report.c (what is shown). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,8 @@ static int report(bench_t *B, const bench_row_t *rows, size_t used) {
     json_t *doc = bench_report_json(B, rows, used);
     FILE *f = to_stdout ? stdout : fopen(a->json, "w");
     if (f == NULL) {
-      perror(a->json);
+      fprintf(stderr, "%s: --json: cannot write '%s': %s\n", bench_prog,
+              a->json, strerror(errno));
       status = 1;
     } else {
       json_dumpf(doc, f, JSON_REAL_PRECISION(9));

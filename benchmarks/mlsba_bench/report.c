@@ -216,6 +216,14 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
                         : "-",
            verified_word(r));
   }
+  text_wrap(stdout, "", 0,
+            B->sim ? "last: the routine's last run (a device alone: its run); "
+                     "median: the same, as virtual time does not drift; vs "
+                     "best: median over the best median"
+                   : "last: the routine's last run (a device alone, BLIS: its "
+                     "run); median: the headline, the median of 5 steady "
+                     "rounds in which every row runs its final distribution "
+                     "once; vs best: median over the best median");
 }
 
 /* ---- JSON (docs/bench-report.md) ------------------------------------------ */
