@@ -412,6 +412,64 @@ START_TEST(one_kind_under_heavy_noise_splits_evenly_at_once) {
 }
 END_TEST
 
+/* Only a run within eps is called balanced. Two cores of one kind whose
+ * times vary by 20% from run to run stop at once at a fixed point (no run
+ * could move their even split), above eps: the result says so, with the
+ * variation it measured, and so does its sentence. */
+START_TEST(a_stop_above_eps_is_never_called_balanced) {
+  int noisy_stops = 0;
+  for (int seed = 1; seed <= 10; seed++) {
+    char text[512];
+    snprintf(
+        text, sizeof text,
+        "{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", "
+        "\"kind\": \"core\", \"speed\": [[1, 1000]], \"noise\": 0.2, "
+        "\"seed\": %d}, {\"name\": \"b\", \"type\": \"sim\", \"kind\": "
+        "\"core\", \"speed\": [[1, 1000]], \"noise\": 0.2, \"seed\": %d}]}",
+        2 * seed, 2 * seed + 1);
+    mlsba_platform_t *pl = NULL;
+    ck_assert_int_eq(mlsba_platform_parse(text, "twins", &pl), 0);
+    mlsba_executor_t *ex = NULL;
+    ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+    mlsba_balance_result_t r;
+    ck_assert_int_eq(mlsba_balance_gemm(ex, &product, NULL, &r), 0);
+    char how[512];
+    ck_assert_int_eq(mlsba_balance_result_describe(&r, how, sizeof how), 0);
+    ck_assert_double_eq(r.eps, 0.05);
+    if (r.stop == MLSBA_STOP_BALANCED) {
+      ck_assert_double_le(r.imbalance, r.eps);
+      ck_assert_msg(strncmp(how, "balanced in ", 12) == 0, "%s", how);
+    } else {
+      ck_assert_msg(strncmp(how, "not balanced", 12) == 0, "%s", how);
+      if (r.imbalance > r.eps && r.variation > r.eps / 2) {
+        ck_assert_msg(strstr(how, "from run to run") != NULL, "%s", how);
+        noisy_stops++;
+      }
+    }
+    mlsba_balance_result_free(&r);
+    mlsba_executor_destroy(ex);
+    mlsba_platform_destroy(pl);
+  }
+  ck_assert_int_gt(noisy_stops, 0);
+  /* The noiseless desktop is balanced, and its sentence says so. */
+  mlsba_platform_t *pl = desktop(0, 1);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_balance_result_t r;
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, NULL, &r), 0);
+  char how[512];
+  ck_assert_int_eq(mlsba_balance_result_describe(&r, how, sizeof how), 0);
+  ck_assert_int_eq(r.stop, MLSBA_STOP_BALANCED);
+  ck_assert_msg(strncmp(how, "balanced in 3 runs", 18) == 0, "%s", how);
+  ck_assert_double_lt(r.variation, r.eps / 2); /* no noise to speak of */
+  mlsba_balance_result_free(&r);
+  ck_assert_int_eq(mlsba_balance_result_describe(NULL, how, sizeof how),
+                   MLSBA_EINVAL);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *balance_suite(void) {
   Suite *s = suite_create("balance");
   TCase *tc = tcase_create("sim");
@@ -421,6 +479,7 @@ static Suite *balance_suite(void) {
   tcase_add_test(tc, a_device_unlike_its_kind_is_modelled_apart);
   tcase_add_test(tc, one_kind_under_heavy_noise_splits_evenly_at_once);
   tcase_add_test(tc, max_iter_under_noise_says_why);
+  tcase_add_test(tc, a_stop_above_eps_is_never_called_balanced);
   tcase_add_test(tc, every_algorithm_runs_and_reports_honestly);
   tcase_add_test(tc, devoted_cores_get_no_work_and_limits_are_checked);
   tcase_add_test(tc, warm_start_and_stale_models);

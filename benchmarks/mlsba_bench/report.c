@@ -56,10 +56,12 @@ void bench_progress_run(bench_t *B, const mlsba_iteration_t *it) {
 }
 
 /* The routine's log: its line per iteration is the progress line's
- * already; its decisions go above the line, and the last one says what
- * it is doing. */
+ * already, its last line (how it went) the table's; its decisions go
+ * above the line, and the last one says what it is doing. */
 void bench_progress_log(bench_t *B, const char *line) {
-  if (!B->progress || strstr(line, ": iteration ") != NULL)
+  if (!B->progress || strstr(line, ": iteration ") != NULL ||
+      strstr(line, ": balanced in ") != NULL ||
+      strstr(line, ": not balanced") != NULL)
     return;
   progress_clear();
   text_wrap(stdout, "  - ", 4, line);
@@ -151,12 +153,7 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
   printf("%s\n", bar);
   detail_line(B, "whole product", B->a->n, r->makespan);
   char text[512];
-  snprintf(text, sizeof text, "%s in %d run%s (%s), imbalance %.1f%%",
-           r->converged ? "balanced" : "NOT converged", r->iterations,
-           r->iterations == 1 ? "" : "s",
-           r->stop >= 0 ? mlsba_stop_reason_text((mlsba_stop_reason_t)r->stop)
-                        : "one run",
-           100 * r->imbalance);
+  mlsba_balance_result_describe(&r->res, text, sizeof text);
   printf("\n");
   text_wrap(stdout, "", 0, text);
   for (size_t j = 0; r->res.dropped && j < B->p; j++)
@@ -289,7 +286,8 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
   json_object_set_new(o, "history", history);
   /* After the base fields: the steady median (five rounds with --compare,
    * else three), the devices left out (fault, or slower with them), those
-   * of them dropped after a fault, and why the routine stopped. */
+   * of them dropped after a fault, why the routine stopped, and the
+   * devices' run-to-run variation (why it may stop above eps). */
   json_object_set_new(o, "steady_s", json_real(r->steady));
   json_object_set_new(o, "steady_gflops",
                       json_real(B->flop / r->steady * 1e-9));
@@ -307,6 +305,7 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
                       r->stop < 0 ? json_null()
                                   : json_string(mlsba_stop_reason_name(
                                         (mlsba_stop_reason_t)r->stop)));
+  json_object_set_new(o, "variation", json_real(res->variation));
   return o;
 }
 

@@ -59,6 +59,54 @@ const char *mlsba_stop_reason_text(mlsba_stop_reason_t stop) {
   return (unsigned)stop < sizeof text / sizeof *text ? text[stop] : NULL;
 }
 
+int mlsba_balance_result_describe(const mlsba_balance_result_t *r, char *out,
+                                  size_t size) {
+  if (r == NULL || out == NULL || size == 0 ||
+      mlsba_stop_reason_name(r->stop) == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_balance_result_describe: %s",
+                       r && out && size ? "unknown stop reason"
+                                        : "NULL or empty argument");
+  const char *runs = r->iterations == 1 ? "run" : "runs";
+  double imbalance = 100 * r->imbalance, eps = 100 * r->eps;
+  /* Noise explains a stop above eps when a point needs more runs than
+   * the routine had to be known within eps / 2. */
+  char why[160] = "the models see no better distribution";
+  if (r->variation > r->eps / 2)
+    snprintf(why, sizeof why,
+             "the devices' times vary by %.0f%% from run to run, so the "
+             "split is the best the runs can tell",
+             100 * r->variation);
+  switch (r->stop) {
+  case MLSBA_STOP_BALANCED:
+    snprintf(out, size,
+             "balanced in %u %s: the device times agree within eps (%g%%) "
+             "between groups and inside each; imbalance %.1f%%",
+             r->iterations, runs, eps, imbalance);
+    break;
+  case MLSBA_STOP_FIXED_POINT:
+    snprintf(out, size,
+             "not balanced: stopped after %u %s at a fixed point, imbalance "
+             "%.1f%% (eps %g%%): %s",
+             r->iterations, runs, imbalance, eps, why);
+    break;
+  case MLSBA_STOP_MAX_ITER:
+    snprintf(out, size,
+             "not balanced within max-iter (%u %s): imbalance %.1f%% (eps "
+             "%g%%)%s%s",
+             r->iterations, runs, imbalance, eps,
+             r->variation > r->eps / 2 ? "; " : "",
+             r->variation > r->eps / 2 ? why : "");
+    break;
+  default:
+    snprintf(out, size,
+             "not balanced: a distribution came back after %u %s (a cycle: "
+             "the algorithm does not follow the models), imbalance %.1f%% "
+             "(eps %g%%)",
+             r->iterations, runs, imbalance, eps);
+  }
+  return 0;
+}
+
 void mlsba_balance_result_free(mlsba_balance_result_t *r) {
   if (r == NULL)
     return;
@@ -979,20 +1027,31 @@ static int propose(ctx_t *C, mlsba_balance_result_t *r, unsigned it,
   return 0;
 }
 
+/* The run-to-run variation of the devices in use: the largest relative
+ * standard deviation of single runs of a device at one load, from its
+ * model's measurements (its kind's when pooled); *at: which device (-1
+ * when no load was run twice). */
+static double variation(const ctx_t *C, const mlsba_balance_result_t *r,
+                        long *at) {
+  double worst = 0;
+  *at = -1;
+  for (size_t j = 0; j < C->p; j++) {
+    double noise = r->load[j] > 0 ? mlsba__measured_noise(C->basis[j]) : 0;
+    if (noise > worst) {
+      worst = noise;
+      *at = (long)j;
+    }
+  }
+  return worst;
+}
+
 /* After max_iter: when the device times vary from run to run by more
  * than eps / 2, that is why (a point is known well once the standard
  * error of its runs is within eps / 2), and the log says so, with what
  * would let the routine settle. */
 static void explain_noise(const ctx_t *C, const mlsba_balance_result_t *r) {
-  double worst = 0;
   long at = -1;
-  for (size_t j = 0; j < C->p; j++) {
-    double noise = r->load[j] > 0 ? mlsba__measured_noise(C->basis[j]) : 0;
-    if (noise > worst) {
-      worst = noise;
-      at = (long)j;
-    }
-  }
+  double worst = variation(C, r, &at);
   double tol = C->o.eps / 2;
   if (at < 0 || worst <= tol)
     return;
@@ -1039,7 +1098,7 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
     memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
     r->history_makespan[it - 1] = makespan;
     r->history_imbalance[it - 1] = imbalance;
-    logf_(C, "%s: iteration %u: makespan %.6g s, imbalance %.2f%%%s",
+    logf_(C, "%s: iteration %u: makespan %.4f s, imbalance %.1f%%%s",
           C->w->name, it, makespan, 100 * imbalance,
           again ? " (outlier re-measured)" : "");
     if (o->progress) {
@@ -1054,7 +1113,7 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
     if (cj >= 0 && !(makespan < C->bar)) {
       /* The device pays its way: back to the run with it. This run is not
        * added to the models: the others ran alone, faster than beside it. */
-      logf_(C, "%s kept%s: %.6g s without it, %.6g s with it%s",
+      logf_(C, "%s kept%s: %.4f s without it, %.4f s with it%s",
             pl->dev[cj].name, C->early ? " for now" : "", makespan, C->bar,
             C->early ? " if balanced at its first speeds" : "");
       C->checked[cj] = !C->early;
@@ -1087,7 +1146,7 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
       C->left[cj] = 1;
       logf_(C,
             "%s left out: it computes on the others' cores, and they take "
-            "%.6g s without it, %.6g s with it%s",
+            "%.4f s without it, %.4f s with it%s",
             pl->dev[cj].name, makespan, C->bar,
             C->early ? " if balanced at its first speeds" : "");
       for (size_t j = 0; j < C->p; j++)
@@ -1108,8 +1167,8 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
         C->measured[j].n = 0;
         r->stale++;
         logf_(C,
-              "%s: the saved model is stale (predicted %.4g s, measured "
-              "%.4g s); measuring afresh",
+              "%s: the saved model is stale (predicted %.4f s, measured "
+              "%.4f s); measuring afresh",
               pl->dev[j].name, pred, r->time[j]);
       }
       mlsba__measured_add(&C->measured[j], r->load[j], r->time[j], o->eps);
@@ -1165,12 +1224,12 @@ static int routine(ctx_t *C, mlsba_balance_result_t *r, int start_warm) {
     for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++)
       r->alpha[gi] += r->load[pl->group_dev[k]];
   }
-  static const char *const why[] = {"balanced", "at a fixed point",
-                                    "not converged: max-iter",
-                                    "not converged: a cycle"};
-  logf_(C, "%s: %s after %u iteration%s, imbalance %.2f%%", C->w->name,
-        why[r->stop], r->iterations, r->iterations == 1 ? "" : "s",
-        100 * r->imbalance);
+  long at;
+  r->eps = C->o.eps;
+  r->variation = variation(C, r, &at);
+  char how[512];
+  mlsba_balance_result_describe(r, how, sizeof how);
+  logf_(C, "%s: %s", C->w->name, how);
   if (r->stop == MLSBA_STOP_MAX_ITER)
     explain_noise(C, r);
   save_models(C, r);
@@ -1295,7 +1354,7 @@ int mlsba_balancer_run(mlsba_balancer_t *b, mlsba_run_info_t *info) {
   double imbalance = spread(time, r->load, C->max, NULL, C->p);
   b->drifted = C->o.drift > 0 && imbalance > C->o.drift ? b->drifted + 1 : 0;
   if (b->drifted >= 2 || rebalanced) {
-    logf_(C, "%s: imbalance %.2f%% drifted past %.2f%%: re-balancing",
+    logf_(C, "%s: imbalance %.1f%% drifted past %.1f%%: re-balancing",
           C->w->name, 100 * imbalance, 100 * C->o.drift);
     if ((err = mlsba_balancer_rebalance(b)) != 0)
       return err;
