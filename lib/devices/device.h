@@ -1,11 +1,12 @@
 /* Device backends behind one ops table (pocl's way): each backend folder
  * provides a create function that fills a device with its ops and state.
  *
- * The executor calls, for every run of a load w:
- *   max_load(w)         before the run, from the caller's thread; reports
- *                       the largest share the device can take of w (0 when
- *                       w has no code for this kind of device);
- *   start(w, off, n, t0) begins the device's share, units [off, off+n):
+ * The executor calls, for every run of a load:
+ *   max_load(load)      before the run, from the caller's thread; reports
+ *                       the largest share (in units) the device can take
+ *                       of the load (0 when the load has no code for this
+ *                       backend);
+ *   start(load, off, n, t0) begins the device's share, units [off, off+n):
  *                       an accelerator enqueues its transfers and kernel
  *                       and returns; a core computes and returns when done;
  *   finish(&seconds)    waits for the share and reports the time from t0
@@ -14,23 +15,31 @@
 #ifndef MLSBA_DEVICES_DEVICE_H
 #define MLSBA_DEVICES_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/kernel.h"
+#include "../core/clock.h"
+#include "../core/load.h"
 #include "mlsba.h"
 
 typedef struct mlsba__device mlsba__device_t;
 
 typedef struct mlsba__device_ops {
-  const char *kind; /* "cpu", "opencl", "sim" */
-  int (*max_load)(mlsba__device_t *d, const mlsba_load_t *w, int64_t *max);
+  const char *backend; /* "cpu", "opencl", "sim" */
+  int (*max_load)(mlsba__device_t *d, const mlsba_load_t *load, int64_t *max);
   /* Optional: readies the device for w (builds programs) before the
    * common start, so that one-time costs stay out of the measured time. */
-  int (*prepare)(mlsba__device_t *d, const mlsba_load_t *w);
-  int (*start)(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
+  int (*prepare)(mlsba__device_t *d, const mlsba_load_t *load);
+  int (*start)(mlsba__device_t *d, const mlsba_load_t *load, int64_t off,
                int64_t n, double t0);
   int (*finish)(mlsba__device_t *d, double *seconds);
   void (*destroy)(mlsba__device_t *d);
+  /* Writes what identifies the device in the key of its saved models
+   * ("cpu core 3", "opencl 0.1 NAME (DRIVER)", "sim"), so that a model
+   * saved for another device or driver is not taken. model_name and
+   * driver: what the platform says of the device (NULL: unknown). */
+  void (*ident)(const mlsba__device_t *d, const char *model_name,
+                const char *driver, char *buf, size_t size);
 } mlsba__device_ops_t;
 
 struct mlsba__device {
@@ -39,18 +48,23 @@ struct mlsba__device {
   void *state;      /* the backend's */
   /* It computes on the host's cores (an OpenCL CPU device such as pocl,
    * or a sim device with contends_with): its share slows the core
-   * devices, so the balancer checks that it pays (balance.c). */
+   * devices, so the balancer checks that it pays
+   * (runtime/balance_sharing.c). */
   int shares_cores;
 };
 
-/* Monotonic clock in seconds (device times are differences of it). */
-double mlsba__now(void);
-
 /* Backends. Each returns 0 and a device, or a code with the error named. */
 int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d);
+/* The driver of a core device as discovery reports it ("BLIS 0.9.0 (1
+ * thread per core)"). */
+void mlsba__cpu_driver(char *buf, size_t size);
 struct mlsba__pdevice_desc;
 int mlsba__sim_device_create(const struct mlsba__pdevice_desc *desc,
                              mlsba__device_t *d);
+/* Sim contention: a device that would take t alone, beside a contending
+ * sim device that runs for T and makes it 1 + contention times slower
+ * while it runs. */
+double mlsba__sim_contended_time(double t, double T, double contention);
 int mlsba__opencl_device_create(const char *name, int platform, int device,
                                 int64_t mem_limit_mb, mlsba__device_t *d);
 
@@ -85,12 +99,6 @@ struct mlsba__pdevice_desc {
 };
 int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
                        mlsba__device_t *d);
-
-/* The device code of the built-in loads. The OpenCL halves return NULL
- * in a build without OpenCL. */
-int mlsba__gemm_blis(void *gemm, int64_t first, int64_t count);
-const struct mlsba_opencl_ops *mlsba__gemm_clblast_ops(void);
-const struct mlsba_opencl_ops *mlsba__mandelbrot_cl_ops(void);
 
 /* Test-only fault injection: the nth share started on any OpenCL device
  * from now on (1 = the next) fails as if its first OpenCL call had

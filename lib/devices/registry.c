@@ -34,8 +34,6 @@ int mlsba__opencl_enumerate(mlsba__cl_device_desc_t **list, size_t *count) {
   return 0;
 }
 
-const struct mlsba_opencl_ops *mlsba__gemm_clblast_ops(void) { return NULL; }
-const struct mlsba_opencl_ops *mlsba__mandelbrot_cl_ops(void) { return NULL; }
 void mlsba__opencl_inject_fault(unsigned nth, int code) {
   (void)nth;
   (void)code;

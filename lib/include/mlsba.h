@@ -4,6 +4,18 @@
  * One public umbrella header. Everything here is C11 and free of device
  * headers; OpenCL interop lives in <mlsba/opencl.h>.
  *
+ * Words: one word per idea, in this header and in the library.
+ *  - load: the divisible work (mlsba_load_t, a GEMM, a Mandelbrot image);
+ *  - units: how many equal, independent parts a load has (a GEMM's
+ *    columns, an image's rows);
+ *  - share: the units one device computes in a run. Arrays of shares, one
+ *    per device, are named loads[] / load in the API for compatibility
+ *    (mlsba_partition(), mlsba_balance_result_t::load);
+ *  - backend: the code that drives a type of device (cpu, opencl, sim;
+ *    mlsba_device_type_t);
+ *  - kind: a class of identical hardware whose devices pool their runs
+ *    (mlsba_device_info_t::kind); mlsba_kinds_t is the policy for pooling.
+ *
  * Conventions (see STYLE.md in the project notes):
  *  - every fallible call returns int: 0 on success, a negative MLSBA_E* code
  *    otherwise; mlsba_strerror() names the code and mlsba_last_error() gives
@@ -17,6 +29,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <mlsba/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,17 +46,10 @@ extern "C" {
 
 /* ---------------------------------------------------------------------- */
 /** \name Version
- *  Compile-time macros describe the header; mlsba_version() describes the
+ *  The macros MLSBA_VERSION_MAJOR, _MINOR, _PATCH and _HEX
+ *  (<mlsba/version.h>) describe the header; mlsba_version() describes the
  *  library actually linked, so an application can detect a mismatch. */
 /**@{*/
-#define MLSBA_VERSION_MAJOR 0
-#define MLSBA_VERSION_MINOR 1
-#define MLSBA_VERSION_PATCH 0
-/** Version as one number: 0xMMmmpp. */
-#define MLSBA_VERSION_HEX                                                      \
-  ((MLSBA_VERSION_MAJOR << 16) | (MLSBA_VERSION_MINOR << 8) |                  \
-   (MLSBA_VERSION_PATCH))
-
 /** \brief Version of the linked library as MLSBA_VERSION_HEX encodes it. */
 MLSBA_EXTERN unsigned int mlsba_version(void);
 /** \brief Version of the linked library as "major.minor.patch". Static
@@ -464,84 +471,9 @@ MLSBA_EXTERN int64_t mlsba_load_units(const mlsba_load_t *load);
 MLSBA_EXTERN const char *mlsba_load_name(const mlsba_load_t *load);
 /**@}*/
 
-/* ---------------------------------------------------------------------- */
-/** \name Matrix multiplication, the built-in divisible load
- *
- *  C = A x B, column-major, split by columns of B and C: a load of x units
- *  on a device is x columns, and every device gets all of A. */
-/**@{*/
-typedef enum mlsba_precision {
-  MLSBA_PRECISION_SINGLE = 0,
-  MLSBA_PRECISION_DOUBLE
-} mlsba_precision_t;
-
-/** A product C = A x B. The caller owns the matrices. */
-typedef struct mlsba_gemm {
-  int64_t m, n, k;             /**< C is m x n, A m x k, B k x n */
-  mlsba_precision_t precision; /**< element type of a, b and c */
-  const void *a;               /**< column-major, leading dimension m */
-  const void *b;               /**< column-major, leading dimension k */
-  void *c;                     /**< column-major, leading dimension m */
-} mlsba_gemm_t;
-
-/** \brief Check C against a reference product computed in long double,
- *  element by element: |c_ij - sum_p a_ip b_pj| relative to
- *  sum_p |a_ip| |b_pj|, which must stay within 4 k u (u the unit roundoff
- *  of the precision). Every column is checked up to 2^27 multiply-adds;
- *  above, 64 columns (the first, the last and random ones), plus a check
- *  of all columns at once (C x against A (B x) for a random x), which
- *  catches any column left uncomputed or misplaced.
- *  \param[out] max_rel_error  the largest relative residual.
- *  \param[out] ok             1 when within the bound. */
-MLSBA_EXTERN int mlsba_gemm_verify(const mlsba_gemm_t *g, uint64_t seed,
-                                   double *max_rel_error, int *ok);
-
-/** \brief GEMM as a load: the units are the n columns of B and C; cores
- *  compute with BLIS (one thread each), OpenCL devices with CLBlast (A and
- *  the slice of B in, the slice of C out, all in the device's time). The
- *  load keeps a copy of *g; the matrices stay the caller's. */
-MLSBA_EXTERN int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **load);
-/** \brief The whole product with BLIS alone on `threads` threads (BLIS's
- *  own threading, not pinned): what an application runs without
- *  balancing, the baseline mlsba-bench --compare measures against.
- *  \return 0 or MLSBA_EINVAL naming the problem. */
-MLSBA_EXTERN int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads);
-/**@}*/
-
-/* ---------------------------------------------------------------------- */
-/** \name Mandelbrot set by rows, the second shipped load
- *
- *  Escape-time iteration counts of a width x height image of the region
- *  [x0, x1] x [y0, y1], in double precision, by the CPU code of
- *  cl/mandelbrot.c and the OpenCL kernel of cl/mandelbrot.cl (the same
- *  arithmetic, without contraction, so both give the same counts). Its
- *  speed functions differ from GEMM's: it is compute bound with no data
- *  to move, so accelerators gain far more over cores here.
- *
- *  A row costs more the more of it lies in the set, so units are rows in
- *  an interleaved order: unit u is row (u * stride) mod height, stride
- *  coprime with height near 0.618 height. Every range of units then
- *  samples the whole image, and units cost the same on average. */
-/**@{*/
-typedef struct mlsba_mandelbrot {
-  int64_t width, height; /**< pixels, each >= 1 */
-  double x0, y0, x1, y1; /**< the region of the complex plane */
-  int32_t max_iter;      /**< >= 1 */
-  int32_t *out;          /**< width x height counts, row-major; caller's */
-} mlsba_mandelbrot_t;
-
-/** \brief The Mandelbrot image as a load of height units. The load keeps
- *  a copy of *mb; out stays the caller's. */
-MLSBA_EXTERN int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb,
-                                       mlsba_load_t **load);
-/** \brief The image row that unit u stands for. */
-MLSBA_EXTERN int64_t mlsba_mandelbrot_row(const mlsba_mandelbrot_t *mb,
-                                          int64_t unit);
-/** \brief Recompute every row on the calling thread and count the pixels
- *  of out that differ. */
-MLSBA_EXTERN int mlsba_mandelbrot_verify(const mlsba_mandelbrot_t *mb,
-                                         int64_t *wrong);
-/**@}*/
+/* The built-in loads (GEMM, Mandelbrot) are in <mlsba/loads.h>, included
+ * at the end; the calls below that take one name its struct. */
+struct mlsba_gemm;
 
 /* ---------------------------------------------------------------------- */
 /** \name Executing loads */
@@ -576,7 +508,7 @@ MLSBA_EXTERN void mlsba_executor_destroy(mlsba_executor_t *ex);
  *  and C, within its global memory, its largest single allocation and its
  *  mem_limit_mb), a simulated device's max_load, n for a core. */
 MLSBA_EXTERN int mlsba_executor_max_loads(mlsba_executor_t *ex,
-                                          const mlsba_gemm_t *g,
+                                          const struct mlsba_gemm *g,
                                           int64_t max_load[]);
 
 /** \brief The largest number of units of a load every device can take,
@@ -610,7 +542,7 @@ MLSBA_EXTERN int mlsba_executor_run(mlsba_executor_t *ex,
  *          of memory; MLSBA_EDEVICE naming the device, the call and the
  *          error. */
 MLSBA_EXTERN int mlsba_executor_run_gemm(mlsba_executor_t *ex,
-                                         const mlsba_gemm_t *g,
+                                         const struct mlsba_gemm *g,
                                          const int64_t load[],
                                          mlsba_drive_t drive, double time[]);
 /**@}*/
@@ -797,7 +729,8 @@ MLSBA_EXTERN void mlsba_balance_opts_init(mlsba_balance_opts_t *opts);
  *  far. C holds the product of the last run.
  *  \return 0 (see result->converged), or the first error of a run or of
  *          the partitioner. */
-MLSBA_EXTERN int mlsba_balance_gemm(mlsba_executor_t *ex, const mlsba_gemm_t *g,
+MLSBA_EXTERN int mlsba_balance_gemm(mlsba_executor_t *ex,
+                                    const struct mlsba_gemm *g,
                                     const mlsba_balance_opts_t *opts,
                                     mlsba_balance_result_t *result);
 /** \brief Balance any load over the executor's devices, as
@@ -885,5 +818,7 @@ MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 #ifdef __cplusplus
 }
 #endif
+
+#include <mlsba/loads.h>
 
 #endif /* MLSBA_H */

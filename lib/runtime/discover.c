@@ -7,7 +7,6 @@
  * the whole core). Accelerator i is paired with core i, which drives it;
  * the other cores are groups of their own; accelerators beyond the last
  * core form groups of their own. */
-#include <blis.h>
 #include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +15,6 @@
 #include "../core/error.h"
 #include "../devices/device.h"
 #include "platform.h"
-
-/* a followed by b, in new memory. */
-static char *concat(const char *a, const char *b) {
-  size_t len = strlen(a) + strlen(b) + 1;
-  char *s = malloc(len);
-  if (s)
-    snprintf(s, len, "%s%s", a, b);
-  return s;
-}
 
 /* The kind of a core: "cpu", or on a CPU with cores of several kinds
  * (performance and efficiency cores) "cpu kind K", K hwloc's index. */
@@ -74,8 +64,8 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
   }
   pl->ndev = p;
   pl->ngroups = q;
-  char blis[64];
-  snprintf(blis, sizeof blis, "BLIS %s", bli_info_get_version_str());
+  char driver[96];
+  mlsba__cpu_driver(driver, sizeof driver);
   char name[32];
   for (size_t i = 0; i < nc; i++) {
     device_t *d = &pl->dev[i];
@@ -86,7 +76,7 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
     d->core = (int64_t)i;
     d->mem_limit_mb = -1;
     d->model_name = strdup(cpu_model(topo));
-    d->driver = concat(blis, " (1 thread per core)");
+    d->driver = strdup(driver);
     d->compute_units = (unsigned)hwloc_bitmap_weight(core->cpuset);
     d->kind = core_kind(topo, core);
     if (!d->name || !d->model_name || !d->driver || !d->kind)

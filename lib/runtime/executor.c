@@ -15,17 +15,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
+#include "../core/load.h"
 #include "../devices/device.h"
 #include "executor.h"
-#include "kernel.h"
 #include "platform.h"
-
-double mlsba__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void mlsba_executor_destroy(mlsba_executor_t *ex) {
   if (ex == NULL)
@@ -241,20 +236,19 @@ static void *group_main(void *arg) {
 }
 
 /* Sim contention: while a sim device with contends_with runs, the devices
- * it names compute 1 + contention times slower. A device that would take
- * t alone beside one that runs for T: t (1 + c) when that ends first,
- * else T plus what is left of its work at full speed. */
+ * it names compute 1 + contention times slower (the sim backend's model,
+ * mlsba__sim_contended_time). */
 static void apply_contention(const mlsba_platform_t *pl, const int64_t *load,
                              double *time) {
   for (size_t j = 0; j < pl->ndev; j++) {
     const device_t *d = &pl->dev[j];
     if (d->ncontends == 0 || load[j] == 0)
       continue;
-    double T = time[j], f = 1 + d->contention;
+    double T = time[j];
     for (size_t k = 0; k < d->ncontends; k++) {
       double *t = &time[d->contends[k]];
       if (load[d->contends[k]] > 0)
-        *t = *t * f <= T ? *t * f : T + (*t - T / f);
+        *t = mlsba__sim_contended_time(*t, T, d->contention);
     }
   }
 }

@@ -1,6 +1,7 @@
-/* Device models on disk: versioned text a person can read, checked by a
- * checksum, written atomically. A file that fails any check is reported
- * and ignored, never trusted. */
+/* Every on-disk format of the balancer. Device models: versioned text a
+ * person can read, checked by a checksum, written atomically; a file that
+ * fails any check is reported and ignored, never trusted. Left-out
+ * decisions: a few lines beside a model. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/atomic_file.h"
 #include "../core/error.h"
 #include "../partition/fpm.h"
 #include "store.h"
@@ -58,30 +60,6 @@ int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
                           fnv1a(text, len));
   int err = mlsba__write_atomic(path, text, len);
   free(text);
-  return err;
-}
-
-int mlsba__write_atomic(const char *path, const char *text, size_t len) {
-  size_t tlen = strlen(path) + 32;
-  char *tmp = malloc(tlen);
-  int err = 0;
-  if (tmp == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
-  snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (f == NULL) {
-    err = mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", tmp, strerror(errno));
-  } else {
-    int bad = fwrite(text, 1, len, f) != len;
-    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-      err =
-          mlsba__fail(MLSBA_EIO, "%s: cannot save: %s", path, strerror(errno));
-      remove(tmp);
-    }
-  }
-  free(tmp);
   return err;
 }
 
@@ -215,4 +193,52 @@ int mlsba__model_load_stats(const char *path, const char *key,
   err = mlsba__model_parse_text(path, key, text, len, model, runs, sd, room);
   free(text);
   return err;
+}
+
+/* ---- the left-out decision (balance_sharing.c says when it is taken) ---- */
+
+/* Text a person can read: the magic line, the key of the device's model
+ * (a decision about another device or driver is not taken), why, how many
+ * balancings have taken it, and whether the last one found a kept
+ * device's model stale. */
+#define LEFT_OUT_MAGIC "mlsba-left-out 1"
+
+int mlsba__left_out_read(const char *path, const char *key, unsigned *trusted,
+                         unsigned *stale) {
+  char line[1200];
+  *trusted = *stale = 0;
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return 0;
+  int ok = fgets(line, sizeof line, f) &&
+           strcmp(line, LEFT_OUT_MAGIC "\n") == 0 &&
+           fgets(line, sizeof line, f) && strncmp(line, "key ", 4) == 0;
+  if (ok) {
+    line[strcspn(line, "\n")] = '\0';
+    ok = strcmp(line + 4, key) == 0;
+  }
+  while (ok && fgets(line, sizeof line, f))
+    if (sscanf(line, "trusted %u", trusted) != 1)
+      sscanf(line, "stale %u", stale);
+  fclose(f);
+  return ok;
+}
+
+int mlsba__left_out_write(const char *path, const char *key, unsigned trusted,
+                          int stale) {
+  char text[1200];
+  int n = snprintf(text, sizeof text,
+                   "%s\nkey %s\nreason the other devices ran faster "
+                   "without it\ntrusted %u\nstale %d\n",
+                   LEFT_OUT_MAGIC, key, trusted, stale);
+  if (n < 0 || (size_t)n >= sizeof text)
+    return mlsba__fail(MLSBA_ERANGE, "%s: model key too long", path);
+  return mlsba__write_atomic(path, text, (size_t)n);
+}
+
+int mlsba__left_out_remove(const char *path) {
+  return unlink(path) == 0 || errno == ENOENT
+             ? 0
+             : mlsba__fail(MLSBA_EIO, "%s: cannot remove: %s", path,
+                           strerror(errno));
 }

@@ -1,6 +1,7 @@
-/* Models on disk with what the balancing routine knows of each point: the
- * runs behind it and the spread of their speeds. The points are stored
- * sorted by load, and the arrays follow that order. */
+/* Every on-disk format of the balancer. Models on disk with what the
+ * balancing routine knows of each point: the runs behind it and the spread
+ * of their speeds (the points are stored sorted by load, and the arrays
+ * follow that order); and the decision to leave a device out. */
 #ifndef MLSBA_RUNTIME_STORE_H
 #define MLSBA_RUNTIME_STORE_H
 
@@ -24,11 +25,21 @@ int mlsba__model_load_stats(const char *path, const char *key,
 int mlsba__model_parse_text(const char *path, const char *key, char *text,
                             size_t len, mlsba_model_t **model, unsigned *runs,
                             double *sd, size_t room);
-/* Writes len bytes of text to path through a temporary file, synced and
- * renamed over it: a reader sees the old file or the new, never a part. */
-int mlsba__write_atomic(const char *path, const char *text, size_t len);
 
 /* The checksum of a model file's body (FNV-1a, 64 bits). */
 uint64_t mlsba__model_checksum(const char *text, size_t len);
+
+/* A left-out decision beside a model (its file name ends in .left-out):
+ * the device was left out because the others ran faster without it.
+ * read: 1 when path holds a decision for key, with how many balancings
+ * have taken it (*trusted; 0 in files written before the count was) and
+ * whether the last found a kept device's model stale (*stale); 0 when
+ * there is none or it is about another key. */
+int mlsba__left_out_read(const char *path, const char *key, unsigned *trusted,
+                         unsigned *stale);
+int mlsba__left_out_write(const char *path, const char *key, unsigned trusted,
+                          int stale);
+/* Removes a decision; no error when there is none. */
+int mlsba__left_out_remove(const char *path);
 
 #endif

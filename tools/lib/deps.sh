@@ -12,12 +12,14 @@
 #   libhwloc-dev                        core discovery and pinning
 #   libopenmpi-dev openmpi-bin          the MPI layer
 #   gnuplot-nox                         mlsba-bench --plot
+#   python3                             tools/check-layers
 # tools/test and benchmarks/peers/run-starpu add libstarpu-dev (the StarPU
 # peer benchmark); the library itself never needs it.
 MLSBA_PACKAGES=(
   build-essential cmake pkg-config check libjansson-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
   libblis-dev libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
+  python3
 )
 
 mlsba_missing_packages() {

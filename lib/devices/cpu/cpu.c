@@ -1,12 +1,15 @@
 /* One CPU core: the thread that drives the core's group is pinned to it
  * (by the executor, with hwloc) and calls the load's CPU function on the
  * core's range. */
+#include <blis.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../../core/error.h"
 #include "../device.h"
 
 typedef struct {
+  int core;
   double done; /* completion time of the last share */
   double t0;
 } cpu_t;
@@ -44,18 +47,37 @@ static int cpu_finish(mlsba__device_t *d, double *seconds) {
 
 static void cpu_destroy(mlsba__device_t *d) { free(d->state); }
 
+static void cpu_ident(const mlsba__device_t *d, const char *model_name,
+                      const char *driver, char *buf, size_t size) {
+  (void)model_name; /* a core is known by its index on this host */
+  (void)driver;
+  snprintf(buf, size, "cpu core %lld", (long long)((cpu_t *)d->state)->core);
+}
+
 static const mlsba__device_ops_t cpu_ops = {
-    .kind = "cpu",
+    .backend = "cpu",
     .max_load = cpu_max_load,
     .start = cpu_start,
     .finish = cpu_finish,
     .destroy = cpu_destroy,
+    .ident = cpu_ident,
 };
 
+/* The cores compute with BLIS (the built-in GEMM's CPU half), one thread
+ * each: what discovery writes as a core's driver. */
+void mlsba__cpu_driver(char *buf, size_t size) {
+  snprintf(buf, size, "BLIS %s (1 thread per core)",
+           bli_info_get_version_str());
+}
+
 int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d) {
-  (void)core; /* pinning is the executor's: it owns the threads */
+  /* Pinning is the executor's: it owns the threads. */
   d->ops = &cpu_ops;
   d->name = name;
-  d->state = calloc(1, sizeof(cpu_t));
-  return d->state ? 0 : mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", name);
+  cpu_t *c = calloc(1, sizeof *c);
+  d->state = c;
+  if (c == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", name);
+  c->core = core;
+  return 0;
 }

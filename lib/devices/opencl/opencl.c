@@ -23,6 +23,7 @@
 #include "mlsba/opencl.h"
 
 typedef struct {
+  int platform, device; /* indices, as the platform names the device */
   cl_context ctx;
   cl_command_queue queue;
   cl_device_id dev;
@@ -291,13 +292,22 @@ static void ocl_destroy(mlsba__device_t *d) {
   free(o);
 }
 
+static void ocl_ident(const mlsba__device_t *d, const char *model_name,
+                      const char *driver, char *buf, size_t size) {
+  const ocl_t *o = d->state;
+  snprintf(buf, size, "opencl %lld.%lld %s (%s)", (long long)o->platform,
+           (long long)o->device, model_name ? model_name : "",
+           driver ? driver : "");
+}
+
 static const mlsba__device_ops_t ocl_ops = {
-    .kind = "opencl",
+    .backend = "opencl",
     .max_load = ocl_max_load,
     .prepare = ocl_prepare,
     .start = ocl_start,
     .finish = ocl_finish,
     .destroy = ocl_destroy,
+    .ident = ocl_ident,
 };
 
 int mlsba__opencl_device_create(const char *name, int platform, int device,
@@ -325,6 +335,8 @@ int mlsba__opencl_device_create(const char *name, int platform, int device,
   d->ops = &ocl_ops;
   d->name = name;
   d->state = o;
+  o->platform = platform;
+  o->device = device;
   o->dev = devs[device];
   cl_device_type type = 0;
   clGetDeviceInfo(o->dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);

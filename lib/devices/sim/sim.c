@@ -3,6 +3,7 @@
  * each time by 1 + noise * g, g standard normal from a generator seeded by
  * the platform file, so the same file gives the same run. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../../core/error.h"
@@ -71,12 +72,29 @@ static int sim_finish(mlsba__device_t *d, double *seconds) {
 
 static void sim_destroy(mlsba__device_t *d) { free(d->state); }
 
+static void sim_ident(const mlsba__device_t *d, const char *model_name,
+                      const char *driver, char *buf, size_t size) {
+  (void)d;
+  (void)model_name;
+  (void)driver;
+  snprintf(buf, size, "sim");
+}
+
+/* A device that would take t alone beside one that runs for T: t (1 + c)
+ * when that ends first, else T plus what is left of its work at full
+ * speed. */
+double mlsba__sim_contended_time(double t, double T, double contention) {
+  double f = 1 + contention;
+  return t * f <= T ? t * f : T + (t - T / f);
+}
+
 static const mlsba__device_ops_t sim_ops = {
-    .kind = "sim",
+    .backend = "sim",
     .max_load = sim_max_load,
     .start = sim_start,
     .finish = sim_finish,
     .destroy = sim_destroy,
+    .ident = sim_ident,
 };
 
 int mlsba__sim_device_create(const struct mlsba__pdevice_desc *desc,

@@ -1,13 +1,13 @@
 /* Divisible loads: a number of units and the code that every kind of
  * device runs on a range of them. */
-#include "kernel.h"
+#include "load.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/error.h"
+#include "error.h"
 
 static atomic_ulong next_serial = 1;
 
@@ -23,22 +23,22 @@ static int name_ok(const char *s) {
 }
 
 /* name, then the shape with every run of unsafe characters as one '-'. */
-static void make_tag(mlsba_load_t *w) {
-  size_t n = (size_t)snprintf(w->tag, sizeof w->tag, "%s", w->name);
+static void make_tag(mlsba_load_t *load) {
+  size_t n = (size_t)snprintf(load->tag, sizeof load->tag, "%s", load->name);
   int dash = 1;
-  for (const char *c = w->shape; *c && n + 2 < sizeof w->tag; c++) {
+  for (const char *c = load->shape; *c && n + 2 < sizeof load->tag; c++) {
     int safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
                (*c >= '0' && *c <= '9') || *c == '.' || *c == '_';
     if (safe) {
       if (dash)
-        w->tag[n++] = '-';
-      w->tag[n++] = *c;
+        load->tag[n++] = '-';
+      load->tag[n++] = *c;
       dash = 0;
     } else {
       dash = 1;
     }
   }
-  w->tag[n] = 0;
+  load->tag[n] = 0;
 }
 
 int mlsba_load_create(const char *name, int64_t units, mlsba_load_t **out) {
@@ -53,45 +53,62 @@ int mlsba_load_create(const char *name, int64_t units, mlsba_load_t **out) {
   if (units < 1)
     return mlsba__fail(MLSBA_EINVAL, "load %s: units must be >= 1, got %lld",
                        name, (long long)units);
-  mlsba_load_t *w = calloc(1, sizeof *w);
-  if (w == NULL)
+  mlsba_load_t *load = calloc(1, sizeof *load);
+  if (load == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "load %s: out of memory", name);
-  snprintf(w->name, sizeof w->name, "%s", name);
-  w->units = units;
-  w->serial = atomic_fetch_add(&next_serial, 1);
-  make_tag(w);
-  *out = w;
+  snprintf(load->name, sizeof load->name, "%s", name);
+  load->units = units;
+  load->serial = atomic_fetch_add(&next_serial, 1);
+  make_tag(load);
+  *out = load;
   return 0;
 }
 
-void mlsba_load_destroy(mlsba_load_t *w) { free(w); }
+void mlsba_load_destroy(mlsba_load_t *load) {
+  if (load == NULL)
+    return;
+  free(load->kept);
+  free(load);
+}
 
-int mlsba_load_set_cpu(mlsba_load_t *w, mlsba_cpu_fn fn, void *user) {
-  if (w == NULL)
+int mlsba_load_set_cpu(mlsba_load_t *load, mlsba_cpu_fn fn, void *user) {
+  if (load == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_load_set_cpu: load is NULL");
-  w->cpu = fn;
-  w->cpu_user = user;
+  load->cpu = fn;
+  load->cpu_user = user;
   return 0;
 }
 
-int mlsba_load_set_shape(mlsba_load_t *w, const char *shape) {
-  if (w == NULL || shape == NULL)
+int mlsba_load_set_shape(mlsba_load_t *load, const char *shape) {
+  if (load == NULL || shape == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_load_set_shape: %s is NULL",
-                       w ? "shape" : "load");
-  if (strlen(shape) >= sizeof w->shape || strpbrk(shape, "\r\n"))
+                       load ? "shape" : "load");
+  if (strlen(shape) >= sizeof load->shape || strpbrk(shape, "\r\n"))
     return mlsba__fail(MLSBA_EINVAL,
                        "load %s: the shape must be one line of at most %zu "
                        "characters",
-                       w->name, sizeof w->shape - 1);
-  snprintf(w->shape, sizeof w->shape, "%s", shape);
-  make_tag(w);
+                       load->name, sizeof load->shape - 1);
+  snprintf(load->shape, sizeof load->shape, "%s", shape);
+  make_tag(load);
   return 0;
 }
 
-void mlsba__load_set_tag(mlsba_load_t *w, const char *tag) {
-  snprintf(w->tag, sizeof w->tag, "%s", tag);
+void mlsba__load_set_tag(mlsba_load_t *load, const char *tag) {
+  snprintf(load->tag, sizeof load->tag, "%s", tag);
 }
 
-int64_t mlsba_load_units(const mlsba_load_t *w) { return w ? w->units : 0; }
+int64_t mlsba_load_units(const mlsba_load_t *load) {
+  return load ? load->units : 0;
+}
 
-const char *mlsba_load_name(const mlsba_load_t *w) { return w ? w->name : ""; }
+const char *mlsba_load_name(const mlsba_load_t *load) {
+  return load ? load->name : "";
+}
+
+void *mlsba__load_keep(mlsba_load_t *load, const void *data, size_t size) {
+  free(load->kept);
+  load->kept = malloc(size);
+  if (load->kept)
+    memcpy(load->kept, data, size);
+  return load->kept;
+}

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../core/error.h"
-#include "../devices/device.h"
-#include "kernel.h"
+#include "../../core/error.h"
+#include "../../core/load.h"
+#ifdef MLSBA_HAVE_OPENCL
+#include "mlsba/opencl.h"
+#endif
 
 size_t mlsba__gemm_elem(const mlsba_gemm_t *g) {
   return g->precision == MLSBA_PRECISION_DOUBLE ? sizeof(double)
@@ -191,7 +193,12 @@ int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **out) {
   if ((err = mlsba_load_create("gemm", g->n, out)) != 0)
     return err;
   mlsba_load_t *w = *out;
-  w->builtin.gemm = *g;
+  mlsba_gemm_t *copy = mlsba__load_keep(w, g, sizeof *g);
+  if (copy == NULL) {
+    mlsba_load_destroy(w);
+    *out = NULL;
+    return mlsba__fail(MLSBA_ENOMEM, "mlsba_load_gemm: out of memory");
+  }
   const char *prec =
       g->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single";
   char text[128];
@@ -202,9 +209,9 @@ int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **out) {
   snprintf(text, sizeof text, "gemm-%s-m%lld-k%lld", prec, (long long)g->m,
            (long long)g->k);
   mlsba__load_set_tag(w, text);
-  w->cpu = mlsba__gemm_blis;
-  w->cpu_user = &w->builtin.gemm;
-  w->cl = mlsba__gemm_clblast_ops();
-  w->cl_user = &w->builtin.gemm;
+  mlsba_load_set_cpu(w, mlsba__gemm_blis, copy);
+#ifdef MLSBA_HAVE_OPENCL
+  mlsba_load_set_opencl(w, mlsba__gemm_clblast_ops(), copy);
+#endif
   return 0;
 }

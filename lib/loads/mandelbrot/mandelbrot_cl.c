@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "../../../cl/mandelbrot_cpu.h"
-#include "../device.h"
-#include "cl_error.h"
+#include "../../devices/opencl/cl_error.h"
+#include "mandelbrot.h"
 #include "mandelbrot_cl_source.h" /* generated from cl/mandelbrot.cl */
 #include "mlsba/opencl.h"
 

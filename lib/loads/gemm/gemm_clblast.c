@@ -5,10 +5,9 @@
 #include <clblast_c.h>
 #include <stdlib.h>
 
-#include "../../runtime/gemm.h"
-#include "../device.h"
-#include "cl_error.h"
+#include "../../devices/opencl/cl_error.h"
 #include "mlsba/opencl.h"
+#include "gemm.h"
 
 typedef struct {
   cl_mem a, b, c;

@@ -1,7 +1,8 @@
-/* The divisible-load interface, internal view: what the devices and the
- * balancer read of a load. */
-#ifndef MLSBA_RUNTIME_KERNEL_H
-#define MLSBA_RUNTIME_KERNEL_H
+/* The load object, internal view: what the devices and the balancer read
+ * of a load. A load is work of `units` equal units; a share is the part of
+ * them one device computes. */
+#ifndef MLSBA_CORE_LOAD_H
+#define MLSBA_CORE_LOAD_H
 
 #include "mlsba.h"
 
@@ -19,15 +20,17 @@ struct mlsba_load {
   /* Identifies the load to the devices' per-load state, which a pointer
    * cannot (a freed load's address comes back). */
   unsigned long serial;
-  /* Built-in loads keep a copy of their problem here. */
-  union {
-    mlsba_gemm_t gemm;
-    mlsba_mandelbrot_t mandelbrot;
-  } builtin;
+  /* A copy the load owns (mlsba__load_keep), freed with it. */
+  void *kept;
 };
 
 /* Sets the file-name tag explicitly (built-in loads keep their historic
  * file names). */
 void mlsba__load_set_tag(mlsba_load_t *load, const char *tag);
+
+/* Copies size bytes of data into memory the load owns and frees with it
+ * (the built-in loads keep their problem this way); NULL when out of
+ * memory. At most one copy per load. */
+void *mlsba__load_keep(mlsba_load_t *load, const void *data, size_t size);
 
 #endif

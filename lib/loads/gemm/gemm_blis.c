@@ -5,8 +5,7 @@
 #include <blis.h>
 
 #include "../../core/error.h"
-#include "../../runtime/gemm.h"
-#include "../device.h"
+#include "gemm.h"
 
 /* Columns off..off+n of C = A x B with BLIS on `threads` threads. */
 static void blis_columns(const mlsba_gemm_t *g, int64_t off, int64_t n,

@@ -1,15 +1,18 @@
 /* The Mandelbrot image by rows, the second built-in load: CPU code in
  * cl/mandelbrot_cpu.c, OpenCL code in cl/mandelbrot.cl (through
- * lib/devices/opencl/mandelbrot_cl.c). Units are rows in an interleaved
+ * mandelbrot_cl.c). Units are rows in an interleaved
  * order, so every range of units samples the whole image (mlsba.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../cl/mandelbrot_cpu.h"
-#include "../core/error.h"
-#include "../devices/device.h"
-#include "kernel.h"
+#include "../../../cl/mandelbrot_cpu.h"
+#include "../../core/error.h"
+#include "../../core/load.h"
+#include "mandelbrot.h"
+#ifdef MLSBA_HAVE_OPENCL
+#include "mlsba/opencl.h"
+#endif
 
 static int64_t gcd(int64_t a, int64_t b) {
   while (b) {
@@ -81,7 +84,12 @@ int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb, mlsba_load_t **out) {
   if ((err = mlsba_load_create("mandelbrot", mb->height, out)) != 0)
     return err;
   mlsba_load_t *w = *out;
-  w->builtin.mandelbrot = *mb;
+  mlsba_mandelbrot_t *copy = mlsba__load_keep(w, mb, sizeof *mb);
+  if (copy == NULL) {
+    mlsba_load_destroy(w);
+    *out = NULL;
+    return mlsba__fail(MLSBA_ENOMEM, "mlsba_load_mandelbrot: out of memory");
+  }
   char shape[256];
   snprintf(
       shape, sizeof shape, "width=%lld iter=%d region=%.17g,%.17g,%.17g,%.17g",
@@ -91,10 +99,10 @@ int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb, mlsba_load_t **out) {
   snprintf(tag, sizeof tag, "mandelbrot-w%lld-h%lld-i%d", (long long)mb->width,
            (long long)mb->height, (int)mb->max_iter);
   mlsba__load_set_tag(w, tag);
-  w->cpu = cpu_rows;
-  w->cpu_user = &w->builtin.mandelbrot;
-  w->cl = mlsba__mandelbrot_cl_ops();
-  w->cl_user = &w->builtin.mandelbrot;
+  mlsba_load_set_cpu(w, cpu_rows, copy);
+#ifdef MLSBA_HAVE_OPENCL
+  mlsba_load_set_opencl(w, mlsba__mandelbrot_cl_ops(), copy);
+#endif
   return 0;
 }
 

@@ -1,0 +1,14 @@
+/* The one writer of files: every file the library saves (models, platforms,
+ * decisions) goes through it. */
+#ifndef MLSBA_CORE_ATOMIC_FILE_H
+#define MLSBA_CORE_ATOMIC_FILE_H
+
+#include <stddef.h>
+
+/* Writes len bytes of text to path through a temporary file of a name no
+ * other writer uses (process and call), synced and renamed over it: a
+ * reader sees the old file or the new, never a part, and two writers at
+ * once never write into the same temporary file. */
+int mlsba__write_atomic(const char *path, const char *text, size_t len);
+
+#endif

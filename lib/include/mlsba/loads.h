@@ -1,0 +1,99 @@
+/*
+ * libmlsba built-in loads: matrix multiplication (BLIS on cores, CLBlast
+ * on OpenCL devices) and the Mandelbrot set (its own kernels), written
+ * against the divisible-load interface of <mlsba.h> as an application's
+ * load is. <mlsba.h> includes this file, so #include <mlsba.h> is enough.
+ */
+#ifndef MLSBA_LOADS_H
+#define MLSBA_LOADS_H
+
+#include <mlsba.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------- */
+/** \name Matrix multiplication, the built-in divisible load
+ *
+ *  C = A x B, column-major, split by columns of B and C: a load of x units
+ *  on a device is x columns, and every device gets all of A. */
+/**@{*/
+typedef enum mlsba_precision {
+  MLSBA_PRECISION_SINGLE = 0,
+  MLSBA_PRECISION_DOUBLE
+} mlsba_precision_t;
+
+/** A product C = A x B. The caller owns the matrices. */
+typedef struct mlsba_gemm {
+  int64_t m, n, k;             /**< C is m x n, A m x k, B k x n */
+  mlsba_precision_t precision; /**< element type of a, b and c */
+  const void *a;               /**< column-major, leading dimension m */
+  const void *b;               /**< column-major, leading dimension k */
+  void *c;                     /**< column-major, leading dimension m */
+} mlsba_gemm_t;
+
+/** \brief Check C against a reference product computed in long double,
+ *  element by element: |c_ij - sum_p a_ip b_pj| relative to
+ *  sum_p |a_ip| |b_pj|, which must stay within 4 k u (u the unit roundoff
+ *  of the precision). Every column is checked up to 2^27 multiply-adds;
+ *  above, 64 columns (the first, the last and random ones), plus a check
+ *  of all columns at once (C x against A (B x) for a random x), which
+ *  catches any column left uncomputed or misplaced.
+ *  \param[out] max_rel_error  the largest relative residual.
+ *  \param[out] ok             1 when within the bound. */
+MLSBA_EXTERN int mlsba_gemm_verify(const mlsba_gemm_t *g, uint64_t seed,
+                                   double *max_rel_error, int *ok);
+
+/** \brief GEMM as a load: the units are the n columns of B and C; cores
+ *  compute with BLIS (one thread each), OpenCL devices with CLBlast (A and
+ *  the slice of B in, the slice of C out, all in the device's time). The
+ *  load keeps a copy of *g; the matrices stay the caller's. */
+MLSBA_EXTERN int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **load);
+/** \brief The whole product with BLIS alone on `threads` threads (BLIS's
+ *  own threading, not pinned): what an application runs without
+ *  balancing, the baseline mlsba-bench --compare measures against.
+ *  \return 0 or MLSBA_EINVAL naming the problem. */
+MLSBA_EXTERN int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Mandelbrot set by rows, the second shipped load
+ *
+ *  Escape-time iteration counts of a width x height image of the region
+ *  [x0, x1] x [y0, y1], in double precision, by the CPU code of
+ *  cl/mandelbrot.c and the OpenCL kernel of cl/mandelbrot.cl (the same
+ *  arithmetic, without contraction, so both give the same counts). Its
+ *  speed functions differ from GEMM's: it is compute bound with no data
+ *  to move, so accelerators gain far more over cores here.
+ *
+ *  A row costs more the more of it lies in the set, so units are rows in
+ *  an interleaved order: unit u is row (u * stride) mod height, stride
+ *  coprime with height near 0.618 height. Every range of units then
+ *  samples the whole image, and units cost the same on average. */
+/**@{*/
+typedef struct mlsba_mandelbrot {
+  int64_t width, height; /**< pixels, each >= 1 */
+  double x0, y0, x1, y1; /**< the region of the complex plane */
+  int32_t max_iter;      /**< >= 1 */
+  int32_t *out;          /**< width x height counts, row-major; caller's */
+} mlsba_mandelbrot_t;
+
+/** \brief The Mandelbrot image as a load of height units. The load keeps
+ *  a copy of *mb; out stays the caller's. */
+MLSBA_EXTERN int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb,
+                                       mlsba_load_t **load);
+/** \brief The image row that unit u stands for. */
+MLSBA_EXTERN int64_t mlsba_mandelbrot_row(const mlsba_mandelbrot_t *mb,
+                                          int64_t unit);
+/** \brief Recompute every row on the calling thread and count the pixels
+ *  of out that differ. */
+MLSBA_EXTERN int mlsba_mandelbrot_verify(const mlsba_mandelbrot_t *mb,
+                                         int64_t *wrong);
+/**@}*/
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

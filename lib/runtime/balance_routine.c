@@ -1,0 +1,240 @@
+/* The self-adaptive iterative routine of seed 002 §V.A: run, measure, add
+ * one point per device to its model, re-partition, run again.
+ *
+ * The runtime never decides a distribution: the partitioner does, from the
+ * models measured so far. What the routine adds:
+ *  - the first run gives every device N/P units, within what it can hold;
+ *  - a measured time far from its model's prediction is re-measured: a
+ *    second measurement that agrees with it is trusted (the device really
+ *    changed), one that does not replaces it (a timing spike);
+ *  - devices of one kind share one model built from all their runs while
+ *    their runs agree (measured.c);
+ *  - it stops when the device times agree within eps at both levels, or
+ *    when the next distribution moves no device by more than eps of its
+ *    load (under timing noise the spread may never fall below eps while
+ *    the models already know the best distribution), or when a
+ *    distribution comes back (a cycle), or at max_iter; the last two are
+ *    reported as not converged. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "balance.h"
+#include "platform.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The next distribution from the models, into proposal; *stop becomes
+ * MLSBA_STOP_FIXED_POINT or MLSBA_STOP_CYCLE when the routine should end
+ * there instead. */
+static int propose(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r, unsigned it,
+                   int64_t *proposal, double *overhead, int *stop) {
+  const mlsba_balance_opts_t *o = &C->o;
+  memcpy(proposal, r->load, C->p * sizeof *proposal);
+  int err = mlsba__bal_repartition(C, r, proposal, overhead);
+  if (err)
+    return err;
+  /* A fixed point: the proposal moves no device by more than eps of its
+   * load, and the models expect it to gain less than eps over the loads
+   * just run (a small move of a large load can still be worth more). Both
+   * makespans come from the same models: the measured one is biased up
+   * by noise (it is the largest of several noisy times). And every
+   * loaded device's point at its load is known well: two runs or more,
+   * with a standard error of their mean within eps / 2. With timing
+   * noise of a few percent one run per point misplaces some device by
+   * more than eps about one time in four; the routine measures how noisy
+   * its devices are and averages until it is not. (The measurements
+   * behind these choices are in benchmarks/RESULTS.md.) */
+  int moved = 0;
+  double now_pred = 0, next_pred = 0, next_min = INFINITY, t;
+  for (size_t j = 0; j < C->p; j++) {
+    double tol = o->eps * (double)r->load[j];
+    moved |= fabs((double)(proposal[j] - r->load[j])) > (tol > 1 ? tol : 1);
+    if (proposal[j] > 0 &&
+        mlsba_model_time(r->models[j], (double)proposal[j], &t) == 0) {
+      next_pred = t > next_pred ? t : next_pred;
+      if (proposal[j] < C->dev.max[j]) /* a capped device may finish early */
+        next_min = t < next_min ? t : next_min;
+    }
+    if (r->load[j] > 0 &&
+        mlsba_model_time(r->models[j], (double)r->load[j], &t) == 0)
+      now_pred = t > now_pred ? t : now_pred;
+  }
+  /* ... and the models themselves must call the proposal balanced: an
+   * algorithm that ignores them (homogeneous) repeats itself without
+   * converging. */
+  int settled =
+      !moved && next_pred > (1 - o->eps) * now_pred &&
+      (next_min == INFINITY || next_pred - next_min <= o->eps * next_pred);
+  if (settled && mlsba__bal_all_known_well(C, r->load)) {
+    *stop = MLSBA_STOP_FIXED_POINT;
+    return 0;
+  }
+  /* A distribution run before (since the last device left) comes back.
+   * The one just run, proposed again and settled, is a repeat that
+   * averages its points (until they are known well, or max_iter); an
+   * algorithm that repeats a distribution its models call unbalanced
+   * (homogeneous) has cycled. */
+  if (settled && !memcmp(r->load, proposal, C->p * sizeof *proposal))
+    return 0;
+  for (unsigned k = C->iter.cycle_from; k + 1 < it; k++) {
+    if (!memcmp(r->history_load + k * C->p, proposal,
+                C->p * sizeof *proposal)) {
+      *stop = MLSBA_STOP_CYCLE;
+      return 0;
+    }
+  }
+  return 0;
+}
+
+/* The iterative routine (seed 002 §V.A) from the current models: warm
+ * starts from them when start_warm, else from N/P. */
+int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
+                       int start_warm) {
+  const mlsba_platform_t *pl = C->ex->pl;
+  const mlsba_balance_opts_t *o = &C->o;
+  int flat = o->grouping == MLSBA_GROUPING_FLAT;
+  unsigned ncalls = 0;
+  double overhead = 0;
+  int err = 0;
+  r->iterations = 0;
+  r->overhead_total_s = 0;
+  r->overhead_per_call_s = 0;
+  C->sharing.checking = -1;
+  C->iter.cycle_from = 0;
+  if (start_warm) {
+    if ((err = mlsba__bal_repartition(C, r, r->load, &overhead)) != 0)
+      return err;
+    C->iter.calls[ncalls++] = overhead;
+    r->overhead_total_s += overhead;
+  } else {
+    mlsba__bal_even_start(C, r->load);
+  }
+  for (unsigned it = 1;; it++) {
+    unsigned again;
+    int dropped;
+    if ((err = mlsba__bal_run_until_done(C, r, r->time, 1, &again, &dropped)) !=
+        0)
+      return err;
+    r->iterations = it;
+    double makespan = mlsba__bal_largest(r->time, C->p);
+    double imbalance =
+        mlsba__bal_spread(r->time, r->load, C->dev.max, NULL, C->p);
+    memcpy(r->history_load + (it - 1) * C->p, r->load, C->p * sizeof *r->load);
+    memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
+    r->history_makespan[it - 1] = makespan;
+    r->history_imbalance[it - 1] = imbalance;
+    mlsba__bal_log(C, "%s: iteration %u: makespan %.4f s, imbalance %.1f%%%s",
+                   C->w->name, it, makespan, 100 * imbalance,
+                   again ? " (outlier re-measured)" : "");
+    if (o->progress) {
+      mlsba_iteration_t info = {it,        r->load,  r->time, makespan,
+                                imbalance, overhead, again};
+      o->progress(o->progress_ctx, &info);
+    }
+    int stop = -1;
+    int64_t *proposal = it < o->max_iter ? r->history_load + it * C->p : NULL;
+    int verdict;
+    if ((err = mlsba__bal_sharing_verdict(C, r, it, makespan, &verdict)) != 0)
+      return err;
+    if (verdict == MLSBA__BAL_KEPT) {
+      stop = C->sharing.kept.stop;
+      if (stop < 0 && proposal == NULL)
+        stop = MLSBA_STOP_MAX_ITER;
+      if (stop < 0 && (err = propose(C, r, it, proposal, &overhead, &stop)))
+        return err;
+      if (stop < 0) {
+        C->iter.calls[ncalls++] = overhead;
+        r->overhead_total_s += overhead;
+        memcpy(r->load, proposal, C->p * sizeof *proposal);
+        continue;
+      }
+      r->stop = (mlsba_stop_reason_t)stop;
+      break;
+    }
+    for (size_t j = 0; j < C->p; j++) {
+      if (r->load[j] == 0)
+        continue;
+      /* A stored model the first run contradicts (measure() has already
+       * confirmed the time with a second run) is stale: the machine
+       * changed. Only what is measured now is kept. */
+      double pred;
+      if (it == 1 && C->dev.warm[j] &&
+          mlsba_model_time(r->models[j], (double)r->load[j], &pred) == 0 &&
+          fabs(r->time[j] / pred - 1) > o->outlier) {
+        C->dev.measured[j].n = 0;
+        r->stale++;
+        mlsba__bal_log(
+            C,
+            "%s: the saved model is stale (predicted %.4f s, measured "
+            "%.4f s); measuring afresh",
+            pl->dev[j].name, pred, r->time[j]);
+      }
+      mlsba__measured_add(&C->dev.measured[j], r->load[j], r->time[j], o->eps);
+    }
+    if ((err = mlsba__bal_rebuild_models(C, r)) != 0)
+      return err;
+    memset(C->dev.warm, 0, C->p);
+    r->makespan = makespan;
+    r->imbalance = imbalance;
+    if (mlsba__bal_balanced(pl, flat, r->load, C->dev.max, r->time, o->eps,
+                            C->scratch.time + C->p, C->scratch.gload,
+                            C->scratch.gcap) &&
+        mlsba__bal_all_known_well(C, r->load))
+      stop = MLSBA_STOP_BALANCED;
+    else if (proposal == NULL)
+      stop = MLSBA_STOP_MAX_ITER;
+    if (stop < 0) {
+      /* The next distribution goes in the history's next row. */
+      if ((err = propose(C, r, it, proposal, &overhead, &stop)) != 0)
+        return err;
+      C->iter.calls[ncalls++] = overhead;
+      r->overhead_total_s += overhead;
+    }
+    /* A device that computes on the others' cores may be checked now
+     * (balance_sharing.c): the next run leaves it out. */
+    if (mlsba__bal_sharing_begin(C, r, it, stop, proposal, &overhead)) {
+      C->iter.calls[ncalls++] = overhead; /* the partitioning without it */
+      r->overhead_total_s += overhead;
+      memcpy(r->load, proposal, C->p * sizeof *proposal);
+      continue;
+    }
+    if (stop >= 0) {
+      r->stop = (mlsba_stop_reason_t)stop;
+      break;
+    }
+    memcpy(r->load, proposal, C->p * sizeof *proposal);
+  }
+  r->converged =
+      r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
+  if (ncalls) {
+    qsort(C->iter.calls, ncalls, sizeof *C->iter.calls, cmp_double);
+    r->overhead_per_call_s = C->iter.calls[ncalls / 2];
+  }
+  for (size_t gi = 0; gi < pl->ngroups; gi++) {
+    r->alpha[gi] = 0;
+    for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++)
+      r->alpha[gi] += r->load[pl->group_dev[k]];
+  }
+  long at;
+  r->eps = C->o.eps;
+  r->variation = mlsba__bal_variation(C, r, &at);
+  char how[512];
+  mlsba_balance_result_describe(r, how, sizeof how);
+  mlsba__bal_log(C, "%s: %s", C->w->name, how);
+  if (r->stop == MLSBA_STOP_MAX_ITER)
+    mlsba__bal_explain_noise(C, r);
+  mlsba__bal_save_models(C, r);
+  return 0;
+}
+
+/* Cold or warm start of a fresh context. */
+int mlsba__bal_first(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r) {
+  int all_warm = 0;
+  int err = mlsba__bal_load_stored(C, r, &all_warm);
+  return err ? err : mlsba__bal_routine(C, r, all_warm);
+}

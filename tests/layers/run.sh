@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# tools/check-layers on a tiny tree that breaks the direction (a devices/
+# file including runtime/, a core file calling a runtime function): it must
+# fail and name both; then on the real tree: it must pass.
+#
+#   tests/layers/run.sh CHECK_LAYERS REPO
+set -euo pipefail
+check=$1
+repo=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+mkdir -p "$tmp/lib/core" "$tmp/lib/devices/cpu" "$tmp/lib/runtime"
+printf 'int mlsba__run(void) { return 0; }\n' >"$tmp/lib/runtime/run.c"
+printf 'int mlsba__run(void);\n' >"$tmp/lib/runtime/run.h"
+printf '#include "../../runtime/run.h"\nint mlsba__cpu(void) { return 1; }\n' \
+  >"$tmp/lib/devices/cpu/cpu.c"
+printf 'int mlsba__clock(void) {\n  return mlsba__run();\n}\n' \
+  >"$tmp/lib/core/clock.c"
+
+status=0
+out=$("$check" "$tmp" 2>&1) || status=$?
+if [ "$status" -ne 1 ]; then
+  echo "FAIL: check-layers exited $status on a devices/ file including runtime/"
+  echo "$out"
+  exit 1
+fi
+for want in 'lib/devices/cpu/cpu.c:1: includes "../../runtime/run.h"' \
+            'lib/core/clock.c:2: uses mlsba__run, defined in lib/runtime/run.c'; do
+  if ! grep -qF "$want" <<<"$out"; then
+    echo "FAIL: check-layers did not report: $want"
+    echo "$out"
+    exit 1
+  fi
+done
+echo "ok: the deliberate violations are reported"
+
+# The same tree made right passes.
+printf 'int mlsba__cpu(void) { return 1; }\n' >"$tmp/lib/devices/cpu/cpu.c"
+printf 'int mlsba__clock(void) {\n  return 0;\n}\n' >"$tmp/lib/core/clock.c"
+"$check" "$tmp"
+
+# The real tree.
+"$check" "$repo"
