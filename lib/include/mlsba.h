@@ -745,10 +745,6 @@ MLSBA_EXTERN void mlsba_balance_result_free(mlsba_balance_result_t *result);
 /** \brief Name of a stop reason as the tools spell it ("balanced",
  *  "fixed-point", "max-iter", "cycle"); NULL for an unknown value. */
 MLSBA_EXTERN const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop);
-/** \brief Why the routine stopped, in a few words for a person ("device
- *  times within eps", "max-iter reached"); NULL for an unknown value. The
- *  tools and examples print these, so the reasons are worded once. */
-MLSBA_EXTERN const char *mlsba_stop_reason_text(mlsba_stop_reason_t stop);
 /** \brief How the balancing went, in one sentence for a person: balanced
  *  (within eps) or not, in how many runs, why it stopped there, and the
  *  imbalance, e.g. "not balanced: stopped after 4 runs at a fixed point,

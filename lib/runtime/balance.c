@@ -26,16 +26,6 @@ const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop) {
   return (unsigned)stop < sizeof names / sizeof *names ? names[stop] : NULL;
 }
 
-const char *mlsba_stop_reason_text(mlsba_stop_reason_t stop) {
-  static const char *const text[] = {
-      [MLSBA_STOP_BALANCED] = "device times within eps",
-      [MLSBA_STOP_FIXED_POINT] = "a fixed point: the models see no better "
-                                 "distribution",
-      [MLSBA_STOP_MAX_ITER] = "max-iter reached",
-      [MLSBA_STOP_CYCLE] = "a distribution came back: a cycle"};
-  return (unsigned)stop < sizeof text / sizeof *text ? text[stop] : NULL;
-}
-
 int mlsba_balance_result_describe(const mlsba_balance_result_t *r, char *out,
                                   size_t size) {
   if (r == NULL || out == NULL || size == 0 ||
