@@ -65,8 +65,13 @@ void bench_progress_log(bench_t *B, const char *line) {
     return;
   progress_clear();
   text_wrap(stdout, "  - ", 4, line);
-  fflush(stdout);
   snprintf(progress.doing, sizeof progress.doing, "%s", line);
+  if (B->progress == 2) { /* the live line says what it does now */
+    char now[TEXT_COLUMNS];
+    text_fit(now, sizeof now, "  %s: %s", progress.what, progress.doing);
+    progress_show(B, now);
+  }
+  fflush(stdout);
 }
 
 void bench_progress_round(bench_t *B, int round, int rounds) {
