@@ -11,6 +11,7 @@
  * routine decided along the way (a device left out, a model found stale)
  * stays on the screen, wrapped, above the line. */
 
+/* The tool runs one routine at a time, on one thread: one progress. */
 static struct {
   char what[32];  /* the routine's algorithm, or "steady rounds" */
   char doing[80]; /* what it does now, from its last log line */
