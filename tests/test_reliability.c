@@ -44,6 +44,16 @@ static void remove_dir(void) {
   rmdir(dir);
 }
 
+/* A new dir, and the file name in it opened for writing; its path in
+ * path. */
+static FILE *create_in_new_dir(const char *name, char *path, size_t size) {
+  make_dir();
+  snprintf(path, size, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  return f;
+}
+
 static mlsba_platform_t *parse_ok(const char *json) {
   mlsba_platform_t *pl = NULL;
   ck_assert_msg(mlsba_platform_parse(json, "test", &pl) == 0, "%s",
@@ -302,11 +312,8 @@ END_TEST
 /* mlsba-info compared every pair of devices to list the kinds: 10^5
  * cores of one kind took hours. */
 START_TEST(mlsba_info_lists_the_kinds_of_100000_cores) {
-  make_dir();
   char path[128];
-  snprintf(path, sizeof path, "%s/cores.json", dir);
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
+  FILE *f = create_in_new_dir("cores.json", path, sizeof path);
   fputs("{\"devices\": [", f);
   for (int i = 0; i < 100000; i++)
     fprintf(f, "%s{\"name\": \"c%d\", \"type\": \"cpu\", \"core\": 0}",
@@ -496,11 +503,8 @@ END_TEST
  * infinite. The slowest devices the library accepts at 2^53 units give a
  * finite makespan, and the report is valid JSON that says so. */
 START_TEST(the_slowest_platform_at_2_to_the_53_gives_a_valid_report) {
-  make_dir();
   char path[128];
-  snprintf(path, sizeof path, "%s/slow.json", dir);
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
+  FILE *f = create_in_new_dir("slow.json", path, sizeof path);
   fputs("{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": "
         "[[1, 1e-30]]}, {\"name\": \"b\", \"type\": \"sim\", \"speed\": "
         "[[1e-6, 1e-30], [9007199254740992, 1e-30]]}]}",
