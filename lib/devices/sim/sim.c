@@ -102,7 +102,7 @@ static double contended_time(double t, double T, double contention) {
 }
 
 /* While a sim device with contends_with runs, the devices it names compute
- * 1 + contention times slower. */
+ * 1 + contention times slower (a device without one slows none). */
 static void sim_contend(const mlsba__device_t *d, size_t self,
                         const int64_t *load, double *time) {
   const sim_config_t *c = ((const sim_t *)d->state)->config;
@@ -117,15 +117,6 @@ static void sim_contend(const mlsba__device_t *d, size_t self,
 }
 
 static const mlsba__device_ops_t sim_ops = {
-    .backend = "sim",
-    .max_load = sim_max_load,
-    .start = sim_start,
-    .finish = sim_finish,
-    .destroy = sim_destroy,
-    .ident = sim_ident,
-};
-
-static const mlsba__device_ops_t sim_contending_ops = {
     .backend = "sim",
     .max_load = sim_max_load,
     .start = sim_start,
@@ -148,7 +139,7 @@ static int sim_open(const char *name, const void *config,
   s->slow_at = c->slow_at;
   s->slow_factor = c->slow_factor > 0 ? c->slow_factor : 1;
   s->config = c;
-  d->ops = c->ncontends > 0 ? &sim_contending_ops : &sim_ops;
+  d->ops = &sim_ops;
   d->name = name;
   d->state = s;
   /* It computes on the cores of the devices it slows. */
