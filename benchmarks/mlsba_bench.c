@@ -147,9 +147,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
       a->precision =
           strcmp(v, "double") ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
     } else if (!strcmp(o, "--eps")) {
-      char *end;
-      a->eps = strtod(v, &end);
-      if (*end || !(a->eps >= 0 && a->eps < 1))
+      if (cli_parse_double(v, 0, 1, &a->eps) != 0 || !(a->eps < 1))
         return bad_usage("--eps must be a number in [0, 1), got ", v);
     } else if (!strcmp(o, "--max-iter")) {
       int64_t it;
@@ -318,8 +316,8 @@ static int run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
   res.history_time = NULL;
   res.history_makespan = res.history_imbalance = NULL;
   if (res.save_error)
-    fprintf(stderr, "%s: warning: models not saved: %s\n", prog,
-            mlsba_strerror(res.save_error));
+    fprintf(stderr, "%s: warning: models not saved in '%s': %s\n", prog,
+            B->models, mlsba_strerror(res.save_error));
   mlsba_balance_result_free(&res);
   verify(B, r);
   r->steady = r->makespan;
@@ -674,6 +672,13 @@ int main(int argc, char **argv) {
     gethostname(host, sizeof host - 1);
     snprintf(B.models, sizeof B.models, "models/%s", host);
   } else if (strcmp(a.models, "none") != 0) {
+    /* Refused rather than cut short, which put the models elsewhere. */
+    if (a.models[0] == '\0' || strlen(a.models) >= sizeof B.models) {
+      mlsba_platform_destroy(B.pl);
+      return bad_usage("--models must be a folder path of 1 to 511 bytes, "
+                       "or none; got ",
+                       a.models[0] ? "a longer one" : "\"\"");
+    }
     snprintf(B.models, sizeof B.models, "%s", a.models);
   }
   if (B.models[0] && make_dirs(B.models) != 0) {
@@ -799,5 +804,5 @@ int main(int argc, char **argv) {
   free(A);
   free(Bm);
   free(C);
-  return status;
+  return cli_finish_stdout(prog) != 0 && status == 0 ? 1 : status;
 }

@@ -2,6 +2,7 @@
  * them, as clinfo and lstopo would show them; optionally written as a
  * platform file to edit. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/cli.h"
@@ -29,6 +30,67 @@ static const char *type_name(mlsba_device_type_t t) {
   return t == MLSBA_DEVICE_CPU      ? "cpu"
          : t == MLSBA_DEVICE_OPENCL ? "opencl"
                                     : "sim";
+}
+
+/* Devices sorted by kind, then index; qsort has no context argument. */
+static const mlsba_platform_t *sorting;
+
+static const char *kind_of(size_t i) {
+  mlsba_device_info_t info;
+  mlsba_platform_device_info(sorting, i, &info);
+  return info.kind ? info.kind : "";
+}
+
+static int by_kind(const void *a, const void *b) {
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  int c = strcmp(kind_of(i), kind_of(j));
+  return c ? c : (i > j) - (i < j);
+}
+
+static int by_first(const void *a, const void *b) {
+  const size_t *x = a, *y = b; /* {first device, start in order} */
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Each kind of two devices or more once, in the order of its first
+ * device, with its devices: they pool their runs. Sorted, so that 10^5
+ * devices of one kind print in O(p log p) (comparing every pair took
+ * hours). */
+static void print_kinds(const mlsba_platform_t *pl, size_t p) {
+  size_t *order = malloc(p * sizeof *order);
+  size_t *runs = malloc(2 * p * sizeof *runs), nruns = 0;
+  if (order == NULL || runs == NULL) {
+    free(order);
+    free(runs);
+    return;
+  }
+  for (size_t i = 0; i < p; i++)
+    order[i] = i;
+  sorting = pl;
+  qsort(order, p, sizeof *order, by_kind);
+  for (size_t a = 0, b; a < p; a = b) {
+    for (b = a + 1; b < p && strcmp(kind_of(order[a]), kind_of(order[b])) == 0;
+         b++)
+      ;
+    if (b - a >= 2 && kind_of(order[a])[0] != '\0') {
+      runs[2 * nruns] = order[a];
+      runs[2 * nruns + 1] = a;
+      nruns++;
+    }
+  }
+  qsort(runs, nruns, 2 * sizeof *runs, by_first);
+  for (size_t r = 0; r < nruns; r++) {
+    if (r == 0)
+      printf("\nkinds (the same hardware: the balancer pools their runs):\n");
+    const char *kind = kind_of(runs[2 * r]);
+    printf("  %s:", kind);
+    for (size_t k = runs[2 * r + 1]; k < p && !strcmp(kind_of(order[k]), kind);
+         k++)
+      printf(" %s", mlsba_platform_device_name(pl, order[k]));
+    printf("\n");
+  }
+  free(order);
+  free(runs);
 }
 
 static void print_platform(const mlsba_platform_t *pl) {
@@ -63,32 +125,7 @@ static void print_platform(const mlsba_platform_t *pl) {
                                         mlsba_platform_group_device(pl, g, k)));
     printf("\n");
   }
-  /* Each kind of two devices or more once, with its devices: they pool
-   * their runs. */
-  int header = 0;
-  for (size_t i = 0; i < p; i++) {
-    mlsba_device_info_t a, b;
-    mlsba_platform_device_info(pl, i, &a);
-    int first = a.kind[0] != '\0', more = 0;
-    for (size_t j = 0; first && j < p; j++) {
-      mlsba_platform_device_info(pl, j, &b);
-      if (j != i && strcmp(a.kind, b.kind) == 0) {
-        first = j > i;
-        more = 1;
-      }
-    }
-    if (!first || !more)
-      continue;
-    if (!header++)
-      printf("\nkinds (the same hardware: the balancer pools their runs):\n");
-    printf("  %s:", a.kind);
-    for (size_t j = i; j < p; j++) {
-      mlsba_platform_device_info(pl, j, &b);
-      if (strcmp(a.kind, b.kind) == 0)
-        printf(" %s", mlsba_platform_device_name(pl, j));
-    }
-    printf("\n");
-  }
+  print_kinds(pl, p);
 }
 
 int main(int argc, char **argv) {
@@ -129,5 +166,5 @@ int main(int argc, char **argv) {
     }
   }
   mlsba_platform_destroy(pl);
-  return status;
+  return cli_finish_stdout(prog) != 0 && status == 0 ? 1 : status;
 }

@@ -4,11 +4,18 @@
 #define MLSBA_CORE_ATOMIC_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Writes len bytes of text to path through a temporary file of a name no
  * other writer uses (process and call), synced and renamed over it: a
  * reader sees the old file or the new, never a part, and two writers at
  * once never write into the same temporary file. */
 int mlsba__write_atomic(const char *path, const char *text, size_t len);
+
+/* Opens path for reading only if it is a regular file, without blocking
+ * on a FIFO; otherwise MLSBA_EIO naming what it is (a directory, a FIFO, a
+ * character device such as /dev/zero). Every file the library reads goes
+ * through it. */
+int mlsba__open_regular(const char *path, FILE **file);
 
 #endif

@@ -19,10 +19,13 @@
 /* The other devices of the platform being read or written, for fields
  * that name devices (a sim device's contends_with). */
 typedef struct mlsba__peers {
-  const void *pl;
-  long (*find)(const void *pl, const char *name); /* index, -1 if none */
-  const char *(*name)(const void *pl, size_t i);
-  const char *(*backend)(const void *pl, size_t i); /* its backend's name */
+  const void *self; /* the platform reader's or writer's: passed back */
+  long (*find)(const void *self, const char *name); /* index, -1 if none */
+  const char *(*name)(const void *self, size_t i);
+  const char *(*backend)(const void *self, size_t i); /* its backend's name */
+  /* Notes that device by names device o; 1 when it had already, in O(1)
+   * so that long lists read in linear time. */
+  int (*named_again)(const void *self, size_t by, size_t o);
 } mlsba__peers_t;
 
 typedef struct mlsba__backend {

@@ -67,6 +67,13 @@ int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
   gethostname(host, sizeof host - 1);
   char ident[384];
   dev->ops->ident(dev, d->model_name, d->driver, ident, sizeof ident);
+  /* The platform parser and discovery give names without '/', never
+   * starting with '.': checked again here, as nothing else keeps a model
+   * file inside its folder. */
+  if (strchr(d->name, '/') != NULL || d->name[0] == '.' || d->name[0] == 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "device name '%s' cannot name a model file in %s",
+                       d->name, dir);
   int a = snprintf(path, plen, "%s/%s.%s.model", dir, d->name, w->tag);
   int b = snprintf(key, klen, "host=%s device=%s [%s] kernel=%s%s%s", host,
                    d->name, ident, w->name, w->shape[0] ? " " : "", w->shape);

@@ -256,8 +256,13 @@ static int check_loads(mlsba_executor_t *ex, const mlsba_load_t *w,
                           "%s: a devoted core only drives its accelerators, "
                           "its load must be 0 (got %lld)",
                           name, (long long)load[i]);
+      else if (load[i] > w->units - off) /* 0 <= off <= units: no overflow */
+        err = mlsba__fail(MLSBA_EINVAL,
+                          "the loads add up to more than the %lld units of "
+                          "%s (at %s)",
+                          (long long)w->units, w->name, name);
       offset[i] = off;
-      off += load[i];
+      off += err ? 0 : load[i];
     }
   }
   if (!err && off != w->units)

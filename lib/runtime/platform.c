@@ -60,6 +60,8 @@ size_t mlsba_platform_group_size(const mlsba_platform_t *pl, size_t g) {
 
 size_t mlsba_platform_group_device(const mlsba_platform_t *pl, size_t g,
                                    size_t k) {
+  if (k >= mlsba_platform_group_size(pl, g)) /* also NULL, g out of range */
+    return SIZE_MAX;
   return pl->group_dev[pl->group_start[g] + k];
 }
 

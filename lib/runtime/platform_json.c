@@ -17,14 +17,23 @@
 #include "mlsba.h"
 #include "platform.h"
 
-/* The field helpers are the backends' too (devices/fields.h); the short
- * names keep this reader's lines as they were. */
-typedef mlsba__fields_t ctx_t;
+/* The reader's state: f is what errors name (origin, path, device;
+ * devices/fields.h, whose helpers the backends share) and the rest finds
+ * devices by name. */
+typedef struct {
+  mlsba__fields_t f;
+  /* Device indices sorted by name (then index), for lookups by name in
+   * O(log p): a linear search per name made 10^5 devices take a minute. */
+  size_t *by_name;
+  size_t *listed; /* listed[o] == i: device i names device o (contends_with) */
+  const mlsba_platform_t *pl;
+} ctx_t;
 
-#define bad mlsba__fields_bad
-#define set_path mlsba__fields_path
+/* The short names keep this reader's lines as they were. */
+#define bad(c, ...) mlsba__fields_bad(&(c)->f, __VA_ARGS__)
+#define set_path(c, ...) mlsba__fields_path(&(c)->f, __VA_ARGS__)
+#define check_keys(c, obj, allowed) mlsba__fields_check_keys(&(c)->f, obj, allowed)
 #define json_kind mlsba__json_kind
-#define check_keys mlsba__fields_check_keys
 
 /* "kind": devices of one kind are the same hardware, whose runs the
  * balancer pools (mlsba_kinds_t). The cores of a machine are one kind
@@ -38,7 +47,7 @@ static int parse_kind(ctx_t *c, json_t *d, const char *type, device_t *dev) {
                   : strcmp(type, "cpu") == 0 ? "cpu"
                                              : NULL;
   if (k && (dev->kind = strdup(k)) == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
   return 0;
 }
 
@@ -46,18 +55,28 @@ static int parse_kind(ctx_t *c, json_t *d, const char *type, device_t *dev) {
  * by type reads its own (devices/backend.h), and its key list says which
  * fields a device of that type may have. */
 static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
-  c->index = index;
-  c->name = NULL;
+  c->f.index = index;
+  c->f.name = NULL;
   set_path(c, "devices[%zu]", index);
   if (!json_is_object(d))
     return bad(c, "a device must be an object, got %s", json_kind(d));
   json_t *name = json_object_get(d, "name"), *type = json_object_get(d, "type");
   if (!json_is_string(name) || json_string_length(name) == 0)
     return bad(c, "name must be a non-empty string");
+  /* A device's name is part of its model files' names (MODELS/NAME.*.model):
+   * only characters that cannot leave the folder or hide the file. */
+  const char *nm = json_string_value(name);
+  if (strlen(nm) > 128 || nm[0] == '.' ||
+      strspn(nm, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                 "0123456789._-") != strlen(nm))
+    return bad(c,
+               "name '%.64s' must be 1 to 128 letters, digits, '.', '_' or "
+               "'-', not starting with '.' (it names the device's model files)",
+               nm);
   if ((dev->name = strdup(json_string_value(name))) == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
-  c->name = dev->name;
-  mlsba__fields_at_device(c);
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
+  c->f.name = dev->name;
+  mlsba__fields_at_device(&c->f);
   if (!json_is_string(type))
     return bad(c, "type must be one of \"sim\", \"cpu\", \"opencl\"");
   const char *t = json_string_value(type);
@@ -70,38 +89,93 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
                t);
   if ((err = check_keys(c, d, backend->keys)) != 0)
     return err;
-  err = backend->parse(c, d, &dev->config, &dev->model);
+  err = backend->parse(&c->f, d, &dev->config, &dev->model);
   /* Set even on error, so that destroying the platform frees the config. */
   dev->backend = backend;
   return err;
 }
 
-static long find_device(const mlsba_platform_t *pl, const char *name) {
-  for (size_t i = 0; i < pl->ndev; i++)
-    if (strcmp(pl->dev[i].name, name) == 0)
-      return (long)i;
+/* qsort_r is not C11: the platform being sorted is this thread's. */
+static _Thread_local const mlsba_platform_t *sorting;
+
+static int by_name(const void *a, const void *b) {
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  int c = strcmp(sorting->dev[i].name, sorting->dev[j].name);
+  return c ? c : (i > j) - (i < j);
+}
+
+/* Sorts the devices by name into c->by_name and refuses a name used
+ * twice, naming the first device (in file order) that repeats one. */
+static int index_names(ctx_t *c, const mlsba_platform_t *pl) {
+  size_t p = pl->ndev;
+  c->by_name = malloc(p * sizeof *c->by_name);
+  c->listed = malloc(p * sizeof *c->listed);
+  if (c->by_name == NULL || c->listed == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
+  for (size_t i = 0; i < p; i++) {
+    c->by_name[i] = i;
+    c->listed[i] = SIZE_MAX;
+  }
+  c->pl = sorting = pl;
+  qsort(c->by_name, p, sizeof *c->by_name, by_name);
+  size_t repeat = p;
+  for (size_t k = 1; k < p; k++) {
+    size_t i = c->by_name[k];
+    if (strcmp(pl->dev[c->by_name[k - 1]].name, pl->dev[i].name) == 0 &&
+        i < repeat)
+      repeat = i;
+  }
+  if (repeat < p) {
+    set_path(c, "devices[%zu]", repeat);
+    return bad(c, "device name \"%s\" is used twice", pl->dev[repeat].name);
+  }
+  return 0;
+}
+
+static long find_device(const ctx_t *c, const char *name) {
+  size_t lo = 0, hi = c->pl->ndev;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int cmp = strcmp(c->pl->dev[c->by_name[mid]].name, name);
+    if (cmp == 0)
+      return (long)c->by_name[mid];
+    if (cmp < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
   return -1;
 }
 
-static long peer_find(const void *pl, const char *name) {
-  return find_device(pl, name);
+static long peer_find(const void *c, const char *name) {
+  return find_device(c, name);
 }
 
-static const char *peer_name(const void *pl, size_t i) {
-  return ((const mlsba_platform_t *)pl)->dev[i].name;
+static const char *peer_name(const void *c, size_t i) {
+  return ((const ctx_t *)c)->pl->dev[i].name;
 }
 
-static const char *peer_backend(const void *pl, size_t i) {
-  return ((const mlsba_platform_t *)pl)->dev[i].backend->name;
+static const char *peer_backend(const void *c, size_t i) {
+  return ((const ctx_t *)c)->pl->dev[i].backend->name;
+}
+
+static int peer_named_again(const void *ctx, size_t by, size_t o) {
+  const ctx_t *c = ctx;
+  if (c->listed[o] == by)
+    return 1;
+  c->listed[o] = by;
+  return 0;
 }
 
 /* The platform's devices as the backends see them, for fields that name
- * other devices. */
-static mlsba__peers_t peers_of(const mlsba_platform_t *pl) {
-  return (mlsba__peers_t){.pl = pl,
+ * other devices (c->pl set; find and named_again once the names are
+ * indexed). */
+static mlsba__peers_t peers_of(const ctx_t *c) {
+  return (mlsba__peers_t){.self = c,
                           .find = peer_find,
                           .name = peer_name,
-                          .backend = peer_backend};
+                          .backend = peer_backend,
+                          .named_again = peer_named_again};
 }
 
 /* Fields that name other devices, read once every device is known. */
@@ -109,10 +183,10 @@ static int parse_links(ctx_t *c, json_t *d, size_t i, mlsba_platform_t *pl) {
   device_t *dev = &pl->dev[i];
   if (dev->backend->link == NULL)
     return 0;
-  mlsba__peers_t peers = peers_of(pl);
-  c->index = i;
-  c->name = dev->name;
-  return dev->backend->link(c, d, dev->config, &peers);
+  mlsba__peers_t peers = peers_of(c);
+  c->f.index = i;
+  c->f.name = dev->name;
+  return dev->backend->link(&c->f, d, dev->config, &peers);
 }
 
 static int parse_groups(ctx_t *c, json_t *groups, mlsba_platform_t *pl) {
@@ -123,7 +197,7 @@ static int parse_groups(ctx_t *c, json_t *groups, mlsba_platform_t *pl) {
   pl->group_start = malloc((q + 1) * sizeof *pl->group_start);
   if (!seen || !pl->group_dev || !pl->group_start) {
     free(seen);
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
   }
   int err = 0;
   size_t used = 0;
@@ -152,7 +226,7 @@ static int parse_groups(ctx_t *c, json_t *groups, mlsba_platform_t *pl) {
           err = bad(c, "expected a device name, got %s", json_kind(name));
           goto done;
         }
-        long i = find_device(pl, json_string_value(name));
+        long i = find_device(c, json_string_value(name));
         if (i < 0) {
           err = bad(c, "no device named \"%s\"", json_string_value(name));
           goto done;
@@ -166,7 +240,7 @@ static int parse_groups(ctx_t *c, json_t *groups, mlsba_platform_t *pl) {
         pl->group_dev[used++] = (size_t)i;
       }
     }
-    c->path[0] = '\0';
+    c->f.path[0] = '\0';
     for (size_t i = 0; i < p; i++) {
       if (!seen[i]) {
         set_path(c, "groups");
@@ -195,10 +269,10 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
     set_path(c, "name");
     return bad(c, "must be a string, got %s", json_kind(name));
   }
-  const char *base = strrchr(c->origin, '/');
+  const char *base = strrchr(c->f.origin, '/');
   pl->name = strdup(name   ? json_string_value(name)
                     : base ? base + 1
-                           : c->origin);
+                           : c->f.origin);
   json_t *devices = json_object_get(root, "devices");
   set_path(c, "devices");
   if (!json_is_array(devices) || json_array_size(devices) == 0)
@@ -206,19 +280,15 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
   pl->ndev = json_array_size(devices);
   pl->dev = calloc(pl->ndev, sizeof *pl->dev);
   if (pl->name == NULL || pl->dev == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
   size_t i;
   json_t *d;
   json_array_foreach(devices, i, d) {
     if ((err = parse_device(c, d, i, &pl->dev[i])) != 0)
       return err;
-    for (size_t j = 0; j < i; j++) {
-      if (strcmp(pl->dev[j].name, pl->dev[i].name) == 0) {
-        set_path(c, "devices[%zu]", i);
-        return bad(c, "device name \"%s\" is used twice", pl->dev[i].name);
-      }
-    }
   }
+  if ((err = index_names(c, pl)) != 0)
+    return err;
   json_array_foreach(devices, i, d) {
     if ((err = parse_links(c, d, i, pl)) != 0)
       return err;
@@ -233,13 +303,15 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
 
 static int finish(json_t *root, const json_error_t *jerr, const char *origin,
                   mlsba_platform_t **platform) {
-  ctx_t c = {.origin = origin};
+  ctx_t c = {.f.origin = origin};
   if (root == NULL)
     return mlsba__fail(MLSBA_EFORMAT, "%s:%d:%d: %s", origin, jerr->line,
                        jerr->column, jerr->text);
   mlsba_platform_t *pl = calloc(1, sizeof *pl);
   int err = pl ? parse_platform(&c, root, pl)
                : mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", origin);
+  free(c.by_name);
+  free(c.listed);
   json_decref(root);
   if (err) {
     mlsba_platform_destroy(pl);
@@ -264,15 +336,10 @@ int mlsba_platform_load(const char *path, mlsba_platform_t **platform) {
   if (path == NULL || platform == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_load: %s is NULL",
                        path == NULL ? "path" : "platform");
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return mlsba__fail(MLSBA_EIO, "%s: not a regular file (a directory?)",
-                       path);
-  }
+  FILE *f;
+  int err = mlsba__open_regular(path, &f);
+  if (err)
+    return err;
   json_error_t jerr;
   json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
   int read_error = ferror(f);
@@ -290,7 +357,8 @@ static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
   const device_t *d = &pl->dev[i];
   json_t *o = json_pack("{s:s}", "name", d->name);
   json_object_set_new(o, "type", json_string(d->backend->name));
-  mlsba__peers_t peers = peers_of(pl);
+  ctx_t c = {.pl = pl}; /* for names only: nothing is looked up */
+  mlsba__peers_t peers = peers_of(&c);
   d->backend->save(d->config, d->model, o, &peers);
   if (d->kind)
     json_object_set_new(o, "kind", json_string(d->kind));

@@ -170,9 +170,8 @@ static int parse_speed(mlsba__fields_t *c, json_t *speed, mlsba_model_t *m) {
       return mlsba__fields_bad(c, "loads must increase, got %g after %g", x,
                                prev);
     prev = x;
-    int err = mlsba_model_set_point(m, x, s);
-    if (err)
-      return err;
+    if (mlsba_model_set_point(m, x, s) != 0)
+      return mlsba__fields_bad(c, "%s", mlsba_last_error()); /* the bounds */
   }
   return 0;
 }
@@ -207,7 +206,8 @@ static int sim_parse(mlsba__fields_t *c, json_t *d, void **config,
   if ((err = mlsba__fields_count(c, d, "max_load", &max_load)) != 0 ||
       (err = mlsba__fields_count(c, d, "seed", &seed)) != 0)
     return err;
-  (*model)->max_load = max_load;
+  if (mlsba_model_set_max_load(*model, max_load) != 0)
+    return mlsba__fields_bad(c, "%s", mlsba_last_error()); /* past 2^53 */
   cfg->seed = (uint64_t)seed;
   /* Experiments with faults and slowdowns (README, platform files). */
   if ((err = mlsba__fields_count(c, d, "fail_at", &cfg->fail_at)) != 0 ||
@@ -252,20 +252,19 @@ static int sim_link(mlsba__fields_t *c, json_t *d, void *config,
   json_t *name;
   json_array_foreach(list, k, name) {
     long o = json_is_string(name)
-                 ? peers->find(peers->pl, json_string_value(name))
+                 ? peers->find(peers->self, json_string_value(name))
                  : -1;
     if (o < 0)
       return mlsba__fields_bad(c, "no device named %s",
                                json_is_string(name) ? json_string_value(name)
                                                     : "(not a string)");
     if ((size_t)o == c->index ||
-        strcmp(peers->backend(peers->pl, (size_t)o), "sim") != 0)
+        strcmp(peers->backend(peers->self, (size_t)o), "sim") != 0)
       return mlsba__fields_bad(c, "\"%s\" must be another sim device",
                                json_string_value(name));
-    for (size_t m = 0; m < cfg->ncontends; m++)
-      if (cfg->contends[m] == (size_t)o)
-        return mlsba__fields_bad(c, "\"%s\" is listed twice",
-                                 json_string_value(name));
+    if (peers->named_again(peers->self, c->index, (size_t)o))
+      return mlsba__fields_bad(c, "\"%s\" is listed twice",
+                               json_string_value(name));
     cfg->contends[cfg->ncontends++] = (size_t)o;
   }
   return 0;
@@ -294,7 +293,7 @@ static void sim_save(const void *config, const mlsba_model_t *model,
     json_t *names = json_array();
     for (size_t k = 0; k < c->ncontends; k++)
       json_array_append_new(names,
-                            json_string(peers->name(peers->pl, c->contends[k])));
+                            json_string(peers->name(peers->self, c->contends[k])));
     json_object_set_new(o, "contends_with", names);
     json_object_set_new(o, "contention", json_real(c->contention));
   }

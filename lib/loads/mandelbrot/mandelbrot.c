@@ -35,9 +35,12 @@ int64_t mlsba__mandelbrot_stride(int64_t height) {
 }
 
 int64_t mlsba_mandelbrot_row(const mlsba_mandelbrot_t *mb, int64_t unit) {
-  if (mb == NULL || mb->height < 1 || unit < 0 || unit >= mb->height)
+  /* Heights from 2^31 on are refused by check(), and unit * stride would
+   * overflow there: -1 as for any unit outside the image. */
+  if (mb == NULL || mb->height < 1 || mb->height >= (INT64_C(1) << 31) ||
+      unit < 0 || unit >= mb->height)
     return -1;
-  /* height < 2^31 (check()), so the product fits. */
+  /* height < 2^31, so the product fits. */
   return unit * mlsba__mandelbrot_stride(mb->height) % mb->height;
 }
 
