@@ -35,6 +35,8 @@ typedef struct mlsba__backend {
    * (name, type, kind) included, in the order unknown-field errors list
    * them. */
   const char *const *keys;
+  /* The kind of its devices when the file names none (NULL: none). */
+  const char *default_kind;
   /* Reads the backend's fields of one device (c->path is the device's)
    * into a new config, and the device's speed profile when the file gives
    * one (*model stays NULL otherwise). On error, what was allocated is in

@@ -32,20 +32,21 @@ typedef struct {
 /* The short names keep this reader's lines as they were. */
 #define bad(c, ...) mlsba__fields_bad(&(c)->f, __VA_ARGS__)
 #define set_path(c, ...) mlsba__fields_path(&(c)->f, __VA_ARGS__)
-#define check_keys(c, obj, allowed) mlsba__fields_check_keys(&(c)->f, obj, allowed)
+#define check_keys(c, obj, allowed)                                         \
+  mlsba__fields_check_keys(&(c)->f, obj, allowed)
 #define json_kind mlsba__json_kind
 
 /* "kind": devices of one kind are the same hardware, whose runs the
- * balancer pools (mlsba_kinds_t). The cores of a machine are one kind
- * unless the file says otherwise; other devices are of no kind unless
- * named. */
-static int parse_kind(ctx_t *c, json_t *d, const char *type, device_t *dev) {
+ * balancer pools (mlsba_kinds_t). A device has its backend's default kind
+ * (the cores of a machine are one kind) unless the file names one. */
+static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
+                      device_t *dev) {
   json_t *kind = json_object_get(d, "kind");
   if (kind && (!json_is_string(kind) || json_string_length(kind) == 0))
     return bad(c, "kind must be a non-empty string, got %s", json_kind(kind));
-  const char *k = kind                       ? json_string_value(kind)
-                  : strcmp(type, "cpu") == 0 ? "cpu"
-                                             : NULL;
+  const char *k = kind      ? json_string_value(kind)
+                  : backend ? backend->default_kind
+                            : NULL;
   if (k && (dev->kind = strdup(k)) == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
   return 0;
@@ -80,10 +81,10 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
   if (!json_is_string(type))
     return bad(c, "type must be one of \"sim\", \"cpu\", \"opencl\"");
   const char *t = json_string_value(type);
-  int err = parse_kind(c, d, t, dev);
+  const mlsba__backend_t *backend = mlsba__backend_find(t);
+  int err = parse_kind(c, d, backend, dev);
   if (err)
     return err;
-  const mlsba__backend_t *backend = mlsba__backend_find(t);
   if (backend == NULL)
     return bad(c, "unknown device type \"%s\" (expected sim, cpu or opencl)",
                t);

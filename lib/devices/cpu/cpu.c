@@ -126,6 +126,7 @@ const mlsba__backend_t mlsba__cpu_backend = {
     .name = "cpu",
     .type = MLSBA_DEVICE_CPU,
     .keys = cpu_keys,
+    .default_kind = "cpu", /* the cores of a machine are alike */
     .parse = cpu_parse,
     .save = cpu_save,
     .describe = cpu_describe,
