@@ -15,21 +15,23 @@
 typedef struct {
   double noise;  /* relative standard deviation of timings */
   uint64_t seed; /* noise generator seed */
-  int64_t fail_at, slow_at; /* this share fails; from this one on, times x */
-  double slow_factor;       /* slow_factor (0: never) */
+  /* Experiments: the fail_at-th share fails; from the slow_at-th on, times
+   * are slow_factor times longer (0: never). */
+  int64_t fail_at, slow_at;
+  double slow_factor;
   size_t *contends; /* devices it slows while it runs */
   size_t ncontends;
   double contention; /* they take 1 + contention times as long */
 } sim_config_t;
 
+/* An open sim device: the platform's model and config (not owned) and
+ * what changes as it runs. */
 typedef struct {
   const mlsba_model_t *model;
-  double noise;
-  int64_t shares, fail_at, slow_at; /* experiments: see the platform file */
-  double slow_factor;
+  const sim_config_t *config;
+  int64_t shares; /* started so far, for fail_at and slow_at */
   uint64_t state; /* splitmix64 */
   double last;    /* virtual time of the last share */
-  const sim_config_t *config; /* the platform's, for contention */
 } sim_t;
 
 static double uniform(sim_t *s) {
@@ -59,19 +61,20 @@ static int sim_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
   (void)off;
   (void)t0;
   sim_t *s = d->state;
+  const sim_config_t *c = s->config;
   s->last = 0;
   if (n == 0)
     return 0;
   s->shares++;
-  if (s->shares == s->fail_at)
+  if (s->shares == c->fail_at)
     return mlsba__fail(MLSBA_EDEVICE,
                        "%s: simulated device failure (fail_at = %lld)", d->name,
-                       (long long)s->fail_at);
+                       (long long)c->fail_at);
   double t = mlsba__fpm_time(s->model, (double)n);
-  if (s->slow_at > 0 && s->shares >= s->slow_at)
-    t *= s->slow_factor;
-  if (s->noise > 0 && n > 0) {
-    double f = 1 + s->noise * normal(s);
+  if (c->slow_at > 0 && s->shares >= c->slow_at)
+    t *= c->slow_factor;
+  if (c->noise > 0 && n > 0) {
+    double f = 1 + c->noise * normal(s);
     t *= f > 0.01 ? f : 0.01; /* a time stays positive */
   }
   s->last = t;
@@ -133,12 +136,8 @@ static int sim_open(const char *name, const void *config,
   if (s == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", name);
   s->model = model;
-  s->noise = c->noise;
+  s->config = c; /* its slow_factor is in (0, 1e6]: sim_parse checks */
   s->state = c->seed;
-  s->fail_at = c->fail_at;
-  s->slow_at = c->slow_at;
-  s->slow_factor = c->slow_factor > 0 ? c->slow_factor : 1;
-  s->config = c;
   d->ops = &sim_ops;
   d->name = name;
   d->state = s;
