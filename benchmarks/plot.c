@@ -1,19 +1,42 @@
+#define _GNU_SOURCE /* posix_spawn_file_actions_addchdir_np */
 #include "plot.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char prog[] = "mlsba-bench: --plot";
 
 static FILE *open_in(const char *dir, const char *name) {
-  char path[1024];
+  char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE *f = fopen(path, "w");
   if (f == NULL)
-    fprintf(stderr, "mlsba-bench: --plot: cannot write %s: %s\n", path,
-            strerror(errno));
+    fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
   return f;
+}
+
+/* A gnuplot string that says s and nothing else: single-quoted (no
+ * backquote substitution, no escapes, no macros), a quote doubled, and
+ * control characters, which would end the command, shown as '?'. */
+static void gp_string(FILE *f, const char *s) {
+  fputc('\'', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '\'')
+      fputs("''", f);
+    else
+      fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+  }
+  fputc('\'', f);
 }
 
 /* Whether two models have the same points: devices of one kind pooled
@@ -32,117 +55,189 @@ static int same_model(const mlsba_model_t *a, const mlsba_model_t *b) {
   return 1;
 }
 
-int bench_plot(const char *dir, const mlsba_platform_t *pl,
-               const mlsba_model_t *const *models, const int64_t *hist_load,
-               const double *hist_time, size_t runs, double makespan) {
-  size_t p = mlsba_platform_num_devices(pl);
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    fprintf(stderr, "mlsba-bench: --plot: cannot create %s: %s\n", dir,
-            strerror(errno));
-    return -1;
-  }
-  /* speed.dat: one block per device of measured points; curve.dat: the
-   * piecewise-linear model sampled densely, one block per device. */
-  FILE *pts = open_in(dir, "speed.dat"), *curve = open_in(dir, "curve.dat");
-  FILE *tl = open_in(dir, "timeline.dat"), *gp = open_in(dir, "plot.gp");
-  if (!pts || !curve || !tl || !gp) {
-    if (pts)
-      fclose(pts);
-    if (curve)
-      fclose(curve);
-    if (tl)
-      fclose(tl);
-    if (gp)
-      fclose(gp);
-    return -1;
-  }
+static int left_out(const bench_plot_t *P, size_t j) {
+  return P->dropped && P->dropped[j];
+}
+
+/* speed.dat: one block per device of measured points; curve.dat: the
+ * model sampled densely, one block per device; timeline.dat: device
+ * index, first-run time, last-run time. Numbers only: names go into the
+ * script, quoted. */
+static double write_data(FILE *pts, FILE *curve, FILE *tl,
+                         const bench_plot_t *P) {
+  size_t p = mlsba_platform_num_devices(P->pl);
   double xmax = 1;
   for (size_t j = 0; j < p; j++)
-    for (size_t r = 0; r < runs; r++)
-      if ((double)hist_load[r * p + j] > xmax)
-        xmax = (double)hist_load[r * p + j];
+    for (size_t r = 0; r < P->runs; r++)
+      if ((double)P->hist_load[r * p + j] > xmax)
+        xmax = (double)P->hist_load[r * p + j];
+  /* Room for the memory limits below the whole load. */
+  for (size_t j = 0; P->max_load && j < p; j++)
+    if (P->max_load[j] > 0 && P->max_load[j] < P->n &&
+        (double)P->max_load[j] > xmax)
+      xmax = (double)P->max_load[j];
   xmax *= 1.1;
   for (size_t j = 0; j < p; j++) {
-    fprintf(pts, "# %s\n", mlsba_platform_device_name(pl, j));
-    fprintf(curve, "# %s\n", mlsba_platform_device_name(pl, j));
-    for (size_t i = 0; i < mlsba_model_num_points(models[j]); i++) {
+    for (size_t i = 0; i < mlsba_model_num_points(P->models[j]); i++) {
       double x, s;
-      mlsba_model_get_point(models[j], i, &x, &s);
+      mlsba_model_get_point(P->models[j], i, &x, &s);
       fprintf(pts, "%g %g\n", x, s);
     }
-    for (int i = 0; i <= 400 && mlsba_model_num_points(models[j]); i++) {
+    /* From x > 0: the log scale has no room for a speed of 0. */
+    for (int i = 1; i <= 400 && mlsba_model_num_points(P->models[j]); i++) {
       double x = xmax * i / 400.0, s;
-      mlsba_model_speed(models[j], x, &s);
-      fprintf(curve, "%g %g\n", x, s);
+      if (mlsba_model_speed(P->models[j], x, &s) == 0 && s > 0)
+        fprintf(curve, "%g %g\n", x, s);
     }
-    fprintf(pts, "\n\n");
-    fprintf(curve, "\n\n");
+    /* gnuplot needs a point in every block it is told to draw. */
+    fprintf(pts, "%s\n\n", mlsba_model_num_points(P->models[j]) ? "" : "0 1");
+    fprintf(curve, "%s\n\n",
+            mlsba_model_num_points(P->models[j]) ? "" : "0 1");
   }
-  /* timeline.dat: device, first-run time, last-run time. */
   for (size_t j = 0; j < p; j++)
-    fprintf(tl, "%zu \"%s\" %g %g\n", j, mlsba_platform_device_name(pl, j),
-            hist_time[j], hist_time[(runs - 1) * p + j]);
+    fprintf(tl, "%zu %g %g\n", j, P->hist_time[j],
+            P->hist_time[(P->runs - 1) * p + j]);
+  return xmax;
+}
+
+static void write_script(FILE *gp, const bench_plot_t *P, double xmax) {
+  size_t p = mlsba_platform_num_devices(P->pl);
   fprintf(gp,
-          "# Made by mlsba-bench --plot; run again with: gnuplot plot.gp\n"
-          "do for [fmt in \"png svg\"] {\n"
-          "  if (fmt eq \"png\") { set terminal pngcairo size 1000,650 "
+          "# Made by mlsba-bench --plot; run again in this folder with:\n"
+          "#   gnuplot plot.gp\n"
+          "do for [fmt in 'png svg'] {\n"
+          "  if (fmt eq 'png') { set terminal pngcairo size 1000,650 "
           "noenhanced } else { set terminal svg size 1000,650 noenhanced }\n"
-          "  set output \"speed.\".fmt\n"
-          "  set title \"Device speed functions and the final distribution "
-          "line (makespan %.4g s)\"\n"
-          "  set xlabel \"load (columns)\"; set ylabel \"speed (columns/s)\"\n"
-          "  set key outside right; set grid\n"
-          "  plot [0:%g] ",
-          makespan, xmax);
+          "  set output 'speed.'.fmt\n"
+          "  set title 'Speed functions (log scale), memory limits and "
+          "the final distribution (makespan %.4g s)'\n"
+          "  set xlabel 'load (columns)'; set ylabel 'speed (columns/s)'\n"
+          "  set logscale y; set key below; set grid\n",
+          P->makespan);
+  /* A device's memory limit: a dotted line at the load it can hold, when
+   * it is less than the whole load. */
+  for (size_t j = 0; P->max_load && j < p; j++) {
+    double m = (double)P->max_load[j];
+    if (P->max_load[j] <= 0 || P->max_load[j] >= P->n || m > xmax)
+      continue;
+    fprintf(gp,
+            "  set arrow %zu from %g, graph 0 to %g, graph 1 nohead dt 3 "
+            "lc %zu\n  set label %zu ",
+            j + 1, m, m, j + 1, j + 1);
+    char text[160];
+    snprintf(text, sizeof text, "%s holds %lld",
+             mlsba_platform_device_name(P->pl, j), (long long)P->max_load[j]);
+    gp_string(gp, text);
+    fprintf(gp, " at %g, graph 0.03 rotate by 90 offset -0.8,0 front\n", m);
+  }
+  fprintf(gp, "  plot [0:%g] ", xmax);
   for (size_t j = 0; j < p; j++) {
     int drawn = 0;
     for (size_t k = 0; k < j && !drawn; k++)
-      drawn = same_model(models[k], models[j]);
+      drawn = same_model(P->models[k], P->models[j]);
     if (drawn)
       continue;
-    fprintf(gp, "\"curve.dat\" index %zu with lines lw 2 lc %zu title \"%s", j,
-            j + 1, mlsba_platform_device_name(pl, j));
-    for (size_t k = j + 1; k < p; k++)
-      if (same_model(models[j], models[k]))
-        fprintf(gp, " = %s", mlsba_platform_device_name(pl, k));
+    /* The title: the device, the others of its pooled model, and the
+     * devices left out marked as such. */
+    char title[512];
+    size_t len = (size_t)snprintf(title, sizeof title, "%s%s",
+                                  mlsba_platform_device_name(P->pl, j),
+                                  left_out(P, j) ? " (left out)" : "");
+    for (size_t k = j + 1; k < p && len < sizeof title; k++)
+      if (same_model(P->models[j], P->models[k]))
+        len += (size_t)snprintf(title + len, sizeof title - len, " = %s%s",
+                                mlsba_platform_device_name(P->pl, k),
+                                left_out(P, k) ? " (left out)" : "");
+    fprintf(gp, "'curve.dat' index %zu with lines lw 2 dt %d lc %zu title ",
+            j, left_out(P, j) ? 2 : 1, j + 1);
+    gp_string(gp, title);
     fprintf(gp,
-            "\", \"speed.dat\" index %zu with points pt 7 lc %zu "
-            "notitle, ",
-            j, j + 1);
+            ", 'speed.dat' index %zu with points pt %d lc %zu notitle, ", j,
+            left_out(P, j) ? 6 : 7, j + 1);
   }
   fprintf(gp,
-          "x / %.17g with lines dt 2 lc rgb \"black\" title \"x / makespan\"\n"
-          "  set output \"timeline.\".fmt\n"
-          "  set title \"Device times, first and last run\"\n"
-          "  set xlabel \"time from the common start (s)\"; unset ylabel\n"
+          "x / %.17g with lines dt 2 lc rgb 'black' title 'x / makespan'\n"
+          "  unset logscale y; unset arrow; unset label\n"
+          "  set output 'timeline.'.fmt\n"
+          "  set title 'Device times, first and last run'\n"
+          "  set xlabel 'time from the common start (s)'; unset ylabel\n"
           "  set ytics (",
-          makespan);
-  for (size_t j = 0; j < p; j++)
-    fprintf(gp, "%s\"%s\" %zu", j ? ", " : "",
-            mlsba_platform_device_name(pl, j), j);
+          P->makespan);
+  for (size_t j = 0; j < p; j++) {
+    char label[160];
+    snprintf(label, sizeof label, "%s%s", mlsba_platform_device_name(P->pl, j),
+             left_out(P, j) ? " (left out)" : "");
+    fputs(j ? ", " : "", gp);
+    gp_string(gp, label);
+    fprintf(gp, " %zu", j);
+  }
   fprintf(gp,
           ")\n  set yrange [-0.7:%zu.7]; set style fill solid 0.6\n"
-          "  plot \"timeline.dat\" using 3:1:(0):3:($1-0.4):($1-0.05) with "
-          "boxxyerror lc rgb \"#bb5555\" title \"first run\", \\\n"
-          "       \"timeline.dat\" using 4:1:(0):4:($1+0.05):($1+0.4) with "
-          "boxxyerror lc rgb \"#4477aa\" title \"last run\"\n"
+          "  plot 'timeline.dat' using 2:1:(0):2:($1-0.4):($1-0.05) with "
+          "boxxyerror lc rgb '#bb5555' title 'first run', \\\n"
+          "       'timeline.dat' using 3:1:(0):3:($1+0.05):($1+0.4) with "
+          "boxxyerror lc rgb '#4477aa' title 'last run'\n"
           "  unset ytics; set ytics auto; unset yrange\n"
           "}\n",
           p - 1);
-  int bad = ferror(pts) | ferror(curve) | ferror(tl) | ferror(gp);
-  bad |= fclose(pts) | fclose(curve) | fclose(tl) | fclose(gp);
-  if (bad) {
-    fprintf(stderr, "mlsba-bench: --plot: error writing into %s\n", dir);
+}
+
+/* gnuplot in dir, no shell: the script on its standard input, its
+ * messages into dir/gnuplot.log. */
+static int run_gnuplot(const char *dir) {
+  char script[4096];
+  snprintf(script, sizeof script, "%s/plot.gp", dir);
+  posix_spawn_file_actions_t fa;
+  pid_t pid;
+  int err = posix_spawn_file_actions_init(&fa);
+  if (err == 0) {
+    err = posix_spawn_file_actions_addopen(&fa, 0, script, O_RDONLY, 0);
+    if (!err)
+      err = posix_spawn_file_actions_addchdir_np(&fa, dir);
+    if (!err)
+      err = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (!err)
+      err = posix_spawn_file_actions_addopen(
+          &fa, 2, "gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    char arg0[] = "gnuplot";
+    char *argv[] = {arg0, NULL};
+    if (!err)
+      err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  if (err) {
+    fprintf(stderr, "%s: cannot start gnuplot: %s (Debian: gnuplot-nox)\n",
+            prog, strerror(err));
     return -1;
   }
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot plot.gp 2>gnuplot.log", dir);
-  if (system(cmd) != 0) {
-    fprintf(stderr,
-            "mlsba-bench: --plot: gnuplot failed (is gnuplot-nox installed? "
-            "see %s/gnuplot.log)\n",
-            dir);
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) {
+      fprintf(stderr, "%s: waiting for gnuplot: %s\n", prog, strerror(errno));
+      return -1;
+    }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "%s: gnuplot failed (see %s/gnuplot.log)\n", prog, dir);
     return -1;
   }
   return 0;
+}
+
+int bench_plot(const char *dir, const bench_plot_t *P) {
+  FILE *pts = open_in(dir, "speed.dat"), *curve = open_in(dir, "curve.dat");
+  FILE *tl = open_in(dir, "timeline.dat"), *gp = open_in(dir, "plot.gp");
+  int bad = !pts || !curve || !tl || !gp;
+  if (!bad) {
+    write_script(gp, P, write_data(pts, curve, tl, P));
+    bad = ferror(pts) | ferror(curve) | ferror(tl) | ferror(gp);
+  }
+  FILE *all[] = {pts, curve, tl, gp};
+  for (size_t i = 0; i < 4; i++)
+    if (all[i] && fclose(all[i]) != 0)
+      bad = 1;
+  if (bad) {
+    fprintf(stderr, "%s: error writing into %s\n", prog, dir);
+    return -1;
+  }
+  return run_gnuplot(dir);
 }

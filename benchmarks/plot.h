@@ -7,18 +7,32 @@
 
 #include "mlsba.h"
 
-/* Writes into dir (created if missing):
+/* What the pictures show: the routine's models and runs (p devices). */
+typedef struct {
+  const mlsba_platform_t *pl;
+  const mlsba_model_t *const *models; /* p */
+  const int64_t *hist_load;           /* runs x p */
+  const double *hist_time;            /* runs x p */
+  size_t runs;
+  double makespan;              /* of the last run */
+  const unsigned char *dropped; /* p values of mlsba_dropped_t, or NULL */
+  const int64_t *max_load;      /* p: what each device holds, or NULL */
+  int64_t n;                    /* the whole load */
+} bench_plot_t;
+
+/* Writes into dir (which exists):
  *  speed.png/.svg     every device's speed function (the model the routine
- *                     built, with its measured points) and the line of the
- *                     final distribution, slope 1 / makespan (the paper's
- *                     Fig. 3);
+ *                     built, with its measured points) on a log scale, so
+ *                     that devices a hundred times apart are both read;
+ *                     its memory limit; the devices left out; and the
+ *                     line of the final distribution, slope 1 / makespan
+ *                     (the paper's Fig. 3);
  *  timeline.png/.svg  every device's time in the first and the last run
  *                     (the paper's Fig. 4);
- * and the data and gnuplot script behind them. hist_load and hist_time
- * hold `runs` rows of p values. Returns 0 or -1 with a message on stderr
- * naming what failed. */
-int bench_plot(const char *dir, const mlsba_platform_t *pl,
-               const mlsba_model_t *const *models, const int64_t *hist_load,
-               const double *hist_time, size_t runs, double makespan);
+ * and the data and gnuplot script behind them (plot.gp). gnuplot runs
+ * without a shell, in dir, with the script on its standard input; names
+ * reach it only as single-quoted strings, where nothing is special.
+ * Returns 0 or -1 with a message on stderr naming what failed. */
+int bench_plot(const char *dir, const bench_plot_t *P);
 
 #endif

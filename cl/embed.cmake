@@ -1,5 +1,6 @@
-# Turns an OpenCL C file into a C header holding its text as one string,
-# so the library carries its kernels (no file to find at run time).
+# Turns a text file into a C header holding its text as one string: the
+# OpenCL C files the library carries (no file to find at run time), and
+# the tools' help texts (tools/help, printed by --help).
 #   cmake -DIN=cl/x.cl -DOUT=x_source.h -DNAME=mlsba__x_cl_source -P embed.cmake
 file(READ "${IN}" _text)
 string(REPLACE "\\" "\\\\" _text "${_text}")

@@ -1,6 +1,6 @@
 /* mlsba-partition as other tools use it: the command line and the JSON
- * report of DESIGN.md, and one clear line with exit status 2 for every
- * kind of bad input, never a signal. */
+ * report of docs/partition-report.md, and one clear line with exit status
+ * 2 for every kind of bad input, never a signal. */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -225,6 +225,20 @@ START_TEST(real_devices_and_too_little_capacity_are_refused) {
 }
 END_TEST
 
+/* A sample platform by name, and --size for --n, as mlsba-bench says it. */
+START_TEST(a_sample_platform_by_name_and_size) {
+  char *argv[] = {partition, "--platform", "desktop-seed002", "--size",
+                  "8400",    "--json",     "-",               NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  check_result(j, "mlsba", 8400);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
 START_TEST(help_and_version_exit_0) {
   char *argv[] = {partition, "--help", NULL};
   tool_run_t r;
@@ -257,6 +271,12 @@ START_TEST(info_shows_devices_and_groups) {
    * kinds), and the written file keeps it. */
   ck_assert_ptr_nonnull(strstr(r.out, "  cpu"));
   tool_run_free(&r);
+  /* A text file: it ends with a newline. */
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(fseek(f, -1, SEEK_END), 0);
+  ck_assert_int_eq(fgetc(f), '\n');
+  fclose(f);
   char *again[] = {info, "--platform", path, NULL};
   run_tool(again, &r);
   ck_assert_int_eq(r.status, 0);
@@ -298,9 +318,9 @@ START_TEST(info_refuses_bad_input) {
 }
 END_TEST
 
-/* The fields of one mlsba-bench report: those of DESIGN.md, and the five
- * added after it (README): steady_s, steady_gflops, left_out, faulty,
- * stop. */
+/* The fields of one mlsba-bench report (docs/bench-report.md): the base
+ * ones, and those added after them: steady_s, steady_gflops, left_out,
+ * faulty, stop, variation. */
 static void check_bench_report(json_t *r, size_t groups) {
   static const char *keys[] = {"algorithm",
                                "platform",
@@ -323,7 +343,8 @@ static void check_bench_report(json_t *r, size_t groups) {
                                "steady_gflops",
                                "left_out",
                                "faulty",
-                               "stop"};
+                               "stop",
+                               "variation"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     ck_assert_msg(json_object_get(r, keys[i]) != NULL, "no \"%s\"", keys[i]);
   ck_assert_uint_eq(json_object_size(r), sizeof keys / sizeof keys[0]);
@@ -486,8 +507,8 @@ START_TEST(bench_says_why_the_routine_stopped) {
   tool_run_t r;
   run_tool(table, &r);
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
-  ck_assert_msg(strstr(r.out, "NOT converged in 1 run (max-iter reached)") !=
-                    NULL,
+  ck_assert_msg(strstr(r.out, "not balanced within max-iter (1 run): "
+                               "imbalance 92.5% (eps 5%)") != NULL,
                 "%s", r.out);
   tool_run_free(&r);
   char *json[] = {bench,  "--platform", SEED002, "--size", "8400", "--models",
@@ -538,6 +559,13 @@ static const struct {
     {{"--platform", "/nonexistent.json", NULL}, "cannot open"},
     {{"--platform", MLSBA_SOURCE_DIR "/tests/data/mixed.json", NULL},
      "mixes simulated and real devices"},
+    {{"--platform", "no-such-sample", NULL}, "nor a sample platform"},
+    /* Destinations that cannot be written fail before anything runs. */
+    {{"--json", "/nonexistent/x.json", NULL}, "its folder does not exist"},
+    {{"--plot", "/etc/passwd", NULL}, "--plot: '/etc/passwd' is not a folder"},
+    {{"--models", "/etc/passwd", NULL},
+     "--models: '/etc/passwd' is not a folder"},
+    {{"--quiet", "--progress", NULL}, "exclude each other"},
 };
 
 START_TEST(bench_refuses_bad_input) {
@@ -556,6 +584,7 @@ static Suite *tools_suite(void) {
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, real_devices_and_too_little_capacity_are_refused);
   tcase_add_test(tc, help_and_version_exit_0);
+  tcase_add_test(tc, a_sample_platform_by_name_and_size);
   suite_add_tcase(s, tc);
   tc = tcase_create("mlsba-bench");
   tcase_set_timeout(tc, 600);

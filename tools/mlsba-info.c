@@ -6,30 +6,26 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/paths.h"
+#include "common/text.h"
+#include "mlsba-info_help.h" /* tools/help/mlsba-info.txt */
 #include "mlsba.h"
 
 #define EXIT_USAGE CLI_EXIT_USAGE
 
 static const char *prog = "mlsba-info";
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: %s [--platform auto|FILE] [--write FILE]\n"
-          "\n"
-          "Show the devices of a platform and its processing groups. The\n"
-          "default, auto, discovers every CPU core (hwloc) and every OpenCL\n"
-          "device, and pairs accelerator i with core i.\n"
-          "\n"
-          "  --platform auto|FILE  the platform to show (default: auto)\n"
-          "  --write FILE          also write it as a platform file\n"
-          "  --help, --version\n",
-          prog);
-}
-
 static const char *type_name(mlsba_device_type_t t) {
   return t == MLSBA_DEVICE_CPU      ? "cpu"
          : t == MLSBA_DEVICE_OPENCL ? "opencl"
                                     : "sim";
+}
+
+/* Appends "sep name " to text at len (within size); the new length. */
+static size_t append(char *text, size_t size, size_t len, const char *sep,
+                     const char *name) {
+  int n = snprintf(text + len, size - len, "%s%s ", sep, name);
+  return n < 0 || (size_t)n >= size - len ? size - 1 : len + (size_t)n;
 }
 
 /* Devices sorted by kind, then index; qsort has no context argument. */
@@ -48,15 +44,16 @@ static int by_kind(const void *a, const void *b) {
 }
 
 static int by_first(const void *a, const void *b) {
-  const size_t *x = a, *y = b; /* {first device, start in order} */
+  const size_t *x = a, *y = b; /* {first device, start in the order} */
   return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
 /* Each kind of two devices or more once, in the order of its first
- * device, with its devices: they pool their runs. Sorted, so that 10^5
- * devices of one kind print in O(p log p) (comparing every pair took
- * hours). */
-static void print_kinds(const mlsba_platform_t *pl, size_t p) {
+ * device, with its devices: they pool their runs. From the devices sorted
+ * by kind, so that 10^5 cores of one kind print in O(p log p) (comparing
+ * every pair took hours). text: room for one line's names. */
+static void print_kinds(const mlsba_platform_t *pl, size_t p, char *text,
+                        size_t size) {
   size_t *order = malloc(p * sizeof *order);
   size_t *runs = malloc(2 * p * sizeof *runs), nruns = 0;
   if (order == NULL || runs == NULL) {
@@ -69,8 +66,7 @@ static void print_kinds(const mlsba_platform_t *pl, size_t p) {
   sorting = pl;
   qsort(order, p, sizeof *order, by_kind);
   for (size_t a = 0, b; a < p; a = b) {
-    for (b = a + 1; b < p && strcmp(kind_of(order[a]), kind_of(order[b])) == 0;
-         b++)
+    for (b = a + 1; b < p && !strcmp(kind_of(order[a]), kind_of(order[b])); b++)
       ;
     if (b - a >= 2 && kind_of(order[a])[0] != '\0') {
       runs[2 * nruns] = order[a];
@@ -83,11 +79,13 @@ static void print_kinds(const mlsba_platform_t *pl, size_t p) {
     if (r == 0)
       printf("\nkinds (the same hardware: the balancer pools their runs):\n");
     const char *kind = kind_of(runs[2 * r]);
-    printf("  %s:", kind);
+    size_t len = 0;
     for (size_t k = runs[2 * r + 1]; k < p && !strcmp(kind_of(order[k]), kind);
          k++)
-      printf(" %s", mlsba_platform_device_name(pl, order[k]));
-    printf("\n");
+      len = append(text, size, len, "", mlsba_platform_device_name(pl, order[k]));
+    char head[64];
+    snprintf(head, sizeof head, "  %.40s: ", kind);
+    text_wrap(stdout, head, 4, text);
   }
   free(order);
   free(runs);
@@ -97,8 +95,10 @@ static void print_platform(const mlsba_platform_t *pl) {
   size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
   printf("platform %s: %zu devices in %zu groups\n\n", mlsba_platform_name(pl),
          p, q);
-  printf("%-8s %-7s %-6s %-10s %-44s %s\n", "device", "type", "units", "memory",
-         "model", "driver");
+  /* The model and the driver in full, wrapped under their column: 80
+   * columns, nothing cut. */
+  printf("%-8s %-7s %-6s %-10s %s\n", "device", "type", "units", "memory",
+         "model / driver");
   for (size_t i = 0; i < p; i++) {
     mlsba_device_info_t info;
     mlsba_platform_device_info(pl, i, &info);
@@ -111,28 +111,34 @@ static void print_platform(const mlsba_platform_t *pl) {
     const char *model = info.model[0] ? info.model : "-";
     if (mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_SIM)
       model = "speed profile";
-    printf("%-8s %-7s %-6s %-10s %-44.44s %s\n",
-           mlsba_platform_device_name(pl, i),
-           type_name(mlsba_platform_device_type(pl, i)), units, mem, model,
-           info.driver[0] ? info.driver : "-");
+    char head[64];
+    snprintf(head, sizeof head, "%-8s %-7s %-6s %-10s ",
+             mlsba_platform_device_name(pl, i),
+             type_name(mlsba_platform_device_type(pl, i)), units, mem);
+    text_wrap(stdout, head, 35, model);
+    if (info.driver[0])
+      text_wrap(stdout, "                                   ", 37,
+                info.driver);
   }
   printf("\ngroups (the first device drives the others):\n");
+  char text[2048], head[64];
   for (size_t g = 0; g < q; g++) {
-    printf("  group %zu:", g);
+    size_t len = 0;
     for (size_t k = 0; k < mlsba_platform_group_size(pl, g); k++)
-      printf("%s %s", k ? " +" : "",
-             mlsba_platform_device_name(pl,
-                                        mlsba_platform_group_device(pl, g, k)));
-    printf("\n");
+      len = append(text, sizeof text, len, k ? "+ " : "",
+                   mlsba_platform_device_name(
+                       pl, mlsba_platform_group_device(pl, g, k)));
+    snprintf(head, sizeof head, "  group %zu: ", g);
+    text_wrap(stdout, head, 4, text);
   }
-  print_kinds(pl, p);
+  print_kinds(pl, p, text, sizeof text);
 }
 
 int main(int argc, char **argv) {
   const char *platform = "auto", *write = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
+      fputs(mlsba_info_help, stdout);
       return 0;
     }
     if (!strcmp(argv[i], "--version")) {
@@ -148,15 +154,13 @@ int main(int argc, char **argv) {
           argv[i]);
     *slot = argv[++i];
   }
+  int status = write ? paths_check_output_file(prog, "--write", write) : 0;
   mlsba_platform_t *pl = NULL;
-  int err = strcmp(platform, "auto") == 0 ? mlsba_platform_discover(&pl)
-                                          : mlsba_platform_load(platform, &pl);
-  if (err) {
-    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
-    return err == MLSBA_EFORMAT || err == MLSBA_EIO ? EXIT_USAGE : 1;
-  }
+  if (!status)
+    status = paths_load_platform(prog, platform, &pl);
+  if (status)
+    return status;
   print_platform(pl);
-  int status = 0;
   if (write) {
     if (mlsba_platform_save(pl, write) != 0) {
       fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());

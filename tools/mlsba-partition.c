@@ -1,6 +1,7 @@
 /* mlsba-partition: partition N units over a platform of known models (sim
- * devices) with any algorithm, without running anything. The contract of
- * the command line and of the JSON report is fixed in DESIGN.md. */
+ * devices) with any algorithm, without running anything. The command line
+ * is in tools/help/mlsba-partition.txt, the JSON report in
+ * docs/partition-report.md. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -8,34 +9,15 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/paths.h"
+#include "common/text.h"
 #include "common/timing.h"
+#include "mlsba-partition_help.h" /* tools/help/mlsba-partition.txt */
 #include "mlsba.h"
 
 #define EXIT_USAGE CLI_EXIT_USAGE
 
 static const char *prog = "mlsba-partition";
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: %s --platform FILE --n N [--algo ALGO] [--json FILE|-]\n"
-          "\n"
-          "Partition N units over the devices of a platform file whose\n"
-          "devices are simulated (their speed profiles are the models), at\n"
-          "both levels: between processing groups and inside each group.\n"
-          "\n"
-          "  --platform FILE  platform file (JSON; see models/sim/)\n"
-          "  --n N            units to distribute (0 <= N <= 2^53)\n"
-          "  --algo ALGO      mlsba (default), mlfba2, slba, multiple-cpm,\n"
-          "                   single-cpm, homogeneous, dlt, or all\n"
-          "  --json FILE|-    write the report as JSON to FILE, or to\n"
-          "                   standard output instead of the table\n"
-          "  --help           this text;  --version  the library version\n"
-          "\n"
-          "mlfba2 builds every group-model point up to N: its time grows\n"
-          "with N. overhead_s is the median wall-clock time of repeated\n"
-          "calls of the partitioner alone.\n",
-          prog);
-}
 
 static int fail_usage(const char *what, const char *arg) {
   return cli_usage_error(prog, what, arg);
@@ -103,6 +85,8 @@ static json_t *result_json(const problem_t *P, const result_t *r) {
                    "per_group", per_group, "overhead_s", r->overhead);
 }
 
+/* The table: 80 columns; the loads of every group and device below it,
+ * wrapped. */
 static void print_table(FILE *f, const problem_t *P, const result_t *res,
                         size_t nres) {
   double best = res[0].makespan;
@@ -120,24 +104,32 @@ static void print_table(FILE *f, const problem_t *P, const result_t *res,
       total += r->points[g];
       if (strlen(per) < sizeof per - 32)
         snprintf(per + strlen(per), sizeof per - strlen(per), "%s%zu",
-                 g ? " + " : "", r->points[g]);
+                 g ? "+" : "", r->points[g]);
     }
-    fprintf(f, "%-13s %14.6g %8.3f %14.4f  %zu (%s)\n",
-            mlsba_algorithm_name(r->algo), r->makespan,
-            best > 0 ? r->makespan / best : 1.0, 1e3 * r->overhead, total, per);
+    char line[TEXT_COLUMNS];
+    text_fit(line, sizeof line, "%-13s %14.4f %8.3f %14.4f  %zu (%s)",
+             mlsba_algorithm_name(r->algo), r->makespan,
+             best > 0 ? r->makespan / best : 1.0, 1e3 * r->overhead, total,
+             per);
+    fprintf(f, "%s\n", line);
   }
   for (size_t i = 0; i < nres; i++) {
     const result_t *r = &res[i];
     fprintf(f, "\n%s loads:\n", mlsba_algorithm_name(r->algo));
     for (size_t g = 0, f0 = 0; g < P->q; f0 += P->size[g++]) {
-      fprintf(f, "  group %zu: %lld =", g, (long long)r->alpha[g]);
-      for (size_t k = 0; k < P->size[g]; k++) {
+      char text[1024], head[64];
+      size_t len = 0;
+      text[0] = '\0';
+      for (size_t k = 0; k < P->size[g] && len < sizeof text; k++) {
         size_t dev = mlsba_platform_group_device(P->pl, g, k);
-        fprintf(f, "%s %s %lld", k ? " +" : "",
-                mlsba_platform_device_name(P->pl, dev),
-                (long long)r->beta[f0 + k]);
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s %s %lld",
+                                k ? " +" : "",
+                                mlsba_platform_device_name(P->pl, dev),
+                                (long long)r->beta[f0 + k]);
       }
-      fputc('\n', f);
+      snprintf(head, sizeof head, "  group %zu: %lld =", g,
+               (long long)r->alpha[g]);
+      text_wrap(f, head, 6, text);
     }
   }
 }
@@ -148,7 +140,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
+      fputs(mlsba_partition_help, stdout);
       return 0;
     }
     if (!strcmp(a, "--version")) {
@@ -157,6 +149,7 @@ int main(int argc, char **argv) {
     }
     const char **slot = !strcmp(a, "--platform") ? &platform_path
                         : !strcmp(a, "--n")      ? &n_arg
+                        : !strcmp(a, "--size")   ? &n_arg
                         : !strcmp(a, "--algo")   ? &algo_arg
                         : !strcmp(a, "--json")   ? &json_path
                                                  : NULL;
@@ -167,9 +160,9 @@ int main(int argc, char **argv) {
     *slot = argv[++i];
   }
   if (platform_path == NULL)
-    return fail_usage("missing --platform FILE", "");
+    return fail_usage("missing --platform NAME|FILE", "");
   if (n_arg == NULL)
-    return fail_usage("missing --n N", "");
+    return fail_usage("missing --n N (or --size N)", "");
   problem_t P = {0};
   if (cli_parse_units(n_arg, INT64_C(1) << 53, &P.n) != 0)
     return fail_usage("--n must be a whole number from 0 to 2^53, got ", n_arg);
@@ -178,11 +171,13 @@ int main(int argc, char **argv) {
   if (!all && mlsba_algorithm_from_name(algo_arg, &only) != 0)
     return fail_usage("--algo: ", mlsba_last_error());
 
+  int checked =
+      json_path ? paths_check_output_file(prog, "--json", json_path) : 0;
   mlsba_platform_t *pl = NULL;
-  if (mlsba_platform_load(platform_path, &pl) != 0) {
-    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
-    return EXIT_USAGE;
-  }
+  if (!checked)
+    checked = paths_load_platform(prog, platform_path, &pl);
+  if (checked)
+    return checked;
   P.pl = pl;
   P.p = mlsba_platform_num_devices(pl);
   P.q = mlsba_platform_num_groups(pl);

@@ -731,6 +731,14 @@ typedef struct mlsba_balance_result {
   /** Devices left out because the others were faster without them (see
    *  mlsba_sharing_t); their runs without it count in iterations. */
   unsigned left_out;
+  /** The eps the routine balanced to (the options'). */
+  double eps;
+  /** How much the devices' times vary from run to run at one load (runs
+   *  within eps of a load count as at it): the largest relative standard
+   *  deviation over the devices in use (0 when no load was run twice). When the routine stops above eps (stop is not
+   *  MLSBA_STOP_BALANCED), a variation above eps / 2 says why: the runs
+   *  cannot tell a better distribution. */
+  double variation;
 } mlsba_balance_result_t;
 
 /** \brief Defaults: MLSBA, eps 0.05, 20 iterations, shared cores. */
@@ -758,6 +766,15 @@ MLSBA_EXTERN void mlsba_balance_result_free(mlsba_balance_result_t *result);
 /** \brief Name of a stop reason as the tools spell it ("balanced",
  *  "fixed-point", "max-iter", "cycle"); NULL for an unknown value. */
 MLSBA_EXTERN const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop);
+/** \brief How the balancing went, in one sentence for a person: balanced
+ *  (within eps) or not, in how many runs, why it stopped there, and the
+ *  imbalance, e.g. "not balanced: stopped after 4 runs at a fixed point,
+ *  imbalance 12.0% (eps 5%): the devices' times vary by 18% from run to
+ *  run, so the split is the best the runs can tell". Only a run within
+ *  eps is called balanced. Truncated to size - 1 characters.
+ *  \return 0 or MLSBA_EINVAL. */
+MLSBA_EXTERN int mlsba_balance_result_describe(
+    const mlsba_balance_result_t *result, char *text, size_t size);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */

@@ -205,14 +205,14 @@ int mlsba__bisect_run(mlsba__bisect_t *b, const mlsba__bisect_ops_t *ops,
     }
   }
 
-  if (!converged(xu, xl, p)) {
+  if (!converged(xu, xl, p) && sl - su > 4.0 * (double)p + 1024) {
     /* The lines stopped apart (adjacent doubles, or the step limit) with
-     * some crossing jumping by a unit or more between them: a model far
-     * from the papers' shape. Rounding U's crossings down and refining
-     * would hand out the gap one unit at a time, in time linear in W.
-     * Instead take the loads between U and L whose sum is W, rounded by
-     * largest remainder: valid, within caps, in O(p log p), and as
-     * balanced as the lines could tell. */
+     * crossings jumping by far more than the refinement should hand out
+     * one unit at a time (a model far from the papers' shape): that would
+     * take time linear in W. Instead take the loads between U and L whose
+     * sum is W, rounded by largest remainder: valid, within caps, in
+     * O(p log p), and as balanced as the lines could tell. A smaller gap
+     * goes to the refinement below, which keeps the integer optimum. */
     double lam = sl > su ? ((double)W - su) / (sl - su) : 0;
     lam = lam > 0 ? (lam < 1 ? lam : 1) : 0;
     for (size_t i = 0; i < p; i++)

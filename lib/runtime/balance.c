@@ -26,6 +26,54 @@ const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop) {
   return (unsigned)stop < sizeof names / sizeof *names ? names[stop] : NULL;
 }
 
+int mlsba_balance_result_describe(const mlsba_balance_result_t *r, char *out,
+                                  size_t size) {
+  if (r == NULL || out == NULL || size == 0 ||
+      mlsba_stop_reason_name(r->stop) == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_balance_result_describe: %s",
+                       r && out && size ? "unknown stop reason"
+                                        : "NULL or empty argument");
+  const char *runs = r->iterations == 1 ? "run" : "runs";
+  double imbalance = 100 * r->imbalance, eps = 100 * r->eps;
+  /* Noise explains a stop above eps when a point needs more runs than
+   * the routine had to be known within eps / 2. */
+  char why[160] = "the models see no better distribution";
+  if (r->variation > r->eps / 2)
+    snprintf(why, sizeof why,
+             "the devices' times vary by %.0f%% from run to run, so the "
+             "split is the best the runs can tell",
+             100 * r->variation);
+  switch (r->stop) {
+  case MLSBA_STOP_BALANCED:
+    snprintf(out, size,
+             "balanced in %u %s: the device times agree within eps (%g%%) "
+             "between groups and inside each; imbalance %.1f%%",
+             r->iterations, runs, eps, imbalance);
+    break;
+  case MLSBA_STOP_FIXED_POINT:
+    snprintf(out, size,
+             "not balanced: stopped after %u %s at a fixed point, imbalance "
+             "%.1f%% (eps %g%%): %s",
+             r->iterations, runs, imbalance, eps, why);
+    break;
+  case MLSBA_STOP_MAX_ITER:
+    snprintf(out, size,
+             "not balanced within max-iter (%u %s): imbalance %.1f%% (eps "
+             "%g%%)%s%s",
+             r->iterations, runs, imbalance, eps,
+             r->variation > r->eps / 2 ? "; " : "",
+             r->variation > r->eps / 2 ? why : "");
+    break;
+  default:
+    snprintf(out, size,
+             "not balanced: a distribution came back after %u %s (a cycle: "
+             "the algorithm does not follow the models), imbalance %.1f%% "
+             "(eps %g%%)",
+             r->iterations, runs, imbalance, eps);
+  }
+  return 0;
+}
+
 void mlsba_balance_result_free(mlsba_balance_result_t *r) {
   if (r == NULL)
     return;

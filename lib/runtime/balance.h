@@ -123,6 +123,12 @@ double mlsba__bal_largest(const double *time, size_t p);
 int mlsba__bal_run_until_done(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                               double *time, int remeasure, unsigned *again,
                               int *dropped);
+/* The devices' run-to-run variation (mlsba_balance_result_t.variation):
+ * the largest relative standard deviation of single runs at one load over
+ * the devices in use, from what their models are built on; *at: which
+ * device (-1 when no load was run twice). */
+double mlsba__bal_variation(const mlsba__bal_ctx_t *C,
+                            const mlsba_balance_result_t *r, long *at);
 void mlsba__bal_explain_noise(const mlsba__bal_ctx_t *C,
                               const mlsba_balance_result_t *r);
 

@@ -196,22 +196,29 @@ done:
   return err;
 }
 
+double mlsba__bal_variation(const mlsba__bal_ctx_t *C,
+                            const mlsba_balance_result_t *r, long *at) {
+  double worst = 0;
+  *at = -1;
+  for (size_t j = 0; j < C->p; j++) {
+    double noise =
+        r->load[j] > 0 ? mlsba__measured_noise(C->kinds.basis[j]) : 0;
+    if (noise > worst) {
+      worst = noise;
+      *at = (long)j;
+    }
+  }
+  return worst;
+}
+
 /* After max_iter: when the device times vary from run to run by more
  * than eps / 2, that is why (a point is known well once the standard
  * error of its runs is within eps / 2), and the log says so, with what
  * would let the routine settle. */
 void mlsba__bal_explain_noise(const mlsba__bal_ctx_t *C,
                               const mlsba_balance_result_t *r) {
-  double worst = 0;
-  long at = -1;
-  for (size_t j = 0; j < C->p; j++) {
-    double noise =
-        r->load[j] > 0 ? mlsba__measured_noise(C->kinds.basis[j]) : 0;
-    if (noise > worst) {
-      worst = noise;
-      at = (long)j;
-    }
-  }
+  long at;
+  double worst = mlsba__bal_variation(C, r, &at);
   double tol = C->o.eps / 2;
   if (at < 0 || worst <= tol)
     return;

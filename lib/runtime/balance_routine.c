@@ -128,7 +128,7 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
     memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
     r->history_makespan[it - 1] = makespan;
     r->history_imbalance[it - 1] = imbalance;
-    mlsba__bal_log(C, "%s: iteration %u: makespan %.6g s, imbalance %.2f%%%s",
+    mlsba__bal_log(C, "%s: iteration %u: makespan %.4f s, imbalance %.1f%%%s",
                    C->w->name, it, makespan, 100 * imbalance,
                    again ? " (outlier re-measured)" : "");
     if (o->progress) {
@@ -170,8 +170,8 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
         r->stale++;
         mlsba__bal_log(
             C,
-            "%s: the saved model is stale (predicted %.4g s, measured "
-            "%.4g s); measuring afresh",
+            "%s: the saved model is stale (predicted %.4f s, measured "
+            "%.4f s); measuring afresh",
             pl->dev[j].name, pred, r->time[j]);
       }
       mlsba__measured_add(&C->dev.measured[j], r->load[j], r->time[j], o->eps);
@@ -220,12 +220,12 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
     for (size_t k = pl->group_start[gi]; k < pl->group_start[gi + 1]; k++)
       r->alpha[gi] += r->load[pl->group_dev[k]];
   }
-  static const char *const why[] = {"balanced", "at a fixed point",
-                                    "not converged: max-iter",
-                                    "not converged: a cycle"};
-  mlsba__bal_log(C, "%s: %s after %u iteration%s, imbalance %.2f%%", C->w->name,
-                 why[r->stop], r->iterations, r->iterations == 1 ? "" : "s",
-                 100 * r->imbalance);
+  long at;
+  r->eps = C->o.eps;
+  r->variation = mlsba__bal_variation(C, r, &at);
+  char how[512];
+  mlsba_balance_result_describe(r, how, sizeof how);
+  mlsba__bal_log(C, "%s: %s", C->w->name, how);
   if (r->stop == MLSBA_STOP_MAX_ITER)
     mlsba__bal_explain_noise(C, r);
   mlsba__bal_save_models(C, r);

@@ -186,7 +186,7 @@ int mlsba__bal_sharing_verdict(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
   if (!(makespan < S->bar)) {
     /* The device pays its way: back to the run with it. This run is not
      * added to the models: the others ran alone, faster than beside it. */
-    mlsba__bal_log(C, "%s kept%s: %.6g s without it, %.6g s with it%s",
+    mlsba__bal_log(C, "%s kept%s: %.4f s without it, %.4f s with it%s",
                    pl->dev[cj].name, S->early ? " for now" : "", makespan,
                    S->bar, S->early ? " if balanced at its first speeds" : "");
     S->checked[cj] = !S->early;
@@ -208,7 +208,7 @@ int mlsba__bal_sharing_verdict(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
   S->left[cj] = 1;
   mlsba__bal_log(C,
                  "%s left out: it computes on the others' cores, and they "
-                 "take %.6g s without it, %.6g s with it%s",
+                 "take %.4f s without it, %.4f s with it%s",
                  pl->dev[cj].name, makespan, S->bar,
                  S->early ? " if balanced at its first speeds" : "");
   for (size_t j = 0; j < C->p; j++)

@@ -82,7 +82,7 @@ int mlsba_balancer_run(mlsba_balancer_t *b, mlsba_run_info_t *info) {
   double imbalance = mlsba__bal_spread(time, r->load, C->dev.max, NULL, C->p);
   b->drifted = C->o.drift > 0 && imbalance > C->o.drift ? b->drifted + 1 : 0;
   if (b->drifted >= 2 || rebalanced) {
-    mlsba__bal_log(C, "%s: imbalance %.2f%% drifted past %.2f%%: re-balancing",
+    mlsba__bal_log(C, "%s: imbalance %.1f%% drifted past %.1f%%: re-balancing",
                    C->w->name, 100 * imbalance, 100 * C->o.drift);
     if ((err = mlsba_balancer_rebalance(b)) != 0)
       return err;

@@ -385,8 +385,16 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
    * or the new one, never half. */
   char *text =
       root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-  int err = text ? mlsba__write_atomic(path, text, strlen(text))
-                 : mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  /* A text file: it ends with a newline. */
+  size_t len = text ? strlen(text) : 0;
+  char *lines = text ? realloc(text, len + 2) : NULL;
+  if (lines) {
+    lines[len++] = '\n';
+    lines[len] = '\0';
+    text = lines;
+  }
+  int err = lines ? mlsba__write_atomic(path, text, len)
+                  : mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
   free(text);
   json_decref(root);
   return err;

@@ -13,6 +13,37 @@ cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 libdir=$(dirname "$(find "$tmp/prefix" -name 'mlsba.pc' | head -n1)")/..
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
+# The installed tools as a user runs them: from an empty folder, a sample
+# platform by name, the report as JSON, models in the per-user cache; the
+# folder stays empty. Man pages and reference pages are installed.
+echo "-- installed tools from an empty folder"
+bin="$tmp/prefix/bin"
+mkdir "$tmp/empty"
+(
+  cd "$tmp/empty"
+  export XDG_CACHE_HOME="$tmp/cache"
+  "$bin/mlsba-bench" --platform desktop-seed002 --size 8400 --json - \
+    >"$tmp/bench.json"
+  grep -q '"stop": "balanced"' "$tmp/bench.json"
+  "$bin/mlsba-partition" --platform desktop-seed002 --size 8400 \
+    --json - >"$tmp/partition.json"
+  grep -q '"algorithm": "mlsba"' "$tmp/partition.json"
+  "$bin/mlsba-info" --platform desktop-seed002 >"$tmp/info.txt"
+  grep -q 'gpu0' "$tmp/info.txt"
+)
+left=$(ls -A "$tmp/empty")
+[ -z "$left" ] || { echo "files left in the current folder: $left"; exit 1; }
+# A simulated platform's models: under its name, keyed by the real shape.
+ls "$tmp/cache/mlsba/sim-desktop-seed002/"*m-8400-k-8400*.model >/dev/null
+for t in mlsba-bench mlsba-partition mlsba-info; do
+  page="$tmp/prefix/share/man/man1/$t.1"
+  grep -q '^\.SH SYNOPSIS' "$page" || { echo "no man page $page"; exit 1; }
+done
+for d in platform-file model-file left-out-file bench-report partition-report \
+  inpa-report; do
+  [ -s "$tmp/prefix/share/doc/mlsba/$d.md" ] || { echo "no $d.md"; exit 1; }
+done
+
 echo "-- find_package(mlsba)"
 cmake -S "$here/consumer" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null

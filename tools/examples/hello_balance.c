@@ -2,7 +2,12 @@
  * a core and what an OpenCL device do with a range of units), balance it
  * across every core and OpenCL device of this machine, use the result.
  *
- *   y[i] = f(x[i]) for 4 million elements, f a few dozen square roots
+ *   y[i] = f(x[i]) for half a million elements, f a few dozen square roots
+ *
+ * It prints every run of the balancing routine and, at the end, how the
+ * balancing went, in words; it succeeds when y is right, however well the
+ * machine could be balanced (a busy machine, or an OpenCL device that
+ * shares the cores, may not let the routine settle within its runs).
  *
  * Build: cc hello_balance.c $(pkg-config --cflags --libs mlsba) -lOpenCL */
 #include <math.h>
@@ -10,6 +15,7 @@
 #include <mlsba/opencl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
   float *x, *y;
@@ -81,20 +87,45 @@ static const mlsba_opencl_ops_t device_code = {
     .complete = share_done,
 };
 
+/* How the balancing goes: a line per run, and what the routine decided
+ * (a device left out, a device dropped after a fault). */
+static void on_run(void *ctx, const mlsba_iteration_t *it) {
+  (void)ctx;
+  printf("  run %u: %.4f s, imbalance %.1f%%\n", it->iteration, it->makespan,
+         100 * it->imbalance);
+}
+
+static void on_log(void *ctx, const char *line) {
+  (void)ctx;
+  /* Its line per run is on_run's; its last line, main's. */
+  if (strstr(line, ": iteration ") == NULL &&
+      strstr(line, ": balanced in ") == NULL &&
+      strstr(line, ": not balanced") == NULL)
+    printf("  - %s\n", line);
+}
+
 int main(void) {
-  const int64_t n = 4 << 20;
+  const int64_t n = 1 << 19;
   data_t d = {malloc(n * sizeof(float)), malloc(n * sizeof(float)), 0, 0};
   if (!d.x || !d.y)
     return 1;
   for (int64_t i = 0; i < n; i++)
     d.x[i] = (float)i;
 
+  /* The defaults (eps 5%), at most 10 runs: a few seconds on any machine. */
+  mlsba_balance_opts_t opts;
+  mlsba_balance_opts_init(&opts);
+  opts.max_iter = 10;
+  opts.progress = on_run;
+  opts.log = on_log;
   mlsba_load_t *load;
   mlsba_balancer_t *balancer;
+  printf("hello_balance: %lld units over every core and OpenCL device\n",
+         (long long)n);
   if (mlsba_load_create("hello-sqrt", n, &load) ||
       mlsba_load_set_cpu(load, on_core, &d) ||
       mlsba_load_set_opencl(load, &device_code, &d) ||
-      mlsba_balance(load, &balancer)) {
+      mlsba_balance_ex(NULL, load, &opts, &balancer)) {
     fprintf(stderr, "hello_balance: %s\n", mlsba_last_error());
     return 1;
   }
@@ -102,16 +133,19 @@ int main(void) {
   /* The load has been computed; here is how it was shared. */
   const mlsba_balance_result_t *r = mlsba_balancer_result(balancer);
   const mlsba_platform_t *pl = mlsba_balancer_platform(balancer);
-  static const char *const how[] = {
-      "balanced", "at a fixed point (the models see nothing better)",
-      "not converged within max-iter", "not converged (a cycle)"};
-  printf("%u iterations, %s; makespan %.4f s, imbalance %.1f%%\n",
-         r->iterations, how[r->stop], r->makespan, 100 * r->imbalance);
+  char how[512];
+  mlsba_balance_result_describe(r, how, sizeof how);
+  printf("%s\n", how);
   for (size_t j = 0; j < r->p; j++)
-    printf("  %-8s %9lld units  %.4f s\n", mlsba_platform_device_name(pl, j),
-           (long long)r->load[j], r->time[j]);
+    printf("  %-8s %9lld units  %.4f s%s\n", mlsba_platform_device_name(pl, j),
+           (long long)r->load[j], r->time[j],
+           r->dropped[j] == MLSBA_DROPPED_LEFT_OUT ? "  (left out: the others "
+                                                     "ran faster without it)"
+           : r->dropped[j] == MLSBA_DROPPED_FAULT ? "  (dropped after a fault)"
+                                                  : "");
   int ok = fabsf(d.y[n - 1] - f(d.x[n - 1])) <= 1e-5f * f(d.x[n - 1]);
   printf("y[n-1] = %g (%s)\n", d.y[n - 1], ok ? "correct" : "WRONG");
+  printf("hello_balance: %s\n", ok ? "success" : "FAILED");
 
   mlsba_balancer_destroy(balancer);
   mlsba_load_destroy(load);

@@ -9,6 +9,7 @@
 #include <mlsba/opencl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
   int64_t n;
@@ -72,17 +73,33 @@ static void share_done(void *user, mlsba_opencl_env_t *env) {
 static const mlsba_opencl_ops_t device_code = {
     .source =
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-        "__kernel void step(long off, long end, long first,"
+        "__kernel void stencil_step(long off, long end, long first,"
         "                   __global const double *x, __global double *y) {"
         "  long i = get_global_id(0), k = off + i;"
         "  double l = k > 0 ? x[k - 1] : 0.0, r = k + 1 < end ? x[k + 1] : 0.0;"
         "  if (first + i == 0) l = 0.0;"
         "  y[i] = 0.25 * l + 0.5 * x[k] + 0.25 * r;"
         "}",
-    .kernel_name = "step",
+    .kernel_name = "stencil_step",
     .enqueue = step_on_device,
     .complete = share_done,
 };
+
+/* How the balancing goes: a line per run, and what the routine decided. */
+static void on_run(void *ctx, const mlsba_iteration_t *it) {
+  (void)ctx;
+  printf("  run %u: %.4f s, imbalance %.1f%%\n", it->iteration, it->makespan,
+         100 * it->imbalance);
+}
+
+static void on_log(void *ctx, const char *line) {
+  (void)ctx;
+  /* Its line per run is on_run's; its last line, main's. */
+  if (strstr(line, ": iteration ") == NULL &&
+      strstr(line, ": balanced in ") == NULL &&
+      strstr(line, ": not balanced") == NULL)
+    printf("  - %s\n", line);
+}
 
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 50;
@@ -98,6 +115,10 @@ int main(int argc, char **argv) {
   mlsba_balance_opts_t opts;
   mlsba_balance_opts_init(&opts);
   opts.eps = 0.05;
+  opts.progress = on_run;
+  opts.log = on_log;
+  printf("step 1: balancing %lld points over this machine's devices\n",
+         (long long)f.n);
   if (mlsba_load_create("stencil3", f.n, &load) ||
       mlsba_load_set_cpu(load, step_on_core, &f) ||
       mlsba_load_set_opencl(load, &device_code, &f) ||
@@ -105,10 +126,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "iterate: %s\n", mlsba_last_error());
     return 1;
   }
-  const mlsba_balance_result_t *r = mlsba_balancer_result(balancer);
-  printf("step 1: balanced in %u runs, imbalance %.1f%%\n", r->iterations,
-         100 * r->imbalance);
+  char how[512];
+  mlsba_balance_result_describe(mlsba_balancer_result(balancer), how,
+                                sizeof how);
+  printf("step 1: %s\n", how);
+  opts.progress = NULL; /* the steps below print their own line */
   double total = 0;
+  int rebalanced = 0;
   for (int s = 2; s <= steps; s++) {
     double *t = f.cur; /* the step just computed becomes the input */
     f.cur = f.next;
@@ -119,6 +143,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     total += info.makespan;
+    rebalanced += info.rebalanced;
     if (info.rebalanced || s % 10 == 0)
       printf("step %d: %.4f s, imbalance %.1f%%%s\n", s, info.makespan,
              100 * info.imbalance, info.rebalanced ? " (re-balanced)" : "");
@@ -127,11 +152,15 @@ int main(int argc, char **argv) {
   double sum = 0;
   for (int64_t i = 0; i < f.n; i++)
     sum += f.next[i];
-  printf("%d steps, %.4f s per step after the first; heat %.12f\n", steps,
-         steps > 1 ? total / (steps - 1) : 0.0, sum);
+  int ok = sum > 0.999999 && sum < 1.000001;
+  printf("%d steps, %.4f s per step after the first, re-balanced %d time%s; "
+         "heat %.12f (%s)\n",
+         steps, steps > 1 ? total / (steps - 1) : 0.0, rebalanced,
+         rebalanced == 1 ? "" : "s", sum, ok ? "conserved" : "WRONG");
   mlsba_balancer_destroy(balancer);
   mlsba_load_destroy(load);
   free(f.cur);
   free(f.next);
-  return sum > 0.999999 && sum < 1.000001 ? 0 : 1;
+  printf("iterate: %s\n", ok ? "success" : "FAILED");
+  return ok ? 0 : 1;
 }

@@ -50,6 +50,11 @@ MLSBA_EXTERN int mlsba_gemm_verify(const mlsba_gemm_t *g, uint64_t seed,
  *  the slice of B in, the slice of C out, all in the device's time). The
  *  load keeps a copy of *g; the matrices stay the caller's. */
 MLSBA_EXTERN int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **load);
+/** \brief The whole product with BLIS alone on `threads` threads (BLIS's
+ *  own threading, not pinned): what an application runs without
+ *  balancing, the baseline mlsba-bench --compare measures against.
+ *  \return 0 or MLSBA_EINVAL naming the problem. */
+MLSBA_EXTERN int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */

@@ -4,12 +4,14 @@
  * same time. */
 #include <blis.h>
 
+#include "../../core/error.h"
 #include "gemm.h"
 
-int mlsba__gemm_blis(void *user, int64_t off, int64_t n) {
-  const mlsba_gemm_t *g = user;
+/* Columns off..off+n of C = A x B with BLIS on `threads` threads. */
+static void blis_columns(const mlsba_gemm_t *g, int64_t off, int64_t n,
+                         unsigned threads) {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
-  bli_rntm_set_num_threads(1, &rntm);
+  bli_rntm_set_num_threads((dim_t)threads, &rntm);
   dim_t m = (dim_t)g->m, k = (dim_t)g->k;
   void *b = (void *)mlsba__gemm_b_slice(g, off);
   void *cs = mlsba__gemm_c_slice(g, off);
@@ -24,5 +26,19 @@ int mlsba__gemm_blis(void *user, int64_t off, int64_t n) {
                  (float *)g->a, 1, m, (float *)b, 1, k, &zero, (float *)cs, 1,
                  m, NULL, &rntm);
   }
+}
+
+int mlsba__gemm_blis(void *user, int64_t off, int64_t n) {
+  blis_columns(user, off, n, 1);
+  return 0;
+}
+
+int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads) {
+  int err = mlsba__gemm_check(g);
+  if (err)
+    return err;
+  if (threads < 1)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_gemm_blis: threads must be >= 1");
+  blis_columns(g, 0, g->n, threads);
   return 0;
 }

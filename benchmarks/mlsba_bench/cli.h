@@ -1,0 +1,28 @@
+/* mlsba-bench's command line: what the user asked for, parsed and
+ * checked, before anything runs. */
+#ifndef MLSBA_BENCH_CLI_H
+#define MLSBA_BENCH_CLI_H
+
+#include <stdint.h>
+
+#include "mlsba.h"
+
+typedef struct {
+  const char *platform, *json, *plot, *models;
+  mlsba_algorithm_t algo;
+  int compare, quiet, progress, keep_shared, separate_kinds;
+  int64_t m, n, k;
+  mlsba_precision_t precision;
+  double eps;
+  unsigned max_iter;
+} bench_args_t;
+
+/* What bench_parse_args() returns besides 0 (go on) and an exit status
+ * for bad input (2, after one line on stderr): --help or --version done. */
+#define BENCH_ARGS_DONE (-1)
+
+int bench_parse_args(int argc, char **argv, bench_args_t *a);
+
+extern const char *const bench_prog;
+
+#endif

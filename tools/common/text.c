@@ -1,0 +1,51 @@
+#include "text.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+void text_wrap(FILE *f, const char *first, int indent, const char *text) {
+  const int width = TEXT_COLUMNS - 1;
+  int col = (int)strlen(first), space = 0;
+  if (indent > width / 2)
+    indent = width / 2;
+  fputs(first, f);
+  for (const char *s = text; *s;) {
+    if (*s == ' ') {
+      s++;
+      continue;
+    }
+    int word = (int)strcspn(s, " ");
+    if (space && col + 1 + word > width) {
+      fprintf(f, "\n%*s", indent, "");
+      col = indent;
+      space = 0;
+    }
+    if (space) {
+      fputc(' ', f);
+      col++;
+    }
+    /* A word longer than a whole line goes out in pieces. */
+    while (word > width - col) {
+      int room = width - col > 0 ? width - col : 0;
+      fprintf(f, "%.*s\n%*s", room, s, indent, "");
+      s += room;
+      word -= room;
+      col = indent;
+    }
+    fprintf(f, "%.*s", word, s);
+    s += word;
+    col += word;
+    space = 1;
+  }
+  fputc('\n', f);
+}
+
+void text_fit(char *line, size_t size, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, size, fmt, ap);
+  va_end(ap);
+  size_t max = TEXT_COLUMNS - 1 < size ? TEXT_COLUMNS - 1 : size - 1;
+  if (n > 0 && (size_t)n > max && max > 3)
+    memcpy(line + max - 3, "...", 4);
+}

@@ -1,0 +1,21 @@
+/* Text for an 80-column terminal: paragraphs wrapped at word boundaries,
+ * and whether standard output is a terminal that can redraw a line. */
+#ifndef MLSBA_TOOLS_TEXT_H
+#define MLSBA_TOOLS_TEXT_H
+
+#include <stdio.h>
+
+/* Every line the tools print fits in this many columns. */
+#define TEXT_COLUMNS 80
+
+/* Prints text wrapped to TEXT_COLUMNS - 1 columns: the first line after
+ * first, the others after an indent of `indent` spaces; a word longer
+ * than a line is cut where the line ends. Ends with a newline. */
+void text_wrap(FILE *f, const char *first, int indent, const char *text);
+
+/* snprintf into a line of at most TEXT_COLUMNS - 1 characters (with
+ * "..." at the end when it was longer). */
+void text_fit(char *line, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
