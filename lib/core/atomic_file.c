@@ -80,6 +80,29 @@ int mlsba__write_atomic(const char *path, const char *text, size_t len) {
   return err;
 }
 
+int mlsba__file_name_part(const char *name, char *out, size_t size) {
+  static const char hex[] = "0123456789ABCDEF";
+  size_t n = 0;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+    int keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+               (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' ||
+               (*c == '.' && c != (const unsigned char *)name);
+    if (n + (keep ? 1 : 3) >= size)
+      return -1;
+    if (keep) {
+      out[n++] = (char)*c;
+    } else {
+      out[n++] = '%';
+      out[n++] = hex[*c >> 4];
+      out[n++] = hex[*c & 15];
+    }
+  }
+  if (n >= size)
+    return -1;
+  out[n] = '\0';
+  return 0;
+}
+
 int mlsba__open_regular(const char *path, FILE **file) {
   /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
    * writer, forever, before fstat could tell what it is. */

@@ -64,16 +64,6 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
   json_t *name = json_object_get(d, "name"), *type = json_object_get(d, "type");
   if (!json_is_string(name) || json_string_length(name) == 0)
     return bad(c, "name must be a non-empty string");
-  /* A device's name is part of its model files' names (MODELS/NAME.*.model):
-   * only characters that cannot leave the folder or hide the file. */
-  const char *nm = json_string_value(name);
-  if (strlen(nm) > 128 || nm[0] == '.' ||
-      strspn(nm, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                 "0123456789._-") != strlen(nm))
-    return bad(c,
-               "name '%.64s' must be 1 to 128 letters, digits, '.', '_' or "
-               "'-', not starting with '.' (it names the device's model files)",
-               nm);
   if ((dev->name = strdup(json_string_value(name))) == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
   c->f.name = dev->name;

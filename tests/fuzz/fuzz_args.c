@@ -3,13 +3,17 @@
  * parsers every tool uses (tools/common/cli.h) and the algorithm names.
  * An accepted whole number must be digits only and at most its bound; an
  * accepted real must be finite, within its bounds, with nothing after it
- * ("" and "1x" were taken as 0 and 1); a refused name must say why. */
+ * ("" and "1x" were taken as 0 and 1); a refused name must say why; a
+ * device name's file-name part must be safe and decode back to it. */
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/cli.h"
+#include "core/atomic_file.h"
 #include "fuzz_text.h"
 #include "mlsba.h"
 
@@ -51,6 +55,49 @@ static void check_algo(const char *a) {
   }
 }
 
+/* A device name becomes part of its model files' names: the parser takes
+ * it as it is, and its file-name part never leaves the models folder nor
+ * hides the file, and decodes back to the name (two devices never share
+ * a file). */
+static void check_device_name(const char *a) {
+  json_t *doc = json_pack("{s:[{s:s, s:s, s:[[i, i]]}]}", "devices", "name", a,
+                          "type", "sim", "speed", 1, 1);
+  char *text = doc ? json_dumps(doc, 0) : NULL; /* NULL: not UTF-8 */
+  mlsba_platform_t *pl = NULL;
+  if (text && mlsba_platform_parse(text, "fuzz", &pl) == 0) {
+    if (strcmp(mlsba_platform_device_name(pl, 0), a) != 0)
+      abort();
+  } else if (text && mlsba_last_error()[0] == 0) {
+    abort();
+  }
+  mlsba_platform_destroy(pl);
+  free(text);
+  json_decref(doc);
+  char part[512], back[512];
+  if (mlsba__file_name_part(a, part, sizeof part) != 0) {
+    if (strlen(a) < sizeof part / 3)
+      abort(); /* refused although it fits */
+    return;
+  }
+  if (part[0] == '.' || strchr(part, '/') != NULL || strlen(part) >= 512)
+    abort();
+  size_t n = 0;
+  for (const char *c = part; *c; c++) {
+    if (*c == '%') {
+      unsigned v;
+      if (sscanf(c + 1, "%2X", &v) != 1)
+        abort();
+      back[n++] = (char)v;
+      c += 2;
+    } else {
+      back[n++] = *c;
+    }
+  }
+  back[n] = 0;
+  if (strcmp(back, a) != 0)
+    abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_text(data, size);
@@ -61,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_units(a);
     check_real(a);
     check_algo(a);
+    check_device_name(a);
   }
   free(text);
   return 0;
