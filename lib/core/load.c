@@ -114,3 +114,17 @@ void *mlsba__load_keep(mlsba_load_t *load, const void *data, size_t size) {
     memcpy(load->kept, data, size);
   return load->kept;
 }
+
+int mlsba__load_create_kept(const char *caller, const char *name,
+                            int64_t units, const void *data, size_t size,
+                            mlsba_load_t **out, void **copy) {
+  int err = mlsba_load_create(name, units, out);
+  if (err)
+    return err;
+  if ((*copy = mlsba__load_keep(*out, data, size)) == NULL) {
+    mlsba_load_destroy(*out);
+    *out = NULL;
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", caller);
+  }
+  return 0;
+}
