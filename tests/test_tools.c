@@ -554,6 +554,7 @@ static const struct {
     {{"-m", "8", NULL}, "go together"},
     {{"--precision", "half", NULL}, "single or double"},
     {{"--eps", "abc", NULL}, "--eps must be"},
+    {{"--eps", "", NULL}, "--eps must be"},
     {{"--algo", "fastest", NULL}, "unknown algorithm 'fastest'"},
     {{"--algo", "slba", "--compare", NULL}, "exclude each other"},
     {{"--platform", "/nonexistent.json", NULL}, "cannot open"},
