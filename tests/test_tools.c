@@ -561,6 +561,7 @@ static const struct {
     {{"--platform", MLSBA_SOURCE_DIR "/tests/data/mixed.json", NULL},
      "mixes simulated and real devices"},
     {{"--platform", "no-such-sample", NULL}, "nor a sample platform"},
+    {{"--platform", "", NULL}, "--platform: an empty name"},
     /* Destinations that cannot be written fail before anything runs. */
     {{"--json", "/nonexistent/x.json", NULL}, "its folder does not exist"},
     {{"--plot", "/etc/passwd", NULL}, "--plot: '/etc/passwd' is not a folder"},

@@ -51,6 +51,13 @@ static int installed_dir(char *out, size_t size) {
 int paths_platform(const char *prog, const char *arg, char *out,
                    size_t size) {
   struct stat st;
+  if (arg[0] == '\0') { /* the loader would say only ": cannot open" */
+    fprintf(stderr,
+            "%s: --platform: an empty name (auto, a sample platform or a "
+            "file)\n",
+            prog);
+    return CLI_EXIT_USAGE;
+  }
   if (strcmp(arg, "auto") == 0 || stat(arg, &st) == 0 || !is_name(arg)) {
     snprintf(out, size, "%s", arg); /* the loader names any problem */
     return 0;
