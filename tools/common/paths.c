@@ -44,7 +44,15 @@ static int installed_dir(char *out, size_t size) {
   if (slash == NULL)
     return 0;
   *slash = '\0';
-  int w = snprintf(out, size, "%s/%s", exe, MLSBA_BIN_TO_PLATFORMS);
+  /* Each leading "../" takes a folder off exe (a resolved path), so that
+   * messages say PREFIX/share/..., not PREFIX/bin/../share/... */
+  const char *rel = MLSBA_BIN_TO_PLATFORMS;
+  while (strncmp(rel, "../", 3) == 0 && (slash = strrchr(exe, '/')) &&
+         slash != exe) {
+    *slash = '\0';
+    rel += 3;
+  }
+  int w = snprintf(out, size, "%s/%s", exe, rel);
   return w > 0 && (size_t)w < size;
 }
 
@@ -70,7 +78,10 @@ int paths_platform(const char *prog, const char *arg, char *out,
   fprintf(stderr,
           "%s: --platform %s: no such file, nor a sample platform of that "
           "name (see %s)\n",
-          prog, arg, installed_dir(dir, sizeof dir) ? dir : "share/mlsba");
+          prog, arg,
+          installed_dir(dir, sizeof dir) && !stat(dir, &st)
+              ? dir
+              : MLSBA_SOURCE_PLATFORMS);
   return CLI_EXIT_USAGE;
 }
 
