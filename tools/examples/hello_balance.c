@@ -9,7 +9,7 @@
  * machine could be balanced (a busy machine, or an OpenCL device that
  * shares the cores, may not let the routine settle within its runs).
  *
- * Build: cc hello_balance.c $(pkg-config --cflags --libs mlsba) -lOpenCL */
+ * Build: cc hello_balance.c $(pkg-config --cflags --libs mlsba) -lOpenCL -lm */
 #include <math.h>
 #include <mlsba.h>
 #include <mlsba/opencl.h>
