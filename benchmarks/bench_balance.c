@@ -5,10 +5,13 @@
  *
  *   bench-balance [--platform FILE] [--seeds S] [--noise X] [--separate-kinds]
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mlsba.h"
 
@@ -191,9 +194,15 @@ int main(int argc, char **argv) {
          "iterations, within 5%% of the optimum %d/%d\n",
          100 * noise, seeds, warm_converged, seeds, max_warm, warm_within5,
          seeds);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd) != 0)
+  /* The model files, then the folder: no shell. */
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+      unlinkat(dirfd(d), e->d_name, 0);
+  if (d)
+    closedir(d);
+  if (rmdir(dir) != 0)
     fprintf(stderr, "bench-balance: could not remove %s\n", dir);
   return 0;
 }

@@ -152,9 +152,17 @@ int main(int argc, char **argv) {
     goto done;
   }
   B.sim = nsim == B.p;
-  if (a.models && strcmp(a.models, "none") != 0)
+  if (a.models && strcmp(a.models, "none") != 0) {
+    /* Refused rather than cut short, which put the models elsewhere. */
+    if (a.models[0] == '\0' || strlen(a.models) >= sizeof models) {
+      status = cli_usage_error(bench_prog,
+                               "--models must be a folder path (or none), "
+                               "got ",
+                               a.models[0] ? "one too long" : "\"\"");
+      goto done;
+    }
     snprintf(models, sizeof models, "%s", a.models);
-  else if (!a.models && (status = paths_models(bench_prog,
+  } else if (!a.models && (status = paths_models(bench_prog,
                                                mlsba_platform_name(B.pl),
                                                B.sim, models, sizeof models)))
     goto done;
@@ -205,5 +213,5 @@ done:
   free(A);
   free(Bm);
   free(C);
-  return status;
+  return cli_finish_stdout(bench_prog) != 0 && status == 0 ? 1 : status;
 }

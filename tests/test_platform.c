@@ -209,6 +209,73 @@ START_TEST(kinds_default_and_round_trip) {
 }
 END_TEST
 
+/* The whole text of a file (the caller frees it). */
+static char *file_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  static char buf[8192];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return strdup(buf);
+}
+
+/* Each backend reads and writes back its own fields: every field of every
+ * backend survives a save and a load (the second save is the first, byte
+ * for byte), and what a backend tells of its devices (core, OpenCL
+ * indices) is what the file said. */
+START_TEST(backend_fields_round_trip) {
+  static const char *text =
+      "{\"name\": \"all\", \"devices\": ["
+      "{\"name\": \"c\", \"type\": \"cpu\", \"core\": 3},"
+      "{\"name\": \"g\", \"type\": \"opencl\", \"platform\": 1, \"device\": "
+      "2, \"mem_limit_mb\": 640},"
+      "{\"name\": \"s\", \"type\": \"sim\", \"speed\": [[1, 2], [8, 4]], "
+      "\"max_load\": 9, \"noise\": 0.25, \"seed\": 11, \"fail_at\": 4, "
+      "\"slow_at\": 5, \"slow_factor\": 2.5, \"contends_with\": [\"t\"], "
+      "\"contention\": 0.5},"
+      "{\"name\": \"t\", \"type\": \"sim\", \"speed\": [[1, 1]]}]}";
+  static const char *const fields[] = {
+      "\"core\": 3",        "\"platform\": 1",      "\"device\": 2",
+      "\"mem_limit_mb\": 640", "\"max_load\": 9",   "\"noise\": 0.25",
+      "\"seed\": 11",       "\"fail_at\": 4",       "\"slow_at\": 5",
+      "\"slow_factor\": 2.5", "\"contention\": 0.5", "\"contends_with\": [\n"};
+  mlsba_platform_t *pl = NULL, *back = NULL;
+  ck_assert_int_eq(mlsba_platform_parse(text, "all", &pl), 0);
+  char p1[] = "/tmp/mlsba-backends-XXXXXX", p2[] = "/tmp/mlsba-backends-XXXXXX";
+  int f1 = mkstemp(p1), f2 = mkstemp(p2);
+  ck_assert_int_ge(f1, 0);
+  ck_assert_int_ge(f2, 0);
+  close(f1);
+  close(f2);
+  ck_assert_int_eq(mlsba_platform_save(pl, p1), 0);
+  ck_assert_int_eq(mlsba_platform_load(p1, &back), 0);
+  ck_assert_int_eq(mlsba_platform_save(back, p2), 0);
+  char *t1 = file_text(p1), *t2 = file_text(p2);
+  unlink(p1);
+  unlink(p2);
+  ck_assert_str_eq(t1, t2);
+  for (size_t k = 0; k < sizeof fields / sizeof *fields; k++)
+    ck_assert_msg(strstr(t1, fields[k]) != NULL, "saved file lacks %s:\n%s",
+                  fields[k], t1);
+  mlsba_device_info_t info;
+  ck_assert_int_eq(mlsba_platform_device_info(back, 0, &info), 0);
+  ck_assert_int_eq(info.core, 3);
+  ck_assert_int_eq(info.cl_platform, -1);
+  ck_assert_int_eq(mlsba_platform_device_info(back, 1, &info), 0);
+  ck_assert_int_eq(info.core, -1);
+  ck_assert_int_eq(info.cl_platform, 1);
+  ck_assert_int_eq(info.cl_device, 2);
+  ck_assert_int_eq(mlsba_platform_device_info(back, 2, &info), 0);
+  ck_assert_int_eq(info.core, -1);
+  ck_assert_int_eq(info.cl_device, -1);
+  free(t1);
+  free(t2);
+  mlsba_platform_destroy(pl);
+  mlsba_platform_destroy(back);
+}
+END_TEST
+
 START_TEST(unreadable_files_name_the_path) {
   mlsba_platform_t *pl = NULL;
   ck_assert_int_eq(mlsba_platform_load("/nonexistent/p.json", &pl), MLSBA_EIO);
@@ -279,6 +346,7 @@ static Suite *platform_suite(void) {
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, unreadable_files_name_the_path);
   tcase_add_test(tc, kinds_default_and_round_trip);
+  tcase_add_test(tc, backend_fields_round_trip);
   tcase_add_test(tc, random_damage_never_crashes_the_parser);
   suite_add_tcase(s, tc);
   return s;

@@ -2,6 +2,7 @@
  * them, as clinfo and lstopo would show them; optionally written as a
  * platform file to edit. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/cli.h"
@@ -25,6 +26,69 @@ static size_t append(char *text, size_t size, size_t len, const char *sep,
                      const char *name) {
   int n = snprintf(text + len, size - len, "%s%s ", sep, name);
   return n < 0 || (size_t)n >= size - len ? size - 1 : len + (size_t)n;
+}
+
+/* Devices sorted by kind, then index; qsort has no context argument. */
+static const mlsba_platform_t *sorting;
+
+static const char *kind_of(size_t i) {
+  mlsba_device_info_t info;
+  mlsba_platform_device_info(sorting, i, &info);
+  return info.kind ? info.kind : "";
+}
+
+static int by_kind(const void *a, const void *b) {
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  int c = strcmp(kind_of(i), kind_of(j));
+  return c ? c : (i > j) - (i < j);
+}
+
+static int by_first(const void *a, const void *b) {
+  const size_t *x = a, *y = b; /* {first device, start in the order} */
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Each kind of two devices or more once, in the order of its first
+ * device, with its devices: they pool their runs. From the devices sorted
+ * by kind, so that 10^5 cores of one kind print in O(p log p) (comparing
+ * every pair took hours). text: room for one line's names. */
+static void print_kinds(const mlsba_platform_t *pl, size_t p, char *text,
+                        size_t size) {
+  size_t *order = malloc(p * sizeof *order);
+  size_t *runs = malloc(2 * p * sizeof *runs), nruns = 0;
+  if (order == NULL || runs == NULL) {
+    free(order);
+    free(runs);
+    return;
+  }
+  for (size_t i = 0; i < p; i++)
+    order[i] = i;
+  sorting = pl;
+  qsort(order, p, sizeof *order, by_kind);
+  for (size_t a = 0, b; a < p; a = b) {
+    for (b = a + 1; b < p && !strcmp(kind_of(order[a]), kind_of(order[b])); b++)
+      ;
+    if (b - a >= 2 && kind_of(order[a])[0] != '\0') {
+      runs[2 * nruns] = order[a];
+      runs[2 * nruns + 1] = a;
+      nruns++;
+    }
+  }
+  qsort(runs, nruns, 2 * sizeof *runs, by_first);
+  for (size_t r = 0; r < nruns; r++) {
+    if (r == 0)
+      printf("\nkinds (the same hardware: the balancer pools their runs):\n");
+    const char *kind = kind_of(runs[2 * r]);
+    size_t len = 0;
+    for (size_t k = runs[2 * r + 1]; k < p && !strcmp(kind_of(order[k]), kind);
+         k++)
+      len = append(text, size, len, "", mlsba_platform_device_name(pl, order[k]));
+    char head[64];
+    snprintf(head, sizeof head, "  %.40s: ", kind);
+    text_wrap(stdout, head, 4, text);
+  }
+  free(order);
+  free(runs);
 }
 
 static void print_platform(const mlsba_platform_t *pl) {
@@ -67,34 +131,7 @@ static void print_platform(const mlsba_platform_t *pl) {
     snprintf(head, sizeof head, "  group %zu: ", g);
     text_wrap(stdout, head, 4, text);
   }
-  /* Each kind of two devices or more once, with its devices: they pool
-   * their runs. */
-  int header = 0;
-  for (size_t i = 0; i < p; i++) {
-    mlsba_device_info_t a, b;
-    mlsba_platform_device_info(pl, i, &a);
-    int first = a.kind[0] != '\0', more = 0;
-    for (size_t j = 0; first && j < p; j++) {
-      mlsba_platform_device_info(pl, j, &b);
-      if (j != i && strcmp(a.kind, b.kind) == 0) {
-        first = j > i;
-        more = 1;
-      }
-    }
-    if (!first || !more)
-      continue;
-    if (!header++)
-      printf("\nkinds (the same hardware: the balancer pools their runs):\n");
-    size_t len = 0;
-    for (size_t j = i; j < p; j++) {
-      mlsba_platform_device_info(pl, j, &b);
-      if (strcmp(a.kind, b.kind) == 0)
-        len = append(text, sizeof text, len, "",
-                     mlsba_platform_device_name(pl, j));
-    }
-    snprintf(head, sizeof head, "  %.40s: ", a.kind);
-    text_wrap(stdout, head, 4, text);
-  }
+  print_kinds(pl, p, text, sizeof text);
 }
 
 int main(int argc, char **argv) {
@@ -133,5 +170,5 @@ int main(int argc, char **argv) {
     }
   }
   mlsba_platform_destroy(pl);
-  return status;
+  return cli_finish_stdout(prog) != 0 && status == 0 ? 1 : status;
 }

@@ -23,18 +23,6 @@ static int fail_usage(const char *what, const char *arg) {
   return cli_usage_error(prog, what, arg);
 }
 
-/* Parses a load: decimal digits only, at most 2^53. */
-static int parse_units(const char *s, int64_t *out) {
-  if (*s == '\0' || strspn(s, "0123456789") != strlen(s))
-    return -1;
-  errno = 0;
-  unsigned long long v = strtoull(s, NULL, 10);
-  if (errno == ERANGE || v > (1ULL << 53))
-    return -1;
-  *out = (int64_t)v;
-  return 0;
-}
-
 typedef struct {
   const mlsba_platform_t *pl;
   const mlsba_model_t **models;
@@ -176,7 +164,7 @@ int main(int argc, char **argv) {
   if (n_arg == NULL)
     return fail_usage("missing --n N (or --size N)", "");
   problem_t P = {0};
-  if (parse_units(n_arg, &P.n) != 0)
+  if (cli_parse_units(n_arg, INT64_C(1) << 53, &P.n) != 0)
     return fail_usage("--n must be a whole number from 0 to 2^53, got ", n_arg);
   mlsba_algorithm_t only = MLSBA_ALGO_MLSBA;
   int all = strcmp(algo_arg, "all") == 0;
@@ -240,8 +228,14 @@ int main(int argc, char **argv) {
       doc = result_json(&P, &res[0]);
     }
     int to_stdout = strcmp(json_path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(json_path, "w");
-    if (f == NULL) {
+    FILE *f = doc == NULL  ? NULL
+              : to_stdout ? stdout
+                          : fopen(json_path, "w");
+    if (doc == NULL) { /* a makespan JSON cannot hold (infinite) */
+      fprintf(stderr, "%s: --json: the results cannot be written as JSON\n",
+              prog);
+      status = EXIT_USAGE;
+    } else if (f == NULL) {
       fprintf(stderr, "%s: --json: cannot write '%s': %s\n", prog, json_path,
               strerror(errno));
       status = EXIT_USAGE;
@@ -256,6 +250,8 @@ int main(int argc, char **argv) {
     json_decref(doc);
   }
 done:
+  if (cli_finish_stdout(prog) != 0 && status == 0)
+    status = 1;
   for (size_t i = 0; res && i < nres; i++) {
     free(res[i].alpha);
     free(res[i].beta);

@@ -54,10 +54,7 @@ static int take_value(const char *o, const char *v, bench_args_t *a,
     a->precision =
         strcmp(v, "double") ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
   } else if (!strcmp(o, "--eps")) {
-    char *end;
-    a->eps = strtod(v, &end);
-    /* end == v: strtod read nothing ("" would otherwise be eps 0). */
-    if (end == v || *end || !(a->eps >= 0 && a->eps < 1))
+    if (cli_parse_double(v, 0, 1, &a->eps) != 0 || !(a->eps < 1))
       return bad_usage("--eps must be a number in [0, 1), got ", v);
   } else if (!strcmp(o, "--max-iter")) {
     int64_t it;

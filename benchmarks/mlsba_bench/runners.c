@@ -77,8 +77,8 @@ int bench_run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
   r->load = r->res.load;
   r->time = r->res.time;
   if (r->res.save_error)
-    fprintf(stderr, "%s: warning: models not saved: %s\n", bench_prog,
-            mlsba_strerror(r->res.save_error));
+    fprintf(stderr, "%s: warning: models not saved in '%s': %s\n",
+            bench_prog, B->models, mlsba_strerror(r->res.save_error));
   verify(B, r);
   return 0;
 }

@@ -50,9 +50,11 @@ int mlsba_load_create(const char *name, int64_t units, mlsba_load_t **out) {
                        "load name \"%s\": 1 to 63 letters, digits, '-', '_' "
                        "or '.'",
                        name ? name : "(null)");
-  if (units < 1)
-    return mlsba__fail(MLSBA_EINVAL, "load %s: units must be >= 1, got %lld",
-                       name, (long long)units);
+  /* 2^53: the most units a partitioner can place exactly (mlsba.h). */
+  if (units < 1 || units > (int64_t)MLSBA_LOAD_MAX)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "load %s: units must be in 1..2^53, got %lld", name,
+                       (long long)units);
   mlsba_load_t *load = calloc(1, sizeof *load);
   if (load == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "load %s: out of memory", name);
@@ -111,4 +113,18 @@ void *mlsba__load_keep(mlsba_load_t *load, const void *data, size_t size) {
   if (load->kept)
     memcpy(load->kept, data, size);
   return load->kept;
+}
+
+int mlsba__load_create_kept(const char *caller, const char *name,
+                            int64_t units, const void *data, size_t size,
+                            mlsba_load_t **out, void **copy) {
+  int err = mlsba_load_create(name, units, out);
+  if (err)
+    return err;
+  if ((*copy = mlsba__load_keep(*out, data, size)) == NULL) {
+    mlsba_load_destroy(*out);
+    *out = NULL;
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", caller);
+  }
+  return 0;
 }

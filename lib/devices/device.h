@@ -1,5 +1,6 @@
 /* Device backends behind one ops table (pocl's way): each backend folder
- * provides a create function that fills a device with its ops and state.
+ * describes itself in a mlsba__backend_t (backend.h), whose open fills a
+ * device with its ops and state.
  *
  * The executor calls, for every run of a load:
  *   max_load(load)      before the run, from the caller's thread; reports
@@ -40,6 +41,12 @@ typedef struct mlsba__device_ops {
    * driver: what the platform says of the device (NULL: unknown). */
   void (*ident)(const mlsba__device_t *d, const char *model_name,
                 const char *driver, char *buf, size_t size);
+  /* Optional: after a run in which this device (index self among the
+   * run's devices) computed load[self] units in time[self], makes the
+   * times of the devices it slows while it runs longer (a sim device with
+   * contends_with). */
+  void (*contend)(const mlsba__device_t *d, size_t self, const int64_t *load,
+                  double *time);
 } mlsba__device_ops_t;
 
 struct mlsba__device {
@@ -53,18 +60,9 @@ struct mlsba__device {
   int shares_cores;
 };
 
-/* Backends. Each returns 0 and a device, or a code with the error named. */
-int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d);
 /* The driver of a core device as discovery reports it ("BLIS 0.9.0 (1
  * thread per core)"). */
 void mlsba__cpu_driver(char *buf, size_t size);
-struct mlsba__pdevice_desc;
-int mlsba__sim_device_create(const struct mlsba__pdevice_desc *desc,
-                             mlsba__device_t *d);
-/* Sim contention: a device that would take t alone, beside a contending
- * sim device that runs for T and makes it 1 + contention times slower
- * while it runs. */
-double mlsba__sim_contended_time(double t, double T, double contention);
 int mlsba__opencl_device_create(const char *name, int platform, int device,
                                 int64_t mem_limit_mb, mlsba__device_t *d);
 
@@ -80,25 +78,6 @@ typedef struct mlsba__cl_device_desc {
  * *count = 0 and no error when there is no OpenCL platform (or OpenCL is
  * not built). The caller frees *list. */
 int mlsba__opencl_enumerate(mlsba__cl_device_desc_t **list, size_t *count);
-
-/* The registry: opens the backend of one platform device (sim, cpu or
- * opencl) from its description in the platform. */
-struct mlsba__pdevice_desc {
-  const char *name;
-  mlsba_device_type_t type;
-  const mlsba_model_t *model;
-  double noise;
-  uint64_t seed;
-  int core, cl_platform, cl_device;
-  int64_t mem_limit_mb;
-  /* sim experiments: the fail_at-th share fails; from the slow_at-th share
-   * on, times are slow_factor times longer (0: never). */
-  int64_t fail_at, slow_at;
-  double slow_factor;
-  int contends; /* sim: it slows other devices (the executor applies it) */
-};
-int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
-                       mlsba__device_t *d);
 
 /* Test-only fault injection: the nth share started on any OpenCL device
  * from now on (1 = the next) fails as if its first OpenCL call had

@@ -1,33 +1,34 @@
-/* Which backends this build has: the one place outside the backend folders
- * that knows whether OpenCL was built. */
+/* The backends, listed (platform files name them by "type"), and the
+ * stand-ins for OpenCL's entry points in a build without OpenCL. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/error.h"
-#include "device.h"
+#include "backend.h"
 
-int mlsba__device_open(const struct mlsba__pdevice_desc *desc,
-                       mlsba__device_t *d) {
-  switch (desc->type) {
-  case MLSBA_DEVICE_SIM:
-    return mlsba__sim_device_create(desc, d);
-  case MLSBA_DEVICE_CPU:
-    return mlsba__cpu_device_create(desc->name, desc->core, d);
-  case MLSBA_DEVICE_OPENCL:
-#ifdef MLSBA_HAVE_OPENCL
-    return mlsba__opencl_device_create(desc->name, desc->cl_platform,
-                                       desc->cl_device, desc->mem_limit_mb, d);
-#else
-    return mlsba__fail(MLSBA_ENOTSUP,
-                       "%s: this libmlsba was built without OpenCL "
-                       "(MLSBA_WITH_OPENCL=OFF)",
-                       desc->name);
-#endif
-  }
-  return mlsba__fail(MLSBA_EINVAL, "%s: unknown device type %d", desc->name,
-                     (int)desc->type);
+static const mlsba__backend_t *const backends[] = {
+    &mlsba__sim_backend, &mlsba__cpu_backend, &mlsba__opencl_backend};
+
+const mlsba__backend_t *mlsba__backend_find(const char *name) {
+  for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
+    if (strcmp(backends[i]->name, name) == 0)
+      return backends[i];
+  return NULL;
 }
 
 #ifndef MLSBA_HAVE_OPENCL
+int mlsba__opencl_device_create(const char *name, int platform, int device,
+                                int64_t mem_limit_mb, mlsba__device_t *d) {
+  (void)platform;
+  (void)device;
+  (void)mem_limit_mb;
+  (void)d;
+  return mlsba__fail(MLSBA_ENOTSUP,
+                     "%s: this libmlsba was built without OpenCL "
+                     "(MLSBA_WITH_OPENCL=OFF)",
+                     name);
+}
+
 int mlsba__opencl_enumerate(mlsba__cl_device_desc_t **list, size_t *count) {
   *list = NULL;
   *count = 0;

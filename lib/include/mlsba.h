@@ -120,6 +120,26 @@ typedef struct mlsba_model mlsba_model_t;
 /** Value of max_load meaning "no limit". */
 #define MLSBA_NO_MAX_LOAD INT64_C(-1)
 
+/** The values a model accepts (mlsba_model_set_point() and
+ *  mlsba_model_set_max_load() refuse the rest with MLSBA_EINVAL and a
+ *  message naming the field and the value).
+ *
+ *  - a load (a point's x, a max_load, the N of a partitioning) is at most
+ *    2^53 units, the largest count a double holds exactly; a point's load
+ *    is at least 1e-6 units;
+ *  - a speed is in [1e-30, 1e30] units per second;
+ *  - so a time x / s(x) is in [1e-36, 9.1e45] seconds.
+ *
+ *  Within these bounds a time, a product of a time and a speed, and a sum
+ *  of them over 10^9 devices stay far from overflow and from denormals,
+ *  which is what keeps every partitioner finite, exact to the unit and
+ *  O(p log N) on every model it accepts. Real devices sit many orders of
+ *  magnitude inside them. */
+#define MLSBA_LOAD_MAX 9007199254740992.0 /* 2^53 */
+#define MLSBA_LOAD_MIN 1e-6
+#define MLSBA_SPEED_MIN 1e-30
+#define MLSBA_SPEED_MAX 1e30
+
 /** \brief Create an empty model (no points, no max_load).
  *  \param[out] model  receives the new model; the caller destroys it.
  *  \return 0, MLSBA_EINVAL or MLSBA_ENOMEM. */
@@ -132,16 +152,16 @@ MLSBA_EXTERN void mlsba_model_destroy(mlsba_model_t *model);
 
 /** \brief Insert the point (x, speed), or replace the speed of the point
  *  already at exactly x.
- *  \param x      load in units, finite and > 0.
- *  \param speed  units per second, finite and > 0.
+ *  \param x      load in units, in [MLSBA_LOAD_MIN, MLSBA_LOAD_MAX].
+ *  \param speed  units per second, in [MLSBA_SPEED_MIN, MLSBA_SPEED_MAX].
  *  \return 0, MLSBA_EINVAL (bad value; the model is unchanged) or
  *          MLSBA_ENOMEM. */
 MLSBA_EXTERN int mlsba_model_set_point(mlsba_model_t *model, double x,
                                        double speed);
 /** \brief Remove every point; max_load is kept. */
 MLSBA_EXTERN int mlsba_model_clear(mlsba_model_t *model);
-/** \brief Set the largest load the device can hold, in units (>= 0), or
- *  MLSBA_NO_MAX_LOAD. */
+/** \brief Set the largest load the device can hold, in units (0 to
+ *  MLSBA_LOAD_MAX), or MLSBA_NO_MAX_LOAD. */
 MLSBA_EXTERN int mlsba_model_set_max_load(mlsba_model_t *model,
                                           int64_t max_load);
 /** \brief The max_load, or MLSBA_NO_MAX_LOAD (also for a NULL model). */
@@ -177,7 +197,7 @@ MLSBA_EXTERN int mlsba_model_time(const mlsba_model_t *model, double x,
 /** \brief The largest load x finishing by time T: max { x : t(x) <= T },
  *  limited by max_load. Geometrically, the intersection of s(x) with the
  *  line through the origin of slope 1/T. Exact on the piecewise-linear
- *  model (no iteration).
+ *  model (no iteration). The result is at most MLSBA_LOAD_MAX.
  *  \param time  T, finite and >= 0. */
 MLSBA_EXTERN int mlsba_model_load_by_time(const mlsba_model_t *model,
                                           double time, double *load);
@@ -368,7 +388,8 @@ MLSBA_EXTERN size_t mlsba_platform_num_groups(const mlsba_platform_t *pl);
 /** \brief Number of devices in group g (0 when out of range). */
 MLSBA_EXTERN size_t mlsba_platform_group_size(const mlsba_platform_t *pl,
                                               size_t g);
-/** \brief Index (in file order) of the k-th device of group g. */
+/** \brief Index (in file order) of the k-th device of group g; SIZE_MAX
+ *  for a NULL platform or g or k out of range. */
 MLSBA_EXTERN size_t mlsba_platform_group_device(const mlsba_platform_t *pl,
                                                 size_t g, size_t k);
 /** \brief The models of every device group by group, ready for
@@ -449,7 +470,7 @@ typedef int (*mlsba_cpu_fn)(void *user, int64_t first, int64_t count);
 /** \brief Create a load of units units.
  *  \param name   names the kernel in saved models and messages: letters,
  *                digits, '-', '_' and '.' (e.g. "blur3x3").
- *  \param units  >= 1.
+ *  \param units  1 to 2^53 (MLSBA_LOAD_MAX).
  *  \param[out] load  the new load; destroy it with mlsba_load_destroy().
  *  \return 0, MLSBA_EINVAL (the message says which argument) or
  *          MLSBA_ENOMEM. */
@@ -657,7 +678,7 @@ typedef struct mlsba_balance_opts {
    *  run) is dropped as stale. At the end every model is saved back,
    *  atomically. Corrupt or foreign files are ignored (see stale and
    *  ignored in the result). */
-  const char *model_dir;
+  const char *model_dir; /* NULL: no models kept; "" is refused */
   /** Loads in multiples of this many units (0 or 1: single units);
    *  supported by the SLBA algorithm (MLSBA_ENOTSUP otherwise). */
   int64_t granularity;

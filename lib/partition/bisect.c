@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "grouped.h"
 
 /* Bisection steps before giving up on the float resolution; the angle
  * interval halves each step, so 256 is far beyond what doubles resolve. */
@@ -188,6 +189,7 @@ int mlsba__bisect_run(mlsba__bisect_t *b, const mlsba__bisect_ops_t *ops,
         fl *= 0.5; /* L kept twice in a row: pull B towards it */
       kept = -1;
       fu = (double)W - sb;
+      su = sb;
       tu = tb;
       xb = xu;
       xu = tmp;
@@ -196,10 +198,27 @@ int mlsba__bisect_run(mlsba__bisect_t *b, const mlsba__bisect_ops_t *ops,
         fu *= 0.5;
       kept = 1;
       fl = (double)W - sb;
+      sl = sb;
       tl = tb;
       xb = xl;
       xl = tmp;
     }
+  }
+
+  if (!converged(xu, xl, p) && sl - su > 4.0 * (double)p + 1024) {
+    /* The lines stopped apart (adjacent doubles, or the step limit) with
+     * crossings jumping by far more than the refinement should hand out
+     * one unit at a time (a model far from the papers' shape): that would
+     * take time linear in W. Instead take the loads between U and L whose
+     * sum is W, rounded by largest remainder: valid, within caps, in
+     * O(p log p), and as balanced as the lines could tell. A smaller gap
+     * goes to the refinement below, which keeps the integer optimum. */
+    double lam = sl > su ? ((double)W - su) / (sl - su) : 0;
+    lam = lam > 0 ? (lam < 1 ? lam : 1) : 0;
+    for (size_t i = 0; i < p; i++)
+      xb[i] = xu[i] + lam * (xl[i] - xu[i]);
+    mlsba__round_shares(xb, b->cap, p, W, x);
+    return 0;
   }
 
   /* Integer loads from U's crossings, rounded down. The check against tu

@@ -10,6 +10,7 @@
 #ifndef MLSBA_PARTITION_BISECT_H
 #define MLSBA_PARTITION_BISECT_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,26 @@ typedef struct mlsba__bisect {
   unsigned steps;  /* out: bisection steps, summed over runs */
   int64_t refined; /* out: units handed out by the refinement, summed */
 } mlsba__bisect_t;
+
+/* Compensated (Neumaier) sum of the crossings: a plain sum of 10^6
+ * crossings near 2^53 can be off by many units, and each unit the sum
+ * misses costs the rounding a pass over the elements. */
+typedef struct {
+  double sum, c;
+} mlsba__ksum_t;
+
+static inline void mlsba__ksum_add(mlsba__ksum_t *k, double v) {
+  double t = k->sum + v;
+  if (fabs(k->sum) >= fabs(v))
+    k->c += (k->sum - t) + v;
+  else
+    k->c += (v - t) + k->sum;
+  k->sum = t;
+}
+
+static inline double mlsba__ksum(const mlsba__ksum_t *k) {
+  return k->sum + k->c;
+}
 
 /* Allocate the capacity array and scratch for p elements; what names the
  * caller in the error message. */

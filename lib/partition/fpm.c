@@ -76,7 +76,9 @@ double mlsba__fpm_load_by_time(const mlsba_model_t *m, double T) {
   }
   if (m->max_load >= 0 && x > (double)m->max_load)
     x = (double)m->max_load;
-  return x;
+  /* No load beyond 2^53 units exists; clamping here also keeps a huge T
+   * times a speed from reaching the callers as infinity. */
+  return x < MLSBA_LOAD_MAX ? x : MLSBA_LOAD_MAX;
 }
 
 int64_t mlsba__fpm_cap(const mlsba_model_t *m, int64_t n) {
@@ -172,14 +174,25 @@ void mlsba_model_destroy(mlsba_model_t *model) {
 int mlsba_model_set_point(mlsba_model_t *model, double x, double speed) {
   if (model == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_model_set_point: model is NULL");
-  if (!isfinite(x) || !(x > 0))
+  /* The bounds of mlsba.h: what keeps every partitioner finite and exact
+   * on every model it accepts. !(a <= b) also refuses NaN. */
+  if (!(x >= MLSBA_LOAD_MIN && x <= MLSBA_LOAD_MAX))
     return mlsba__fail(MLSBA_EINVAL,
-                       "model point: load must be finite and > 0, got %g", x);
-  if (!isfinite(speed) || !(speed > 0))
+                       "model point: load must be in [%g, 2^53], got %g",
+                       MLSBA_LOAD_MIN, x);
+  if (!(speed >= MLSBA_SPEED_MIN && speed <= MLSBA_SPEED_MAX))
     return mlsba__fail(MLSBA_EINVAL,
-                       "model point at load %g: speed must be finite and > 0, "
+                       "model point at load %g: speed must be in [%g, %g], "
                        "got %g",
-                       x, speed);
+                       x, MLSBA_SPEED_MIN, MLSBA_SPEED_MAX, speed);
+  return mlsba__fpm_set_point(model, x, speed);
+}
+
+int mlsba__fpm_set_point(mlsba_model_t *model, double x, double speed) {
+  if (!(x > 0 && x <= MLSBA_LOAD_MAX) || !(speed > 0) || !isfinite(speed))
+    return mlsba__fail(MLSBA_ERANGE,
+                       "model point at load %g: speed %g is out of range", x,
+                       speed);
   size_t j = lower_bound(model, x);
   if (j < model->n && model->x[j] == x) {
     model->s[j] = speed;
@@ -210,9 +223,11 @@ int mlsba_model_clear(mlsba_model_t *model) {
 int mlsba_model_set_max_load(mlsba_model_t *model, int64_t max_load) {
   if (model == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_model_set_max_load: model is NULL");
-  if (max_load < 0 && max_load != MLSBA_NO_MAX_LOAD)
+  if ((max_load < 0 && max_load != MLSBA_NO_MAX_LOAD) ||
+      max_load > (int64_t)MLSBA_LOAD_MAX)
     return mlsba__fail(MLSBA_EINVAL,
-                       "max_load must be >= 0 or MLSBA_NO_MAX_LOAD, got %lld",
+                       "max_load must be in [0, 2^53] or MLSBA_NO_MAX_LOAD, "
+                       "got %lld",
                        (long long)max_load);
   model->max_load = max_load;
   return 0;

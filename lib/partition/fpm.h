@@ -20,6 +20,10 @@ struct mlsba_model {
   int64_t max_load; /* MLSBA_NO_MAX_LOAD or >= 0 */
 };
 
+/* mlsba_model_set_point() without the bounds of mlsba.h, for the group
+ * models the partitioners build: a group of k devices can be up to k times
+ * faster than MLSBA_SPEED_MAX. x and speed must be finite and > 0. */
+int mlsba__fpm_set_point(mlsba_model_t *m, double x, double speed);
 /* s(x) of a model with at least one point. */
 double mlsba__fpm_speed(const mlsba_model_t *m, double x);
 /* t(x) = x / s(x); t(0) = 0. */

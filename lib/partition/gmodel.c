@@ -121,8 +121,8 @@ int mlsba__gmodel_insert_integer_point(mlsba__gmodel_t *g, int64_t x) {
   /* Step 2: group speed psi_c = x / max_i t_i(beta_i); the piecewise
    * approximation around the new point follows from the sorted points. */
   if ((err = reserve(g)) != 0 ||
-      (err = mlsba_model_set_point(g->built, (double)x,
-                                   (double)x / info.makespan)) != 0)
+      (err = mlsba__fpm_set_point(g->built, (double)x,
+                                  (double)x / info.makespan)) != 0)
     return err;
   size_t i = lower_bound(g, x), tail = g->n - i;
   memmove(g->xs + i + 1, g->xs + i, tail * sizeof *g->xs);

@@ -92,14 +92,14 @@ static int group_crossing(mlsba__gmodel_t *g, double T, double *x) {
 
 static int crossings(void *ctx, double T, double *x, double *sum) {
   groups_t *G = ctx;
-  double total = 0;
+  mlsba__ksum_t total = {0, 0};
   for (size_t i = 0; i < G->q; i++) {
     int err = group_crossing(&G->g[i], T, &x[i]);
     if (err)
       return err;
-    total += x[i];
+    mlsba__ksum_add(&total, x[i]);
   }
-  *sum = total;
+  *sum = mlsba__ksum(&total);
   return 0;
 }
 
@@ -149,6 +149,8 @@ int mlsba__grouped_bisection(const mlsba__grouped_t *G, int full_models,
     if (g->cap == 0)
       continue;
     err = mlsba__gmodel_insert_integer_point(g, x0 < g->cap ? x0 : g->cap);
+    if (err)
+      break; /* the group model is still empty: nothing to read */
     double t = mlsba__fpm_time(g->model, (double)x0);
     tu = t < tu ? t : tu;
     tl = t > tl ? t : tl;

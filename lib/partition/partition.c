@@ -128,6 +128,19 @@ int mlsba_partition_groups(mlsba_algorithm_t algo,
     first[g] = f;
   G.first = first;
   err = algorithms[algo].fn(&G, alpha, beta, points ? points : own_points);
+  if (!err)
+    err = mlsba__check_loads(algorithms[algo].name, models, G.p, n, beta);
+  for (size_t g = 0; !err && g < q; g++) {
+    int64_t sum = 0;
+    for (size_t j = first[g]; j < first[g] + group_size[g]; j++)
+      sum += beta[j];
+    if (sum != alpha[g])
+      err = mlsba__fail(MLSBA_ENOCONV,
+                        "%s gave group %zu %lld units and its devices %lld "
+                        "(a bug in libmlsba: please report it)",
+                        algorithms[algo].name, g, (long long)alpha[g],
+                        (long long)sum);
+  }
   if (!err && info) {
     memset(info, 0, sizeof *info);
     double t = 0;

@@ -21,14 +21,14 @@ typedef struct {
 
 static int crossings(void *ctx, double T, double *x, double *sum) {
   const problem_t *P = ctx;
-  double total = 0;
+  mlsba__ksum_t total = {0, 0};
   for (size_t i = 0; i < P->p; i++) {
     double xi = mlsba__fpm_load_by_time(P->models[i], T) / P->b;
     double cap = (double)P->cap[i];
     x[i] = xi < cap ? xi : cap;
-    total += x[i];
+    mlsba__ksum_add(&total, x[i]);
   }
-  *sum = total;
+  *sum = mlsba__ksum(&total);
   return 0;
 }
 
@@ -147,6 +147,29 @@ int mlsba__check_partition_args(const char *fn,
   return 0;
 }
 
+int mlsba__check_loads(const char *algo, const mlsba_model_t *const models[],
+                       size_t p, int64_t n, const int64_t loads[]) {
+  int64_t sum = 0;
+  for (size_t i = 0; i < p; i++) {
+    int64_t cap = mlsba__fpm_cap(models[i], n);
+    if (loads[i] < 0 || loads[i] > cap)
+      return mlsba__fail(MLSBA_ENOCONV,
+                         "%s gave device %zu a load of %lld units, outside "
+                         "0..%lld (a bug in libmlsba: please report it)",
+                         algo, i, (long long)loads[i], (long long)cap);
+    sum += loads[i]; /* each <= n <= 2^53: no overflow before the check */
+    if (sum > n)
+      break;
+  }
+  if (sum != n)
+    return mlsba__fail(MLSBA_ENOCONV,
+                       "%s gave loads summing to %s%lld units, not %lld (a "
+                       "bug in libmlsba: please report it)",
+                       algo, sum > n ? "more than " : "", (long long)sum,
+                       (long long)n);
+  return 0;
+}
+
 int mlsba__slba(const mlsba_model_t *const models[], size_t p, int64_t n,
                 const mlsba_partition_opts_t *opts, int64_t loads[],
                 mlsba_partition_info_t *info, mlsba__bisect_t *ws) {
@@ -225,7 +248,8 @@ int mlsba_partition_slba_ex(const mlsba_model_t *const models[], size_t p,
   if (o.granularity < 0)
     return mlsba__fail(MLSBA_EINVAL, "%s: granularity must be >= 0, got %lld",
                        fn, (long long)o.granularity);
-  return mlsba__slba(models, p, n, &o, loads, info, NULL);
+  err = mlsba__slba(models, p, n, &o, loads, info, NULL);
+  return err ? err : mlsba__check_loads("slba", models, p, n, loads);
 }
 
 int mlsba_partition_slba(const mlsba_model_t *const models[], size_t p,

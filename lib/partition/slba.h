@@ -30,4 +30,12 @@ int mlsba__check_partition_args(const char *fn,
                                 const mlsba_model_t *const models[], size_t p,
                                 int64_t n, const int64_t loads[]);
 
+/* The promise of every partitioner, checked on every call of a public
+ * entry: loads[0..p-1] within [0, min(max_load, n)] and summing to n. O(p),
+ * negligible beside the partitioning. A breach is a bug in the library;
+ * it is reported as MLSBA_ENOCONV with a message naming algo, rather than
+ * handing wrong loads to the caller (the library never aborts). */
+int mlsba__check_loads(const char *algo, const mlsba_model_t *const models[],
+                       size_t p, int64_t n, const int64_t loads[]);
+
 #endif

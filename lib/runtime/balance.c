@@ -93,6 +93,10 @@ void mlsba_balance_result_free(mlsba_balance_result_t *r) {
 }
 
 int mlsba__bal_check_opts(const mlsba_balance_opts_t *o) {
+  if (o->model_dir != NULL && o->model_dir[0] == '\0')
+    return mlsba__fail(MLSBA_EINVAL,
+                       "balance: model_dir is empty (NULL keeps no models; "
+                       "\"\" would put them in /)");
   if (!(o->eps >= 0) || !isfinite(o->eps) || o->max_iter < 1 ||
       o->max_iter > 100000 || !(o->outlier > 0) ||
       (unsigned)o->algorithm >= MLSBA_ALGO_COUNT)

@@ -134,9 +134,10 @@ int mlsba__bal_set_capacity(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r) {
       C->dev.use[j] = C->dev.max[j] > 0 && !devoted && !r->dropped[j];
       C->dev.max[j] = C->dev.use[j] ? C->dev.max[j] : 0;
       mlsba_model_set_max_load(r->models[j], C->dev.max[j]);
-      capacity += C->dev.max[j];
-      if (capacity > C->w->units)
-        capacity = C->w->units;
+      /* Saturating at the load: a device may hold INT64_MAX units. */
+      capacity = C->dev.max[j] < C->w->units - capacity
+                     ? capacity + C->dev.max[j]
+                     : C->w->units;
     }
   }
   if (capacity < C->w->units)

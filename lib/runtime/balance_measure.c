@@ -3,6 +3,7 @@
  * run (makespan, spread, balanced at both levels). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
@@ -141,17 +142,63 @@ int mlsba__bal_run_until_done(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                               double *time, int remeasure, unsigned *again,
                               int *dropped) {
   *dropped = 0;
+  /* What a drop changes, to put back when every device has failed: then
+   * the fault is not a device's (the function fails everywhere, the
+   * machine is out of memory...), so the devices are kept and the
+   * function's own error is returned; the next run, or a rebalance, works
+   * once the cause is gone. */
+  size_t p = C->p, lost = r->lost;
+  unsigned char *was_dropped = malloc(p), *was_used = malloc(p);
+  int64_t *was_max = malloc(p * sizeof *was_max),
+          *was_load = malloc(p * sizeof *was_load);
+  int err;
+  if (!was_dropped || !was_used || !was_max || !was_load) {
+    err = mlsba__fail(MLSBA_ENOMEM, "balance: out of memory");
+    goto done;
+  }
+  memcpy(was_dropped, r->dropped, p);
+  memcpy(was_used, C->dev.use, p);
+  memcpy(was_max, C->dev.max, p * sizeof *was_max);
+  memcpy(was_load, r->load, p * sizeof *was_load);
   for (unsigned retries = 0;; retries++) {
     long failed;
     *again = 0;
-    int err = remeasure ? measure(C, r, r->load, time, again, &failed)
-                        : run_once(C, r->load, time, &failed);
+    err = remeasure ? measure(C, r, r->load, time, again, &failed)
+                    : run_once(C, r->load, time, &failed);
     if (err == 0)
-      return 0;
-    if (retries >= C->p || (err = drop_failed(C, r, err, failed, r->load)))
-      return err;
-    *dropped = 1;
+      break;
+    char why[512];
+    snprintf(why, sizeof why, "%s", mlsba_last_error());
+    int e = retries >= C->p ? err : drop_failed(C, r, err, failed, r->load);
+    if (e == 0) {
+      *dropped = 1;
+      continue;
+    }
+    if (r->lost > lost) {
+      /* A drop was made and this one failed too (no device left to run,
+       * or none left that can hold the load): every device failed. */
+      memcpy(r->dropped, was_dropped, p);
+      memcpy(C->dev.use, was_used, p);
+      memcpy(C->dev.max, was_max, p * sizeof *was_max);
+      memcpy(r->load, was_load, p * sizeof *was_load);
+      r->lost = lost;
+      *dropped = 0;
+      for (size_t j = 0; j < p; j++)
+        mlsba_model_set_max_load(r->models[j], C->dev.max[j]);
+      mlsba__bal_log(C, "every device failed: they are kept, the run fails: %s",
+                     why);
+      err = mlsba__fail(err, "%s", why);
+    } else {
+      err = e;
+    }
+    break;
   }
+done:
+  free(was_dropped);
+  free(was_used);
+  free(was_max);
+  free(was_load);
+  return err;
 }
 
 double mlsba__bal_variation(const mlsba__bal_ctx_t *C,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/atomic_file.h"
 #include "../core/error.h"
 #include "balance.h"
 #include "platform.h"
@@ -67,7 +68,14 @@ int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
   gethostname(host, sizeof host - 1);
   char ident[384];
   dev->ops->ident(dev, d->model_name, d->driver, ident, sizeof ident);
-  int a = snprintf(path, plen, "%s/%s.%s.model", dir, d->name, w->tag);
+  /* The device's name as its file-name part: "../OUTSIDE" would have
+   * written beside the folder. Names of letters, digits, '-', '_' and '.'
+   * keep the file names they always had. */
+  char part[512];
+  if (mlsba__file_name_part(d->name, part, sizeof part) != 0)
+    return mlsba__fail(MLSBA_ERANGE, "device name '%.64s...' too long for a "
+                       "model file name", d->name);
+  int a = snprintf(path, plen, "%s/%s.%s.model", dir, part, w->tag);
   int b = snprintf(key, klen, "host=%s device=%s [%s] kernel=%s%s%s", host,
                    d->name, ident, w->name, w->shape[0] ? " " : "", w->shape);
   for (char *c = key; *c; c++)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../devices/device.h"
+#include "../devices/backend.h"
 #include "platform.h"
 
 /* The kind of a core: "cpu", or on a CPU with cores of several kinds
@@ -72,24 +72,21 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
     hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i);
     snprintf(name, sizeof name, "core%zu", i);
     d->name = strdup(name);
-    d->type = MLSBA_DEVICE_CPU;
-    d->core = (int64_t)i;
-    d->mem_limit_mb = -1;
+    d->backend = &mlsba__cpu_backend;
+    d->config = mlsba__cpu_config((int64_t)i);
     d->model_name = strdup(cpu_model(topo));
     d->driver = strdup(driver);
     d->compute_units = (unsigned)hwloc_bitmap_weight(core->cpuset);
     d->kind = core_kind(topo, core);
-    if (!d->name || !d->model_name || !d->driver || !d->kind)
+    if (!d->name || !d->config || !d->model_name || !d->driver || !d->kind)
       err = MLSBA_ENOMEM;
   }
   for (size_t j = 0; j < ncl; j++) {
     device_t *d = &pl->dev[nc + j];
     snprintf(name, sizeof name, "ocl%zu", j);
     d->name = strdup(name);
-    d->type = MLSBA_DEVICE_OPENCL;
-    d->cl_platform = cl[j].platform;
-    d->cl_device = cl[j].device;
-    d->mem_limit_mb = -1;
+    d->backend = &mlsba__opencl_backend;
+    d->config = mlsba__opencl_config(cl[j].platform, cl[j].device);
     d->model_name = strdup(cl[j].name);
     d->driver = strdup(cl[j].driver);
     d->compute_units = cl[j].compute_units;
@@ -98,7 +95,7 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
     char kind[600];
     snprintf(kind, sizeof kind, "opencl %s (%s)", cl[j].name, cl[j].driver);
     d->kind = strdup(kind);
-    if (!d->name || !d->model_name || !d->driver || !d->kind)
+    if (!d->name || !d->config || !d->model_name || !d->driver || !d->kind)
       err = MLSBA_ENOMEM;
   }
   /* Groups in core order: core i with accelerator i, then lone cores, then

@@ -37,7 +37,7 @@ void mlsba_executor_destroy(mlsba_executor_t *ex) {
 /* The one cpu device of group g, or -1. */
 static long group_core_device(const mlsba_platform_t *pl, size_t g) {
   for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
-    if (pl->dev[pl->group_dev[k]].type == MLSBA_DEVICE_CPU)
+    if (pl->dev[pl->group_dev[k]].backend->type == MLSBA_DEVICE_CPU)
       return (long)pl->group_dev[k];
   return -1;
 }
@@ -62,7 +62,7 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
   for (size_t g = 0; g < pl->ngroups; g++) {
     int cores = 0;
     for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
-      cores += pl->dev[pl->group_dev[k]].type == MLSBA_DEVICE_CPU;
+      cores += pl->dev[pl->group_dev[k]].backend->type == MLSBA_DEVICE_CPU;
     if (cores > 1) {
       err = mlsba__fail(MLSBA_EINVAL,
                         "group %zu has %d cpu devices: a group is driven by "
@@ -78,28 +78,14 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
   }
   for (size_t i = 0; i < pl->ndev; i++) {
     const device_t *d = &pl->dev[i];
-    if (d->type == MLSBA_DEVICE_CPU && d->core >= ex->ncores) {
+    int core = mlsba__platform_core(pl, i);
+    if (core >= ex->ncores) {
       err = mlsba__fail(MLSBA_EDEVICE,
                         "%s: core %lld does not exist (this machine has %d)",
-                        d->name, (long long)d->core, ex->ncores);
+                        d->name, (long long)core, ex->ncores);
       goto fail;
     }
-    struct mlsba__pdevice_desc desc = {
-        .name = d->name,
-        .type = d->type,
-        .model = d->model,
-        .noise = d->noise,
-        .seed = d->seed,
-        .core = (int)d->core,
-        .cl_platform = (int)d->cl_platform,
-        .cl_device = (int)d->cl_device,
-        .mem_limit_mb = d->mem_limit_mb,
-        .fail_at = d->fail_at,
-        .slow_at = d->slow_at,
-        .slow_factor = d->slow_factor,
-        .contends = d->ncontends > 0,
-    };
-    if ((err = mlsba__device_open(&desc, &ex->dev[i])) != 0)
+    if ((err = d->backend->open(d->name, d->config, d->model, &ex->dev[i])) != 0)
       goto fail;
   }
   *out = ex;
@@ -177,7 +163,7 @@ static int start_devices(group_job_t *job, int core_share) {
   for (size_t k = pl->group_start[job->g]; k < pl->group_start[job->g + 1];
        k++) {
     size_t i = pl->group_dev[k];
-    if ((pl->dev[i].type == MLSBA_DEVICE_CPU) != core_share)
+    if ((pl->dev[i].backend->type == MLSBA_DEVICE_CPU) != core_share)
       continue;
     mlsba__device_t *d = &R->ex->dev[i];
     int err = d->ops->start(d, R->work, R->offset[i], R->load[i], R->t0);
@@ -194,7 +180,7 @@ static void *group_main(void *arg) {
   run_t *R = job->run;
   const mlsba_platform_t *pl = R->ex->pl;
   long core_dev = group_core_device(pl, job->g);
-  int err = core_dev >= 0 ? pin_to_core(R->ex, (int)pl->dev[core_dev].core) : 0;
+  int err = core_dev >= 0 ? pin_to_core(R->ex, mlsba__platform_core(pl, (size_t)core_dev)) : 0;
   job->failed = -1;
   for (size_t k = pl->group_start[job->g];
        !err && k < pl->group_start[job->g + 1]; k++) {
@@ -235,22 +221,13 @@ static void *group_main(void *arg) {
   return NULL;
 }
 
-/* Sim contention: while a sim device with contends_with runs, the devices
- * it names compute 1 + contention times slower (the sim backend's model,
- * mlsba__sim_contended_time). */
-static void apply_contention(const mlsba_platform_t *pl, const int64_t *load,
+/* A device that slows others while it runs (a sim device with
+ * contends_with) makes their times longer, by its backend's rule. */
+static void apply_contention(const mlsba_executor_t *ex, const int64_t *load,
                              double *time) {
-  for (size_t j = 0; j < pl->ndev; j++) {
-    const device_t *d = &pl->dev[j];
-    if (d->ncontends == 0 || load[j] == 0)
-      continue;
-    double T = time[j];
-    for (size_t k = 0; k < d->ncontends; k++) {
-      double *t = &time[d->contends[k]];
-      if (load[d->contends[k]] > 0)
-        *t = mlsba__sim_contended_time(*t, T, d->contention);
-    }
-  }
+  for (size_t j = 0; j < ex->pl->ndev; j++)
+    if (ex->dev[j].ops->contend)
+      ex->dev[j].ops->contend(&ex->dev[j], j, load, time);
 }
 
 /* Checks the loads and lays the slices out group by group. */
@@ -279,8 +256,13 @@ static int check_loads(mlsba_executor_t *ex, const mlsba_load_t *w,
                           "%s: a devoted core only drives its accelerators, "
                           "its load must be 0 (got %lld)",
                           name, (long long)load[i]);
+      else if (load[i] > w->units - off) /* 0 <= off <= units: no overflow */
+        err = mlsba__fail(MLSBA_EINVAL,
+                          "the loads add up to more than the %lld units of "
+                          "%s (at %s)",
+                          (long long)w->units, w->name, name);
       offset[i] = off;
-      off += load[i];
+      off += err ? 0 : load[i];
     }
   }
   if (!err && off != w->units)
@@ -347,7 +329,7 @@ int mlsba_executor_run(mlsba_executor_t *ex, const mlsba_load_t *w,
     }
   }
   if (!err)
-    apply_contention(pl, load, time);
+    apply_contention(ex, load, time);
   pthread_cond_destroy(&R.cv);
   pthread_mutex_destroy(&R.mu);
 done:

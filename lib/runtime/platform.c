@@ -15,7 +15,8 @@ void mlsba_platform_destroy(mlsba_platform_t *pl) {
     free(pl->dev[i].kind);
     free(pl->dev[i].model_name);
     free(pl->dev[i].driver);
-    free(pl->dev[i].contends);
+    if (pl->dev[i].backend)
+      pl->dev[i].backend->free(pl->dev[i].config);
     mlsba_model_destroy(pl->dev[i].model);
   }
   free(pl->dev);
@@ -39,7 +40,8 @@ const char *mlsba_platform_device_name(const mlsba_platform_t *pl, size_t i) {
 
 mlsba_device_type_t mlsba_platform_device_type(const mlsba_platform_t *pl,
                                                size_t i) {
-  return pl && i < pl->ndev ? pl->dev[i].type : MLSBA_DEVICE_SIM;
+  return pl && i < pl->ndev ? pl->dev[i].backend->type
+                            : MLSBA_DEVICE_SIM;
 }
 
 const mlsba_model_t *mlsba_platform_device_model(const mlsba_platform_t *pl,
@@ -58,6 +60,8 @@ size_t mlsba_platform_group_size(const mlsba_platform_t *pl, size_t g) {
 
 size_t mlsba_platform_group_device(const mlsba_platform_t *pl, size_t g,
                                    size_t k) {
+  if (k >= mlsba_platform_group_size(pl, g)) /* also NULL, g out of range */
+    return SIZE_MAX;
   return pl->group_dev[pl->group_start[g] + k];
 }
 
@@ -75,8 +79,7 @@ int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
       return mlsba__fail(MLSBA_EINVAL,
                          "device \"%s\" is a %s device: its model is only "
                          "known once it is measured",
-                         d->name,
-                         d->type == MLSBA_DEVICE_CPU ? "cpu" : "opencl");
+                         d->name, d->backend->name);
     models[k] = d->model;
   }
   return 0;
@@ -110,8 +113,13 @@ int mlsba_platform_device_info(const mlsba_platform_t *pl, size_t i,
   info->kind = d->kind ? d->kind : "";
   info->compute_units = d->compute_units;
   info->memory_bytes = d->memory_bytes;
-  info->core = d->type == MLSBA_DEVICE_CPU ? (int)d->core : -1;
-  info->cl_platform = d->type == MLSBA_DEVICE_OPENCL ? (int)d->cl_platform : -1;
-  info->cl_device = d->type == MLSBA_DEVICE_OPENCL ? (int)d->cl_device : -1;
+  info->core = info->cl_platform = info->cl_device = -1;
+  if (d->backend)
+    d->backend->describe(d->config, info);
   return 0;
+}
+
+int mlsba__platform_core(const mlsba_platform_t *pl, size_t i) {
+  mlsba_device_info_t info;
+  return mlsba_platform_device_info(pl, i, &info) == 0 ? info.core : -1;
 }

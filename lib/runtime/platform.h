@@ -3,24 +3,18 @@
 #ifndef MLSBA_RUNTIME_PLATFORM_H
 #define MLSBA_RUNTIME_PLATFORM_H
 
+#include "../devices/backend.h"
 #include "mlsba.h"
 
+/* A platform device: what every device has. What only its backend knows
+ * (a core's index, OpenCL indices, a sim device's noise and faults) is in
+ * config, which the backend reads, writes back and opens
+ * (devices/backend.h). */
 typedef struct {
   char *name;
-  mlsba_device_type_t type;
-  mlsba_model_t *model; /* sim: the speed profile */
-  double noise;         /* sim: relative standard deviation of timings */
-  uint64_t seed;        /* sim: noise generator seed */
-  int64_t fail_at;      /* sim: this share fails (0: none) */
-  int64_t slow_at;      /* sim: from this share on, times x slow_factor */
-  double slow_factor;
-  size_t *contends; /* sim: devices it slows while it runs */
-  size_t ncontends;
-  double contention;    /* sim: they take 1 + contention times as long */
-  int64_t core;         /* cpu: core index */
-  int64_t cl_platform;  /* opencl: platform index */
-  int64_t cl_device;    /* opencl: device index within the platform */
-  int64_t mem_limit_mb; /* opencl: -1 for none */
+  const mlsba__backend_t *backend; /* its type: backend->type */
+  void *config;                    /* the backend's */
+  mlsba_model_t *model; /* its speed profile when known (sim: given) */
   char *kind;           /* devices of one kind are alike (NULL: alone) */
   char *model_name;     /* discovery: what the device reports */
   char *driver;
@@ -50,5 +44,8 @@ static inline int mlsba__platform_is_driver(const mlsba_platform_t *pl,
  * by discovery; the caller sets ndev, ngroups, group_start and group_dev. */
 int mlsba__platform_alloc(const char *name, size_t p, size_t q,
                           mlsba_platform_t **pl);
+
+/* The core of device i when it is a cpu device, else -1. */
+int mlsba__platform_core(const mlsba_platform_t *pl, size_t i);
 
 #endif

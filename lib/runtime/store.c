@@ -65,14 +65,20 @@ int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
 
 /* Reads the whole file, at most MAX_FILE bytes. */
 static int read_file(const char *path, char **out, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return mlsba__fail(MLSBA_EIO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f;
+  int err = mlsba__open_regular(path, &f);
+  if (err)
+    return err;
   char *buf = malloc(MAX_FILE + 1);
   size_t n = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
+  int read_error = ferror(f);
   fclose(f);
   if (buf == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  if (read_error) {
+    free(buf);
+    return mlsba__fail(MLSBA_EIO, "%s: read error", path);
+  }
   if (n > MAX_FILE) {
     free(buf);
     return mlsba__fail(MLSBA_EFORMAT, "%s: larger than a model file can be",
@@ -135,9 +141,12 @@ static int parse_body(const char *path, const char *key, char *p, char *end,
       runs[i] = count;
       sd[i] = dev;
     }
-    if (mlsba_model_set_point(m, x, sp) != 0)
-      return mlsba__fail(MLSBA_EFORMAT, "%s: point %zu: %s", path, i,
-                         mlsba_last_error());
+    if (mlsba_model_set_point(m, x, sp) != 0) {
+      /* A copy: the message is formatted into the buffer it reads. */
+      char why[256];
+      snprintf(why, sizeof why, "%s", mlsba_last_error());
+      return mlsba__fail(MLSBA_EFORMAT, "%s: point %zu: %s", path, i, why);
+    }
   }
   if (p != end || mlsba_model_num_points(m) != n)
     return mlsba__fail(MLSBA_EFORMAT,
@@ -207,8 +216,8 @@ int mlsba__left_out_read(const char *path, const char *key, unsigned *trusted,
                          unsigned *stale) {
   char line[1200];
   *trusted = *stale = 0;
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
+  FILE *f;
+  if (mlsba__open_regular(path, &f) != 0) /* a FIFO would block */
     return 0;
   int ok = fgets(line, sizeof line, f) &&
            strcmp(line, LEFT_OUT_MAGIC "\n") == 0 &&

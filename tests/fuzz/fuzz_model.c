@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_partition.h"
 #include "mlsba.h"
 #include "runtime/store.h"
 
@@ -43,6 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     double t;
     if (mlsba_model_load_by_time(m, 1.0, &t) != 0)
       abort();
+    /* A saved model is what later runs partition with: alone, twice in
+     * one group, and beside itself, at an N the input picks. */
+    static const int64_t ns[] = {1, 50, 1000, INT64_C(1000000000000),
+                                 INT64_C(1) << 53};
+    const mlsba_model_t *three[3] = {m, m, m};
+    size_t sizes[2] = {2, 1};
+    fuzz_check_partition(three, sizes, 2, ns[size % 5]);
   } else if (mlsba_last_error()[0] == 0) {
     abort();
   }

@@ -3,7 +3,12 @@
 #ifndef MLSBA_TOOLS_CLI_H
 #define MLSBA_TOOLS_CLI_H
 
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define CLI_EXIT_USAGE 2
 
@@ -12,6 +17,48 @@ static inline int cli_usage_error(const char *prog, const char *what,
                                   const char *arg) {
   fprintf(stderr, "%s: %s%s\nTry '%s --help'.\n", prog, what, arg, prog);
   return CLI_EXIT_USAGE;
+}
+
+/* Whether everything printed on stdout reached it: a table written to a
+ * full disk (/dev/full) must not end with status 0. Prints the error and
+ * returns 1, or returns 0. */
+static inline int cli_finish_stdout(const char *prog) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: cannot write the output: %s\n", prog,
+            strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
+/* A whole number of units: decimal digits only (no sign, space or empty
+ * string), at most max. 0, or -1 for anything else. */
+static inline int cli_parse_units(const char *s, int64_t max, int64_t *out) {
+  if (s == NULL || *s == '\0' || strspn(s, "0123456789") != strlen(s))
+    return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, NULL, 10);
+  if (errno == ERANGE || v > (unsigned long long)max)
+    return -1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+/* A finite real number in [lo, hi], the whole string and nothing else:
+ * "" (which strtod reads as 0), trailing junk, leading space, inf and nan
+ * are refused. 0, or -1. */
+static inline int cli_parse_double(const char *s, double lo, double hi,
+                                   double *out) {
+  if (s == NULL || *s == '\0' || strchr(" \t\n\v\f\r", *s) != NULL)
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) ||
+      !(v >= lo && v <= hi))
+    return -1;
+  *out = v;
+  return 0;
 }
 
 #endif

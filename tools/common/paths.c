@@ -66,6 +66,10 @@ int paths_platform(const char *prog, const char *arg, char *out,
             prog);
     return CLI_EXIT_USAGE;
   }
+  if (strlen(arg) >= size) { /* refused, never cut short to another file */
+    fprintf(stderr, "%s: --platform: path too long\n", prog);
+    return CLI_EXIT_USAGE;
+  }
   if (strcmp(arg, "auto") == 0 || stat(arg, &st) == 0 || !is_name(arg)) {
     snprintf(out, size, "%s", arg); /* the loader names any problem */
     return 0;

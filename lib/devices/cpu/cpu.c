@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "../../core/error.h"
-#include "../device.h"
+#include "../backend.h"
 
 typedef struct {
   int core;
@@ -70,7 +70,21 @@ void mlsba__cpu_driver(char *buf, size_t size) {
            bli_info_get_version_str());
 }
 
-int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d) {
+/* What the platform file says of a core device. */
+typedef struct {
+  int64_t core; /* the core's index */
+} cpu_config_t;
+
+void *mlsba__cpu_config(int64_t core) {
+  cpu_config_t *c = calloc(1, sizeof *c);
+  if (c)
+    c->core = core;
+  return c;
+}
+
+static int cpu_open(const char *name, const void *config,
+                    const mlsba_model_t *model, mlsba__device_t *d) {
+  (void)model;
   /* Pinning is the executor's: it owns the threads. */
   d->ops = &cpu_ops;
   d->name = name;
@@ -78,6 +92,44 @@ int mlsba__cpu_device_create(const char *name, int core, mlsba__device_t *d) {
   d->state = c;
   if (c == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", name);
-  c->core = core;
+  c->core = (int)((const cpu_config_t *)config)->core;
   return 0;
 }
+
+static int cpu_parse(mlsba__fields_t *c, json_t *d, void **config,
+                     mlsba_model_t **model) {
+  (void)model;
+  if (!json_object_get(d, "core"))
+    return mlsba__fields_bad(c, "a cpu device needs \"core\" (the core index)");
+  cpu_config_t *cfg = mlsba__cpu_config(0);
+  *config = cfg;
+  if (cfg == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->origin);
+  return mlsba__fields_count(c, d, "core", &cfg->core);
+}
+
+static void cpu_save(const void *config, const mlsba_model_t *model,
+                     json_t *o, const mlsba__peers_t *peers) {
+  (void)model;
+  (void)peers;
+  json_object_set_new(o, "core",
+                      json_integer(((const cpu_config_t *)config)->core));
+}
+
+static void cpu_describe(const void *config, mlsba_device_info_t *info) {
+  info->core = (int)((const cpu_config_t *)config)->core;
+}
+
+static const char *const cpu_keys[] = {"name", "type", "core", "kind", NULL};
+
+const mlsba__backend_t mlsba__cpu_backend = {
+    .name = "cpu",
+    .type = MLSBA_DEVICE_CPU,
+    .keys = cpu_keys,
+    .default_kind = "cpu", /* the cores of a machine are alike */
+    .parse = cpu_parse,
+    .save = cpu_save,
+    .describe = cpu_describe,
+    .open = cpu_open,
+    .free = free,
+};

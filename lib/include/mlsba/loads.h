@@ -83,7 +83,8 @@ typedef struct mlsba_mandelbrot {
  *  a copy of *mb; out stays the caller's. */
 MLSBA_EXTERN int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb,
                                        mlsba_load_t **load);
-/** \brief The image row that unit u stands for. */
+/** \brief The image row that unit u stands for; -1 for NULL, a unit
+ *  outside 0..height-1, or a height the load refuses (>= 2^31). */
 MLSBA_EXTERN int64_t mlsba_mandelbrot_row(const mlsba_mandelbrot_t *mb,
                                           int64_t unit);
 /** \brief Recompute every row on the calling thread and count the pixels

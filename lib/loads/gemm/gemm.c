@@ -190,15 +190,11 @@ int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **out) {
                 : mlsba__fail(MLSBA_EINVAL, "mlsba_load_gemm: load is NULL");
   if (err)
     return err;
-  if ((err = mlsba_load_create("gemm", g->n, out)) != 0)
+  void *copy;
+  if ((err = mlsba__load_create_kept("mlsba_load_gemm", "gemm", g->n, g,
+                                     sizeof *g, out, &copy)) != 0)
     return err;
   mlsba_load_t *w = *out;
-  mlsba_gemm_t *copy = mlsba__load_keep(w, g, sizeof *g);
-  if (copy == NULL) {
-    mlsba_load_destroy(w);
-    *out = NULL;
-    return mlsba__fail(MLSBA_ENOMEM, "mlsba_load_gemm: out of memory");
-  }
   const char *prec =
       g->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single";
   char text[128];

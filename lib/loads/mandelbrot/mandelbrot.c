@@ -35,9 +35,12 @@ int64_t mlsba__mandelbrot_stride(int64_t height) {
 }
 
 int64_t mlsba_mandelbrot_row(const mlsba_mandelbrot_t *mb, int64_t unit) {
-  if (mb == NULL || mb->height < 1 || unit < 0 || unit >= mb->height)
+  /* Heights from 2^31 on are refused by check(), and unit * stride would
+   * overflow there: -1 as for any unit outside the image. */
+  if (mb == NULL || mb->height < 1 || mb->height >= (INT64_C(1) << 31) ||
+      unit < 0 || unit >= mb->height)
     return -1;
-  /* height < 2^31 (check()), so the product fits. */
+  /* height < 2^31, so the product fits. */
   return unit * mlsba__mandelbrot_stride(mb->height) % mb->height;
 }
 
@@ -81,15 +84,12 @@ int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb, mlsba_load_t **out) {
           : mlsba__fail(MLSBA_EINVAL, "mlsba_load_mandelbrot: load is NULL");
   if (err)
     return err;
-  if ((err = mlsba_load_create("mandelbrot", mb->height, out)) != 0)
+  void *copy;
+  if ((err = mlsba__load_create_kept("mlsba_load_mandelbrot", "mandelbrot",
+                                     mb->height, mb, sizeof *mb, out,
+                                     &copy)) != 0)
     return err;
   mlsba_load_t *w = *out;
-  mlsba_mandelbrot_t *copy = mlsba__load_keep(w, mb, sizeof *mb);
-  if (copy == NULL) {
-    mlsba_load_destroy(w);
-    *out = NULL;
-    return mlsba__fail(MLSBA_ENOMEM, "mlsba_load_mandelbrot: out of memory");
-  }
   char shape[256];
   snprintf(
       shape, sizeof shape, "width=%lld iter=%d region=%.17g,%.17g,%.17g,%.17g",
