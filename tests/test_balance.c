@@ -133,6 +133,9 @@ static void noisy_desktop(mlsba_kinds_t kinds, int *within5, double *worst) {
     ck_assert_msg(r.converged && r.iterations <= 8,
                   "kinds %d, seed %d: %u iterations, stop %d", (int)kinds, seed,
                   r.iterations, (int)r.stop);
+    ck_assert_msg(r.stop != MLSBA_STOP_BALANCED || r.imbalance <= o.eps,
+                  "kinds %d, seed %d: balanced at imbalance %.4f", (int)kinds,
+                  seed, r.imbalance);
     *within5 += ratio <= 1.05;
     *worst = ratio > *worst ? ratio : *worst;
     mlsba_balance_result_free(&r);
@@ -400,6 +403,8 @@ static int check_honest_stop(const mlsba_balance_result_t *r) {
   ck_assert_double_eq(r->eps, 0.05);
   if (r->stop == MLSBA_STOP_BALANCED) {
     ck_assert_msg(strncmp(how, "balanced in ", 12) == 0, "%s", how);
+    /* Balanced means within eps over all devices, as reported. */
+    ck_assert_msg(r->imbalance <= r->eps, "%s", how);
     return 0;
   }
   ck_assert_msg(strncmp(how, "not balanced", 12) == 0, "%s", how);

@@ -127,7 +127,7 @@ static void print_table(FILE *f, const problem_t *P, const result_t *res,
                                 mlsba_platform_device_name(P->pl, dev),
                                 (long long)r->beta[f0 + k]);
       }
-      snprintf(head, sizeof head, "  group %zu: %lld =", g,
+      snprintf(head, sizeof head, "  group %zu: %lld = ", g,
                (long long)r->alpha[g]);
       text_wrap(f, head, 6, text);
     }

@@ -579,7 +579,8 @@ MLSBA_EXTERN int mlsba_executor_run_gemm(mlsba_executor_t *ex,
 
 /** Why the routine stopped. */
 typedef enum mlsba_stop_reason {
-  MLSBA_STOP_BALANCED = 0, /**< device times within eps at both levels */
+  MLSBA_STOP_BALANCED = 0, /**< device times within eps at both levels
+                                and over all devices (imbalance <= eps) */
   MLSBA_STOP_FIXED_POINT,  /**< re-partitioning moved no device by more
                                 than eps of its load: the models cannot
                                 tell a better distribution (timing noise) */

@@ -44,13 +44,28 @@ static int installed_dir(char *out, size_t size) {
   if (slash == NULL)
     return 0;
   *slash = '\0';
-  int w = snprintf(out, size, "%s/%s", exe, MLSBA_BIN_TO_PLATFORMS);
+  /* Each leading "../" takes a folder off exe (a resolved path), so that
+   * messages say PREFIX/share/..., not PREFIX/bin/../share/... */
+  const char *rel = MLSBA_BIN_TO_PLATFORMS;
+  while (strncmp(rel, "../", 3) == 0 && (slash = strrchr(exe, '/')) &&
+         slash != exe) {
+    *slash = '\0';
+    rel += 3;
+  }
+  int w = snprintf(out, size, "%s/%s", exe, rel);
   return w > 0 && (size_t)w < size;
 }
 
 int paths_platform(const char *prog, const char *arg, char *out,
                    size_t size) {
   struct stat st;
+  if (arg[0] == '\0') { /* the loader would say only ": cannot open" */
+    fprintf(stderr,
+            "%s: --platform: an empty name (auto, a sample platform or a "
+            "file)\n",
+            prog);
+    return CLI_EXIT_USAGE;
+  }
   if (strlen(arg) >= size) { /* refused, never cut short to another file */
     fprintf(stderr, "%s: --platform: path too long\n", prog);
     return CLI_EXIT_USAGE;
@@ -67,7 +82,10 @@ int paths_platform(const char *prog, const char *arg, char *out,
   fprintf(stderr,
           "%s: --platform %s: no such file, nor a sample platform of that "
           "name (see %s)\n",
-          prog, arg, installed_dir(dir, sizeof dir) ? dir : "share/mlsba");
+          prog, arg,
+          installed_dir(dir, sizeof dir) && !stat(dir, &st)
+              ? dir
+              : MLSBA_SOURCE_PLATFORMS);
   return CLI_EXIT_USAGE;
 }
 

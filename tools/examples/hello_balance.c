@@ -9,7 +9,7 @@
  * machine could be balanced (a busy machine, or an OpenCL device that
  * shares the cores, may not let the routine settle within its runs).
  *
- * Build: cc hello_balance.c $(pkg-config --cflags --libs mlsba) -lOpenCL */
+ * Build: cc hello_balance.c $(pkg-config --cflags --libs mlsba) -lOpenCL -lm */
 #include <math.h>
 #include <mlsba.h>
 #include <mlsba/opencl.h>
@@ -139,8 +139,8 @@ int main(void) {
   for (size_t j = 0; j < r->p; j++)
     printf("  %-8s %9lld units  %.4f s%s\n", mlsba_platform_device_name(pl, j),
            (long long)r->load[j], r->time[j],
-           r->dropped[j] == MLSBA_DROPPED_LEFT_OUT ? "  (left out: the others "
-                                                     "ran faster without it)"
+           r->dropped[j] == MLSBA_DROPPED_LEFT_OUT
+               ? "  (left out: others run faster without it)"
            : r->dropped[j] == MLSBA_DROPPED_FAULT ? "  (dropped after a fault)"
                                                   : "");
   int ok = fabsf(d.y[n - 1] - f(d.x[n - 1])) <= 1e-5f * f(d.x[n - 1]);
