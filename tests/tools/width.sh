@@ -2,8 +2,9 @@
 # No line of the tools' tables and progress is wider than 80 columns: the
 # sim desktop alone and with --compare, progress as a line per run
 # (--progress) and, on a terminal (script), redrawn in place; and the
-# tables of mlsba-partition and mlsba-info.
-# Usage: width.sh BIN_DIR TOOLS_DIR SOURCE_DIR
+# tables of mlsba-partition and mlsba-info; and, when built, the example
+# programs (the library's log lines and its result in words, wrapped).
+# Usage: width.sh BIN_DIR TOOLS_DIR SOURCE_DIR [EXAMPLES_DIR]
 set -euo pipefail
 bench=$1/mlsba-bench
 tools=$2
@@ -52,4 +53,14 @@ for t in "$bench" "$tools/mlsba-partition" "$tools/mlsba-info"; do
   "$t" --help >"$tmp/help.txt"
   check "$(basename "$t") --help" "$tmp/help.txt"
 done
+if [ -n "${4:-}" ]; then
+  "$4/hello_balance" >"$tmp/hello.txt"
+  check "hello_balance" "$tmp/hello.txt"
+  grep -q "^hello_balance: success" "$tmp/hello.txt" ||
+    { echo "FAIL: hello_balance did not end in success"; failed=1; }
+  "$4/iterate" 12 >"$tmp/iterate.txt"
+  check "iterate 12" "$tmp/iterate.txt"
+  grep -q "^iterate: success" "$tmp/iterate.txt" ||
+    { echo "FAIL: iterate did not end in success"; failed=1; }
+fi
 exit $failed

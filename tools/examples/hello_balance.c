@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wrap.h"
+
 typedef struct {
   float *x, *y;
   cl_mem dx, dy; /* the device's buffers for the share in flight */
@@ -101,7 +103,7 @@ static void on_log(void *ctx, const char *line) {
   if (strstr(line, ": iteration ") == NULL &&
       strstr(line, ": balanced in ") == NULL &&
       strstr(line, ": not balanced") == NULL)
-    printf("  - %s\n", line);
+    print_wrapped("  - ", 4, line);
 }
 
 int main(void) {
@@ -135,7 +137,7 @@ int main(void) {
   const mlsba_platform_t *pl = mlsba_balancer_platform(balancer);
   char how[512];
   mlsba_balance_result_describe(r, how, sizeof how);
-  printf("%s\n", how);
+  print_wrapped("", 2, how);
   for (size_t j = 0; j < r->p; j++)
     printf("  %-8s %9lld units  %.4f s%s\n", mlsba_platform_device_name(pl, j),
            (long long)r->load[j], r->time[j],

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wrap.h"
+
 typedef struct {
   int64_t n;
   double *cur, *next; /* swapped after every step */
@@ -98,7 +100,7 @@ static void on_log(void *ctx, const char *line) {
   if (strstr(line, ": iteration ") == NULL &&
       strstr(line, ": balanced in ") == NULL &&
       strstr(line, ": not balanced") == NULL)
-    printf("  - %s\n", line);
+    print_wrapped("  - ", 4, line);
 }
 
 int main(int argc, char **argv) {
@@ -129,7 +131,7 @@ int main(int argc, char **argv) {
   char how[512];
   mlsba_balance_result_describe(mlsba_balancer_result(balancer), how,
                                 sizeof how);
-  printf("step 1: %s\n", how);
+  print_wrapped("step 1: ", 4, how);
   opts.progress = NULL; /* the steps below print their own line */
   double total = 0;
   int rebalanced = 0;
