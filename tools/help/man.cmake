@@ -6,8 +6,18 @@
 #   "Heading:"       a line of its own                -> a section
 #   "  -x, --opt V   text" and indented continuations -> a tagged paragraph
 #   other lines      text; a blank line ends a paragraph
-#   cmake -DIN=x.txt -DOUT=x.1 -DTOOL=x -DVERSION=1.2.3 -P man.cmake
+#   "PREFIX/share/doc/mlsba", "PREFIX/share/..." -> DOCDIR, DATADIR/...
+#   cmake -DIN=x.txt -DOUT=x.1 -DTOOL=x -DVERSION=1.2.3
+#         -DDOCDIR=/usr/local/share/doc/mlsba -DDATADIR=/usr/local/share
+#         -P man.cmake
 file(READ "${IN}" _text)
+# --help cannot know where it was installed from; the man page, written
+# for one install, names the real folders (DOCDIR first: it may not be
+# under DATADIR).
+if(DEFINED DOCDIR AND DEFINED DATADIR)
+  string(REPLACE "PREFIX/share/doc/mlsba" "${DOCDIR}" _text "${_text}")
+  string(REPLACE "PREFIX/share/" "${DATADIR}/" _text "${_text}")
+endif()
 # List-safe: ';' and brackets would split or join CMake list items.
 string(REPLACE ";" "<SEMI>" _text "${_text}")
 string(REPLACE "[" "<LB>" _text "${_text}")
