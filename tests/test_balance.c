@@ -461,6 +461,31 @@ START_TEST(a_balanced_run_says_so) {
 }
 END_TEST
 
+/* An imbalance just under eps never reads as eps (4.96% is not "5.0%"),
+ * one just over never reads as eps either; the sentence agrees. */
+START_TEST(an_imbalance_near_eps_reads_on_its_side) {
+  ck_assert_double_eq(mlsba_imbalance_percent(0.0496, 0.05), 4.9);
+  ck_assert_double_eq(mlsba_imbalance_percent(0.05, 0.05), 5.0);
+  ck_assert_double_eq(mlsba_imbalance_percent(0.0504, 0.05), 5.1);
+  ck_assert_double_eq(mlsba_imbalance_percent(0.123, 0.05), 12.3);
+  ck_assert_double_eq(mlsba_imbalance_percent(0.1236, 0.05), 12.4);
+  ck_assert_double_eq(mlsba_imbalance_percent(0.0123, 0.05), 1.2);
+  ck_assert_double_eq(mlsba_imbalance_percent(0.0, 0.05), 0.0);
+  int64_t load[2] = {1, 1};
+  double time[2] = {1, 1};
+  mlsba_balance_result_t r = {.p = 2, .load = load, .time = time,
+                              .stop = MLSBA_STOP_BALANCED, .iterations = 4,
+                              .eps = 0.05, .imbalance = 0.04996};
+  char how[512];
+  ck_assert_int_eq(mlsba_balance_result_describe(&r, how, sizeof how), 0);
+  ck_assert_msg(strstr(how, "imbalance 4.9%") != NULL, "%s", how);
+  r.stop = MLSBA_STOP_MAX_ITER;
+  r.imbalance = 0.05004;
+  ck_assert_int_eq(mlsba_balance_result_describe(&r, how, sizeof how), 0);
+  ck_assert_msg(strstr(how, "imbalance 5.1% (eps 5%)") != NULL, "%s", how);
+}
+END_TEST
+
 static Suite *balance_suite(void) {
   Suite *s = suite_create("balance");
   TCase *tc = tcase_create("sim");
@@ -471,6 +496,7 @@ static Suite *balance_suite(void) {
   tcase_add_test(tc, one_kind_under_heavy_noise_splits_evenly_at_once);
   tcase_add_test(tc, max_iter_under_noise_says_why);
   tcase_add_test(tc, a_balanced_run_says_so);
+  tcase_add_test(tc, an_imbalance_near_eps_reads_on_its_side);
   tcase_add_test(tc, every_algorithm_runs_and_reports_honestly);
   tcase_add_test(tc, devoted_cores_get_no_work_and_limits_are_checked);
   tcase_add_test(tc, warm_start_and_stale_models);

@@ -49,7 +49,8 @@ void bench_progress_run(bench_t *B, const mlsba_iteration_t *it) {
     return;
   char line[TEXT_COLUMNS];
   text_fit(line, sizeof line, "  %s run %u: %.4f s, imbalance %.1f%%%s%s%s",
-           progress.what, it->iteration, it->makespan, 100 * it->imbalance,
+           progress.what, it->iteration, it->makespan,
+           mlsba_imbalance_percent(it->imbalance, B->a->eps),
            it->remeasured ? " (re-measured)" : "",
            progress.doing[0] ? "; " : "", progress.doing);
   progress_show(B, line);

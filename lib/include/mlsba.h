@@ -767,6 +767,14 @@ MLSBA_EXTERN void mlsba_balance_result_free(mlsba_balance_result_t *result);
 /** \brief Name of a stop reason as the tools spell it ("balanced",
  *  "fixed-point", "max-iter", "cycle"); NULL for an unknown value. */
 MLSBA_EXTERN const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop);
+/** \brief An imbalance (a fraction) as the percentage to print with one
+ *  decimal ("%.1f%%") against eps (a fraction too): rounded to the
+ *  nearest tenth, except that a value under eps is rounded down and one
+ *  over eps up where the nearest would land on eps or past it, so that a
+ *  balanced run never reads as eps or more (4.96% within 5% is 4.9%, not
+ *  5.0%) and an unbalanced one never as eps or less (5.04% is 5.1%). The
+ *  library's log, describe() and the tools print every imbalance so. */
+MLSBA_EXTERN double mlsba_imbalance_percent(double imbalance, double eps);
 /** \brief How the balancing went, in one sentence for a person: balanced
  *  (within eps) or not, in how many runs, why it stopped there, and the
  *  imbalance, e.g. "not balanced: stopped after 4 runs at a fixed point,

@@ -26,6 +26,17 @@ const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop) {
   return (unsigned)stop < sizeof names / sizeof *names ? names[stop] : NULL;
 }
 
+double mlsba_imbalance_percent(double imbalance, double eps) {
+  double tenths = 1000 * imbalance, limit = 1000 * eps;
+  double shown = round(tenths);
+  /* Rounded as usual unless that lands on the wrong side of eps. */
+  if (imbalance < eps && shown >= limit)
+    shown = floor(tenths);
+  else if (imbalance > eps && shown <= limit)
+    shown = ceil(tenths);
+  return shown / 10;
+}
+
 int mlsba_balance_result_describe(const mlsba_balance_result_t *r, char *out,
                                   size_t size) {
   if (r == NULL || out == NULL || size == 0 ||
@@ -34,7 +45,8 @@ int mlsba_balance_result_describe(const mlsba_balance_result_t *r, char *out,
                        r && out && size ? "unknown stop reason"
                                         : "NULL or empty argument");
   const char *runs = r->iterations == 1 ? "run" : "runs";
-  double imbalance = 100 * r->imbalance, eps = 100 * r->eps;
+  double imbalance = mlsba_imbalance_percent(r->imbalance, r->eps);
+  double eps = 100 * r->eps;
   /* Noise explains a stop above eps when a point needs more runs than
    * the routine had to be known within eps / 2. */
   char why[160] = "the models see no better distribution";

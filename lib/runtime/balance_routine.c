@@ -129,7 +129,8 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
     r->history_makespan[it - 1] = makespan;
     r->history_imbalance[it - 1] = imbalance;
     mlsba__bal_log(C, "%s: iteration %u: makespan %.4f s, imbalance %.1f%%%s",
-                   C->w->name, it, makespan, 100 * imbalance,
+                   C->w->name, it, makespan,
+                   mlsba_imbalance_percent(imbalance, o->eps),
                    again ? " (outlier re-measured)" : "");
     if (o->progress) {
       mlsba_iteration_t info = {it,        r->load,  r->time, makespan,

@@ -83,7 +83,8 @@ int mlsba_balancer_run(mlsba_balancer_t *b, mlsba_run_info_t *info) {
   b->drifted = C->o.drift > 0 && imbalance > C->o.drift ? b->drifted + 1 : 0;
   if (b->drifted >= 2 || rebalanced) {
     mlsba__bal_log(C, "%s: imbalance %.1f%% drifted past %.1f%%: re-balancing",
-                   C->w->name, 100 * imbalance, 100 * C->o.drift);
+                   C->w->name, mlsba_imbalance_percent(imbalance, C->o.drift),
+                   100 * C->o.drift);
     if ((err = mlsba_balancer_rebalance(b)) != 0)
       return err;
     rebalanced = 1;

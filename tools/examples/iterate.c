@@ -89,9 +89,9 @@ static const mlsba_opencl_ops_t device_code = {
 
 /* How the balancing goes: a line per run, and what the routine decided. */
 static void on_run(void *ctx, const mlsba_iteration_t *it) {
-  (void)ctx;
+  const double *eps = ctx; /* rounded on eps's side: 4.96% is not 5.0% */
   printf("  run %u: %.4f s, imbalance %.1f%%\n", it->iteration, it->makespan,
-         100 * it->imbalance);
+         mlsba_imbalance_percent(it->imbalance, *eps));
 }
 
 static void on_log(void *ctx, const char *line) {
@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
   mlsba_balance_opts_init(&opts);
   opts.eps = 0.05;
   opts.progress = on_run;
+  opts.progress_ctx = &opts.eps;
   opts.log = on_log;
   printf("step 1: balancing %lld points over this machine's devices\n",
          (long long)f.n);
@@ -148,7 +149,8 @@ int main(int argc, char **argv) {
     rebalanced += info.rebalanced;
     if (info.rebalanced || s % 10 == 0)
       printf("step %d: %.4f s, imbalance %.1f%%%s\n", s, info.makespan,
-             100 * info.imbalance, info.rebalanced ? " (re-balanced)" : "");
+             mlsba_imbalance_percent(info.imbalance, opts.drift),
+             info.rebalanced ? " (re-balanced)" : "");
   }
   /* The heat is conserved (up to what leaked past the ends: nothing). */
   double sum = 0;
