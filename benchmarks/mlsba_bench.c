@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
   /* Destinations are checked before anything runs. */
   if ((a.json && (status = paths_check_output_file(bench_prog, "--json",
                                                    a.json))) ||
-      (a.plot && (status = paths_make_dirs(bench_prog, "--plot", a.plot))))
+      (a.plot && (status = paths_make_dir(bench_prog, "--plot", a.plot))))
     return status;
   char models[4096] = "";
   bench_t B = {.a = &a, .platform = a.platform};

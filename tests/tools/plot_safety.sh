@@ -2,7 +2,8 @@
 # Nothing a platform file or a user writes reaches a shell or gnuplot's
 # command substitution: a device named with backquotes, $(...) and both
 # quotes, drawn into a folder whose name has a quote and ";touch X;",
-# gives the pictures and creates no file X anywhere.
+# gives the pictures and creates no file X anywhere; --plot makes no
+# missing parent folders.
 # Usage: plot_safety.sh MLSBA_BENCH SOURCE_DIR
 set -euo pipefail
 bench=$1
@@ -33,5 +34,15 @@ if "$bench" --platform evil.json --size 8400 --models none --plot /etc/passwd \
 fi
 if [ -s out.txt ] || [ "$(wc -l <err.txt)" -ne 1 ]; then
   echo "FAIL: --plot /etc/passwd:"; cat out.txt err.txt; exit 1
+fi
+# A missing parent is an error before any run, in one line naming the
+# folder; nothing is created (no mkdir -p).
+if "$bench" --platform evil.json --size 8400 --models none \
+  --plot "$tmp/missing/plots" >out.txt 2>err.txt; then
+  echo "FAIL: --plot under a missing folder accepted"; exit 1
+fi
+if [ -s out.txt ] || [ "$(wc -l <err.txt)" -ne 1 ] ||
+  ! grep -qF "$tmp/missing/plots" err.txt || [ -e "$tmp/missing" ]; then
+  echo "FAIL: --plot $tmp/missing/plots:"; cat out.txt err.txt; exit 1
 fi
 echo "ok: the pictures are drawn, no file was created by a name"

@@ -141,6 +141,32 @@ int paths_models(const char *prog, const char *platform_name, int sim,
   return 0;
 }
 
+/* One folder: created unless it is there; 0, or 2 after a line. */
+static int make_one(const char *prog, const char *option, const char *dir) {
+  struct stat st;
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "%s: %s: cannot create '%s': %s\n", prog, option, dir,
+            errno == ENOENT ? "its parent folder does not exist"
+                            : strerror(errno));
+    return CLI_EXIT_USAGE;
+  }
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "%s: %s: '%s' is not a folder\n", prog, option, dir);
+    return CLI_EXIT_USAGE;
+  }
+  return 0;
+}
+
+static int check_writable(const char *prog, const char *option,
+                          const char *dir) {
+  if (access(dir, W_OK | X_OK) != 0) {
+    fprintf(stderr, "%s: %s: cannot write into '%s': %s\n", prog, option,
+            dir, strerror(errno));
+    return CLI_EXIT_USAGE;
+  }
+  return 0;
+}
+
 int paths_make_dirs(const char *prog, const char *option, const char *path) {
   char buf[PATH_MAX];
   if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
@@ -152,26 +178,19 @@ int paths_make_dirs(const char *prog, const char *option, const char *path) {
       continue;
     char c = *p;
     *p = '\0';
-    struct stat st;
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-      fprintf(stderr, "%s: %s: cannot create '%s': %s\n", prog, option, buf,
-              strerror(errno));
-      return CLI_EXIT_USAGE;
-    }
-    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      fprintf(stderr, "%s: %s: '%s' is not a folder\n", prog, option, buf);
-      return CLI_EXIT_USAGE;
-    }
+    int status = make_one(prog, option, buf);
+    if (status)
+      return status;
     if (c == '\0')
       break;
     *p = c;
   }
-  if (access(buf, W_OK | X_OK) != 0) {
-    fprintf(stderr, "%s: %s: cannot write into '%s': %s\n", prog, option,
-            path, strerror(errno));
-    return CLI_EXIT_USAGE;
-  }
-  return 0;
+  return check_writable(prog, option, path);
+}
+
+int paths_make_dir(const char *prog, const char *option, const char *path) {
+  int status = make_one(prog, option, path);
+  return status ? status : check_writable(prog, option, path);
 }
 
 int paths_check_output_file(const char *prog, const char *option,

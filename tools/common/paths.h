@@ -32,6 +32,11 @@ int paths_models(const char *prog, const char *platform_name, int sim,
 /* mkdir -p; 0, or 2 after a line naming `option` and the path. */
 int paths_make_dirs(const char *prog, const char *option, const char *path);
 
+/* mkdir: the folder itself only, whose parent must exist (a typo in a
+ * path makes no tree of folders); 0, or 2 after a line naming `option`
+ * and the path. */
+int paths_make_dir(const char *prog, const char *option, const char *path);
+
 /* A file that will be written at the end (--json FILE): its folder must
  * exist and take files, and the file, if it is there, must be a regular
  * file that can be written. "-" is standard output. 0 or 2. */
