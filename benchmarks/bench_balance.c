@@ -191,9 +191,9 @@ int main(int argc, char **argv) {
     mlsba_platform_destroy(pl);
   }
   printf("  %.0f%% noise, %d seeds: second run converged %d/%d, at most %d "
-         "iterations, within 5%% of the optimum %d/%d\n",
-         100 * noise, seeds, warm_converged, seeds, max_warm, warm_within5,
-         seeds);
+         "%s, within 5%% of the optimum %d/%d\n",
+         100 * noise, seeds, warm_converged, seeds, max_warm,
+         max_warm == 1 ? "iteration" : "iterations", warm_within5, seeds);
   /* The model files, then the folder: no shell. */
   DIR *d = opendir(dir);
   struct dirent *e;

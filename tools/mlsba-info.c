@@ -93,8 +93,8 @@ static void print_kinds(const mlsba_platform_t *pl, size_t p, char *text,
 
 static void print_platform(const mlsba_platform_t *pl) {
   size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
-  printf("platform %s: %zu devices in %zu groups\n\n", mlsba_platform_name(pl),
-         p, q);
+  printf("platform %s: %zu device%s in %zu group%s\n\n",
+         mlsba_platform_name(pl), p, p == 1 ? "" : "s", q, q == 1 ? "" : "s");
   /* The model and the driver in full, wrapped under their column: 80
    * columns, nothing cut. */
   printf("%-8s %-7s %-6s %-10s %s\n", "device", "type", "units", "memory",

@@ -92,8 +92,9 @@ static void print_table(FILE *f, const problem_t *P, const result_t *res,
   double best = res[0].makespan;
   for (size_t i = 1; i < nres; i++)
     best = res[i].makespan < best ? res[i].makespan : best;
-  fprintf(f, "%s: %zu devices in %zu groups, N = %lld\n\n",
-          mlsba_platform_name(P->pl), P->p, P->q, (long long)P->n);
+  fprintf(f, "%s: %zu device%s in %zu group%s, N = %lld\n\n",
+          mlsba_platform_name(P->pl), P->p, P->p == 1 ? "" : "s", P->q,
+          P->q == 1 ? "" : "s", (long long)P->n);
   fprintf(f, "%-13s %14s %8s %14s  %s\n", "algorithm", "makespan [s]",
           "vs best", "overhead [ms]", "group-model points");
   for (size_t i = 0; i < nres; i++) {

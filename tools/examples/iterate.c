@@ -157,10 +157,11 @@ int main(int argc, char **argv) {
   for (int64_t i = 0; i < f.n; i++)
     sum += f.next[i];
   int ok = sum > 0.999999 && sum < 1.000001;
-  printf("%d steps, %.4f s per step after the first, re-balanced %d time%s;\n"
+  printf("%d step%s, %.4f s per step after the first, re-balanced %d time%s;\n"
          "heat %.12f (%s)\n",
-         steps, steps > 1 ? total / (steps - 1) : 0.0, rebalanced,
-         rebalanced == 1 ? "" : "s", sum, ok ? "conserved" : "WRONG");
+         steps, steps == 1 ? "" : "s", steps > 1 ? total / (steps - 1) : 0.0,
+         rebalanced, rebalanced == 1 ? "" : "s", sum,
+         ok ? "conserved" : "WRONG");
   mlsba_balancer_destroy(balancer);
   mlsba_load_destroy(load);
   free(f.cur);
