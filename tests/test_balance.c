@@ -473,9 +473,13 @@ START_TEST(an_imbalance_near_eps_reads_on_its_side) {
   ck_assert_double_eq(mlsba_imbalance_percent(0.0, 0.05), 0.0);
   int64_t load[2] = {1, 1};
   double time[2] = {1, 1};
-  mlsba_balance_result_t r = {.p = 2, .load = load, .time = time,
-                              .stop = MLSBA_STOP_BALANCED, .iterations = 4,
-                              .eps = 0.05, .imbalance = 0.04996};
+  mlsba_balance_result_t r = {.p = 2,
+                              .load = load,
+                              .time = time,
+                              .stop = MLSBA_STOP_BALANCED,
+                              .iterations = 4,
+                              .eps = 0.05,
+                              .imbalance = 0.04996};
   char how[512];
   ck_assert_int_eq(mlsba_balance_result_describe(&r, how, sizeof how), 0);
   ck_assert_msg(strstr(how, "imbalance 4.9%") != NULL, "%s", how);

@@ -160,8 +160,8 @@ static int make_one(const char *prog, const char *option, const char *dir) {
 static int check_writable(const char *prog, const char *option,
                           const char *dir) {
   if (access(dir, W_OK | X_OK) != 0) {
-    fprintf(stderr, "%s: %s: cannot write into '%s': %s\n", prog, option,
-            dir, strerror(errno));
+    fprintf(stderr, "%s: %s: cannot write into '%s': %s\n", prog, option, dir,
+            strerror(errno));
     return CLI_EXIT_USAGE;
   }
   return 0;
