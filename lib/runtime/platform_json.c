@@ -44,14 +44,14 @@ typedef struct {
  * balancer pools (mlsba_kinds_t). A device has its backend's default kind
  * (the cores of a machine are one kind) unless the file names one. */
 static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
-                      device_t *dev) {
+                      mlsba_platform_t *pl, device_t *dev) {
   json_t *kind = json_object_get(d, "kind");
   if (kind && (!json_is_string(kind) || json_string_length(kind) == 0))
     return bad(c, "kind must be a non-empty string, got %s", json_kind(kind));
   const char *k = kind      ? json_string_value(kind)
                   : backend ? backend->default_kind
                             : NULL;
-  if (k && (dev->kind = strdup(k)) == NULL)
+  if (k && (dev->kind = mlsba__platform_strdup(pl, k)) == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
   return 0;
 }
@@ -59,7 +59,9 @@ static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
 /* The generic fields (name, type, kind) are read here; the backend named
  * by type reads its own (devices/backend.h), and its key list says which
  * fields a device of that type may have. */
-static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
+static int parse_device(ctx_t *c, json_t *d, size_t index,
+                        mlsba_platform_t *pl) {
+  device_t *dev = &pl->dev[index];
   c->f.index = index;
   c->f.name = NULL;
   /* Paths are formatted only where they are needed: for 10^5 devices one
@@ -73,7 +75,8 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
     set_path(c, "devices[%zu]", index);
     return bad(c, "name must be a non-empty string");
   }
-  if ((dev->name = strdup(json_string_value(name))) == NULL)
+  if ((dev->name = mlsba__platform_strdup(pl, json_string_value(name))) ==
+      NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
   c->f.name = dev->name;
   mlsba__fields_at_device(&c->f);
@@ -81,7 +84,7 @@ static int parse_device(ctx_t *c, json_t *d, size_t index, device_t *dev) {
     return bad(c, "type must be one of \"sim\", \"cpu\", \"opencl\"");
   const char *t = json_string_value(type);
   const mlsba__backend_t *backend = mlsba__backend_find(t);
-  int err = parse_kind(c, d, backend, dev);
+  int err = parse_kind(c, d, backend, pl, dev);
   if (err)
     return err;
   if (backend == NULL)
@@ -281,7 +284,7 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
   size_t i;
   json_t *d;
   json_array_foreach(devices, i, d) {
-    if ((err = parse_device(c, d, i, &pl->dev[i])) != 0)
+    if ((err = parse_device(c, d, i, pl)) != 0)
       return err;
   }
   if ((err = index_names(c, pl)) != 0)
