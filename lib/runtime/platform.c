@@ -7,17 +7,47 @@
 #include "../core/error.h"
 #include "platform.h"
 
+struct mlsba__strings {
+  mlsba__strings_t *next; /* the blocks filled before */
+  size_t used, cap;
+  char text[];
+};
+
+char *mlsba__platform_strdup(mlsba_platform_t *pl, const char *s) {
+  size_t len = strlen(s) + 1;
+  mlsba__strings_t *b = pl->strings;
+  if (b == NULL || b->cap - b->used < len) {
+    size_t cap = len > 65536 ? len : 65536;
+    if ((b = malloc(sizeof *b + cap)) == NULL)
+      return NULL;
+    b->next = pl->strings;
+    b->used = 0;
+    b->cap = cap;
+    pl->strings = b;
+  }
+  char *copy = memcpy(b->text + b->used, s, len);
+  b->used += len;
+  return copy;
+}
+
 void mlsba_platform_destroy(mlsba_platform_t *pl) {
   if (pl == NULL)
     return;
   for (size_t i = 0; pl->dev && i < pl->ndev; i++) {
-    free(pl->dev[i].name);
-    free(pl->dev[i].kind);
+    if (pl->strings == NULL) {
+      free(pl->dev[i].name);
+      free(pl->dev[i].kind);
+    }
     free(pl->dev[i].model_name);
     free(pl->dev[i].driver);
     if (pl->dev[i].backend)
       pl->dev[i].backend->free(pl->dev[i].config);
     mlsba_model_destroy(pl->dev[i].model);
+  }
+  while (pl->strings) {
+    mlsba__strings_t *b = pl->strings;
+    pl->strings = b->next;
+    free(b);
   }
   free(pl->dev);
   free(pl->name);

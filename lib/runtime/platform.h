@@ -22,9 +22,16 @@ typedef struct {
   uint64_t memory_bytes;
 } device_t;
 
+/* A block of device names and kinds (platform files): one allocation for
+ * thousands of strings instead of two per device. */
+typedef struct mlsba__strings mlsba__strings_t;
+
 struct mlsba_platform {
   char *name;
   device_t *dev;
+  /* When set, every device's name and kind is in these blocks, freed with
+   * them (mlsba__platform_strdup); else each is its own allocation. */
+  mlsba__strings_t *strings;
   size_t ndev;
   size_t ngroups;
   size_t *group_start; /* ngroups + 1 offsets into group_dev */
@@ -44,6 +51,9 @@ static inline int mlsba__platform_is_driver(const mlsba_platform_t *pl,
  * by discovery; the caller sets ndev, ngroups, group_start and group_dev. */
 int mlsba__platform_alloc(const char *name, size_t p, size_t q,
                           mlsba_platform_t **pl);
+
+/* A copy of s kept in pl->strings, or NULL when out of memory. */
+char *mlsba__platform_strdup(mlsba_platform_t *pl, const char *s);
 
 /* The core of device i when it is a cpu device, else -1. */
 int mlsba__platform_core(const mlsba_platform_t *pl, size_t i);
