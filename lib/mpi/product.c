@@ -113,17 +113,27 @@ static int plan_make(const mlsba__mpi_layout_t *lay, int me, plan_t *P) {
   return 0;
 }
 
-/* Posts one message of a strided piece: count runs of len elements, stride
- * apart, at base. */
-static void post(int send, void *base, int count, int64_t len, int64_t stride,
-                 MPI_Datatype elem, int peer, int tag, MPI_Comm comm,
-                 MPI_Request *req, MPI_Datatype *type) {
-  MPI_Type_vector(count, (int)len, (int)stride, elem, type);
-  MPI_Type_commit(type);
+/* Posts one message of a strided piece: count runs of len elements,
+ * stride apart, at base. A simulated node moves the same number of
+ * elements as one contiguous run (at base, which the caller places so
+ * that pieces never overlap): its bytes are never read, and SimGrid then
+ * neither packs them nor copies its shared buffers. */
+static void post(int send, int sim, void *base, int count, int64_t len,
+                 int64_t stride, MPI_Datatype elem, int peer, int tag,
+                 MPI_Comm comm, MPI_Request *req, MPI_Datatype *type) {
+  int n = 1;
+  *type = MPI_DATATYPE_NULL;
+  if (sim || count == 1) { /* the basic type: SMPI then copies nothing */
+    n = (int)(count * len);
+  } else {
+    MPI_Type_vector(count, (int)len, (int)stride, elem, type);
+    MPI_Type_commit(type);
+  }
+  MPI_Datatype t = *type == MPI_DATATYPE_NULL ? elem : *type;
   if (send)
-    MPI_Isend(base, 1, *type, peer, tag, comm, req);
+    MPI_Isend(base, n, t, peer, tag, comm, req);
   else
-    MPI_Irecv(base, 1, *type, peer, tag, comm, req);
+    MPI_Irecv(base, n, t, peer, tag, comm, req);
 }
 
 enum { TAG_A = 1, TAG_B = 2 };
@@ -167,16 +177,19 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
     double tc = MPI_Wtime();
     int nreq = 0;
     const column_t *ck = &P.cols[P.col_of_block[k]];
-    /* A: this rank owns part of block column k: send its overlaps. */
+    /* A: this rank owns part of block column k: send its overlaps. A
+     * simulated node's pieces lie b rows of blocks apart in its scratch
+     * panel, b x b elements per block row. */
     if (P.col_of_block[k] == P.mycol) {
-      int64_t ld = bm;
-      const char *base =
-          sim ? sa : (const char *)a + (size_t)((k - lay->col[me]) * b * ld) * es;
       for (int i = 0; i < P.nrow_peers; i++) {
         const overlap_t *o = &P.row_peers[i];
-        post(1, (void *)(base + (size_t)((o->r0 - lay->row[me]) * b) * es),
-             (int)b, (o->r1 - o->r0) * b, ld, elem, o->rank, TAG_A, comm,
-             &req[nreq], &type[nreq]);
+        int64_t first = o->r0 - lay->row[me];
+        const char *base =
+            sim ? sa + (size_t)(first * b * b) * es
+                : (const char *)a +
+                      (size_t)((k - lay->col[me]) * b * bm + first * b) * es;
+        post(1, sim, (void *)base, (int)b, (o->r1 - o->r0) * b, bm, elem,
+             o->rank, TAG_A, comm, &req[nreq], &type[nreq]);
         nreq++;
       }
     }
@@ -188,7 +201,8 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
       int64_t r1 = e_r < e_me ? e_r : e_me;
       if (r0 >= r1)
         continue;
-      post(0, pa + (size_t)((r0 - lay->row[me]) * b) * es, (int)b,
+      int64_t first = r0 - lay->row[me];
+      post(0, sim, pa + (size_t)(sim ? first * b * b : first * b) * es, (int)b,
            (r1 - r0) * b, bm, elem, r, TAG_A, comm, &req[nreq], &type[nreq]);
       nreq++;
     }
@@ -209,17 +223,18 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
       const char *base =
           sim ? sb : (const char *)b_ + (size_t)((k - lay->row[me]) * b) * es;
       for (int i = 0; i < mine->count; i++) {
-        post(1, (void *)base, (int)(bn), b, sim ? b : bm, elem,
-             mine->ranks[i], TAG_B, comm, &req[nreq], &type[nreq]);
+        post(1, sim, (void *)base, (int)bn, b, bm, elem, mine->ranks[i],
+             TAG_B, comm, &req[nreq], &type[nreq]);
         nreq++;
       }
     }
-    post(0, pb, 1, b * bn, b * bn, elem, owner, TAG_B, comm, &req[nreq],
+    post(0, 1, pb, 1, b * bn, b * bn, elem, owner, TAG_B, comm, &req[nreq],
          &type[nreq]);
     nreq++;
     MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
     for (int i = 0; i < nreq; i++)
-      MPI_Type_free(&type[i]);
+      if (type[i] != MPI_DATATYPE_NULL)
+        MPI_Type_free(&type[i]);
     st->comm += MPI_Wtime() - tc;
 
     /* A rank whose device failed goes on exchanging panels, so that no
