@@ -221,7 +221,8 @@ START_TEST(smpi_run_of_the_smpicc_build) {
                   "-hostfile", DATA "smpi.hosts",
                   "--cfg=smpi/host-speed:10Gf",
                   "--cfg=smpi/simulate-computation:no",
-                  "--cfg=smpi/privatization:no", "--log=root.thres:warning",
+                  "--cfg=smpi/privatization:no", "--cfg=smpi/coll-selector:ompi",
+                  "--log=root.thres:warning",
                   bin, "--platform", DATA "sim%r.json", "--size", "2048",
                   "--block", "64", "--json", "-", NULL};
   tool_run_t r;
