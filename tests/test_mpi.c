@@ -183,33 +183,23 @@ static void check_one_line_error(tool_run_t *r, const char *want) {
                 "'%s' not in: %s", want, r->err);
 }
 
-START_TEST(missing_platform_on_one_rank_stops_all) {
-  tool_run_t r;
-  run_inpa(5, &r, "--platform", DATA "sim%r.json", "--size", "1024",
-           "--block", "64", NULL);
-  check_one_line_error(&r, "rank 4: " DATA "sim4.json: cannot open");
-  tool_run_free(&r);
-}
-END_TEST
+/* A missing and a malformed platform on one rank, a size that is not a
+ * multiple of the block, fewer blocks than ranks. */
+static const struct {
+  int np;
+  const char *platform, *size, *want;
+} bad[] = {
+    {5, DATA "sim%r.json", "1024", "rank 4: " DATA "sim4.json: cannot open"},
+    {5, DATA "cpu%r.json", "1024", "rank 4: " DATA "cpu4.json"},
+    {4, DATA "sim%r.json", "1000", "not a positive multiple of the block"},
+    {4, DATA "sim%r.json", "64", "fewer blocks than nodes"},
+};
 
-START_TEST(malformed_platform_on_one_rank_stops_all) {
+START_TEST(an_error_on_any_rank_stops_all) {
   tool_run_t r;
-  run_inpa(5, &r, "--platform", DATA "cpu%r.json", "--size", "1024",
-           "--block", "64", NULL);
-  check_one_line_error(&r, "rank 4: " DATA "cpu4.json");
-  tool_run_free(&r);
-}
-END_TEST
-
-START_TEST(bad_sizes_stop_all) {
-  tool_run_t r;
-  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "1000",
-           "--block", "64", NULL);
-  check_one_line_error(&r, "not a positive multiple of the block");
-  tool_run_free(&r);
-  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "64", "--block",
-           "64", NULL);
-  check_one_line_error(&r, "fewer blocks than nodes");
+  run_inpa(bad[_i].np, &r, "--platform", bad[_i].platform, "--size",
+           bad[_i].size, "--block", "64", NULL);
+  check_one_line_error(&r, bad[_i].want);
   tool_run_free(&r);
 }
 END_TEST
@@ -247,9 +237,8 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, simulated_nodes_converge);
   tcase_add_test(tc, homogeneous_baseline_stays_uneven);
   tcase_add_test(tc, real_cores_verify);
-  tcase_add_test(tc, missing_platform_on_one_rank_stops_all);
-  tcase_add_test(tc, malformed_platform_on_one_rank_stops_all);
-  tcase_add_test(tc, bad_sizes_stop_all);
+  tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
+                      (int)(sizeof bad / sizeof bad[0]));
   suite_add_tcase(s, tc);
   tc = tcase_create("smpi");
   tcase_set_timeout(tc, 60);
