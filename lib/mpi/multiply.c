@@ -17,23 +17,24 @@
 #include "../partition/inpa.h"
 #include "internal.h"
 
-static const char *const algo_names[] = {"inpa", "multiple-cpm", "single-cpm",
-                                         "homogeneous"};
+/* The public algorithms are the head's, in the same order. */
+_Static_assert((int)MLSBA_MPI_INPA == (int)MLSBA__INPA_FPM &&
+                   (int)MLSBA_MPI_MULTIPLE_CPM ==
+                       (int)MLSBA__INPA_MULTIPLE_CPM &&
+                   (int)MLSBA_MPI_SINGLE_CPM == (int)MLSBA__INPA_SINGLE_CPM &&
+                   (int)MLSBA_MPI_HOMOGENEOUS == (int)MLSBA__INPA_HOMOGENEOUS,
+               "mlsba_mpi_algo_t follows mlsba__inpa_algo_t");
 
 const char *mlsba_mpi_algo_name(mlsba_mpi_algo_t algo) {
-  return (unsigned)algo < 4 ? algo_names[algo] : NULL;
+  return mlsba__inpa_algo_name((mlsba__inpa_algo_t)algo);
 }
 
 int mlsba_mpi_algo_from_name(const char *name, mlsba_mpi_algo_t *algo) {
-  for (unsigned i = 0; name && i < 4; i++)
-    if (strcmp(name, algo_names[i]) == 0) {
-      *algo = (mlsba_mpi_algo_t)i;
-      return 0;
-    }
-  return mlsba__fail(MLSBA_EINVAL,
-                     "unknown algorithm '%s' (expected inpa, multiple-cpm, "
-                     "single-cpm or homogeneous)",
-                     name ? name : "(null)");
+  mlsba__inpa_algo_t a;
+  int err = mlsba__inpa_algo_from_name(name, &a);
+  if (!err)
+    *algo = (mlsba_mpi_algo_t)a;
+  return err;
 }
 
 const char *mlsba_mpi_last_error(void) { return mlsba_last_error(); }
