@@ -153,20 +153,30 @@ static void homogeneous(size_t q, int64_t W, int64_t *w) {
     w[i] = W / (int64_t)q + ((int64_t)i < W % (int64_t)q ? 1 : 0);
 }
 
-/* Steps 4 and 8: the proposal in h->next, arranged, becomes the request.
- * Nothing changes on failure. */
-static int take_next(mlsba__inpa_t *h) {
-  mlsba__cma_info_t info;
-  int err = mlsba__cma(h->next, h->q, h->nb, h->next_rect, &info);
-  if (err)
-    return err;
+/* Step 4 for the proposal in h->next: its arrangement into h->next_rect
+ * and *info; the request is unchanged. */
+static int arrange_next(mlsba__inpa_t *h, mlsba__cma_info_t *info) {
+  return mlsba__cma(h->next, h->q, h->nb, h->next_rect, info);
+}
+
+/* The arranged proposal becomes the request (step 8, back to 5). */
+static void take_next(mlsba__inpa_t *h, const mlsba__cma_info_t *info) {
   memcpy(h->w, h->next, h->q * sizeof *h->w);
   mlsba__cma_rect_t *tmp = h->rect;
   h->rect = h->next_rect;
   h->next_rect = tmp;
-  h->info = info;
+  h->info = *info;
   h->phase = MLSBA__INPA_RUN;
-  return 0;
+}
+
+/* Steps 3-4: the homogeneous distribution becomes the request. */
+static int start_homogeneous(mlsba__inpa_t *h) {
+  mlsba__cma_info_t info;
+  homogeneous(h->q, h->W, h->next);
+  int err = arrange_next(h, &info);
+  if (!err)
+    take_next(h, &info);
+  return err;
 }
 
 int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
@@ -182,8 +192,8 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
     return mlsba__fail(MLSBA_EINVAL, "inpa: unknown algorithm %d",
                        (int)o.algo);
   if (!(o.eps >= 0) || !isfinite(o.eps))
-    return mlsba__fail(MLSBA_EINVAL, "inpa: eps must be finite and >= 0, "
-                                     "got %g", o.eps);
+    return mlsba__fail(MLSBA_EINVAL,
+                       "inpa: eps must be finite and >= 0, got %g", o.eps);
   if (o.max_iter < 1 || o.max_iter > INPA_MAX_ITER)
     return mlsba__fail(MLSBA_EINVAL, "inpa: max_iter must be 1 to %u, got %u",
                        INPA_MAX_ITER, o.max_iter);
@@ -230,8 +240,7 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   } else if (!err) {
     /* The baselines need no small point: constant speeds are measured at
      * the distribution run. */
-    homogeneous(q, h->W, h->next);
-    err = take_next(h);
+    err = start_homogeneous(h);
   }
   if (err) {
     mlsba__inpa_destroy(h);
@@ -305,31 +314,27 @@ static int propose_cpm(mlsba__inpa_t *h, const double *t) {
   return mlsba__shares_at_least_one(h->speed, h->q, h->W, h->next);
 }
 
-/* Whether the proposal in h->next ends the loop, the run just fed being
- * the last record: a fixed point (it is that run again, or it moves no
- * node by more than eps of its w and the models expect less than eps gain
- * over that run's makespan) or a cycle (it is an earlier run). */
-static int settled(const mlsba__inpa_t *h, const double *t,
-                   mlsba_stop_reason_t *stop) {
-  size_t q = h->q;
-  if (!memcmp(h->next, h->w, q * sizeof *h->w)) {
-    *stop = MLSBA_STOP_FIXED_POINT;
-    return 1;
-  }
-  int moved = 0;
-  double now = 0, next = 0;
-  for (size_t i = 0; i < q; i++) {
-    moved |= fabs((double)(h->next[i] - h->w[i])) > h->o.eps * (double)h->w[i];
-    now = t[i] > now ? t[i] : now;
-    double ti = mlsba__fpm_time(h->models[i], (double)h->next[i]);
-    next = ti > next ? ti : next;
-  }
-  if (!moved && next > (1 - h->o.eps) * now) {
+/* Runs are the same when every node gets a rectangle of the same m x n,
+ * wherever it lies. */
+static int same_shapes(const mlsba__cma_rect_t *a, const mlsba__cma_rect_t *b,
+                       size_t q) {
+  for (size_t i = 0; i < q; i++)
+    if (a[i].m != b[i].m || a[i].n != b[i].n)
+      return 0;
+  return 1;
+}
+
+/* Whether the arranged proposal (h->next_rect) is a run already run: the
+ * one just fed (a fixed point: GPA moved w by less than CMA's rounding,
+ * the models have nothing new that whole blocks can express) or an
+ * earlier one (a cycle). The run just fed is the last record. */
+static int repeats(const mlsba__inpa_t *h, mlsba_stop_reason_t *stop) {
+  if (same_shapes(h->next_rect, h->rect, h->q)) {
     *stop = MLSBA_STOP_FIXED_POINT;
     return 1;
   }
   for (size_t k = 0; k + 1 < h->nhist; k++) {
-    if (!memcmp(h->hist[k].w, h->next, q * sizeof *h->next)) {
+    if (same_shapes(h->next_rect, h->hist[k].rect, h->q)) {
       *stop = MLSBA_STOP_CYCLE;
       return 1;
     }
@@ -345,8 +350,7 @@ static int feed_small(mlsba__inpa_t *h, const double *t) {
     if (err)
       return err;
   }
-  homogeneous(h->q, h->W, h->next);
-  return take_next(h);
+  return start_homogeneous(h);
 }
 
 static void finish(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
@@ -371,37 +375,36 @@ static int feed_run(mlsba__inpa_t *h, const double *t) {
   int last = runs >= h->o.max_iter || h->o.algo == MLSBA__INPA_HOMOGENEOUS ||
              (h->o.algo == MLSBA__INPA_SINGLE_CPM && runs >= 2);
   int err = 0;
-  if (!balanced && !last) /* step 7 */
+  mlsba__cma_info_t info;
+  if (!balanced && !last) { /* steps 7 and 4 */
     err = h->o.algo == MLSBA__INPA_FPM
               ? mlsba__gpa_nodes((const mlsba_model_t *const *)h->models, q,
                                  h->W, h->next, NULL)
               : propose_cpm(h, t);
+    if (!err)
+      err = arrange_next(h, &info);
+  }
   if (!err)
     err = record(h, t);
   if (err)
     return err;
   mlsba_stop_reason_t stop;
-  if (balanced || last) {
+  if (balanced || last)
     finish(h, balanced ? MLSBA_STOP_BALANCED : MLSBA_STOP_MAX_ITER);
-    return 0;
-  }
   /* Single-CPM runs its one re-partitioning whatever it is. */
-  if (h->o.algo != MLSBA__INPA_SINGLE_CPM && settled(h, t, &stop)) {
+  else if (h->o.algo != MLSBA__INPA_SINGLE_CPM && repeats(h, &stop))
     finish(h, stop);
-    return 0;
-  }
-  err = take_next(h);
-  if (err)
-    free((void *)h->hist[--h->nhist].w);
-  return err;
+  else
+    take_next(h, &info);
+  return 0;
 }
 
 int mlsba__inpa_feed(mlsba__inpa_t *h, const double t[]) {
   if (!h || !t)
     return mlsba__fail(MLSBA_EINVAL, "inpa: %s is NULL", !h ? "head" : "t");
   if (h->phase == MLSBA__INPA_DONE)
-    return mlsba__fail(MLSBA_EINVAL, "inpa: the head has stopped (%s); "
-                                     "nothing to feed",
+    return mlsba__fail(MLSBA_EINVAL,
+                       "inpa: the head has stopped (%s); nothing to feed",
                        mlsba_stop_reason_name(h->stop));
   for (size_t i = 0; i < h->q; i++)
     if (!(t[i] > 0) || !isfinite(t[i]))

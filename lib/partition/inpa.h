@@ -18,12 +18,15 @@
  *        was measured on a_i blocks, so that is the load of the point).
  *   7.   GPA (SLBA over the node models, in blocks) gives the next w.
  *   8.   Go to 4.
- * Stops besides step 6 (as the single-node routine, lib/runtime/balance.c):
- *   - fixed point: step 7 moves no node by more than eps_1 of its w_i and
- *     the models expect the next makespan to be no better than (1 - eps_1)
- *     times the current one: re-running would only repeat this run;
- *   - cycle: step 7 proposes a w already run (not converged);
- *   - max_iter runs of step 5 (not converged).
+ * Stops besides step 6 (as the single-node routine, lib/runtime/balance.c,
+ * but on whole arrangements, since a run is a pure function of them here):
+ *   - fixed point: the arrangement of step 7's w gives every node the
+ *     same m_i x n_i as the run just fed (GPA moved w by less than CMA's
+ *     rounding): the next run would repeat this one;
+ *   - cycle: it gives every node the m_i x n_i of an earlier run;
+ *   - max_iter runs of step 5.
+ * Fixed point counts as converged (as far as whole blocks allow); cycle
+ * and max_iter do not.
  * The baselines of §4 use the same loop, with step 7 replaced:
  *   - multiple-CPM: w_i = W s_i / sum_j s_j with s_i = a_i / t_i the
  *     constant speed measured in the last run; no step 1 (its point feeds
