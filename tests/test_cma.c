@@ -100,21 +100,21 @@ START_TEST(dp_matches_exhaustive_search) {
   for (int trial = 0; trial < 400; trial++) {
     int q = (int)rng_range(&r, 1, MAXQ);
     random_areas(&r, a, q);
-    /* Unlimited, then limits like a small grid's (nb = kmax = cmax). */
-    int lim = trial % 2 ? q : (int)rng_range(&r, 1, q);
-    if (lim * lim < q)
-      lim = (int)ceil(sqrt((double)q));
+    /* Unlimited, then limits on the columns and on the nodes per column
+     * (a small grid's are both nb), which make the DP count columns. */
+    int cmax = trial % 2 ? q : (int)rng_range(&r, 1, q);
+    int kmax = trial % 2 ? q : (int)rng_range(&r, (q + cmax - 1) / cmax, q);
     double cost;
-    int err = mlsba__cma_columns(a, (size_t)q, (size_t)lim, (size_t)lim, order,
-                                 col_size, &ncols, &cost);
+    int err = mlsba__cma_columns(a, (size_t)q, (size_t)kmax, (size_t)cmax,
+                                 order, col_size, &ncols, &cost);
     ck_assert_msg(err == 0, "%s", mlsba_last_error());
-    ck_assert_uint_le(ncols, (size_t)lim);
+    ck_assert_uint_le(ncols, (size_t)cmax);
     for (size_t c = 0; c < ncols; c++)
-      ck_assert_uint_le(col_size[c], (size_t)lim);
-    double best = brute_force(a, q, lim, lim);
+      ck_assert_uint_le(col_size[c], (size_t)kmax);
+    double best = brute_force(a, q, kmax, cmax);
     ck_assert_msg(fabs(cost - best) <= 1e-12 * best,
-                  "q=%d lim=%d: DP %.15g, exhaustive %.15g", q, lim, cost,
-                  best);
+                  "q=%d kmax=%d cmax=%d: DP %.15g, exhaustive %.15g", q, kmax,
+                  cmax, cost, best);
     ck_assert(fabs(cost_of(a, q, order, col_size, ncols) - cost) <=
               1e-12 * cost);
   }

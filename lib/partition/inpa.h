@@ -119,7 +119,10 @@ const mlsba__cma_info_t *mlsba__inpa_cma_info(const mlsba__inpa_t *head);
 /* Feed the times t[q] (seconds, finite, > 0) that the nodes measured on
  * the current request; the head takes its next step. Returns 0;
  * MLSBA_EINVAL for a bad time (naming the node) or in phase DONE;
- * MLSBA_ENOMEM; an error of GPA or CMA. On error the head is unchanged. */
+ * MLSBA_ENOMEM; an error of GPA or CMA. On error the head keeps its phase
+ * and request; the models may already hold the fed points, which feeding
+ * the same times again replaces (a point at the same area), so a retry
+ * ends as one successful feed would. */
 int mlsba__inpa_feed(mlsba__inpa_t *head, const double t[]);
 
 /* After DONE: why it stopped (BALANCED or FIXED_POINT: converged). */
