@@ -197,18 +197,9 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   if (o.max_iter < 1 || o.max_iter > INPA_MAX_ITER)
     return mlsba__fail(MLSBA_EINVAL, "inpa: max_iter must be 1 to %u, got %u",
                        INPA_MAX_ITER, o.max_iter);
-  if (q == 0)
-    return mlsba__fail(MLSBA_EINVAL, "inpa: no nodes (q = 0)");
-  if (nb < 1 || nb > INT64_C(94906265))
-    return mlsba__fail(MLSBA_EINVAL,
-                       "inpa: the grid must be 1 to 94906265 blocks wide "
-                       "(N/b), got %lld",
-                       (long long)nb);
-  if ((uint64_t)q > (uint64_t)(nb * nb))
-    return mlsba__fail(MLSBA_EINVAL,
-                       "inpa: %zu nodes but only %lld blocks (N/b = %lld): "
-                       "every node needs at least one block",
-                       q, (long long)(nb * nb), (long long)nb);
+  int err = mlsba__cma_check_grid("inpa", q, nb);
+  if (err)
+    return err;
 
   mlsba__inpa_t *h = calloc(1, sizeof *h);
   if (!h)
@@ -224,7 +215,6 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   h->next_rect = malloc(q * sizeof *h->next_rect);
   h->speed = malloc(q * sizeof *h->speed);
   h->hist = calloc(o.max_iter, sizeof *h->hist);
-  int err = 0;
   if (!h->models || !h->w || !h->rect || !h->next || !h->next_rect ||
       !h->speed || !h->hist)
     err = mlsba__fail(MLSBA_ENOMEM, "inpa: out of memory");
