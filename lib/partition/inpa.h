@@ -12,10 +12,11 @@
  *   4.   CMA arranges w_1..w_q into rectangles (m_i, n_i).
  *   5.   Every node runs its rectangle; t_i comes back.  (phase RUN)
  *   6.   Stop when max_{i,j} |t_i - t_j| / t_i <= eps_1, i.e.
- *        (max_i t_i - min_i t_i) / min_i t_i <= eps_1. Otherwise add the
- *        point (a_i, a_i / t_i) to node i's model, where a_i = m_i n_i is
- *        the area node i actually ran (w_i after CMA's rounding: the time
- *        was measured on a_i blocks, so that is the load of the point).
+ *        (max_i t_i - min_i t_i) / min_i t_i <= eps_1. The point
+ *        (a_i, a_i / t_i) goes into node i's model (on every run, the
+ *        last too), where a_i = m_i n_i is the area node i actually ran
+ *        (w_i after CMA's rounding: the time was measured on a_i blocks,
+ *        so that is the load of the point).
  *   7.   GPA (SLBA over the node models, in blocks) gives the next w.
  *   8.   Go to 4.
  * Stops besides step 6 (as the single-node routine, lib/runtime/balance.c,
@@ -34,14 +35,16 @@
  *   - single-CPM: one iteration of multiple-CPM: run w_i = W / q, set w
  *     by the speeds measured there, run that, stop;
  *   - homogeneous: run w_i = W / q once and stop.
- * The baselines stop as BALANCED when their last run is within eps_1 and
- * MAX_ITER otherwise (for homogeneous and single-CPM, one and two runs
- * are the algorithm's own iteration count).
+ * Multiple-CPM stops as INPA does (fixed point and cycle included).
+ * Homogeneous and single-CPM stop as BALANCED when their last run is
+ * within eps_1 and MAX_ITER otherwise (one and two runs are their own
+ * iteration counts, max_iter permitting).
  *
  * Every w sums to W = nb * nb with every w_i >= 1 (CMA needs a block per
- * node): where GPA or the proportional rule would leave a node without a
- * block, it gets one, taken from the node the models expect to finish
- * last.
+ * node): where GPA would leave a node without a block, it gets one, taken
+ * from the node the models expect to finish last; the proportional rule
+ * lifts shares below one block to one and re-shares the rest
+ * (mlsba__shares_at_least_one).
  *
  * Not thread-safe: one thread drives one head. */
 #ifndef MLSBA_PARTITION_INPA_H
