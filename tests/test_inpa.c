@@ -259,6 +259,21 @@ START_TEST(oscillating_cpm_is_a_cycle) {
 }
 END_TEST
 
+START_TEST(coarse_blocks_make_inpa_cycle) {
+  /* Two nodes whose speed rises with the area, on a 6 x 6 grid: with two
+   * columns the areas move six blocks at a time, and GPA, between the two
+   * runs' points, asks again for the arrangement of the first run. (Found
+   * by a search over small random platforms: such cycles are common on
+   * grids this coarse; none occurs on the random platforms above, whose
+   * grids are 300 blocks wide or more.) */
+  const node_t nodes[2] = {{RISING, 25.8, 3.3, 0, 0}, {RISING, 17.9, 2.2, 0, 0}};
+  mlsba__inpa_t *h = drive(nodes, 2, 6, MLSBA__INPA_FPM, 0.05, 20);
+  ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_CYCLE);
+  ck_assert_double_gt(last_imbalance(h), 0.05);
+  mlsba__inpa_destroy(h);
+}
+END_TEST
+
 START_TEST(whole_blocks_end_at_a_fixed_point) {
   /* Speeds 1 and 2 on a 2 x 2 grid: the best split of 4 blocks, (1, 3)
    * or (2, 2), is 50% apart, so eps = 5% is out of reach; the head stops
@@ -539,6 +554,7 @@ static Suite *inpa_suite(void) {
   tcase_add_test(tc, cpm_balances_constant_speeds);
   tcase_add_loop_test(tc, inpa_converges_on_random_nodes, 0, 3);
   tcase_add_test(tc, oscillating_cpm_is_a_cycle);
+  tcase_add_test(tc, coarse_blocks_make_inpa_cycle);
   tcase_add_test(tc, whole_blocks_end_at_a_fixed_point);
   tcase_add_test(tc, max_iter_is_respected);
   tcase_add_loop_test(tc, gpa_matches_the_exhaustive_optimum, 0, 3);
