@@ -108,13 +108,16 @@ static double last_imbalance(const mlsba__inpa_t *h) {
   return mlsba__inpa_history(h, mlsba__inpa_iterations(h) - 1)->imbalance;
 }
 
-static double last_makespan(const mlsba__inpa_t *h, size_t q) {
-  const mlsba__inpa_record_t *r =
-      mlsba__inpa_history(h, mlsba__inpa_iterations(h) - 1);
+static double makespan_of(const mlsba__inpa_record_t *r, size_t q) {
   double worst = 0;
   for (size_t i = 0; i < q; i++)
     worst = r->t[i] > worst ? r->t[i] : worst;
   return worst;
+}
+
+static double last_makespan(const mlsba__inpa_t *h, size_t q) {
+  return makespan_of(mlsba__inpa_history(h, mlsba__inpa_iterations(h) - 1),
+                     q);
 }
 
 /* Four nodes as in the seed's testbed, scaled down: a GPU node fast
@@ -270,6 +273,12 @@ START_TEST(coarse_blocks_make_inpa_cycle) {
   mlsba__inpa_t *h = drive(nodes, 2, 6, MLSBA__INPA_FPM, 0.05, 20);
   ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_CYCLE);
   ck_assert_double_gt(last_imbalance(h), 0.05);
+  /* The best run is no slower than any run, the last one included. */
+  size_t best = mlsba__inpa_best_run(h);
+  ck_assert_uint_lt(best, mlsba__inpa_iterations(h));
+  for (size_t k = 0; k < mlsba__inpa_iterations(h); k++)
+    ck_assert_double_le(makespan_of(mlsba__inpa_history(h, best), 2),
+                        makespan_of(mlsba__inpa_history(h, k), 2));
   mlsba__inpa_destroy(h);
 }
 END_TEST
@@ -328,6 +337,7 @@ START_TEST(steps_one_to_five_in_order) {
     ck_assert_double_eq_tol(s, 1 / t1[i], 1e-12);
   }
   ck_assert_int_eq(mlsba__inpa_phase(h), MLSBA__INPA_RUN);
+  ck_assert_uint_eq(mlsba__inpa_best_run(h), SIZE_MAX);
   ck_assert_int_eq(mlsba__inpa_w(h)[0], 34);
   ck_assert_int_eq(mlsba__inpa_w(h)[1], 33);
   ck_assert_int_eq(mlsba__inpa_w(h)[2], 33);
@@ -345,6 +355,7 @@ START_TEST(steps_one_to_five_in_order) {
   ck_assert_int_eq(r->half_perimeter,
                    mlsba__inpa_cma_info(h)->half_perimeter);
   ck_assert_ptr_null(mlsba__inpa_history(h, 1));
+  ck_assert_uint_eq(mlsba__inpa_best_run(h), 0);
   /* Nothing more to feed. */
   ck_assert_int_eq(mlsba__inpa_feed(h, t2), MLSBA_EINVAL);
   mlsba__inpa_destroy(h);

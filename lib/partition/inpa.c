@@ -258,6 +258,25 @@ const mlsba__inpa_record_t *mlsba__inpa_history(const mlsba__inpa_t *h,
                                                 size_t k) {
   return k < h->nhist ? &h->hist[k] : NULL;
 }
+static double makespan_of(const mlsba__inpa_record_t *r, size_t q) {
+  double worst = 0;
+  for (size_t i = 0; i < q; i++)
+    worst = r->t[i] > worst ? r->t[i] : worst;
+  return worst;
+}
+
+size_t mlsba__inpa_best_run(const mlsba__inpa_t *h) {
+  size_t best = SIZE_MAX;
+  double tbest = INFINITY;
+  for (size_t k = 0; k < h->nhist; k++) {
+    double t = makespan_of(&h->hist[k], h->q);
+    if (t < tbest) {
+      tbest = t;
+      best = k;
+    }
+  }
+  return best;
+}
 const mlsba_model_t *mlsba__inpa_model(const mlsba__inpa_t *h, size_t i) {
   return i < h->q ? h->models[i] : NULL;
 }

@@ -135,6 +135,11 @@ size_t mlsba__inpa_iterations(const mlsba__inpa_t *head);
 /* Run k, 0-based, k < mlsba__inpa_iterations(). */
 const mlsba__inpa_record_t *mlsba__inpa_history(const mlsba__inpa_t *head,
                                                 size_t k);
+/* The run with the smallest makespan (max_i t_i), first of equals: after
+ * a stop that did not converge (cycle, max_iter) it may beat the last
+ * run, which mlsba__inpa_w() and mlsba__inpa_rects() keep as the result,
+ * as the single-node routine does. SIZE_MAX before the first run. */
+size_t mlsba__inpa_best_run(const mlsba__inpa_t *head);
 /* Node i's functional model (points in blocks, speeds in blocks/s), as
  * built so far; baselines build it too, from the same runs. */
 const mlsba_model_t *mlsba__inpa_model(const mlsba__inpa_t *head, size_t i);
