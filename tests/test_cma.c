@@ -89,7 +89,9 @@ static void random_areas(rng_t *r, double *a, int q) {
   int skew = (int)rng_range(r, 0, 2);
   for (int i = 0; i < q; i++) {
     double u = rng_uniform(r) + 1e-3;
-    a[i] = skew == 0 ? u : skew == 1 ? pow(10, 3 * u) : (double)rng_range(r, 1, 4);
+    a[i] = skew == 0   ? u
+           : skew == 1 ? pow(10, 3 * u)
+                       : (double)rng_range(r, 1, 4);
   }
 }
 
@@ -172,8 +174,8 @@ static int64_t check_arrangement(const int64_t *w, size_t q, int64_t nb,
     for (int64_t y = R->row; y < R->row + R->m; y++)
       for (int64_t x = R->col; x < R->col + R->n; x++)
         twice += cover[y * nb + x]++ != 0;
-    ck_assert_msg(twice == 0, "node %zu covers %lld blocks already covered",
-                  i, (long long)twice);
+    ck_assert_msg(twice == 0, "node %zu covers %lld blocks already covered", i,
+                  (long long)twice);
     int64_t e = llabs(R->m * R->n - w[i]);
     err_sum += e;
     max_rel = fmax(max_rel, (double)e / (double)w[i]);
@@ -224,8 +226,10 @@ START_TEST(random_arrangements_tile_the_grid) {
      * in principle push the others further; these 1200 cases, many with
      * one-block nodes, never do.) */
     int64_t excess = check_arrangement(w, q, nb, rect, &info);
-    ck_assert_msg(excess <= 0, "nb=%lld q=%zu: an area is off by m + n + 1 "
-                  "+ %lld blocks", (long long)nb, q, (long long)excess);
+    ck_assert_msg(excess <= 0,
+                  "nb=%lld q=%zu: an area is off by m + n + 1 "
+                  "+ %lld blocks",
+                  (long long)nb, q, (long long)excess);
   }
 }
 END_TEST

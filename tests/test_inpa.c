@@ -116,17 +116,17 @@ static double makespan_of(const mlsba__inpa_record_t *r, size_t q) {
 }
 
 static double last_makespan(const mlsba__inpa_t *h, size_t q) {
-  return makespan_of(mlsba__inpa_history(h, mlsba__inpa_iterations(h) - 1),
-                     q);
+  return makespan_of(mlsba__inpa_history(h, mlsba__inpa_iterations(h) - 1), q);
 }
 
 /* Four nodes as in the seed's testbed, scaled down: a GPU node fast
  * until its memory runs out, a node whose speed rises with the problem,
  * a cache-bound one and a plain slow one. nb = 160 (W = 25600 blocks):
  * large enough that rounding to whole blocks moves areas by about 1%. */
-static const node_t seed_like[4] = {
-    {CLIFF, 60, 0, 12000, 0.5}, {RISING, 20, 3000, 0, 0}, {CACHE, 14, 4000, 0, 0},
-    {CONSTANT, 6, 0, 0, 0}};
+static const node_t seed_like[4] = {{CLIFF, 60, 0, 12000, 0.5},
+                                    {RISING, 20, 3000, 0, 0},
+                                    {CACHE, 14, 4000, 0, 0},
+                                    {CONSTANT, 6, 0, 0, 0}};
 
 START_TEST(inpa_balances_fpm_shaped_nodes) {
   mlsba__inpa_t *h = drive(seed_like, 4, 160, MLSBA__INPA_FPM, 0.05, 20);
@@ -176,8 +176,8 @@ START_TEST(cpm_balances_constant_speeds) {
   /* Where speeds are constant, the constant models are right: CPM
    * balances in one re-partitioning, as INPA does. This is what makes the
    * test above tell the models apart rather than the baselines broken. */
-  const node_t flat[3] = {{CONSTANT, 30, 0, 0, 0}, {CONSTANT, 10, 0, 0, 0},
-                          {CONSTANT, 5, 0, 0, 0}};
+  const node_t flat[3] = {
+      {CONSTANT, 30, 0, 0, 0}, {CONSTANT, 10, 0, 0, 0}, {CONSTANT, 5, 0, 0, 0}};
   mlsba__inpa_algo_t algos[3] = {MLSBA__INPA_FPM, MLSBA__INPA_MULTIPLE_CPM,
                                  MLSBA__INPA_SINGLE_CPM};
   for (int k = 0; k < 3; k++) {
@@ -196,8 +196,7 @@ END_TEST
 static node_t random_node(rng_t *r, int64_t W) {
   node_t n = {(shape_t)rng_range(r, 0, 3), 1 + 50 * rng_uniform(r),
               (double)W * (0.02 + 0.3 * rng_uniform(r)),
-              (double)W * (0.1 + 0.5 * rng_uniform(r)),
-              1 + 2 * rng_uniform(r)};
+              (double)W * (0.1 + 0.5 * rng_uniform(r)), 1 + 2 * rng_uniform(r)};
   return n;
 }
 
@@ -269,7 +268,8 @@ START_TEST(coarse_blocks_make_inpa_cycle) {
    * by a search over small random platforms: such cycles are common on
    * grids this coarse; none occurs on the random platforms above, whose
    * grids are 300 blocks wide or more.) */
-  const node_t nodes[2] = {{RISING, 25.8, 3.3, 0, 0}, {RISING, 17.9, 2.2, 0, 0}};
+  const node_t nodes[2] = {{RISING, 25.8, 3.3, 0, 0},
+                           {RISING, 17.9, 2.2, 0, 0}};
   mlsba__inpa_t *h = drive(nodes, 2, 6, MLSBA__INPA_FPM, 0.05, 20);
   ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_CYCLE);
   ck_assert_double_gt(last_imbalance(h), 0.05);
@@ -352,8 +352,7 @@ START_TEST(steps_one_to_five_in_order) {
   ck_assert_double_eq_tol(r->imbalance, 0.04, 1e-12);
   ck_assert_int_eq(r->w[0], 34);
   ck_assert_double_eq(r->t[1], 1.04);
-  ck_assert_int_eq(r->half_perimeter,
-                   mlsba__inpa_cma_info(h)->half_perimeter);
+  ck_assert_int_eq(r->half_perimeter, mlsba__inpa_cma_info(h)->half_perimeter);
   ck_assert_ptr_null(mlsba__inpa_history(h, 1));
   ck_assert_uint_eq(mlsba__inpa_best_run(h), 0);
   /* Nothing more to feed. */
@@ -501,8 +500,8 @@ START_TEST(gpa_matches_the_exhaustive_optimum) {
     for (int i = 0; i < q; i++)
       m[i] = random_paper_model(&r, 5, (double)W);
     double makespan;
-    int err = mlsba__gpa_nodes((const mlsba_model_t *const *)m, (size_t)q, W,
-                               w, &makespan);
+    int err = mlsba__gpa_nodes((const mlsba_model_t *const *)m, (size_t)q, W, w,
+                               &makespan);
     ck_assert_msg(err == 0, "%s", mlsba_last_error());
     int64_t sum = 0;
     double worst = 0;

@@ -171,8 +171,8 @@ int mlsba__cma_columns(const double area[], size_t q, size_t max_per_column,
   size_t cmax = max_columns < q ? max_columns : q;
   if (kmax * cmax < q) /* kmax, cmax <= q: no overflow for any sane q */
     return mlsba__fail(MLSBA_EINVAL,
-                       "cma: %zu nodes do not fit in %zu columns of %zu",
-                       q, cmax, kmax);
+                       "cma: %zu nodes do not fit in %zu columns of %zu", q,
+                       cmax, kmax);
 
   double *prefix = malloc((q + 1) * sizeof *prefix);
   double *f = malloc((q + 1) * sizeof *f);
@@ -214,9 +214,8 @@ int mlsba__cma_columns(const double area[], size_t q, size_t max_per_column,
   } else {
     size_t w = q + 1;
     size_t *lstart = malloc((cmax + 1) * w * sizeof *lstart);
-    size_t best = lstart ? dp_limited_columns(prefix, q, kmax, cmax, lstart,
-                                              cost)
-                         : 0;
+    size_t best =
+        lstart ? dp_limited_columns(prefix, q, kmax, cmax, lstart, cost) : 0;
     if (best == 0) {
       err = mlsba__fail(MLSBA_ENOMEM, "cma: out of memory");
     } else {
@@ -282,8 +281,8 @@ static int check_cma_args(const int64_t w[], size_t q, int64_t nb,
 
 /* Rounds the column widths and the heights within each column and lays
  * the rectangles out left to right, top to bottom. */
-static int lay_out(const int64_t w[], size_t q, int64_t nb,
-                   const size_t *order, const size_t *col_size, size_t ncols,
+static int lay_out(const int64_t w[], size_t q, int64_t nb, const size_t *order,
+                   const size_t *col_size, size_t ncols,
                    mlsba__cma_rect_t rect[]) {
   double *x = calloc(q, sizeof *x);
   int64_t *width = malloc(ncols * sizeof *width);

@@ -40,7 +40,7 @@ typedef struct mlsba__cma_rect {
 
 /* What an arrangement costs, besides the rectangles. */
 typedef struct mlsba__cma_info {
-  size_t columns;        /* columns of the arrangement */
+  size_t columns;         /* columns of the arrangement */
   int64_t half_perimeter; /* H = sum (m_i + n_i), integer arrangement */
   /* The real-valued column-based optimum scaled to the nb x nb grid
    * (nb times the unit-square cost): what H would be without rounding. */

@@ -20,14 +20,14 @@ struct mlsba__inpa {
   mlsba__inpa_opts_t o;
   mlsba__inpa_phase_t phase;
   mlsba_stop_reason_t stop;
-  mlsba_model_t **models;      /* q node models, blocks and blocks/s */
-  int64_t *w;                  /* current request */
-  mlsba__cma_rect_t *rect;     /* its arrangement */
-  mlsba__cma_info_t info;      /* CMA's report on it */
-  int64_t *next;               /* scratch: the proposal of step 7 */
+  mlsba_model_t **models;  /* q node models, blocks and blocks/s */
+  int64_t *w;              /* current request */
+  mlsba__cma_rect_t *rect; /* its arrangement */
+  mlsba__cma_info_t info;  /* CMA's report on it */
+  int64_t *next;           /* scratch: the proposal of step 7 */
   mlsba__cma_rect_t *next_rect;
-  double *speed;               /* scratch: constant speeds */
-  mlsba__inpa_record_t *hist;  /* max_iter records */
+  double *speed;              /* scratch: constant speeds */
+  mlsba__inpa_record_t *hist; /* max_iter records */
   size_t nhist;
 };
 
@@ -189,8 +189,7 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   if (opts)
     o = *opts;
   if ((unsigned)o.algo >= MLSBA__INPA_ALGO_COUNT)
-    return mlsba__fail(MLSBA_EINVAL, "inpa: unknown algorithm %d",
-                       (int)o.algo);
+    return mlsba__fail(MLSBA_EINVAL, "inpa: unknown algorithm %d", (int)o.algo);
   if (!(o.eps >= 0) || !isfinite(o.eps))
     return mlsba__fail(MLSBA_EINVAL,
                        "inpa: eps must be finite and >= 0, got %g", o.eps);
@@ -250,9 +249,7 @@ const mlsba__cma_rect_t *mlsba__inpa_rects(const mlsba__inpa_t *h) {
 const mlsba__cma_info_t *mlsba__inpa_cma_info(const mlsba__inpa_t *h) {
   return &h->info;
 }
-mlsba_stop_reason_t mlsba__inpa_stop(const mlsba__inpa_t *h) {
-  return h->stop;
-}
+mlsba_stop_reason_t mlsba__inpa_stop(const mlsba__inpa_t *h) { return h->stop; }
 size_t mlsba__inpa_iterations(const mlsba__inpa_t *h) { return h->nhist; }
 const mlsba__inpa_record_t *mlsba__inpa_history(const mlsba__inpa_t *h,
                                                 size_t k) {
@@ -295,8 +292,8 @@ static double imbalance(const double *t, size_t q) {
  * the record's arrays live as long as the head. */
 static int record(mlsba__inpa_t *h, const double *t) {
   size_t q = h->q;
-  void *block = malloc(q * (sizeof(int64_t) + sizeof(mlsba__cma_rect_t) +
-                            sizeof(double)));
+  void *block = malloc(
+      q * (sizeof(int64_t) + sizeof(mlsba__cma_rect_t) + sizeof(double)));
   if (!block)
     return mlsba__fail(MLSBA_ENOMEM, "inpa: out of memory");
   int64_t *w = block;
@@ -305,8 +302,8 @@ static int record(mlsba__inpa_t *h, const double *t) {
   memcpy(w, h->w, q * sizeof *w);
   memcpy(rect, h->rect, q * sizeof *rect);
   memcpy(tt, t, q * sizeof *tt);
-  h->hist[h->nhist++] = (mlsba__inpa_record_t){
-      w, rect, tt, imbalance(t, q), h->info.half_perimeter};
+  h->hist[h->nhist++] = (mlsba__inpa_record_t){w, rect, tt, imbalance(t, q),
+                                               h->info.half_perimeter};
   return 0;
 }
 

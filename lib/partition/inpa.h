@@ -58,10 +58,10 @@
 
 /* The algorithms of mlsba-inpa --algo, in the tool's spelling. */
 typedef enum mlsba__inpa_algo {
-  MLSBA__INPA_FPM = 0,       /* "inpa": functional node models + GPA */
-  MLSBA__INPA_MULTIPLE_CPM,  /* "multiple-cpm" */
-  MLSBA__INPA_SINGLE_CPM,    /* "single-cpm" */
-  MLSBA__INPA_HOMOGENEOUS,   /* "homogeneous" */
+  MLSBA__INPA_FPM = 0,      /* "inpa": functional node models + GPA */
+  MLSBA__INPA_MULTIPLE_CPM, /* "multiple-cpm" */
+  MLSBA__INPA_SINGLE_CPM,   /* "single-cpm" */
+  MLSBA__INPA_HOMOGENEOUS,  /* "homogeneous" */
   MLSBA__INPA_ALGO_COUNT
 } mlsba__inpa_algo_t;
 
@@ -93,11 +93,11 @@ typedef enum mlsba__inpa_phase {
 /* One run of step 5, kept in the history. Arrays of q, owned by the head,
  * valid until it is destroyed. */
 typedef struct mlsba__inpa_record {
-  const int64_t *w;          /* areas asked of CMA (sum W) */
+  const int64_t *w;              /* areas asked of CMA (sum W) */
   const mlsba__cma_rect_t *rect; /* the arrangement run */
-  const double *t;           /* times fed back */
-  double imbalance;          /* (max t - min t) / min t (step 6) */
-  int64_t half_perimeter;    /* H of the arrangement */
+  const double *t;               /* times fed back */
+  double imbalance;              /* (max t - min t) / min t (step 6) */
+  int64_t half_perimeter;        /* H of the arrangement */
 } mlsba__inpa_record_t;
 
 /* A head for q >= 1 nodes over an nb x nb grid of blocks (W = nb * nb,
