@@ -89,7 +89,9 @@ static void random_areas(rng_t *r, double *a, int q) {
   int skew = (int)rng_range(r, 0, 2);
   for (int i = 0; i < q; i++) {
     double u = rng_uniform(r) + 1e-3;
-    a[i] = skew == 0 ? u : skew == 1 ? pow(10, 3 * u) : (double)rng_range(r, 1, 4);
+    a[i] = skew == 0   ? u
+           : skew == 1 ? pow(10, 3 * u)
+                       : (double)rng_range(r, 1, 4);
   }
 }
 
@@ -100,21 +102,21 @@ START_TEST(dp_matches_exhaustive_search) {
   for (int trial = 0; trial < 400; trial++) {
     int q = (int)rng_range(&r, 1, MAXQ);
     random_areas(&r, a, q);
-    /* Unlimited, then limits like a small grid's (nb = kmax = cmax). */
-    int lim = trial % 2 ? q : (int)rng_range(&r, 1, q);
-    if (lim * lim < q)
-      lim = (int)ceil(sqrt((double)q));
+    /* Unlimited, then limits on the columns and on the nodes per column
+     * (a small grid's are both nb), which make the DP count columns. */
+    int cmax = trial % 2 ? q : (int)rng_range(&r, 1, q);
+    int kmax = trial % 2 ? q : (int)rng_range(&r, (q + cmax - 1) / cmax, q);
     double cost;
-    int err = mlsba__cma_columns(a, (size_t)q, (size_t)lim, (size_t)lim, order,
-                                 col_size, &ncols, &cost);
+    int err = mlsba__cma_columns(a, (size_t)q, (size_t)kmax, (size_t)cmax,
+                                 order, col_size, &ncols, &cost);
     ck_assert_msg(err == 0, "%s", mlsba_last_error());
-    ck_assert_uint_le(ncols, (size_t)lim);
+    ck_assert_uint_le(ncols, (size_t)cmax);
     for (size_t c = 0; c < ncols; c++)
-      ck_assert_uint_le(col_size[c], (size_t)lim);
-    double best = brute_force(a, q, lim, lim);
+      ck_assert_uint_le(col_size[c], (size_t)kmax);
+    double best = brute_force(a, q, kmax, cmax);
     ck_assert_msg(fabs(cost - best) <= 1e-12 * best,
-                  "q=%d lim=%d: DP %.15g, exhaustive %.15g", q, lim, cost,
-                  best);
+                  "q=%d kmax=%d cmax=%d: DP %.15g, exhaustive %.15g", q, kmax,
+                  cmax, cost, best);
     ck_assert(fabs(cost_of(a, q, order, col_size, ncols) - cost) <=
               1e-12 * cost);
   }
@@ -172,8 +174,8 @@ static int64_t check_arrangement(const int64_t *w, size_t q, int64_t nb,
     for (int64_t y = R->row; y < R->row + R->m; y++)
       for (int64_t x = R->col; x < R->col + R->n; x++)
         twice += cover[y * nb + x]++ != 0;
-    ck_assert_msg(twice == 0, "node %zu covers %lld blocks already covered",
-                  i, (long long)twice);
+    ck_assert_msg(twice == 0, "node %zu covers %lld blocks already covered", i,
+                  (long long)twice);
     int64_t e = llabs(R->m * R->n - w[i]);
     err_sum += e;
     max_rel = fmax(max_rel, (double)e / (double)w[i]);
@@ -224,8 +226,10 @@ START_TEST(random_arrangements_tile_the_grid) {
      * in principle push the others further; these 1200 cases, many with
      * one-block nodes, never do.) */
     int64_t excess = check_arrangement(w, q, nb, rect, &info);
-    ck_assert_msg(excess <= 0, "nb=%lld q=%zu: an area is off by m + n + 1 "
-                  "+ %lld blocks", (long long)nb, q, (long long)excess);
+    ck_assert_msg(excess <= 0,
+                  "nb=%lld q=%zu: an area is off by m + n + 1 "
+                  "+ %lld blocks",
+                  (long long)nb, q, (long long)excess);
   }
 }
 END_TEST

@@ -171,8 +171,8 @@ int mlsba__cma_columns(const double area[], size_t q, size_t max_per_column,
   size_t cmax = max_columns < q ? max_columns : q;
   if (kmax * cmax < q) /* kmax, cmax <= q: no overflow for any sane q */
     return mlsba__fail(MLSBA_EINVAL,
-                       "cma: %zu nodes do not fit in %zu columns of %zu",
-                       q, cmax, kmax);
+                       "cma: %zu nodes do not fit in %zu columns of %zu", q,
+                       cmax, kmax);
 
   double *prefix = malloc((q + 1) * sizeof *prefix);
   double *f = malloc((q + 1) * sizeof *f);
@@ -214,9 +214,8 @@ int mlsba__cma_columns(const double area[], size_t q, size_t max_per_column,
   } else {
     size_t w = q + 1;
     size_t *lstart = malloc((cmax + 1) * w * sizeof *lstart);
-    size_t best = lstart ? dp_limited_columns(prefix, q, kmax, cmax, lstart,
-                                              cost)
-                         : 0;
+    size_t best =
+        lstart ? dp_limited_columns(prefix, q, kmax, cmax, lstart, cost) : 0;
     if (best == 0) {
       err = mlsba__fail(MLSBA_ENOMEM, "cma: out of memory");
     } else {
@@ -237,24 +236,30 @@ int mlsba__cma_columns(const double area[], size_t q, size_t max_per_column,
 
 /* ---- integer arrangement --------------------------------------------- */
 
+int mlsba__cma_check_grid(const char *fn, size_t q, int64_t nb) {
+  if (q == 0)
+    return mlsba__fail(MLSBA_EINVAL, "%s: no nodes (q = 0)", fn);
+  if (nb < 1 || nb > MLSBA__CMA_MAX_NB)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: the grid must be 1 to %lld blocks wide (N/b), "
+                       "got %lld",
+                       fn, (long long)MLSBA__CMA_MAX_NB, (long long)nb);
+  if ((uint64_t)q > (uint64_t)(nb * nb))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: %zu nodes but only %lld blocks (N/b = %lld): "
+                       "every node needs at least one block",
+                       fn, q, (long long)(nb * nb), (long long)nb);
+  return 0;
+}
+
 static int check_cma_args(const int64_t w[], size_t q, int64_t nb,
                           const mlsba__cma_rect_t rect[]) {
   if (!w || !rect)
     return mlsba__fail(MLSBA_EINVAL, "cma: %s is NULL", !w ? "w" : "rect");
-  if (q == 0)
-    return mlsba__fail(MLSBA_EINVAL, "cma: no nodes (q = 0)");
-  /* 94906265^2 < 2^53 < 94906266^2 */
-  if (nb < 1 || nb > INT64_C(94906265))
-    return mlsba__fail(MLSBA_EINVAL,
-                       "cma: the grid must be 1 to 94906265 blocks wide "
-                       "(N/b), got %lld",
-                       (long long)nb);
+  int err = mlsba__cma_check_grid("cma", q, nb);
+  if (err)
+    return err;
   int64_t W = nb * nb, sum = 0;
-  if ((uint64_t)q > (uint64_t)W)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "cma: %zu nodes but only %lld blocks (N/b = %lld): "
-                       "every node needs at least one block",
-                       q, (long long)W, (long long)nb);
   for (size_t i = 0; i < q; i++) {
     if (w[i] < 1 || w[i] > W)
       return mlsba__fail(MLSBA_EINVAL,
@@ -276,8 +281,8 @@ static int check_cma_args(const int64_t w[], size_t q, int64_t nb,
 
 /* Rounds the column widths and the heights within each column and lays
  * the rectangles out left to right, top to bottom. */
-static int lay_out(const int64_t w[], size_t q, int64_t nb,
-                   const size_t *order, const size_t *col_size, size_t ncols,
+static int lay_out(const int64_t w[], size_t q, int64_t nb, const size_t *order,
+                   const size_t *col_size, size_t ncols,
                    mlsba__cma_rect_t rect[]) {
   double *x = calloc(q, sizeof *x);
   int64_t *width = malloc(ncols * sizeof *width);

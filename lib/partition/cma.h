@@ -40,7 +40,7 @@ typedef struct mlsba__cma_rect {
 
 /* What an arrangement costs, besides the rectangles. */
 typedef struct mlsba__cma_info {
-  size_t columns;        /* columns of the arrangement */
+  size_t columns;         /* columns of the arrangement */
   int64_t half_perimeter; /* H = sum (m_i + n_i), integer arrangement */
   /* The real-valued column-based optimum scaled to the nb x nb grid
    * (nb times the unit-square cost): what H would be without rounding. */
@@ -72,10 +72,19 @@ int mlsba__cma_columns(const double area[], size_t q, size_t max_per_column,
                        size_t max_columns, size_t order[], size_t col_size[],
                        size_t *ncols, double *cost);
 
+/* The widest grid: nb * nb blocks stay below 2^53, exact in a double
+ * (94906265^2 < 2^53 < 94906266^2). */
+#define MLSBA__CMA_MAX_NB INT64_C(94906265)
+
+/* Check q nodes on an nb x nb grid: q >= 1, nb in 1..MLSBA__CMA_MAX_NB,
+ * and a block for every node (q <= nb * nb). fn names the caller in the
+ * message. Returns 0 or MLSBA_EINVAL. */
+int mlsba__cma_check_grid(const char *fn, size_t q, int64_t nb);
+
 /* The integer column-based arrangement of q nodes on an nb x nb grid.
  *
- * w: q areas in blocks, each >= 1, summing exactly to nb * nb (nb >= 1,
- * nb * nb <= 2^53). q must be at most nb * nb: with fewer blocks than
+ * w: q areas in blocks, each >= 1, summing exactly to nb * nb (nb in
+ * 1..MLSBA__CMA_MAX_NB). q must be at most nb * nb: with fewer blocks than
  * nodes some node would get no block (MLSBA_EINVAL says so).
  * rect[q] receives each node's rectangle (indexed like w); info may be
  * NULL. Returns 0, MLSBA_EINVAL (the message names the bad argument) or

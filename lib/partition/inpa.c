@@ -20,14 +20,14 @@ struct mlsba__inpa {
   mlsba__inpa_opts_t o;
   mlsba__inpa_phase_t phase;
   mlsba_stop_reason_t stop;
-  mlsba_model_t **models;      /* q node models, blocks and blocks/s */
-  int64_t *w;                  /* current request */
-  mlsba__cma_rect_t *rect;     /* its arrangement */
-  mlsba__cma_info_t info;      /* CMA's report on it */
-  int64_t *next;               /* scratch: the proposal of step 7 */
+  mlsba_model_t **models;  /* q node models, blocks and blocks/s */
+  int64_t *w;              /* current request */
+  mlsba__cma_rect_t *rect; /* its arrangement */
+  mlsba__cma_info_t info;  /* CMA's report on it */
+  int64_t *next;           /* scratch: the proposal of step 7 */
   mlsba__cma_rect_t *next_rect;
-  double *speed;               /* scratch: constant speeds */
-  mlsba__inpa_record_t *hist;  /* max_iter records */
+  double *speed;              /* scratch: constant speeds */
+  mlsba__inpa_record_t *hist; /* max_iter records */
   size_t nhist;
 };
 
@@ -153,20 +153,30 @@ static void homogeneous(size_t q, int64_t W, int64_t *w) {
     w[i] = W / (int64_t)q + ((int64_t)i < W % (int64_t)q ? 1 : 0);
 }
 
-/* Steps 4 and 8: the proposal in h->next, arranged, becomes the request.
- * Nothing changes on failure. */
-static int take_next(mlsba__inpa_t *h) {
-  mlsba__cma_info_t info;
-  int err = mlsba__cma(h->next, h->q, h->nb, h->next_rect, &info);
-  if (err)
-    return err;
+/* Step 4 for the proposal in h->next: its arrangement into h->next_rect
+ * and *info; the request is unchanged. */
+static int arrange_next(mlsba__inpa_t *h, mlsba__cma_info_t *info) {
+  return mlsba__cma(h->next, h->q, h->nb, h->next_rect, info);
+}
+
+/* The arranged proposal becomes the request (step 8, back to 5). */
+static void take_next(mlsba__inpa_t *h, const mlsba__cma_info_t *info) {
   memcpy(h->w, h->next, h->q * sizeof *h->w);
   mlsba__cma_rect_t *tmp = h->rect;
   h->rect = h->next_rect;
   h->next_rect = tmp;
-  h->info = info;
+  h->info = *info;
   h->phase = MLSBA__INPA_RUN;
-  return 0;
+}
+
+/* Steps 3-4: the homogeneous distribution becomes the request. */
+static int start_homogeneous(mlsba__inpa_t *h) {
+  mlsba__cma_info_t info;
+  homogeneous(h->q, h->W, h->next);
+  int err = arrange_next(h, &info);
+  if (!err)
+    take_next(h, &info);
+  return err;
 }
 
 int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
@@ -179,26 +189,16 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   if (opts)
     o = *opts;
   if ((unsigned)o.algo >= MLSBA__INPA_ALGO_COUNT)
-    return mlsba__fail(MLSBA_EINVAL, "inpa: unknown algorithm %d",
-                       (int)o.algo);
+    return mlsba__fail(MLSBA_EINVAL, "inpa: unknown algorithm %d", (int)o.algo);
   if (!(o.eps >= 0) || !isfinite(o.eps))
-    return mlsba__fail(MLSBA_EINVAL, "inpa: eps must be finite and >= 0, "
-                                     "got %g", o.eps);
+    return mlsba__fail(MLSBA_EINVAL,
+                       "inpa: eps must be finite and >= 0, got %g", o.eps);
   if (o.max_iter < 1 || o.max_iter > INPA_MAX_ITER)
     return mlsba__fail(MLSBA_EINVAL, "inpa: max_iter must be 1 to %u, got %u",
                        INPA_MAX_ITER, o.max_iter);
-  if (q == 0)
-    return mlsba__fail(MLSBA_EINVAL, "inpa: no nodes (q = 0)");
-  if (nb < 1 || nb > INT64_C(94906265))
-    return mlsba__fail(MLSBA_EINVAL,
-                       "inpa: the grid must be 1 to 94906265 blocks wide "
-                       "(N/b), got %lld",
-                       (long long)nb);
-  if ((uint64_t)q > (uint64_t)(nb * nb))
-    return mlsba__fail(MLSBA_EINVAL,
-                       "inpa: %zu nodes but only %lld blocks (N/b = %lld): "
-                       "every node needs at least one block",
-                       q, (long long)(nb * nb), (long long)nb);
+  int err = mlsba__cma_check_grid("inpa", q, nb);
+  if (err)
+    return err;
 
   mlsba__inpa_t *h = calloc(1, sizeof *h);
   if (!h)
@@ -214,7 +214,6 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   h->next_rect = malloc(q * sizeof *h->next_rect);
   h->speed = malloc(q * sizeof *h->speed);
   h->hist = calloc(o.max_iter, sizeof *h->hist);
-  int err = 0;
   if (!h->models || !h->w || !h->rect || !h->next || !h->next_rect ||
       !h->speed || !h->hist)
     err = mlsba__fail(MLSBA_ENOMEM, "inpa: out of memory");
@@ -230,8 +229,7 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   } else if (!err) {
     /* The baselines need no small point: constant speeds are measured at
      * the distribution run. */
-    homogeneous(q, h->W, h->next);
-    err = take_next(h);
+    err = start_homogeneous(h);
   }
   if (err) {
     mlsba__inpa_destroy(h);
@@ -251,13 +249,30 @@ const mlsba__cma_rect_t *mlsba__inpa_rects(const mlsba__inpa_t *h) {
 const mlsba__cma_info_t *mlsba__inpa_cma_info(const mlsba__inpa_t *h) {
   return &h->info;
 }
-mlsba_stop_reason_t mlsba__inpa_stop(const mlsba__inpa_t *h) {
-  return h->stop;
-}
+mlsba_stop_reason_t mlsba__inpa_stop(const mlsba__inpa_t *h) { return h->stop; }
 size_t mlsba__inpa_iterations(const mlsba__inpa_t *h) { return h->nhist; }
 const mlsba__inpa_record_t *mlsba__inpa_history(const mlsba__inpa_t *h,
                                                 size_t k) {
   return k < h->nhist ? &h->hist[k] : NULL;
+}
+static double makespan_of(const mlsba__inpa_record_t *r, size_t q) {
+  double worst = 0;
+  for (size_t i = 0; i < q; i++)
+    worst = r->t[i] > worst ? r->t[i] : worst;
+  return worst;
+}
+
+size_t mlsba__inpa_best_run(const mlsba__inpa_t *h) {
+  size_t best = SIZE_MAX;
+  double tbest = INFINITY;
+  for (size_t k = 0; k < h->nhist; k++) {
+    double t = makespan_of(&h->hist[k], h->q);
+    if (t < tbest) {
+      tbest = t;
+      best = k;
+    }
+  }
+  return best;
 }
 const mlsba_model_t *mlsba__inpa_model(const mlsba__inpa_t *h, size_t i) {
   return i < h->q ? h->models[i] : NULL;
@@ -277,8 +292,8 @@ static double imbalance(const double *t, size_t q) {
  * the record's arrays live as long as the head. */
 static int record(mlsba__inpa_t *h, const double *t) {
   size_t q = h->q;
-  void *block = malloc(q * (sizeof(int64_t) + sizeof(mlsba__cma_rect_t) +
-                            sizeof(double)));
+  void *block = malloc(
+      q * (sizeof(int64_t) + sizeof(mlsba__cma_rect_t) + sizeof(double)));
   if (!block)
     return mlsba__fail(MLSBA_ENOMEM, "inpa: out of memory");
   int64_t *w = block;
@@ -287,8 +302,8 @@ static int record(mlsba__inpa_t *h, const double *t) {
   memcpy(w, h->w, q * sizeof *w);
   memcpy(rect, h->rect, q * sizeof *rect);
   memcpy(tt, t, q * sizeof *tt);
-  h->hist[h->nhist++] = (mlsba__inpa_record_t){
-      w, rect, tt, imbalance(t, q), h->info.half_perimeter};
+  h->hist[h->nhist++] = (mlsba__inpa_record_t){w, rect, tt, imbalance(t, q),
+                                               h->info.half_perimeter};
   return 0;
 }
 
@@ -305,31 +320,27 @@ static int propose_cpm(mlsba__inpa_t *h, const double *t) {
   return mlsba__shares_at_least_one(h->speed, h->q, h->W, h->next);
 }
 
-/* Whether the proposal in h->next ends the loop, the run just fed being
- * the last record: a fixed point (it is that run again, or it moves no
- * node by more than eps of its w and the models expect less than eps gain
- * over that run's makespan) or a cycle (it is an earlier run). */
-static int settled(const mlsba__inpa_t *h, const double *t,
-                   mlsba_stop_reason_t *stop) {
-  size_t q = h->q;
-  if (!memcmp(h->next, h->w, q * sizeof *h->w)) {
-    *stop = MLSBA_STOP_FIXED_POINT;
-    return 1;
-  }
-  int moved = 0;
-  double now = 0, next = 0;
-  for (size_t i = 0; i < q; i++) {
-    moved |= fabs((double)(h->next[i] - h->w[i])) > h->o.eps * (double)h->w[i];
-    now = t[i] > now ? t[i] : now;
-    double ti = mlsba__fpm_time(h->models[i], (double)h->next[i]);
-    next = ti > next ? ti : next;
-  }
-  if (!moved && next > (1 - h->o.eps) * now) {
+/* Runs are the same when every node gets a rectangle of the same m x n,
+ * wherever it lies. */
+static int same_shapes(const mlsba__cma_rect_t *a, const mlsba__cma_rect_t *b,
+                       size_t q) {
+  for (size_t i = 0; i < q; i++)
+    if (a[i].m != b[i].m || a[i].n != b[i].n)
+      return 0;
+  return 1;
+}
+
+/* Whether the arranged proposal (h->next_rect) is a run already run: the
+ * one just fed (a fixed point: GPA moved w by less than CMA's rounding,
+ * the models have nothing new that whole blocks can express) or an
+ * earlier one (a cycle). The run just fed is the last record. */
+static int repeats(const mlsba__inpa_t *h, mlsba_stop_reason_t *stop) {
+  if (same_shapes(h->next_rect, h->rect, h->q)) {
     *stop = MLSBA_STOP_FIXED_POINT;
     return 1;
   }
   for (size_t k = 0; k + 1 < h->nhist; k++) {
-    if (!memcmp(h->hist[k].w, h->next, q * sizeof *h->next)) {
+    if (same_shapes(h->next_rect, h->hist[k].rect, h->q)) {
       *stop = MLSBA_STOP_CYCLE;
       return 1;
     }
@@ -345,8 +356,7 @@ static int feed_small(mlsba__inpa_t *h, const double *t) {
     if (err)
       return err;
   }
-  homogeneous(h->q, h->W, h->next);
-  return take_next(h);
+  return start_homogeneous(h);
 }
 
 static void finish(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
@@ -371,37 +381,36 @@ static int feed_run(mlsba__inpa_t *h, const double *t) {
   int last = runs >= h->o.max_iter || h->o.algo == MLSBA__INPA_HOMOGENEOUS ||
              (h->o.algo == MLSBA__INPA_SINGLE_CPM && runs >= 2);
   int err = 0;
-  if (!balanced && !last) /* step 7 */
+  mlsba__cma_info_t info;
+  if (!balanced && !last) { /* steps 7 and 4 */
     err = h->o.algo == MLSBA__INPA_FPM
               ? mlsba__gpa_nodes((const mlsba_model_t *const *)h->models, q,
                                  h->W, h->next, NULL)
               : propose_cpm(h, t);
+    if (!err)
+      err = arrange_next(h, &info);
+  }
   if (!err)
     err = record(h, t);
   if (err)
     return err;
   mlsba_stop_reason_t stop;
-  if (balanced || last) {
+  if (balanced || last)
     finish(h, balanced ? MLSBA_STOP_BALANCED : MLSBA_STOP_MAX_ITER);
-    return 0;
-  }
   /* Single-CPM runs its one re-partitioning whatever it is. */
-  if (h->o.algo != MLSBA__INPA_SINGLE_CPM && settled(h, t, &stop)) {
+  else if (h->o.algo != MLSBA__INPA_SINGLE_CPM && repeats(h, &stop))
     finish(h, stop);
-    return 0;
-  }
-  err = take_next(h);
-  if (err)
-    free((void *)h->hist[--h->nhist].w);
-  return err;
+  else
+    take_next(h, &info);
+  return 0;
 }
 
 int mlsba__inpa_feed(mlsba__inpa_t *h, const double t[]) {
   if (!h || !t)
     return mlsba__fail(MLSBA_EINVAL, "inpa: %s is NULL", !h ? "head" : "t");
   if (h->phase == MLSBA__INPA_DONE)
-    return mlsba__fail(MLSBA_EINVAL, "inpa: the head has stopped (%s); "
-                                     "nothing to feed",
+    return mlsba__fail(MLSBA_EINVAL,
+                       "inpa: the head has stopped (%s); nothing to feed",
                        mlsba_stop_reason_name(h->stop));
   for (size_t i = 0; i < h->q; i++)
     if (!(t[i] > 0) || !isfinite(t[i]))

@@ -12,18 +12,22 @@
  *   4.   CMA arranges w_1..w_q into rectangles (m_i, n_i).
  *   5.   Every node runs its rectangle; t_i comes back.  (phase RUN)
  *   6.   Stop when max_{i,j} |t_i - t_j| / t_i <= eps_1, i.e.
- *        (max_i t_i - min_i t_i) / min_i t_i <= eps_1. Otherwise add the
- *        point (a_i, a_i / t_i) to node i's model, where a_i = m_i n_i is
- *        the area node i actually ran (w_i after CMA's rounding: the time
- *        was measured on a_i blocks, so that is the load of the point).
+ *        (max_i t_i - min_i t_i) / min_i t_i <= eps_1. The point
+ *        (a_i, a_i / t_i) goes into node i's model (on every run, the
+ *        last too), where a_i = m_i n_i is the area node i actually ran
+ *        (w_i after CMA's rounding: the time was measured on a_i blocks,
+ *        so that is the load of the point).
  *   7.   GPA (SLBA over the node models, in blocks) gives the next w.
  *   8.   Go to 4.
- * Stops besides step 6 (as the single-node routine, lib/runtime/balance.c):
- *   - fixed point: step 7 moves no node by more than eps_1 of its w_i and
- *     the models expect the next makespan to be no better than (1 - eps_1)
- *     times the current one: re-running would only repeat this run;
- *   - cycle: step 7 proposes a w already run (not converged);
- *   - max_iter runs of step 5 (not converged).
+ * Stops besides step 6 (as the single-node routine, lib/runtime/balance.c,
+ * but on whole arrangements, since a run is a pure function of them here):
+ *   - fixed point: the arrangement of step 7's w gives every node the
+ *     same m_i x n_i as the run just fed (GPA moved w by less than CMA's
+ *     rounding): the next run would repeat this one;
+ *   - cycle: it gives every node the m_i x n_i of an earlier run;
+ *   - max_iter runs of step 5.
+ * Fixed point counts as converged (as far as whole blocks allow); cycle
+ * and max_iter do not.
  * The baselines of §4 use the same loop, with step 7 replaced:
  *   - multiple-CPM: w_i = W s_i / sum_j s_j with s_i = a_i / t_i the
  *     constant speed measured in the last run; no step 1 (its point feeds
@@ -31,14 +35,16 @@
  *   - single-CPM: one iteration of multiple-CPM: run w_i = W / q, set w
  *     by the speeds measured there, run that, stop;
  *   - homogeneous: run w_i = W / q once and stop.
- * The baselines stop as BALANCED when their last run is within eps_1 and
- * MAX_ITER otherwise (for homogeneous and single-CPM, one and two runs
- * are the algorithm's own iteration count).
+ * Multiple-CPM stops as INPA does (fixed point and cycle included).
+ * Homogeneous and single-CPM stop as BALANCED when their last run is
+ * within eps_1 and MAX_ITER otherwise (one and two runs are their own
+ * iteration counts, max_iter permitting).
  *
  * Every w sums to W = nb * nb with every w_i >= 1 (CMA needs a block per
- * node): where GPA or the proportional rule would leave a node without a
- * block, it gets one, taken from the node the models expect to finish
- * last.
+ * node): where GPA would leave a node without a block, it gets one, taken
+ * from the node the models expect to finish last; the proportional rule
+ * lifts shares below one block to one and re-shares the rest
+ * (mlsba__shares_at_least_one).
  *
  * Not thread-safe: one thread drives one head. */
 #ifndef MLSBA_PARTITION_INPA_H
@@ -52,10 +58,10 @@
 
 /* The algorithms of mlsba-inpa --algo, in the tool's spelling. */
 typedef enum mlsba__inpa_algo {
-  MLSBA__INPA_FPM = 0,       /* "inpa": functional node models + GPA */
-  MLSBA__INPA_MULTIPLE_CPM,  /* "multiple-cpm" */
-  MLSBA__INPA_SINGLE_CPM,    /* "single-cpm" */
-  MLSBA__INPA_HOMOGENEOUS,   /* "homogeneous" */
+  MLSBA__INPA_FPM = 0,      /* "inpa": functional node models + GPA */
+  MLSBA__INPA_MULTIPLE_CPM, /* "multiple-cpm" */
+  MLSBA__INPA_SINGLE_CPM,   /* "single-cpm" */
+  MLSBA__INPA_HOMOGENEOUS,  /* "homogeneous" */
   MLSBA__INPA_ALGO_COUNT
 } mlsba__inpa_algo_t;
 
@@ -87,11 +93,11 @@ typedef enum mlsba__inpa_phase {
 /* One run of step 5, kept in the history. Arrays of q, owned by the head,
  * valid until it is destroyed. */
 typedef struct mlsba__inpa_record {
-  const int64_t *w;          /* areas asked of CMA (sum W) */
+  const int64_t *w;              /* areas asked of CMA (sum W) */
   const mlsba__cma_rect_t *rect; /* the arrangement run */
-  const double *t;           /* times fed back */
-  double imbalance;          /* (max t - min t) / min t (step 6) */
-  int64_t half_perimeter;    /* H of the arrangement */
+  const double *t;               /* times fed back */
+  double imbalance;              /* (max t - min t) / min t (step 6) */
+  int64_t half_perimeter;        /* H of the arrangement */
 } mlsba__inpa_record_t;
 
 /* A head for q >= 1 nodes over an nb x nb grid of blocks (W = nb * nb,
@@ -116,7 +122,10 @@ const mlsba__cma_info_t *mlsba__inpa_cma_info(const mlsba__inpa_t *head);
 /* Feed the times t[q] (seconds, finite, > 0) that the nodes measured on
  * the current request; the head takes its next step. Returns 0;
  * MLSBA_EINVAL for a bad time (naming the node) or in phase DONE;
- * MLSBA_ENOMEM; an error of GPA or CMA. On error the head is unchanged. */
+ * MLSBA_ENOMEM; an error of GPA or CMA. On error the head keeps its phase
+ * and request; the models may already hold the fed points, which feeding
+ * the same times again replaces (a point at the same area), so a retry
+ * ends as one successful feed would. */
 int mlsba__inpa_feed(mlsba__inpa_t *head, const double t[]);
 
 /* After DONE: why it stopped (BALANCED or FIXED_POINT: converged). */
@@ -126,6 +135,11 @@ size_t mlsba__inpa_iterations(const mlsba__inpa_t *head);
 /* Run k, 0-based, k < mlsba__inpa_iterations(). */
 const mlsba__inpa_record_t *mlsba__inpa_history(const mlsba__inpa_t *head,
                                                 size_t k);
+/* The run with the smallest makespan (max_i t_i), first of equals: after
+ * a stop that did not converge (cycle, max_iter) it may beat the last
+ * run, which mlsba__inpa_w() and mlsba__inpa_rects() keep as the result,
+ * as the single-node routine does. SIZE_MAX before the first run. */
+size_t mlsba__inpa_best_run(const mlsba__inpa_t *head);
 /* Node i's functional model (points in blocks, speeds in blocks/s), as
  * built so far; baselines build it too, from the same runs. */
 const mlsba_model_t *mlsba__inpa_model(const mlsba__inpa_t *head, size_t i);
