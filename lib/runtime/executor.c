@@ -51,13 +51,20 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
     return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
   ex->pl = pl;
   int err = 0;
-  if (hwloc_topology_init(&ex->topo) != 0 ||
-      hwloc_topology_load(ex->topo) != 0) {
+  /* The topology serves only to pin cores; reading it costs tens of
+   * milliseconds, which a platform of simulated devices (a thousand
+   * simulated MPI ranks) need not pay. */
+  int has_core = 0;
+  for (size_t i = 0; i < pl->ndev; i++)
+    has_core |= pl->dev[i].type == MLSBA_DEVICE_CPU;
+  if (has_core && (hwloc_topology_init(&ex->topo) != 0 ||
+                   hwloc_topology_load(ex->topo) != 0)) {
     ex->topo = NULL;
     err = mlsba__fail(MLSBA_EDEVICE, "hwloc: cannot read the topology");
     goto fail;
   }
-  ex->ncores = hwloc_get_nbobjs_by_type(ex->topo, HWLOC_OBJ_CORE);
+  ex->ncores =
+      has_core ? hwloc_get_nbobjs_by_type(ex->topo, HWLOC_OBJ_CORE) : 0;
   /* A group is driven by one thread, so it can hold one core at most. */
   for (size_t g = 0; g < pl->ngroups; g++) {
     int cores = 0;

@@ -11,6 +11,8 @@
 #   libblis-dev                         GEMM on CPU cores
 #   libhwloc-dev                        core discovery and pinning
 #   libopenmpi-dev openmpi-bin          the MPI layer
+#   libscalapack-openmpi-dev            the ScaLAPACK peer of mlsba-inpa
+#   python3                             models/cluster/generate.py, benchmark reports
 #   gnuplot-nox                         mlsba-bench --plot
 #   python3                             tools/check-layers
 # tools/test and benchmarks/peers/run-starpu add libstarpu-dev (the StarPU
@@ -19,8 +21,12 @@ MLSBA_PACKAGES=(
   build-essential cmake pkg-config check libjansson-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
   libblis-dev libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
-  python3
+  libscalapack-openmpi-dev python3
 )
+# Optional: tools/test and benchmarks/smpi-inpa add libsimgrid-dev (smpicc,
+# smpirun: mlsba-inpa simulated at scale); without it the SMPI build and
+# its test are skipped.
+MLSBA_SIMGRID_PACKAGE=libsimgrid-dev
 
 mlsba_missing_packages() {
   local p

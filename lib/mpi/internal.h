@@ -1,0 +1,115 @@
+/* The MPI layer's modules and what they share. Everything here is internal
+ * (mlsba__mpi_*); the public API is <mlsba/mpi.h>. */
+#ifndef MLSBA_MPI_INTERNAL_H
+#define MLSBA_MPI_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mlsba/mpi.h"
+
+/* ---- agree.c: every rank learns of an error on any rank --------------- */
+
+/* Collective: err is this rank's status (0 or a negative code, with
+ * mlsba_last_error() its message). Returns 0 when every rank passed 0;
+ * otherwise the code of the lowest failing rank, on every rank, whose
+ * last-error message then reads "rank R: <that rank's message>". */
+int mlsba__mpi_agree(MPI_Comm comm, int err);
+
+/* ---- matgen.c: matrices from their global indices --------------------- */
+
+/* Element (i, j) of A (which = 0) or B (which = 1), in [-1, 1), a function
+ * of (seed, which, i, j) only, rounded to the precision: every rank makes
+ * its own part and the reference of any element without communication. */
+double mlsba__mpi_element(uint64_t seed, int which, int64_t i, int64_t j,
+                          mlsba_precision_t prec);
+/* Fills the rows [r0, r0 + rows) x columns [c0, c0 + cols) of A or B into
+ * dst (column-major, leading dimension rows). */
+void mlsba__mpi_fill(void *dst, uint64_t seed, int which, int64_t r0,
+                     int64_t c0, int64_t rows, int64_t cols,
+                     mlsba_precision_t prec);
+/* Checks samples elements of this rank's C' (rows [r0, r0 + rows) x
+ * columns [c0, c0 + cols) of C = A B, N = n) against long-double sums:
+ * |c - sum a b| <= 4 n u sum |a| |b|. */
+void mlsba__mpi_verify(const void *c, uint64_t seed, int64_t n, int64_t r0,
+                       int64_t c0, int64_t rows, int64_t cols,
+                       mlsba_precision_t prec, unsigned samples,
+                       uint64_t sample_seed, double *max_rel_error, int *ok);
+
+/* ---- node.c: one rank's devices --------------------------------------- */
+
+typedef struct mlsba__mpi_node mlsba__mpi_node_t;
+
+/* Loads the platform file (path already has %r replaced), checks that its
+ * devices are all simulated or all real, opens it. b and prec shape the
+ * kernel C' += A_(b) B_(b). */
+int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
+                         mlsba__mpi_node_t **node);
+void mlsba__mpi_node_close(mlsba__mpi_node_t *node);
+/* 1 when every device is simulated (virtual time, nothing computed). */
+int mlsba__mpi_node_simulated(const mlsba__mpi_node_t *node);
+size_t mlsba__mpi_node_num_devices(const mlsba__mpi_node_t *node);
+const char *mlsba__mpi_node_device_name(const mlsba__mpi_node_t *node,
+                                        size_t i);
+
+/* The kernel's operands for a bm x bn sub-matrix: A_(b) is bm x b
+ * (leading dimension bm), B_(b) b x bn (leading dimension b), C' bm x bn
+ * (leading dimension bm); the caller owns them (NULL on a simulated
+ * node). Re-opens what depends on the shape. */
+int mlsba__mpi_node_shape(mlsba__mpi_node_t *node, int64_t bm, int64_t bn,
+                          void *a, void *b, void *c);
+/* The node's IDPA: balances its devices on the current shape with the
+ * node algorithm that algo implies, and gives the time of one step (one
+ * C' += A_(b) B_(b)) with the distribution it settled on. */
+int mlsba__mpi_node_balance(mlsba__mpi_node_t *node, mlsba_mpi_algo_t algo,
+                            double *step_time);
+/* One step with the balanced distribution; adds every device's time to
+ * its total and gives the step's time (virtual on a simulated node). */
+int mlsba__mpi_node_step(mlsba__mpi_node_t *node, double *step_time);
+/* Columns and accumulated step times of device i since the shape was
+ * set. */
+void mlsba__mpi_node_device(const mlsba__mpi_node_t *node, size_t i,
+                            int64_t *load, double *time);
+
+/* ---- product.c: the two-dimensional blocked product -------------------- */
+
+/* The arrangement every rank knows: rank r's rectangle of C in blocks. */
+typedef struct mlsba__mpi_layout {
+  int q;
+  int64_t nb, b;
+  const int64_t *m, *n, *row, *col; /* q entries each */
+} mlsba__mpi_layout_t;
+
+typedef struct mlsba__mpi_product_stats {
+  double total; /* seconds from the common start to this rank's end */
+  double comm;  /* of which in MPI calls (waits included) */
+  double compute; /* node steps (virtual on a simulated node) */
+} mlsba__mpi_product_stats_t;
+
+/* N/b steps: at step k the owners of block column k of A send the rows of
+ * it each other rank needs, the owners of block row k of B send theirs
+ * down their column, and every rank updates its C'. a, b_, c are this
+ * rank's A', B', C' (NULL on a simulated node, which moves the same bytes
+ * from scratch buffers and computes nothing). */
+int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
+                       mlsba__mpi_node_t *node, mlsba_precision_t prec,
+                       const void *a, const void *b_, void *c,
+                       mlsba__mpi_product_stats_t *stats);
+
+/* Bytes of one element. */
+static inline size_t mlsba__mpi_elem(mlsba_precision_t p) {
+  return p == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+}
+
+/* Advances this rank's clock by a simulated device's virtual time: under
+ * SimGrid's SMPI the rank's simulated time; elsewhere nothing (the caller
+ * adds virtual times itself). */
+void mlsba__mpi_spend(double seconds);
+/* 1 in a build for SimGrid's SMPI. */
+int mlsba__mpi_is_smpi(void);
+/* Memory for a matrix or panel: SMPI_SHARED_MALLOC under SMPI (simulated
+ * ranks' data need no distinct bytes), malloc elsewhere. */
+void *mlsba__mpi_alloc(size_t bytes);
+void mlsba__mpi_free(void *p);
+
+#endif

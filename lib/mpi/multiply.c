@@ -1,0 +1,471 @@
+/* mlsba_mpi_multiply: INPA across the ranks of a communicator, then the
+ * two-dimensional blocked product with the arrangement it found.
+ *
+ * Rank 0 is INPA's head (lib/partition/inpa.h, a pure state machine): it
+ * asks for runs, every rank balances its devices on the rectangle it is
+ * given (its IDPA, libmlsba's routine) and reports the time the product
+ * would take at that step time; the head builds node models from those
+ * times and draws the next distribution, until the nodes finish together.
+ * Every exchange is preceded by a collective status check, so an error on
+ * any rank stops all of them with one message. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../partition/inpa.h"
+#include "internal.h"
+
+/* The public algorithms are the head's, in the same order. */
+_Static_assert((int)MLSBA_MPI_INPA == (int)MLSBA__INPA_FPM &&
+                   (int)MLSBA_MPI_MULTIPLE_CPM ==
+                       (int)MLSBA__INPA_MULTIPLE_CPM &&
+                   (int)MLSBA_MPI_SINGLE_CPM == (int)MLSBA__INPA_SINGLE_CPM &&
+                   (int)MLSBA_MPI_HOMOGENEOUS == (int)MLSBA__INPA_HOMOGENEOUS,
+               "mlsba_mpi_algo_t follows mlsba__inpa_algo_t");
+
+const char *mlsba_mpi_algo_name(mlsba_mpi_algo_t algo) {
+  return mlsba__inpa_algo_name((mlsba__inpa_algo_t)algo);
+}
+
+int mlsba_mpi_algo_from_name(const char *name, mlsba_mpi_algo_t *algo) {
+  mlsba__inpa_algo_t a;
+  int err = mlsba__inpa_algo_from_name(name, &a);
+  if (!err)
+    *algo = (mlsba_mpi_algo_t)a;
+  return err;
+}
+
+const char *mlsba_mpi_last_error(void) { return mlsba_last_error(); }
+
+void mlsba_mpi_opts_init(mlsba_mpi_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->algorithm = MLSBA_MPI_INPA;
+  o->node_algorithm = MLSBA_MPI_NODE_MLSBA;
+  o->eps = 0.05;
+  o->max_iter = 20;
+  o->precision = MLSBA_PRECISION_DOUBLE;
+  o->seed = 1;
+  o->verify_samples = 64;
+}
+
+void mlsba_mpi_result_free(mlsba_mpi_result_t *r) {
+  if (r == NULL)
+    return;
+  for (int i = 0; r->ranks && i < r->nodes; i++)
+    free(r->ranks[i].devices);
+  free(r->ranks);
+  free(r->history_w);
+  free(r->history_time);
+  free(r->history_imbalance);
+  memset(r, 0, sizeof *r);
+}
+
+/* The platform path of a rank: every "%r" replaced by the rank. */
+static int rank_path(const char *pattern, int rank, char *out, size_t cap) {
+  size_t len = 0;
+  for (const char *s = pattern; *s; s++) {
+    char num[16];
+    const char *piece = num;
+    if (s[0] == '%' && s[1] == 'r') {
+      snprintf(num, sizeof num, "%d", rank);
+      s++;
+    } else {
+      num[0] = *s;
+      num[1] = '\0';
+    }
+    size_t l = strlen(piece);
+    if (len + l >= cap)
+      return mlsba__fail(MLSBA_EINVAL, "platform path too long: %s", pattern);
+    memcpy(out + len, piece, l);
+    len += l;
+  }
+  out[len] = '\0';
+  return 0;
+}
+
+static int check_opts(const mlsba_mpi_opts_t *o, int q) {
+  if (o->platform == NULL || o->platform[0] == '\0')
+    return mlsba__fail(MLSBA_EINVAL, "no platform file given");
+  if (o->block < 1)
+    return mlsba__fail(MLSBA_EINVAL, "block must be >= 1, got %lld",
+                       (long long)o->block);
+  if (o->n < 1 || o->n % o->block != 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "size %lld is not a positive multiple of the block %lld",
+                       (long long)o->n, (long long)o->block);
+  int64_t nb = o->n / o->block;
+  if (nb > INT32_MAX / nb || nb * nb < q)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%lld x %lld blocks for %d ranks: %s",
+                       (long long)nb, (long long)nb, q,
+                       nb * nb < q ? "fewer blocks than nodes"
+                                   : "too many blocks");
+  if (!(o->eps >= 0) || o->max_iter < 1)
+    return mlsba__fail(MLSBA_EINVAL, "eps must be >= 0 and max_iter >= 1");
+  if ((unsigned)o->algorithm > MLSBA_MPI_HOMOGENEOUS ||
+      (unsigned)o->node_algorithm > MLSBA_MPI_NODE_IDPA ||
+      (o->precision != MLSBA_PRECISION_DOUBLE &&
+       o->precision != MLSBA_PRECISION_SINGLE))
+    return mlsba__fail(MLSBA_EINVAL, "unknown algorithm or precision");
+  return 0;
+}
+
+/* The run the head asks for, as every rank sees it. */
+typedef struct {
+  int64_t m, n, row, col;
+} rect_t;
+
+typedef struct {
+  MPI_Comm comm;
+  int rank, q;
+  const mlsba_mpi_opts_t *o;
+  int64_t nb;
+  mlsba__mpi_node_t *node;
+  mlsba__inpa_t *head; /* rank 0 */
+  rect_t mine;
+} ctx_t;
+
+static double imbalance_of(const double *t, int q) {
+  double lo = INFINITY, hi = 0;
+  for (int i = 0; i < q; i++) {
+    lo = t[i] < lo ? t[i] : lo;
+    hi = t[i] > hi ? t[i] : hi;
+  }
+  return hi > 0 ? (hi - lo) / hi : 0;
+}
+
+/* This rank's IDPA on its rectangle: the node balanced, its time for the
+ * whole product (N/b steps). Real devices run on scratch operands. */
+static int run_rect(ctx_t *C, double *t) {
+  int64_t b = C->o->block, bm = C->mine.m * b, bn = C->mine.n * b;
+  size_t es = mlsba__mpi_elem(C->o->precision);
+  int sim = mlsba__mpi_node_simulated(C->node);
+  void *a = sim ? NULL : calloc((size_t)(bm * b), es);
+  void *bb = sim ? NULL : calloc((size_t)(b * bn), es);
+  void *c = sim ? NULL : calloc((size_t)(bm * bn), es);
+  int err = 0;
+  double step = 0;
+  if (!sim && (!a || !bb || !c))
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory for a %lld x %lld block",
+                      (long long)bm, (long long)bn);
+  if (!err)
+    err = mlsba__mpi_node_shape(C->node, bm, bn, a, bb, c);
+  if (!err)
+    err = mlsba__mpi_node_balance(C->node, C->o->algorithm, &step);
+  /* Ranks that share cores (oversubscribed, or other jobs on the node)
+   * slow each other only while they compute at once, as every rank does
+   * in the product; each rank's balancing runs when it happens to. So a
+   * real node's time is measured again with every rank starting
+   * together: the mean of a few steps with the distribution it found.
+   * Every rank takes part, also one that failed (its steps are skipped),
+   * so that the barrier cannot hang. */
+  if (!sim) {
+    enum { TIMED_STEPS = 3 };
+    MPI_Barrier(C->comm);
+    double sum = 0, t1;
+    for (int k = 0; k < TIMED_STEPS && !err; k++) {
+      err = mlsba__mpi_node_step(C->node, &t1);
+      sum += t1;
+    }
+    if (!err)
+      step = sum / TIMED_STEPS;
+  }
+  if (!err && !(step > 0))
+    err = mlsba__fail(MLSBA_EDEVICE, "the node measured no time (%g s)", step);
+  *t = step * (double)C->nb;
+  free(a);
+  free(bb);
+  free(c);
+  return err;
+}
+
+/* The INPA loop; on return (0) every rank's C->mine is its final
+ * rectangle and rank 0's head is DONE. */
+static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
+  int err = 0;
+  double *times = C->rank == 0 ? malloc((size_t)C->q * sizeof *times) : NULL;
+  int64_t *sendbuf =
+      C->rank == 0 ? malloc((size_t)C->q * 4 * sizeof *sendbuf) : NULL;
+  if (C->rank == 0 && (!times || !sendbuf))
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  for (;;) {
+    int done = 0;
+    if (C->rank == 0) {
+      done = mlsba__inpa_phase(C->head) == MLSBA__INPA_DONE;
+      const mlsba__cma_rect_t *rc = mlsba__inpa_rects(C->head);
+      for (int i = 0; i < C->q; i++) {
+        sendbuf[4 * i] = rc[i].m;
+        sendbuf[4 * i + 1] = rc[i].n;
+        sendbuf[4 * i + 2] = rc[i].row;
+        sendbuf[4 * i + 3] = rc[i].col;
+      }
+    }
+    MPI_Bcast(&done, 1, MPI_INT, 0, C->comm);
+    MPI_Scatter(sendbuf, 4, MPI_INT64_T, &C->mine, 4, MPI_INT64_T, 0,
+                C->comm);
+    if (done)
+      break;
+    double t = 0;
+    err = run_rect(C, &t);
+    if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+      goto done;
+    MPI_Gather(&t, 1, MPI_DOUBLE, times, 1, MPI_DOUBLE, 0, C->comm);
+    if (C->rank == 0)
+      err = mlsba__inpa_feed(C->head, times);
+    if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+      goto done;
+  }
+  /* The node's last balancing was for this very rectangle (the head's
+   * result is its last run), so the product starts from it. */
+  if (C->rank == 0) {
+    size_t it = mlsba__inpa_iterations(C->head);
+    r->history_len = it;
+    r->history_w = malloc((it ? it : 1) * (size_t)C->q * sizeof *r->history_w);
+    r->history_time =
+        malloc((it ? it : 1) * (size_t)C->q * sizeof *r->history_time);
+    r->history_imbalance = malloc((it ? it : 1) * sizeof *r->history_imbalance);
+    if (!r->history_w || !r->history_time || !r->history_imbalance)
+      err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+    for (size_t k = 0; !err && k < it; k++) {
+      const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, k);
+      for (int i = 0; i < C->q; i++) {
+        r->history_w[k * (size_t)C->q + (size_t)i] = h->rect[i].m * h->rect[i].n;
+        r->history_time[k * (size_t)C->q + (size_t)i] = h->t[i];
+      }
+      r->history_imbalance[k] = imbalance_of(h->t, C->q);
+    }
+    mlsba_stop_reason_t stop = mlsba__inpa_stop(C->head);
+    r->iterations = (unsigned)it;
+    r->converged =
+        stop == MLSBA_STOP_BALANCED || stop == MLSBA_STOP_FIXED_POINT;
+    r->imbalance = it ? r->history_imbalance[it - 1] : 0;
+    const mlsba__cma_info_t *ci = mlsba__inpa_cma_info(C->head);
+    r->half_perimeter_sum = ci->half_perimeter;
+    r->half_perimeter_lower_bound = ci->lower_bound;
+  }
+  err = mlsba__mpi_agree(C->comm, err);
+done:
+  free(times);
+  free(sendbuf);
+  return err;
+}
+
+/* What every rank reports about itself after the product. */
+typedef struct {
+  double w, m, n, row, col, time, comm, total, ndev;
+} rank_report_t;
+
+typedef struct {
+  char name[64];
+  int64_t load;
+  double time;
+} dev_report_t;
+
+static int gather_reports(ctx_t *C, const mlsba__mpi_product_stats_t *st,
+                          mlsba_mpi_result_t *r) {
+  size_t p = mlsba__mpi_node_num_devices(C->node);
+  rank_report_t me = {(double)(C->mine.m * C->mine.n), (double)C->mine.m,
+                      (double)C->mine.n, (double)C->mine.row,
+                      (double)C->mine.col, st->compute, st->comm, st->total,
+                      (double)p};
+  rank_report_t *all = malloc((size_t)C->q * sizeof *all);
+  dev_report_t *mine = calloc(p ? p : 1, sizeof *mine);
+  int *counts = malloc((size_t)C->q * sizeof *counts);
+  int *displs = malloc((size_t)C->q * sizeof *displs);
+  r->ranks = calloc((size_t)C->q, sizeof *r->ranks);
+  int err = 0;
+  if (!all || !mine || !counts || !displs || !r->ranks)
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  MPI_Allgather(&me, (int)(sizeof me / sizeof(double)), MPI_DOUBLE, all,
+                (int)(sizeof me / sizeof(double)), MPI_DOUBLE, C->comm);
+  for (size_t i = 0; i < p; i++) {
+    snprintf(mine[i].name, sizeof mine[i].name, "%s",
+             mlsba__mpi_node_device_name(C->node, i));
+    mlsba__mpi_node_device(C->node, i, &mine[i].load, &mine[i].time);
+  }
+  double max_total = 0, sum_total = 0, sum_comm = 0;
+  int bytes_total = 0;
+  for (int i = 0; i < C->q; i++) {
+    mlsba_mpi_rank_t *rk = &r->ranks[i];
+    rk->w = (int64_t)all[i].w;
+    rk->m = (int64_t)all[i].m;
+    rk->n = (int64_t)all[i].n;
+    rk->row = (int64_t)all[i].row;
+    rk->col = (int64_t)all[i].col;
+    rk->time = all[i].time;
+    rk->comm = all[i].comm;
+    rk->ndevices = (size_t)all[i].ndev;
+    max_total = all[i].total > max_total ? all[i].total : max_total;
+    sum_total += all[i].total;
+    sum_comm += all[i].comm;
+    counts[i] = (int)(rk->ndevices * sizeof(dev_report_t));
+    displs[i] = bytes_total;
+    bytes_total += counts[i];
+  }
+  r->makespan_s = max_total;
+  r->comm_share = sum_total > 0 ? sum_comm / sum_total : 0;
+  double nn = (double)C->o->n;
+  r->gflops = max_total > 0 ? 2 * nn * nn * nn / max_total * 1e-9 : 0;
+  /* The devices of every rank, to the head only: with a thousand ranks
+   * nobody else needs them. */
+  dev_report_t *devs = NULL;
+  if (C->rank == 0 && (devs = malloc((size_t)bytes_total + 1)) == NULL)
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  MPI_Gatherv(mine, (int)(p * sizeof *mine), MPI_BYTE, devs, counts, displs,
+              MPI_BYTE, 0, C->comm);
+  for (int i = 0; C->rank == 0 && i < C->q && !err; i++) {
+    mlsba_mpi_rank_t *rk = &r->ranks[i];
+    rk->devices = calloc(rk->ndevices ? rk->ndevices : 1, sizeof *rk->devices);
+    if (rk->devices == NULL) {
+      err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+      break;
+    }
+    const dev_report_t *d =
+        (const dev_report_t *)((const char *)devs + displs[i]);
+    for (size_t k = 0; k < rk->ndevices; k++) {
+      memcpy(rk->devices[k].name, d[k].name, sizeof d[k].name);
+      rk->devices[k].load = d[k].load;
+      rk->devices[k].time = d[k].time;
+    }
+  }
+  free(devs);
+  err = mlsba__mpi_agree(C->comm, err);
+done:
+  free(all);
+  free(mine);
+  free(counts);
+  free(displs);
+  return err;
+}
+
+/* The product on this rank's own A', B', C' (made from global indices),
+ * then the check of sampled elements of C'. */
+static int product(ctx_t *C, mlsba_mpi_result_t *r) {
+  const mlsba_mpi_opts_t *o = C->o;
+  int64_t b = o->block;
+  int64_t *lay4 = malloc((size_t)C->q * 4 * sizeof *lay4);
+  int64_t *m = malloc((size_t)C->q * 4 * sizeof *m);
+  int err = (!lay4 || !m) ? mlsba__fail(MLSBA_ENOMEM, "out of memory") : 0;
+  int sim = mlsba__mpi_node_simulated(C->node);
+  int64_t bm = C->mine.m * b, bn = C->mine.n * b;
+  size_t es = mlsba__mpi_elem(o->precision);
+  void *a = NULL, *bb = NULL, *c = NULL;
+  if (!err && !sim) {
+    a = malloc((size_t)(bm * bn) * es);
+    bb = malloc((size_t)(bm * bn) * es);
+    c = calloc((size_t)(bm * bn), es);
+    if (!a || !bb || !c)
+      err = mlsba__fail(MLSBA_ENOMEM,
+                        "out of memory for A', B' and C' (%lld x %lld each)",
+                        (long long)bm, (long long)bn);
+  }
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  if (!sim) {
+    mlsba__mpi_fill(a, o->seed, 0, C->mine.row * b, C->mine.col * b, bm, bn,
+                    o->precision);
+    mlsba__mpi_fill(bb, o->seed, 1, C->mine.row * b, C->mine.col * b, bm, bn,
+                    o->precision);
+  }
+  int64_t me4[4] = {C->mine.m, C->mine.n, C->mine.row, C->mine.col};
+  MPI_Allgather(me4, 4, MPI_INT64_T, lay4, 4, MPI_INT64_T, C->comm);
+  int q = C->q;
+  for (int i = 0; i < q; i++)
+    for (int f = 0; f < 4; f++)
+      m[f * q + i] = lay4[4 * i + f];
+  mlsba__mpi_layout_t lay = {q, C->nb, b, m, m + q, m + 2 * q, m + 3 * q};
+  mlsba__mpi_product_stats_t st;
+  if ((err = mlsba__mpi_product(C->comm, &lay, C->node, o->precision, a, bb, c,
+                                &st)) != 0)
+    goto done;
+  int ok = 1, all_ok = 1;
+  double rel = 0;
+  if (!sim && o->verify_samples > 0)
+    mlsba__mpi_verify(c, o->seed, o->n, C->mine.row * b, C->mine.col * b, bm,
+                      bn, o->precision, o->verify_samples,
+                      o->seed * 7919u + (uint64_t)C->rank, &rel, &ok);
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, C->comm);
+  MPI_Allreduce(&rel, &r->max_rel_error, 1, MPI_DOUBLE, MPI_MAX, C->comm);
+  r->verified = sim || o->verify_samples == 0 ? -1 : all_ok;
+  err = gather_reports(C, &st, r);
+done:
+  free(lay4);
+  free(m);
+  free(a);
+  free(bb);
+  free(c);
+  return err;
+}
+
+/* Every rank's node must run in the same time base as the head's. */
+static int check_same_time_base(ctx_t *C, int *simulated) {
+  int mine = mlsba__mpi_node_simulated(C->node), head = mine;
+  MPI_Bcast(&head, 1, MPI_INT, 0, C->comm);
+  *simulated = head;
+  int err = 0;
+  if (mine != head)
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "its platform has %s devices, rank 0's %s ones: node "
+                      "times would mix virtual and wall-clock seconds",
+                      mine ? "simulated" : "real", head ? "simulated" : "real");
+  return mlsba__mpi_agree(C->comm, err);
+}
+
+int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
+                       mlsba_mpi_result_t *r) {
+  if (o == NULL || r == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_multiply: NULL argument");
+  memset(r, 0, sizeof *r);
+  ctx_t C = {.comm = comm, .o = o};
+  MPI_Comm_rank(comm, &C.rank);
+  MPI_Comm_size(comm, &C.q);
+  r->nodes = C.q;
+  int err = check_opts(o, C.q);
+  char path[1024];
+  if (!err)
+    err = rank_path(o->platform, C.rank, path, sizeof path);
+  if ((err = mlsba__mpi_agree(comm, err)) != 0)
+    return err;
+  C.nb = o->n / o->block;
+  err = mlsba__mpi_node_open(path, o, &C.node);
+  if ((err = mlsba__mpi_agree(comm, err)) != 0)
+    return err;
+  if ((err = check_same_time_base(&C, &r->simulated)) != 0)
+    goto done;
+  if (C.rank == 0) {
+    mlsba__inpa_opts_t io;
+    mlsba__inpa_opts_init(&io);
+    io.algo = (mlsba__inpa_algo_t)o->algorithm;
+    io.eps = o->eps;
+    io.max_iter = o->max_iter;
+    err = mlsba__inpa_create((size_t)C.q, C.nb, &io, &C.head);
+  }
+  if ((err = mlsba__mpi_agree(comm, err)) != 0)
+    goto done;
+  if ((err = inpa(&C, r)) != 0 || (err = product(&C, r)) != 0)
+    goto done;
+  /* The head's scalars, for every rank. */
+  double sc[5] = {(double)r->iterations, (double)r->converged, r->imbalance,
+                  (double)r->half_perimeter_sum,
+                  r->half_perimeter_lower_bound};
+  MPI_Bcast(sc, 5, MPI_DOUBLE, 0, comm);
+  r->iterations = (unsigned)sc[0];
+  r->converged = (int)sc[1];
+  r->imbalance = sc[2];
+  r->half_perimeter_sum = (int64_t)sc[3];
+  r->half_perimeter_lower_bound = sc[4];
+done:
+  mlsba__inpa_destroy(C.head);
+  mlsba__mpi_node_close(C.node);
+  if (err)
+    mlsba_mpi_result_free(r);
+  return err;
+}

@@ -1,0 +1,301 @@
+/* One rank's devices, through libmlsba's public API: the platform file,
+ * an executor, and the node kernel C' += A_(b) B_(b) as an application
+ * load whose units are the columns of C' (a CPU core runs BLIS with
+ * beta = 1 on its columns).
+ *
+ * Simulated devices in a node's platform give their speed in b x b blocks
+ * of C' updated per second, their load and max_load in such blocks (one
+ * step updates every block of C' once). A column of a bm-tall C' is
+ * bm / b^2 blocks, so for every shape the node runs a copy of its platform
+ * whose profiles are rescaled to columns: the device then takes the
+ * virtual time its profile gives for the blocks it updates. */
+#include <blis.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "internal.h"
+
+struct mlsba__mpi_node {
+  char path[512];
+  mlsba_platform_t *file; /* as loaded, for names, types and checks */
+  json_t *json;           /* the file's JSON, simulated nodes only */
+  int simulated;
+  /* Simulated without noise, faults or slow-downs: every step with the
+   * same distribution takes the same virtual time, so one run stands
+   * for all N/b (a thousand simulated ranks need not start a thousand
+   * executor runs per step). */
+  int repeatable;
+  int have_step; /* time[] holds the run of the current distribution */
+  size_t p;
+  int64_t b;
+  mlsba_precision_t prec;
+  mlsba_mpi_node_algo_t node_algo;
+  double eps;
+  unsigned max_iter;
+  /* What depends on the shape. */
+  int64_t bm, bn;
+  mlsba_platform_t *scaled; /* simulated nodes: profiles in columns */
+  mlsba_executor_t *ex;
+  mlsba_load_t *load;
+  const void *a, *bp;
+  void *c;
+  int64_t bal_bm, bal_bn; /* the shape units was balanced for */
+  mlsba_mpi_algo_t algo;  /* of the last balancing */
+  int64_t *units;   /* the balanced columns per device */
+  double *time;     /* the last run's device times */
+  double *total;    /* device times summed over steps */
+};
+
+/* C'[:, first:first+count] += A_(b) B_(b)[:, first:first+count], on the
+ * calling core alone. */
+static int kernel_cpu(void *user, int64_t first, int64_t count) {
+  mlsba__mpi_node_t *nd = user;
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_num_threads(1, &rntm);
+  dim_t m = (dim_t)nd->bm, k = (dim_t)nd->b;
+  if (nd->prec == MLSBA_PRECISION_DOUBLE) {
+    double one = 1;
+    bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)count, k, &one,
+                 (double *)nd->a, 1, m, (double *)nd->bp + first * k, 1, k,
+                 &one, (double *)nd->c + first * m, 1, m, NULL, &rntm);
+  } else {
+    float one = 1;
+    bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)count, k, &one,
+                 (float *)nd->a, 1, m, (float *)nd->bp + first * k, 1, k, &one,
+                 (float *)nd->c + first * m, 1, m, NULL, &rntm);
+  }
+  return 0;
+}
+
+int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
+                         mlsba__mpi_node_t **out) {
+  *out = NULL;
+  mlsba__mpi_node_t *nd = calloc(1, sizeof *nd);
+  if (nd == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  snprintf(nd->path, sizeof nd->path, "%s", path);
+  nd->b = o->block;
+  nd->prec = o->precision;
+  nd->node_algo = o->node_algorithm;
+  nd->eps = o->eps;
+  nd->max_iter = o->max_iter;
+  int err = mlsba_platform_load(path, &nd->file);
+  if (err)
+    goto fail;
+  nd->p = mlsba_platform_num_devices(nd->file);
+  size_t sims = 0;
+  for (size_t i = 0; i < nd->p; i++)
+    sims += mlsba_platform_device_type(nd->file, i) == MLSBA_DEVICE_SIM;
+  nd->simulated = sims == nd->p;
+  if (sims != 0 && sims != nd->p) {
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "%s: mixes simulated and real devices; a node runs "
+                      "either in virtual time or in wall-clock time",
+                      path);
+    goto fail;
+  }
+  if (!nd->simulated && mlsba__mpi_is_smpi()) {
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "%s: has real devices; under SimGrid every device "
+                      "must be simulated",
+                      path);
+    goto fail;
+  }
+  nd->units = calloc(nd->p, sizeof *nd->units);
+  nd->time = calloc(nd->p, sizeof *nd->time);
+  nd->total = calloc(nd->p, sizeof *nd->total);
+  if (!nd->units || !nd->time || !nd->total) {
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+    goto fail;
+  }
+  if (nd->simulated) {
+    json_error_t je;
+    nd->json = json_load_file(path, 0, &je);
+    if (nd->json == NULL) { /* read once already: only a race gets here */
+      err = mlsba__fail(MLSBA_EIO, "%s: %s", path, je.text);
+      goto fail;
+    }
+    nd->repeatable = 1;
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(nd->json, "devices"), i, d) {
+      json_t *noise = json_object_get(d, "noise");
+      if ((json_is_number(noise) && json_number_value(noise) > 0) ||
+          json_object_get(d, "fail_at") || json_object_get(d, "slow_at"))
+        nd->repeatable = 0;
+    }
+  } else if ((err = mlsba_executor_create(nd->file, &nd->ex)) != 0) {
+    goto fail;
+  }
+  *out = nd;
+  return 0;
+fail:
+  mlsba__mpi_node_close(nd);
+  return err;
+}
+
+void mlsba__mpi_node_close(mlsba__mpi_node_t *nd) {
+  if (nd == NULL)
+    return;
+  mlsba_load_destroy(nd->load);
+  mlsba_executor_destroy(nd->ex);
+  mlsba_platform_destroy(nd->scaled);
+  mlsba_platform_destroy(nd->file);
+  json_decref(nd->json);
+  free(nd->units);
+  free(nd->time);
+  free(nd->total);
+  free(nd);
+}
+
+int mlsba__mpi_node_simulated(const mlsba__mpi_node_t *nd) {
+  return nd->simulated;
+}
+
+size_t mlsba__mpi_node_num_devices(const mlsba__mpi_node_t *nd) {
+  return nd->p;
+}
+
+const char *mlsba__mpi_node_device_name(const mlsba__mpi_node_t *nd,
+                                        size_t i) {
+  return mlsba_platform_device_name(nd->file, i);
+}
+
+/* The node's platform with every simulated profile turned from blocks
+ * into columns of a bm-tall C': x columns are x bm / b^2 blocks. */
+static int scaled_platform(mlsba__mpi_node_t *nd, mlsba_platform_t **out) {
+  double per_column = (double)nd->bm / ((double)nd->b * (double)nd->b);
+  json_t *copy = json_deep_copy(nd->json);
+  if (copy == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  size_t i;
+  json_t *d;
+  json_array_foreach(json_object_get(copy, "devices"), i, d) {
+    size_t k;
+    json_t *pt;
+    json_array_foreach(json_object_get(d, "speed"), k, pt) {
+      double x = json_number_value(json_array_get(pt, 0));
+      double s = json_number_value(json_array_get(pt, 1));
+      json_array_set_new(pt, 0, json_real(x / per_column));
+      json_array_set_new(pt, 1, json_real(s / per_column));
+    }
+    json_t *max = json_object_get(d, "max_load");
+    if (json_is_number(max))
+      json_object_set_new(
+          d, "max_load",
+          json_integer((json_int_t)(json_number_value(max) / per_column)));
+  }
+  char *text = json_dumps(copy, JSON_COMPACT);
+  json_decref(copy);
+  if (text == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  int err = mlsba_platform_parse(text, nd->path, out);
+  free(text);
+  return err;
+}
+
+int mlsba__mpi_node_shape(mlsba__mpi_node_t *nd, int64_t bm, int64_t bn,
+                          void *a, void *b, void *c) {
+  nd->bm = bm;
+  nd->bn = bn;
+  nd->a = a;
+  nd->bp = b;
+  nd->c = c;
+  mlsba_load_destroy(nd->load);
+  nd->load = NULL;
+  int err = 0;
+  if (nd->simulated) {
+    mlsba_executor_destroy(nd->ex);
+    nd->ex = NULL;
+    mlsba_platform_destroy(nd->scaled);
+    nd->scaled = NULL;
+    if ((err = scaled_platform(nd, &nd->scaled)) != 0 ||
+        (err = mlsba_executor_create(nd->scaled, &nd->ex)) != 0)
+      return err;
+  }
+  char shape[96];
+  snprintf(shape, sizeof shape, "bm=%lld b=%lld %s", (long long)bm,
+           (long long)nd->b,
+           nd->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single");
+  if ((err = mlsba_load_create("inpa-step", bn, &nd->load)) != 0 ||
+      (err = mlsba_load_set_cpu(nd->load, kernel_cpu, nd)) != 0 ||
+      (err = mlsba_load_set_shape(nd->load, shape)) != 0)
+    return err;
+  memset(nd->total, 0, nd->p * sizeof *nd->total);
+  nd->have_step = 0;
+  return 0;
+}
+
+/* Whether units were balanced for the current shape. */
+static int balanced(const mlsba__mpi_node_t *nd) {
+  return nd->bal_bm == nd->bm && nd->bal_bn == nd->bn;
+}
+
+int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
+                            double *step_time) {
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.eps = nd->eps;
+  o.max_iter = nd->max_iter;
+  o.grouping = nd->node_algo == MLSBA_MPI_NODE_IDPA ? MLSBA_GROUPING_FLAT
+                                                    : MLSBA_GROUPING_PLATFORM;
+  /* Each baseline of the paper replaces the inter-device step too. */
+  switch (algo) {
+  case MLSBA_MPI_MULTIPLE_CPM:
+    o.algorithm = MLSBA_ALGO_MULTIPLE_CPM;
+    break;
+  case MLSBA_MPI_SINGLE_CPM:
+    o.algorithm = MLSBA_ALGO_SINGLE_CPM;
+    break;
+  case MLSBA_MPI_HOMOGENEOUS:
+    o.algorithm = MLSBA_ALGO_HOMOGENEOUS;
+    break;
+  default:
+    o.algorithm = nd->node_algo == MLSBA_MPI_NODE_IDPA ? MLSBA_ALGO_SLBA
+                                                       : MLSBA_ALGO_MLSBA;
+  }
+  mlsba_balance_result_t r;
+  memset(&r, 0, sizeof r);
+  int err = mlsba_balance_load(nd->ex, nd->load, &o, &r);
+  if (!err) {
+    nd->bal_bm = nd->bm;
+    nd->bal_bn = nd->bn;
+    nd->algo = algo;
+    memcpy(nd->units, r.load, nd->p * sizeof *nd->units);
+    memcpy(nd->time, r.time, nd->p * sizeof *nd->time);
+    *step_time = r.makespan;
+  }
+  mlsba_balance_result_free(&r);
+  return err;
+}
+
+int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {
+  double t;
+  int err = balanced(nd) ? 0 : mlsba__mpi_node_balance(nd, nd->algo, &t);
+  if (err)
+    return err;
+  if (!(nd->repeatable && nd->have_step)) {
+    err = mlsba_executor_run(nd->ex, nd->load, nd->units, MLSBA_DRIVE_SHARED,
+                             nd->time, NULL);
+    if (err)
+      return err;
+    nd->have_step = 1;
+  }
+  double mk = 0;
+  for (size_t i = 0; i < nd->p; i++) {
+    nd->total[i] += nd->time[i];
+    if (nd->units[i] > 0 && nd->time[i] > mk)
+      mk = nd->time[i];
+  }
+  *step_time = mk;
+  return 0;
+}
+
+void mlsba__mpi_node_device(const mlsba__mpi_node_t *nd, size_t i,
+                            int64_t *load, double *time) {
+  *load = nd->units[i];
+  *time = nd->total[i];
+}

@@ -1,0 +1,286 @@
+/* mlsba-inpa: INPA across MPI ranks, then the heterogeneous 2-D blocked
+ * product C = A x B on every rank's devices.
+ *
+ *   mpirun -np Q mlsba-inpa --platform FILE --size N --block B [...]
+ *
+ * Every rank parses the same command line; rank 0 prints the table and the
+ * JSON report. Bad input, or an error on any rank, gives one line on rank
+ * 0's stderr and a non-zero exit on every rank. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cli.h"
+#include "mlsba/mpi.h"
+
+static const char *prog = "mlsba-inpa";
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "Usage: mpirun -np Q %s --platform FILE --size N --block B\n"
+      "         [--algo inpa|multiple-cpm|single-cpm|homogeneous]\n"
+      "         [--node-algo mlsba|idpa] [--eps E] [--max-iter I]\n"
+      "         [--precision single|double] [--json FILE|-] [--quiet]\n"
+      "\n"
+      "Balances the ranks of an MPI job (each a node with its own devices)\n"
+      "with INPA, then computes C = A x B (N x N) with the heterogeneous\n"
+      "two-dimensional blocked algorithm: N/B steps, each moving a panel of\n"
+      "A along the rows and a panel of B down the columns of the\n"
+      "arrangement, and every rank updating its own rectangle of C with\n"
+      "its devices. A, B and C are made from their global indices, so every\n"
+      "rank checks sampled elements of its own C against long-double sums.\n"
+      "\n"
+      "  --platform FILE  each rank's platform file; %%r is replaced by the\n"
+      "                   rank (p%%r.json: p0.json, p1.json, ...). Simulated\n"
+      "                   devices give speeds in B x B blocks of C updated\n"
+      "                   per second.\n"
+      "  --size N         matrix order, a multiple of B\n"
+      "  --block B        block size (at least one block per rank)\n"
+      "  --algo A         inpa (default): node speed functions; or the\n"
+      "                   constant-model baselines multiple-cpm, single-cpm,\n"
+      "                   homogeneous\n"
+      "  --node-algo A    mlsba (default): MLSBA over the node's groups;\n"
+      "                   idpa: geometric partitioning flat over devices\n"
+      "  --eps E          node times within E: balanced (default 0.05)\n"
+      "  --max-iter I     at most I distributions (default 20)\n"
+      "  --precision P    double (default) or single\n"
+      "  --json FILE|-    write the JSON report (- : standard output)\n"
+      "  --quiet          no table\n"
+      "  -h, --help       this help\n"
+      "\n"
+      "The table: every rank's blocks w, its rectangle (m x n blocks at\n"
+      "row, col), its compute time and its devices' columns and times;\n"
+      "then the iterations, the imbalance of the node times, the sum of\n"
+      "half-perimeters H against its lower bound 2 sum sqrt(w), the GFLOPS\n"
+      "of the whole product, the share of the time spent in MPI calls\n"
+      "(waits included) and whether the sampled elements verified (n/a on\n"
+      "simulated devices, which compute nothing: their times are virtual).\n",
+      prog);
+}
+
+typedef struct {
+  mlsba_mpi_opts_t o;
+  const char *json;
+  int quiet, help;
+} args_t;
+
+static int parse_count(const char *s, int64_t *out) {
+  if (*s == '\0' || strspn(s, "0123456789") != strlen(s))
+    return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, NULL, 10);
+  if (errno == ERANGE || v > (1ULL << 40))
+    return -1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+/* Returns 0, or the exit status of a usage error (printed when loud). */
+static int parse_args(int argc, char **argv, args_t *A, int loud) {
+  mlsba_mpi_opts_init(&A->o);
+  A->o.n = A->o.block = -1;
+  for (int i = 1; i < argc; i++) {
+    const char *opt = argv[i];
+    if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
+      A->help = 1;
+      return 0;
+    }
+    if (!strcmp(opt, "--quiet")) {
+      A->quiet = 1;
+      continue;
+    }
+    if (i + 1 >= argc)
+      return loud ? cli_usage_error(prog, "missing value after ", opt)
+                  : CLI_EXIT_USAGE;
+    const char *v = argv[++i];
+    int bad = 0;
+    if (!strcmp(opt, "--platform"))
+      A->o.platform = v;
+    else if (!strcmp(opt, "--size"))
+      bad = parse_count(v, &A->o.n) || A->o.n < 1;
+    else if (!strcmp(opt, "--block"))
+      bad = parse_count(v, &A->o.block) || A->o.block < 1;
+    else if (!strcmp(opt, "--algo"))
+      bad = mlsba_mpi_algo_from_name(v, &A->o.algorithm) != 0;
+    else if (!strcmp(opt, "--node-algo")) {
+      bad = strcmp(v, "mlsba") && strcmp(v, "idpa");
+      A->o.node_algorithm =
+          !strcmp(v, "idpa") ? MLSBA_MPI_NODE_IDPA : MLSBA_MPI_NODE_MLSBA;
+    } else if (!strcmp(opt, "--eps")) {
+      char *end;
+      A->o.eps = strtod(v, &end);
+      bad = *end != '\0' || !(A->o.eps >= 0 && A->o.eps < 1);
+    } else if (!strcmp(opt, "--max-iter")) {
+      int64_t it;
+      bad = parse_count(v, &it) || it < 1 || it > 10000;
+      A->o.max_iter = (unsigned)it;
+    } else if (!strcmp(opt, "--precision")) {
+      bad = strcmp(v, "single") && strcmp(v, "double");
+      A->o.precision = !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE
+                                            : MLSBA_PRECISION_DOUBLE;
+    } else if (!strcmp(opt, "--json"))
+      A->json = v;
+    else
+      return loud ? cli_usage_error(prog, "unknown option ", opt)
+                  : CLI_EXIT_USAGE;
+    if (bad) {
+      char what[64];
+      snprintf(what, sizeof what, "bad value for %s: ", opt);
+      return loud ? cli_usage_error(prog, what, v) : CLI_EXIT_USAGE;
+    }
+  }
+  const char *missing = A->o.platform == NULL ? "--platform"
+                        : A->o.n < 0          ? "--size"
+                        : A->o.block < 0      ? "--block"
+                                              : NULL;
+  if (missing)
+    return loud ? cli_usage_error(prog, "missing ", missing) : CLI_EXIT_USAGE;
+  return 0;
+}
+
+static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
+  printf("%s over %d ranks: N = %lld, block %lld, %s precision\n\n",
+         mlsba_mpi_algo_name(A->o.algorithm), r->nodes, (long long)A->o.n,
+         (long long)A->o.block,
+         A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single");
+  printf("%5s %9s %13s %13s %10s %10s\n", "rank", "w", "m x n", "at row,col",
+         "time s", "comm s");
+  for (int i = 0; i < r->nodes; i++) {
+    const mlsba_mpi_rank_t *k = &r->ranks[i];
+    char mn[32], at[32];
+    snprintf(mn, sizeof mn, "%lldx%lld", (long long)k->m, (long long)k->n);
+    snprintf(at, sizeof at, "%lld,%lld", (long long)k->row, (long long)k->col);
+    printf("%5d %9lld %13s %13s %10.4f %10.4f\n", i, (long long)k->w, mn, at,
+           k->time, k->comm);
+    for (size_t d = 0; d < k->ndevices; d++)
+      printf("%5s   %-24.24s %9lld columns %10.4f s\n", "",
+             k->devices[d].name, (long long)k->devices[d].load,
+             k->devices[d].time);
+  }
+  printf("\niterations  %u (%s)\n", r->iterations,
+         r->converged ? "converged" : "not converged");
+  printf("imbalance   %.4f (max - min) / max of the node times\n",
+         r->imbalance);
+  printf("H           %lld blocks, lower bound %.1f (%.3fx)\n",
+         (long long)r->half_perimeter_sum, r->half_perimeter_lower_bound,
+         r->half_perimeter_lower_bound > 0
+             ? (double)r->half_perimeter_sum / r->half_perimeter_lower_bound
+             : 0.0);
+  printf("product     %.4f s%s, %.2f GFLOPS\n", r->makespan_s,
+         r->simulated ? " (virtual)" : "", r->gflops);
+  printf("comm share  %.1f%% of the time in MPI calls, waits included\n",
+         100 * r->comm_share);
+  if (r->verified < 0)
+    printf("verified    n/a (%s)\n",
+           r->simulated ? "simulated devices compute nothing" : "not checked");
+  else
+    printf("verified    %s (max relative error %.2e)\n",
+           r->verified ? "yes" : "NO", r->max_rel_error);
+}
+
+static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
+  json_t *hist = json_array();
+  for (size_t k = 0; k < r->history_len; k++) {
+    json_t *w = json_array(), *t = json_array();
+    for (int i = 0; i < r->nodes; i++) {
+      json_array_append_new(
+          w, json_integer(r->history_w[k * (size_t)r->nodes + (size_t)i]));
+      json_array_append_new(
+          t, json_real(r->history_time[k * (size_t)r->nodes + (size_t)i]));
+    }
+    json_array_append_new(hist, json_pack("{s:I, s:o, s:o, s:f}", "iteration",
+                                          (json_int_t)(k + 1), "w", w, "time",
+                                          t, "imbalance",
+                                          r->history_imbalance[k]));
+  }
+  json_t *ranks = json_array();
+  for (int i = 0; i < r->nodes; i++) {
+    const mlsba_mpi_rank_t *k = &r->ranks[i];
+    json_t *devs = json_array();
+    for (size_t d = 0; d < k->ndevices; d++)
+      json_array_append_new(
+          devs, json_pack("{s:s, s:I, s:f}", "name", k->devices[d].name, "load",
+                          (json_int_t)k->devices[d].load, "time",
+                          k->devices[d].time));
+    json_array_append_new(
+        ranks, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:o}",
+                         "rank", i, "w", (json_int_t)k->w, "m",
+                         (json_int_t)k->m, "n", (json_int_t)k->n, "row",
+                         (json_int_t)k->row, "col", (json_int_t)k->col,
+                         "time", k->time, "comm_s", k->comm, "devices", devs));
+  }
+  json_t *verified = r->verified < 0 ? json_null() : json_boolean(r->verified);
+  return json_pack(
+      "{s:s, s:i, s:I, s:I, s:I, s:b, s:f, s:I, s:f, s:f, s:f, s:f, s:o, "
+      "s:s, s:s, s:b, s:o, s:o}",
+      "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "nodes", r->nodes,
+      "n", (json_int_t)A->o.n, "block", (json_int_t)A->o.block, "iterations",
+      (json_int_t)r->iterations, "converged", r->converged, "imbalance",
+      r->imbalance, "half_perimeter_sum", (json_int_t)r->half_perimeter_sum,
+      "half_perimeter_lower_bound", r->half_perimeter_lower_bound,
+      "makespan_s", r->makespan_s, "gflops", r->gflops, "comm_share",
+      r->comm_share, "verified", verified, "node_algorithm",
+      A->o.node_algorithm == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba",
+      "precision",
+      A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
+      "simulated", r->simulated, "history", hist, "ranks", ranks);
+}
+
+static int write_json(const char *path, json_t *j) {
+  int flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6);
+  int rc = !strcmp(path, "-") ? json_dumpf(j, stdout, flags)
+                              : json_dump_file(j, path, flags);
+  if (!strcmp(path, "-"))
+    putchar('\n');
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  args_t A;
+  memset(&A, 0, sizeof A);
+  /* Every rank parses; only rank 0 speaks. */
+  int status = parse_args(argc, argv, &A, rank == 0);
+  if (status == 0 && A.help) {
+    if (rank == 0)
+      usage(stdout);
+    MPI_Finalize();
+    return 0;
+  }
+  if (status != 0) {
+    MPI_Finalize();
+    return status;
+  }
+  mlsba_mpi_result_t r;
+  int err = mlsba_mpi_multiply(MPI_COMM_WORLD, &A.o, &r);
+  if (err) {
+    if (rank == 0)
+      fprintf(stderr, "%s: %s\n", prog, mlsba_mpi_last_error());
+    MPI_Finalize();
+    return 1;
+  }
+  if (rank == 0) {
+    if (!A.quiet && !(A.json && !strcmp(A.json, "-")))
+      print_table(&A, &r);
+    if (A.json) {
+      json_t *j = report(&A, &r);
+      if (j == NULL || write_json(A.json, j) != 0) {
+        fprintf(stderr, "%s: cannot write the JSON report to %s\n", prog,
+                A.json);
+        status = 1;
+      }
+      json_decref(j);
+    }
+    if (r.verified == 0)
+      status = 1;
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  mlsba_mpi_result_free(&r);
+  MPI_Finalize();
+  return status;
+}
