@@ -56,7 +56,7 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
    * simulated MPI ranks) need not pay. */
   int has_core = 0;
   for (size_t i = 0; i < pl->ndev; i++)
-    has_core |= pl->dev[i].type == MLSBA_DEVICE_CPU;
+    has_core |= pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
   if (has_core && (hwloc_topology_init(&ex->topo) != 0 ||
                    hwloc_topology_load(ex->topo) != 0)) {
     ex->topo = NULL;
