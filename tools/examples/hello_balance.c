@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wrap.h"
+#include "example_output.h"
 
 typedef struct {
   float *x, *y;
@@ -88,23 +88,6 @@ static const mlsba_opencl_ops_t device_code = {
     .enqueue = on_device,
     .complete = share_done,
 };
-
-/* How the balancing goes: a line per run, and what the routine decided
- * (a device left out, a device dropped after a fault). */
-static void on_run(void *ctx, const mlsba_iteration_t *it) {
-  const double *eps = ctx; /* rounded on eps's side: 4.96% is not 5.0% */
-  printf("  run %u: %.4f s, imbalance %.1f%%\n", it->iteration, it->makespan,
-         mlsba_imbalance_percent(it->imbalance, *eps));
-}
-
-static void on_log(void *ctx, const char *line) {
-  (void)ctx;
-  /* Its line per run is on_run's; its last line, main's. */
-  if (strstr(line, ": iteration ") == NULL &&
-      strstr(line, ": balanced in ") == NULL &&
-      strstr(line, ": not balanced") == NULL)
-    print_wrapped("  - ", 4, line);
-}
 
 int main(void) {
   const int64_t n = 1 << 19;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wrap.h"
+#include "example_output.h"
 
 typedef struct {
   int64_t n;
@@ -86,22 +86,6 @@ static const mlsba_opencl_ops_t device_code = {
     .enqueue = step_on_device,
     .complete = share_done,
 };
-
-/* How the balancing goes: a line per run, and what the routine decided. */
-static void on_run(void *ctx, const mlsba_iteration_t *it) {
-  const double *eps = ctx; /* rounded on eps's side: 4.96% is not 5.0% */
-  printf("  run %u: %.4f s, imbalance %.1f%%\n", it->iteration, it->makespan,
-         mlsba_imbalance_percent(it->imbalance, *eps));
-}
-
-static void on_log(void *ctx, const char *line) {
-  (void)ctx;
-  /* Its line per run is on_run's; its last line, main's. */
-  if (strstr(line, ": iteration ") == NULL &&
-      strstr(line, ": balanced in ") == NULL &&
-      strstr(line, ": not balanced") == NULL)
-    print_wrapped("  - ", 4, line);
-}
 
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 50;
