@@ -31,6 +31,9 @@ typedef struct mlsba__peers {
 typedef struct mlsba__backend {
   const char *name;         /* the platform file's "type" */
   mlsba_device_type_t type; /* the public enum of its devices */
+  /* 1 when its devices compute nothing and report virtual times: a run of
+   * such devices needs no thread, clock or pinning. */
+  int virtual_time;
   /* Every field a device of this backend may have, the generic ones
    * (name, type, kind) included, in the order unknown-field errors list
    * them. */

@@ -55,8 +55,11 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
    * milliseconds, which a platform of simulated devices (a thousand
    * simulated MPI ranks) need not pay. */
   int has_core = 0;
-  for (size_t i = 0; i < pl->ndev; i++)
+  ex->virtual_only = 1;
+  for (size_t i = 0; i < pl->ndev; i++) {
     has_core |= pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
+    ex->virtual_only &= pl->dev[i].backend->virtual_time;
+  }
   if (has_core && (hwloc_topology_init(&ex->topo) != 0 ||
                    hwloc_topology_load(ex->topo) != 0)) {
     ex->topo = NULL;
@@ -182,12 +185,11 @@ static int start_devices(group_job_t *job, int core_share) {
   return 0;
 }
 
-static void *group_main(void *arg) {
-  group_job_t *job = arg;
+/* Prepares the group's devices that have a share (before the gate). */
+static int prepare_group(group_job_t *job) {
   run_t *R = job->run;
   const mlsba_platform_t *pl = R->ex->pl;
-  long core_dev = group_core_device(pl, job->g);
-  int err = core_dev >= 0 ? pin_to_core(R->ex, mlsba__platform_core(pl, (size_t)core_dev)) : 0;
+  int err = 0;
   job->failed = -1;
   for (size_t k = pl->group_start[job->g];
        !err && k < pl->group_start[job->g + 1]; k++) {
@@ -197,17 +199,13 @@ static void *group_main(void *arg) {
         (err = d->ops->prepare(d, R->work)) != 0)
       job->failed = (long)i;
   }
-  pthread_mutex_lock(&R->mu);
-  R->ready++;
-  pthread_cond_broadcast(&R->cv);
-  while (!R->go && !R->abort)
-    pthread_cond_wait(&R->cv, &R->mu);
-  int abort = R->abort;
-  pthread_mutex_unlock(&R->mu);
-  if (abort) {
-    job->err = 0;
-    return NULL;
-  }
+  return err;
+}
+
+/* Runs the group's shares (after the gate) and records the outcome. */
+static void run_group(group_job_t *job, int err) {
+  run_t *R = job->run;
+  const mlsba_platform_t *pl = R->ex->pl;
   if (!err)
     err = start_devices(job, 0); /* accelerators: enqueue and return */
   if (!err)
@@ -225,7 +223,75 @@ static void *group_main(void *arg) {
   if (err)
     snprintf(job->msg, sizeof job->msg, "%s", mlsba_last_error());
   job->err = err;
+}
+
+static void *group_main(void *arg) {
+  group_job_t *job = arg;
+  run_t *R = job->run;
+  const mlsba_platform_t *pl = R->ex->pl;
+  long core_dev = group_core_device(pl, job->g);
+  int err = core_dev >= 0 ? pin_to_core(R->ex, mlsba__platform_core(pl, (size_t)core_dev)) : 0;
+  if (!err)
+    err = prepare_group(job);
+  pthread_mutex_lock(&R->mu);
+  R->ready++;
+  pthread_cond_broadcast(&R->cv);
+  while (!R->go && !R->abort)
+    pthread_cond_wait(&R->cv, &R->mu);
+  int abort = R->abort;
+  pthread_mutex_unlock(&R->mu);
+  if (abort) {
+    job->err = 0;
+    return NULL;
+  }
+  run_group(job, err);
   return NULL;
+}
+
+/* Devices in virtual time take no wall time, so their groups run one
+ * after another in the caller's thread: a thousand simulated MPI ranks
+ * would otherwise start a thread per group for every run. */
+static void run_inline(run_t *R, group_job_t *jobs, size_t q) {
+  for (size_t g = 0; g < q; g++) {
+    jobs[g] = (group_job_t){.run = R, .g = g};
+    run_group(&jobs[g], prepare_group(&jobs[g]));
+  }
+}
+
+/* One thread per group, started together at the gate. */
+static int run_threads(run_t *R, group_job_t *jobs, size_t q) {
+  int err = 0;
+  pthread_mutex_init(&R->mu, NULL);
+  pthread_cond_init(&R->cv, NULL);
+  size_t started = 0;
+  while (started < q) {
+    jobs[started] = (group_job_t){.run = R, .g = started};
+    if (pthread_create(&jobs[started].thread, NULL, group_main,
+                       &jobs[started]) != 0)
+      break;
+    started++;
+  }
+  pthread_mutex_lock(&R->mu);
+  if (started < q) {
+    R->abort = 1; /* call off the groups already waiting at the gate */
+  } else {
+    while (R->ready < q)
+      pthread_cond_wait(&R->cv, &R->mu);
+    R->t0 = mlsba__now();
+    R->go = 1;
+  }
+  pthread_cond_broadcast(&R->cv);
+  pthread_mutex_unlock(&R->mu);
+  for (size_t i = 0; i < started; i++)
+    pthread_join(jobs[i].thread, NULL);
+  if (started < q)
+    err = mlsba__fail(MLSBA_EDEVICE,
+                      "executor: cannot start the thread of "
+                      "group %zu",
+                      started);
+  pthread_cond_destroy(&R->cv);
+  pthread_mutex_destroy(&R->mu);
+  return err;
 }
 
 /* A device that slows others while it runs (a sim device with
@@ -300,34 +366,10 @@ int mlsba_executor_run(mlsba_executor_t *ex, const mlsba_load_t *w,
   if ((err = check_loads(ex, w, load, drive, offset)) != 0)
     goto done;
   run_t R = {.ex = ex, .work = w, .load = load, .offset = offset, .time = time};
-  pthread_mutex_init(&R.mu, NULL);
-  pthread_cond_init(&R.cv, NULL);
-  size_t started = 0;
-  while (started < q) {
-    jobs[started] = (group_job_t){.run = &R, .g = started};
-    if (pthread_create(&jobs[started].thread, NULL, group_main,
-                       &jobs[started]) != 0)
-      break;
-    started++;
-  }
-  pthread_mutex_lock(&R.mu);
-  if (started < q) {
-    R.abort = 1; /* call off the groups already waiting at the gate */
-  } else {
-    while (R.ready < q)
-      pthread_cond_wait(&R.cv, &R.mu);
-    R.t0 = mlsba__now();
-    R.go = 1;
-  }
-  pthread_cond_broadcast(&R.cv);
-  pthread_mutex_unlock(&R.mu);
-  for (size_t i = 0; i < started; i++)
-    pthread_join(jobs[i].thread, NULL);
-  if (started < q)
-    err = mlsba__fail(MLSBA_EDEVICE,
-                      "executor: cannot start the thread of "
-                      "group %zu",
-                      started);
+  if (ex->virtual_only)
+    run_inline(&R, jobs, q);
+  else
+    err = run_threads(&R, jobs, q);
   for (size_t i = 0; i < q && !err; i++) {
     if (jobs[i].err) {
       err = mlsba__fail(jobs[i].err, "%s", jobs[i].msg);
@@ -337,8 +379,6 @@ int mlsba_executor_run(mlsba_executor_t *ex, const mlsba_load_t *w,
   }
   if (!err)
     apply_contention(ex, load, time);
-  pthread_cond_destroy(&R.cv);
-  pthread_mutex_destroy(&R.mu);
 done:
   free(offset);
   free(jobs);

@@ -12,6 +12,7 @@ struct mlsba_executor {
   mlsba__device_t *dev; /* per platform device, file order */
   hwloc_topology_t topo;
   int ncores;
+  int virtual_only; /* every device reports virtual times */
 };
 
 #endif

@@ -348,6 +348,7 @@ static const char *const sim_keys[] = {
 const mlsba__backend_t mlsba__sim_backend = {
     .name = "sim",
     .type = MLSBA_DEVICE_SIM,
+    .virtual_time = 1,
     .keys = sim_keys,
     .parse = sim_parse,
     .link = sim_link,
