@@ -141,6 +141,22 @@ static int parse_args(int argc, char **argv, args_t *A, int loud) {
   return 0;
 }
 
+/* Why INPA stopped, in words: a fixed point converged, but may have left
+ * the node times further apart than eps. */
+static const char *stop_words(const mlsba_mpi_result_t *r, double eps) {
+  switch (r->stop) {
+  case MLSBA_STOP_BALANCED:
+    return "balanced: node times within eps";
+  case MLSBA_STOP_FIXED_POINT:
+    return r->imbalance > eps ? "converged at a fixed point, imbalance above eps"
+                              : "converged at a fixed point";
+  case MLSBA_STOP_MAX_ITER:
+    return "not converged: --max-iter reached";
+  default:
+    return "not converged: a distribution came back";
+  }
+}
+
 static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
   printf("%s over %d ranks: N = %lld, block %lld, %s precision\n\n",
          mlsba_mpi_algo_name(A->o.algorithm), r->nodes, (long long)A->o.n,
@@ -160,8 +176,7 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
              k->devices[d].name, (long long)k->devices[d].load,
              k->devices[d].time);
   }
-  printf("\niterations  %u (%s)\n", r->iterations,
-         r->converged ? "converged" : "not converged");
+  printf("\niterations  %u (%s)\n", r->iterations, stop_words(r, A->o.eps));
   printf("imbalance   %.4f (max - min) / max of the node times\n",
          r->imbalance);
   printf("H           %lld blocks, lower bound %.1f (%.3fx)\n",
@@ -215,7 +230,7 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
   json_t *verified = r->verified < 0 ? json_null() : json_boolean(r->verified);
   return json_pack(
       "{s:s, s:i, s:I, s:I, s:I, s:b, s:f, s:I, s:f, s:f, s:f, s:f, s:o, "
-      "s:s, s:s, s:b, s:o, s:o}",
+      "s:s, s:s, s:b, s:s, s:o, s:o}",
       "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "nodes", r->nodes,
       "n", (json_int_t)A->o.n, "block", (json_int_t)A->o.block, "iterations",
       (json_int_t)r->iterations, "converged", r->converged, "imbalance",
@@ -226,7 +241,8 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
       A->o.node_algorithm == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba",
       "precision",
       A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
-      "simulated", r->simulated, "history", hist, "ranks", ranks);
+      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop),
+      "history", hist, "ranks", ranks);
 }
 
 static int write_json(const char *path, json_t *j) {

@@ -39,6 +39,10 @@ int mlsba_mpi_algo_from_name(const char *name, mlsba_mpi_algo_t *algo) {
 
 const char *mlsba_mpi_last_error(void) { return mlsba_last_error(); }
 
+const char *mlsba_mpi_stop_name(mlsba_stop_reason_t stop) {
+  return mlsba_stop_reason_name(stop);
+}
+
 void mlsba_mpi_opts_init(mlsba_mpi_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->algorithm = MLSBA_MPI_INPA;
@@ -238,10 +242,10 @@ static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
       }
       r->history_imbalance[k] = imbalance_of(h->t, C->q);
     }
-    mlsba_stop_reason_t stop = mlsba__inpa_stop(C->head);
+    r->stop = mlsba__inpa_stop(C->head);
     r->iterations = (unsigned)it;
     r->converged =
-        stop == MLSBA_STOP_BALANCED || stop == MLSBA_STOP_FIXED_POINT;
+        r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
     r->imbalance = it ? r->history_imbalance[it - 1] : 0;
     const mlsba__cma_info_t *ci = mlsba__inpa_cma_info(C->head);
     r->half_perimeter_sum = ci->half_perimeter;
@@ -453,15 +457,16 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if ((err = inpa(&C, r)) != 0 || (err = product(&C, r)) != 0)
     goto done;
   /* The head's scalars, for every rank. */
-  double sc[5] = {(double)r->iterations, (double)r->converged, r->imbalance,
+  double sc[6] = {(double)r->iterations, (double)r->converged, r->imbalance,
                   (double)r->half_perimeter_sum,
-                  r->half_perimeter_lower_bound};
-  MPI_Bcast(sc, 5, MPI_DOUBLE, 0, comm);
+                  r->half_perimeter_lower_bound, (double)r->stop};
+  MPI_Bcast(sc, 6, MPI_DOUBLE, 0, comm);
   r->iterations = (unsigned)sc[0];
   r->converged = (int)sc[1];
   r->imbalance = sc[2];
   r->half_perimeter_sum = (int64_t)sc[3];
   r->half_perimeter_lower_bound = sc[4];
+  r->stop = (mlsba_stop_reason_t)sc[5];
 done:
   mlsba__inpa_destroy(C.head);
   mlsba__mpi_node_close(C.node);

@@ -8,7 +8,9 @@
  *    there sends the rows of it that overlap a rank's rows to that rank
  *    (its row neighbours, in every column);
  *  - block row k of B lies, in each column of the arrangement, in the one
- *    rank whose rows hold k; it sends it down to the others of its column.
+ *    rank whose rows hold k; it broadcasts it down its column (a tree, as
+ *    SUMMA does: the owner's link carries it about log2 of the column's
+ *    ranks times, not once per rank).
  * Then every rank's devices update C' += A_(b) B_(b), split by columns. */
 #include <stdlib.h>
 #include <string.h>
@@ -151,16 +153,16 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   MPI_Datatype elem = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
   int64_t b = lay->b, bm = lay->m[me] * b, bn = lay->n[me] * b;
   int sim = mlsba__mpi_node_simulated(node);
+  MPI_Comm colcomm = MPI_COMM_NULL;
   /* The panels; a simulated node sends from scratch copies of its own
    * sizes, as a real one sends from A' and B'. */
   char *pa = mlsba__mpi_alloc((size_t)(bm * b) * es);
   char *pb = mlsba__mpi_alloc((size_t)(b * bn) * es);
   char *sa = sim ? mlsba__mpi_alloc((size_t)(bm * b) * es) : NULL;
-  char *sb = sim ? mlsba__mpi_alloc((size_t)(b * bn) * es) : NULL;
-  size_t maxreq = 2 * (size_t)lay->q + 2;
+  size_t maxreq = 2 * (size_t)lay->q;
   MPI_Request *req = malloc(maxreq * sizeof *req);
   MPI_Datatype *type = malloc(maxreq * sizeof *type);
-  if (!err && (!pa || !pb || (sim && (!sa || !sb)) || !req || !type))
+  if (!err && (!pa || !pb || (sim && !sa) || !req || !type))
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the panels (%lld x "
                       "%lld and %lld x %lld)", (long long)bm, (long long)b,
                       (long long)b, (long long)bn);
@@ -169,6 +171,8 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   err = mlsba__mpi_agree(comm, err);
   if (err)
     goto done;
+  /* The ranks of this rank's column, by row: the B broadcasts' group. */
+  MPI_Comm_split(comm, P.mycol, (int)lay->row[me], &colcomm);
 
   MPI_Barrier(comm);
   double t0 = MPI_Wtime();
@@ -206,8 +210,9 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
            (r1 - r0) * b, bm, elem, r, TAG_A, comm, &req[nreq], &type[nreq]);
       nreq++;
     }
-    /* B: the owner of block row k in this rank's column sends it down. */
-    int owner = -1;
+    /* B: the owner of block row k in this rank's column broadcasts it
+     * down the column, while the pieces of A travel. */
+    int owner = 0;
     for (int lo = 0, hi = mine->count - 1; lo <= hi;) {
       int mid = (lo + hi) / 2, r = mine->ranks[mid];
       if (k < lay->row[r])
@@ -215,22 +220,16 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
       else if (k >= lay->row[r] + lay->m[r])
         lo = mid + 1;
       else {
-        owner = r;
+        owner = mid;
         break;
       }
     }
-    if (owner == me) {
-      const char *base =
-          sim ? sb : (const char *)b_ + (size_t)((k - lay->row[me]) * b) * es;
-      for (int i = 0; i < mine->count; i++) {
-        post(1, sim, (void *)base, (int)bn, b, bm, elem, mine->ranks[i],
-             TAG_B, comm, &req[nreq], &type[nreq]);
-        nreq++;
-      }
-    }
-    post(0, 1, pb, 1, b * bn, b * bn, elem, owner, TAG_B, comm, &req[nreq],
-         &type[nreq]);
-    nreq++;
+    if (mine->ranks[owner] == me && !sim)
+      for (int64_t j = 0; j < bn; j++) /* b x bn, leading dimension b */
+        memcpy(pb + (size_t)(j * b) * es,
+               (const char *)b_ + (size_t)(j * bm + (k - lay->row[me]) * b) * es,
+               (size_t)b * es);
+    MPI_Bcast(pb, (int)(b * bn), elem, owner, colcomm);
     MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
     for (int i = 0; i < nreq; i++)
       if (type[i] != MPI_DATATYPE_NULL)
@@ -253,11 +252,12 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   st->total = sim && !mlsba__mpi_is_smpi() ? st->comm + st->compute : wall;
   err = mlsba__mpi_agree(comm, err);
 done:
+  if (colcomm != MPI_COMM_NULL)
+    MPI_Comm_free(&colcomm);
   plan_free(&P);
   mlsba__mpi_free(pa);
   mlsba__mpi_free(pb);
   mlsba__mpi_free(sa);
-  mlsba__mpi_free(sb);
   free(req);
   free(type);
   return err;

@@ -85,7 +85,7 @@ typedef struct mlsba_mpi_rank {
 typedef struct mlsba_mpi_result {
   int nodes;
   unsigned int iterations;
-  int converged;
+  int converged; /**< stop is balanced or a fixed point */
   double imbalance;          /**< (max - min) / max of the last node times */
   int64_t half_perimeter_sum;        /**< H = sum (m_i + n_i) */
   double half_perimeter_lower_bound; /**< sum 2 sqrt(w_i) */
@@ -104,6 +104,10 @@ typedef struct mlsba_mpi_result {
   size_t history_len;
   int64_t *history_w;
   double *history_time, *history_imbalance;
+  /** Why INPA stopped: balanced (within eps), a fixed point (the models
+   *  found no better distribution: converged, but the imbalance may be
+   *  above eps), max_iter, or a cycle. */
+  mlsba_stop_reason_t stop;
 } mlsba_mpi_result_t;
 
 /** \brief Defaults: INPA, MLSBA inside nodes, eps 0.05, 20 iterations,
@@ -136,6 +140,10 @@ MLSBA_EXTERN const char *mlsba_mpi_algo_name(mlsba_mpi_algo_t algo);
 /** \brief The algorithm of a name; MLSBA_EINVAL for an unknown one. */
 MLSBA_EXTERN int mlsba_mpi_algo_from_name(const char *name,
                                           mlsba_mpi_algo_t *algo);
+/** \brief A result's stop as mlsba_stop_reason_name() spells it
+ *  ("balanced", "fixed-point", "max-iter", "cycle"), for programs that
+ *  link only this layer; NULL for an unknown value. */
+MLSBA_EXTERN const char *mlsba_mpi_stop_name(mlsba_stop_reason_t stop);
 
 #ifdef __cplusplus
 }
