@@ -94,11 +94,27 @@ def xml(clusters, backbone_gbps):
     return "\n".join(out) + "\n"
 
 
-def write(dirname, clusters, nodes, backbone_gbps):
+def xml_fabric(count, gbps):
+    """count hosts node-1..node-count on one non-blocking switch: a
+    message shares only its two nodes' links (up at the sender, down at
+    the receiver). A FATPIPE backbone faster than the node links would
+    never limit a message, but would join every message of a step into
+    one bandwidth-sharing system, which SimGrid re-solves whole at every
+    message's end: at 1000 nodes that doubled the simulation's time."""
+    return "\n".join([
+        "<?xml version='1.0'?>",
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+        '<platform version="4.1">',
+        '  <cluster id="fabric" prefix="node-" suffix="" radical="1-%d"'
+        ' speed="10Gf" bw="%gGbps" lat="3us"/>' % (count, gbps),
+        '</platform>']) + "\n"
+
+
+def write(dirname, nodes, platform_xml):
     """nodes: (host, name, cores, core_gflops, gpus) in rank order."""
     os.makedirs(dirname, exist_ok=True)
     with open(os.path.join(dirname, "platform.xml"), "w") as f:
-        f.write(xml(clusters, backbone_gbps))
+        f.write(platform_xml)
     with open(os.path.join(dirname, "hosts"), "w") as f:
         f.write("".join(n[0] + "\n" for n in nodes))
     for r, (host, name, cores, gf, gpus) in enumerate(nodes):
@@ -129,31 +145,27 @@ def grenoble(dirname):
                               cores, core[cid], gpus))
         clusters.append((cid, k, gbps[cid]))
     assert len(nodes) == 90 and sum(n[2] for n in nodes) == 432
-    write(dirname, clusters, nodes, 32)
+    write(dirname, nodes, xml(clusters, 32))
 
 
 def scale(n, dirname):
-    """n nodes in clusters of 100: CPU generations, 1 to 16 cores, some
-    with one or two GPUs; 40 Gbps InfiniBand, a 100 Gbps backbone."""
+    """n nodes in groups of 100 of one CPU generation: 1 to 16 cores, some
+    with one or two GPUs; 40 Gbps InfiniBand, one non-blocking switch."""
     rng = random.Random(1)
     kinds = [("nehalem", NEHALEM), ("harpertown", HARPERTOWN),
              ("westmere", WESTMERE), ("sandybridge", SANDY)]
-    nodes, clusters = [], []
-    for c in range((n + 99) // 100):
-        count = min(100, n - 100 * c)
-        cid = "c%d" % c
-        kname, gf = kinds[c % len(kinds)]
-        for k in range(1, count + 1):
-            cores = rng.choice([1, 2, 4, 6, 8, 12, 16])
-            roll = rng.random()
-            gpus = ([] if roll < 0.7 else
-                    [rng.choice(list(GPUS))] if roll < 0.9 else
-                    [rng.choice(list(GPUS))] * 2)
-            desc = "%d %s cores" % (cores, kname) + "".join(" + " + g for g in gpus)
-            nodes.append(("%s-%d" % (cid, k), "%s-%d: %s" % (cid, k, desc),
-                          cores, gf, gpus))
-        clusters.append((cid, count, 32))
-    write(dirname, clusters, nodes, 100)
+    nodes = []
+    for i in range(n):
+        kname, gf = kinds[(i // 100) % len(kinds)]
+        cores = rng.choice([1, 2, 4, 6, 8, 12, 16])
+        roll = rng.random()
+        gpus = ([] if roll < 0.7 else
+                [rng.choice(list(GPUS))] if roll < 0.9 else
+                [rng.choice(list(GPUS))] * 2)
+        desc = "%d %s cores" % (cores, kname) + "".join(" + " + g for g in gpus)
+        host = "node-%d" % (i + 1)
+        nodes.append((host, "%s: %s" % (host, desc), cores, gf, gpus))
+    write(dirname, nodes, xml_fabric(n, 32))
 
 
 if __name__ == "__main__":
