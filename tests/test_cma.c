@@ -152,7 +152,7 @@ static int64_t check_arrangement(const int64_t *w, size_t q, int64_t nb,
   int64_t *colx = calloc(q, sizeof *colx);
   ck_assert(cover && colw && colh && colx);
   int64_t H = 0, err_sum = 0, excess = INT64_MIN;
-  double lb = 0, max_rel = 0;
+  double lb = 0, lb_arranged = 0, max_rel = 0;
   for (size_t i = 0; i < q; i++) {
     const mlsba__cma_rect_t *R = &rect[i];
     ck_assert_int_ge(R->m, 1);
@@ -182,6 +182,7 @@ static int64_t check_arrangement(const int64_t *w, size_t q, int64_t nb,
     excess = e - (R->m + R->n + 1) > excess ? e - (R->m + R->n + 1) : excess;
     H += R->m + R->n;
     lb += 2 * sqrt((double)w[i]);
+    lb_arranged += 2 * sqrt((double)(R->m * R->n));
   }
   int64_t width = 0;
   for (size_t c = 0; c < info->columns; c++) {
@@ -199,6 +200,9 @@ static int64_t check_arrangement(const int64_t *w, size_t q, int64_t nb,
   ck_assert_int_eq(info->total_area_error, err_sum);
   ck_assert(fabs(info->max_area_error - max_rel) <= 1e-12);
   ck_assert(fabs(info->lower_bound - lb) <= 1e-9 * lb);
+  ck_assert(fabs(info->arranged_lower_bound - lb_arranged) <=
+            1e-9 * lb_arranged);
+  ck_assert(info->arranged_lower_bound <= (double)H * (1 + 1e-12));
   /* The real-valued arrangement has the areas asked: it cannot beat the
    * bound of square rectangles. */
   ck_assert(info->real_half_perimeter >= info->lower_bound * (1 - 1e-12));

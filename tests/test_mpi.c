@@ -70,14 +70,14 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   ck_assert_int_eq(int_of(j, "block"), b);
   ck_assert(json_is_boolean(json_object_get(j, "converged")));
   /* converged is exactly a balanced run or a fixed point; balanced means
-   * the node times are within eps (the default 0.05). */
+   * the node times are within eps. */
   const char *stop = json_string_value(json_object_get(j, "stop"));
   ck_assert_msg(stop != NULL, "no stop");
   int conv = json_is_true(json_object_get(j, "converged"));
   ck_assert_int_eq(conv, !strcmp(stop, "balanced") ||
                              !strcmp(stop, "fixed-point"));
   if (!strcmp(stop, "balanced"))
-    ck_assert(num_of(j, "imbalance") <= 0.05);
+    ck_assert(num_of(j, "imbalance") <= num_of(j, "eps"));
   ck_assert(num_of(j, "makespan_s") > 0 && num_of(j, "gflops") > 0);
   double share = num_of(j, "comm_share");
   ck_assert(share >= 0 && share < 1);

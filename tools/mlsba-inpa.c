@@ -230,7 +230,7 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
   json_t *verified = r->verified < 0 ? json_null() : json_boolean(r->verified);
   return json_pack(
       "{s:s, s:i, s:I, s:I, s:I, s:b, s:f, s:I, s:f, s:f, s:f, s:f, s:o, "
-      "s:s, s:s, s:b, s:s, s:o, s:o}",
+      "s:s, s:s, s:b, s:s, s:f, s:o, s:o}",
       "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "nodes", r->nodes,
       "n", (json_int_t)A->o.n, "block", (json_int_t)A->o.block, "iterations",
       (json_int_t)r->iterations, "converged", r->converged, "imbalance",
@@ -241,7 +241,7 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
       A->o.node_algorithm == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba",
       "precision",
       A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
-      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop),
+      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop), "eps", A->o.eps,
       "history", hist, "ranks", ranks);
 }
 

@@ -249,7 +249,7 @@ static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
     r->imbalance = it ? r->history_imbalance[it - 1] : 0;
     const mlsba__cma_info_t *ci = mlsba__inpa_cma_info(C->head);
     r->half_perimeter_sum = ci->half_perimeter;
-    r->half_perimeter_lower_bound = ci->lower_bound;
+    r->half_perimeter_lower_bound = ci->arranged_lower_bound;
   }
   err = mlsba__mpi_agree(C->comm, err);
 done:

@@ -360,6 +360,7 @@ int mlsba__cma(const int64_t w[], size_t q, int64_t nb,
       double rel = (double)e / (double)w[i];
       info->half_perimeter += rect[i].m + rect[i].n;
       info->lower_bound += 2 * sqrt((double)w[i]);
+      info->arranged_lower_bound += 2 * sqrt((double)a);
       info->total_area_error += e;
       info->max_area_error =
           rel > info->max_area_error ? rel : info->max_area_error;

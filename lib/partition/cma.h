@@ -49,6 +49,10 @@ typedef struct mlsba__cma_info {
    * has a smaller H (a rectangle of area w has half-perimeter at least
    * 2 sqrt(w)). */
   double lower_bound;
+  /* 2 sum sqrt(m_i n_i): the same bound for the areas rounding gave,
+   * which H never beats (m + n >= 2 sqrt(m n)); lower_bound can exceed H
+   * when rounding shrank areas. */
+  double arranged_lower_bound;
   /* max_i |m_i n_i - w_i| / w_i and sum_i |m_i n_i - w_i| (blocks): how
    * far rounding to whole blocks moved the areas from the ones asked. */
   double max_area_error;
