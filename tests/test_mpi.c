@@ -182,6 +182,42 @@ START_TEST(real_cores_verify) {
 }
 END_TEST
 
+/* Thirteen equal ranks make four columns whose rows do not line up, so
+ * A's panel reaches the last column through a rank of another that
+ * passes its rows on (the tree over columns); every C' must still be
+ * right. All ranks share core 0: it is the data that is checked. */
+START_TEST(a_panel_relayed_over_four_columns_verifies) {
+  tool_run_t r;
+  run_inpa(13, &r, "--platform", DATA "cpu0.json", "--size", "1024",
+           "--block", "32", "--algo", "homogeneous", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 13, 1024, 32);
+  json_t *ranks = json_object_get(j, "ranks");
+  json_int_t cols[13], rows_end[13];
+  size_t ncols = 0;
+  int misaligned = 0;
+  for (size_t i = 0; i < 13; i++) {
+    json_t *k = json_array_get(ranks, i);
+    json_int_t c = int_of(k, "col"), e = int_of(k, "row") + int_of(k, "m");
+    size_t x = 0;
+    while (x < ncols && cols[x] != c)
+      x++;
+    if (x == ncols)
+      cols[ncols++] = c;
+    rows_end[i] = e;
+    for (size_t o = 0; o < i; o++)
+      misaligned |= int_of(json_array_get(ranks, o), "col") != c &&
+                    rows_end[o] != e && rows_end[o] < 32 && e < 32;
+  }
+  ck_assert_uint_ge(ncols, 4);
+  ck_assert(misaligned);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
 /* One line naming the rank and the problem, a non-zero exit, no hang. */
 static void check_one_line_error(tool_run_t *r, const char *want) {
   ck_assert_msg(r->exited && r->status != 0, "status %d", r->status);
@@ -250,6 +286,7 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, simulated_nodes_converge);
   tcase_add_test(tc, homogeneous_baseline_stays_uneven);
   tcase_add_test(tc, real_cores_verify);
+  tcase_add_test(tc, a_panel_relayed_over_four_columns_verifies);
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
   suite_add_tcase(s, tc);

@@ -4,24 +4,24 @@
  * col_r + n_r) of blocks of each. Step k needs, on every rank, its rows of
  * block column k of A (the panel A_(b), bm x b) and its columns of block
  * row k of B (the panel B_(b), b x bn):
- *  - block column k of A lies in one column of the arrangement; each rank
- *    there sends the rows of it that overlap a rank's rows to that rank
- *    (its row neighbours, in every column);
+ *  - block column k of A lies in one column of the arrangement; it travels
+ *    to the other columns down a binomial tree over the columns, each rank
+ *    receiving its rows from the ranks of its parent column whose rows
+ *    overlap its own, then passing them on to the overlapping ranks of its
+ *    child columns (farthest first). Every rank still receives its bm x b
+ *    once; a rank's link carries its rows out at most log2(columns) times,
+ *    where the owners sending straight to every column would carry them
+ *    once per column (31 times at 1000 nodes);
  *  - block row k of B lies, in each column of the arrangement, in the one
  *    rank whose rows hold k; it broadcasts it down its column (a tree, as
- *    SUMMA does: the owner's link carries it about log2 of the column's
- *    ranks times, not once per rank).
- * Then every rank's devices update C' += A_(b) B_(b), split by columns. */
+ *    SUMMA does).
+ * Then every rank's devices update C' += A_(b) B_(b), split by columns,
+ * while the rows of A it passes on are still leaving. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
 #include "internal.h"
-
-typedef struct {
-  int rank;
-  int64_t r0, r1; /* overlapping block rows */
-} overlap_t;
 
 typedef struct {
   int64_t col, n;
@@ -36,8 +36,6 @@ typedef struct {
   int ncols;
   int *col_of_block; /* nb entries: the column holding block column k */
   int mycol;
-  overlap_t *row_peers; /* ranks whose rows overlap mine */
-  int nrow_peers;
 } plan_t;
 
 /* Ranks in arrangement order: by column, then by row. */
@@ -58,7 +56,6 @@ static void plan_free(plan_t *P) {
     free(P->cols[0].ranks);
   free(P->cols);
   free(P->col_of_block);
-  free(P->row_peers);
 }
 
 static int plan_make(const mlsba__mpi_layout_t *lay, int me, plan_t *P) {
@@ -69,8 +66,7 @@ static int plan_make(const mlsba__mpi_layout_t *lay, int me, plan_t *P) {
   int *order = malloc((size_t)q * sizeof *order);
   P->cols = calloc((size_t)q, sizeof *P->cols);
   P->col_of_block = malloc((size_t)lay->nb * sizeof *P->col_of_block);
-  P->row_peers = malloc((size_t)q * sizeof *P->row_peers);
-  if (!order || !P->cols || !P->col_of_block || !P->row_peers) {
+  if (!order || !P->cols || !P->col_of_block) {
     free(order);
     plan_free(P);
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
@@ -105,13 +101,6 @@ static int plan_make(const mlsba__mpi_layout_t *lay, int me, plan_t *P) {
   for (int c = 0; c < P->ncols; c++)
     for (int64_t k = P->cols[c].col; k < P->cols[c].col + P->cols[c].n; k++)
       P->col_of_block[k] = c;
-  for (int r = 0; r < q; r++) {
-    int64_t r0 = lay->row[r] > lay->row[me] ? lay->row[r] : lay->row[me];
-    int64_t e_r = lay->row[r] + lay->m[r], e_me = lay->row[me] + lay->m[me];
-    int64_t r1 = e_r < e_me ? e_r : e_me;
-    if (r0 < r1)
-      P->row_peers[P->nrow_peers++] = (overlap_t){r, r0, r1};
-  }
   return 0;
 }
 
@@ -138,7 +127,38 @@ static void post(int send, int sim, void *base, int count, int64_t len,
     MPI_Irecv(base, n, t, peer, tag, comm, req);
 }
 
-enum { TAG_A = 1, TAG_B = 2 };
+enum { TAG_A = 1 };
+
+/* Posts, for every rank of column c whose rows overlap this rank's, one
+ * message of the overlapping rows of A's panel: received into or sent from
+ * panel (bm rows, leading dimension bm; on a simulated node, block row i
+ * of it lies at i b^2 elements). Returns the number posted. */
+static int post_overlaps(int send, int sim, char *panel, int64_t bm,
+                         const mlsba__mpi_layout_t *lay, int me,
+                         const column_t *c, MPI_Datatype elem, size_t es,
+                         MPI_Comm comm, MPI_Request *req,
+                         MPI_Datatype *type) {
+  int n = 0;
+  int64_t b = lay->b, lo = lay->row[me], hi = lo + lay->m[me];
+  for (int i = 0; i < c->count; i++) {
+    int r = c->ranks[i];
+    int64_t r0 = lay->row[r] > lo ? lay->row[r] : lo;
+    int64_t e = lay->row[r] + lay->m[r], r1 = e < hi ? e : hi;
+    if (r0 >= r1)
+      continue;
+    int64_t first = r0 - lo;
+    post(send, sim, panel + (size_t)(sim ? first * b * b : first * b) * es,
+         (int)b, (r1 - r0) * b, bm, elem, r, TAG_A, comm, &req[n], &type[n]);
+    n++;
+  }
+  return n;
+}
+
+static void free_types(MPI_Datatype *type, int n) {
+  for (int i = 0; i < n; i++)
+    if (type[i] != MPI_DATATYPE_NULL)
+      MPI_Type_free(&type[i]);
+}
 
 int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
                        mlsba__mpi_node_t *node, mlsba_precision_t prec,
@@ -154,15 +174,14 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   int64_t b = lay->b, bm = lay->m[me] * b, bn = lay->n[me] * b;
   int sim = mlsba__mpi_node_simulated(node);
   MPI_Comm colcomm = MPI_COMM_NULL;
-  /* The panels; a simulated node sends from scratch copies of its own
-   * sizes, as a real one sends from A' and B'. */
+  /* The panels A_(b) and B_(b) of a step; a simulated node moves them as
+   * a real one does, but their bytes (SMPI shared memory) are never read. */
   char *pa = mlsba__mpi_alloc((size_t)(bm * b) * es);
   char *pb = mlsba__mpi_alloc((size_t)(b * bn) * es);
-  char *sa = sim ? mlsba__mpi_alloc((size_t)(bm * b) * es) : NULL;
   size_t maxreq = 2 * (size_t)lay->q;
   MPI_Request *req = malloc(maxreq * sizeof *req);
   MPI_Datatype *type = malloc(maxreq * sizeof *type);
-  if (!err && (!pa || !pb || (sim && !sa) || !req || !type))
+  if (!err && (!pa || !pb || !req || !type))
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the panels (%lld x "
                       "%lld and %lld x %lld)", (long long)bm, (long long)b,
                       (long long)b, (long long)bn);
@@ -179,39 +198,21 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   const column_t *mine = &P.cols[P.mycol];
   for (int64_t k = 0; k < lay->nb; k++) {
     double tc = MPI_Wtime();
-    int nreq = 0;
-    const column_t *ck = &P.cols[P.col_of_block[k]];
-    /* A: this rank owns part of block column k: send its overlaps. A
-     * simulated node's pieces lie b rows of blocks apart in its scratch
-     * panel, b x b elements per block row. */
-    if (P.col_of_block[k] == P.mycol) {
-      for (int i = 0; i < P.nrow_peers; i++) {
-        const overlap_t *o = &P.row_peers[i];
-        int64_t first = o->r0 - lay->row[me];
-        const char *base =
-            sim ? sa + (size_t)(first * b * b) * es
-                : (const char *)a +
-                      (size_t)((k - lay->col[me]) * b * bm + first * b) * es;
-        post(1, sim, (void *)base, (int)b, (o->r1 - o->r0) * b, bm, elem,
-             o->rank, TAG_A, comm, &req[nreq], &type[nreq]);
-        nreq++;
-      }
-    }
-    /* A: receive this rank's rows of it from the owners in column ck. */
-    for (int i = 0; i < ck->count; i++) {
-      int r = ck->ranks[i];
-      int64_t r0 = lay->row[r] > lay->row[me] ? lay->row[r] : lay->row[me];
-      int64_t e_r = lay->row[r] + lay->m[r], e_me = lay->row[me] + lay->m[me];
-      int64_t r1 = e_r < e_me ? e_r : e_me;
-      if (r0 >= r1)
-        continue;
-      int64_t first = r0 - lay->row[me];
-      post(0, sim, pa + (size_t)(sim ? first * b * b : first * b) * es, (int)b,
-           (r1 - r0) * b, bm, elem, r, TAG_A, comm, &req[nreq], &type[nreq]);
-      nreq++;
+    /* This rank's column's place v in the tree of step k, rooted at the
+     * column that holds block column k: the parent of v is v without its
+     * highest bit, the children are v + 2^j for 2^j > v. */
+    int nc = P.ncols, c0 = P.col_of_block[k];
+    int v = (P.mycol - c0 + nc) % nc, nrecv = 0;
+    if (v > 0) {
+      int top = 1;
+      while (top * 2 <= v)
+        top *= 2;
+      nrecv = post_overlaps(0, sim, pa, bm, lay, me,
+                            &P.cols[(c0 + v - top) % nc], elem, es, comm,
+                            req, type);
     }
     /* B: the owner of block row k in this rank's column broadcasts it
-     * down the column, while the pieces of A travel. */
+     * down the column, while the rows of A arrive. */
     int owner = 0;
     for (int lo = 0, hi = mine->count - 1; lo <= hi;) {
       int mid = (lo + hi) / 2, r = mine->ranks[mid];
@@ -230,10 +231,22 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
                (const char *)b_ + (size_t)(j * bm + (k - lay->row[me]) * b) * es,
                (size_t)b * es);
     MPI_Bcast(pb, (int)(b * bn), elem, owner, colcomm);
-    MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
-    for (int i = 0; i < nreq; i++)
-      if (type[i] != MPI_DATATYPE_NULL)
-        MPI_Type_free(&type[i]);
+    MPI_Waitall(nrecv, req, MPI_STATUSES_IGNORE);
+    free_types(type, nrecv);
+    /* A: the root column's ranks take their rows from A' (bm x b at
+     * block column k: contiguous, as the leading dimension is bm); every
+     * rank passes them on to its child columns, farthest first. */
+    if (v == 0 && !sim)
+      memcpy(pa, (const char *)a + (size_t)((k - lay->col[me]) * b * bm) * es,
+             (size_t)(bm * b) * es);
+    int nsend = 0, span = 1;
+    while (span < nc)
+      span *= 2;
+    for (int d = span / 2; d > v; d /= 2)
+      if (v + d < nc)
+        nsend += post_overlaps(1, sim, pa, bm, lay, me,
+                               &P.cols[(c0 + v + d) % nc], elem, es, comm,
+                               req + nsend, type + nsend);
     st->comm += MPI_Wtime() - tc;
 
     /* A rank whose device failed goes on exchanging panels, so that no
@@ -245,6 +258,12 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
       step = MPI_Wtime() - tw;
     mlsba__mpi_spend(sim ? step : 0);
     st->compute += step;
+    /* The panel is read by the sends until here: the next step's rows
+     * must not land on it before. */
+    tc = MPI_Wtime();
+    MPI_Waitall(nsend, req, MPI_STATUSES_IGNORE);
+    free_types(type, nsend);
+    st->comm += MPI_Wtime() - tc;
   }
   double wall = MPI_Wtime() - t0;
   /* A simulated node outside SMPI computed in virtual time: its clock is
@@ -257,7 +276,6 @@ done:
   plan_free(&P);
   mlsba__mpi_free(pa);
   mlsba__mpi_free(pb);
-  mlsba__mpi_free(sa);
   free(req);
   free(type);
   return err;
