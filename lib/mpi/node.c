@@ -41,6 +41,7 @@ struct mlsba__mpi_node {
   int have_step; /* time[] holds the run of the current distribution */
   size_t p;
   mlsba_mpi_node_algo_t node_algo;
+  int keep_shared;
   double eps;
   unsigned max_iter;
   /* What depends on the shape: the kernel's operands among it. */
@@ -67,6 +68,7 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
   nd->k.b = o->block;
   nd->k.prec = o->precision;
   nd->node_algo = o->node_algorithm;
+  nd->keep_shared = o->keep_shared;
   nd->eps = o->eps;
   nd->max_iter = o->max_iter;
   int err = mlsba_platform_load(path, &nd->file);
@@ -262,6 +264,7 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
   mlsba_balance_opts_init(&o);
   o.eps = nd->eps;
   o.max_iter = nd->max_iter;
+  o.sharing = nd->keep_shared ? MLSBA_SHARING_KEEP : MLSBA_SHARING_CHECK;
   o.grouping = nd->node_algo == MLSBA_MPI_NODE_IDPA ? MLSBA_GROUPING_FLAT
                                                     : MLSBA_GROUPING_PLATFORM;
   /* Each baseline of the paper replaces the inter-device step too. */
