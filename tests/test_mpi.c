@@ -1,14 +1,19 @@
 /* mlsba-inpa under mpirun as a user runs it: four oversubscribed ranks on
- * simulated nodes (converges, JSON as documented, rectangles tiling C)
- * and on real cores (verified), errors on one rank stopping every rank
- * with one line, and the smpicc build under SimGrid's smpirun. */
+ * simulated nodes (converges, JSON as documented, rectangles tiling C),
+ * on real cores (verified) and on a core beside an OpenCL device (pocl:
+ * its slice of C' resident, or streamed under a memory limit; verified),
+ * errors on one rank stopping every rank with one line, and the smpicc
+ * build under SimGrid's smpirun. */
 #include <check.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "mlsba.h"
 
 #include "support/run_suite.h"
 #include "support/run_tool.h"
@@ -173,6 +178,98 @@ START_TEST(real_cores_verify) {
 }
 END_TEST
 
+/* Asked in a child process, as test_opencl does: an OpenCL implementation
+ * initialised in this process would not survive the fork of every test. */
+static int have_opencl_device(void) {
+#ifdef MLSBA_HAVE_OPENCL
+  pid_t pid = fork();
+  if (pid == 0) {
+    mlsba_platform_t *pl = NULL;
+    int found = 0;
+    if (mlsba_platform_discover(&pl) == 0)
+      for (size_t i = 0; i < mlsba_platform_num_devices(pl); i++)
+        found |= mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_OPENCL;
+    _exit(found ? 0 : 1);
+  }
+  int status;
+  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+#else
+  return 0;
+#endif
+}
+
+/* The columns rank 0's device of that name got. */
+static json_int_t rank0_columns(json_t *j, const char *device) {
+  json_t *devs = json_object_get(json_array_get(json_object_get(j, "ranks"), 0),
+                                 "devices"),
+         *d;
+  size_t i;
+  json_array_foreach(devs, i, d) {
+    if (!strcmp(json_string_value(json_object_get(d, "name")), device))
+      return int_of(d, "load");
+  }
+  ck_abort_msg("rank 0 has no device %s", device);
+  return -1;
+}
+
+/* Converged, or said it did not: then the node times are apart by more
+ * than eps (the last distribution's imbalance is the report's). */
+static void check_stopped_honestly(json_t *j, double eps) {
+  if (!json_is_true(json_object_get(j, "converged")))
+    ck_assert_msg(num_of(j, "imbalance") > eps,
+                  "not converged at imbalance %g", num_of(j, "imbalance"));
+}
+
+/* Rank 0: a core and pocl in one group, rank 1 a core. pocl computes on
+ * the cores of the others and would be left out here, where it makes
+ * them slower (--keep-shared keeps it): its columns of C' stay on it
+ * across the steps (pocl has gigabytes) and come back for the check. */
+START_TEST(core_and_opencl_device_verify) {
+  if (!have_opencl_device()) {
+    printf("core_and_opencl_device_verify: skipped (no OpenCL device)\n");
+    return;
+  }
+  tool_run_t r;
+  run_inpa(2, &r, "--platform", DATA "pocl%r.json", "--size", "512",
+           "--block", "64", "--eps", "0.2", "--max-iter", "6",
+           "--keep-shared", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 2, 512, 64);
+  check_stopped_honestly(j, 0.2);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  ck_assert_msg(rank0_columns(j, "ocl0") > 0, "the OpenCL device got none");
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* pocl alone under mem_limit_mb 1, single precision: A_(b) (512 x 64)
+ * and the 512 columns of B_(b) and C' take 1.25 MiB, so the device
+ * streams its columns of C' through in chunks every step. */
+START_TEST(opencl_device_streams_what_does_not_fit) {
+  if (!have_opencl_device()) {
+    printf("opencl_device_streams_what_does_not_fit: skipped (no OpenCL "
+           "device)\n");
+    return;
+  }
+  tool_run_t r;
+  run_inpa(1, &r, "--platform", DATA "pocl-1mb%r.json", "--size", "512",
+           "--block", "64", "--precision", "single", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 1, 512, 64);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  json_int_t cols = rank0_columns(j, "ocl0"), bm = 512, b = 64;
+  ck_assert_msg((bm * b + cols * (bm + b)) * (json_int_t)sizeof(float) >
+                    1048576,
+                "%lld columns would fit: not streamed", (long long)cols);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
 /* One line naming the rank and the problem, a non-zero exit, no hang. */
 static void check_one_line_error(tool_run_t *r, const char *want) {
   ck_assert_msg(r->exited && r->status != 0, "status %d", r->status);
@@ -241,6 +338,13 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, real_cores_verify);
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
+  suite_add_tcase(s, tc);
+  /* pocl builds CLBlast's kernels on first use: seconds, tens of seconds
+   * with an empty kernel cache. */
+  tc = tcase_create("opencl");
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, core_and_opencl_device_verify);
+  tcase_add_test(tc, opencl_device_streams_what_does_not_fit);
   suite_add_tcase(s, tc);
   tc = tcase_create("smpi");
   tcase_set_timeout(tc, 60);
