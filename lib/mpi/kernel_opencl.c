@@ -62,7 +62,7 @@ static void kernel_teardown(void *user, mlsba_opencl_env_t *env) {
   env->state = NULL;
 }
 
-/* The buffers for the shape, C' zeroed: a balancing run computes on it as
+/* The buffers for the shape, zeroed: a balancing run computes on C' as
  * it is, and garbage there could be NaNs or denormals that change the
  * speed of the GEMM. Waits, so that nothing of it runs into a step. */
 static int kernel_setup(void *user, mlsba_opencl_env_t *env) {
@@ -73,23 +73,19 @@ static int kernel_setup(void *user, mlsba_opencl_env_t *env) {
   env->state = s;
   size_t es = elem(k), bm = (size_t)k->bm, b = (size_t)k->b;
   s->cols = fitting_columns(k, env);
-  if (s->cols < 1)
-    return CL_INVALID_BUFFER_SIZE; /* max_units gave it no columns */
-  size_t cols = (size_t)s->cols;
-  cl_int e;
-  s->a = clCreateBuffer(env->context, CL_MEM_READ_ONLY, bm * b * es, NULL, &e);
-  if (e == CL_SUCCESS)
-    s->b =
-        clCreateBuffer(env->context, CL_MEM_READ_ONLY, b * cols * es, NULL, &e);
-  if (e == CL_SUCCESS)
-    s->c = clCreateBuffer(env->context, CL_MEM_READ_WRITE, bm * cols * es, NULL,
-                          &e);
+  size_t cols = s->cols > 0 ? (size_t)s->cols : 0;
+  /* No room: max_units gave it no columns, and no share comes. */
+  cl_int e = cols > 0 ? CL_SUCCESS : CL_INVALID_BUFFER_SIZE;
   const double zero = 0; /* all bits zero: 0 in either precision */
   cl_mem *bufs[3] = {&s->a, &s->b, &s->c};
   size_t sizes[3] = {bm * b * es, b * cols * es, bm * cols * es};
-  for (int i = 0; i < 3 && e == CL_SUCCESS; i++)
-    e = clEnqueueFillBuffer(env->queue, *bufs[i], &zero, es, 0, sizes[i], 0,
-                            NULL, NULL);
+  for (int i = 0; i < 3 && e == CL_SUCCESS; i++) {
+    *bufs[i] =
+        clCreateBuffer(env->context, CL_MEM_READ_WRITE, sizes[i], NULL, &e);
+    if (e == CL_SUCCESS)
+      e = clEnqueueFillBuffer(env->queue, *bufs[i], &zero, es, 0, sizes[i], 0,
+                              NULL, NULL);
+  }
   /* The first GEMM of a kind builds and loads its kernels (CLBlast's
    * program, pocl's work-group functions): not a step's cost. A narrow
    * one and the widest the device will run. */
