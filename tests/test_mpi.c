@@ -10,11 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "mlsba.h"
-
+#include "support/opencl_device.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -177,27 +175,6 @@ START_TEST(real_cores_verify) {
   tool_run_free(&r);
 }
 END_TEST
-
-/* Asked in a child process, as test_opencl does: an OpenCL implementation
- * initialised in this process would not survive the fork of every test. */
-static int have_opencl_device(void) {
-#ifdef MLSBA_HAVE_OPENCL
-  pid_t pid = fork();
-  if (pid == 0) {
-    mlsba_platform_t *pl = NULL;
-    int found = 0;
-    if (mlsba_platform_discover(&pl) == 0)
-      for (size_t i = 0; i < mlsba_platform_num_devices(pl); i++)
-        found |= mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_OPENCL;
-    _exit(found ? 0 : 1);
-  }
-  int status;
-  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
-#else
-  return 0;
-#endif
-}
 
 /* The columns rank 0's device of that name got. */
 static json_int_t rank0_columns(json_t *j, const char *device) {
