@@ -37,6 +37,14 @@ typedef struct mlsba__mpi_kernel {
   const void *a, *bp;
   void *c;
   mlsba__mpi_run_t run;
+  /* The node's platform, and per device (file order, node-owned) the
+   * largest GEMM (m n k) it has run in this process. The first GEMM of a
+   * kind builds and loads its kernels (CLBlast's program, pocl's
+   * work-group functions; CLBlast's kernels for large products are not
+   * those for small ones), which no step should pay for, and which later
+   * shapes find built. */
+  const mlsba_platform_t *platform;
+  double *warmed;
 } mlsba__mpi_kernel_t;
 
 /* The CPU half: an mlsba_cpu_fn on an mlsba__mpi_kernel_t (BLIS on the

@@ -96,10 +96,12 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
                       path);
     goto fail;
   }
+  nd->k.platform = nd->file;
+  nd->k.warmed = calloc(nd->p, sizeof *nd->k.warmed);
   nd->units = calloc(nd->p, sizeof *nd->units);
   nd->time = calloc(nd->p, sizeof *nd->time);
   nd->total = calloc(nd->p, sizeof *nd->total);
-  if (!nd->units || !nd->time || !nd->total) {
+  if (!nd->k.warmed || !nd->units || !nd->time || !nd->total) {
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
     goto fail;
   }
@@ -138,6 +140,7 @@ void mlsba__mpi_node_close(mlsba__mpi_node_t *nd) {
   mlsba_platform_destroy(nd->scaled);
   mlsba_platform_destroy(nd->file);
   json_decref(nd->json);
+  free(nd->k.warmed);
   free(nd->units);
   free(nd->time);
   free(nd->total);
