@@ -214,17 +214,12 @@ static int kernel_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
     if (s->held && (e = read_c(k, env, s->c, first, count)) == CL_SUCCESS)
       s->held = 0;
     return e;
-  case MLSBA__MPI_RUN_BALANCE:
-    if (!resident)
-      return streamed(k, env, s, first, count);
-    e = write_a(k, env, s);
-    return e == CL_SUCCESS ? update(k, env, s, first, count) : e;
-  case MLSBA__MPI_RUN_STEP:
-  default:
+  default: /* a step, or a balancing run (its C' the device's scratch) */
     if (!resident)
       return streamed(k, env, s, first, count);
     /* Not placed (a PLACE run that failed): the slice comes in now. */
-    if (!s->held && (e = take_slice(k, env, s, first, count)) != CL_SUCCESS)
+    if (k->run == MLSBA__MPI_RUN_STEP && !s->held &&
+        (e = take_slice(k, env, s, first, count)) != CL_SUCCESS)
       return e;
     e = write_a(k, env, s);
     return e == CL_SUCCESS ? update(k, env, s, first, count) : e;
