@@ -280,6 +280,22 @@ START_TEST(an_error_on_any_rank_stops_all) {
 }
 END_TEST
 
+/* At N = 1024, b = 128, A_(b) alone takes the 1 MiB: the device can take
+ * no column, and a node of it alone has nothing to run the load on. */
+START_TEST(opencl_device_without_room_stops_the_run) {
+  if (!have_opencl_device()) {
+    printf("opencl_device_without_room_stops_the_run: skipped (no OpenCL "
+           "device)\n");
+    return;
+  }
+  tool_run_t r;
+  run_inpa(1, &r, "--platform", DATA "pocl-1mb%r.json", "--size", "1024",
+           "--block", "128", NULL);
+  check_one_line_error(&r, "rank 0: balance: the devices can hold 0 units");
+  tool_run_free(&r);
+}
+END_TEST
+
 START_TEST(smpi_run_of_the_smpicc_build) {
 #ifdef MLSBA_INPA_SMPI_BIN
   char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
@@ -322,6 +338,7 @@ static Suite *mpi_suite(void) {
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, core_and_opencl_device_verify);
   tcase_add_test(tc, opencl_device_streams_what_does_not_fit);
+  tcase_add_test(tc, opencl_device_without_room_stops_the_run);
   suite_add_tcase(s, tc);
   tc = tcase_create("smpi");
   tcase_set_timeout(tc, 60);
