@@ -2,8 +2,9 @@
  * simulated nodes (converges, JSON as documented, rectangles tiling C),
  * on real cores (verified) and on a core beside an OpenCL device (pocl:
  * its slice of C' resident, or streamed under a memory limit; verified),
- * errors on one rank stopping every rank with one line, and the smpicc
- * build under SimGrid's smpirun. */
+ * errors on one rank (a missing file, an accelerator with no room...)
+ * stopping every rank with one line, and the smpicc build under SimGrid's
+ * smpirun. */
 #include <check.h>
 #include <jansson.h>
 #include <stdarg.h>
