@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mpi/internal.h" /* white-box: one rank's node, no ranks */
 #include "support/opencl_device.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
@@ -297,6 +298,94 @@ START_TEST(opencl_device_without_room_stops_the_run) {
 }
 END_TEST
 
+/* One rank's node alone (no mpirun), as the product drives it, with
+ * small integers in A_(b), B_(b) and a C' that does not start at zero, so
+ * every sum is exact: after balancing (C' is scratch then) and C' reset,
+ * s steps must leave C' = C0 + s A_(b) B_(b) exactly in every column,
+ * those the OpenCL device kept too, once they are given back by a flush
+ * or a new shape. Resident beside a core; and streamed, alone under
+ * mem_limit_mb 1 (A_(b) 256 KiB and 4.5 KiB a column: 170 of 512 fit). */
+static const struct {
+  const char *platform;
+  int64_t bm, bn;
+} node_cases[] = {{DATA "pocl0.json", 256, 384},
+                  {DATA "pocl-1mb0.json", 512, 512}};
+
+static void fill_small_integers(double *x, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 1103515245u + 12345u;
+    x[i] = (double)((int)(seed >> 16) % 9 - 4);
+  }
+}
+
+/* Whether c = c0 + s a b (bm x b times b x bn), exactly. */
+static int64_t wrong_elements(const double *c, const double *c0,
+                              const double *a, const double *b, int64_t bm,
+                              int64_t bn, int64_t k, int s) {
+  int64_t wrong = 0;
+  for (int64_t j = 0; j < bn; j++)
+    for (int64_t i = 0; i < bm; i++) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; p++)
+        sum += a[p * bm + i] * b[j * k + p];
+      wrong += c[j * bm + i] != c0[j * bm + i] + s * sum;
+    }
+  return wrong;
+}
+
+START_TEST(node_gives_back_the_columns_its_accelerator_kept) {
+  if (!have_opencl_device()) {
+    printf("node_gives_back_the_columns_its_accelerator_kept: skipped (no "
+           "OpenCL device)\n");
+    return;
+  }
+  int64_t bm = node_cases[_i].bm, bn = node_cases[_i].bn, k = 64;
+  mlsba_mpi_opts_t o; /* what the node reads of them */
+  memset(&o, 0, sizeof o);
+  o.precision = MLSBA_PRECISION_DOUBLE;
+  o.node_algorithm = MLSBA_MPI_NODE_MLSBA;
+  o.block = k;
+  o.keep_shared = 1;
+  o.eps = 0.2;
+  o.max_iter = 6;
+  mlsba__mpi_node_t *nd = NULL;
+  ck_assert_msg(mlsba__mpi_node_open(node_cases[_i].platform, &o, &nd) == 0,
+                "%s", mlsba_last_error());
+  double *a = malloc((size_t)(bm * k) * sizeof *a);
+  double *b = malloc((size_t)(k * bn) * sizeof *b);
+  double *c = malloc((size_t)(bm * bn) * sizeof *c);
+  double *c0 = malloc((size_t)(bm * bn) * sizeof *c0);
+  fill_small_integers(a, (size_t)(bm * k), 1);
+  fill_small_integers(b, (size_t)(k * bn), 2);
+  fill_small_integers(c0, (size_t)(bm * bn), 3);
+  double t;
+  ck_assert_msg(mlsba__mpi_node_shape(nd, bm, bn, a, b, c) == 0 &&
+                    mlsba__mpi_node_balance(nd, MLSBA_MPI_INPA, &t) == 0,
+                "%s", mlsba_last_error());
+  size_t ocl = mlsba__mpi_node_num_devices(nd) - 1; /* last in both files */
+  int64_t cols;
+  mlsba__mpi_node_device(nd, ocl, &cols, &t);
+  ck_assert_msg(cols > 0, "the OpenCL device got no columns");
+  memcpy(c, c0, (size_t)(bm * bn) * sizeof *c);
+  for (int s = 1; s <= 3; s++) {
+    ck_assert_msg(mlsba__mpi_node_step(nd, &t) == 0, "%s", mlsba_last_error());
+    if (s == 2) { /* the product's end */
+      ck_assert_int_eq(mlsba__mpi_node_flush(nd), 0);
+      ck_assert_int_eq(wrong_elements(c, c0, a, b, bm, bn, k, 2), 0);
+    }
+  }
+  /* A new shape gives back what the third step left on the device. */
+  double one = 0;
+  ck_assert_int_eq(mlsba__mpi_node_shape(nd, 1, 1, &one, &one, &one), 0);
+  ck_assert_int_eq(wrong_elements(c, c0, a, b, bm, bn, k, 3), 0);
+  mlsba__mpi_node_close(nd);
+  free(a);
+  free(b);
+  free(c);
+  free(c0);
+}
+END_TEST
+
 START_TEST(smpi_run_of_the_smpicc_build) {
 #ifdef MLSBA_INPA_SMPI_BIN
   char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
@@ -340,6 +429,8 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, core_and_opencl_device_verify);
   tcase_add_test(tc, opencl_device_streams_what_does_not_fit);
   tcase_add_test(tc, opencl_device_without_room_stops_the_run);
+  tcase_add_loop_test(tc, node_gives_back_the_columns_its_accelerator_kept, 0,
+                      (int)(sizeof node_cases / sizeof node_cases[0]));
   suite_add_tcase(s, tc);
   tc = tcase_create("smpi");
   tcase_set_timeout(tc, 60);
