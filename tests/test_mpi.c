@@ -4,7 +4,8 @@
  * its slice of C' resident, or streamed under a memory limit; verified),
  * errors on one rank (a missing file, an accelerator with no room...)
  * stopping every rank with one line, and the smpicc build under SimGrid's
- * smpirun. */
+ * smpirun; white-box, one rank's node giving back exactly the columns of
+ * C' its accelerator kept. */
 #include <check.h>
 #include <jansson.h>
 #include <stdarg.h>
