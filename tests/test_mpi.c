@@ -179,6 +179,14 @@ START_TEST(real_cores_verify) {
 }
 END_TEST
 
+/* 1, saying so, when there is no OpenCL device for the test. */
+static int skipped_without_opencl(const char *test) {
+  if (have_opencl_device())
+    return 0;
+  printf("%s: skipped (no OpenCL device)\n", test);
+  return 1;
+}
+
 /* The columns rank 0's device of that name got. */
 static json_int_t rank0_columns(json_t *j, const char *device) {
   json_t *devs = json_object_get(json_array_get(json_object_get(j, "ranks"), 0),
@@ -206,10 +214,8 @@ static void check_stopped_honestly(json_t *j, double eps) {
  * them slower (--keep-shared keeps it): its columns of C' stay on it
  * across the steps (pocl has gigabytes) and come back for the check. */
 START_TEST(core_and_opencl_device_verify) {
-  if (!have_opencl_device()) {
-    printf("core_and_opencl_device_verify: skipped (no OpenCL device)\n");
+  if (skipped_without_opencl(__func__))
     return;
-  }
   tool_run_t r;
   run_inpa(2, &r, "--platform", DATA "pocl%r.json", "--size", "512",
            "--block", "64", "--eps", "0.2", "--max-iter", "6",
@@ -229,11 +235,8 @@ END_TEST
  * and the 512 columns of B_(b) and C' take 1.25 MiB, so the device
  * streams its columns of C' through in chunks every step. */
 START_TEST(opencl_device_streams_what_does_not_fit) {
-  if (!have_opencl_device()) {
-    printf("opencl_device_streams_what_does_not_fit: skipped (no OpenCL "
-           "device)\n");
+  if (skipped_without_opencl(__func__))
     return;
-  }
   tool_run_t r;
   run_inpa(1, &r, "--platform", DATA "pocl-1mb%r.json", "--size", "512",
            "--block", "64", "--precision", "single", "--json", "-", NULL);
@@ -286,11 +289,8 @@ END_TEST
 /* At N = 1024, b = 128, A_(b) alone takes the 1 MiB: the device can take
  * no column, and a node of it alone has nothing to run the load on. */
 START_TEST(opencl_device_without_room_stops_the_run) {
-  if (!have_opencl_device()) {
-    printf("opencl_device_without_room_stops_the_run: skipped (no OpenCL "
-           "device)\n");
+  if (skipped_without_opencl(__func__))
     return;
-  }
   tool_run_t r;
   run_inpa(1, &r, "--platform", DATA "pocl-1mb%r.json", "--size", "1024",
            "--block", "128", NULL);
@@ -335,11 +335,8 @@ static int64_t wrong_elements(const double *c, const double *c0,
 }
 
 START_TEST(node_gives_back_the_columns_its_accelerator_kept) {
-  if (!have_opencl_device()) {
-    printf("node_gives_back_the_columns_its_accelerator_kept: skipped (no "
-           "OpenCL device)\n");
+  if (skipped_without_opencl(__func__))
     return;
-  }
   int64_t bm = node_cases[_i].bm, bn = node_cases[_i].bn, k = 64;
   mlsba_mpi_opts_t o; /* what the node reads of them */
   memset(&o, 0, sizeof o);
