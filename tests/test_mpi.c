@@ -334,10 +334,19 @@ static int64_t wrong_elements(const double *c, const double *c0,
   return wrong;
 }
 
-START_TEST(node_gives_back_the_columns_its_accelerator_kept) {
-  if (skipped_without_opencl(__func__))
-    return;
-  int64_t bm = node_cases[_i].bm, bn = node_cases[_i].bn, k = 64;
+/* A node of a platform file, balanced on integer operands (bm x k times
+ * k x bn), with C' reset to C0 after the balancing, its OpenCL device
+ * (the last device of these files) holding columns. */
+typedef struct {
+  mlsba__mpi_node_t *nd;
+  int64_t bm, bn, k;
+  double *a, *b, *c, *c0;
+} node_run_t;
+
+static void node_run_open(node_run_t *x, const char *platform, int64_t bm,
+                          int64_t bn) {
+  int64_t k = 64;
+  *x = (node_run_t){.bm = bm, .bn = bn, .k = k};
   mlsba_mpi_opts_t o; /* what the node reads of them */
   memset(&o, 0, sizeof o);
   o.precision = MLSBA_PRECISION_DOUBLE;
@@ -346,43 +355,90 @@ START_TEST(node_gives_back_the_columns_its_accelerator_kept) {
   o.keep_shared = 1;
   o.eps = 0.2;
   o.max_iter = 6;
-  mlsba__mpi_node_t *nd = NULL;
-  ck_assert_msg(mlsba__mpi_node_open(node_cases[_i].platform, &o, &nd) == 0,
-                "%s", mlsba_last_error());
-  double *a = malloc((size_t)(bm * k) * sizeof *a);
-  double *b = malloc((size_t)(k * bn) * sizeof *b);
-  double *c = malloc((size_t)(bm * bn) * sizeof *c);
-  double *c0 = malloc((size_t)(bm * bn) * sizeof *c0);
-  fill_small_integers(a, (size_t)(bm * k), 1);
-  fill_small_integers(b, (size_t)(k * bn), 2);
-  fill_small_integers(c0, (size_t)(bm * bn), 3);
+  ck_assert_msg(mlsba__mpi_node_open(platform, &o, &x->nd) == 0, "%s",
+                mlsba_last_error());
+  x->a = malloc((size_t)(bm * k) * sizeof *x->a);
+  x->b = malloc((size_t)(k * bn) * sizeof *x->b);
+  x->c = malloc((size_t)(bm * bn) * sizeof *x->c);
+  x->c0 = malloc((size_t)(bm * bn) * sizeof *x->c0);
+  fill_small_integers(x->a, (size_t)(bm * k), 1);
+  fill_small_integers(x->b, (size_t)(k * bn), 2);
+  fill_small_integers(x->c0, (size_t)(bm * bn), 3);
   double t;
-  ck_assert_msg(mlsba__mpi_node_shape(nd, bm, bn, a, b, c) == 0 &&
-                    mlsba__mpi_node_balance(nd, MLSBA_MPI_INPA, &t) == 0,
-                "%s", mlsba_last_error());
-  size_t ocl = mlsba__mpi_node_num_devices(nd) - 1; /* last in both files */
+  ck_assert_msg(
+      mlsba__mpi_node_shape(x->nd, bm, bn, x->a, x->b, x->c) == 0 &&
+          mlsba__mpi_node_balance(x->nd, MLSBA_MPI_INPA, &t) == 0,
+      "%s", mlsba_last_error());
   int64_t cols;
-  mlsba__mpi_node_device(nd, ocl, &cols, &t);
+  mlsba__mpi_node_device(x->nd, mlsba__mpi_node_num_devices(x->nd) - 1,
+                         &cols, &t);
   ck_assert_msg(cols > 0, "the OpenCL device got no columns");
-  memcpy(c, c0, (size_t)(bm * bn) * sizeof *c);
+  memcpy(x->c, x->c0, (size_t)(bm * bn) * sizeof *x->c);
+}
+
+/* Elements of C' that are not C0 + s A_(b) B_(b). */
+static int64_t node_run_wrong(const node_run_t *x, int s) {
+  return wrong_elements(x->c, x->c0, x->a, x->b, x->bm, x->bn, x->k, s);
+}
+
+static void node_run_close(node_run_t *x) {
+  mlsba__mpi_node_close(x->nd);
+  free(x->a);
+  free(x->b);
+  free(x->c);
+  free(x->c0);
+}
+
+START_TEST(node_gives_back_the_columns_its_accelerator_kept) {
+  if (skipped_without_opencl(__func__))
+    return;
+  node_run_t x;
+  node_run_open(&x, node_cases[_i].platform, node_cases[_i].bm,
+                node_cases[_i].bn);
+  double t;
   for (int s = 1; s <= 3; s++) {
-    ck_assert_msg(mlsba__mpi_node_step(nd, &t) == 0, "%s", mlsba_last_error());
+    ck_assert_msg(mlsba__mpi_node_step(x.nd, &t) == 0, "%s",
+                  mlsba_last_error());
     if (s == 2) { /* the product's end */
-      ck_assert_int_eq(mlsba__mpi_node_flush(nd), 0);
-      ck_assert_int_eq(wrong_elements(c, c0, a, b, bm, bn, k, 2), 0);
+      ck_assert_int_eq(mlsba__mpi_node_flush(x.nd), 0);
+      ck_assert_int_eq(node_run_wrong(&x, 2), 0);
     }
   }
   /* A new shape gives back what the third step left on the device. */
   double one = 0;
-  ck_assert_int_eq(mlsba__mpi_node_shape(nd, 1, 1, &one, &one, &one), 0);
-  ck_assert_int_eq(wrong_elements(c, c0, a, b, bm, bn, k, 3), 0);
-  mlsba__mpi_node_close(nd);
-  free(a);
-  free(b);
-  free(c);
-  free(c0);
+  ck_assert_int_eq(mlsba__mpi_node_shape(x.nd, 1, 1, &one, &one, &one), 0);
+  ck_assert_int_eq(node_run_wrong(&x, 3), 0);
+  node_run_close(&x);
 }
 END_TEST
+
+#ifdef MLSBA_HAVE_OPENCL
+#include "devices/device.h" /* the test-only fault injection hook */
+#include "mlsba/opencl.h"
+
+/* An OpenCL failure (injected through the backend's test hook) when the
+ * device would take its slice of C': the step fails as MLSBA_EDEVMEM
+ * naming the device; the next step takes the slice itself, and C' comes
+ * out right. */
+START_TEST(node_reports_a_failed_accelerator_and_goes_on) {
+  if (skipped_without_opencl(__func__))
+    return;
+  node_run_t x;
+  node_run_open(&x, DATA "pocl0.json", 256, 384);
+  double t;
+  mlsba__opencl_inject_fault(1, CL_OUT_OF_RESOURCES);
+  int err = mlsba__mpi_node_step(x.nd, &t);
+  mlsba__opencl_inject_fault(0, 0);
+  ck_assert_int_eq(err, MLSBA_EDEVMEM);
+  ck_assert_msg(strstr(mlsba_last_error(), "ocl0") != NULL, "%s",
+                mlsba_last_error());
+  ck_assert_msg(mlsba__mpi_node_step(x.nd, &t) == 0, "%s", mlsba_last_error());
+  ck_assert_int_eq(mlsba__mpi_node_flush(x.nd), 0);
+  ck_assert_int_eq(node_run_wrong(&x, 1), 0);
+  node_run_close(&x);
+}
+END_TEST
+#endif
 
 START_TEST(smpi_run_of_the_smpicc_build) {
 #ifdef MLSBA_INPA_SMPI_BIN
@@ -429,6 +485,9 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, opencl_device_without_room_stops_the_run);
   tcase_add_loop_test(tc, node_gives_back_the_columns_its_accelerator_kept, 0,
                       (int)(sizeof node_cases / sizeof node_cases[0]));
+#ifdef MLSBA_HAVE_OPENCL
+  tcase_add_test(tc, node_reports_a_failed_accelerator_and_goes_on);
+#endif
   suite_add_tcase(s, tc);
   tc = tcase_create("smpi");
   tcase_set_timeout(tc, 60);
