@@ -1,7 +1,11 @@
 /* mlsba-inpa under mpirun as a user runs it: four oversubscribed ranks on
- * simulated nodes (converges, JSON as documented, rectangles tiling C)
- * and on real cores (verified), errors on one rank stopping every rank
- * with one line, and the smpicc build under SimGrid's smpirun. */
+ * simulated nodes (converges, JSON as documented, rectangles tiling C),
+ * on real cores (verified) and on a core beside an OpenCL device (pocl:
+ * its slice of C' resident, or streamed under a memory limit; verified),
+ * errors on one rank (a missing file, an accelerator with no room...)
+ * stopping every rank with one line, and the smpicc build under SimGrid's
+ * smpirun; white-box, one rank's node giving back exactly the columns of
+ * C' its accelerator kept. */
 #include <check.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -10,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mpi/internal.h" /* white-box: one rank's node, no ranks */
+#include "support/opencl_device.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -218,6 +224,80 @@ START_TEST(a_panel_relayed_over_four_columns_verifies) {
 }
 END_TEST
 
+/* 1, saying so, when there is no OpenCL device for the test. */
+static int skipped_without_opencl(const char *test) {
+  if (have_opencl_device())
+    return 0;
+  printf("%s: skipped (no OpenCL device)\n", test);
+  return 1;
+}
+
+/* The columns rank 0's device of that name got. */
+static json_int_t rank0_columns(json_t *j, const char *device) {
+  json_t *devs = json_object_get(json_array_get(json_object_get(j, "ranks"), 0),
+                                 "devices"),
+         *d;
+  size_t i;
+  json_array_foreach(devs, i, d) {
+    if (!strcmp(json_string_value(json_object_get(d, "name")), device))
+      return int_of(d, "load");
+  }
+  ck_abort_msg("rank 0 has no device %s", device);
+  return -1;
+}
+
+/* Converged, or said it did not: then the node times are apart by more
+ * than eps (the last distribution's imbalance is the report's). */
+static void check_stopped_honestly(json_t *j, double eps) {
+  if (!json_is_true(json_object_get(j, "converged")))
+    ck_assert_msg(num_of(j, "imbalance") > eps,
+                  "not converged at imbalance %g", num_of(j, "imbalance"));
+}
+
+/* Rank 0: a core and pocl in one group, rank 1 a core. pocl computes on
+ * the cores of the others and would be left out here, where it makes
+ * them slower (--keep-shared keeps it): its columns of C' stay on it
+ * across the steps (pocl has gigabytes) and come back for the check. */
+START_TEST(core_and_opencl_device_verify) {
+  if (skipped_without_opencl(__func__))
+    return;
+  tool_run_t r;
+  run_inpa(2, &r, "--platform", DATA "pocl%r.json", "--size", "512",
+           "--block", "64", "--eps", "0.2", "--max-iter", "6",
+           "--keep-shared", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 2, 512, 64);
+  check_stopped_honestly(j, 0.2);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  ck_assert_msg(rank0_columns(j, "ocl0") > 0, "the OpenCL device got none");
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* pocl alone under mem_limit_mb 1, single precision: A_(b) (512 x 64)
+ * and the 512 columns of B_(b) and C' take 1.25 MiB, so the device
+ * streams its columns of C' through in chunks every step. */
+START_TEST(opencl_device_streams_what_does_not_fit) {
+  if (skipped_without_opencl(__func__))
+    return;
+  tool_run_t r;
+  run_inpa(1, &r, "--platform", DATA "pocl-1mb%r.json", "--size", "512",
+           "--block", "64", "--precision", "single", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 1, 512, 64);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  json_int_t cols = rank0_columns(j, "ocl0"), bm = 512, b = 64;
+  ck_assert_msg((bm * b + cols * (bm + b)) * (json_int_t)sizeof(float) >
+                    1048576,
+                "%lld columns would fit: not streamed", (long long)cols);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
 /* One line naming the rank and the problem, a non-zero exit, no hang. */
 static void check_one_line_error(tool_run_t *r, const char *want) {
   ck_assert_msg(r->exited && r->status != 0, "status %d", r->status);
@@ -250,6 +330,160 @@ START_TEST(an_error_on_any_rank_stops_all) {
   tool_run_free(&r);
 }
 END_TEST
+
+/* At N = 1024, b = 128, A_(b) alone takes the 1 MiB: the device can take
+ * no column, and a node of it alone has nothing to run the load on. */
+START_TEST(opencl_device_without_room_stops_the_run) {
+  if (skipped_without_opencl(__func__))
+    return;
+  tool_run_t r;
+  run_inpa(1, &r, "--platform", DATA "pocl-1mb%r.json", "--size", "1024",
+           "--block", "128", NULL);
+  check_one_line_error(&r, "rank 0: balance: the devices can hold 0 units");
+  tool_run_free(&r);
+}
+END_TEST
+
+/* One rank's node alone (no mpirun), as the product drives it, with
+ * small integers in A_(b), B_(b) and a C' that does not start at zero, so
+ * every sum is exact: after balancing (C' is scratch then) and C' reset,
+ * s steps must leave C' = C0 + s A_(b) B_(b) exactly in every column,
+ * those the OpenCL device kept too, once they are given back by a flush
+ * or a new shape. Resident beside a core; and streamed, alone under
+ * mem_limit_mb 1 (A_(b) 256 KiB and 4.5 KiB a column: 170 of 512 fit). */
+static const struct {
+  const char *platform;
+  int64_t bm, bn;
+} node_cases[] = {{DATA "pocl0.json", 256, 384},
+                  {DATA "pocl-1mb0.json", 512, 512}};
+
+static void fill_small_integers(double *x, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 1103515245u + 12345u;
+    x[i] = (double)((int)(seed >> 16) % 9 - 4);
+  }
+}
+
+/* Whether c = c0 + s a b (bm x b times b x bn), exactly. */
+static int64_t wrong_elements(const double *c, const double *c0,
+                              const double *a, const double *b, int64_t bm,
+                              int64_t bn, int64_t k, int s) {
+  int64_t wrong = 0;
+  for (int64_t j = 0; j < bn; j++)
+    for (int64_t i = 0; i < bm; i++) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; p++)
+        sum += a[p * bm + i] * b[j * k + p];
+      wrong += c[j * bm + i] != c0[j * bm + i] + s * sum;
+    }
+  return wrong;
+}
+
+/* A node of a platform file, balanced on integer operands (bm x k times
+ * k x bn), with C' reset to C0 after the balancing, its OpenCL device
+ * (the last device of these files) holding columns. */
+typedef struct {
+  mlsba__mpi_node_t *nd;
+  int64_t bm, bn, k;
+  double *a, *b, *c, *c0;
+} node_run_t;
+
+static void node_run_open(node_run_t *x, const char *platform, int64_t bm,
+                          int64_t bn) {
+  int64_t k = 64;
+  *x = (node_run_t){.bm = bm, .bn = bn, .k = k};
+  mlsba_mpi_opts_t o; /* what the node reads of them */
+  memset(&o, 0, sizeof o);
+  o.precision = MLSBA_PRECISION_DOUBLE;
+  o.node_algorithm = MLSBA_MPI_NODE_MLSBA;
+  o.block = k;
+  o.keep_shared = 1;
+  o.eps = 0.2;
+  o.max_iter = 6;
+  ck_assert_msg(mlsba__mpi_node_open(platform, &o, &x->nd) == 0, "%s",
+                mlsba_last_error());
+  x->a = malloc((size_t)(bm * k) * sizeof *x->a);
+  x->b = malloc((size_t)(k * bn) * sizeof *x->b);
+  x->c = malloc((size_t)(bm * bn) * sizeof *x->c);
+  x->c0 = malloc((size_t)(bm * bn) * sizeof *x->c0);
+  fill_small_integers(x->a, (size_t)(bm * k), 1);
+  fill_small_integers(x->b, (size_t)(k * bn), 2);
+  fill_small_integers(x->c0, (size_t)(bm * bn), 3);
+  double t;
+  ck_assert_msg(
+      mlsba__mpi_node_shape(x->nd, bm, bn, x->a, x->b, x->c) == 0 &&
+          mlsba__mpi_node_balance(x->nd, MLSBA_MPI_INPA, &t) == 0,
+      "%s", mlsba_last_error());
+  int64_t cols;
+  mlsba__mpi_node_device(x->nd, mlsba__mpi_node_num_devices(x->nd) - 1,
+                         &cols, &t);
+  ck_assert_msg(cols > 0, "the OpenCL device got no columns");
+  memcpy(x->c, x->c0, (size_t)(bm * bn) * sizeof *x->c);
+}
+
+/* Elements of C' that are not C0 + s A_(b) B_(b). */
+static int64_t node_run_wrong(const node_run_t *x, int s) {
+  return wrong_elements(x->c, x->c0, x->a, x->b, x->bm, x->bn, x->k, s);
+}
+
+static void node_run_close(node_run_t *x) {
+  mlsba__mpi_node_close(x->nd);
+  free(x->a);
+  free(x->b);
+  free(x->c);
+  free(x->c0);
+}
+
+START_TEST(node_gives_back_the_columns_its_accelerator_kept) {
+  if (skipped_without_opencl(__func__))
+    return;
+  node_run_t x;
+  node_run_open(&x, node_cases[_i].platform, node_cases[_i].bm,
+                node_cases[_i].bn);
+  double t;
+  for (int s = 1; s <= 3; s++) {
+    ck_assert_msg(mlsba__mpi_node_step(x.nd, &t) == 0, "%s",
+                  mlsba_last_error());
+    if (s == 2) { /* the product's end */
+      ck_assert_int_eq(mlsba__mpi_node_flush(x.nd), 0);
+      ck_assert_int_eq(node_run_wrong(&x, 2), 0);
+    }
+  }
+  /* A new shape gives back what the third step left on the device. */
+  double one = 0;
+  ck_assert_int_eq(mlsba__mpi_node_shape(x.nd, 1, 1, &one, &one, &one), 0);
+  ck_assert_int_eq(node_run_wrong(&x, 3), 0);
+  node_run_close(&x);
+}
+END_TEST
+
+#ifdef MLSBA_HAVE_OPENCL
+#include "devices/device.h" /* the test-only fault injection hook */
+#include "mlsba/opencl.h"
+
+/* An OpenCL failure (injected through the backend's test hook) when the
+ * device would take its slice of C': the step fails as MLSBA_EDEVMEM
+ * naming the device; the next step takes the slice itself, and C' comes
+ * out right. */
+START_TEST(node_reports_a_failed_accelerator_and_goes_on) {
+  if (skipped_without_opencl(__func__))
+    return;
+  node_run_t x;
+  node_run_open(&x, DATA "pocl0.json", 256, 384);
+  double t;
+  mlsba__opencl_inject_fault(1, CL_OUT_OF_RESOURCES);
+  int err = mlsba__mpi_node_step(x.nd, &t);
+  mlsba__opencl_inject_fault(0, 0);
+  ck_assert_int_eq(err, MLSBA_EDEVMEM);
+  ck_assert_msg(strstr(mlsba_last_error(), "ocl0") != NULL, "%s",
+                mlsba_last_error());
+  ck_assert_msg(mlsba__mpi_node_step(x.nd, &t) == 0, "%s", mlsba_last_error());
+  ck_assert_int_eq(mlsba__mpi_node_flush(x.nd), 0);
+  ck_assert_int_eq(node_run_wrong(&x, 1), 0);
+  node_run_close(&x);
+}
+END_TEST
+#endif
 
 START_TEST(smpi_run_of_the_smpicc_build) {
 #ifdef MLSBA_INPA_SMPI_BIN
@@ -289,6 +523,19 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, a_panel_relayed_over_four_columns_verifies);
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
+  suite_add_tcase(s, tc);
+  /* pocl builds CLBlast's kernels on first use: seconds, tens of seconds
+   * with an empty kernel cache. */
+  tc = tcase_create("opencl");
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, core_and_opencl_device_verify);
+  tcase_add_test(tc, opencl_device_streams_what_does_not_fit);
+  tcase_add_test(tc, opencl_device_without_room_stops_the_run);
+  tcase_add_loop_test(tc, node_gives_back_the_columns_its_accelerator_kept, 0,
+                      (int)(sizeof node_cases / sizeof node_cases[0]));
+#ifdef MLSBA_HAVE_OPENCL
+  tcase_add_test(tc, node_reports_a_failed_accelerator_and_goes_on);
+#endif
   suite_add_tcase(s, tc);
   tc = tcase_create("smpi");
   tcase_set_timeout(tc, 60);

@@ -8,13 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "devices/device.h" /* the test-only fault injection hook */
 #include "mlsba.h"
 #include "mlsba/opencl.h"
 #include "support/gemm_data.h"
+#include "support/opencl_device.h"
 #include "support/run_suite.h"
 
 /* Core 0 drives the first OpenCL device; core 1 (if any) alone. */
@@ -453,24 +452,6 @@ START_TEST(mandelbrot_on_opencl_matches_the_cpu) {
   mlsba_platform_destroy(pl);
 }
 END_TEST
-
-/* Asked in a child process: an OpenCL implementation initialised here
- * would not survive the fork of every test (pocl's worker threads stay in
- * the parent, and the child's queues would wait for them forever). */
-static int have_opencl_device(void) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    mlsba_platform_t *pl = NULL;
-    int found = 0;
-    if (mlsba_platform_discover(&pl) == 0)
-      for (size_t i = 0; i < mlsba_platform_num_devices(pl); i++)
-        found |= mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_OPENCL;
-    _exit(found ? 0 : 1);
-  }
-  int status;
-  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
-}
 
 static Suite *opencl_suite(void) {
   Suite *s = suite_create("opencl");

@@ -23,7 +23,8 @@ static void usage(FILE *f) {
       "Usage: mpirun -np Q %s --platform FILE --size N --block B\n"
       "         [--algo inpa|multiple-cpm|single-cpm|homogeneous]\n"
       "         [--node-algo mlsba|idpa] [--eps E] [--max-iter I]\n"
-      "         [--precision single|double] [--json FILE|-] [--quiet]\n"
+      "         [--precision single|double] [--keep-shared]\n"
+      "         [--json FILE|-] [--quiet]\n"
       "\n"
       "Balances the ranks of an MPI job (each a node with its own devices)\n"
       "with INPA, then computes C = A x B (N x N) with the heterogeneous\n"
@@ -47,6 +48,9 @@ static void usage(FILE *f) {
       "  --eps E          node times within E: balanced (default 0.05)\n"
       "  --max-iter I     at most I distributions (default 20)\n"
       "  --precision P    double (default) or single\n"
+      "  --keep-shared    keep a device that computes on its rank's other\n"
+      "                   devices' cores (pocl) even when they run faster\n"
+      "                   without it\n"
       "  --json FILE|-    write the JSON report (- : standard output)\n"
       "  --quiet          no table\n"
       "  -h, --help       this help\n"
@@ -90,6 +94,10 @@ static int parse_args(int argc, char **argv, args_t *A, int loud) {
     }
     if (!strcmp(opt, "--quiet")) {
       A->quiet = 1;
+      continue;
+    }
+    if (!strcmp(opt, "--keep-shared")) {
+      A->o.keep_shared = 1;
       continue;
     }
     if (i + 1 >= argc)

@@ -55,16 +55,25 @@ const char *mlsba__mpi_node_device_name(const mlsba__mpi_node_t *node,
 /* The kernel's operands for a bm x bn sub-matrix: A_(b) is bm x b
  * (leading dimension bm), B_(b) b x bn (leading dimension b), C' bm x bn
  * (leading dimension bm); the caller owns them (NULL on a simulated
- * node). Re-opens what depends on the shape. */
+ * node) and keeps C' until the next shape, mlsba__mpi_node_flush or the
+ * close, which write back into it what accelerators hold. Re-opens what
+ * depends on the shape. */
 int mlsba__mpi_node_shape(mlsba__mpi_node_t *node, int64_t bm, int64_t bn,
                           void *a, void *b, void *c);
+/* Accelerators keep their columns of C' between steps: this copies them
+ * back into C', after which C' is current and the caller may read or free
+ * it. Balancing, a new shape and the close do it first themselves. */
+int mlsba__mpi_node_flush(mlsba__mpi_node_t *node);
 /* The node's IDPA: balances its devices on the current shape with the
  * node algorithm that algo implies, and gives the time of one step (one
- * C' += A_(b) B_(b)) with the distribution it settled on. */
+ * C' += A_(b) B_(b)) with the distribution it settled on. Its runs treat
+ * C' as scratch: what it holds afterwards is meaningless. */
 int mlsba__mpi_node_balance(mlsba__mpi_node_t *node, mlsba_mpi_algo_t algo,
                             double *step_time);
 /* One step with the balanced distribution; adds every device's time to
- * its total and gives the step's time (virtual on a simulated node). */
+ * its total and gives the step's time (virtual on a simulated node).
+ * Before the first step of a distribution, accelerators that keep their
+ * columns of C' take them (outside the step's time). */
 int mlsba__mpi_node_step(mlsba__mpi_node_t *node, double *step_time);
 /* Columns and accumulated step times of device i since the shape was
  * set. */

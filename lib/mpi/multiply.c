@@ -179,6 +179,9 @@ static int run_rect(ctx_t *C, double *t) {
   if (!err && !(step > 0))
     err = mlsba__fail(MLSBA_EDEVICE, "the node measured no time (%g s)", step);
   *t = step * (double)C->nb;
+  /* Accelerators give back the scratch C' before it is freed. */
+  int flushed = mlsba__mpi_node_flush(C->node);
+  err = err ? err : flushed;
   free(a);
   free(bb);
   free(c);

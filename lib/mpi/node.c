@@ -1,7 +1,14 @@
 /* One rank's devices, through libmlsba's public API: the platform file,
  * an executor, and the node kernel C' += A_(b) B_(b) as an application
- * load whose units are the columns of C' (a CPU core runs BLIS with
- * beta = 1 on its columns).
+ * load whose units are the columns of C' (kernel.h: BLIS with beta = 1 on
+ * a core, CLBlast on an OpenCL device).
+ *
+ * An OpenCL device keeps its slice of C' in its memory across the steps
+ * when it fits (kernel_opencl.c), so C' on the host is not current while
+ * slices are out: the node places them before the first step of a
+ * distribution (a run of its own, outside the step's time) and gives them
+ * back (mlsba__mpi_node_flush) before the columns move to other devices,
+ * before the operands change, and when the product or the node ends.
  *
  * Simulated devices in a node's platform give their speed in b x b blocks
  * of C' updated per second, their load and max_load in such blocks (one
@@ -9,14 +16,17 @@
  * bm / b^2 blocks, so for every shape the node runs a copy of its platform
  * whose profiles are rescaled to columns: the device then takes the
  * virtual time its profile gives for the blocks it updates. */
-#include <blis.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#ifdef MLSBA_HAVE_OPENCL
+#include "mlsba/opencl.h"
+#endif
 #include "internal.h"
+#include "kernel.h"
 
 struct mlsba__mpi_node {
   char path[512];
@@ -30,45 +40,23 @@ struct mlsba__mpi_node {
   int repeatable;
   int have_step; /* time[] holds the run of the current distribution */
   size_t p;
-  int64_t b;
-  mlsba_precision_t prec;
   mlsba_mpi_node_algo_t node_algo;
+  int keep_shared;
   double eps;
   unsigned max_iter;
-  /* What depends on the shape. */
-  int64_t bm, bn;
+  /* What depends on the shape: the kernel's operands among it. */
+  mlsba__mpi_kernel_t k;
   mlsba_platform_t *scaled; /* simulated nodes: profiles in columns */
   mlsba_executor_t *ex;
   mlsba_load_t *load;
-  const void *a, *bp;
-  void *c;
+  int accelerators; /* OpenCL devices, which may keep slices of C' */
+  int placed;       /* slices of C' may be out for units on load */
   int64_t bal_bm, bal_bn; /* the shape units was balanced for */
   mlsba_mpi_algo_t algo;  /* of the last balancing */
   int64_t *units;   /* the balanced columns per device */
   double *time;     /* the last run's device times */
   double *total;    /* device times summed over steps */
 };
-
-/* C'[:, first:first+count] += A_(b) B_(b)[:, first:first+count], on the
- * calling core alone. */
-static int kernel_cpu(void *user, int64_t first, int64_t count) {
-  mlsba__mpi_node_t *nd = user;
-  rntm_t rntm = BLIS_RNTM_INITIALIZER;
-  bli_rntm_set_num_threads(1, &rntm);
-  dim_t m = (dim_t)nd->bm, k = (dim_t)nd->b;
-  if (nd->prec == MLSBA_PRECISION_DOUBLE) {
-    double one = 1;
-    bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)count, k, &one,
-                 (double *)nd->a, 1, m, (double *)nd->bp + first * k, 1, k,
-                 &one, (double *)nd->c + first * m, 1, m, NULL, &rntm);
-  } else {
-    float one = 1;
-    bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)count, k, &one,
-                 (float *)nd->a, 1, m, (float *)nd->bp + first * k, 1, k, &one,
-                 (float *)nd->c + first * m, 1, m, NULL, &rntm);
-  }
-  return 0;
-}
 
 int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
                          mlsba__mpi_node_t **out) {
@@ -77,9 +65,10 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
   if (nd == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
   snprintf(nd->path, sizeof nd->path, "%s", path);
-  nd->b = o->block;
-  nd->prec = o->precision;
+  nd->k.b = o->block;
+  nd->k.prec = o->precision;
   nd->node_algo = o->node_algorithm;
+  nd->keep_shared = o->keep_shared;
   nd->eps = o->eps;
   nd->max_iter = o->max_iter;
   int err = mlsba_platform_load(path, &nd->file);
@@ -87,8 +76,11 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
     goto fail;
   nd->p = mlsba_platform_num_devices(nd->file);
   size_t sims = 0;
-  for (size_t i = 0; i < nd->p; i++)
+  for (size_t i = 0; i < nd->p; i++) {
     sims += mlsba_platform_device_type(nd->file, i) == MLSBA_DEVICE_SIM;
+    nd->accelerators +=
+        mlsba_platform_device_type(nd->file, i) == MLSBA_DEVICE_OPENCL;
+  }
   nd->simulated = sims == nd->p;
   if (sims != 0 && sims != nd->p) {
     err = mlsba__fail(MLSBA_EINVAL,
@@ -104,10 +96,12 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
                       path);
     goto fail;
   }
+  nd->k.platform = nd->file;
+  nd->k.warmed = calloc(nd->p, sizeof *nd->k.warmed);
   nd->units = calloc(nd->p, sizeof *nd->units);
   nd->time = calloc(nd->p, sizeof *nd->time);
   nd->total = calloc(nd->p, sizeof *nd->total);
-  if (!nd->units || !nd->time || !nd->total) {
+  if (!nd->k.warmed || !nd->units || !nd->time || !nd->total) {
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
     goto fail;
   }
@@ -140,11 +134,13 @@ fail:
 void mlsba__mpi_node_close(mlsba__mpi_node_t *nd) {
   if (nd == NULL)
     return;
+  mlsba__mpi_node_flush(nd); /* nobody is left to hear of an error */
   mlsba_load_destroy(nd->load);
   mlsba_executor_destroy(nd->ex);
   mlsba_platform_destroy(nd->scaled);
   mlsba_platform_destroy(nd->file);
   json_decref(nd->json);
+  free(nd->k.warmed);
   free(nd->units);
   free(nd->time);
   free(nd->total);
@@ -167,7 +163,7 @@ const char *mlsba__mpi_node_device_name(const mlsba__mpi_node_t *nd,
 /* The node's platform with every simulated profile turned from blocks
  * into columns of a bm-tall C': x columns are x bm / b^2 blocks. */
 static int scaled_platform(mlsba__mpi_node_t *nd, mlsba_platform_t **out) {
-  double per_column = (double)nd->bm / ((double)nd->b * (double)nd->b);
+  double per_column = (double)nd->k.bm / ((double)nd->k.b * (double)nd->k.b);
   json_t *copy = json_deep_copy(nd->json);
   if (copy == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
@@ -197,16 +193,37 @@ static int scaled_platform(mlsba__mpi_node_t *nd, mlsba_platform_t **out) {
   return err;
 }
 
+/* A run of the load with the balanced distribution that moves slices of
+ * C' and computes nothing. */
+static int move_slices(mlsba__mpi_node_t *nd, mlsba__mpi_run_t run) {
+  nd->k.run = run;
+  int err = mlsba_executor_run(nd->ex, nd->load, nd->units, MLSBA_DRIVE_SHARED,
+                               nd->time, NULL);
+  nd->k.run = MLSBA__MPI_RUN_STEP;
+  return err;
+}
+
+int mlsba__mpi_node_flush(mlsba__mpi_node_t *nd) {
+  if (!nd->placed)
+    return 0;
+  /* Whether or not it worked, the slices are no longer the node's: C' is
+   * the caller's to free after this. */
+  nd->placed = 0;
+  return move_slices(nd, MLSBA__MPI_RUN_FLUSH);
+}
+
 int mlsba__mpi_node_shape(mlsba__mpi_node_t *nd, int64_t bm, int64_t bn,
                           void *a, void *b, void *c) {
-  nd->bm = bm;
-  nd->bn = bn;
-  nd->a = a;
-  nd->bp = b;
-  nd->c = c;
+  int err = mlsba__mpi_node_flush(nd); /* into the old C', still valid */
+  if (err)
+    return err;
+  nd->k.bm = bm;
+  nd->k.bn = bn;
+  nd->k.a = a;
+  nd->k.bp = b;
+  nd->k.c = c;
   mlsba_load_destroy(nd->load);
   nd->load = NULL;
-  int err = 0;
   if (nd->simulated) {
     mlsba_executor_destroy(nd->ex);
     nd->ex = NULL;
@@ -218,12 +235,18 @@ int mlsba__mpi_node_shape(mlsba__mpi_node_t *nd, int64_t bm, int64_t bn,
   }
   char shape[96];
   snprintf(shape, sizeof shape, "bm=%lld b=%lld %s", (long long)bm,
-           (long long)nd->b,
-           nd->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single");
+           (long long)nd->k.b,
+           nd->k.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single");
   if ((err = mlsba_load_create("inpa-step", bn, &nd->load)) != 0 ||
-      (err = mlsba_load_set_cpu(nd->load, kernel_cpu, nd)) != 0 ||
+      (err = mlsba_load_set_cpu(nd->load, mlsba__mpi_kernel_cpu, &nd->k)) !=
+          0 ||
       (err = mlsba_load_set_shape(nd->load, shape)) != 0)
     return err;
+#ifdef MLSBA_HAVE_OPENCL
+  if ((err = mlsba_load_set_opencl(nd->load, mlsba__mpi_kernel_opencl_ops(),
+                                   &nd->k)) != 0)
+    return err;
+#endif
   memset(nd->total, 0, nd->p * sizeof *nd->total);
   nd->have_step = 0;
   return 0;
@@ -231,15 +254,20 @@ int mlsba__mpi_node_shape(mlsba__mpi_node_t *nd, int64_t bm, int64_t bn,
 
 /* Whether units were balanced for the current shape. */
 static int balanced(const mlsba__mpi_node_t *nd) {
-  return nd->bal_bm == nd->bm && nd->bal_bn == nd->bn;
+  return nd->bal_bm == nd->k.bm && nd->bal_bn == nd->k.bn;
 }
 
 int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
                             double *step_time) {
+  /* The columns are about to move between devices. */
+  int err = mlsba__mpi_node_flush(nd);
+  if (err)
+    return err;
   mlsba_balance_opts_t o;
   mlsba_balance_opts_init(&o);
   o.eps = nd->eps;
   o.max_iter = nd->max_iter;
+  o.sharing = nd->keep_shared ? MLSBA_SHARING_KEEP : MLSBA_SHARING_CHECK;
   o.grouping = nd->node_algo == MLSBA_MPI_NODE_IDPA ? MLSBA_GROUPING_FLAT
                                                     : MLSBA_GROUPING_PLATFORM;
   /* Each baseline of the paper replaces the inter-device step too. */
@@ -259,10 +287,12 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
   }
   mlsba_balance_result_t r;
   memset(&r, 0, sizeof r);
-  int err = mlsba_balance_load(nd->ex, nd->load, &o, &r);
+  nd->k.run = MLSBA__MPI_RUN_BALANCE;
+  err = mlsba_balance_load(nd->ex, nd->load, &o, &r);
+  nd->k.run = MLSBA__MPI_RUN_STEP;
   if (!err) {
-    nd->bal_bm = nd->bm;
-    nd->bal_bn = nd->bn;
+    nd->bal_bm = nd->k.bm;
+    nd->bal_bn = nd->k.bn;
     nd->algo = algo;
     memcpy(nd->units, r.load, nd->p * sizeof *nd->units);
     memcpy(nd->time, r.time, nd->p * sizeof *nd->time);
@@ -277,6 +307,13 @@ int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {
   int err = balanced(nd) ? 0 : mlsba__mpi_node_balance(nd, nd->algo, &t);
   if (err)
     return err;
+  /* The slices of C' go out before the timed run, so that its time is a
+   * step's (the product's clock sees the placement: it happens once). */
+  if (nd->accelerators && !nd->placed) {
+    nd->placed = 1;
+    if ((err = move_slices(nd, MLSBA__MPI_RUN_PLACE)) != 0)
+      return err;
+  }
   if (!(nd->repeatable && nd->have_step)) {
     err = mlsba_executor_run(nd->ex, nd->load, nd->units, MLSBA_DRIVE_SHARED,
                              nd->time, NULL);

@@ -265,6 +265,12 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
     free_types(type, nsend);
     st->comm += MPI_Wtime() - tc;
   }
+  /* Accelerators still hold their columns of C'; the product ends when
+   * C' is whole again. */
+  double tf = MPI_Wtime();
+  int flushed = mlsba__mpi_node_flush(node);
+  st->compute += sim ? 0 : MPI_Wtime() - tf;
+  err = err ? err : flushed;
   double wall = MPI_Wtime() - t0;
   /* A simulated node outside SMPI computed in virtual time: its clock is
    * the exchanges it waited for plus the virtual steps. */

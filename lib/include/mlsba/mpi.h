@@ -60,6 +60,11 @@ typedef struct mlsba_mpi_opts {
   /** Elements of C' each rank checks against a long-double reference
    *  (default 64); 0 skips the check. */
   unsigned int verify_samples;
+  /** Nonzero: every rank keeps a device that computes on the cores of its
+   *  other devices (an OpenCL CPU device such as pocl beside "cpu"
+   *  devices) even when they run faster without it (MLSBA_SHARING_KEEP);
+   *  0 (default): such a device must pay its way (MLSBA_SHARING_CHECK). */
+  int keep_shared;
 } mlsba_mpi_opts_t;
 
 /** One device of a rank, as the product ran it. */

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 
 #include "../../devices/opencl/cl_error.h"
-#include "mlsba/opencl.h"
 #include "gemm.h"
+#include "gemm_clblast.h"
+#include "mlsba/opencl.h"
 
 typedef struct {
   cl_mem a, b, c;
@@ -36,25 +37,45 @@ static void gemm_complete(void *user, mlsba_opencl_env_t *env) {
 
 /* A and the slices of B and C must fit in global memory, and each in the
  * largest single allocation; a device without doubles takes none of a
- * double product. */
+ * double product (A alone not fitting: the others take the whole load). */
+int64_t mlsba__gemm_cl_columns(const mlsba_opencl_env_t *env,
+                               mlsba_precision_t precision, int64_t m,
+                               int64_t k, int64_t n) {
+  double s =
+      precision == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  double mem = (double)env->global_mem, alloc = (double)env->max_alloc;
+  double a = (double)m * (double)k * s;
+  double per_column = ((double)m + (double)k) * s;
+  if ((precision == MLSBA_PRECISION_DOUBLE &&
+       !mlsba__cl_has_fp64(env->device)) ||
+      a > alloc || a + per_column > mem)
+    return 0;
+  double by_mem = (mem - a) / per_column;
+  double by_b = alloc / ((double)k * s), by_c = alloc / ((double)m * s);
+  double x = by_mem < by_b ? by_mem : by_b;
+  x = x < by_c ? x : by_c;
+  return x >= (double)n ? n : (int64_t)x;
+}
+
+cl_int mlsba__gemm_cl_multiply(mlsba_precision_t precision, size_t m, size_t n,
+                               size_t k, cl_mem a, cl_mem b, double beta,
+                               cl_mem c, cl_command_queue *queue) {
+  CLBlastStatusCode st;
+  if (precision == MLSBA_PRECISION_DOUBLE)
+    st = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
+                      CLBlastTransposeNo, m, n, k, 1.0, a, 0, m, b, 0, k, beta,
+                      c, 0, m, queue, NULL);
+  else
+    st = CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
+                      CLBlastTransposeNo, m, n, k, 1.0f, a, 0, m, b, 0, k,
+                      (float)beta, c, 0, m, queue, NULL);
+  return st == CLBlastSuccess ? CL_SUCCESS : (cl_int)st;
+}
+
 static int gemm_max_units(void *user, const mlsba_opencl_env_t *env,
                           int64_t *max) {
   const mlsba_gemm_t *g = user;
-  double s = (double)mlsba__gemm_elem(g);
-  double mem = (double)env->global_mem, alloc = (double)env->max_alloc;
-  double a = (double)g->m * (double)g->k * s;
-  double per_column = ((double)g->m + (double)g->k) * s;
-  if ((g->precision == MLSBA_PRECISION_DOUBLE &&
-       !mlsba__cl_has_fp64(env->device)) ||
-      a > alloc || a + per_column > mem) {
-    *max = 0; /* A alone does not fit: the others take the whole load */
-    return 0;
-  }
-  double by_mem = (mem - a) / per_column;
-  double by_b = alloc / ((double)g->k * s), by_c = alloc / ((double)g->m * s);
-  double x = by_mem < by_b ? by_mem : by_b;
-  x = x < by_c ? x : by_c;
-  *max = x >= (double)g->n ? g->n : (int64_t)x;
+  *max = mlsba__gemm_cl_columns(env, g->precision, g->m, g->k, g->n);
   return 0;
 }
 
@@ -80,17 +101,9 @@ static int gemm_enqueue(void *user, mlsba_opencl_env_t *env, int64_t off,
                              mlsba__gemm_b_slice(g, off), 0, NULL, NULL);
   if (e != CL_SUCCESS)
     return e;
-  CLBlastStatusCode st;
-  if (g->precision == MLSBA_PRECISION_DOUBLE)
-    st = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
-                      CLBlastTransposeNo, m, cols, k, 1.0, sh->a, 0, m, sh->b,
-                      0, k, 0.0, sh->c, 0, m, &env->queue, NULL);
-  else
-    st = CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
-                      CLBlastTransposeNo, m, cols, k, 1.0f, sh->a, 0, m, sh->b,
-                      0, k, 0.0f, sh->c, 0, m, &env->queue, NULL);
-  if (st != CLBlastSuccess)
-    return (cl_int)st;
+  if ((e = mlsba__gemm_cl_multiply(g->precision, m, cols, k, sh->a, sh->b, 0,
+                                   sh->c, &env->queue)) != CL_SUCCESS)
+    return e;
   return clEnqueueReadBuffer(env->queue, sh->c, CL_FALSE, 0, m * cols * s,
                              mlsba__gemm_c_slice(g, off), 0, NULL, NULL);
 }
