@@ -513,6 +513,62 @@ START_TEST(smpi_run_of_the_smpicc_build) {
 }
 END_TEST
 
+/* White-box, as the one rank of `mpirun -np 1 test_mpi
+ * --product-without-memory`: a product on a grid of 2^46 block columns,
+ * whose plan (a column per block column) cannot be allocated, fails as
+ * MLSBA_ENOMEM and frees what it holds once. Prints the error. */
+static int product_without_memory(void) {
+  MPI_Init(NULL, NULL);
+  mlsba_mpi_opts_t o; /* what the node reads of them */
+  memset(&o, 0, sizeof o);
+  o.precision = MLSBA_PRECISION_DOUBLE;
+  o.block = 1;
+  o.eps = 0.2;
+  o.max_iter = 2;
+  mlsba__mpi_node_t *nd = NULL;
+  int err = mlsba__mpi_node_open(DATA "cpu0.json", &o, &nd);
+  if (!err) {
+    int64_t one = 1, zero = 0;
+    mlsba__mpi_layout_t lay = {1, (int64_t)1 << 46, 1, &one, &one, &zero,
+                               &zero};
+    double a = 1, b = 1, c = 0;
+    mlsba__mpi_product_stats_t st;
+    err = mlsba__mpi_product(MPI_COMM_WORLD, &lay, nd, o.precision, &a, &b,
+                             &c, &st);
+  }
+  printf("%d %s\n", err, err ? mlsba_last_error() : "");
+  mlsba__mpi_node_close(nd);
+  MPI_Finalize();
+  return 0;
+}
+
+START_TEST(product_without_memory_for_its_plan_fails_cleanly) {
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ck_assert(len > 0);
+  self[len] = '\0';
+  /* Under ASan, an allocation beyond its limit returns NULL as malloc
+   * does, instead of stopping the rank. */
+  const char *asan = getenv("ASAN_OPTIONS");
+  char opts[600];
+  snprintf(opts, sizeof opts, "%s%sallocator_may_return_null=1",
+           asan ? asan : "", asan && *asan ? ":" : "");
+  setenv("ASAN_OPTIONS", opts, 1);
+  char *argv[] = {mpirun, "-np", "1", "--bind-to", "none", self,
+                  "--product-without-memory", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
+                r.err);
+  char want[64];
+  snprintf(want, sizeof want, "%d ", MLSBA_ENOMEM);
+  ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0 &&
+                    strstr(r.out, "out of memory"),
+                "%s", r.out);
+  tool_run_free(&r);
+}
+END_TEST
+
 static Suite *mpi_suite(void) {
   Suite *s = suite_create("mpi");
   TCase *tc = tcase_create("mlsba-inpa");
@@ -523,6 +579,7 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, a_panel_relayed_over_four_columns_verifies);
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
+  tcase_add_test(tc, product_without_memory_for_its_plan_fails_cleanly);
   suite_add_tcase(s, tc);
   /* pocl builds CLBlast's kernels on first use: seconds, tens of seconds
    * with an empty kernel cache. */
@@ -544,7 +601,9 @@ static Suite *mpi_suite(void) {
   return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "--product-without-memory"))
+    return product_without_memory();
   /* Open MPI refuses root without these (CI runs as root). */
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);

@@ -51,11 +51,15 @@ static int by_place(const void *x, const void *y) {
   return a->row < b->row ? -1 : a->row > b->row;
 }
 
+/* Safe twice: plan_make frees what it made when it fails, and its caller
+ * frees the plan on every path. */
 static void plan_free(plan_t *P) {
   if (P->cols)
     free(P->cols[0].ranks);
   free(P->cols);
   free(P->col_of_block);
+  P->cols = NULL;
+  P->col_of_block = NULL;
 }
 
 static int plan_make(const mlsba__mpi_layout_t *lay, int me, plan_t *P) {
