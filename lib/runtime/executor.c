@@ -1,7 +1,9 @@
 /* Running a load on the devices of a platform, in processing groups as the
  * MLSBA paper runs them.
  *
- * One thread per group. A group's thread is pinned (hwloc) to the group's
+ * One thread per group (a platform of simulated devices alone, which
+ * take no wall time, runs its groups one after another in the caller's
+ * thread instead). A group's thread is pinned (hwloc) to the group's
  * core when it has one; it starts its accelerators' shares (they return at
  * once, the work goes on in the accelerators' queues), computes the core's
  * own share, then waits for the accelerators. All groups start together
