@@ -517,6 +517,30 @@ END_TEST
  * --product-without-memory`: a product on a grid of 2^46 block columns,
  * whose plan (a column per block column) cannot be allocated, fails as
  * MLSBA_ENOMEM and frees what it holds once. Prints the error. */
+/* A step must follow a balancing of its shape: balancing there would run
+ * trial distributions on the caller's C' and leave their sums in it. */
+START_TEST(node_step_before_balancing_is_refused) {
+  mlsba_mpi_opts_t o;
+  memset(&o, 0, sizeof o);
+  o.precision = MLSBA_PRECISION_DOUBLE;
+  o.block = 2;
+  o.eps = 0.2;
+  o.max_iter = 2;
+  mlsba__mpi_node_t *nd = NULL;
+  ck_assert_msg(mlsba__mpi_node_open(DATA "cpu0.json", &o, &nd) == 0, "%s",
+                mlsba_last_error());
+  double a[8] = {1, 1, 1, 1, 1, 1, 1, 1}, b[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  double c[16] = {0}, t = -1;
+  ck_assert_int_eq(mlsba__mpi_node_shape(nd, 4, 4, a, b, c), 0);
+  ck_assert_int_eq(mlsba__mpi_node_step(nd, &t), MLSBA_EINVAL);
+  ck_assert_msg(strstr(mlsba_last_error(), "balanced") != NULL, "%s",
+                mlsba_last_error());
+  for (int i = 0; i < 16; i++)
+    ck_assert(c[i] == 0);
+  mlsba__mpi_node_close(nd);
+}
+END_TEST
+
 static int product_without_memory(void) {
   MPI_Init(NULL, NULL);
   mlsba_mpi_opts_t o; /* what the node reads of them */
@@ -577,6 +601,7 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, homogeneous_baseline_stays_uneven);
   tcase_add_test(tc, real_cores_verify);
   tcase_add_test(tc, a_panel_relayed_over_four_columns_verifies);
+  tcase_add_test(tc, node_step_before_balancing_is_refused);
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, product_without_memory_for_its_plan_fails_cleanly);

@@ -73,7 +73,8 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *node, mlsba_mpi_algo_t algo,
 /* One step with the balanced distribution; adds every device's time to
  * its total and gives the step's time (virtual on a simulated node).
  * Before the first step of a distribution, accelerators that keep their
- * columns of C' take them (outside the step's time). */
+ * columns of C' take them (outside the step's time). MLSBA_EINVAL when
+ * the devices were not balanced for the current shape. */
 int mlsba__mpi_node_step(mlsba__mpi_node_t *node, double *step_time);
 /* Columns and accumulated step times of device i since the shape was
  * set. */

@@ -303,10 +303,15 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
 }
 
 int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {
-  double t;
-  int err = balanced(nd) ? 0 : mlsba__mpi_node_balance(nd, nd->algo, &t);
-  if (err)
-    return err;
+  /* Balancing here would run its trial distributions on the caller's C'
+   * and leave their sums in it: a step must follow a balancing of its
+   * shape (the product runs the rectangle INPA ran last). */
+  if (!balanced(nd))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "node: a step of %lld x %lld before its devices were "
+                       "balanced for that shape",
+                       (long long)nd->k.bm, (long long)nd->k.bn);
+  int err = 0;
   /* The slices of C' go out before the timed run, so that its time is a
    * step's (the product's clock sees the placement: it happens once). */
   if (nd->accelerators && !nd->placed) {
