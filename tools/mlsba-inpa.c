@@ -13,57 +13,10 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
 #include "mlsba/mpi.h"
 
 static const char *prog = "mlsba-inpa";
-
-static void usage(FILE *f) {
-  fprintf(
-      f,
-      "Usage: mpirun -np Q %s --platform FILE --size N --block B\n"
-      "         [--algo inpa|multiple-cpm|single-cpm|homogeneous]\n"
-      "         [--node-algo mlsba|idpa] [--eps E] [--max-iter I]\n"
-      "         [--precision single|double] [--keep-shared]\n"
-      "         [--json FILE|-] [--quiet]\n"
-      "\n"
-      "Balances the ranks of an MPI job (each a node with its own devices)\n"
-      "with INPA, then computes C = A x B (N x N) with the heterogeneous\n"
-      "two-dimensional blocked algorithm: N/B steps, each moving a panel of\n"
-      "A along the rows and a panel of B down the columns of the\n"
-      "arrangement, and every rank updating its own rectangle of C with\n"
-      "its devices. A, B and C are made from their global indices, so every\n"
-      "rank checks sampled elements of its own C against long-double sums.\n"
-      "\n"
-      "  --platform FILE  each rank's platform file; %%r is replaced by the\n"
-      "                   rank (p%%r.json: p0.json, p1.json, ...). Simulated\n"
-      "                   devices give speeds in B x B blocks of C updated\n"
-      "                   per second.\n"
-      "  --size N         matrix order, a multiple of B\n"
-      "  --block B        block size (at least one block per rank)\n"
-      "  --algo A         inpa (default): node speed functions; or the\n"
-      "                   constant-model baselines multiple-cpm, single-cpm,\n"
-      "                   homogeneous\n"
-      "  --node-algo A    mlsba (default): MLSBA over the node's groups;\n"
-      "                   idpa: geometric partitioning flat over devices\n"
-      "  --eps E          node times within E: balanced (default 0.05)\n"
-      "  --max-iter I     at most I distributions (default 20)\n"
-      "  --precision P    double (default) or single\n"
-      "  --keep-shared    keep a device that computes on its rank's other\n"
-      "                   devices' cores (pocl) even when they run faster\n"
-      "                   without it\n"
-      "  --json FILE|-    write the JSON report (- : standard output)\n"
-      "  --quiet          no table\n"
-      "  -h, --help       this help\n"
-      "\n"
-      "The table: every rank's blocks w, its rectangle (m x n blocks at\n"
-      "row, col), its compute time and its devices' columns and times;\n"
-      "then the iterations, the imbalance of the node times, the sum of\n"
-      "half-perimeters H against its lower bound 2 sum sqrt(w), the GFLOPS\n"
-      "of the whole product, the share of the time spent in MPI calls\n"
-      "(waits included) and whether the sampled elements verified (n/a on\n"
-      "simulated devices, which compute nothing: their times are virtual).\n",
-      prog);
-}
 
 typedef struct {
   mlsba_mpi_opts_t o;
@@ -272,7 +225,7 @@ int main(int argc, char **argv) {
   int status = parse_args(argc, argv, &A, rank == 0);
   if (status == 0 && A.help) {
     if (rank == 0)
-      usage(stdout);
+      fputs(mlsba_inpa_help, stdout);
     MPI_Finalize();
     return 0;
   }

@@ -4,10 +4,16 @@
 # Usage: man_paths.sh GENERATED_HELP_DIR DOCDIR DATADIR
 set -euo pipefail
 failed=0
-for tool in mlsba-bench mlsba-partition mlsba-info; do
+# mlsba-inpa (MPI builds) names no sample platform: only the reference
+# pages.
+tools="mlsba-bench mlsba-partition mlsba-info"
+[ -f "$1/mlsba-inpa.1" ] && tools="$tools mlsba-inpa"
+for tool in $tools; do
   # roff writes '-' as '\-'; compare without the escapes.
   text=$(sed 's/\\-/-/g' "$1/$tool.1")
-  for want in "$2" "$3/mlsba/platforms"; do
+  wants=("$2")
+  [ "$tool" = mlsba-inpa ] || wants+=("$3/mlsba/platforms")
+  for want in "${wants[@]}"; do
     grep -qF "$want" <<<"$text" ||
       { echo "FAIL: $tool.1 does not name $want"; failed=1; }
   done

@@ -49,7 +49,9 @@ grep -q $'\r' "$tmp/tty.txt" || { echo "FAIL: no line redrawn in place"; failed=
 check "mlsba-partition --algo all" "$tmp/partition.txt"
 "$tools/mlsba-info" >"$tmp/info.txt"
 check "mlsba-info" "$tmp/info.txt"
-for t in "$bench" "$tools/mlsba-partition" "$tools/mlsba-info"; do
+helped=("$bench" "$tools/mlsba-partition" "$tools/mlsba-info")
+[ -x "$tools/mlsba-inpa" ] && helped+=("$tools/mlsba-inpa") # MPI builds
+for t in "${helped[@]}"; do
   "$t" --help >"$tmp/help.txt"
   check "$(basename "$t") --help" "$tmp/help.txt"
 done
