@@ -52,7 +52,14 @@ check "mlsba-info" "$tmp/info.txt"
 helped=("$bench" "$tools/mlsba-partition" "$tools/mlsba-info")
 [ -x "$tools/mlsba-inpa" ] && helped+=("$tools/mlsba-inpa") # MPI builds
 for t in "${helped[@]}"; do
-  "$t" --help >"$tmp/help.txt"
+  if [ "${t##*/}" = mlsba-inpa ]; then
+    # Open MPI's unloaded plugins leave allocations LeakSanitizer cannot
+    # name (test_mpi.c says more): no leak check for the MPI tool.
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+      "$t" --help >"$tmp/help.txt"
+  else
+    "$t" --help >"$tmp/help.txt"
+  fi
   check "$(basename "$t") --help" "$tmp/help.txt"
 done
 if [ -n "${4:-}" ]; then
