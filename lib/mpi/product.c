@@ -200,6 +200,9 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   MPI_Barrier(comm);
   double t0 = MPI_Wtime();
   const column_t *mine = &P.cols[P.mycol];
+  int span = 1; /* the tree's width: the least power of two >= columns */
+  while (span < P.ncols)
+    span *= 2;
   for (int64_t k = 0; k < lay->nb; k++) {
     double tc = MPI_Wtime();
     /* This rank's column's place v in the tree of step k, rooted at the
@@ -243,9 +246,7 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
     if (v == 0 && !sim)
       memcpy(pa, (const char *)a + (size_t)((k - lay->col[me]) * b * bm) * es,
              (size_t)(bm * b) * es);
-    int nsend = 0, span = 1;
-    while (span < nc)
-      span *= 2;
+    int nsend = 0;
     for (int d = span / 2; d > v; d /= 2)
       if (v + d < nc)
         nsend += post_overlaps(1, sim, pa, bm, lay, me,
