@@ -52,7 +52,6 @@ struct mlsba__mpi_node {
   int accelerators; /* OpenCL devices, which may keep slices of C' */
   int placed;       /* slices of C' may be out for units on load */
   int64_t bal_bm, bal_bn; /* the shape units was balanced for */
-  mlsba_mpi_algo_t algo;  /* of the last balancing */
   int64_t *units;   /* the balanced columns per device */
   double *time;     /* the last run's device times */
   double *total;    /* device times summed over steps */
@@ -293,7 +292,6 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
   if (!err) {
     nd->bal_bm = nd->k.bm;
     nd->bal_bn = nd->k.bn;
-    nd->algo = algo;
     memcpy(nd->units, r.load, nd->p * sizeof *nd->units);
     memcpy(nd->time, r.time, nd->p * sizeof *nd->time);
     *step_time = r.makespan;
