@@ -1,31 +1,15 @@
-/* GEMM's CPU code: BLIS on the core's columns of B and C. The thread count
- * goes through BLIS's expert interface, a runtime object per call, so it
- * cannot fight a global setting or other threads that call BLIS at the
- * same time. */
-#include <blis.h>
-
+/* GEMM's CPU code: the project's CPU kernels (devices/cpu/cpu_blas.h) on
+ * the core's columns of B and C. */
 #include "../../core/error.h"
+#include "../../devices/cpu/cpu_blas.h"
 #include "gemm.h"
 
-/* Columns off..off+n of C = A x B with BLIS on `threads` threads. */
+/* Columns off..off+n of C = A x B on `threads` threads. */
 static void blis_columns(const mlsba_gemm_t *g, int64_t off, int64_t n,
                          unsigned threads) {
-  rntm_t rntm = BLIS_RNTM_INITIALIZER;
-  bli_rntm_set_num_threads((dim_t)threads, &rntm);
-  dim_t m = (dim_t)g->m, k = (dim_t)g->k;
-  void *b = (void *)mlsba__gemm_b_slice(g, off);
-  void *cs = mlsba__gemm_c_slice(g, off);
-  if (g->precision == MLSBA_PRECISION_DOUBLE) {
-    double one = 1, zero = 0;
-    bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)n, k, &one,
-                 (double *)g->a, 1, m, (double *)b, 1, k, &zero, (double *)cs,
-                 1, m, NULL, &rntm);
-  } else {
-    float one = 1, zero = 0;
-    bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, (dim_t)n, k, &one,
-                 (float *)g->a, 1, m, (float *)b, 1, k, &zero, (float *)cs, 1,
-                 m, NULL, &rntm);
-  }
+  mlsba__cpu_gemm(g->precision, 'N', 'N', g->m, n, g->k, 1.0, g->a, g->m,
+                  mlsba__gemm_b_slice(g, off), g->k, 0.0,
+                  mlsba__gemm_c_slice(g, off), g->m, threads);
 }
 
 int mlsba__gemm_blis(void *user, int64_t off, int64_t n) {

@@ -1,0 +1,62 @@
+/* The CPU's dense kernels through BLIS's expert interface: a runtime
+ * object per call sets the thread count, so calls cannot fight a global
+ * setting or other threads calling BLIS at the same time. */
+#include <blis.h>
+#include <stdio.h>
+
+#include "cpu_blas.h"
+
+static trans_t trans_of(char t) {
+  return (t == 'T' || t == 't') ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE;
+}
+
+/* The context the calls run with; NULL is BLIS's own choice. */
+static cntx_t *chosen_context(void) { return NULL; }
+
+void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
+                     int64_t n, int64_t k, double alpha, const void *a,
+                     int64_t lda, const void *b, int64_t ldb, double beta,
+                     void *c, int64_t ldc, unsigned threads) {
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_num_threads((dim_t)(threads ? threads : 1), &rntm);
+  cntx_t *cntx = chosen_context();
+  if (p == MLSBA_PRECISION_DOUBLE) {
+    double al = alpha, be = beta;
+    bli_dgemm_ex(trans_of(transa), trans_of(transb), (dim_t)m, (dim_t)n,
+                 (dim_t)k, &al, (double *)a, 1, (inc_t)lda, (double *)b, 1,
+                 (inc_t)ldb, &be, (double *)c, 1, (inc_t)ldc, cntx, &rntm);
+  } else {
+    float al = (float)alpha, be = (float)beta;
+    bli_sgemm_ex(trans_of(transa), trans_of(transb), (dim_t)m, (dim_t)n,
+                 (dim_t)k, &al, (float *)a, 1, (inc_t)lda, (float *)b, 1,
+                 (inc_t)ldb, &be, (float *)c, 1, (inc_t)ldc, cntx, &rntm);
+  }
+}
+
+void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
+                     char diag, int64_t m, int64_t n, double alpha,
+                     const void *a, int64_t lda, void *b, int64_t ldb,
+                     unsigned threads) {
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_num_threads((dim_t)(threads ? threads : 1), &rntm);
+  cntx_t *cntx = chosen_context();
+  side_t s = (side == 'R' || side == 'r') ? BLIS_RIGHT : BLIS_LEFT;
+  uplo_t u = (uplo == 'U' || uplo == 'u') ? BLIS_UPPER : BLIS_LOWER;
+  diag_t d = (diag == 'U' || diag == 'u') ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG;
+  if (p == MLSBA_PRECISION_DOUBLE) {
+    double al = alpha;
+    bli_dtrsm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al,
+                 (double *)a, 1, (inc_t)lda, (double *)b, 1, (inc_t)ldb, cntx,
+                 &rntm);
+  } else {
+    float al = (float)alpha;
+    bli_strsm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al,
+                 (float *)a, 1, (inc_t)lda, (float *)b, 1, (inc_t)ldb, cntx,
+                 &rntm);
+  }
+}
+
+void mlsba__cpu_blas_describe(char *buf, size_t size) {
+  snprintf(buf, size, "BLIS %s, %s kernels", bli_info_get_version_str(),
+           bli_arch_string(bli_arch_query_id()));
+}

@@ -1,0 +1,34 @@
+/* The dense kernels every CPU core of the project runs: GEMM and TRSM,
+ * column-major, with BLAS's argument letters. One place chooses the
+ * kernels (cpu_blas.c), so core devices, the GEMM load, the all-cores
+ * baseline, the MPI node kernel and the factorizations all run the same
+ * ones. `threads` is the number of threads of this call (1 on a pinned
+ * core device); the choice of kernels never changes a result beyond
+ * rounding. */
+#ifndef MLSBA_DEVICES_CPU_CPU_BLAS_H
+#define MLSBA_DEVICES_CPU_CPU_BLAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mlsba.h"
+
+/* C = alpha op(A) op(B) + beta C; transa/transb 'N' or 'T'. alpha and
+ * beta are given in double and used in the precision of the call. */
+void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
+                     int64_t n, int64_t k, double alpha, const void *a,
+                     int64_t lda, const void *b, int64_t ldb, double beta,
+                     void *c, int64_t ldc, unsigned threads);
+
+/* B = alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'), A
+ * triangular: uplo 'L'/'U', trans 'N'/'T', diag 'N'/'U'. */
+void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
+                     char diag, int64_t m, int64_t n, double alpha,
+                     const void *a, int64_t lda, void *b, int64_t ldb,
+                     unsigned threads);
+
+/* One line naming the kernels in use and why ("BLIS 0.9.0, skx kernels
+ * (BLIS detected: generic)"). */
+void mlsba__cpu_blas_describe(char *buf, size_t size);
+
+#endif
