@@ -69,7 +69,8 @@ MLSBA_EXTERN int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads);
 typedef struct mlsba_cpu_kernels {
   const char *library;        /**< "BLIS 0.9.0" */
   const char *single_kernels; /**< BLIS sub-configuration for single ("skx") */
-  const char *double_kernels; /**< and for double */
+  const char *double_kernels; /**< and for double (when BLIS's own choice is
+                                   kept, its name, equal to `detected`) */
   const char *detected;       /**< what BLIS picks by itself ("generic") */
   const char *reason;         /**< how the choice was made */
   double single_gflops;       /**< one core at the choice; 0 when not timed */

@@ -1,5 +1,7 @@
 /* GEMM's CPU code: the project's CPU kernels (devices/cpu/cpu_blas.h) on
  * the core's columns of B and C. */
+#include <string.h>
+
 #include "../../core/error.h"
 #include "../../devices/cpu/cpu_blas.h"
 #include "../../devices/cpu/cpu_kernels.h"
@@ -32,9 +34,14 @@ void mlsba_cpu_kernels(mlsba_cpu_kernels_t *info) {
   static char library[32];
   mlsba__cpu_blas_library(library, sizeof library);
   info->library = library;
+  info->detected = mlsba__cpu_kernel_detected();
+  /* BLIS's own choice ("auto" inside) by the name of what it runs. */
   info->single_kernels = mlsba__cpu_kernel_name(MLSBA_PRECISION_SINGLE);
   info->double_kernels = mlsba__cpu_kernel_name(MLSBA_PRECISION_DOUBLE);
-  info->detected = mlsba__cpu_kernel_detected();
+  if (strcmp(info->single_kernels, "auto") == 0)
+    info->single_kernels = info->detected;
+  if (strcmp(info->double_kernels, "auto") == 0)
+    info->double_kernels = info->detected;
   info->reason = mlsba__cpu_kernel_reason();
   info->single_gflops = mlsba__cpu_kernel_gflops(MLSBA_PRECISION_SINGLE);
   info->double_gflops = mlsba__cpu_kernel_gflops(MLSBA_PRECISION_DOUBLE);
