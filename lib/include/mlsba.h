@@ -16,7 +16,7 @@
  *  - kind: a class of identical hardware whose devices pool their runs
  *    (mlsba_device_info_t::kind); mlsba_kinds_t is the policy for pooling.
  *
- * Conventions (see STYLE.md in the project notes):
+ * Conventions (HACKING.md in the source tree has them all):
  *  - every fallible call returns int: 0 on success, a negative MLSBA_E* code
  *    otherwise; mlsba_strerror() names the code and mlsba_last_error() gives
  *    the message of the last failure in the calling thread;
