@@ -82,6 +82,7 @@ typedef struct {
 typedef struct {
   double *calls;       /* partitioning times, at most 2 max_iter + 1 */
   unsigned cycle_from; /* history rows before it do not count as cycles */
+  unsigned long runs;  /* runs of the load made so far, re-measures included */
 } mlsba__bal_iter_t;
 
 typedef struct {
@@ -177,5 +178,10 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                        int start_warm);
 /* Cold or warm start of a fresh context. */
 int mlsba__bal_first(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r);
+
+/* balancer.c */
+/* The imbalance past which a balancer's run counts as drifted. */
+double mlsba__bal_drift_threshold(const mlsba_balance_opts_t *o,
+                                  double variation);
 
 #endif

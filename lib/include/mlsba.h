@@ -693,15 +693,26 @@ typedef struct mlsba_balance_opts {
   mlsba_log_fn log;
   void *log_ctx;
   /** mlsba_balancer_run(): when the imbalance of two runs in a row exceeds
-   *  this (default 2 eps), the balancer re-balances by itself; 0 turns
-   *  that off. */
+   *  this, the balancer re-balances by itself; 0 turns that off. The
+   *  default, MLSBA_DRIFT_AUTO (any negative value), follows the noise the
+   *  balancing measured: max(2 eps, eps + 4 x variation), variation being
+   *  the result's run-to-run variation, so that a machine whose times vary
+   *  by 10% from run to run is not re-balanced for its noise alone. */
   double drift;
   /** Whether a device that shares the cores of others must pay its way
    *  (default: checked). */
   mlsba_sharing_t sharing;
   /** Whether devices of one kind pool their runs (default: pooled). */
   mlsba_kinds_t kinds;
+  /** A re-balancing (by the balancer itself, or mlsba_balancer_rebalance())
+   *  runs the load at most this many times (default 5; 0: max_iter), so
+   *  that one mlsba_balancer_run() costs a bounded number of runs. */
+  unsigned int rebalance_max_iter;
 } mlsba_balance_opts_t;
+
+/** opts.drift: re-balance past a threshold that follows the measured
+ *  run-to-run variation (the default). */
+#define MLSBA_DRIFT_AUTO (-1.0)
 
 /** What the routine found. Arrays are owned by the result: release with
  *  mlsba_balance_result_free(). */
@@ -794,7 +805,9 @@ MLSBA_EXTERN int mlsba_balance_result_describe(
  *  it with the balanced distribution, measuring every run; when the
  *  imbalance drifts past opts.drift for two runs in a row (a device got
  *  slower, another program took a core), or on request, it re-balances
- *  from the models it has, which costs a run or two, not a cold start.
+ *  from the models it has: no cold start, but up to
+ *  opts.rebalance_max_iter runs inside that one call (mlsba_run_info_t
+ *  says how many, and how long the call took).
  *
  *  Thread safety: one call at a time per balancer; different balancers
  *  may run at once only on different devices. */
@@ -803,10 +816,17 @@ typedef struct mlsba_balancer mlsba_balancer_t;
 
 /** What one mlsba_balancer_run() measured. */
 typedef struct mlsba_run_info {
-  double makespan;  /**< largest device time of the run, seconds */
+  double makespan;  /**< largest device time of the run, seconds (of the
+                         re-balancing's last run when it re-balanced) */
   double imbalance; /**< (max - min) / max over loaded devices */
   int rebalanced;   /**< 1 when the run found drift and re-balanced (the
                          load was then computed by the re-balancing) */
+  unsigned int runs; /**< runs of the load this call made: 1, more when
+                          an outlier was re-measured or it re-balanced */
+  double wall_s;     /**< wall-clock time of the call, seconds: every run,
+                          the partitionings and the bookkeeping */
+  double drift;      /**< the drift threshold the run was judged against
+                          (opts.drift, or the one MLSBA_DRIFT_AUTO chose) */
 } mlsba_run_info_t;
 
 /** \brief The basic form: balance load over every device of this machine
