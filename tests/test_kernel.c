@@ -265,9 +265,12 @@ static size_t device_index(const mlsba_platform_t *pl, const char *name) {
 
 static unsigned log_lines;
 static char last_log[512];
+static char stale_log[512];
 static void count_log(void *user, const char *line) {
   (void)user;
   log_lines++;
+  if (strstr(line, "stale"))
+    snprintf(stale_log, sizeof stale_log, "%s", line);
   snprintf(last_log, sizeof last_log, "%s", line);
 }
 
@@ -309,6 +312,10 @@ START_TEST(a_device_that_slows_down_mid_run_is_rebalanced) {
   ck_assert_uint_eq(rebalanced, 1);
   ck_assert_uint_le(shares + run + 1, 8 + 2);
   ck_assert_msg(strstr(last_log, "sim-units") != NULL, "%s", last_log);
+  /* Nothing was saved: a model the re-balancing found stale is the one it
+   * learned. */
+  ck_assert_msg(strstr(stale_log, "the learned model is stale") != NULL, "%s",
+                stale_log);
   for (int k = 0; k < 3; k++)
     ck_assert_int_eq(mlsba_balancer_run(b, &info), 0);
   ck_assert_msg(info.makespan <= after * 1.05, "%g vs optimum %g",

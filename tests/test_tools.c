@@ -575,6 +575,36 @@ START_TEST(bench_refuses_bad_input) {
 }
 END_TEST
 
+/* --models DIR and --plot DIR follow one rule: the folder itself is made
+ * when only it is missing; a missing parent is refused, naming the
+ * folder, and no chain of folders appears. */
+START_TEST(bench_makes_one_folder_never_a_chain) {
+  char dir[] = "/tmp/mlsba-bench-dirs-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char chain[128], expect[256], made[128];
+  snprintf(chain, sizeof chain, "%s/no/such/models", dir);
+  snprintf(expect, sizeof expect,
+           "cannot create '%s': its parent folder does not exist", chain);
+  const char *opts[] = {"--models", "--plot"};
+  for (int k = 0; k < 2; k++) {
+    const char *args[] = {"--platform", SEED002, opts[k], chain, NULL};
+    expect_usage_error(bench, args, expect, k);
+  }
+  snprintf(made, sizeof made, "%s/no", dir);
+  ck_assert_int_ne(access(made, F_OK), 0);
+  snprintf(made, sizeof made, "%s/models", dir);
+  char *argv[] = {bench, "--platform", SEED002, "--models",
+                  made,  "--quiet",    NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  tool_run_free(&r);
+  char cmd[320];
+  snprintf(cmd, sizeof cmd, "ls %s/*.model >/dev/null && rm -rf %s", made, dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -593,6 +623,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, bench_json_follows_the_contract);
   tcase_add_test(tc, bench_compare_lists_every_run);
   tcase_add_test(tc, bench_separate_kinds_models_every_device_alone);
+  tcase_add_test(tc, bench_makes_one_folder_never_a_chain);
   tcase_add_test(tc, bench_tells_a_fault_from_a_left_out_device);
   tcase_add_test(tc, bench_says_why_the_routine_stopped);
   tcase_add_test(tc, bench_table_names_groups_and_devices);

@@ -30,8 +30,13 @@ typedef struct {
   int64_t *max;                /* what it can hold (0 when not in use) */
   unsigned char *use;          /* it takes part in the partitioning */
   mlsba__measured_t *measured; /* its own runs */
-  unsigned char *warm;         /* its model is checked against the next run */
+  unsigned char *warm;         /* its model is checked against the next run:
+                                  MLSBA__WARM_SAVED or _LEARNED, else 0 */
 } mlsba__bal_devices_t;
+
+/* Where a device's model that the next run checks comes from: a saved
+ * file, or this balancer's own runs (a re-balancing). */
+enum { MLSBA__WARM_SAVED = 1, MLSBA__WARM_LEARNED = 2 };
 
 /* The partitioning problem over the devices in use, group by group. */
 typedef struct {

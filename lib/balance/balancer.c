@@ -67,7 +67,8 @@ static int rebalance_bounded(mlsba_balancer_t *b) {
     C->o.max_iter = bound;
   /* Start from the models learned so far, checked against the first run
    * like stored models: a device that changed is measured afresh. */
-  memcpy(C->dev.warm, C->dev.use, C->p);
+  for (size_t j = 0; j < C->p; j++)
+    C->dev.warm[j] = C->dev.use[j] ? MLSBA__WARM_LEARNED : 0;
   b->drifted = 0;
   int err = mlsba__bal_routine(C, &b->r, mlsba__bal_all_modelled(C, &b->r));
   C->o.max_iter = max_iter;

@@ -677,7 +677,9 @@ typedef struct mlsba_balance_opts {
    *  stored model that the first run contradicts (confirmed by a second
    *  run) is dropped as stale. At the end every model is saved back,
    *  atomically. Corrupt or foreign files are ignored (see stale and
-   *  ignored in the result). */
+   *  ignored in the result). A missing folder is created when its parent
+   *  exists; otherwise (or when it is not a folder) the call returns
+   *  MLSBA_EIO naming it, before any run. */
   const char *model_dir; /* NULL: no models kept; "" is refused */
   /** Loads in multiples of this many units (0 or 1: single units);
    *  supported by the SLBA algorithm (MLSBA_ENOTSUP otherwise). */
