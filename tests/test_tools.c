@@ -3,6 +3,7 @@
  * 2 for every kind of bad input, never a signal. */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,7 @@ static void check_bench_report(json_t *r, size_t groups) {
     json_array_foreach(json_object_get(grp, "devices"), k, d) {
       ck_assert(json_is_string(json_object_get(d, "name")));
       ck_assert(json_is_number(json_object_get(d, "time")));
+      ck_assert(json_is_boolean(json_object_get(d, "at_cap")));
       in_group += json_integer_value(json_object_get(d, "load"));
     }
     ck_assert_int_eq(in_group,
@@ -428,6 +430,55 @@ START_TEST(bench_table_names_groups_and_devices) {
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     ck_assert_msg(strstr(r.out, want[i]) != NULL, "no \"%s\" in:\n%s", want[i],
                   r.out);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* At 20000 columns both GPUs of the desktop hold all they can and finish
+ * far ahead of the cores: the table says so in words next to them and
+ * below, the JSON marks them, and the imbalance leaves them out as
+ * docs/bench-report.md says. */
+START_TEST(bench_says_which_devices_are_at_their_cap) {
+  char *table[] = {bench,      "--platform", SEED002,   "--size", "20000",
+                   "--models", "none",       "--quiet", NULL};
+  tool_run_t r;
+  run_tool(table, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  const char *gpu0 = strstr(r.out, "  gpu0 "), *core2 = strstr(r.out, "core2");
+  ck_assert_ptr_nonnull(gpu0);
+  ck_assert_msg(strstr(gpu0, "at cap\n") && strstr(gpu0, "at cap\n") < core2,
+                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "at cap: gpu0, gpu1 have all they can hold"),
+                "%s", r.out);
+  ck_assert_msg(strstr(core2, "at cap\n") == NULL ||
+                    strstr(core2, "at cap\n") > strstr(r.out, "whole product"),
+                "%s", r.out);
+  tool_run_free(&r);
+  char *json[] = {bench,      "--platform", SEED002,  "--size", "20000",
+                  "--models", "none",       "--json", "-",      NULL};
+  run_tool(json, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  double lo = INFINITY, hi = 0, gpu_hi = 0;
+  size_t i, k;
+  json_t *grp, *d;
+  json_array_foreach(json_object_get(j, "groups"), i, grp) {
+    json_array_foreach(json_object_get(grp, "devices"), k, d) {
+      const char *name = json_string_value(json_object_get(d, "name"));
+      double t = json_number_value(json_object_get(d, "time"));
+      int gpu = strncmp(name, "gpu", 3) == 0;
+      ck_assert_int_eq(json_is_true(json_object_get(d, "at_cap")), gpu);
+      if (gpu)
+        gpu_hi = t > gpu_hi ? t : gpu_hi;
+      else
+        lo = t < lo ? t : lo;
+      hi = t > hi ? t : hi;
+    }
+  }
+  ck_assert_double_lt(gpu_hi, 0.5 * lo); /* far ahead */
+  ck_assert_double_eq_tol(json_number_value(json_object_get(j, "imbalance")),
+                          (hi - lo) / hi, 1e-6);
+  json_decref(j);
   tool_run_free(&r);
 }
 END_TEST
@@ -624,6 +675,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, bench_compare_lists_every_run);
   tcase_add_test(tc, bench_separate_kinds_models_every_device_alone);
   tcase_add_test(tc, bench_makes_one_folder_never_a_chain);
+  tcase_add_test(tc, bench_says_which_devices_are_at_their_cap);
   tcase_add_test(tc, bench_tells_a_fault_from_a_left_out_device);
   tcase_add_test(tc, bench_says_why_the_routine_stopped);
   tcase_add_test(tc, bench_table_names_groups_and_devices);

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/text.h"
@@ -120,17 +121,62 @@ static size_t points_total(const bench_t *B, const bench_row_t *r) {
   return total;
 }
 
-/* One line of the detail table (68 columns). */
+/* What each device can hold (its max_load, its memory), into a new array
+ * that the caller frees; NULL when it cannot be told. */
+static int64_t *device_caps(const bench_t *B) {
+  int64_t *cap = calloc(B->p, sizeof *cap);
+  if (cap && mlsba_executor_max_loads(B->ex, &B->g, cap) != 0) {
+    free(cap);
+    return NULL;
+  }
+  return cap;
+}
+
+/* A device given all it can hold finishes early: its time is no
+ * imbalance, since no distribution can give it more. (A core can hold the
+ * whole product: alone, it has no cap.) */
+static int at_cap(const bench_t *B, const int64_t *cap, const int64_t *load,
+                  size_t j) {
+  return cap && load[j] > 0 && load[j] >= cap[j] && cap[j] < B->a->n;
+}
+
+/* One line of the detail table (68 columns, 76 with "  at cap"). */
 static void detail_line(const bench_t *B, const char *label, int64_t load,
-                        double time) {
-  printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f\n", label, (long long)load,
-         100.0 * (double)load / (double)B->a->n, time,
-         gflops(B, load, time));
+                        double time, int capped) {
+  printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f%s\n", label, (long long)load,
+         100.0 * (double)load / (double)B->a->n, time, gflops(B, load, time),
+         capped ? "  at cap" : "");
+}
+
+/* The devices at their cap, named, and what that means for the
+ * imbalance (docs/bench-report.md defines it so). */
+static void print_capped(const bench_t *B, const bench_row_t *r,
+                         const int64_t *cap) {
+  char names[256] = "";
+  size_t n = 0, used = 0;
+  for (size_t j = 0; j < B->p; j++) {
+    if (!at_cap(B, cap, r->load, j))
+      continue;
+    int w = snprintf(names + used, sizeof names - used, "%s%s", n ? ", " : "",
+                     mlsba_platform_device_name(B->pl, j));
+    used = w > 0 && used + (size_t)w < sizeof names ? used + (size_t)w : used;
+    n++;
+  }
+  if (n == 0)
+    return;
+  char text[512];
+  snprintf(text, sizeof text,
+           "%s %s all %s can hold (%s memory cap), so %s early; the "
+           "imbalance is taken over the devices that could take more",
+           names, n == 1 ? "has" : "have", n == 1 ? "it" : "they",
+           n == 1 ? "its" : "their", n == 1 ? "it finishes" : "they finish");
+  text_wrap(stdout, "at cap: ", 4, text);
 }
 
 void bench_print_detail(const bench_t *B, const bench_row_t *r) {
   static const char bar[] = "----------------------------------------"
                             "----------------------------";
+  int64_t *cap = device_caps(B);
   printf("\nthe routine's last run:\n%-22s %10s %8s %11s %9s\n", "group / device", "load", "share",
          "time [s]", "GFLOPS");
   printf("%s\n", bar);
@@ -149,20 +195,23 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
              size == 1 ? mlsba_platform_device_name(
                              B->pl, mlsba_platform_group_device(B->pl, g, 0))
                        : "");
-    detail_line(B, label, load, time);
+    size_t j0 = mlsba_platform_group_device(B->pl, g, 0);
+    detail_line(B, label, load, time, size == 1 && at_cap(B, cap, r->load, j0));
     for (size_t k = 0; size > 1 && k < size; k++) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       snprintf(label, sizeof label, "  %s",
                mlsba_platform_device_name(B->pl, j));
-      detail_line(B, label, r->load[j], r->time[j]);
+      detail_line(B, label, r->load[j], r->time[j], at_cap(B, cap, r->load, j));
     }
   }
   printf("%s\n", bar);
-  detail_line(B, "whole product", B->a->n, r->makespan);
+  detail_line(B, "whole product", B->a->n, r->makespan, 0);
   char text[512];
   mlsba_balance_result_describe(&r->res, text, sizeof text);
   printf("\n");
   text_wrap(stdout, "", 0, text);
+  print_capped(B, r, cap);
+  free(cap);
   for (size_t j = 0; r->res.dropped && j < B->p; j++)
     if (r->res.dropped[j]) {
       snprintf(text, sizeof text, "%s (%s)",
@@ -232,7 +281,8 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
 
 /* ---- JSON (docs/bench-report.md) ------------------------------------------ */
 
-static json_t *row_json(const bench_t *B, const bench_row_t *r) {
+static json_t *row_json(const bench_t *B, const bench_row_t *r,
+                        const int64_t *cap) {
   const bench_args_t *a = B->a;
   json_t *groups = json_array(), *history = json_array();
   json_t *per_group = json_array();
@@ -246,9 +296,10 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
       load += r->load[j];
       time = r->time[j] > time ? r->time[j] : time;
       json_array_append_new(
-          devices, json_pack("{s:s, s:I, s:f}", "name",
+          devices, json_pack("{s:s, s:I, s:f, s:b}", "name",
                              mlsba_platform_device_name(B->pl, j), "load",
-                             (json_int_t)r->load[j], "time", r->time[j]));
+                             (json_int_t)r->load[j], "time", r->time[j],
+                             "at_cap", at_cap(B, cap, r->load, j)));
     }
     json_array_append_new(groups,
                           json_pack("{s:I, s:f, s:o}", "load", (json_int_t)load,
@@ -318,10 +369,16 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
 
 json_t *bench_report_json(const bench_t *B, const bench_row_t *rows,
                           size_t n) {
-  if (!B->a->compare)
-    return row_json(B, &rows[0]);
-  json_t *list = json_array();
-  for (size_t i = 0; i < n; i++)
-    json_array_append_new(list, row_json(B, &rows[i]));
-  return json_pack("{s:o}", "results", list);
+  int64_t *cap = device_caps(B);
+  json_t *report;
+  if (!B->a->compare) {
+    report = row_json(B, &rows[0], cap);
+  } else {
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++)
+      json_array_append_new(list, row_json(B, &rows[i], cap));
+    report = json_pack("{s:o}", "results", list);
+  }
+  free(cap);
+  return report;
 }

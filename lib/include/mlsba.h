@@ -601,7 +601,9 @@ typedef struct mlsba_iteration {
   const int64_t *load;     /**< per device, file order */
   const double *time;      /**< per device, from the common start */
   double makespan;         /**< largest device time */
-  double imbalance;        /**< (max - min) / max over loaded devices */
+  double imbalance;        /**< (max - min) / max over loaded devices; min
+                                over those below their cap (a device given
+                                all it can hold may finish early) */
   double overhead_s;       /**< partitioning time that led to this run */
   unsigned int remeasured; /**< runs repeated because of outliers */
 } mlsba_iteration_t;
@@ -820,7 +822,8 @@ typedef struct mlsba_balancer mlsba_balancer_t;
 typedef struct mlsba_run_info {
   double makespan;  /**< largest device time of the run, seconds (of the
                          re-balancing's last run when it re-balanced) */
-  double imbalance; /**< (max - min) / max over loaded devices */
+  double imbalance; /**< (max - min) / max over loaded devices, min over
+                         those below their cap (as mlsba_iteration_t) */
   int rebalanced;   /**< 1 when the run found drift and re-balanced (the
                          load was then computed by the re-balancing) */
   unsigned int runs; /**< runs of the load this call made: 1, more when
