@@ -206,7 +206,8 @@ START_TEST(real_devices_and_too_little_capacity_are_refused) {
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_int_eq(r.status, 2);
-  ck_assert_ptr_nonnull(strstr(r.err, "core7"));
+  ck_assert_ptr_nonnull(strstr(r.err, "core7 is measured"));
+  ck_assert_ptr_nonnull(strstr(r.err, "shape"));
   tool_run_free(&r);
 
   FILE *f = fopen(path, "w");
@@ -223,6 +224,121 @@ START_TEST(real_devices_and_too_little_capacity_are_refused) {
   ck_assert_ptr_nonnull(strstr(r.err, "can hold 50 units"));
   tool_run_free(&r);
   unlink(path);
+}
+END_TEST
+
+/* A platform of measured devices: two cpu devices on core 0 (one core is
+ * enough), whose models mlsba-bench saves and mlsba-partition then takes;
+ * mlsba-info lists and shows them. */
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(saved_models_are_partitioned_listed_and_shown) {
+  char dir[] = "/tmp/mlsba-saved-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char pf[128], models[128], file[256];
+  snprintf(pf, sizeof pf, "%s/two.json", dir);
+  snprintf(models, sizeof models, "%s/models", dir);
+  write_text(pf, "{\"name\": \"two\", \"devices\": ["
+                 "{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0},"
+                 "{\"name\": \"b\", \"type\": \"cpu\", \"core\": 0}]}");
+  /* Nothing saved yet: the line says for which product and how. */
+  char *first[] = {partition, "--platform", pf,     "--size",
+                   "128",     "--models",   models, NULL};
+  tool_run_t r;
+  run_tool(first, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "a has no saved model") &&
+                    strstr(r.err, "mlsba-bench --platform"),
+                "%s", r.err);
+  tool_run_free(&r);
+  char *measure[] = {bench,      "--platform", pf,        "--size", "128",
+                     "--models", models,       "--quiet", NULL};
+  run_tool(measure, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  tool_run_free(&r);
+  char *part[] = {partition,  "--platform", pf,       "--size", "128",
+                  "--models", models,       "--json", "-",      NULL};
+  run_tool(part, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  json_t *alpha = json_object_get(j, "alpha");
+  ck_assert_uint_eq(json_array_size(alpha), 2); /* a group per device */
+  ck_assert_int_eq(json_integer_value(json_array_get(alpha, 0)) +
+                       json_integer_value(json_array_get(alpha, 1)),
+                   128);
+  ck_assert_double_gt(json_number_value(json_object_get(j, "makespan")), 0);
+  json_decref(j);
+  tool_run_free(&r);
+  /* Another shape has no models. */
+  char *other[] = {partition, "--platform", pf,    "-m",       "64",   "-k",
+                   "64",      "--n",        "128", "--models", models, NULL};
+  run_tool(other, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "m=64 k=64"), "%s", r.err);
+  tool_run_free(&r);
+  char *list[] = {info, "--list-models", "--models", models, NULL};
+  run_tool(list, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "a.gemm-single-m128-k128.model\n") &&
+                    strstr(r.out, "b.gemm-single-m128-k128.model\n") &&
+                    strstr(r.out, "key host="),
+                "%s", r.out);
+  tool_run_free(&r);
+  char *show[] = {info,       "--show-model", "a.gemm-single-m128-k128.model",
+                  "--models", models,         NULL};
+  run_tool(show, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "load [units]") && strstr(r.out, "runs"), "%s",
+                r.out);
+  tool_run_free(&r);
+  /* A damaged file: listed as not read, refused by --show-model. */
+  snprintf(file, sizeof file, "%s/a.gemm-single-m128-k128.model", models);
+  FILE *f = fopen(file, "a");
+  fputs("x\n", f);
+  fclose(f);
+  run_tool(list, &r);
+  ck_assert_msg(strstr(r.out, "not read: "), "%s", r.out);
+  tool_run_free(&r);
+  run_tool(show, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "corrupt") || strstr(r.err, "checksum"), "%s",
+                r.err);
+  tool_run_free(&r);
+  snprintf(file, sizeof file, "rm -rf %s", dir);
+  ck_assert_int_eq(system(file), 0);
+}
+END_TEST
+
+/* --show-model --plot draws the model with gnuplot (where installed). */
+START_TEST(a_saved_model_is_plotted) {
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+    return; /* the picture needs gnuplot; the rest is tested above */
+  char dir[] = "/tmp/mlsba-plot-model-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char model[128], pics[128], png[160];
+  snprintf(model, sizeof model, "%s/d.model", dir);
+  snprintf(pics, sizeof pics, "%s/pics", dir);
+  snprintf(png, sizeof png, "%s/model.png", pics);
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_create(&m), 0);
+  mlsba_model_set_point(m, 100, 2000);
+  mlsba_model_set_point(m, 4000, 24000);
+  ck_assert_int_eq(mlsba_model_save(m, model, "device=d 'quoted'"), 0);
+  mlsba_model_destroy(m);
+  char *argv[] = {info, "--show-model", model, "--plot", pics, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_int_eq(access(png, F_OK), 0);
+  tool_run_free(&r);
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -688,6 +804,8 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, info_shows_devices_and_groups);
   tcase_add_test(tc, info_works_without_opencl);
   tcase_add_test(tc, info_refuses_bad_input);
+  tcase_add_test(tc, saved_models_are_partitioned_listed_and_shown);
+  tcase_add_test(tc, a_saved_model_is_plotted);
   suite_add_tcase(s, tc);
   return s;
 }

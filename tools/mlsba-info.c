@@ -8,6 +8,7 @@
 #include "common/cli.h"
 #include "common/paths.h"
 #include "common/text.h"
+#include "info_models.h"
 #include "mlsba-info_help.h" /* tools/help/mlsba-info.txt */
 #include "mlsba.h"
 
@@ -134,8 +135,29 @@ static void print_platform(const mlsba_platform_t *pl) {
   print_kinds(pl, p, text, sizeof text);
 }
 
+/* --list-models and --show-model: the saved models of this machine (or
+ * of --models DIR). */
+static int saved_models(const char *models, int list, const char *show,
+                        const char *plot) {
+  char dir[4096];
+  int status = 0;
+  if (models)
+    snprintf(dir, sizeof dir, "%s", models);
+  else
+    status = paths_models(prog, "", 0, dir, sizeof dir);
+  if (!status && plot)
+    status = paths_make_dir(prog, "--plot", plot);
+  if (!status && list)
+    status = info_list_models(prog, dir);
+  if (!status && show)
+    status = info_show_model(prog, dir, show, plot);
+  return cli_finish_stdout(prog) != 0 && status == 0 ? 1 : status;
+}
+
 int main(int argc, char **argv) {
-  const char *platform = "auto", *write = NULL;
+  const char *platform = NULL, *write = NULL, *models = NULL, *show = NULL;
+  const char *plot = NULL;
+  int list = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(mlsba_info_help, stdout);
@@ -145,15 +167,42 @@ int main(int argc, char **argv) {
       printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
       return 0;
     }
-    const char **slot = !strcmp(argv[i], "--platform") ? &platform
-                        : !strcmp(argv[i], "--write")  ? &write
-                                                       : NULL;
+    if (!strcmp(argv[i], "--list-models")) {
+      list = 1;
+      continue;
+    }
+    const char **slot = !strcmp(argv[i], "--platform")     ? &platform
+                        : !strcmp(argv[i], "--write")      ? &write
+                        : !strcmp(argv[i], "--models")     ? &models
+                        : !strcmp(argv[i], "--show-model") ? &show
+                        : !strcmp(argv[i], "--plot")       ? &plot
+                                                           : NULL;
     if (slot == NULL || i + 1 >= argc)
       return cli_usage_error(
           prog, slot ? "a value is missing after " : "unknown option ",
           argv[i]);
     *slot = argv[++i];
   }
+  if ((list || show) && (platform || write))
+    return cli_usage_error(prog,
+                           "--list-models and --show-model look at saved "
+                           "models, not at a platform: ",
+                           platform ? "--platform" : "--write");
+  if (plot && !show)
+    return cli_usage_error(prog, "--plot DIR draws the model of --show-model",
+                           "");
+  if (models && !list && !show)
+    return cli_usage_error(prog,
+                           "--models DIR goes with --list-models or "
+                           "--show-model",
+                           "");
+  if (models && models[0] == '\0')
+    return cli_usage_error(prog, "--models must be a folder path, got \"\"",
+                           "");
+  if (list || show)
+    return saved_models(models, list, show, plot);
+  if (platform == NULL)
+    platform = "auto";
   int status = write ? paths_check_output_file(prog, "--write", write) : 0;
   mlsba_platform_t *pl = NULL;
   if (!status)

@@ -167,3 +167,31 @@ void mlsba__bal_save_models(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r) {
     }
   }
 }
+
+int mlsba_model_load_ex(const char *path, const char *key,
+                        mlsba_model_t **model, unsigned *runs, double *sd,
+                        size_t room) {
+  if ((runs == NULL || sd == NULL) && room > 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_model_load_ex: runs and sd NULL with room %zu",
+                       room);
+  return mlsba__model_load_stats(path, key, model, runs, sd, room);
+}
+
+int mlsba_model_load_saved(mlsba_executor_t *ex, size_t device,
+                           const mlsba_load_t *load, const char *model_dir,
+                           mlsba_model_t **model, char *path,
+                           size_t path_size) {
+  if (ex == NULL || load == NULL || model == NULL || model_dir == NULL ||
+      device >= ex->pl->ndev || (path == NULL && path_size > 0))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_model_load_saved: NULL argument or no device "
+                       "%zu",
+                       device);
+  char file[1024], key[1024];
+  int err = mlsba__bal_model_file(ex, device, load, model_dir, file,
+                                  sizeof file, key, sizeof key);
+  if (path_size > 0)
+    snprintf(path, path_size, "%s", err ? "" : file);
+  return err ? err : mlsba_model_load(file, key, model);
+}

@@ -181,12 +181,22 @@ MLSBA_EXTERN int mlsba_model_get_point(const mlsba_model_t *model, size_t i,
 MLSBA_EXTERN int mlsba_model_save(const mlsba_model_t *model, const char *path,
                                   const char *key);
 /** \brief Load a model saved for key.
+ *  \param key  NULL: whatever key the file names (to show a saved file;
+ *              its second line, "key ...", says what it is for).
  *  \return 0; MLSBA_EIO when the file cannot be read; MLSBA_EFORMAT when
  *          it is truncated, corrupted (checksum), of another format version,
  *          or saved for another key; the message names the file and says
  *          which. */
 MLSBA_EXTERN int mlsba_model_load(const char *path, const char *key,
                                   mlsba_model_t **model);
+/** \brief mlsba_model_load() with what the balancer saved beside each
+ *  point: runs[i], the runs behind point i's mean, and sd[i], the
+ *  standard deviation of their speeds (1 and 0 where the file has none).
+ *  \param room  entries of runs and sd (both may be NULL with room 0);
+ *               points past it are loaded without them. */
+MLSBA_EXTERN int mlsba_model_load_ex(const char *path, const char *key,
+                                     mlsba_model_t **model, unsigned *runs,
+                                     double *sd, size_t room);
 
 /** \brief Speed s(x) for a load x >= 0. Needs at least one point. */
 MLSBA_EXTERN int mlsba_model_speed(const mlsba_model_t *model, double x,
@@ -862,6 +872,21 @@ mlsba_balancer_result(const mlsba_balancer_t *balancer);
  *  mlsba_balance()). */
 MLSBA_EXTERN const mlsba_platform_t *
 mlsba_balancer_platform(const mlsba_balancer_t *balancer);
+/** \brief The model saved in model_dir for a device of the executor and a
+ *  load: the file a balancing with opts.model_dir = model_dir starts from
+ *  (same name, same key: host, device, driver, kernel, precision, shape),
+ *  for partitioning measured devices offline.
+ *  \param device     index in file order.
+ *  \param[out] path  where the file is, or would be (path_size bytes; may
+ *                    be NULL with 0).
+ *  \return 0; MLSBA_EIO when none is saved there; MLSBA_EFORMAT when the
+ *          file is corrupt or saved for another key; MLSBA_EINVAL. */
+MLSBA_EXTERN int mlsba_model_load_saved(mlsba_executor_t *ex, size_t device,
+                                        const mlsba_load_t *load,
+                                        const char *model_dir,
+                                        mlsba_model_t **model, char *path,
+                                        size_t path_size);
+
 /** \brief Destroy a balancer, closing its devices; NULL is ignored. */
 MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 /**@}*/
