@@ -161,7 +161,8 @@ static const struct {
     {{"--platform", SEED002, "--n", "99999999999999999999999", NULL},
      "from 0 to 2^53"},
     {{"--platform", SEED002, "--n", "10", "--algo", "fast", NULL},
-     "unknown algorithm 'fast'"},
+     "unknown algorithm 'fast' (mlsba, mlfba2, slba, multiple-cpm, "
+     "single-cpm, homogeneous, dlt), or all"},
     {{"--platform", MLSBA_SOURCE_DIR "/tests/data/bad/empty.json", "--n", "10",
       NULL},
      "expected near end of file"},
@@ -401,6 +402,34 @@ START_TEST(info_shows_devices_and_groups) {
   ck_assert_ptr_nonnull(strstr(r.out, "  cpu"));
   tool_run_free(&r);
   unlink(path);
+}
+END_TEST
+
+/* A platform file that names a core this machine lacks is shown, with a
+ * complaint naming the device, and exit status 1: mlsba-bench would refuse
+ * it here. A simulated device's max_load reads in the memory column. */
+START_TEST(info_says_what_this_machine_cannot_run) {
+  char path[] = "/tmp/mlsba-info-core-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const char *json = "{\"devices\": [{\"name\": \"far\", \"type\": "
+                     "\"cpu\", \"core\": 4095}]}";
+  ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+  close(fd);
+  char *argv[] = {info, "--platform", path, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.out, "far ") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.err, "far") && strstr(r.err, "cannot run"), "%s",
+                r.err);
+  tool_run_free(&r);
+  unlink(path);
+  char *sim[] = {info, "--platform", SEED002, NULL};
+  run_tool(sim, &r);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_msg(strstr(r.out, "max 6663") && strstr(r.out, "CUs"), "%s", r.out);
+  tool_run_free(&r);
 }
 END_TEST
 
@@ -664,6 +693,16 @@ START_TEST(bench_compare_lists_every_run) {
   ck_assert(json_is_false(json_object_get(homogeneous, "converged")));
   json_decref(j);
   tool_run_free(&r);
+  /* The table shows each row's split and imbalance below it. */
+  char *table[] = {bench,       "--platform", SEED002, "--size",  "8400",
+                   "--compare", "--models",   "none",  "--quiet", NULL};
+  run_tool(table, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "split (units per device: core0 gpu0 core1") &&
+                    strstr(r.out, "  homogeneous     imbalance ") &&
+                    strstr(r.out, "  device:core0    imbalance 0.0%: 8400 0 "),
+                "%s", r.out);
+  tool_run_free(&r);
 }
 END_TEST
 
@@ -722,7 +761,7 @@ static const struct {
     {{"--precision", "half", NULL}, "single or double"},
     {{"--eps", "abc", NULL}, "--eps must be"},
     {{"--eps", "", NULL}, "--eps must be"},
-    {{"--algo", "fastest", NULL}, "unknown algorithm 'fastest'"},
+    {{"--algo", "fastest", NULL}, "dlt); --compare runs them all"},
     {{"--algo", "slba", "--compare", NULL}, "exclude each other"},
     {{"--platform", "/nonexistent.json", NULL}, "cannot open"},
     {{"--platform", MLSBA_SOURCE_DIR "/tests/data/mixed.json", NULL},
@@ -804,6 +843,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, info_shows_devices_and_groups);
   tcase_add_test(tc, info_works_without_opencl);
   tcase_add_test(tc, info_refuses_bad_input);
+  tcase_add_test(tc, info_says_what_this_machine_cannot_run);
   tcase_add_test(tc, saved_models_are_partitioned_listed_and_shown);
   tcase_add_test(tc, a_saved_model_is_plotted);
   suite_add_tcase(s, tc);

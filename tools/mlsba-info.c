@@ -98,15 +98,19 @@ static void print_platform(const mlsba_platform_t *pl) {
          mlsba_platform_name(pl), p, p == 1 ? "" : "s", q, q == 1 ? "" : "s");
   /* The model and the driver in full, wrapped under their column: 80
    * columns, nothing cut. */
-  printf("%-8s %-7s %-6s %-10s %s\n", "device", "type", "units", "memory",
+  printf("%-8s %-7s %-6s %-10s %s\n", "device", "type", "CUs", "memory",
          "model / driver");
   for (size_t i = 0; i < p; i++) {
     mlsba_device_info_t info;
     mlsba_platform_device_info(pl, i, &info);
     char mem[32] = "-", units[16] = "-";
+    const mlsba_model_t *profile = mlsba_platform_device_model(pl, i);
     if (info.memory_bytes)
       snprintf(mem, sizeof mem, "%.2f GiB",
                (double)info.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+    else if (profile && mlsba_model_max_load(profile) > 0)
+      snprintf(mem, sizeof mem, "max %lld",
+               (long long)mlsba_model_max_load(profile));
     if (info.compute_units)
       snprintf(units, sizeof units, "%u", info.compute_units);
     const char *model = info.model[0] ? info.model : "-";
@@ -121,6 +125,8 @@ static void print_platform(const mlsba_platform_t *pl) {
       text_wrap(stdout, "                                   ", 37,
                 info.driver);
   }
+  printf("\nCUs: compute units; memory: a simulated device's "
+         "max_load, in units\n");
   printf("\ngroups (the first device drives the others):\n");
   char text[2048], head[64];
   for (size_t g = 0; g < q; g++) {
@@ -133,6 +139,26 @@ static void print_platform(const mlsba_platform_t *pl) {
     text_wrap(stdout, head, 4, text);
   }
   print_kinds(pl, p, text, sizeof text);
+}
+
+/* A platform file may name devices this machine lacks ("core": 7 on two
+ * cores): the devices are opened, as mlsba-bench would, and a device that
+ * cannot be is named. 0, or 1 after the line. */
+static int check_here(const mlsba_platform_t *pl) {
+  mlsba_executor_t *ex = NULL;
+  if (mlsba_executor_create(pl, &ex) == 0) {
+    mlsba_executor_destroy(ex);
+    return 0;
+  }
+  char head[64];
+  snprintf(head, sizeof head, "%s: ", prog);
+  fflush(stdout);
+  text_wrap(stderr, head, 4, mlsba_last_error());
+  fprintf(stderr,
+          "%s: this machine cannot run the platform (mlsba-bench refuses "
+          "it here)\n",
+          prog);
+  return 1;
 }
 
 /* --list-models and --show-model: the saved models of this machine (or
@@ -210,6 +236,7 @@ int main(int argc, char **argv) {
   if (status)
     return status;
   print_platform(pl);
+  status = check_here(pl);
   if (write) {
     if (mlsba_platform_save(pl, write) != 0) {
       fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());

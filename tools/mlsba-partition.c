@@ -314,8 +314,11 @@ int main(int argc, char **argv) {
     return fail_usage("--models must be a folder path, got \"\"", "");
   mlsba_algorithm_t only = MLSBA_ALGO_MLSBA;
   int all = strcmp(algo_arg, "all") == 0;
-  if (!all && mlsba_algorithm_from_name(algo_arg, &only) != 0)
-    return fail_usage("--algo: ", mlsba_last_error());
+  if (!all && mlsba_algorithm_from_name(algo_arg, &only) != 0) {
+    char why[512];
+    snprintf(why, sizeof why, "%s, or all", mlsba_last_error());
+    return fail_usage("--algo: ", why);
+  }
 
   int checked =
       json_path ? paths_check_output_file(prog, "--json", json_path) : 0;

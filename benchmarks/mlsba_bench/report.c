@@ -35,14 +35,31 @@ static void progress_clear(void) {
   progress.shown = 0;
 }
 
+/* Whether the platform has an OpenCL device: the first run of the tool
+ * compiles its kernels (CLBlast's: seconds with pocl, minutes for a
+ * large set), which its time and imbalance then include. */
+static int has_opencl(const bench_t *B) {
+  for (size_t j = 0; j < B->p; j++)
+    if (mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_OPENCL)
+      return 1;
+  return 0;
+}
+
 void bench_progress_start(bench_t *B, const char *what) {
+  static int compiled; /* the kernels of this process are built */
   snprintf(progress.what, sizeof progress.what, "%s", what);
   progress.doing[0] = '\0';
+  int compiling = !compiled && has_opencl(B);
+  compiled = 1;
   if (!B->progress)
     return;
   char line[TEXT_COLUMNS];
-  text_fit(line, sizeof line, "  %s: first run, N/P each", progress.what);
+  text_fit(line, sizeof line, "  %s: first run, N/P each%s", progress.what,
+           compiling ? ", compiling the OpenCL kernels (seconds)" : "");
   progress_show(B, line);
+  if (compiling) /* the run's imbalance says why, too */
+    snprintf(progress.doing, sizeof progress.doing,
+             "the OpenCL kernels compiled");
 }
 
 void bench_progress_run(bench_t *B, const mlsba_iteration_t *it) {
@@ -251,6 +268,34 @@ static const char *verified_word(const bench_row_t *r) {
   return r->verified < 0 ? "-" : r->verified ? "yes" : "NO";
 }
 
+/* Below the table: what each row ran, its split over the devices (file
+ * order) and the imbalance of its last run. */
+static void print_splits(const bench_t *B, const bench_row_t *rows, size_t n) {
+  char text[4096];
+  size_t len = 0;
+  for (size_t j = 0; j < B->p && len < sizeof text; j++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", j ? " " : "",
+                            mlsba_platform_device_name(B->pl, j));
+  if (len < sizeof text)
+    snprintf(text + len, sizeof text - len,
+             ") and the imbalance of each row's last run:");
+  printf("\n");
+  text_wrap(stdout, "split (units per device: ", 4, text);
+  for (size_t i = 0; i < n; i++) {
+    const bench_row_t *r = &rows[i];
+    if (r->load == NULL)
+      continue; /* BLIS on all cores: no split */
+    len = (size_t)snprintf(text, sizeof text, "imbalance %.1f%%:",
+                           mlsba_imbalance_percent(r->imbalance, B->a->eps));
+    for (size_t j = 0; j < B->p && len < sizeof text; j++)
+      len += (size_t)snprintf(text + len, sizeof text - len, " %lld",
+                              (long long)r->load[j]);
+    char head[32];
+    snprintf(head, sizeof head, "  %-15.15s ", r->name);
+    text_wrap(stdout, head, 18, text);
+  }
+}
+
 /* Every row by the median of the steady rounds; an algorithm's last
  * routine run is shown beside it. */
 void bench_print_compare(const bench_t *B, const bench_row_t *rows,
@@ -277,6 +322,7 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
                      "run); median: the headline, the median of 5 steady "
                      "rounds in which every row runs its final distribution "
                      "once; vs best: median over the best median");
+  print_splits(B, rows, n);
 }
 
 /* ---- JSON (docs/bench-report.md) ------------------------------------------ */
