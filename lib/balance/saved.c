@@ -64,8 +64,8 @@ static int save_measured(const mlsba__measured_t *m, int64_t max_load,
 int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
                           const mlsba_load_t *w, const char *dir, char *path,
                           size_t plen, char *key, size_t klen) {
-  const device_t *d = &ex->pl->dev[j];
-  const mlsba__device_t *dev = &ex->dev[j];
+  const mlsba__platform_device_t *d = &ex->pl->dev[j];
+  const mlsba__device_t *dev = &ex->opened[j];
   char host[128] = "unknown";
   gethostname(host, sizeof host - 1);
   char ident[384];

@@ -44,7 +44,7 @@ typedef struct {
  * balancer pools (mlsba_kinds_t). A device has its backend's default kind
  * (the cores of a machine are one kind) unless the file names one. */
 static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
-                      mlsba_platform_t *pl, device_t *dev) {
+                      mlsba_platform_t *pl, mlsba__platform_device_t *dev) {
   json_t *kind = json_object_get(d, "kind");
   if (kind && (!json_is_string(kind) || json_string_length(kind) == 0))
     return bad(c, "kind must be a non-empty string, got %s", json_kind(kind));
@@ -61,7 +61,7 @@ static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
  * fields a device of that type may have. */
 static int parse_device(ctx_t *c, json_t *d, size_t index,
                         mlsba_platform_t *pl) {
-  device_t *dev = &pl->dev[index];
+  mlsba__platform_device_t *dev = &pl->dev[index];
   c->f.index = index;
   c->f.name = NULL;
   /* Paths are formatted only where they are needed: for 10^5 devices one
@@ -177,7 +177,7 @@ static mlsba__peers_t peers_of(const ctx_t *c) {
 
 /* Fields that name other devices, read once every device is known. */
 static int parse_links(ctx_t *c, json_t *d, size_t i, mlsba_platform_t *pl) {
-  device_t *dev = &pl->dev[i];
+  mlsba__platform_device_t *dev = &pl->dev[i];
   if (dev->backend->link == NULL)
     return 0;
   mlsba__peers_t peers = peers_of(c);
@@ -354,7 +354,7 @@ int mlsba_platform_load(const char *path, mlsba_platform_t **platform) {
 /* The JSON of one device, in the platform file format: name and type,
  * the backend's fields, then kind. */
 static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
-  const device_t *d = &pl->dev[i];
+  const mlsba__platform_device_t *d = &pl->dev[i];
   json_t *o = json_pack("{s:s}", "name", d->name);
   json_object_set_new(o, "type", json_string(d->backend->name));
   ctx_t c = {.pl = pl}; /* for names only: nothing is looked up */
