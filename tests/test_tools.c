@@ -575,6 +575,17 @@ START_TEST(bench_table_names_groups_and_devices) {
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     ck_assert_msg(strstr(r.out, want[i]) != NULL, "no \"%s\" in:\n%s", want[i],
                   r.out);
+  /* The shape its speeds were made for: nothing to say. */
+  ck_assert_msg(strstr(r.out, "columns_of") == NULL, "%s", r.out);
+  tool_run_free(&r);
+  /* Another shape: the table says what its GFLOPS then are. */
+  char *other[] = {bench,      "--platform", SEED002,   "--size", "2048",
+                   "--models", "none",       "--quiet", NULL};
+  run_tool(other, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "note: the simulated speeds are columns of an "
+                              "m=8400 k=8400 product"),
+                "%s", r.out);
   tool_run_free(&r);
 }
 END_TEST

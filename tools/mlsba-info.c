@@ -127,6 +127,11 @@ static void print_platform(const mlsba_platform_t *pl) {
   }
   printf("\nCUs: compute units; memory: a simulated device's "
          "max_load, in units\n");
+  int64_t cm, ck;
+  if (mlsba_platform_columns_of(pl, &cm, &ck))
+    printf("simulated speeds: columns of an m=%lld k=%lld product "
+           "(columns_of)\n",
+           (long long)cm, (long long)ck);
   printf("\ngroups (the first device drives the others):\n");
   char text[2048], head[64];
   for (size_t g = 0; g < q; g++) {

@@ -112,6 +112,28 @@ void bench_progress_end(bench_t *B) {
 
 /* ---- tables --------------------------------------------------------------- */
 
+/* A simulated platform's speeds count columns of one product
+ * ("columns_of"); at another shape a column is more or less work than its
+ * profile's, which its GFLOPS do not show: said, not hidden. */
+static void print_columns_of(const bench_t *B) {
+  int64_t m, k;
+  if (!B->sim || !mlsba_platform_columns_of(B->pl, &m, &k) ||
+      (m == B->a->m && k == B->a->k))
+    return;
+  char text[512];
+  snprintf(text, sizeof text,
+           "the simulated speeds are columns of an m=%lld k=%lld product "
+           "(its platform's columns_of): they run here as columns of m=%lld "
+           "k=%lld, %.3g times the work each, so the times are the "
+           "profile's and the GFLOPS %.3g times its rate; -m %lld -k %lld "
+           "(or --size %lld when m = k) runs the shape they were made for",
+           (long long)m, (long long)k, (long long)B->a->m, (long long)B->a->k,
+           (double)B->a->m * (double)B->a->k / ((double)m * (double)k),
+           (double)B->a->m * (double)B->a->k / ((double)m * (double)k),
+           (long long)m, (long long)k, (long long)m);
+  text_wrap(stdout, "note: ", 4, text);
+}
+
 void bench_print_header(const bench_t *B) {
   const bench_args_t *a = B->a;
   char text[512];
@@ -123,6 +145,7 @@ void bench_print_header(const bench_t *B) {
            mlsba_platform_name(B->pl), B->p, B->p == 1 ? "" : "s", B->q,
            B->q == 1 ? "" : "s", B->sim ? ", simulated (virtual time)" : "");
   text_wrap(stdout, "platform ", 4, text);
+  print_columns_of(B);
 }
 
 static double gflops(const bench_t *B, int64_t columns, double seconds) {

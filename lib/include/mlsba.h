@@ -389,6 +389,13 @@ MLSBA_EXTERN const char *mlsba_platform_device_name(const mlsba_platform_t *pl,
 /** \brief Type of device i (MLSBA_DEVICE_SIM when out of range). */
 MLSBA_EXTERN mlsba_device_type_t
 mlsba_platform_device_type(const mlsba_platform_t *pl, size_t i);
+/** \brief What simulated speeds count, when the platform file says
+ *  ("columns_of"): columns of a product of m x k (a column of B and C
+ *  costs 2 m k flops), so that a tool running another shape can tell.
+ *  \param[out] m, k  may be NULL.
+ *  \return 1 when the file says, 0 when it does not (or pl is NULL). */
+MLSBA_EXTERN int mlsba_platform_columns_of(const mlsba_platform_t *pl,
+                                           int64_t *m, int64_t *k);
 /** \brief The speed profile of simulated device i as a model, owned by the
  *  platform; NULL for a real device or an index out of range. */
 MLSBA_EXTERN const mlsba_model_t *

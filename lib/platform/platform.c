@@ -132,6 +132,17 @@ int mlsba__platform_alloc(const char *name, size_t p, size_t q,
   return 0;
 }
 
+int mlsba_platform_columns_of(const mlsba_platform_t *pl, int64_t *m,
+                              int64_t *k) {
+  if (pl == NULL || pl->columns_m < 1)
+    return 0;
+  if (m)
+    *m = pl->columns_m;
+  if (k)
+    *k = pl->columns_k;
+  return 1;
+}
+
 int mlsba_platform_device_info(const mlsba_platform_t *pl, size_t i,
                                mlsba_device_info_t *info) {
   if (pl == NULL || info == NULL || i >= pl->ndev)

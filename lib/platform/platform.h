@@ -38,6 +38,9 @@ struct mlsba_platform {
   size_t ngroups;
   size_t *group_start; /* ngroups + 1 offsets into group_dev */
   size_t *group_dev;   /* device indices, group by group */
+  /* "columns_of": the product whose columns simulated speeds count, m x k
+   * (0 when the file does not say). */
+  int64_t columns_m, columns_k;
 };
 
 /* Whether the k-th entry of group_dev (a device of group g) drives the

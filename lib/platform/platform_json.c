@@ -256,8 +256,31 @@ done:
   return err;
 }
 
+/* "columns_of": {"m": M, "k": K}, the product whose columns the simulated
+ * speeds count (a column of B and C costs 2 m k flops). */
+static int parse_columns_of(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
+  static const char *const keys[] = {"m", "k", NULL};
+  json_t *o = json_object_get(root, "columns_of");
+  if (o == NULL)
+    return 0;
+  set_path(c, "columns_of");
+  if (!json_is_object(o))
+    return bad(c, "must be an object {\"m\": M, \"k\": K}, got %s",
+               json_kind(o));
+  int err = check_keys(c, o, keys);
+  if (!err)
+    err = mlsba__fields_count(&c->f, o, "m", &pl->columns_m);
+  if (!err)
+    err = mlsba__fields_count(&c->f, o, "k", &pl->columns_k);
+  set_path(c, "columns_of");
+  if (!err && (pl->columns_m < 1 || pl->columns_k < 1))
+    return bad(c, "needs both m and k, at least 1 each");
+  return err;
+}
+
 static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
-  static const char *const keys[] = {"name", "devices", "groups", NULL};
+  static const char *const keys[] = {"name", "devices", "groups", "columns_of",
+                                     NULL};
   int err;
   if (!json_is_object(root))
     return bad(c, "the platform must be a JSON object, got %s",
@@ -269,6 +292,8 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
     set_path(c, "name");
     return bad(c, "must be a string, got %s", json_kind(name));
   }
+  if ((err = parse_columns_of(c, root, pl)) != 0)
+    return err;
   const char *base = strrchr(c->f.origin, '/');
   pl->name = strdup(name   ? json_string_value(name)
                     : base ? base + 1
@@ -380,6 +405,10 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
   }
   json_t *root = json_pack("{s:s, s:o, s:o}", "name", pl->name, "devices",
                            devices, "groups", groups);
+  if (root && pl->columns_m > 0)
+    json_object_set_new(root, "columns_of",
+                        json_pack("{s:I, s:I}", "m", (json_int_t)pl->columns_m,
+                                  "k", (json_int_t)pl->columns_k));
   /* The one atomic writer (core/atomic_file.h): a reader sees the old file
    * or the new one, never half. */
   char *text =
