@@ -68,7 +68,7 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
   mlsba__cpu_driver(driver, sizeof driver);
   char name[32];
   for (size_t i = 0; i < nc; i++) {
-    device_t *d = &pl->dev[i];
+    mlsba__platform_device_t *d = &pl->dev[i];
     hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i);
     snprintf(name, sizeof name, "core%zu", i);
     d->name = strdup(name);
@@ -82,7 +82,7 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
       err = MLSBA_ENOMEM;
   }
   for (size_t j = 0; j < ncl; j++) {
-    device_t *d = &pl->dev[nc + j];
+    mlsba__platform_device_t *d = &pl->dev[nc + j];
     snprintf(name, sizeof name, "ocl%zu", j);
     d->name = strdup(name);
     d->backend = &mlsba__opencl_backend;

@@ -9,7 +9,7 @@
 
 struct mlsba_executor {
   const mlsba_platform_t *pl;
-  mlsba__device_t *dev; /* per platform device, file order */
+  mlsba__device_t *opened; /* the platform's devices opened, file order */
   hwloc_topology_t topo;
   int ncores;
   int virtual_only; /* every device reports virtual times */
