@@ -285,11 +285,20 @@ START_TEST(two_ranks_bound_to_cores_each_use_their_own_core) {
   char *argv[] = {mpirun,  "-np", "2",          "--bind-to", "core",
                   "--mca", "btl", "self,vader", "-x",        "MLSBA_NOPENCL=0",
                   prog,    NULL};
+  /* Open MPI's own allocations, from modules it unloads at MPI_Finalize,
+   * cannot be suppressed by name: the ranks run without ASan's leak
+   * check (as in test_mpi). */
+  const char *asan = getenv("ASAN_OPTIONS");
+  char opts[512];
+  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
+           asan && *asan ? ":" : "");
+  setenv("ASAN_OPTIONS", opts, 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   tool_run_t r;
   run_tool(argv, &r);
-  ck_assert_msg(r.exited && r.status == 0, "mpirun: %s%s", r.out, r.err);
+  ck_assert_msg(r.exited && r.status == 0, "mpirun: %.300s%.1500s", r.out,
+                r.err);
   unsigned long long used = 0;
   for (int rank = 0; rank < 2; rank++) {
     char head[32];
