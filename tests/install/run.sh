@@ -31,6 +31,38 @@ mkdir "$tmp/empty"
   "$bin/mlsba-info" --platform desktop-seed002 >"$tmp/info.txt"
   grep -q 'gpu0' "$tmp/info.txt"
 )
+# mlsba-inpa as the README runs it, from the same empty folder: the
+# real devices each rank is bound to (auto, the default), and the sample
+# simulated nodes by name with %r; %l and %h expand too.
+if [ -x "$bin/mlsba-inpa" ]; then
+  echo "-- mlsba-inpa from an empty folder"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  # Open MPI's own allocations cannot be suppressed by name (test_mpi).
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  (
+    cd "$tmp/empty"
+    timeout 200 mpirun -np 2 --mca btl self,vader "$bin/mlsba-inpa" \
+      --size 1024 --block 128 --json - >"$tmp/inpa-auto.json"
+    grep -q '"verified": true' "$tmp/inpa-auto.json"
+    timeout 100 mpirun -np 4 --oversubscribe --mca btl self,vader \
+      "$bin/mlsba-inpa" --platform inpa-node%r --size 2048 --block 64 \
+      --json - >"$tmp/inpa-sim.json"
+    grep -q '"name": "gpu0"' "$tmp/inpa-sim.json"
+    # Two ranks of one host: %l is 0 and 1, so ranks 0 and 1 run the
+    # nodes of inpa-node0 (gpu0) and inpa-node1 (four cores).
+    timeout 100 mpirun -np 2 --oversubscribe --mca btl self,vader \
+      "$bin/mlsba-inpa" --platform inpa-node%l --size 1024 --block 64 \
+      --json - >"$tmp/inpa-local.json"
+    grep -q '"name": "gpu0"' "$tmp/inpa-local.json"
+    grep -q '"name": "core3"' "$tmp/inpa-local.json"
+    # %h: a file per host.
+    cp "$tmp/prefix/share/mlsba/platforms/inpa-node1.json" \
+      "$tmp/$(hostname)-node.json"
+    timeout 100 mpirun -np 1 --mca btl self,vader "$bin/mlsba-inpa" \
+      --platform "$tmp/%h-node.json" --size 512 --block 64 --json - |
+      grep -q '"name": "core3"'
+  )
+fi
 left=$(ls -A "$tmp/empty")
 [ -z "$left" ] || { echo "files left in the current folder: $left"; exit 1; }
 # A simulated platform's models: under its name, keyed by the real shape.
@@ -52,7 +84,7 @@ done
 echo "-- find_package(mlsba), with no MPI to be found"
 # Only the mpi component needs MPI.
 cmake -S "$here/consumer" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
-  -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON --no-warn-unused-cli \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
 cmake --build "$tmp/cmake" >/dev/null
 "$tmp/cmake/consumer"

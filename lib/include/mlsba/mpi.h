@@ -47,7 +47,11 @@ typedef enum mlsba_mpi_node_algo {
 /** Options; initialise with mlsba_mpi_opts_init(). Every rank passes the
  *  same values (the head's are the ones used for the distribution). */
 typedef struct mlsba_mpi_opts {
-  /** Platform file of each rank; "%r" is replaced by the rank number. */
+  /** The platform of each rank: "auto" (the default) discovers the
+   *  devices the rank is bound to, and its share of its host's OpenCL
+   *  devices by its rank on the host (see mlsba_platform_discover());
+   *  else a platform file, where "%r" is replaced by the rank, "%h" by
+   *  the host name and "%l" by the rank on its host (mlsba_mpi_platform_path()). */
   const char *platform;
   int64_t n;     /**< matrix order N, a multiple of block */
   int64_t block; /**< block size b */
@@ -132,6 +136,16 @@ MLSBA_EXTERN void mlsba_mpi_opts_init(mlsba_mpi_opts_t *opts);
  *          MLSBA_EDEVICE as libmlsba reports them. */
 MLSBA_EXTERN int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *opts,
                                     mlsba_mpi_result_t *result);
+/** \brief A rank's platform path from a pattern: "%r" becomes its rank in
+ *  comm, "%h" its host name (MPI_Get_processor_name), "%l" its rank among
+ *  the ranks of comm on its host (an MPI_COMM_TYPE_SHARED split), "%%" a
+ *  "%"; other characters are copied.
+ *
+ *  Collective over comm (the split), also when the pattern has none of
+ *  them. \return 0, or MLSBA_EINVAL for a NULL argument or a path that
+ *  does not fit size. */
+MLSBA_EXTERN int mlsba_mpi_platform_path(MPI_Comm comm, const char *pattern,
+                                         char *path, size_t size);
 /** \brief Message of the last failure of an mlsba_mpi call in the calling
  *  thread ("rank 2: p2.json: cannot open: No such file or directory").
  *  The layer carries its own copy of libmlsba, so this, not
