@@ -14,6 +14,7 @@
 
 #include "common/cli.h"
 #include "common/paths.h"
+#include "inpa_load.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
 #include "mlsba/mpi.h"
 
@@ -235,6 +236,11 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (inpa_load_wanted(argc, argv)) { /* the 1-D API: tools/inpa_load.c */
+    int load_status = inpa_load_main(argc, argv);
+    MPI_Finalize();
+    return load_status;
+  }
   args_t A;
   memset(&A, 0, sizeof A);
   /* Every rank parses; only rank 0 speaks. */
