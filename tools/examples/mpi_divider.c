@@ -43,8 +43,8 @@ int main(int argc, char **argv) {
     const mlsba_mpi_divide_result_t *r =
         err ? NULL : mlsba_mpi_divider_result(d);
     if (r && info.rebalanced && rank == 0)
-      printf("step %d: re-balanced, rank 0 now starts at %lld (was %lld)\n", s,
-             (long long)r->offset, (long long)before);
+      printf("step %d: re-balanced, rank 0 now has %lld cells (had %lld)\n", s,
+             (long long)r->count, (long long)before);
     else if (r && rank == 0 && s % 5 == 0)
       printf("step %d: %.4f s, imbalance %.1f%%\n", s, info.makespan,
              100 * info.imbalance);
