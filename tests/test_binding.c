@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "mlsba.h"
-#include "runtime/binding.h"
+#include "platform/binding.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 

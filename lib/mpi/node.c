@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../runtime/binding.h"
+#include "../platform/binding.h"
 #ifdef MLSBA_HAVE_OPENCL
 #include "mlsba/opencl.h"
 #endif

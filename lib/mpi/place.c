@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../runtime/platform.h"
+#include "../platform/platform.h"
 #include "internal.h"
 
 int mlsba__mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_size) {

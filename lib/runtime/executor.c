@@ -21,9 +21,9 @@
 #include "../core/error.h"
 #include "../core/load.h"
 #include "../devices/device.h"
-#include "binding.h"
+#include "../platform/binding.h"
+#include "../platform/platform.h"
 #include "executor.h"
-#include "platform.h"
 
 void mlsba_executor_destroy(mlsba_executor_t *ex) {
   if (ex == NULL)

@@ -3,8 +3,8 @@
  * of devices (MLSBA_CPUS, MLSBA_NCPU, MLSBA_OPENCL, MLSBA_NOPENCL), and
  * the local rank that decides which accelerators of a shared host are
  * this process's. Discovery reads them; the executor pins within them. */
-#ifndef MLSBA_RUNTIME_BINDING_H
-#define MLSBA_RUNTIME_BINDING_H
+#ifndef MLSBA_PLATFORM_BINDING_H
+#define MLSBA_PLATFORM_BINDING_H
 
 #include <hwloc.h>
 #include <stddef.h>

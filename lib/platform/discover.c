@@ -120,7 +120,7 @@ int mlsba__platform_discover_local(int local_rank, int local_size,
   }
   pl->ndev = p;
   pl->ngroups = q;
-  char driver[96];
+  char driver[192];
   mlsba__cpu_driver(driver, sizeof driver);
   char name[32];
   for (size_t i = 0; i < nc; i++) {
