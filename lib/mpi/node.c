@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../platform/binding.h"
 #ifdef MLSBA_HAVE_OPENCL
 #include "mlsba/opencl.h"
 #endif
@@ -59,6 +60,14 @@ struct mlsba__mpi_node {
 
 int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
                          mlsba__mpi_node_t **out) {
+  int local_rank, local_size;
+  mlsba__binding_local_rank(&local_rank, &local_size);
+  return mlsba__mpi_node_open_at(path, local_rank, local_size, o, out);
+}
+
+int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
+                            const mlsba_mpi_opts_t *o,
+                            mlsba__mpi_node_t **out) {
   *out = NULL;
   mlsba__mpi_node_t *nd = calloc(1, sizeof *nd);
   if (nd == NULL)
@@ -70,7 +79,7 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
   nd->keep_shared = o->keep_shared;
   nd->eps = o->eps;
   nd->max_iter = o->max_iter;
-  int err = mlsba_platform_load(path, &nd->file);
+  int err = mlsba__mpi_platform_open(path, local_rank, local_size, &nd->file);
   if (err)
     goto fail;
   nd->p = mlsba_platform_num_devices(nd->file);

@@ -63,4 +63,11 @@ char *mlsba__platform_strdup(mlsba_platform_t *pl, const char *s);
 /* The core of device i when it is a cpu device, else -1. */
 int mlsba__platform_core(const mlsba_platform_t *pl, size_t i);
 
+/* Discovery (the "auto" platform) for the process of rank local_rank among
+ * local_size processes of this host, which share out its accelerators:
+ * the MPI layer passes the ranks of its shared-memory communicator;
+ * mlsba_platform_discover() the launcher's environment. */
+int mlsba__platform_discover_local(int local_rank, int local_size,
+                                   mlsba_platform_t **platform);
+
 #endif

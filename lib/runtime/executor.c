@@ -21,6 +21,7 @@
 #include "../core/error.h"
 #include "../core/load.h"
 #include "../devices/device.h"
+#include "../platform/binding.h"
 #include "../platform/platform.h"
 #include "executor.h"
 
@@ -31,6 +32,7 @@ void mlsba_executor_destroy(mlsba_executor_t *ex) {
     if (ex->opened[i].ops)
       ex->opened[i].ops->destroy(&ex->opened[i]);
   free(ex->opened);
+  hwloc_bitmap_free(ex->bound);
   if (ex->topo)
     hwloc_topology_destroy(ex->topo);
   free(ex);
@@ -70,6 +72,13 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
   }
   ex->ncores =
       has_core ? hwloc_get_nbobjs_by_type(ex->topo, HWLOC_OBJ_CORE) : 0;
+  /* Pinning stays within the process's binding: what the launcher gave
+   * this rank is not the library's to widen. */
+  if (has_core && ((ex->bound = hwloc_bitmap_alloc()) == NULL ||
+                   (err = mlsba__binding_get(ex->topo, ex->bound)) != 0)) {
+    err = err ? err : mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
+    goto fail;
+  }
   /* A group is driven by one thread, so it can hold one core at most. */
   for (size_t g = 0; g < pl->ngroups; g++) {
     int cores = 0;
@@ -97,8 +106,16 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
                         d->name, (long long)core, ex->ncores);
       goto fail;
     }
-    if ((err = d->backend->open(d->name, d->config, d->model,
-                                &ex->opened[i])) != 0)
+    if (core >= 0 && !mlsba__binding_has_core(ex->topo, ex->bound, core)) {
+      char have[128];
+      mlsba__binding_cores_text(ex->topo, ex->bound, have, sizeof have);
+      err = mlsba__fail(MLSBA_EDEVICE,
+                        "%s: core %d is outside this process's binding (%s: "
+                        "taskset, a cgroup or mpirun --bind-to)",
+                        d->name, core, have);
+      goto fail;
+    }
+    if ((err = d->backend->open(d->name, d->config, d->model, &ex->opened[i])) != 0)
       goto fail;
   }
   *out = ex;
@@ -160,11 +177,18 @@ struct run {
 static int pin_to_core(mlsba_executor_t *ex, int core) {
   hwloc_obj_t obj =
       hwloc_get_obj_by_type(ex->topo, HWLOC_OBJ_CORE, (unsigned)core);
-  if (obj == NULL ||
-      hwloc_set_cpubind(ex->topo, obj->cpuset, HWLOC_CPUBIND_THREAD) != 0)
-    return mlsba__fail(MLSBA_EDEVICE, "core %d: hwloc_set_cpubind failed",
-                       core);
-  return 0;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  int err = obj == NULL || set == NULL;
+  if (!err) {
+    /* The core's processing units that the process may use: an SMT
+     * sibling outside the binding stays out. */
+    hwloc_bitmap_and(set, obj->cpuset, ex->bound);
+    err = hwloc_set_cpubind(ex->topo, set, HWLOC_CPUBIND_THREAD) != 0;
+  }
+  hwloc_bitmap_free(set);
+  return err ? mlsba__fail(MLSBA_EDEVICE, "core %d: hwloc_set_cpubind failed",
+                           core)
+             : 0;
 }
 
 /* Starts the shares of the group's devices of one kind: accelerators
