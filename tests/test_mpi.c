@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mpi/internal.h" /* white-box: one rank's node, no ranks */
@@ -23,21 +24,55 @@
 
 static char mpirun[] = MLSBA_MPIRUN;
 static char inpa[] = MLSBA_INPA_BIN;
+static char timeout[] = MLSBA_TIMEOUT;
+
+/* A job that hangs is killed (SIGTERM, then SIGKILL: a hung mpirun
+ * ignores SIGTERM) and fails its test with status 124 or 137 instead of
+ * blocking the suite. */
+#define JOB_LIMIT_S "50"
 
 /* Runs mlsba-inpa on np oversubscribed ranks with the extra arguments
  * (NULL-terminated). */
 static void run_inpa(int np, tool_run_t *r, ...) {
   char npbuf[16];
   snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[40] = {mpirun,    "-np",  npbuf, "--oversubscribe", "--bind-to",
-                    "none",    "--mca", "btl", "self,vader",      "--mca",
+  char *argv[48] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun,    "-np",
+                    npbuf,     "--oversubscribe", "--bind-to", "none",
+                    "--mca",   "btl", "self,vader", "--mca",
                     "mpi_yield_when_idle", "1", inpa};
-  size_t n = 13;
+  size_t n = 17;
   va_list ap;
   va_start(ap, r);
-  for (char *a; (a = va_arg(ap, char *)) != NULL && n + 1 < 40;)
+  for (char *a; (a = va_arg(ap, char *)) != NULL && n + 1 < 48;)
     argv[n++] = a;
   va_end(ap);
+  argv[n] = NULL;
+  run_tool(argv, r);
+}
+
+/* An MPMD job: ranks 0 .. np - 2 given `common`, the last rank `last`
+ * (NULL-terminated lists); with np = 1 the one rank is given `last`. */
+static void run_inpa_last_differs(int np, const char *const *common,
+                                  const char *const *last, tool_run_t *r) {
+  char npbuf[16];
+  snprintf(npbuf, sizeof npbuf, "%d", np - 1);
+  char *argv[64] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun,
+                    "--oversubscribe", "--bind-to", "none", "--mca", "btl",
+                    "self,vader", "--mca", "mpi_yield_when_idle", "1"};
+  size_t n = 14;
+  if (np > 1) {
+    argv[n++] = "-np";
+    argv[n++] = npbuf;
+    argv[n++] = inpa;
+    for (size_t i = 0; common[i] != NULL && n < 40; i++)
+      argv[n++] = (char *)common[i];
+    argv[n++] = ":";
+  }
+  argv[n++] = "-np";
+  argv[n++] = "1";
+  argv[n++] = inpa;
+  for (size_t i = 0; last[i] != NULL && n + 1 < 64; i++)
+    argv[n++] = (char *)last[i];
   argv[n] = NULL;
   run_tool(argv, r);
 }
@@ -344,6 +379,178 @@ START_TEST(opencl_device_without_room_stops_the_run) {
 }
 END_TEST
 
+/* ---- agreement: ranks given different command lines ------------------ */
+
+static const int rank_counts[] = {1, 2, 4, 8};
+#define RUN_ARGS(...)                                                         \
+  "--platform", DATA "sim0.json", "--size", "1024", "--block", "64",         \
+      __VA_ARGS__ NULL
+
+/* The last rank's arguments fail to parse: every rank exits with status 2
+ * and rank 0 prints the last rank's reason once (before this, that rank
+ * finalized alone and the others waited forever). */
+START_TEST(usage_error_on_one_rank_stops_all) {
+  int np = rank_counts[_i];
+  const char *common[] = {RUN_ARGS("--quiet", )};
+  const char *last[] = {RUN_ARGS("--quiet", "--size", "10x24", )};
+  tool_run_t r;
+  run_inpa_last_differs(np, common, last, &r);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  char want[96];
+  snprintf(want, sizeof want, "rank %d: bad value for --size: 10x24", np - 1);
+  check_one_line_error(&r, want);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* --help on the last rank only: the others would run; all stop with
+ * status 2 naming it. Alone, it is the help. */
+START_TEST(help_on_one_rank_only_stops_all) {
+  int np = rank_counts[_i];
+  const char *common[] = {RUN_ARGS("--quiet", )};
+  const char *last[] = {"--help", NULL};
+  tool_run_t r;
+  run_inpa_last_differs(np, common, last, &r);
+  if (np == 1) {
+    ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert(strstr(r.out, "usage: mpirun") != NULL);
+  } else {
+    char want[96];
+    snprintf(want, sizeof want, "rank %d: was given --help, rank 0", np - 1);
+    check_one_line_error(&r, want);
+    ck_assert_int_eq(r.status, 2);
+  }
+  tool_run_free(&r);
+}
+END_TEST
+
+/* The last rank passes another value of an option the head uses: every
+ * rank fails before any message is sized by it, naming the rank and the
+ * option (before: a heap overflow in the product for --size or --block,
+ * MPI_ERR_TRUNCATE for --precision, a silent run for --algo). Alone, the
+ * rank runs. */
+static const struct {
+  int np;
+  const char *opt, *value, *want;
+} differ[] = {
+    {2, "--size", "512", "option n (the size) is 512 here, 1024 on rank 0"},
+    {4, "--block", "32", "option block is 32 here, 64 on rank 0"},
+    {8, "--precision", "single",
+     "option precision is single here, double on rank 0"},
+    {4, "--algo", "homogeneous",
+     "option algorithm is homogeneous here, inpa on rank 0"},
+    {8, "--max-iter", "3", "option max_iter is 3 here, 20 on rank 0"},
+    {1, "--size", "512", NULL},
+};
+
+START_TEST(options_differing_on_one_rank_stop_all) {
+  int np = differ[_i].np;
+  const char *common[] = {RUN_ARGS("--json", "-", )};
+  const char *last[] = {RUN_ARGS("--json", "-", differ[_i].opt,
+                                 differ[_i].value, )};
+  tool_run_t r;
+  run_inpa_last_differs(np, common, last, &r);
+  if (differ[_i].want == NULL) {
+    ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+    json_t *j = parse(r.out);
+    check_report(j, 1, 512, 64);
+    json_decref(j);
+  } else {
+    char want[160];
+    snprintf(want, sizeof want, "rank %d: %s", np - 1, differ[_i].want);
+    check_one_line_error(&r, want);
+    ck_assert_int_eq(r.status, 1);
+  }
+  tool_run_free(&r);
+}
+END_TEST
+
+/* The command line as the other tools read it: --version, an unknown
+ * option and an empty number each get their own words. */
+static const struct {
+  const char *arg, *value, *want;
+} cli[] = {
+    {"--bogus", NULL, "rank 0: unknown option --bogus"},
+    {"--eps", "", "rank 0: bad value for --eps: \"\""},
+    {"--size", "", "rank 0: bad value for --size: \"\""},
+    {"--max-iter", "0", "rank 0: bad value for --max-iter: 0"},
+    {"--eps", NULL, "rank 0: missing value after --eps"},
+};
+
+START_TEST(command_line_errors_say_what_is_wrong) {
+  const char *argv[] = {RUN_ARGS(cli[_i].arg, cli[_i].value, )};
+  tool_run_t r;
+  run_inpa_last_differs(1, argv, argv, &r);
+  ck_assert_int_eq(r.status, 2);
+  check_one_line_error(&r, cli[_i].want);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(version_on_every_rank) {
+  tool_run_t r;
+  run_inpa(2, &r, "--version", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_msg(!strncmp(r.out, "mlsba-inpa (libmlsba) ", 22) &&
+                    count_lines(r.out) == 1,
+                "%s", r.out);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* ---- outputs that cannot be written ----------------------------------- */
+
+/* A shell line of mlsba-inpa as a singleton (one rank without mpirun), so
+ * that its own stdout is what the line redirects. */
+static void run_singleton(const char *redirect, tool_run_t *r, ...) {
+  char line[2048];
+  int n = snprintf(line, sizeof line, "exec timeout -k 5 %s %s", JOB_LIMIT_S,
+                   inpa);
+  va_list ap;
+  va_start(ap, r);
+  for (const char *a; (a = va_arg(ap, const char *)) != NULL;)
+    n += snprintf(line + n, sizeof line - (size_t)n, " '%s'", a);
+  va_end(ap);
+  snprintf(line + n, sizeof line - (size_t)n, " %s", redirect);
+  char *argv[] = {"/bin/sh", "-c", line, NULL};
+  run_tool(argv, r);
+}
+
+/* The table or the report to a full disk: status 1 and a line saying so
+ * (before: status 0). */
+START_TEST(output_to_a_full_disk_fails) {
+  tool_run_t r;
+  run_singleton(">/dev/full", &r, RUN_ARGS());
+  ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
+  ck_assert(strstr(r.err, "cannot write the output") != NULL);
+  tool_run_free(&r);
+  run_singleton("", &r, RUN_ARGS("--quiet", "--json", "/dev/full", ));
+  ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
+  ck_assert(strstr(r.err, "cannot write the JSON report to /dev/full"));
+  tool_run_free(&r);
+}
+END_TEST
+
+/* A FIFO as --json is refused before the run, on every rank (before: rank
+ * 0 blocked opening it after the run while the others spun). */
+START_TEST(json_to_a_fifo_is_refused_up_front) {
+  char fifo[] = "/tmp/mlsba-test-fifo-XXXXXX";
+  ck_assert(mkdtemp(fifo) != NULL);
+  char path[64];
+  snprintf(path, sizeof path, "%s/report", fifo);
+  ck_assert(mkfifo(path, 0600) == 0);
+  tool_run_t r;
+  run_inpa(2, &r, RUN_ARGS("--json", path, ));
+  char want[128];
+  snprintf(want, sizeof want, "rank 0: --json: not a regular file: %s", path);
+  check_one_line_error(&r, want);
+  ck_assert_int_eq(r.status, 2);
+  tool_run_free(&r);
+  unlink(path);
+  rmdir(fifo);
+}
+END_TEST
+
 /* One rank's node alone (no mpirun), as the product drives it, with
  * small integers in A_(b), B_(b) and a C' that does not start at zero, so
  * every sum is exact: after balancing (C' is scratch then) and C' reset,
@@ -605,6 +812,20 @@ static Suite *mpi_suite(void) {
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, product_without_memory_for_its_plan_fails_cleanly);
+  suite_add_tcase(s, tc);
+  /* Oversubscribed jobs of up to 8 ranks on a busy machine. */
+  tc = tcase_create("agreement");
+  tcase_set_timeout(tc, 90);
+  int counts = (int)(sizeof rank_counts / sizeof *rank_counts);
+  tcase_add_loop_test(tc, usage_error_on_one_rank_stops_all, 0, counts);
+  tcase_add_loop_test(tc, help_on_one_rank_only_stops_all, 0, counts);
+  tcase_add_loop_test(tc, options_differing_on_one_rank_stop_all, 0,
+                      (int)(sizeof differ / sizeof *differ));
+  tcase_add_loop_test(tc, command_line_errors_say_what_is_wrong, 0,
+                      (int)(sizeof cli / sizeof *cli));
+  tcase_add_test(tc, version_on_every_rank);
+  tcase_add_test(tc, output_to_a_full_disk_fails);
+  tcase_add_test(tc, json_to_a_fifo_is_refused_up_front);
   suite_add_tcase(s, tc);
   /* pocl builds CLBlast's kernels on first use: seconds, tens of seconds
    * with an empty kernel cache. */

@@ -30,6 +30,8 @@ const char *mlsba_mpi_algo_name(mlsba_mpi_algo_t algo) {
 }
 
 int mlsba_mpi_algo_from_name(const char *name, mlsba_mpi_algo_t *algo) {
+  if (algo == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_algo_from_name: algo is NULL");
   mlsba__inpa_algo_t a;
   int err = mlsba__inpa_algo_from_name(name, &a);
   if (!err)
@@ -66,7 +68,8 @@ void mlsba_mpi_result_free(mlsba_mpi_result_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* The platform path of a rank: every "%r" replaced by the rank. */
+/* The platform path of a rank: every "%r" replaced by the rank, "%%" by
+ * a literal "%" (so "%%r" is the text "%r"). */
 static int rank_path(const char *pattern, int rank, char *out, size_t cap) {
   size_t len = 0;
   for (const char *s = pattern; *s; s++) {
@@ -74,6 +77,9 @@ static int rank_path(const char *pattern, int rank, char *out, size_t cap) {
     const char *piece = num;
     if (s[0] == '%' && s[1] == 'r') {
       snprintf(num, sizeof num, "%d", rank);
+      s++;
+    } else if (s[0] == '%' && s[1] == '%') {
+      snprintf(num, sizeof num, "%%");
       s++;
     } else {
       num[0] = *s;
@@ -99,6 +105,13 @@ static int check_opts(const mlsba_mpi_opts_t *o, int q) {
     return mlsba__fail(MLSBA_EINVAL,
                        "size %lld is not a positive multiple of the block %lld",
                        (long long)o->n, (long long)o->block);
+  /* N bounds every count the layer hands MPI (a panel's rows, its
+   * leading dimension) and keeps N^2 and N b within int64. */
+  if (o->n > INT32_MAX)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "size %lld is above %d, the largest this layer can "
+                       "index",
+                       (long long)o->n, INT32_MAX);
   int64_t nb = o->n / o->block;
   if (nb > INT32_MAX / nb || nb * nb < q)
     return mlsba__fail(MLSBA_EINVAL,
@@ -114,6 +127,71 @@ static int check_opts(const mlsba_mpi_opts_t *o, int q) {
        o->precision != MLSBA_PRECISION_SINGLE))
     return mlsba__fail(MLSBA_EINVAL, "unknown algorithm or precision");
   return 0;
+}
+
+/* The options every rank must share, as rank 0 has them: a rank with
+ * another size or block sizes its messages differently (a buffer
+ * overflow, a truncated message), another precision sends other types,
+ * another algorithm runs another loop. The platform path is each rank's
+ * own (an MPMD launch may name a file per rank). */
+enum { SHARED_OPTS = 9 };
+
+static void shared_opts(const mlsba_mpi_opts_t *o, int64_t v[SHARED_OPTS]) {
+  int64_t eps_bits;
+  memcpy(&eps_bits, &o->eps, sizeof eps_bits);
+  int64_t all[SHARED_OPTS] = {o->n,
+                              o->block,
+                              (int64_t)o->algorithm,
+                              (int64_t)o->node_algorithm,
+                              eps_bits,
+                              (int64_t)o->max_iter,
+                              (int64_t)o->precision,
+                              (int64_t)o->seed,
+                              (int64_t)o->verify_samples};
+  memcpy(v, all, sizeof all);
+}
+
+static const char *const shared_opt_names[SHARED_OPTS] = {
+    "n (the size)", "block",          "algorithm", "node_algorithm", "eps",
+    "max_iter",     "precision",      "seed",      "verify_samples"};
+
+static void shared_opt_text(const int64_t v[SHARED_OPTS], int i, char *out,
+                            size_t cap) {
+  double eps;
+  memcpy(&eps, &v[4], sizeof eps);
+  const char *name =
+      i == 2 ? mlsba_mpi_algo_name((mlsba_mpi_algo_t)v[2])
+      : i == 3 ? (v[3] == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba")
+      : i == 6 ? (v[6] == MLSBA_PRECISION_SINGLE ? "single" : "double")
+               : NULL;
+  if (i == 4)
+    snprintf(out, cap, "%g", eps);
+  else if (name != NULL)
+    snprintf(out, cap, "%s", name);
+  else
+    snprintf(out, cap, "%lld", (long long)v[i]);
+}
+
+/* Collective: fails on every rank, naming the first rank whose options
+ * differ from rank 0's and the option, before any of them is used. */
+static int agree_on_opts(MPI_Comm comm, const mlsba_mpi_opts_t *o) {
+  int64_t mine[SHARED_OPTS], head[SHARED_OPTS];
+  shared_opts(o, mine);
+  memcpy(head, mine, sizeof head);
+  MPI_Bcast(head, SHARED_OPTS, MPI_INT64_T, 0, comm);
+  int err = 0;
+  for (int i = 0; i < SHARED_OPTS && !err; i++) {
+    if (mine[i] == head[i])
+      continue;
+    char a[32], b[32];
+    shared_opt_text(mine, i, a, sizeof a);
+    shared_opt_text(head, i, b, sizeof b);
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "option %s is %s here, %s on rank 0: every rank must "
+                      "pass the same options",
+                      shared_opt_names[i], a, b);
+  }
+  return mlsba__mpi_agree(comm, err);
 }
 
 /* The run the head asks for, as every rank sees it. */
@@ -431,6 +509,9 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if (o == NULL || r == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_multiply: NULL argument");
   memset(r, 0, sizeof *r);
+  if (comm == MPI_COMM_NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_multiply: comm is "
+                                     "MPI_COMM_NULL");
   ctx_t C = {.comm = comm, .o = o};
   MPI_Comm_rank(comm, &C.rank);
   MPI_Comm_size(comm, &C.q);
@@ -439,7 +520,8 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   char path[1024];
   if (!err)
     err = rank_path(o->platform, C.rank, path, sizeof path);
-  if ((err = mlsba__mpi_agree(comm, err)) != 0)
+  if ((err = mlsba__mpi_agree(comm, err)) != 0 ||
+      (err = agree_on_opts(comm, o)) != 0)
     return err;
   C.nb = o->n / o->block;
   err = mlsba__mpi_node_open(path, o, &C.node);
