@@ -96,6 +96,17 @@ static double num_of(json_t *o, const char *k) {
   return json_number_value(v);
 }
 
+/* The slowest rank's time in a history entry. */
+static double slowest(json_t *entry) {
+  double worst = 0;
+  json_t *t;
+  size_t i;
+  json_array_foreach(json_object_get(entry, "time"), i, t) {
+    worst = json_number_value(t) > worst ? json_number_value(t) : worst;
+  }
+  return worst;
+}
+
 /* The report of DESIGN's contract: every field, ranks whose rectangles
  * tile the nb x nb grid exactly, devices whose columns fill their rank's
  * width, a history that ends where the result is. */
@@ -103,7 +114,8 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   static const char *const fields[] = {
       "algorithm", "nodes", "n", "block", "iterations", "converged",
       "imbalance", "half_perimeter_sum", "half_perimeter_lower_bound",
-      "makespan_s", "gflops", "comm_share", "verified", "history", "ranks"};
+      "makespan_s", "gflops", "comm_share", "verified", "history", "ranks",
+      "run_iteration"};
   for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
     ck_assert_msg(json_object_get(j, fields[i]) != NULL, "no %s", fields[i]);
   ck_assert_int_eq(int_of(j, "nodes"), nodes);
@@ -117,8 +129,6 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   int conv = json_is_true(json_object_get(j, "converged"));
   ck_assert_int_eq(conv, !strcmp(stop, "balanced") ||
                              !strcmp(stop, "fixed-point"));
-  if (!strcmp(stop, "balanced"))
-    ck_assert(num_of(j, "imbalance") <= num_of(j, "eps"));
   ck_assert(num_of(j, "makespan_s") > 0 && num_of(j, "gflops") > 0);
   double share = num_of(j, "comm_share");
   ck_assert(share >= 0 && share < 1);
@@ -160,11 +170,46 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   json_t *hist = json_object_get(j, "history");
   ck_assert_uint_eq(json_array_size(hist), (size_t)int_of(j, "iterations"));
   json_t *last = json_array_get(hist, json_array_size(hist) - 1);
-  ck_assert_uint_eq(json_array_size(json_object_get(last, "w")),
-                    (size_t)nodes);
-  ck_assert_double_eq_tol(num_of(last, "imbalance"), num_of(j, "imbalance"),
+  /* balanced: the last run was within eps (the run that stopped INPA). */
+  if (!strcmp(stop, "balanced"))
+    ck_assert(num_of(last, "imbalance") <= num_of(j, "eps"));
+  /* The product ran the fastest distribution measured, and the report's
+   * imbalance and areas are that run's. */
+  json_int_t ran = int_of(j, "run_iteration");
+  ck_assert(ran >= 1 && ran <= int_of(j, "iterations"));
+  json_t *chosen = json_array_get(hist, (size_t)(ran - 1));
+  ck_assert_double_eq_tol(num_of(chosen, "imbalance"), num_of(j, "imbalance"),
                           1e-6);
+  json_t *h;
+  size_t k;
+  json_array_foreach(hist, k, h) {
+    ck_assert_uint_eq(json_array_size(json_object_get(h, "w")), (size_t)nodes);
+    ck_assert_msg(slowest(chosen) <= slowest(h), "ran %lld (%g s), %zu took %g s",
+                  (long long)ran, slowest(chosen), k + 1, slowest(h));
+  }
+  for (int r = 0; r < nodes; r++)
+    ck_assert_int_eq(
+        int_of(json_array_get(ranks, (size_t)r), "w"),
+        json_integer_value(json_array_get(json_object_get(chosen, "w"),
+                                          (size_t)r)));
 }
+
+/* A slower distribution than one measured was run (before, the product
+ * ran INPA's last distribution: here the fourth, slower than the
+ * third). */
+START_TEST(product_runs_the_fastest_distribution_measured) {
+  tool_run_t r;
+  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "1024",
+           "--block", "64", "--max-iter", "4", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 4, 1024, 64);
+  ck_assert_int_eq(int_of(j, "iterations"), 4);
+  ck_assert_int_eq(int_of(j, "run_iteration"), 3);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
 
 START_TEST(simulated_nodes_converge) {
   tool_run_t r;
@@ -355,6 +400,8 @@ static const struct {
     {5, DATA "cpu%r.json", "1024", "rank 4: " DATA "cpu4.json"},
     {4, DATA "sim%r.json", "1000", "not a positive multiple of the block"},
     {4, DATA "sim%r.json", "64", "fewer blocks than nodes"},
+    /* "%%r" is the text "%r" (before: "%0"). */
+    {2, DATA "sim%%r.json", "1024", "rank 0: " DATA "sim%r.json: cannot open"},
 };
 
 START_TEST(an_error_on_any_rank_stops_all) {
@@ -806,6 +853,7 @@ static Suite *mpi_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, simulated_nodes_converge);
   tcase_add_test(tc, homogeneous_baseline_stays_uneven);
+  tcase_add_test(tc, product_runs_the_fastest_distribution_measured);
   tcase_add_test(tc, real_cores_verify);
   tcase_add_test(tc, a_panel_relayed_over_four_columns_verifies);
   tcase_add_test(tc, node_step_before_balancing_is_refused);

@@ -233,6 +233,10 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
              k->devices[d].time);
   }
   printf("\niterations  %u (%s)\n", r->iterations, stop_words(r, A->o.eps));
+  if (r->run_iteration != r->iterations)
+    printf("ran         distribution %u, the fastest measured (the last "
+           "was slower)\n",
+           r->run_iteration);
   printf("imbalance   %.1f%% (max - min) / max of the node times\n",
          mlsba_imbalance_percent(r->imbalance, A->o.eps));
   printf("H           %lld blocks, lower bound %.1f (%.3fx)\n",
@@ -284,7 +288,7 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
                          "time", k->time, "comm_s", k->comm, "devices", devs));
   }
   json_t *verified = r->verified < 0 ? json_null() : json_boolean(r->verified);
-  return json_pack(
+  json_t *j = json_pack(
       "{s:s, s:i, s:I, s:I, s:I, s:b, s:f, s:I, s:f, s:f, s:f, s:f, s:o, "
       "s:s, s:s, s:b, s:s, s:f, s:o, s:o}",
       "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "nodes", r->nodes,
@@ -297,8 +301,12 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
       A->o.node_algorithm == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba",
       "precision",
       A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
-      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop), "eps", A->o.eps,
-      "history", hist, "ranks", ranks);
+      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop), "eps",
+      A->o.eps, "history", hist, "ranks", ranks);
+  /* Added after the fields above, which the report's readers know. */
+  if (j != NULL)
+    json_object_set_new(j, "run_iteration", json_integer(r->run_iteration));
+  return j;
 }
 
 static int write_json(const char *path, json_t *j) {

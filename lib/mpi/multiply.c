@@ -266,8 +266,59 @@ static int run_rect(ctx_t *C, double *t) {
   return err;
 }
 
-/* The INPA loop; on return (0) every rank's C->mine is its final
- * rectangle and rank 0's head is DONE. */
+/* Rank 0 scatters the rectangles rc (q of them) to every rank's
+ * C->mine. */
+static void scatter_rects(ctx_t *C, const mlsba__cma_rect_t *rc,
+                          int64_t *sendbuf) {
+  for (int i = 0; C->rank == 0 && i < C->q; i++) {
+    sendbuf[4 * i] = rc[i].m;
+    sendbuf[4 * i + 1] = rc[i].n;
+    sendbuf[4 * i + 2] = rc[i].row;
+    sendbuf[4 * i + 3] = rc[i].col;
+  }
+  MPI_Scatter(sendbuf, 4, MPI_INT64_T, &C->mine, 4, MPI_INT64_T, 0, C->comm);
+}
+
+/* The head's runs, for the result (rank 0); the scalars describe run
+ * `chosen`, the one the product runs. */
+static int keep_history(ctx_t *C, size_t chosen, mlsba_mpi_result_t *r) {
+  size_t it = mlsba__inpa_iterations(C->head), q = (size_t)C->q;
+  r->history_len = it;
+  r->history_w = malloc((it ? it : 1) * q * sizeof *r->history_w);
+  r->history_time = malloc((it ? it : 1) * q * sizeof *r->history_time);
+  r->history_imbalance = malloc((it ? it : 1) * sizeof *r->history_imbalance);
+  if (!r->history_w || !r->history_time || !r->history_imbalance)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  for (size_t k = 0; k < it; k++) {
+    const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, k);
+    for (size_t i = 0; i < q; i++) {
+      r->history_w[k * q + i] = h->rect[i].m * h->rect[i].n;
+      r->history_time[k * q + i] = h->t[i];
+    }
+    r->history_imbalance[k] = imbalance_of(h->t, C->q);
+  }
+  r->stop = mlsba__inpa_stop(C->head);
+  r->iterations = (unsigned)it;
+  r->run_iteration = (unsigned)chosen + 1;
+  r->converged =
+      r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
+  r->imbalance = it ? r->history_imbalance[chosen] : 0;
+  const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, chosen);
+  r->half_perimeter_sum = h->half_perimeter;
+  r->half_perimeter_lower_bound = 0;
+  for (size_t i = 0; i < q; i++)
+    r->half_perimeter_lower_bound +=
+        2 * sqrt((double)(h->rect[i].m * h->rect[i].n));
+  return 0;
+}
+
+/* The INPA loop, then the distribution the product will run: the fastest
+ * one measured (the smallest slowest-node time, first of equals), which
+ * after a cycle, max_iter or a fixed point reached from the far side may
+ * be an earlier run than the last. The nodes were last balanced for the
+ * last run, so an earlier one is run again (and its time measured again)
+ * before the product. On return (0) every rank's C->mine is the
+ * rectangle of that distribution and its node is balanced for it. */
 static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
   int err = 0;
   double *times = C->rank == 0 ? malloc((size_t)C->q * sizeof *times) : NULL;
@@ -279,21 +330,13 @@ static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
     goto done;
   for (;;) {
     int done = 0;
-    if (C->rank == 0) {
+    if (C->rank == 0)
       done = mlsba__inpa_phase(C->head) == MLSBA__INPA_DONE;
-      const mlsba__cma_rect_t *rc = mlsba__inpa_rects(C->head);
-      for (int i = 0; i < C->q; i++) {
-        sendbuf[4 * i] = rc[i].m;
-        sendbuf[4 * i + 1] = rc[i].n;
-        sendbuf[4 * i + 2] = rc[i].row;
-        sendbuf[4 * i + 3] = rc[i].col;
-      }
-    }
     MPI_Bcast(&done, 1, MPI_INT, 0, C->comm);
-    MPI_Scatter(sendbuf, 4, MPI_INT64_T, &C->mine, 4, MPI_INT64_T, 0,
-                C->comm);
     if (done)
       break;
+    scatter_rects(C, C->rank == 0 ? mlsba__inpa_rects(C->head) : NULL,
+                  sendbuf);
     double t = 0;
     err = run_rect(C, &t);
     if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
@@ -304,33 +347,25 @@ static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
     if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
       goto done;
   }
-  /* The node's last balancing was for this very rectangle (the head's
-   * result is its last run), so the product starts from it. */
+  /* The head's DONE rectangles are its last run; the fastest may be
+   * another. */
+  long best = 0, last = 0;
   if (C->rank == 0) {
-    size_t it = mlsba__inpa_iterations(C->head);
-    r->history_len = it;
-    r->history_w = malloc((it ? it : 1) * (size_t)C->q * sizeof *r->history_w);
-    r->history_time =
-        malloc((it ? it : 1) * (size_t)C->q * sizeof *r->history_time);
-    r->history_imbalance = malloc((it ? it : 1) * sizeof *r->history_imbalance);
-    if (!r->history_w || !r->history_time || !r->history_imbalance)
-      err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
-    for (size_t k = 0; !err && k < it; k++) {
-      const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, k);
-      for (int i = 0; i < C->q; i++) {
-        r->history_w[k * (size_t)C->q + (size_t)i] = h->rect[i].m * h->rect[i].n;
-        r->history_time[k * (size_t)C->q + (size_t)i] = h->t[i];
-      }
-      r->history_imbalance[k] = imbalance_of(h->t, C->q);
-    }
-    r->stop = mlsba__inpa_stop(C->head);
-    r->iterations = (unsigned)it;
-    r->converged =
-        r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
-    r->imbalance = it ? r->history_imbalance[it - 1] : 0;
-    const mlsba__cma_info_t *ci = mlsba__inpa_cma_info(C->head);
-    r->half_perimeter_sum = ci->half_perimeter;
-    r->half_perimeter_lower_bound = ci->arranged_lower_bound;
+    last = (long)mlsba__inpa_iterations(C->head) - 1;
+    best = (long)mlsba__inpa_best_run(C->head);
+    err = keep_history(C, (size_t)best, r);
+  }
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  long pick[2] = {best, last};
+  MPI_Bcast(pick, 2, MPI_LONG, 0, C->comm);
+  scatter_rects(C,
+                C->rank == 0 ? mlsba__inpa_history(C->head, (size_t)pick[0])->rect
+                             : NULL,
+                sendbuf);
+  if (pick[0] != pick[1]) {
+    double t = 0;
+    err = run_rect(C, &t);
   }
   err = mlsba__mpi_agree(C->comm, err);
 done:
@@ -542,10 +577,12 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if ((err = inpa(&C, r)) != 0 || (err = product(&C, r)) != 0)
     goto done;
   /* The head's scalars, for every rank. */
-  double sc[6] = {(double)r->iterations, (double)r->converged, r->imbalance,
+  double sc[7] = {(double)r->iterations, (double)r->converged, r->imbalance,
                   (double)r->half_perimeter_sum,
-                  r->half_perimeter_lower_bound, (double)r->stop};
-  MPI_Bcast(sc, 6, MPI_DOUBLE, 0, comm);
+                  r->half_perimeter_lower_bound, (double)r->stop,
+                  (double)r->run_iteration};
+  MPI_Bcast(sc, 7, MPI_DOUBLE, 0, comm);
+  r->run_iteration = (unsigned)sc[6];
   r->iterations = (unsigned)sc[0];
   r->converged = (int)sc[1];
   r->imbalance = sc[2];
