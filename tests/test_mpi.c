@@ -545,6 +545,38 @@ START_TEST(version_on_every_rank) {
 }
 END_TEST
 
+/* ---- sizes the layer cannot run --------------------------------------- */
+
+/* Refused before the first run with the reason, on every rank count: a
+ * size past what an MPI count and int64 products index (before: 3.7e21
+ * GFLOPS and status 0), and products whose memory no host has (before:
+ * ranks killed by the kernel partway through): a real node's A', B', C'
+ * at N = 2^20 (24 TiB), a simulated node's panels at N = 2^24, b = 2^14
+ * (which outside SMPI are real bytes). */
+START_TEST(sizes_that_cannot_run_are_refused_up_front) {
+  int np = rank_counts[_i];
+  static const struct {
+    const char *platform, *size, *block, *want;
+  } big[] = {
+      {DATA "sim0.json", "1099511627776", "1073741824",
+       "rank 0: size 1099511627776 is above 2147483647"},
+      {DATA "cpu0.json", "1048576", "4096",
+       "rank 0: the product at the even distribution needs "},
+      {DATA "sim0.json", "16777216", "16384",
+       "rank 0: the product at the even distribution needs "},
+  };
+  for (size_t k = 0; k < sizeof big / sizeof *big; k++) {
+    tool_run_t r;
+    run_inpa(np, &r, "--platform", big[k].platform, "--size", big[k].size,
+             "--block", big[k].block, NULL);
+    check_one_line_error(&r, big[k].want);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(k == 0 || strstr(r.err, "GiB of memory") != NULL);
+    tool_run_free(&r);
+  }
+}
+END_TEST
+
 /* ---- outputs that cannot be written ----------------------------------- */
 
 /* A shell line of mlsba-inpa as a singleton (one rank without mpirun), so
@@ -795,6 +827,87 @@ START_TEST(node_step_before_balancing_is_refused) {
 }
 END_TEST
 
+/* A platform file with the given text, in a fresh temporary path. */
+static void write_platform(char *path, const char *text) {
+  strcpy(path, "/tmp/mlsba-test-platform-XXXXXX");
+  int fd = mkstemp(path);
+  ck_assert(fd >= 0);
+  ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+  close(fd);
+}
+
+/* Valid in blocks, rescaled to columns of a thin C' (bm = b = 2^20: a
+ * column is 2^-20 of a block): a max_load of 2^53 blocks (the largest a
+ * file may give) is 2^73 columns, whose cast to int64 was undefined (a
+ * negative limit the file never had), and is now no limit; a speed of
+ * 1e29 blocks/s is 1e35 columns/s, past a model's 1e30, and is refused
+ * naming the rescaling. */
+START_TEST(node_rescales_its_profiles_within_bounds) {
+  static const char *const text[2] = {
+      "{\"devices\": [{\"name\": \"g\", \"type\": \"sim\", \"speed\": "
+      "[[1, 200.0]], \"max_load\": 9007199254740992}]}",
+      "{\"devices\": [{\"name\": \"g\", \"type\": \"sim\", \"speed\": "
+      "[[1, 1e29]]}]}"};
+  for (int k = 0; k < 2; k++) {
+    char path[64];
+    write_platform(path, text[k]);
+    mlsba_mpi_opts_t o; /* what the node reads of them */
+    memset(&o, 0, sizeof o);
+    o.precision = MLSBA_PRECISION_DOUBLE;
+    o.block = 1 << 20;
+    o.eps = 0.05;
+    o.max_iter = 2;
+    mlsba__mpi_node_t *nd = NULL;
+    ck_assert_msg(mlsba__mpi_node_open(path, &o, &nd) == 0, "%s",
+                  mlsba_last_error());
+    int err = mlsba__mpi_node_shape(nd, 1 << 20, 1 << 20, NULL, NULL, NULL);
+    if (k == 0) {
+      ck_assert_msg(err == 0, "%s", mlsba_last_error());
+    } else {
+      ck_assert_int_ne(err, 0);
+      ck_assert_msg(strstr(mlsba_last_error(), "in columns of this rank's "
+                                               "1048576-tall C'") != NULL,
+                    "%s", mlsba_last_error());
+    }
+    mlsba__mpi_node_close(nd);
+    unlink(path);
+  }
+}
+END_TEST
+
+/* A rank reads its platform file once (before, a simulated node read it
+ * again with a bare json_load_file: a file replaced in between gave the
+ * two parses different texts, a heap over-read). Counted with strace on
+ * a one-rank run; skipped where strace is not installed. */
+START_TEST(a_rank_opens_its_platform_file_once) {
+  if (access("/usr/bin/strace", X_OK) != 0) {
+    printf("%s: skipped: no /usr/bin/strace\n", __func__);
+    return;
+  }
+  char log[] = "/tmp/mlsba-test-strace-XXXXXX";
+  int fd = mkstemp(log);
+  ck_assert(fd >= 0);
+  close(fd);
+  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, "/usr/bin/strace", "-f",
+                  "-qq", "-e", "trace=open,openat", "-o", log, inpa,
+                  "--platform", DATA "sim0.json", "--size", "1024",
+                  "--block", "64", "--quiet", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  tool_run_free(&r);
+  FILE *f = fopen(log, "r");
+  ck_assert(f != NULL);
+  char line[4096];
+  int opens = 0;
+  while (fgets(line, sizeof line, f))
+    opens += strstr(line, "mpi/sim0.json\"") != NULL;
+  fclose(f);
+  unlink(log);
+  ck_assert_int_eq(opens, 1);
+}
+END_TEST
+
 static int product_without_memory(void) {
   MPI_Init(NULL, NULL);
   mlsba_mpi_opts_t o; /* what the node reads of them */
@@ -857,6 +970,8 @@ static Suite *mpi_suite(void) {
   tcase_add_test(tc, real_cores_verify);
   tcase_add_test(tc, a_panel_relayed_over_four_columns_verifies);
   tcase_add_test(tc, node_step_before_balancing_is_refused);
+  tcase_add_test(tc, node_rescales_its_profiles_within_bounds);
+  tcase_add_test(tc, a_rank_opens_its_platform_file_once);
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, product_without_memory_for_its_plan_fails_cleanly);
@@ -872,6 +987,8 @@ static Suite *mpi_suite(void) {
   tcase_add_loop_test(tc, command_line_errors_say_what_is_wrong, 0,
                       (int)(sizeof cli / sizeof *cli));
   tcase_add_test(tc, version_on_every_rank);
+  tcase_add_loop_test(tc, sizes_that_cannot_run_are_refused_up_front, 0,
+                      counts);
   tcase_add_test(tc, output_to_a_full_disk_fails);
   tcase_add_test(tc, json_to_a_fifo_is_refused_up_front);
   suite_add_tcase(s, tc);

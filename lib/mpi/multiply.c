@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../partition/inpa.h"
@@ -201,6 +202,7 @@ typedef struct {
 
 typedef struct {
   MPI_Comm comm;
+  MPI_Comm host; /* the ranks of this rank's host (shared memory) */
   int rank, q;
   const mlsba_mpi_opts_t *o;
   int64_t nb;
@@ -218,16 +220,72 @@ static double imbalance_of(const double *t, int q) {
   return hi > 0 ? (hi - lo) / hi : 0;
 }
 
+/* Physical memory of this host in bytes; 0 when unknown. */
+static double host_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+/* Bytes a rank holds at once for an m x n rectangle of blocks: the step's
+ * panels A_(b), B_(b) (real bytes outside SMPI, whose shared allocations
+ * hold none), and on a real node its A', B', C' in the product or the
+ * scratch C' of a balancing. */
+static double rect_bytes(const ctx_t *C, int64_t m, int64_t n, int product) {
+  double b = (double)C->o->block, bm = (double)m * b, bn = (double)n * b;
+  double es = (double)mlsba__mpi_elem(C->o->precision);
+  int sim = mlsba__mpi_node_simulated(C->node);
+  double panels = sim && mlsba__mpi_is_smpi() ? 0 : (bm * b + b * bn) * es;
+  double own = sim ? 0 : (product ? 3 : 1) * bm * bn * es;
+  return panels + own;
+}
+
+/* Collective: what the ranks of a host are about to hold at once must fit
+ * the host's memory; past it the kernel kills a rank (or the host swaps)
+ * partway through a job that could have been refused with a reason.
+ * Under SMPI every simulated rank shares one process and its panels. */
+static int check_memory(ctx_t *C, double bytes, const char *what) {
+  if (mlsba__mpi_is_smpi())
+    return 0;
+  double on_host = 0, have = host_memory(), gib = 1024.0 * 1024 * 1024;
+  int local;
+  MPI_Allreduce(&bytes, &on_host, 1, MPI_DOUBLE, MPI_SUM, C->host);
+  MPI_Comm_size(C->host, &local);
+  char others[96] = "";
+  if (local > 1)
+    snprintf(others, sizeof others, " (%.1f GiB with the other %d ranks of "
+             "this host)", on_host / gib, local - 1);
+  int err = 0;
+  if (have > 0 && on_host > have)
+    err = mlsba__fail(MLSBA_ENOMEM,
+                      "%s needs %.1f GiB of memory%s, the host has %.1f GiB: "
+                      "use a smaller size or more hosts",
+                      what, bytes / gib, others, have / gib);
+  return mlsba__mpi_agree(C->comm, err);
+}
+
+/* Before the first run: the product's memory at the even distribution
+ * (a square of W / q blocks), which no distribution INPA finds can lower
+ * on every rank at once. */
+static int check_memory_up_front(ctx_t *C) {
+  double side = ceil(sqrt((double)C->nb * (double)C->nb / C->q));
+  int64_t s = side < (double)C->nb ? (int64_t)side : C->nb;
+  return check_memory(C, rect_bytes(C, s, s, 1),
+                      "the product at the even distribution");
+}
+
 /* This rank's IDPA on its rectangle: the node balanced, its time for the
  * whole product (N/b steps). Real devices run on scratch operands. */
 static int run_rect(ctx_t *C, double *t) {
+  int err = check_memory(C, rect_bytes(C, C->mine.m, C->mine.n, 0),
+                         "balancing its rectangle");
+  if (err)
+    return err;
   int64_t b = C->o->block, bm = C->mine.m * b, bn = C->mine.n * b;
   size_t es = mlsba__mpi_elem(C->o->precision);
   int sim = mlsba__mpi_node_simulated(C->node);
   void *a = sim ? NULL : calloc((size_t)(bm * b), es);
   void *bb = sim ? NULL : calloc((size_t)(b * bn), es);
   void *c = sim ? NULL : calloc((size_t)(bm * bn), es);
-  int err = 0;
   double step = 0;
   if (!sim && (!a || !bb || !c))
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory for a %lld x %lld block",
@@ -469,11 +527,15 @@ done:
 /* The product on this rank's own A', B', C' (made from global indices),
  * then the check of sampled elements of C'. */
 static int product(ctx_t *C, mlsba_mpi_result_t *r) {
+  int err = check_memory(C, rect_bytes(C, C->mine.m, C->mine.n, 1),
+                         "the product");
+  if (err)
+    return err;
   const mlsba_mpi_opts_t *o = C->o;
   int64_t b = o->block;
   int64_t *lay4 = malloc((size_t)C->q * 4 * sizeof *lay4);
   int64_t *m = malloc((size_t)C->q * 4 * sizeof *m);
-  int err = (!lay4 || !m) ? mlsba__fail(MLSBA_ENOMEM, "out of memory") : 0;
+  err = (!lay4 || !m) ? mlsba__fail(MLSBA_ENOMEM, "out of memory") : 0;
   int sim = mlsba__mpi_node_simulated(C->node);
   int64_t bm = C->mine.m * b, bn = C->mine.n * b;
   size_t es = mlsba__mpi_elem(o->precision);
@@ -547,7 +609,7 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if (comm == MPI_COMM_NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_multiply: comm is "
                                      "MPI_COMM_NULL");
-  ctx_t C = {.comm = comm, .o = o};
+  ctx_t C = {.comm = comm, .host = MPI_COMM_NULL, .o = o};
   MPI_Comm_rank(comm, &C.rank);
   MPI_Comm_size(comm, &C.q);
   r->nodes = C.q;
@@ -562,7 +624,9 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   err = mlsba__mpi_node_open(path, o, &C.node);
   if ((err = mlsba__mpi_agree(comm, err)) != 0)
     return err;
-  if ((err = check_same_time_base(&C, &r->simulated)) != 0)
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &C.host);
+  if ((err = check_same_time_base(&C, &r->simulated)) != 0 ||
+      (err = check_memory_up_front(&C)) != 0)
     goto done;
   if (C.rank == 0) {
     mlsba__inpa_opts_t io;
@@ -590,6 +654,8 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   r->half_perimeter_lower_bound = sc[4];
   r->stop = (mlsba_stop_reason_t)sc[5];
 done:
+  if (C.host != MPI_COMM_NULL)
+    MPI_Comm_free(&C.host);
   mlsba__inpa_destroy(C.head);
   mlsba__mpi_node_close(C.node);
   if (err)
