@@ -771,21 +771,32 @@ START_TEST(node_reports_a_failed_accelerator_and_goes_on) {
 END_TEST
 #endif
 
-START_TEST(smpi_run_of_the_smpicc_build) {
 #ifdef MLSBA_INPA_SMPI_BIN
-  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
-  char *argv[] = {smpirun, "-np", "4", "-platform", DATA "smpi.xml",
+/* mlsba-inpa-smpi under smpirun on np simulated ranks; speed is a
+ * --cfg=smpi/host-speed:... or "" for none. */
+static void run_smpi(int np, const char *speed, const char *platform,
+                     tool_run_t *r) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN, npbuf[16];
+  snprintf(npbuf, sizeof npbuf, "%d", np);
+  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, smpirun, "-np", npbuf,
+                  "-platform", DATA "smpi.xml",
                   "-hostfile", DATA "smpi.hosts",
-                  "--cfg=smpi/host-speed:10Gf",
                   "--cfg=smpi/simulate-computation:no",
                   "--cfg=smpi/privatization:no", "--cfg=smpi/coll-selector:ompi",
                   "--cfg=smpi/bcast:binomial_tree",
                   "--cfg=network/solver:fairbottleneck",
                   "--log=root.thres:warning",
-                  bin, "--platform", DATA "sim%r.json", "--size", "2048",
-                  "--block", "64", "--json", "-", NULL};
+                  bin, "--platform", (char *)platform, "--size", "2048",
+                  "--block", "64", "--json", "-", *speed ? (char *)speed : NULL,
+                  NULL};
+  run_tool(argv, r);
+}
+#endif
+
+START_TEST(smpi_run_of_the_smpicc_build) {
+#ifdef MLSBA_INPA_SMPI_BIN
   tool_run_t r;
-  run_tool(argv, &r);
+  run_smpi(4, "--cfg=smpi/host-speed:10Gf", DATA "sim%r.json", &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse(r.out);
   check_report(j, 4, 2048, 64);
@@ -794,6 +805,52 @@ START_TEST(smpi_run_of_the_smpicc_build) {
    * takes time, and the ranks wait for each other. */
   ck_assert(num_of(j, "comm_share") > 0);
   json_decref(j);
+  tool_run_free(&r);
+#endif
+}
+END_TEST
+
+/* The devices' virtual time is charged as the seconds their models give,
+ * whatever smpi/host-speed says (before: smpi_execute scaled it by that
+ * flag over the hosts' 10 Gf, a product 580 times faster without it, 10
+ * times slower at 1 Gf, each rank's own time unchanged): the product is
+ * never shorter than a rank's compute time. */
+START_TEST(smpi_times_do_not_depend_on_the_host_speed_flag) {
+#ifdef MLSBA_INPA_SMPI_BIN
+  const char *flags[3] = {"--cfg=smpi/host-speed:10Gf",
+                          "--cfg=smpi/host-speed:1Gf", ""};
+  double makespan[3];
+  for (int k = 0; k < 3; k++) {
+    tool_run_t r;
+    run_smpi(4, flags[k], DATA "sim%r.json", &r);
+    ck_assert_msg(r.exited && r.status == 0, "%s: status %d: %s", flags[k],
+                  r.status, r.err);
+    json_t *j = parse(r.out);
+    makespan[k] = num_of(j, "makespan_s");
+    json_t *rk;
+    size_t i;
+    json_array_foreach(json_object_get(j, "ranks"), i, rk) {
+      ck_assert_msg(num_of(rk, "time") <= makespan[k] * (1 + 1e-9),
+                    "%s: rank %zu computes %g s in a %g s product", flags[k],
+                    i, num_of(rk, "time"), makespan[k]);
+    }
+    json_decref(j);
+    tool_run_free(&r);
+  }
+  ck_assert_double_eq_tol(makespan[1], makespan[0], 1e-9 * makespan[0]);
+  ck_assert_double_eq_tol(makespan[2], makespan[0], 1e-9 * makespan[0]);
+#endif
+}
+END_TEST
+
+/* Simulated ranks share one process: a failing rank's message must be its
+ * own, not one another rank wrote into a shared buffer meanwhile (ranks
+ * 4 and 5 both lack their files; the first is named, with its file). */
+START_TEST(smpi_error_names_the_failing_ranks_own_file) {
+#ifdef MLSBA_INPA_SMPI_BIN
+  tool_run_t r;
+  run_smpi(6, "", DATA "sim%r.json", &r);
+  check_one_line_error(&r, "rank 4: " DATA "sim4.json: cannot open");
   tool_run_free(&r);
 #endif
 }
@@ -933,6 +990,45 @@ static int product_without_memory(void) {
   return 0;
 }
 
+/* White-box, as the one rank of `mpirun -np 1 test_mpi --bad-arguments`:
+ * the public calls refuse what they cannot use (before:
+ * mlsba_mpi_algo_from_name stored through NULL, MPI_COMM_NULL aborted the
+ * job through MPI's default error handler). Prints both codes. */
+static int bad_arguments(void) {
+  MPI_Init(NULL, NULL);
+  int a = mlsba_mpi_algo_from_name("inpa", NULL);
+  mlsba_mpi_opts_t o;
+  mlsba_mpi_opts_init(&o);
+  o.platform = DATA "sim0.json";
+  o.n = 1024;
+  o.block = 64;
+  mlsba_mpi_result_t res;
+  int c = mlsba_mpi_multiply(MPI_COMM_NULL, &o, &res);
+  printf("%d %d %s\n", a, c, mlsba_mpi_last_error());
+  MPI_Finalize();
+  return 0;
+}
+
+START_TEST(public_calls_refuse_null_arguments) {
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ck_assert(len > 0);
+  self[len] = '\0';
+  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun, "-np", "1",
+                  "--bind-to", "none", self, "--bad-arguments", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
+                r.err);
+  char want[64];
+  snprintf(want, sizeof want, "%d %d ", MLSBA_EINVAL, MLSBA_EINVAL);
+  ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0 &&
+                    strstr(r.out, "MPI_COMM_NULL"),
+                "%s", r.out);
+  tool_run_free(&r);
+}
+END_TEST
+
 START_TEST(product_without_memory_for_its_plan_fails_cleanly) {
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -975,6 +1071,7 @@ static Suite *mpi_suite(void) {
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, product_without_memory_for_its_plan_fails_cleanly);
+  tcase_add_test(tc, public_calls_refuse_null_arguments);
   suite_add_tcase(s, tc);
   /* Oversubscribed jobs of up to 8 ranks on a busy machine. */
   tc = tcase_create("agreement");
@@ -1008,6 +1105,8 @@ static Suite *mpi_suite(void) {
   tc = tcase_create("smpi");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, smpi_run_of_the_smpicc_build);
+  tcase_add_test(tc, smpi_times_do_not_depend_on_the_host_speed_flag);
+  tcase_add_test(tc, smpi_error_names_the_failing_ranks_own_file);
   suite_add_tcase(s, tc);
   return s;
 }
@@ -1015,6 +1114,8 @@ static Suite *mpi_suite(void) {
 int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "--product-without-memory"))
     return product_without_memory();
+  if (argc == 2 && !strcmp(argv[1], "--bad-arguments"))
+    return bad_arguments();
   /* Open MPI refuses root without these (CI runs as root). */
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
