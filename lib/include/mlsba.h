@@ -333,6 +333,82 @@ MLSBA_EXTERN int mlsba_partition_groups(
 MLSBA_EXTERN int mlsba_partition_makespan(const mlsba_model_t *const models[],
                                           size_t p, const int64_t loads[],
                                           double *makespan);
+
+/** The product that seed 001's DLT partitions (Elhiny §4.1): C = A B with A
+ *  n x m broadcast to every node, B m x k split by columns, each node's
+ *  columns of C (n x its columns) returned to the master, which does not
+ *  compute. */
+typedef struct mlsba_dlt_problem {
+  int64_t n, m, k;     /**< N, M, K, each >= 1 */
+  size_t element_size; /**< s: bytes per element, >= 1 */
+} mlsba_dlt_problem_t;
+
+/** Which device of a node receives its columns of B first. */
+typedef enum mlsba_dlt_order {
+  /** The faster of the two for the accelerator and one core, by the sign
+   *  of eq. 20 (the accelerator first when they tie, as with no links). */
+  MLSBA_DLT_ORDER_RULE = 0,
+  /** The accelerator first, as seed 001 §4.2.1.1 assumes (its tables). */
+  MLSBA_DLT_ORDER_ACCELERATOR_FIRST,
+  /** One core first, then the accelerator, then the other cores. */
+  MLSBA_DLT_ORDER_CORE_FIRST
+} mlsba_dlt_order_t;
+
+/** One worker node of seed 001's DLT: identical cores and at most one
+ *  accelerator, reached by the master over the node's own network link.
+ *  Times are in seconds. A core's time for c columns is
+ *  core_op_time N M c + core_setup (p_j, e_j of eq. 14); the accelerator's
+ *  adds its PCIe transfers: pcie_byte_time s (M + N) c (l_P of eq. 15, B's
+ *  columns in, C's out, no latency). Fitted intercepts may be negative. */
+typedef struct mlsba_dlt_node {
+  size_t cores;        /**< n_j: cores that compute (>= 0) */
+  double core_op_time; /**< p_j: seconds per multiply-add, > 0 */
+  double core_setup;   /**< e_j: seconds, finite */
+  int accelerator;     /**< 1 when the node has one (0 or 1) */
+  double accelerator_op_time; /**< p_{j,a}: > 0 when accelerator is 1 */
+  double accelerator_setup;   /**< e_{j,a}: finite */
+  double pcie_byte_time;      /**< l_P: seconds per byte, >= 0 */
+  double link_byte_time;      /**< l: the node's link, seconds per byte, >= 0 */
+  double link_latency;        /**< b: seconds per message, finite */
+  mlsba_dlt_order_t order;    /**< the delivery order (0: eq. 20's rule) */
+} mlsba_dlt_node_t;
+
+/** What mlsba_partition_dlt_nodes() found besides the parts. */
+typedef struct mlsba_dlt_info {
+  /** T: every node's time from the start of A's broadcast to the end of
+   *  its C's return (eq. 27), common to every node that takes a part. */
+  double time;
+  /** Devices given nothing because the equal-finish solution gave them a
+   *  negative part (too slow, or too late in their node's delivery). */
+  size_t dropped;
+} mlsba_dlt_info_t;
+
+/** \brief Seed 001's network-aware DLT (Elhiny, eqs. 12-37): the parts of
+ *  K's columns of every device of every node such that all finish at the
+ *  same time, counting A's broadcast, each node's sequential delivery of
+ *  B's columns over its link (one message per device, in the node's
+ *  order: by default the accelerator first unless eq. 20 says a core
+ *  first is faster), PCIe both ways and C's
+ *  return. Closed form, Theta(sum of cores) per solve; a device whose part
+ *  comes out negative is dropped and the rest solved again. With every
+ *  link at zero this is the compute-only `dlt` of mlsba_partition_groups().
+ *  \param nodes  e nodes, each with at least one device.
+ *  \param[out] part  one fraction per device, node by node: the
+ *                accelerator (when the node has one) then its cores; >= 0,
+ *                summing to 1.
+ *  \param[out] columns  may be NULL: the parts as integer columns summing
+ *                to K (largest remainder).
+ *  \param[out] accelerator_first  may be NULL: per node, 1 when the
+ *                accelerator's columns are delivered first (its order,
+ *                or eq. 20's rule; 1 for a node with no core taking a part).
+ *  \param[out] info  may be NULL.
+ *  \return 0; MLSBA_EINVAL naming the bad field; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_partition_dlt_nodes(const mlsba_dlt_problem_t *problem,
+                                           const mlsba_dlt_node_t nodes[],
+                                           size_t e, double part[],
+                                           int64_t columns[],
+                                           int accelerator_first[],
+                                           mlsba_dlt_info_t *info);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */
