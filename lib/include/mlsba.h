@@ -171,6 +171,27 @@ MLSBA_EXTERN size_t mlsba_model_num_points(const mlsba_model_t *model);
 /** \brief The i-th point in increasing x. Either output may be NULL. */
 MLSBA_EXTERN int mlsba_model_get_point(const mlsba_model_t *model, size_t i,
                                        double *x, double *speed);
+/** \brief Add the cost of moving a device's load to its time: with a
+ *  transfer, t(x) = x / s(x) + latency + per_unit x for x > 0 (t(0) = 0: a
+ *  device given nothing is sent nothing), while s(x) stays the compute
+ *  speed of the points. This is an FPM plus communication: every
+ *  partitioner that takes models (SLBA, MLSBA, MLFBA, the baselines, INPA's
+ *  node level) then balances compute and transfer together. The model
+ *  assumes the transfer does not overlap the device's computation (its
+ *  share arrives, then runs, then returns), which is how an accelerator's
+ *  share runs through its host link; where a transfer overlaps, fold only
+ *  the part that does not. Use it with models of compute alone: a measured
+ *  model already counts what its runs moved. Not saved by
+ *  mlsba_model_save(); kept by mlsba_model_clone() and mlsba_model_clear().
+ *  \param latency   seconds per transfer, finite, in [0, 1e30].
+ *  \param per_unit  seconds per unit of load, finite, in [0, 1e30].
+ *  \return 0 or MLSBA_EINVAL. */
+MLSBA_EXTERN int mlsba_model_set_transfer(mlsba_model_t *model, double latency,
+                                          double per_unit);
+/** \brief The transfer cost (0, 0 when none was set). Either output may be
+ *  NULL. */
+MLSBA_EXTERN int mlsba_model_get_transfer(const mlsba_model_t *model,
+                                          double *latency, double *per_unit);
 
 /** \brief Save a model to a file that a person can read: a version line,
  *  the key it belongs to (what changes a speed function: host, device,
@@ -191,7 +212,8 @@ MLSBA_EXTERN int mlsba_model_load(const char *path, const char *key,
 /** \brief Speed s(x) for a load x >= 0. Needs at least one point. */
 MLSBA_EXTERN int mlsba_model_speed(const mlsba_model_t *model, double x,
                                    double *speed);
-/** \brief Time t(x) = x / s(x) for a load x >= 0 (t(0) = 0). */
+/** \brief Time t(x) = x / s(x) for a load x >= 0 (t(0) = 0), plus the
+ *  transfer when one is set (mlsba_model_set_transfer()). */
 MLSBA_EXTERN int mlsba_model_time(const mlsba_model_t *model, double x,
                                   double *time);
 /** \brief The largest load x finishing by time T: max { x : t(x) <= T },

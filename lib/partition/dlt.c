@@ -43,6 +43,9 @@ static void fit_affine(const mlsba_model_t *m, int64_t n, double *a,
     *a = sxt / sxx;
     *e = 0;
   }
+  /* The points are compute; a transfer set on the model is affine too. */
+  *a += m->per_unit;
+  *e += m->latency;
 }
 
 /* Sum over devices of (T - e_j) / a_j clamped to [0, cap_j]; the shares
