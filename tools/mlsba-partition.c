@@ -28,6 +28,7 @@ typedef struct {
   const mlsba_model_t **models;
   size_t *size, q, p;
   int64_t n;
+  double unit_bytes; /* --unit-bytes: < 0 when not given */
 } problem_t;
 
 typedef struct {
@@ -78,11 +79,41 @@ static json_t *result_json(const problem_t *P, const result_t *r) {
     json_array_append_new(per_group, json_integer((json_int_t)r->points[g]));
     total += r->points[g];
   }
-  return json_pack("{s:s, s:I, s:o, s:o, s:f, s:{s:I, s:o}, s:f}", "algorithm",
-                   mlsba_algorithm_name(r->algo), "n", (json_int_t)P->n,
-                   "alpha", int_array(r->alpha, P->q), "beta", beta, "makespan",
-                   r->makespan, "points", "total", (json_int_t)total,
-                   "per_group", per_group, "overhead_s", r->overhead);
+  json_t *o =
+      json_pack("{s:s, s:I, s:o, s:o, s:f, s:{s:I, s:o}, s:f}", "algorithm",
+                mlsba_algorithm_name(r->algo), "n", (json_int_t)P->n, "alpha",
+                int_array(r->alpha, P->q), "beta", beta, "makespan",
+                r->makespan, "points", "total", (json_int_t)total, "per_group",
+                per_group, "overhead_s", r->overhead);
+  if (o && P->unit_bytes >= 0)
+    json_object_set_new(o, "unit_bytes", json_real(P->unit_bytes));
+  return o;
+}
+
+/* With --unit-bytes, every device that has a host link ("link") moves its
+ * share through it: its model becomes a copy with the link's affine cost
+ * added (FPM plus communication), which every algorithm then balances. */
+static int add_transfers(problem_t *P, mlsba_model_t **own) {
+  for (size_t g = 0, j = 0; g < P->q; g++) {
+    for (size_t k = 0; k < P->size[g]; k++, j++) {
+      size_t dev = mlsba_platform_group_device(P->pl, g, k);
+      mlsba_link_t link;
+      double latency, per_unit;
+      int err = mlsba_platform_device_link(P->pl, dev, &link);
+      if (!err && !(link.bandwidth > 0))
+        continue;
+      if (!err)
+        err = mlsba_link_transfer(&link, P->unit_bytes, &latency, &per_unit);
+      if (!err)
+        err = mlsba_model_clone(P->models[j], &own[j]);
+      if (!err)
+        err = mlsba_model_set_transfer(own[j], latency, per_unit);
+      if (err)
+        return err;
+      P->models[j] = own[j];
+    }
+  }
+  return 0;
 }
 
 /* The table: 80 columns; the loads of every group and device below it,
@@ -92,9 +123,13 @@ static void print_table(FILE *f, const problem_t *P, const result_t *res,
   double best = res[0].makespan;
   for (size_t i = 1; i < nres; i++)
     best = res[i].makespan < best ? res[i].makespan : best;
-  fprintf(f, "%s: %zu device%s in %zu group%s, N = %lld\n\n",
+  fprintf(f, "%s: %zu device%s in %zu group%s, N = %lld\n",
           mlsba_platform_name(P->pl), P->p, P->p == 1 ? "" : "s", P->q,
           P->q == 1 ? "" : "s", (long long)P->n);
+  if (P->unit_bytes >= 0)
+    fprintf(f, "times include each device's link, %g bytes a unit\n",
+            P->unit_bytes);
+  fputc('\n', f);
   fprintf(f, "%-13s %14s %8s %14s  %s\n", "algorithm", "makespan [s]",
           "vs best", "overhead [ms]", "group-model points");
   for (size_t i = 0; i < nres; i++) {
@@ -137,7 +172,7 @@ static void print_table(FILE *f, const problem_t *P, const result_t *res,
 
 int main(int argc, char **argv) {
   const char *platform_path = NULL, *n_arg = NULL, *algo_arg = "mlsba";
-  const char *json_path = NULL;
+  const char *json_path = NULL, *unit_arg = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -148,12 +183,13 @@ int main(int argc, char **argv) {
       printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
       return 0;
     }
-    const char **slot = !strcmp(a, "--platform") ? &platform_path
-                        : !strcmp(a, "--n")      ? &n_arg
-                        : !strcmp(a, "--size")   ? &n_arg
-                        : !strcmp(a, "--algo")   ? &algo_arg
-                        : !strcmp(a, "--json")   ? &json_path
-                                                 : NULL;
+    const char **slot = !strcmp(a, "--platform")     ? &platform_path
+                        : !strcmp(a, "--n")          ? &n_arg
+                        : !strcmp(a, "--size")       ? &n_arg
+                        : !strcmp(a, "--algo")       ? &algo_arg
+                        : !strcmp(a, "--json")       ? &json_path
+                        : !strcmp(a, "--unit-bytes") ? &unit_arg
+                                                     : NULL;
     if (slot == NULL)
       return fail_usage("unknown option ", a);
     if (i + 1 >= argc)
@@ -164,9 +200,13 @@ int main(int argc, char **argv) {
     return fail_usage("missing --platform NAME|FILE", "");
   if (n_arg == NULL)
     return fail_usage("missing --n N (or --size N)", "");
-  problem_t P = {0};
+  problem_t P = {.unit_bytes = -1};
   if (cli_parse_units(n_arg, INT64_C(1) << 53, &P.n) != 0)
     return fail_usage("--n must be a whole number from 0 to 2^53, got ", n_arg);
+  if (unit_arg && cli_parse_double(unit_arg, 0, 1e30, &P.unit_bytes) != 0)
+    return fail_usage("--unit-bytes must be a number of bytes from 0 to 1e30, "
+                      "got ",
+                      unit_arg);
   mlsba_algorithm_t only = MLSBA_ALGO_MLSBA;
   int all = strcmp(algo_arg, "all") == 0;
   if (!all && mlsba_algorithm_from_name(algo_arg, &only) != 0)
@@ -185,9 +225,10 @@ int main(int argc, char **argv) {
   size_t nres = all ? MLSBA_ALGO_COUNT : 1;
   P.models = calloc(P.p, sizeof *P.models);
   P.size = calloc(P.q, sizeof *P.size);
+  mlsba_model_t **own = calloc(P.p, sizeof *own);
   result_t *res = calloc(nres, sizeof *res);
   int status = 0;
-  if (!P.models || !P.size || !res) {
+  if (!P.models || !P.size || !own || !res) {
     fprintf(stderr, "%s: out of memory\n", prog);
     status = 1;
     goto done;
@@ -195,6 +236,11 @@ int main(int argc, char **argv) {
   if (mlsba_platform_grouped_models(pl, P.models, P.size) != 0) {
     fprintf(stderr, "%s: %s: %s\n", prog, platform_path, mlsba_last_error());
     status = EXIT_USAGE;
+    goto done;
+  }
+  if (P.unit_bytes >= 0 && add_transfers(&P, own) != 0) {
+    fprintf(stderr, "%s: %s: %s\n", prog, platform_path, mlsba_last_error());
+    status = 1;
     goto done;
   }
   for (size_t i = 0; i < nres; i++) {
@@ -259,6 +305,9 @@ done:
     free(res[i].points);
   }
   free(res);
+  for (size_t j = 0; own && j < P.p; j++)
+    mlsba_model_destroy(own[j]);
+  free(own);
   free(P.models);
   free(P.size);
   mlsba_platform_destroy(pl);

@@ -497,6 +497,34 @@ MLSBA_EXTERN size_t mlsba_platform_group_device(const mlsba_platform_t *pl,
 MLSBA_EXTERN int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
                                                const mlsba_model_t *models[],
                                                size_t group_size[]);
+
+/** A communication link as an affine cost: moving b bytes in one message
+ *  takes latency + b / bandwidth seconds. */
+typedef struct mlsba_link {
+  double latency;   /**< seconds per message, >= 0 */
+  double bandwidth; /**< bytes per second, > 0; 0 when no link is known */
+} mlsba_link_t;
+
+/** \brief Device i's host link, the "link" field of the platform file:
+ *  how its share reaches it (an accelerator's PCIe bus). bandwidth is 0
+ *  when the file gives none (its transfers are in its speed profile, or
+ *  cost nothing).
+ *  \return 0, or MLSBA_EINVAL for a NULL argument or i out of range. */
+MLSBA_EXTERN int mlsba_platform_device_link(const mlsba_platform_t *pl,
+                                            size_t i, mlsba_link_t *link);
+/** \brief The network link of the rank that loads this platform, the
+ *  "network" field of the platform file (bandwidth 0 when none).
+ *  \return 0, or MLSBA_EINVAL for a NULL argument. */
+MLSBA_EXTERN int mlsba_platform_network(const mlsba_platform_t *pl,
+                                        mlsba_link_t *link);
+/** \brief The affine transfer cost of moving a load of x units through a
+ *  link when each unit is unit_bytes bytes: one message, so latency +
+ *  x unit_bytes / bandwidth seconds, as mlsba_model_set_transfer() takes it
+ *  (latency, per_unit). A link with bandwidth 0 costs nothing.
+ *  \return 0, or MLSBA_EINVAL for a NULL argument or unit_bytes < 0. */
+MLSBA_EXTERN int mlsba_link_transfer(const mlsba_link_t *link,
+                                     double unit_bytes, double *latency,
+                                     double *per_unit);
 /** What discovery or a driver knows about a device (strings owned by the
  *  platform; empty when unknown). */
 typedef struct mlsba_device_info {

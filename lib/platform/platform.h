@@ -20,6 +20,7 @@ typedef struct {
   char *driver;
   unsigned compute_units;
   uint64_t memory_bytes;
+  mlsba_link_t link; /* its host link ("link"; bandwidth 0: none given) */
 } device_t;
 
 /* A block of device names and kinds (platform files): one allocation for
@@ -36,6 +37,7 @@ struct mlsba_platform {
   size_t ngroups;
   size_t *group_start; /* ngroups + 1 offsets into group_dev */
   size_t *group_dev;   /* device indices, group by group */
+  mlsba_link_t network; /* the rank's link ("network"; bandwidth 0: none) */
 };
 
 /* Whether the k-th entry of group_dev (a device of group g) drives the
