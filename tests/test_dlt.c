@@ -197,6 +197,16 @@ static int compare_with_direct_solve(const mlsba_dlt_problem_t *pr,
   int err =
       mlsba_partition_dlt_nodes(pr, nodes, e, part, NULL, acc_first, &info);
   ck_assert_msg(err == 0, "%s", mlsba_last_error());
+  /* Every node that takes a part finishes at T under the same model. */
+  double node_time[16], worst;
+  ck_assert_int_eq(
+      mlsba_dlt_nodes_time(pr, nodes, e, part, acc_first, node_time, &worst),
+      0);
+  for (size_t j = 0; j < e; j++)
+    if (node_time[j] > 0)
+      ck_assert_msg(fabs(node_time[j] - info.time) <= 1e-9 * info.time,
+                    "node %zu: %.17g, T %.17g", j, node_time[j], info.time);
+  ck_assert_double_eq_tol(worst, info.time, 1e-9 * info.time);
   size_t r = reduce(nodes, e, part, acc_first, reduced, kept, kept_first);
   if (r == 0)
     return 0;
@@ -482,6 +492,48 @@ START_TEST(compute_only_dlt_is_the_case_without_links) {
 }
 END_TEST
 
+/* Any other split of the same platform takes longer (the closed form is
+ * the equal-finish optimum): shares moved between two devices, or the
+ * compute-only split (no links), judged under the model with the links. */
+START_TEST(other_splits_take_longer_under_the_model) {
+  unsigned seed = 2405;
+  for (int trial = 0; trial < 200; trial++) {
+    mlsba_dlt_problem_t pr;
+    random_problem(&seed, &pr);
+    mlsba_dlt_node_t nodes[4], bare[4];
+    size_t e = 1 + (size_t)(rand_r(&seed) % 4);
+    for (size_t j = 0; j < e; j++) {
+      nodes[j] = random_node(&seed, 1);
+      nodes[j].order = MLSBA_DLT_ORDER_ACCELERATOR_FIRST;
+      bare[j] = nodes[j];
+      bare[j].link_byte_time = bare[j].link_latency = bare[j].pcie_byte_time =
+          0;
+    }
+    size_t p = devices_of(nodes, e);
+    double part[64], other[64], t_opt, t_other;
+    mlsba_dlt_info_t info;
+    ck_assert_int_eq(
+        mlsba_partition_dlt_nodes(&pr, nodes, e, part, NULL, NULL, &info), 0);
+    ck_assert_int_eq(
+        mlsba_dlt_nodes_time(&pr, nodes, e, part, NULL, NULL, &t_opt), 0);
+    ck_assert_double_eq_tol(t_opt, info.time, 1e-9 * info.time);
+    ck_assert_int_eq(
+        mlsba_partition_dlt_nodes(&pr, bare, e, other, NULL, NULL, NULL), 0);
+    ck_assert_int_eq(
+        mlsba_dlt_nodes_time(&pr, nodes, e, other, NULL, NULL, &t_other), 0);
+    ck_assert_double_ge(t_other, t_opt * (1 - 1e-12));
+    size_t a = (size_t)rand_r(&seed) % p, b = (size_t)rand_r(&seed) % p;
+    double move = part[a] * 0.1;
+    memcpy(other, part, p * sizeof *part);
+    other[a] -= move;
+    other[b] += move;
+    ck_assert_int_eq(
+        mlsba_dlt_nodes_time(&pr, nodes, e, other, NULL, NULL, &t_other), 0);
+    ck_assert_double_ge(t_other, t_opt * (1 - 1e-12));
+  }
+}
+END_TEST
+
 START_TEST(bad_input_is_named) {
   mlsba_dlt_problem_t pr = {.n = 10, .m = 10, .k = 10, .element_size = 4};
   mlsba_dlt_node_t node = {.cores = 1, .core_op_time = 1e-9};
@@ -527,6 +579,7 @@ static Suite *dlt_suite(void) {
   tcase_add_test(tc, eq20_order_rule_picks_the_faster_delivery);
   tcase_add_test(tc, thesis_tables_8_and_10_gpu_fractions);
   tcase_add_test(tc, compute_only_dlt_is_the_case_without_links);
+  tcase_add_test(tc, other_splits_take_longer_under_the_model);
   tcase_add_test(tc, bad_input_is_named);
   suite_add_tcase(s, tc);
   return s;

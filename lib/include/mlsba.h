@@ -431,6 +431,22 @@ MLSBA_EXTERN int mlsba_partition_dlt_nodes(const mlsba_dlt_problem_t *problem,
                                            int64_t columns[],
                                            int accelerator_first[],
                                            mlsba_dlt_info_t *info);
+/** \brief The time of a given split under the same model: node j's time
+ *  (eq. 27) for the parts part[] (laid out as mlsba_partition_dlt_nodes()
+ *  gives them, >= 0; they need not add up to 1 nor finish together), its
+ *  devices with a part served in the node's delivery order, and the
+ *  largest over the nodes. A node given nothing takes no time (it is sent
+ *  nothing, A included).
+ *  \param accelerator_first  per node, may be NULL: the order to assume;
+ *                NULL for each node's order field (and eq. 20's rule).
+ *  \param[out] node_time  may be NULL: e times.
+ *  \param[out] time  the largest node time.
+ *  \return 0 or MLSBA_EINVAL naming the bad argument. */
+MLSBA_EXTERN int mlsba_dlt_nodes_time(const mlsba_dlt_problem_t *problem,
+                                      const mlsba_dlt_node_t nodes[], size_t e,
+                                      const double part[],
+                                      const int accelerator_first[],
+                                      double node_time[], double *time);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */

@@ -285,6 +285,81 @@ static int solver_init(solver_t *S, const mlsba_dlt_problem_t *pr,
   return 0;
 }
 
+/* Node j's time for given parts: its devices with a part in delivery
+ * order (into S->chain), each finishing at F_i (eq. 21's terms), the node
+ * at eq. 27. */
+static double node_time_of(solver_t *S, size_t j, const double *part,
+                           int acc_first) {
+  const mlsba_dlt_node_t *n = &S->nodes[j];
+  double N = (double)S->pr->n, M = (double)S->pr->m, K = (double)S->pr->k;
+  double s = (double)S->pr->element_size;
+  double l = n->link_byte_time, b = n->link_latency;
+  size_t f = S->first[j], *chain = S->chain + f, len = 0;
+  int acc = n->accelerator && part[f] > 0;
+  if (acc && acc_first)
+    chain[len++] = f;
+  for (size_t d = f + (n->accelerator ? 1 : 0); d < f + node_devices(n); d++) {
+    if (!(part[d] > 0))
+      continue;
+    chain[len++] = d;
+    if (acc && !acc_first && len == 1)
+      chain[len++] = f;
+  }
+  if (acc && !acc_first && len == 0)
+    chain[len++] = f;
+  if (len == 0)
+    return 0;
+  double sum = 0, finish = -INFINITY;
+  for (size_t i = 0; i < len; i++) {
+    double c, setup;
+    device_cost(S, j, chain[i] - f, &c, &setup);
+    sum += part[chain[i]];
+    double F =
+        l * s * M * K * sum + (double)(i + 1) * b + c * part[chain[i]] + setup;
+    finish = F > finish ? F : finish;
+  }
+  return l * s * N * M + b + finish + l * s * N * K * sum + b;
+}
+
+int mlsba_dlt_nodes_time(const mlsba_dlt_problem_t *problem,
+                         const mlsba_dlt_node_t nodes[], size_t e,
+                         const double part[], const int accelerator_first[],
+                         double node_time[], double *time) {
+  int err = check_args(problem, nodes, e, part);
+  if (!err && time == NULL)
+    err = mlsba__fail(MLSBA_EINVAL, "mlsba_dlt_nodes_time: time is NULL");
+  solver_t S;
+  if (!err)
+    err = solver_init(&S, problem, nodes, e);
+  if (err)
+    return err;
+  for (size_t d = 0; d < S.p && !err; d++)
+    if (!(part[d] >= 0) || !isfinite(part[d]))
+      err = mlsba__fail(MLSBA_EINVAL,
+                        "mlsba_dlt_nodes_time: part[%zu] must "
+                        "be finite and >= 0, got %g",
+                        d, part[d]);
+  double worst = 0;
+  for (size_t j = 0; j < e && !err; j++) {
+    int acc_first = 1;
+    if (accelerator_first)
+      acc_first = accelerator_first[j] != 0;
+    else if (nodes[j].order == MLSBA_DLT_ORDER_RULE)
+      acc_first = !nodes[j].accelerator || nodes[j].cores == 0 ||
+                  rule_says_accelerator_first(problem, &nodes[j]);
+    else
+      acc_first = nodes[j].order == MLSBA_DLT_ORDER_ACCELERATOR_FIRST;
+    double t = node_time_of(&S, j, part, acc_first);
+    if (node_time)
+      node_time[j] = t;
+    worst = t > worst ? t : worst;
+  }
+  if (!err)
+    *time = worst;
+  solver_free(&S);
+  return err;
+}
+
 /* Parts to whole columns summing to K, by largest remainder. */
 static int round_columns(const solver_t *S, const double *part,
                          int64_t *columns) {
