@@ -822,6 +822,86 @@ START_TEST(bench_makes_one_folder_never_a_chain) {
 }
 END_TEST
 
+/* The example with links of docs/platform-file.md, as a user would copy
+ * it: every tool reads it, mlsba-info --write keeps the links, and with
+ * --unit-bytes mlsba-partition counts gpu0's link (a share that costs 2 ms
+ * a unit to move shrinks). */
+static void write_links_example(char *path) {
+  FILE *f = fopen(MLSBA_SOURCE_DIR "/docs/platform-file.md", "r");
+  ck_assert_ptr_nonnull(f);
+  static char doc[1 << 16];
+  size_t len = fread(doc, 1, sizeof doc - 1, f);
+  fclose(f);
+  doc[len] = '\0';
+  char *at = strstr(doc, "## Links");
+  ck_assert_ptr_nonnull(at);
+  char *begin = strstr(at, "```json\n"), *end;
+  ck_assert_ptr_nonnull(begin);
+  begin += strlen("```json\n");
+  end = strstr(begin, "```");
+  ck_assert_ptr_nonnull(end);
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, begin, (size_t)(end - begin)), end - begin);
+  close(fd);
+}
+
+static json_int_t gpu_share(char *platform, const char *unit_bytes) {
+  char *argv[] = {partition,
+                  "--platform",
+                  platform,
+                  "--n",
+                  "8400",
+                  "--json",
+                  "-",
+                  (char *)unit_bytes ? "--unit-bytes" : NULL,
+                  (char *)unit_bytes,
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse_json(r.out);
+  json_t *ub = json_object_get(j, "unit_bytes");
+  ck_assert(unit_bytes ? json_is_number(ub) : ub == NULL);
+  json_int_t gpu = json_integer_value(
+      json_array_get(json_array_get(json_object_get(j, "beta"), 0), 1));
+  json_decref(j);
+  tool_run_free(&r);
+  return gpu;
+}
+
+START_TEST(the_docs_example_with_links_runs_in_every_tool) {
+  char path[] = "/tmp/mlsba-links-XXXXXX", saved[] = "/tmp/mlsba-saved-XXXXXX";
+  write_links_example(path);
+  int fd = mkstemp(saved);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char *show[] = {info, "--platform", path, "--write", saved, NULL};
+  char *bench_it[] = {bench,      "--platform", path,     "--size", "2000",
+                      "--models", "none",       "--json", "-",      NULL};
+  char *const *runs[] = {show, bench_it};
+  for (int k = 0; k < 2; k++) {
+    tool_run_t r;
+    run_tool(runs[k], &r);
+    ck_assert_msg(r.exited && r.status == 0, "%s: status %d: %s", runs[k][0],
+                  r.status, r.err);
+    tool_run_free(&r);
+  }
+  json_error_t e;
+  json_t *j = json_load_file(saved, 0, &e);
+  ck_assert_ptr_nonnull(j);
+  ck_assert(json_is_object(json_object_get(j, "network")));
+  ck_assert(json_is_object(json_object_get(
+      json_array_get(json_object_get(j, "devices"), 0), "link")));
+  json_decref(j);
+  json_int_t without = gpu_share(path, NULL), with = gpu_share(path, "2.4e7");
+  ck_assert_int_gt(without, 0);
+  ck_assert_int_lt(with, without);
+  unlink(path);
+  unlink(saved);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -834,6 +914,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, real_devices_and_too_little_capacity_are_refused);
   tcase_add_test(tc, help_and_version_exit_0);
   tcase_add_test(tc, a_sample_platform_by_name_and_size);
+  tcase_add_test(tc, the_docs_example_with_links_runs_in_every_tool);
   suite_add_tcase(s, tc);
   tc = tcase_create("mlsba-bench");
   tcase_set_timeout(tc, 600);
