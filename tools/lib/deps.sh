@@ -9,6 +9,7 @@
 #   pocl-opencl-icd                     an OpenCL device on machines without a GPU
 #   libclblast-dev                      GEMM on OpenCL devices
 #   libblis-dev                         GEMM on CPU cores
+#   liblapack-dev                       the panels of mlsba_getrf / mlsba_potrf
 #   libhwloc-dev                        core discovery and pinning
 #   libopenmpi-dev openmpi-bin          the MPI layer
 #   libscalapack-openmpi-dev            the ScaLAPACK peer of mlsba-inpa
@@ -20,7 +21,7 @@
 MLSBA_PACKAGES=(
   build-essential cmake pkg-config check libjansson-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
-  libblis-dev libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
+  libblis-dev liblapack-dev libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
   libscalapack-openmpi-dev python3
 )
 # Optional: tools/test and benchmarks/smpi-inpa add libsimgrid-dev (smpicc,
