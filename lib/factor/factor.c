@@ -85,6 +85,11 @@ static int check_args(const char *fn, mlsba_executor_t *ex,
                        (long long)o->block);
   if ((unsigned)o->split >= MLSBA_FACTOR_SPLIT_COUNT)
     return mlsba__fail(MLSBA_EINVAL, "%s: unknown split %d", fn, (int)o->split);
+  if (!(o->sim_unit_flops >= 0) || o->sim_unit_flops > 1e30)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: sim_unit_flops %g must be in [0, "
+                       "1e30]",
+                       fn, o->sim_unit_flops);
   if (o->model_dir && o->model_dir[0] == '\0')
     return mlsba__fail(MLSBA_EINVAL, "%s: the model directory is \"\"", fn);
   return 0;

@@ -153,7 +153,9 @@ int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
   F->p = F->pl->ndev;
   F->q = F->pl->ngroups;
   double n = (double)P->n;
-  F->unit_ref = 2 * n * n > 1 ? 2 * n * n : 1;
+  F->unit_ref = o->sim_unit_flops > 0 ? o->sim_unit_flops
+                : 2 * n * n > 1       ? 2 * n * n
+                                      : 1;
   int err = platform_kind(F);
   if (err)
     return err;

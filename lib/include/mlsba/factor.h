@@ -29,9 +29,11 @@ extern "C" {
  *  Cholesky, whose columns do not cost the same but whose pairs do). Its
  *  split follows the devices' speed functions at the step's size, so an
  *  accelerator's share shrinks as the update does. Simulated devices take
- *  virtual time: a share of x units at step k takes t(x) w_k / (2 n^2),
- *  t the device's profile time and w_k the flops of one unit (the
- *  profile's unit is a column of an n x n x n product).
+ *  virtual time: a share of x units at step k takes t(x) w_k / u, t the
+ *  device's profile time, w_k the flops of one unit of the step and u
+ *  those of a unit of the profile (sim_unit_flops; by default 2 n^2, a
+ *  column of an n x n x n product). The panel takes its flops at the
+ *  rate of its core's profile at nb units.
  *
  *  Thread safety: one call at a time per executor. */
 /**@{*/
@@ -75,6 +77,10 @@ typedef struct mlsba_factor_opts {
    *  time (the matrix is left as it was; for experiments at sizes the
    *  host cannot compute quickly). */
   int compute;
+  /** On a simulated platform: the flops of one unit of the devices'
+   *  profiles (0, the default: 2 n^2, a column of an n x n x n product,
+   *  which is what the sample desktop's profiles are at n = 8400). */
+  double sim_unit_flops;
 } mlsba_factor_opts_t;
 
 /** What a factorization did, step by step. Arrays are owned by the
