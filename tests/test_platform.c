@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "mlsba.h"
-#include "runtime/platform.h"
+#include "platform/platform.h"
 #include "support/random_models.h"
 #include "support/run_suite.h"
 

@@ -91,6 +91,27 @@ static void print_kinds(const mlsba_platform_t *pl, size_t p, char *text,
   free(runs);
 }
 
+/* The cores' kernels: which, and how they were chosen, when the platform
+ * has a core. */
+static void print_cpu_kernels(const mlsba_platform_t *pl, size_t p) {
+  size_t cores = 0;
+  for (size_t i = 0; i < p; i++)
+    cores += mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_CPU;
+  if (cores == 0)
+    return;
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  char text[512];
+  snprintf(text, sizeof text, "%s single, %s double (BLIS detected: %s); %s",
+           k.single_kernels, k.double_kernels, k.detected, k.reason);
+  if (k.single_gflops > 0)
+    snprintf(text + strlen(text), sizeof text - strlen(text),
+             "; one core: %.1f GFLOPS single, %.1f double (768^3)",
+             k.single_gflops, k.double_gflops);
+  printf("\n");
+  text_wrap(stdout, "cpu kernels: ", 4, text);
+}
+
 static void print_platform(const mlsba_platform_t *pl) {
   size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
   printf("platform %s: %zu device%s in %zu group%s\n\n",
@@ -132,6 +153,7 @@ static void print_platform(const mlsba_platform_t *pl) {
     text_wrap(stdout, head, 4, text);
   }
   print_kinds(pl, p, text, sizeof text);
+  print_cpu_kernels(pl, p);
 }
 
 int main(int argc, char **argv) {

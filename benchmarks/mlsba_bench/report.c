@@ -105,6 +105,31 @@ void bench_print_header(const bench_t *B) {
            mlsba_platform_name(B->pl), B->p, B->p == 1 ? "" : "s", B->q,
            B->q == 1 ? "" : "s", B->sim ? ", simulated (virtual time)" : "");
   text_wrap(stdout, "platform ", 4, text);
+  if (!B->sim)
+    text_wrap(stdout, "cores run: ", 4, B->kernels.description);
+}
+
+/* A core device's GFLOPS over the best single-thread GEMM measured here;
+ * < 0 for other devices or when there is no peak. */
+static double of_peak(const bench_t *B, size_t dev, int64_t load,
+                      double time) {
+  if (B->peak_gflops <= 0 || time <= 0 || load <= 0 ||
+      mlsba_platform_device_type(B->pl, dev) != MLSBA_DEVICE_CPU)
+    return -1;
+  double per_column = B->flop / (double)B->a->n;
+  return per_column * (double)load / time * 1e-9 / B->peak_gflops;
+}
+
+/* "one core's best GEMM here: ..." after a table. */
+static void print_peak(const bench_t *B) {
+  if (B->peak_gflops <= 0)
+    return;
+  char text[384];
+  snprintf(text, sizeof text,
+           "%.1f GFLOPS (%s, on up to 1024 columns of this product; median "
+           "of 3); %% peak: a core device's GFLOPS over it",
+           B->peak_gflops, B->peak_by);
+  text_wrap(stdout, "one core's best GEMM here: ", 4, text);
 }
 
 static double gflops(const bench_t *B, int64_t columns, double seconds) {
@@ -120,19 +145,22 @@ static size_t points_total(const bench_t *B, const bench_row_t *r) {
   return total;
 }
 
-/* One line of the detail table (68 columns). */
+/* One line of the detail table (75 columns); peak < 0: no % peak. */
 static void detail_line(const bench_t *B, const char *label, int64_t load,
-                        double time) {
-  printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f\n", label, (long long)load,
-         100.0 * (double)load / (double)B->a->n, time,
-         gflops(B, load, time));
+                        double time, double peak) {
+  char share[16] = "-";
+  if (peak >= 0)
+    snprintf(share, sizeof share, "%.0f%%", 100.0 * peak);
+  printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f %6s\n", label,
+         (long long)load, 100.0 * (double)load / (double)B->a->n, time,
+         gflops(B, load, time), share);
 }
 
 void bench_print_detail(const bench_t *B, const bench_row_t *r) {
   static const char bar[] = "----------------------------------------"
-                            "----------------------------";
-  printf("\nthe routine's last run:\n%-22s %10s %8s %11s %9s\n", "group / device", "load", "share",
-         "time [s]", "GFLOPS");
+                            "-----------------------------------";
+  printf("\nthe routine's last run:\n%-22s %10s %8s %11s %9s %6s\n",
+         "group / device", "load", "share", "time [s]", "GFLOPS", "% peak");
   printf("%s\n", bar);
   for (size_t g = 0; g < B->q; g++) {
     int64_t load = 0;
@@ -149,16 +177,20 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
              size == 1 ? mlsba_platform_device_name(
                              B->pl, mlsba_platform_group_device(B->pl, g, 0))
                        : "");
-    detail_line(B, label, load, time);
+    size_t first = mlsba_platform_group_device(B->pl, g, 0);
+    detail_line(B, label, load, time,
+                size == 1 ? of_peak(B, first, load, time) : -1);
     for (size_t k = 0; size > 1 && k < size; k++) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       snprintf(label, sizeof label, "  %s",
                mlsba_platform_device_name(B->pl, j));
-      detail_line(B, label, r->load[j], r->time[j]);
+      detail_line(B, label, r->load[j], r->time[j],
+                  of_peak(B, j, r->load[j], r->time[j]));
     }
   }
   printf("%s\n", bar);
-  detail_line(B, "whole product", B->a->n, r->makespan);
+  detail_line(B, "whole product", B->a->n, r->makespan, -1);
+  print_peak(B);
   char text[512];
   mlsba_balance_result_describe(&r->res, text, sizeof text);
   printf("\n");
@@ -220,6 +252,13 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
                         : "-",
            verified_word(r));
   }
+  for (size_t i = 0; i < n; i++)
+    if (rows[i].blas != BENCH_BLAS_NONE) {
+      char label[32];
+      snprintf(label, sizeof label, "%s: ", rows[i].name);
+      text_wrap(stdout, label, 4, rows[i].kernels);
+    }
+  print_peak(B);
   text_wrap(stdout, "", 0,
             B->sim ? "last: the routine's last run (a device alone: its run); "
                      "median: the same, as virtual time does not drift; vs "
@@ -245,10 +284,16 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       load += r->load[j];
       time = r->time[j] > time ? r->time[j] : time;
-      json_array_append_new(
-          devices, json_pack("{s:s, s:I, s:f}", "name",
-                             mlsba_platform_device_name(B->pl, j), "load",
-                             (json_int_t)r->load[j], "time", r->time[j]));
+      json_t *d = json_pack("{s:s, s:I, s:f}", "name",
+                            mlsba_platform_device_name(B->pl, j), "load",
+                            (json_int_t)r->load[j], "time", r->time[j]);
+      if (!B->sim && mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_CPU)
+        json_object_set_new(d, "kernels",
+                            json_string(B->kernels.description));
+      double peak = of_peak(B, j, r->load[j], r->time[j]);
+      if (peak >= 0)
+        json_object_set_new(d, "of_peak", json_real(peak));
+      json_array_append_new(devices, d);
     }
     json_array_append_new(groups,
                           json_pack("{s:I, s:f, s:o}", "load", (json_int_t)load,
@@ -313,15 +358,40 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
                                   : json_string(mlsba_stop_reason_name(
                                         (mlsba_stop_reason_t)r->stop)));
   json_object_set_new(o, "variation", json_real(res->variation));
+  if (r->blas != BENCH_BLAS_NONE)
+    json_object_set_new(o, "kernels", json_string(r->kernels));
   return o;
+}
+
+/* What the cores run and the best one core reaches, for the report's top
+ * level (nothing on a simulated platform). */
+static void machine_json(const bench_t *B, json_t *o) {
+  if (B->sim)
+    return;
+  const mlsba_cpu_kernels_t *k = &B->kernels;
+  json_object_set_new(
+      o, "cpu_kernels",
+      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "library", k->library,
+                "single", k->single_kernels, "double", k->double_kernels,
+                "detected", k->detected, "reason", k->reason, "description",
+                k->description));
+  if (B->peak_gflops > 0)
+    json_object_set_new(o, "single_core_peak",
+                        json_pack("{s:f, s:s}", "gflops", B->peak_gflops, "by",
+                                  B->peak_by));
 }
 
 json_t *bench_report_json(const bench_t *B, const bench_row_t *rows,
                           size_t n) {
-  if (!B->a->compare)
-    return row_json(B, &rows[0]);
-  json_t *list = json_array();
-  for (size_t i = 0; i < n; i++)
-    json_array_append_new(list, row_json(B, &rows[i]));
-  return json_pack("{s:o}", "results", list);
+  json_t *doc;
+  if (!B->a->compare) {
+    doc = row_json(B, &rows[0]);
+  } else {
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++)
+      json_array_append_new(list, row_json(B, &rows[i]));
+    doc = json_pack("{s:o}", "results", list);
+  }
+  machine_json(B, doc);
+  return doc;
 }

@@ -14,7 +14,7 @@
 #include "../core/error.h"
 #include "../partition/fpm.h"
 #include "../runtime/executor.h"
-#include "../runtime/platform.h"
+#include "../platform/platform.h"
 #include "factor.h"
 #include "run.h"
 

@@ -11,7 +11,7 @@
 #include "../core/error.h"
 #include "../partition/fpm.h"
 #include "../runtime/executor.h"
-#include "../runtime/platform.h"
+#include "../platform/platform.h"
 #include "run.h"
 
 /* One step: the panel whose update it is, and the next. */

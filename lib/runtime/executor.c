@@ -21,8 +21,8 @@
 #include "../core/error.h"
 #include "../core/load.h"
 #include "../devices/device.h"
+#include "../platform/platform.h"
 #include "executor.h"
-#include "platform.h"
 
 void mlsba_executor_destroy(mlsba_executor_t *ex) {
   if (ex == NULL)

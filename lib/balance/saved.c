@@ -1,7 +1,7 @@
 /* Warm start and saving: the models saved for a load (store.c's format)
  * seed the routine, and what it learned is saved back, with the runs
  * behind each point. The left-out decisions saved beside them are the
- * sharing check's (balance_sharing.c). */
+ * sharing check's (sharing.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,8 +9,8 @@
 
 #include "../core/atomic_file.h"
 #include "../core/error.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 #include "store.h"
 
 /* Seeds the measurements of a device from a stored model, with the runs
@@ -127,7 +127,7 @@ int mlsba__bal_load_stored(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
 void mlsba__bal_save_models(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r) {
   char path[1024], key[1024];
   for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
-    /* The decision of a check, either way (balance_sharing.c). */
+    /* The decision of a check, either way (sharing.c). */
     int e = mlsba__bal_sharing_save(C, r, j);
     int out = C->sharing.left[j] &&
               C->dev.measured[j].n > 0; /* left out, runs kept */

@@ -204,7 +204,7 @@ int mlsba__model_load_stats(const char *path, const char *key,
   return err;
 }
 
-/* ---- the left-out decision (balance_sharing.c says when it is taken) ---- */
+/* ---- the left-out decision (sharing.c says when it is taken) ---- */
 
 /* Text a person can read: the magic line, the key of the device's model
  * (a decision about another device or driver is not taken), why, how many

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -197,7 +197,7 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
       r->overhead_total_s += overhead;
     }
     /* A device that computes on the others' cores may be checked now
-     * (balance_sharing.c): the next run leaves it out. */
+     * (sharing.c): the next run leaves it out. */
     if (mlsba__bal_sharing_begin(C, r, it, stop, proposal, &overhead)) {
       C->iter.calls[ncalls++] = overhead; /* the partitioning without it */
       r->overhead_total_s += overhead;

@@ -1,7 +1,7 @@
 /* Platforms, internal view: what the executor and discovery read and
  * build. */
-#ifndef MLSBA_RUNTIME_PLATFORM_H
-#define MLSBA_RUNTIME_PLATFORM_H
+#ifndef MLSBA_PLATFORM_PLATFORM_H
+#define MLSBA_PLATFORM_PLATFORM_H
 
 #include "../devices/backend.h"
 #include "mlsba.h"

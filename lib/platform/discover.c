@@ -64,7 +64,7 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
   }
   pl->ndev = p;
   pl->ngroups = q;
-  char driver[96];
+  char driver[192];
   mlsba__cpu_driver(driver, sizeof driver);
   char name[32];
   for (size_t i = 0; i < nc; i++) {

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 #include "store.h"
 
 /* Under MLSBA_SHARING_CHECK: of the loaded devices that compute on the

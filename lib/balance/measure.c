@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 
 /* (max - min) / max of the times of the loaded devices among idx[0..n-1]
  * (or of all n when idx is NULL); 0 when fewer than two. A device held at
