@@ -619,7 +619,7 @@ START_TEST(bench_factor_compare_on_the_sim_desktop) {
 END_TEST
 
 /* On two real cores the factorizations are verified by their residual,
- * beside the system LAPACK's own routine. */
+ * beside OpenBLAS's own routine. */
 START_TEST(bench_factor_verifies_on_real_cores) {
   char path[] = "/tmp/mlsba-bench-cores-XXXXXX";
   int fd = mkstemp(path);
@@ -637,16 +637,18 @@ START_TEST(bench_factor_verifies_on_real_cores) {
     run_tool(argv, &r);
     ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
     json_t *j = parse_json(r.out), *res = json_object_get(j, "results");
-    ck_assert_uint_eq(json_array_size(res), 4); /* 3 splits and LAPACK */
-    for (size_t i = 0; i < 4; i++) {
+    /* 3 splits, and OpenBLAS's own routine where it is installed */
+    ck_assert_uint_ge(json_array_size(res), 3);
+    for (size_t i = 0; i < json_array_size(res); i++) {
       json_t *o = json_array_get(res, i);
       ck_assert(json_is_true(json_object_get(o, "verified")));
       ck_assert_double_lt(json_number_value(json_object_get(o, "residual")),
                           16);
     }
-    ck_assert_str_eq(
-        json_string_value(json_object_get(json_array_get(res, 3), "algorithm")),
-        "lapack");
+    if (json_array_size(res) == 4)
+      ck_assert_str_eq(json_string_value(json_object_get(
+                           json_array_get(res, 3), "algorithm")),
+                       "openblas");
     json_decref(j);
     tool_run_free(&r);
   }

@@ -4,10 +4,8 @@
  * hybrid / (cores alone + accelerators alone), as seed 003 defines it)
  * and, on real devices, the system LAPACK's own routine on all cores.
  * Real rows run in interleaved rounds and report the median. */
-#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "factor.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -18,21 +16,13 @@
 
 #include "../plot.h"
 #include "common/cli.h"
-
-void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
-             int *info);
-void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
-             int *info);
-void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
-             int *info, size_t uplo_len);
-void spotrf_(const char *uplo, const int *n, float *a, const int *lda,
-             int *info, size_t uplo_len);
+#include "openblas.h"
 
 enum { ROUNDS_REAL = 3, MAX_SHOWN_STEPS = 16 };
 
 typedef struct {
   char name[96];     /* "mlsba", "constant-ratio", "device:gpu0", ... */
-  char kernels[160]; /* the LAPACK row: whose routine it is */
+  char kernels[160]; /* the OpenBLAS row: its version and kernels */
   int lapack;        /* 1: the system LAPACK, not libmlsba */
   mlsba_factor_split_t split;
   unsigned char *use; /* NULL: every device */
@@ -81,16 +71,6 @@ static void fill(fbench_t *F) {
       else
         ((float *)F->a0)[i + j * F->n] = (float)v;
     }
-}
-
-/* Whose LAPACK the system's liblapack is. */
-static void lapack_kernels(char *buf, size_t size) {
-  char *(*config)(void) =
-      (char *(*)(void))dlsym(RTLD_DEFAULT, "openblas_get_config");
-  if (config)
-    snprintf(buf, size, "%s", config()); /* "OpenBLAS 0.3.21 ..." */
-  else
-    snprintf(buf, size, "the system's liblapack");
 }
 
 /* On a simulated platform the cores are the first device of each group
@@ -157,33 +137,35 @@ static size_t plan_rows(fbench_t *F, frow_t *rows) {
              mlsba_platform_device_name(F->pl, i));
     add_row(rows, &used, name, MLSBA_FACTOR_SPLIT_FPM, one);
   }
-  if (!F->sim) {
-    add_row(rows, &used, "lapack", MLSBA_FACTOR_SPLIT_FPM, NULL);
+  const char *why = NULL;
+  if (!F->sim && openblas_load(&why) == 0) {
+    add_row(rows, &used, "openblas", MLSBA_FACTOR_SPLIT_FPM, NULL);
     rows[used - 1].lapack = 1;
-    lapack_kernels(rows[used - 1].kernels, sizeof rows[used - 1].kernels);
+    snprintf(rows[used - 1].kernels, sizeof rows[used - 1].kernels, "%s",
+             openblas_label());
+  } else if (!F->sim) {
+    printf("no OpenBLAS row: %s\n", why);
   }
   return used;
 }
 
-static int run_lapack(fbench_t *F, frow_t *r, double *seconds) {
-  int n = (int)F->n, info = 0;
+/* OpenBLAS's own routine on every core (threads = the platform's
+ * cores), as a user would call it instead. */
+static int run_openblas(fbench_t *F, frow_t *r, double *seconds) {
+  int n = (int)F->n;
+  unsigned cores = 0;
+  for (size_t i = 0; i < F->p; i++)
+    cores += mlsba_platform_device_type(F->pl, i) == MLSBA_DEVICE_CPU;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int dbl = F->a->precision == MLSBA_PRECISION_DOUBLE;
-  if (F->a->op == BENCH_OP_GETRF && dbl)
-    dgetrf_(&n, &n, F->work, &n, F->lipiv, &info);
-  else if (F->a->op == BENCH_OP_GETRF)
-    sgetrf_(&n, &n, F->work, &n, F->lipiv, &info);
-  else if (dbl)
-    dpotrf_("L", &n, F->work, &n, &info, 1);
-  else
-    spotrf_("L", &n, F->work, &n, &info, 1);
+  r->info = F->a->op == BENCH_OP_GETRF
+                ? openblas_getrf(F->a->precision, n, F->work, F->lipiv, cores)
+                : openblas_potrf(F->a->precision, n, F->work, cores);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   *seconds = (double)(t1.tv_sec - t0.tv_sec) +
              1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   for (int64_t i = 0; i < F->n && F->a->op == BENCH_OP_GETRF; i++)
     F->ipiv[i] = F->lipiv[i];
-  r->info = info;
   return 0;
 }
 
@@ -192,7 +174,7 @@ static int run_once(fbench_t *F, frow_t *r) {
   memcpy(F->work, F->a0, F->bytes);
   double seconds = 0;
   if (r->lapack) {
-    run_lapack(F, r, &seconds);
+    run_openblas(F, r, &seconds);
   } else {
     mlsba_factor_opts_t o;
     mlsba_factor_opts_init(&o);
@@ -296,7 +278,8 @@ static void print_rows(const fbench_t *F, const frow_t *rows, size_t used) {
   }
   for (size_t i = 0; i < used; i++)
     if (rows[i].lapack)
-      printf("lapack: %s, all cores\n", rows[i].kernels);
+      printf("%s: its own %s, %s, all cores\n", rows[i].name, op_name(F->a),
+             rows[i].kernels);
 }
 
 /* Per-step shares of a row, in percent of the step's units, sampled to at
