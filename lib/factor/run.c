@@ -10,8 +10,8 @@
 #include "../core/clock.h"
 #include "../core/error.h"
 #include "../partition/fpm.h"
-#include "../runtime/executor.h"
 #include "../platform/platform.h"
+#include "../runtime/executor.h"
 #include "run.h"
 
 /* One step: the panel whose update it is, and the next. */
@@ -354,6 +354,21 @@ static int drop_device(mlsba__factor_run_t *F, long failed) {
   return 1;
 }
 
+/* A measured point joins the one within a tenth of its load (their mean
+ * at the older load): steps of nearby sizes follow each other, and one
+ * noisy step on a shared machine would otherwise swing the next split. */
+static void add_point(mlsba_model_t *m, double x, double rate) {
+  for (size_t k = 0; k < mlsba_model_num_points(m); k++) {
+    double px, ps;
+    mlsba_model_get_point(m, k, &px, &ps);
+    if (px >= 0.9 * x && px <= 1.1 * x) {
+      mlsba_model_set_point(m, px, (ps + rate) / 2);
+      return;
+    }
+  }
+  mlsba_model_set_point(m, x, rate);
+}
+
 /* Real devices: every device's point, its share's flops over its time
  * (the panel's time taken out of the core that factorized it). */
 static void learn(mlsba__factor_run_t *F, const step_t *st) {
@@ -365,7 +380,7 @@ static void learn(mlsba__factor_run_t *F, const step_t *st) {
       t -= st->panel_s;
     double rate = (double)F->load[i] * st->unit_flops / t;
     if (t > 0 && rate >= MLSBA_SPEED_MIN && rate <= MLSBA_SPEED_MAX)
-      mlsba_model_set_point(F->rate[i], (double)F->load[i], rate);
+      add_point(F->rate[i], (double)F->load[i], rate);
   }
 }
 
