@@ -13,8 +13,8 @@
 #include "../core/clock.h"
 #include "../core/error.h"
 #include "../partition/fpm.h"
-#include "../runtime/executor.h"
 #include "../platform/platform.h"
+#include "../runtime/executor.h"
 #include "factor.h"
 #include "run.h"
 

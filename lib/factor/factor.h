@@ -59,6 +59,11 @@ double mlsba__factor_flops(const mlsba__factor_problem_t *P);
 void mlsba__factor_update(const mlsba__factor_problem_t *P, int64_t j,
                           int64_t jb, int64_t u0, int64_t u1);
 
+/* LU: the row interchanges of the panel [j, j + jb) applied to columns
+ * [c, c + w) (what an accelerator's columns need before they are sent). */
+void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
+                             int64_t jb, int64_t c, int64_t w);
+
 /* LU: the row swaps of every later panel applied to the columns left of
  * each panel (LAPACK leaves A = P L U with all of them). */
 void mlsba__factor_swap_left(const mlsba__factor_problem_t *P);

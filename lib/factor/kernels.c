@@ -123,6 +123,11 @@ static void laswp(const mlsba__factor_problem_t *P, int64_t col, int64_t w,
     slaswp_(&n, at(P, 0, col), &lda, &a, &b, P->ipiv, &inc);
 }
 
+void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
+                             int64_t jb, int64_t c, int64_t w) {
+  laswp(P, c, w, j + 1, j + jb);
+}
+
 /* LU: columns [c, c + w) after the panel [j, j + jb). */
 static void lu_columns(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                        int64_t c, int64_t w) {

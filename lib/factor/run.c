@@ -14,17 +14,7 @@
 #include "../runtime/executor.h"
 #include "run.h"
 
-/* One step: the panel whose update it is, and the next. */
-typedef struct {
-  mlsba__factor_run_t *F;
-  int64_t j, jb;   /* the panel factorized */
-  int64_t jn, jbn; /* the next panel (jbn = 0: none) */
-  int64_t units, need;
-  double unit_flops;
-  int lookahead;
-  double panel_s; /* the next panel's time, measured or virtual */
-  int stop;       /* a Cholesky panel was not positive definite */
-} step_t;
+typedef mlsba__factor_step_t step_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -113,19 +103,24 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
   return 0;
 }
 
-/* Devices that take units: those the options name (all by default) that
- * have code for the update (cores; simulated devices). */
+/* Devices that take units: those the options name that have code for the
+ * update (cores, simulated devices, OpenCL devices for LU). By default
+ * every one but a device that computes on the other devices' cores (pocl
+ * beside the cores), which would slow them with every unit it took. */
 static int choose_active(mlsba__factor_run_t *F) {
   size_t n = 0;
   for (size_t i = 0; i < F->p; i++) {
-    int capable = F->virt || F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
-    F->active[i] = (unsigned char)(capable && (!F->o.use || F->o.use[i]));
+    mlsba_device_type_t type = F->pl->dev[i].backend->type;
+    int capable = F->virt || type == MLSBA_DEVICE_CPU ||
+                  (type == MLSBA_DEVICE_OPENCL && F->P->op == MLSBA__FACTOR_LU);
+    int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->dev[i].shares_cores;
+    F->active[i] = (unsigned char)(capable && wanted);
     n += F->active[i];
   }
   if (n == 0)
     return mlsba__fail(MLSBA_EINVAL, "factor: no device in use can take the "
-                                     "update (cores and simulated devices "
-                                     "can)");
+                                     "update (cores, simulated devices and, "
+                                     "for LU, OpenCL devices can)");
   return 0;
 }
 
@@ -230,39 +225,194 @@ static void lay_out(mlsba__factor_run_t *F) {
   }
 }
 
+long mlsba__factor_share_device(const mlsba__factor_run_t *F, int64_t first) {
+  for (size_t i = 0; i < F->p; i++)
+    if (F->load[i] > 0 && F->exec_off[i] == first)
+      return (long)i;
+  return -1;
+}
+
+/* A redo's units [u0, u1) through its remap, run by run of consecutive
+ * logical units. */
+static void update_remapped(const step_t *st, int64_t u0, int64_t u1) {
+  while (u0 < u1) {
+    int64_t run = 1;
+    while (u0 + run < u1 && st->remap[u0 + run] == st->remap[u0] + run)
+      run++;
+    mlsba__factor_update(st->F->P, st->j, st->jb, st->remap[u0],
+                         st->remap[u0] + run);
+    u0 += run;
+  }
+}
+
 /* A core's share of the step: units [first, first + count) as the
  * executor numbers them, the next panel factorized after its units. */
 static int update_units(void *user, int64_t first, int64_t count) {
   step_t *st = user;
   mlsba__factor_run_t *F = st->F;
-  size_t i = 0;
-  while (i < F->p && !(F->load[i] > 0 && F->exec_off[i] == first))
-    i++;
-  if (i == F->p)
+  long i = mlsba__factor_share_device(F, first);
+  if (i < 0)
     return 1; /* not a range this step gave out */
+  if (st->remap) {
+    update_remapped(st, first, first + count);
+    st->done[i] = 1;
+    return 0;
+  }
   int64_t lo = F->log_off[i], hi = lo + count;
-  if ((long)i == F->panel_dev && st->lookahead && st->jbn > 0) {
+  if (i == F->panel_dev && st->lookahead && st->jbn > 0) {
     mlsba__factor_update(F->P, st->j, st->jb, lo, lo + st->need);
     double t = mlsba__now();
     st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
     st->panel_s = mlsba__now() - t;
+    st->panel_done = 1;
     lo += st->need;
   }
   mlsba__factor_update(F->P, st->j, st->jb, lo, hi);
+  st->done[i] = 1;
   return 0;
 }
 
-static int real_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
+static int uses_opencl(const mlsba__factor_run_t *F) {
+  for (size_t i = 0; i < F->p; i++)
+    if (F->load[i] > 0 && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL)
+      return 1;
+  return 0;
+}
+
+static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
+                    long *failed) {
   mlsba_load_t *w = NULL;
   const char *name =
       F->P->op == MLSBA__FACTOR_LU ? "getrf-update" : "potrf-update";
-  int err = mlsba_load_create(name, st->units, &w);
+  memset(st->done, 0, F->p);
+  int err = mlsba_load_create(name, units, &w);
   if (!err)
     err = mlsba_load_set_cpu(w, update_units, st);
+  if (!err && uses_opencl(F))
+    err = mlsba__factor_set_opencl(w, st);
   if (!err)
     err = mlsba_executor_run(F->ex, w, F->load, MLSBA_DRIVE_SHARED, F->time,
                              failed);
   mlsba_load_destroy(w);
+  return err;
+}
+
+/* The rows the update writes (from the panel's first) of an OpenCL
+ * device's columns, kept before the step: a device that fails may have
+ * written part of them back. */
+static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
+                               void **copy) {
+  *copy = NULL;
+  if (!uses_opencl(F))
+    return 0;
+  size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  size_t rows = (size_t)(F->P->m - st->j), cols = (size_t)st->units;
+  char *b = malloc(rows * cols * es);
+  if (b == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  const char *a = F->P->a;
+  for (size_t c = 0; c < cols; c++)
+    memcpy(b + c * rows * es,
+           a + ((size_t)st->j +
+                ((size_t)(st->j + st->jb) + c) * (size_t)F->P->lda) *
+                   es,
+           rows * es);
+  *copy = b;
+  return 0;
+}
+
+/* Puts back the columns of the logical units [lo, hi) from the copy. */
+static void restore_units(mlsba__factor_run_t *F, const step_t *st,
+                          const void *copy, int64_t lo, int64_t hi) {
+  size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  size_t rows = (size_t)(F->P->m - st->j);
+  char *a = F->P->a;
+  for (int64_t u = lo; u < hi; u++)
+    memcpy(
+        a + ((size_t)st->j + (size_t)(st->j + st->jb + u) * (size_t)F->P->lda) *
+                es,
+        (const char *)copy + (size_t)u * rows * es, rows * es);
+}
+
+/* After a run that failed on OpenCL device `failed`: the device is
+ * dropped; every accelerator's columns go back to the copy, and the units
+ * of the accelerators and of the cores that did not finish are done again
+ * by the cores, then the next panel if its core did not factorize it. */
+static int redo_step(mlsba__factor_run_t *F, step_t *st, long failed,
+                     const void *copy) {
+  int64_t *remap = malloc((size_t)st->units * sizeof *remap);
+  if (remap == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  F->active[failed] = 0;
+  F->R->dropped[failed] = 1;
+  F->R->lost++;
+  int64_t n = 0;
+  for (size_t k = 0; k < F->p; k++) {
+    size_t i = F->group_dev[k];
+    int accel = F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
+    if (F->load[i] == 0 || (!accel && st->done[i]))
+      continue;
+    if (accel)
+      restore_units(F, st, copy, F->log_off[i], F->log_off[i] + F->load[i]);
+    for (int64_t u = 0; u < F->load[i]; u++)
+      remap[n++] = F->log_off[i] + u;
+  }
+  int err = 0;
+  if (n > 0) {
+    unsigned char *cores = calloc(F->p, 1);
+    for (size_t i = 0; cores && i < F->p; i++)
+      cores[i] =
+          F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
+    mlsba__factor_split_in_t in = {.split = MLSBA_FACTOR_SPLIT_FPM,
+                                   .p = F->p,
+                                   .q = F->q,
+                                   .group_size = F->group_size,
+                                   .group_dev = F->group_dev,
+                                   .rate =
+                                       (const mlsba_model_t *const *)F->rate,
+                                   .active = cores,
+                                   .units = n,
+                                   .unit_flops = st->unit_flops,
+                                   .panel_dev = -1};
+    int fpm;
+    err = cores ? mlsba__factor_split(&in, F->load, &fpm)
+                : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+    free(cores);
+    lay_out(F);
+    st->remap = remap;
+    long again = -1;
+    if (!err)
+      err = real_run(F, st, n, &again);
+    st->remap = NULL;
+  }
+  if (!err && st->lookahead && st->jbn > 0 && !st->panel_done) {
+    double t = mlsba__now();
+    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+    st->panel_s = mlsba__now() - t;
+  }
+  free(remap);
+  return err;
+}
+
+/* A real step: the run, and after an OpenCL device failed, the redo. */
+static int real_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
+  void *copy = NULL;
+  unsigned char *done = calloc(F->p, 1);
+  int err = done ? backup_accelerators(F, st, &copy)
+                 : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  st->done = done;
+  st->panel_done = 0;
+  if (!err)
+    err = real_run(F, st, st->units, failed);
+  long f = *failed;
+  if (err && copy && f >= 0 &&
+      F->pl->dev[f].backend->type == MLSBA_DEVICE_OPENCL) {
+    *failed = -1;
+    err = redo_step(F, st, f, copy);
+  }
+  st->done = NULL;
+  free(done);
+  free(copy);
   return err;
 }
 

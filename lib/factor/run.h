@@ -27,6 +27,31 @@ typedef struct mlsba__factor_run {
   size_t step;        /* the next report entry */
 } mlsba__factor_run_t;
 
+/* One step: the panel whose update it is, and the next. */
+typedef struct mlsba__factor_step {
+  mlsba__factor_run_t *F;
+  int64_t j, jb;   /* the panel factorized */
+  int64_t jn, jbn; /* the next panel (jbn = 0: none) */
+  int64_t units, need;
+  double unit_flops;
+  int lookahead;
+  double panel_s; /* the next panel's time, measured or virtual */
+  int stop;       /* a Cholesky panel was not positive definite */
+  /* Which devices finished their share (cores mark it as they end), and
+   * a redo after a failure: the logical unit of each of its units (NULL:
+   * the step's own layout). */
+  unsigned char *done;
+  const int64_t *remap;
+  int panel_done;
+} mlsba__factor_step_t;
+
+/* The device whose share begins at the executor's unit first (-1: none). */
+long mlsba__factor_share_device(const mlsba__factor_run_t *F, int64_t first);
+
+/* The OpenCL half of the update (update_cl.c): LU columns on an OpenCL
+ * device with CLBlast. Sets it on load; MLSBA_ENOTSUP without OpenCL. */
+int mlsba__factor_set_opencl(mlsba_load_t *load, mlsba__factor_step_t *st);
+
 int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
                            mlsba__factor_problem_t *P,
                            const mlsba_factor_opts_t *o,
