@@ -63,10 +63,12 @@ typedef struct mlsba_factor_opts {
   /** Block size nb: the panel's width (default 128; 0 takes it). */
   int64_t block;
   mlsba_factor_split_t split; /**< default MLSBA_FACTOR_SPLIT_FPM */
-  /** NULL: every device takes update columns; else p flags in file
-   *  order, 0 for a device that takes none (the core that factors the
-   *  panels still takes the next panel's columns). At least one device
-   *  must be in use. */
+  /** NULL: every device takes update columns but one that computes on
+   *  the other devices' cores (pocl beside the cores); else p flags in
+   *  file order, 0 for a device that takes none (the core that factors
+   *  the panels still takes the next panel's columns). At least one
+   *  device must be in use. Cholesky runs on cores and simulated devices
+   *  only. */
   const unsigned char *use;
   /** Directory of saved models of the update kernel (NULL: none): the
    *  first step of a factorization starts from them, and the models the
@@ -110,8 +112,9 @@ typedef struct mlsba_factor_report {
 MLSBA_EXTERN void mlsba_factor_opts_init(mlsba_factor_opts_t *opts);
 
 /** \brief LU with partial pivoting, A = P L U, as LAPACK's ?getrf.
- *  \param ex    the devices (a real or a simulated platform; OpenCL
- *               devices take no update columns in this version).
+ *  \param ex    the devices: a real platform (cores; OpenCL devices with
+ *               CLBlast, their columns streamed at every step) or a
+ *               simulated one.
  *  \param prec  single (float) or double.
  *  \param m, n  the matrix's size, >= 0.
  *  \param a     m x n, column-major, leading dimension lda >= max(1, m);
