@@ -1045,5 +1045,6 @@ MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 #endif
 
 #include <mlsba/loads.h>
+#include <mlsba/factor.h>
 
 #endif /* MLSBA_H */
