@@ -245,5 +245,5 @@ int bench_plot_shares(const char *dir, const bench_shares_plot_t *P) {
     fprintf(stderr, "%s: error writing into %s\n", prog, dir);
     return -1;
   }
-  return run_gnuplot(dir);
+  return gnuplot_run(prog, dir, "plot.gp");
 }

@@ -113,7 +113,7 @@ static int choose_active(mlsba__factor_run_t *F) {
     mlsba_device_type_t type = F->pl->dev[i].backend->type;
     int capable = F->virt || type == MLSBA_DEVICE_CPU ||
                   (type == MLSBA_DEVICE_OPENCL && F->P->op == MLSBA__FACTOR_LU);
-    int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->dev[i].shares_cores;
+    int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->opened[i].shares_cores;
     F->active[i] = (unsigned char)(capable && wanted);
     n += F->active[i];
   }
