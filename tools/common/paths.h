@@ -6,6 +6,7 @@
 #define MLSBA_TOOLS_PATHS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "mlsba.h"
 
@@ -15,6 +16,12 @@
  * the source tree's models/sim/ (a build that is not installed). 0, or
  * 2 (usage) after a line that says where it looked. */
 int paths_platform(const char *prog, const char *arg, char *out, size_t size);
+
+/* A tool's --help text, with PREFIX/share/doc/mlsba and
+ * PREFIX/share/mlsba/platforms replaced by the folders of this install
+ * (found beside the running tool); a build that is not installed prints
+ * them as they are. */
+void paths_print_help(FILE *f, const char *text);
 
 /* --platform resolved (paths_platform) and discovered ("auto") or
  * loaded into *pl. 0, or the exit status after one line on stderr: 2 for
