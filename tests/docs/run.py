@@ -18,6 +18,8 @@
   building and installing (tools/quickstart, tools/test, cmake, cc, an
   application ./app) and the SimGrid runs of 90 simulated ranks are left
   to the tests that do those (install, mpi) and said so.
+- A plain ``` block that is a saved model (it starts "mlsba-model") must
+  be one that mlsba-info --show-model reads: checksum and all.
 - A ```c block with #include <mlsba.h> and no "..." is a complete
   example: compiled (wrapped in main() when it has none) against the
   built library and run.
@@ -241,6 +243,16 @@ def check_c(where, body, cwd, env, cc):
         fail(where, f"exits {rc}: {(err or out).strip()[:300]}")
 
 
+def check_model(where, body, cwd, env):
+    path = os.path.join(cwd, "example.model")
+    with open(path, "w") as f:
+        f.write(body)
+    rc, out, err = run(f"mlsba-info --show-model {shlex.quote(path)}", cwd,
+                       env)
+    if rc != 0:
+        fail(where, f"mlsba-info --show-model refuses it: {err.strip()}")
+
+
 def main(argv):
     args, mpirun, cc = argv[1:], None, None
     if "--cc" in args:
@@ -274,7 +286,9 @@ def main(argv):
             else:
                 check_report(where, doc, before, cwd, env, mpirun)
         for where, lang, body, before in found:
-            if lang == "sh":
+            if lang == "" and body.startswith("mlsba-model "):
+                check_model(where, body, cwd, env)
+            elif lang == "sh":
                 check_commands(where, body, cwd, env, mpirun)
             elif lang == "c":
                 check_c(where, body, cwd, env, cc)
