@@ -189,8 +189,8 @@ def check_commands(where, body, cwd, env, mpirun):
         if not re.match(r"^(mlsba-|mpirun )", cmd):
             fail(where, f"a command the test does not know: {cmd}")
             continue
-        is_mpi = cmd.startswith("mpirun")
-        if is_mpi:
+        is_mpi = re.match(r"^(mpirun|mlsba-inpa)\b", cmd) is not None
+        if cmd.startswith("mpirun"):
             if not mpirun:
                 notes.append(f"{where}: no MPI: {cmd[:60]}")
                 continue
@@ -205,9 +205,9 @@ def check_commands(where, body, cwd, env, mpirun):
 
 
 def mpi_env(env):
-    """Open MPI leaves its plugins' allocations at MPI_Finalize, which
-    LeakSanitizer cannot name: ranks run without the leak check (as
-    test_mpi's do)."""
+    """mlsba-inpa and its ranks: Open MPI leaves its plugins' allocations
+    at MPI_Finalize, which LeakSanitizer cannot name, so they run without
+    the leak check (as test_mpi's ranks do)."""
     env = dict(env)
     asan = env.get("ASAN_OPTIONS", "")
     env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "detect_leaks=0"
