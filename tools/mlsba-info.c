@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
   int list = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(mlsba_info_help, stdout);
+      paths_print_help(stdout, mlsba_info_help);
       return 0;
     }
     if (!strcmp(argv[i], "--version")) {
