@@ -8,11 +8,9 @@
  * and routine from the layer's own copy (see mpi.h). The window only
  * reads the load's callbacks, which are the application's code, so the
  * two copies never share state. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../core/error.h"
 #include "../core/load.h"
@@ -45,10 +43,6 @@ struct mlsba_mpi_divider {
   double *dev_time;      /* their times in the last run */
   double *times;         /* every rank's time in the last run */
   unsigned drifted;      /* runs in a row with the rank times apart */
-  /* Where each rank's routine keeps its device models between the
-   * distributions, when the application gives no model_dir: a folder of
-   * this divider's, removed with it. */
-  char models[256];
   mlsba_mpi_divide_result_t r;
 };
 
@@ -280,45 +274,9 @@ void mlsba_mpi_divide_result_free(mlsba_mpi_divide_result_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* A rank's routine runs again at every distribution, on another count of
- * the same units: started from the device models of its last run it
- * takes a run or two instead of a cold start (on a noisy machine, many).
- * The models live in a private folder unless the application gives its
- * own model_dir. */
-static int keep_models(mlsba_mpi_divider_t *D) {
-  if (D->o.node.model_dir != NULL)
-    return 0;
-  const char *tmp = getenv("TMPDIR");
-  snprintf(D->models, sizeof D->models, "%s/mlsba-divide-XXXXXX",
-           tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp");
-  if (mkdtemp(D->models) == NULL) {
-    D->models[0] = '\0'; /* no warm start: still correct, only slower */
-    return 0;
-  }
-  D->o.node.model_dir = D->models;
-  return 0;
-}
-
-static void remove_models(mlsba_mpi_divider_t *D) {
-  if (D->models[0] == '\0')
-    return;
-  DIR *dir = opendir(D->models);
-  for (struct dirent *e; dir && (e = readdir(dir)) != NULL;) {
-    char path[512];
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-        snprintf(path, sizeof path, "%s/%s", D->models, e->d_name) <
-            (int)sizeof path)
-      unlink(path);
-  }
-  if (dir)
-    closedir(dir);
-  rmdir(D->models);
-}
-
 void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *D) {
   if (D == NULL)
     return;
-  remove_models(D);
   mlsba__divide_destroy(D->head);
   mlsba_executor_destroy(D->ex);
   mlsba_platform_destroy(D->pl);
@@ -404,8 +362,7 @@ int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
     D->o = *opts;
   else
     mlsba_mpi_divide_opts_init(&D->o);
-  int err = check_input(D, load, &D->o);
-  err = mlsba__mpi_agree(D->comm, err ? err : keep_models(D));
+  int err = mlsba__mpi_agree(D->comm, check_input(D, load, &D->o));
   if (!err)
     err = open_devices(D);
   if (!err)
