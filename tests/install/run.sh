@@ -77,7 +77,7 @@ for page in "$tmp/prefix/share/man/man1/"*.1; do
     grep -q 'MLSBA_NCPU' "$page" || { echo "no ENVIRONMENT in $page"; exit 1; }
 done
 for d in platform-file model-file left-out-file bench-report partition-report \
-  inpa-report; do
+  inpa-report mpi-api; do
   [ -s "$tmp/prefix/share/doc/mlsba/$d.md" ] || { echo "no $d.md"; exit 1; }
 done
 
@@ -131,4 +131,9 @@ if [ -f "$tmp/prefix/include/mlsba/mpi.h" ]; then
   cc $flags "$here/consumer_mpi/main.c" $(pkg-config --cflags --libs mlsba-mpi) \
     -o "$tmp/consumer-mpi-pc"
   timeout 120 bash -c "$(declare -f ranks); tmp=$tmp; ranks $tmp/consumer-mpi-pc"
+  if [ -x "$tmp/examples/mpi_divide" ]; then
+    echo "-- tools/examples/mpi_divide (find_package(mlsba OPTIONAL_COMPONENTS mpi))"
+    MLSBA_NOPENCL=0 timeout 120 mpirun -np 2 --oversubscribe --bind-to none \
+      --mca btl self,vader -x MLSBA_NOPENCL "$tmp/examples/mpi_divide"
+  fi
 fi
