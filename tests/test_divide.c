@@ -308,6 +308,54 @@ START_TEST(a_bad_rank_stops_every_rank_with_one_line) {
 }
 END_TEST
 
+#ifdef MLSBA_INPA_SMPI_BIN
+/* The same program built with smpicc, four simulated ranks under
+ * SimGrid's smpirun: the ranks balance within eps, their devices' times
+ * handed to SimGrid. */
+START_TEST(four_ranks_under_smpi_balance) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
+  char *argv[] = {"/usr/bin/timeout",
+                  "120",
+                  smpirun,
+                  "-np",
+                  "4",
+                  "-platform",
+                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.xml",
+                  "-hostfile",
+                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.hosts",
+                  "--cfg=smpi/host-speed:10Gf",
+                  "--cfg=smpi/simulate-computation:no",
+                  "--cfg=smpi/privatization:no",
+                  "--log=root.thres:warning",
+                  bin,
+                  "--load",
+                  "mandelbrot",
+                  "--platform",
+                  MLSBA_SOURCE_DIR "/models/sim/inpa-node%r.json",
+                  "--size",
+                  "4096",
+                  "--width",
+                  "16",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %.1000s", r.status,
+                r.err);
+  json_t *j = parse_json(strchr(r.out, '{'));
+  ck_assert_str_eq(json_string_value(json_object_get(j, "stop")), "balanced");
+  ck_assert(json_number_value(json_object_get(j, "imbalance")) <= 0.05);
+  ck_assert(json_is_true(json_object_get(j, "simulated")));
+  /* Simulated time passed: the balancing's wall time covers every run. */
+  ck_assert(json_number_value(json_object_get(j, "wall_s")) >=
+            json_number_value(json_object_get(j, "makespan_s")));
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+#endif
+
 #ifdef MLSBA_PDGEMM_BIN
 /* The 2-D product on the application's own matrices (the example
  * tools/examples/mpi_pdgemm.c): every rank's rectangle of C and the
@@ -361,6 +409,9 @@ static Suite *divide_suite(void) {
   tcase_add_test(mpi, a_bad_rank_stops_every_rank_with_one_line);
 #ifdef MLSBA_PDGEMM_BIN
   tcase_add_test(mpi, the_product_of_the_applications_matrices_is_right);
+#endif
+#ifdef MLSBA_INPA_SMPI_BIN
+  tcase_add_test(mpi, four_ranks_under_smpi_balance);
 #endif
   suite_add_tcase(s, mpi);
 #endif
