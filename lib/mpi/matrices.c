@@ -160,8 +160,17 @@ int mlsba__mpi_hand_back_c(MPI_Comm comm, const mlsba_mpi_opts_t *o, void **c,
   r->c_col0 = c0;
   r->c_rows = rows;
   r->c_cols = cols;
-  int err = 0;
-  if (o->gather && *c != NULL) {
+  /* A rank that gathers while another does not would wait for ever. */
+  int gather = o->gather != 0, head = gather;
+  MPI_Bcast(&head, 1, MPI_INT, 0, comm);
+  int err = mlsba__mpi_agree(
+      comm, gather == head
+                ? 0
+                : mlsba__fail(MLSBA_EINVAL,
+                              "option gather is %d here, %d on rank 0: every "
+                              "rank must pass the same options",
+                              gather, head));
+  if (!err && o->gather && *c != NULL) {
     int64_t me[4] = {r0, c0, rows, cols};
     err = gather_c(comm, o, *c, me, r);
   }

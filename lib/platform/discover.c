@@ -124,7 +124,7 @@ int mlsba__platform_discover_local(int local_rank, int local_size,
   mlsba__cpu_driver(driver, sizeof driver);
   char name[32];
   for (size_t i = 0; i < nc; i++) {
-    device_t *d = &pl->dev[i];
+    mlsba__platform_device_t *d = &pl->dev[i];
     hwloc_obj_t core =
         hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)cores[i]);
     /* Named by the machine's core index, so that a rank bound to core 1
@@ -141,7 +141,7 @@ int mlsba__platform_discover_local(int local_rank, int local_size,
       err = MLSBA_ENOMEM;
   }
   for (size_t j = 0; j < ncl; j++) {
-    device_t *d = &pl->dev[nc + j];
+    mlsba__platform_device_t *d = &pl->dev[nc + j];
     /* Named by its index among the host's OpenCL devices, as every rank
      * of the host sees it. */
     snprintf(name, sizeof name, "ocl%zu", cl_index[j]);

@@ -153,9 +153,14 @@ int paths_models(const char *prog, const char *platform_name, int sim,
 static int make_one(const char *prog, const char *option, const char *dir) {
   struct stat st;
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    fprintf(stderr, "%s: %s: cannot create '%s': %s\n", prog, option, dir,
-            errno == ENOENT ? "its parent folder does not exist"
-                            : strerror(errno));
+    if (errno == ENOENT)
+      fprintf(stderr,
+              "%s: %s: cannot create '%s': its parent folder does not "
+              "exist (create it first)\n",
+              prog, option, dir);
+    else
+      fprintf(stderr, "%s: %s: cannot create '%s': %s\n", prog, option, dir,
+              strerror(errno));
     return CLI_EXIT_USAGE;
   }
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {

@@ -111,7 +111,10 @@ typedef struct mlsba_mpi_result {
   int nodes;
   unsigned int iterations;
   int converged; /**< stop is balanced or a fixed point */
-  double imbalance;          /**< (max - min) / max of the last node times */
+  /** (max - min) / max of the node times of the distribution the
+   *  product ran (history entry run_iteration); INPA's stop test uses
+   *  the same measure. */
+  double imbalance;
   int64_t half_perimeter_sum;        /**< H = sum (m_i + n_i) */
   double half_perimeter_lower_bound; /**< sum 2 sqrt(w_i) */
   double makespan_s;  /**< the product, slowest rank, compute and comm */
@@ -133,6 +136,10 @@ typedef struct mlsba_mpi_result {
    *  found no better distribution: converged, but the imbalance may be
    *  above eps), max_iter, or a cycle. */
   mlsba_stop_reason_t stop;
+  /** The distribution the product ran, 1-based in the history: the
+   *  fastest one measured (smallest slowest-node time, first of equals),
+   *  which may be an earlier run than the last (iterations). */
+  unsigned int run_iteration;
   /** This rank's C': c_rows x c_cols elements (leading dimension c_rows,
    *  doubles or floats by precision) at element (c_row0, c_col0) of C;
    *  NULL on simulated ranks, which compute nothing. Its own, on every
