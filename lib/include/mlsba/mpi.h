@@ -313,7 +313,8 @@ MLSBA_EXTERN int mlsba_mpi_divider_rebalance(mlsba_mpi_divider_t *divider);
  *  divider, valid until its next call). */
 MLSBA_EXTERN const mlsba_mpi_divide_result_t *
 mlsba_mpi_divider_result(const mlsba_mpi_divider_t *divider);
-/** \brief Close the devices; NULL is ignored. Not collective. */
+/** \brief Close the devices and free its communicator (a duplicate of
+ *  comm): collective, as MPI_Comm_free is; NULL is ignored. */
 MLSBA_EXTERN void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *divider);
 /**@}*/
 
