@@ -30,6 +30,13 @@ mkdir "$tmp/empty"
   grep -q '"algorithm": "mlsba"' "$tmp/partition.json"
   "$bin/mlsba-info" --platform desktop-seed002 >"$tmp/info.txt"
   grep -q 'gpu0' "$tmp/info.txt"
+  # Bound to the first CPU, discovery shows its core alone.
+  if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+    MLSBA_NOPENCL=0 taskset -c 0 "$bin/mlsba-info" >"$tmp/info0.txt"
+    grep -q '^core0 ' "$tmp/info0.txt"
+    [ "$(grep -c '^core[0-9]' "$tmp/info0.txt")" = 1 ] ||
+      { echo "taskset -c 0 mlsba-info shows more than core0"; exit 1; }
+  fi
 )
 # mlsba-inpa as the README runs it, from the same empty folder: the
 # real devices each rank is bound to (auto, the default), and the sample
