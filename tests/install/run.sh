@@ -30,6 +30,13 @@ mkdir "$tmp/empty"
   grep -q '"algorithm": "mlsba"' "$tmp/partition.json"
   "$bin/mlsba-info" --platform desktop-seed002 >"$tmp/info.txt"
   grep -q 'gpu0' "$tmp/info.txt"
+  # Bound to the first CPU, discovery shows its core alone.
+  if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+    MLSBA_NOPENCL=0 taskset -c 0 "$bin/mlsba-info" >"$tmp/info0.txt"
+    grep -q '^core0 ' "$tmp/info0.txt"
+    [ "$(grep -c '^core[0-9]' "$tmp/info0.txt")" = 1 ] ||
+      { echo "taskset -c 0 mlsba-info shows more than core0"; exit 1; }
+  fi
 )
 # mlsba-inpa as the README runs it, from the same empty folder: the
 # real devices each rank is bound to (auto, the default), and the sample
@@ -85,7 +92,7 @@ for page in "$tmp/prefix/share/man/man1/"*.1; do
     grep -q 'MLSBA_NCPU' "$page" || { echo "no ENVIRONMENT in $page"; exit 1; }
 done
 for d in platform-file model-file left-out-file bench-report partition-report \
-  inpa-report; do
+  inpa-report mpi-api; do
   [ -s "$tmp/prefix/share/doc/mlsba/$d.md" ] || { echo "no $d.md"; exit 1; }
 done
 [ -s "$tmp/prefix/share/doc/mlsba/LICENSE" ] || { echo "no LICENSE"; exit 1; }
@@ -152,4 +159,9 @@ if [ -f "$tmp/prefix/include/mlsba/mpi.h" ]; then
   cc $flags "$here/consumer_mpi/main.c" $(pkg-config --cflags --libs mlsba-mpi) \
     -o "$tmp/consumer-mpi-pc"
   timeout 120 bash -c "$(declare -f ranks); tmp=$tmp; ranks $tmp/consumer-mpi-pc"
+  if [ -x "$tmp/examples/mpi_divide" ]; then
+    echo "-- tools/examples/mpi_divide (find_package(mlsba OPTIONAL_COMPONENTS mpi))"
+    MLSBA_NOPENCL=0 timeout 120 mpirun -np 2 --oversubscribe --bind-to none \
+      --mca btl self,vader -x MLSBA_NOPENCL "$tmp/examples/mpi_divide"
+  fi
 fi
