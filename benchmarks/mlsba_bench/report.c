@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "common/escape.h"
 #include "common/text.h"
 
 /* ---- progress ------------------------------------------------------------
@@ -121,6 +122,14 @@ static size_t points_total(const bench_t *B, const bench_row_t *r) {
 }
 
 /* One line of the detail table (68 columns). */
+/* Device j's name as the terminal gets it: control characters escaped
+ * (a newline in a name would forge a table line). */
+static const char *shown_name(const bench_t *B, size_t j, char *buf,
+                              size_t size) {
+  escape_bytes(buf, size, mlsba_platform_device_name(B->pl, j), 0);
+  return buf;
+}
+
 static void detail_line(const bench_t *B, const char *label, int64_t load,
                         double time) {
   printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f\n", label, (long long)load,
@@ -144,16 +153,16 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
       time = r->time[j] > time ? r->time[j] : time;
     }
     /* A group of one device is named by it; larger ones list theirs. */
-    char label[64];
+    char label[64], name[48];
     snprintf(label, sizeof label, "group %zu%s%s", g, size == 1 ? ": " : "",
-             size == 1 ? mlsba_platform_device_name(
-                             B->pl, mlsba_platform_group_device(B->pl, g, 0))
+             size == 1 ? shown_name(B, mlsba_platform_group_device(B->pl, g, 0),
+                                    name, sizeof name)
                        : "");
     detail_line(B, label, load, time);
     for (size_t k = 0; size > 1 && k < size; k++) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       snprintf(label, sizeof label, "  %s",
-               mlsba_platform_device_name(B->pl, j));
+               shown_name(B, j, name, sizeof name));
       detail_line(B, label, r->load[j], r->time[j]);
     }
   }
@@ -165,8 +174,9 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
   text_wrap(stdout, "", 0, text);
   for (size_t j = 0; r->res.dropped && j < B->p; j++)
     if (r->res.dropped[j]) {
+      char name[256];
       snprintf(text, sizeof text, "%s (%s)",
-               mlsba_platform_device_name(B->pl, j),
+               shown_name(B, j, name, sizeof name),
                r->res.dropped[j] == MLSBA_DROPPED_FAULT
                    ? "a device fault"
                    : "it computes on the other devices' cores, and they ran "
