@@ -56,6 +56,16 @@ static int run_rows(bench_t *B, bench_row_t *rows, size_t *used) {
     else if (e < 0)
       err = e;
   }
+  if (!err) {
+    const char *why;
+    int e = bench_run_openblas(B, &rows[*used], &why);
+    if (e == 0)
+      ++*used;
+    else if (e < 0)
+      err = e;
+    else if (why[0] && !B->sim && !a->quiet)
+      fprintf(stderr, "%s: note: no OpenBLAS row: %s\n", bench_prog, why);
+  }
   return err;
 }
 
@@ -166,7 +176,11 @@ int main(int argc, char **argv) {
                                                mlsba_platform_name(B.pl),
                                                B.sim, models, sizeof models)))
     goto done;
-  if (models[0] && (status = paths_make_dirs(bench_prog, "--models", models)))
+  /* One rule for every destination a user names: the folder itself is
+   * made, never a chain of them; the cache folder is the tools' own. */
+  if (models[0] &&
+      (status = a.models ? paths_make_dir(bench_prog, "--models", models)
+                         : paths_make_dirs(bench_prog, "--models", models)))
     goto done;
   B.models = models[0] ? models : NULL;
   B.flop = 2.0 * (double)a.m * (double)a.n * (double)a.k;
@@ -183,7 +197,7 @@ int main(int argc, char **argv) {
   A = calloc((size_t)(mm * kk), s);
   Bm = calloc((size_t)(kk * a.n), s);
   C = calloc((size_t)(mm * a.n), s);
-  nrows = a.compare ? MLSBA_ALGO_COUNT + B.p + 1 : 1;
+  nrows = a.compare ? MLSBA_ALGO_COUNT + B.p + 2 : 1;
   rows = calloc(nrows, sizeof *rows);
   if (!A || !Bm || !C || !rows) {
     fprintf(stderr, "%s: out of memory for %lldx%lldx%lld\n", bench_prog,
@@ -198,11 +212,16 @@ int main(int argc, char **argv) {
     status = fail(err);
     goto done;
   }
+  /* The cores' kernels are chosen before anything is timed. */
+  if (!B.sim)
+    mlsba_cpu_kernels(&B.kernels);
   if (!to_stdout)
     bench_print_header(&B);
   err = run_rows(&B, rows, &used);
   if (!err)
     err = bench_measure_steady(&B, rows, used, a.compare ? 5 : 3);
+  if (!err)
+    err = bench_measure_peak(&B, 3);
   status = err ? fail(err) : report(&B, rows, used);
 done:
   for (size_t i = 0; rows && i < nrows; i++)

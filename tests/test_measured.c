@@ -1,11 +1,11 @@
-/* The measurements behind the balancer's models (lib/runtime/measured.h):
+/* The measurements behind the balancer's models (lib/balance/measured.h):
  * runs merge into the nearest point with exact running statistics, and
  * devices of one kind pool their runs unless one stands apart. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
 
-#include "runtime/measured.h"
+#include "balance/measured.h"
 #include "support/run_suite.h"
 
 /* The mean and sample variance of n values, computed directly. */

@@ -20,7 +20,7 @@
 
 #include "common/cli.h"
 #include "mlsba.h"
-#include "runtime/store.h"
+#include "balance/store.h"
 #include "support/big_platform.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"

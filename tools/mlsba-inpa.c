@@ -15,6 +15,8 @@
 
 #include "common/cli.h"
 #include "common/escape.h"
+#include "common/paths.h"
+#include "inpa_load.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
 #include "mlsba/mpi.h"
 
@@ -335,6 +337,21 @@ static int write_json(const char *path, json_t *j) {
   return rc;
 }
 
+/* --platform as the other tools take it, for this rank: "%r", "%h" and
+ * "%l" expanded, then a sample platform's name (inpa-node%r) looked up
+ * where they look. Collective. 0 with the path in out; otherwise the
+ * library opens the pattern as given and reports, collectively, the file
+ * that is not there. */
+static int resolve_platform(const char *pattern, char *out, size_t size) {
+  char expanded[4096];
+  int err = mlsba_mpi_platform_path(MPI_COMM_WORLD, pattern, expanded,
+                                    sizeof expanded);
+  return err || strchr(expanded, '%') ||
+                 paths_find_platform(expanded, out, size) != 0
+             ? -1
+             : 0;
+}
+
 /* The table and the report, on rank 0; 0 or 1 (an output that cannot be
  * written). */
 static int write_outputs(const args_t *A, const mlsba_mpi_result_t *r) {
@@ -361,6 +378,11 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (inpa_load_wanted(argc, argv)) { /* the 1-D API: tools/inpa_load.c */
+    int load_status = inpa_load_main(argc, argv);
+    MPI_Finalize();
+    return load_status;
+  }
   args_t A;
   memset(&A, 0, sizeof A);
   char why[WHY_SIZE] = "";
@@ -380,6 +402,9 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return status;
   }
+  char platform[4096];
+  if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
+    A.o.platform = platform;
   mlsba_mpi_result_t r;
   int err = mlsba_mpi_multiply(MPI_COMM_WORLD, &A.o, &r);
   if (err) {

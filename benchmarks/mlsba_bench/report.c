@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/escape.h"
@@ -35,14 +36,31 @@ static void progress_clear(void) {
   progress.shown = 0;
 }
 
+/* Whether the platform has an OpenCL device: the first run of the tool
+ * compiles its kernels (CLBlast's: seconds with pocl, minutes for a
+ * large set), which its time and imbalance then include. */
+static int has_opencl(const bench_t *B) {
+  for (size_t j = 0; j < B->p; j++)
+    if (mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_OPENCL)
+      return 1;
+  return 0;
+}
+
 void bench_progress_start(bench_t *B, const char *what) {
+  static int compiled; /* the kernels of this process are built */
   snprintf(progress.what, sizeof progress.what, "%s", what);
   progress.doing[0] = '\0';
+  int compiling = !compiled && has_opencl(B);
+  compiled = 1;
   if (!B->progress)
     return;
   char line[TEXT_COLUMNS];
-  text_fit(line, sizeof line, "  %s: first run, N/P each", progress.what);
+  text_fit(line, sizeof line, "  %s: first run, N/P each%s", progress.what,
+           compiling ? ", compiling the OpenCL kernels (seconds)" : "");
   progress_show(B, line);
+  if (compiling) /* the run's imbalance says why, too */
+    snprintf(progress.doing, sizeof progress.doing,
+             "the OpenCL kernels compiled");
 }
 
 void bench_progress_run(bench_t *B, const mlsba_iteration_t *it) {
@@ -95,6 +113,28 @@ void bench_progress_end(bench_t *B) {
 
 /* ---- tables --------------------------------------------------------------- */
 
+/* A simulated platform's speeds count columns of one product
+ * ("columns_of"); at another shape a column is more or less work than its
+ * profile's, which its GFLOPS do not show: said, not hidden. */
+static void print_columns_of(const bench_t *B) {
+  int64_t m, k;
+  if (!B->sim || !mlsba_platform_columns_of(B->pl, &m, &k) ||
+      (m == B->a->m && k == B->a->k))
+    return;
+  char text[512];
+  snprintf(text, sizeof text,
+           "the simulated speeds are columns of an m=%lld k=%lld product "
+           "(its platform's columns_of): they run here as columns of m=%lld "
+           "k=%lld, %.3g times the work each, so the times are the "
+           "profile's and the GFLOPS %.3g times its rate; -m %lld -k %lld "
+           "(or --size %lld when m = k) runs the shape they were made for",
+           (long long)m, (long long)k, (long long)B->a->m, (long long)B->a->k,
+           (double)B->a->m * (double)B->a->k / ((double)m * (double)k),
+           (double)B->a->m * (double)B->a->k / ((double)m * (double)k),
+           (long long)m, (long long)k, (long long)m);
+  text_wrap(stdout, "note: ", 4, text);
+}
+
 void bench_print_header(const bench_t *B) {
   const bench_args_t *a = B->a;
   char text[512];
@@ -106,6 +146,32 @@ void bench_print_header(const bench_t *B) {
            mlsba_platform_name(B->pl), B->p, B->p == 1 ? "" : "s", B->q,
            B->q == 1 ? "" : "s", B->sim ? ", simulated (virtual time)" : "");
   text_wrap(stdout, "platform ", 4, text);
+  if (!B->sim)
+    text_wrap(stdout, "cores run: ", 4, B->kernels.description);
+  print_columns_of(B);
+}
+
+/* A core device's GFLOPS over the best single-thread GEMM measured here;
+ * < 0 for other devices or when there is no peak. */
+static double of_peak(const bench_t *B, size_t dev, int64_t load,
+                      double time) {
+  if (B->peak_gflops <= 0 || time <= 0 || load <= 0 ||
+      mlsba_platform_device_type(B->pl, dev) != MLSBA_DEVICE_CPU)
+    return -1;
+  double per_column = B->flop / (double)B->a->n;
+  return per_column * (double)load / time * 1e-9 / B->peak_gflops;
+}
+
+/* "one core's best GEMM here: ..." after a table. */
+static void print_peak(const bench_t *B) {
+  if (B->peak_gflops <= 0)
+    return;
+  char text[384];
+  snprintf(text, sizeof text,
+           "%.1f GFLOPS (%s, on up to 1024 columns of this product; median "
+           "of 3); %% peak: a core device's GFLOPS over it",
+           B->peak_gflops, B->peak_by);
+  text_wrap(stdout, "one core's best GEMM here: ", 4, text);
 }
 
 static double gflops(const bench_t *B, int64_t columns, double seconds) {
@@ -121,7 +187,6 @@ static size_t points_total(const bench_t *B, const bench_row_t *r) {
   return total;
 }
 
-/* One line of the detail table (68 columns). */
 /* Device j's name as the terminal gets it: control characters escaped
  * (a newline in a name would forge a table line). */
 static const char *shown_name(const bench_t *B, size_t j, char *buf,
@@ -130,18 +195,71 @@ static const char *shown_name(const bench_t *B, size_t j, char *buf,
   return buf;
 }
 
+/* What each device can hold (its max_load, its memory), into a new array
+ * that the caller frees; NULL when it cannot be told. */
+static int64_t *device_caps(const bench_t *B) {
+  int64_t *cap = calloc(B->p, sizeof *cap);
+  if (cap && mlsba_executor_max_loads(B->ex, &B->g, cap) != 0) {
+    free(cap);
+    return NULL;
+  }
+  return cap;
+}
+
+/* A device given all it can hold finishes early: its time is no
+ * imbalance, since no distribution can give it more. (A core can hold the
+ * whole product: alone, it has no cap.) */
+static int at_cap(const bench_t *B, const int64_t *cap, const int64_t *load,
+                  size_t j) {
+  return cap && load[j] > 0 && load[j] >= cap[j] && cap[j] < B->a->n;
+}
+
+/* One line of the detail table (75 columns). Its last column: a core's
+ * share of the single-core peak (peak >= 0), "at cap" for a device given
+ * all it can hold, else "-". */
 static void detail_line(const bench_t *B, const char *label, int64_t load,
-                        double time) {
-  printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f\n", label, (long long)load,
-         100.0 * (double)load / (double)B->a->n, time,
-         gflops(B, load, time));
+                        double time, double peak, int capped) {
+  char last[16] = "-";
+  if (capped)
+    snprintf(last, sizeof last, "at cap");
+  else if (peak >= 0)
+    snprintf(last, sizeof last, "%.0f%%", 100.0 * peak);
+  printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f %6s\n", label,
+         (long long)load, 100.0 * (double)load / (double)B->a->n, time,
+         gflops(B, load, time), last);
+}
+
+/* The devices at their cap, named, and what that means for the
+ * imbalance (docs/bench-report.md defines it so). */
+static void print_capped(const bench_t *B, const bench_row_t *r,
+                         const int64_t *cap) {
+  char names[256] = "";
+  size_t n = 0, used = 0;
+  for (size_t j = 0; j < B->p; j++) {
+    if (!at_cap(B, cap, r->load, j))
+      continue;
+    int w = snprintf(names + used, sizeof names - used, "%s%s", n ? ", " : "",
+                     mlsba_platform_device_name(B->pl, j));
+    used = w > 0 && used + (size_t)w < sizeof names ? used + (size_t)w : used;
+    n++;
+  }
+  if (n == 0)
+    return;
+  char text[512];
+  snprintf(text, sizeof text,
+           "%s %s all %s can hold (%s memory cap), so %s early; the "
+           "imbalance is taken over the devices that could take more",
+           names, n == 1 ? "has" : "have", n == 1 ? "it" : "they",
+           n == 1 ? "its" : "their", n == 1 ? "it finishes" : "they finish");
+  text_wrap(stdout, "at cap: ", 4, text);
 }
 
 void bench_print_detail(const bench_t *B, const bench_row_t *r) {
   static const char bar[] = "----------------------------------------"
-                            "----------------------------";
-  printf("\nthe routine's last run:\n%-22s %10s %8s %11s %9s\n", "group / device", "load", "share",
-         "time [s]", "GFLOPS");
+                            "-----------------------------------";
+  int64_t *cap = device_caps(B);
+  printf("\nthe routine's last run:\n%-22s %10s %8s %11s %9s %6s\n",
+         "group / device", "load", "share", "time [s]", "GFLOPS", "% peak");
   printf("%s\n", bar);
   for (size_t g = 0; g < B->q; g++) {
     int64_t load = 0;
@@ -158,20 +276,28 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
              size == 1 ? shown_name(B, mlsba_platform_group_device(B->pl, g, 0),
                                     name, sizeof name)
                        : "");
-    detail_line(B, label, load, time);
+    size_t j0 = mlsba_platform_group_device(B->pl, g, 0);
+    detail_line(B, label, load, time,
+                size == 1 ? of_peak(B, j0, load, time) : -1,
+                size == 1 && at_cap(B, cap, r->load, j0));
     for (size_t k = 0; size > 1 && k < size; k++) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       snprintf(label, sizeof label, "  %s",
                shown_name(B, j, name, sizeof name));
-      detail_line(B, label, r->load[j], r->time[j]);
+      detail_line(B, label, r->load[j], r->time[j],
+                  of_peak(B, j, r->load[j], r->time[j]),
+                  at_cap(B, cap, r->load, j));
     }
   }
   printf("%s\n", bar);
-  detail_line(B, "whole product", B->a->n, r->makespan);
+  detail_line(B, "whole product", B->a->n, r->makespan, -1, 0);
+  print_peak(B);
   char text[512];
   mlsba_balance_result_describe(&r->res, text, sizeof text);
   printf("\n");
   text_wrap(stdout, "", 0, text);
+  print_capped(B, r, cap);
+  free(cap);
   for (size_t j = 0; r->res.dropped && j < B->p; j++)
     if (r->res.dropped[j]) {
       char name[256];
@@ -212,6 +338,34 @@ static const char *verified_word(const bench_row_t *r) {
   return r->verified < 0 ? "-" : r->verified ? "yes" : "NO";
 }
 
+/* Below the table: what each row ran, its split over the devices (file
+ * order) and the imbalance of its last run. */
+static void print_splits(const bench_t *B, const bench_row_t *rows, size_t n) {
+  char text[4096];
+  size_t len = 0;
+  for (size_t j = 0; j < B->p && len < sizeof text; j++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", j ? " " : "",
+                            mlsba_platform_device_name(B->pl, j));
+  if (len < sizeof text)
+    snprintf(text + len, sizeof text - len,
+             ") and the imbalance of each row's last run:");
+  printf("\n");
+  text_wrap(stdout, "split (units per device: ", 4, text);
+  for (size_t i = 0; i < n; i++) {
+    const bench_row_t *r = &rows[i];
+    if (r->load == NULL)
+      continue; /* BLIS on all cores: no split */
+    len = (size_t)snprintf(text, sizeof text, "imbalance %.1f%%:",
+                           mlsba_imbalance_percent(r->imbalance, B->a->eps));
+    for (size_t j = 0; j < B->p && len < sizeof text; j++)
+      len += (size_t)snprintf(text + len, sizeof text - len, " %lld",
+                              (long long)r->load[j]);
+    char head[32];
+    snprintf(head, sizeof head, "  %-15.15s ", r->name);
+    text_wrap(stdout, head, 18, text);
+  }
+}
+
 /* Every row by the median of the steady rounds; an algorithm's last
  * routine run is shown beside it. */
 void bench_print_compare(const bench_t *B, const bench_row_t *rows,
@@ -230,6 +384,13 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
                         : "-",
            verified_word(r));
   }
+  for (size_t i = 0; i < n; i++)
+    if (rows[i].blas != BENCH_BLAS_NONE) {
+      char label[32];
+      snprintf(label, sizeof label, "%s: ", rows[i].name);
+      text_wrap(stdout, label, 4, rows[i].kernels);
+    }
+  print_peak(B);
   text_wrap(stdout, "", 0,
             B->sim ? "last: the routine's last run (a device alone: its run); "
                      "median: the same, as virtual time does not drift; vs "
@@ -238,11 +399,13 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
                      "run); median: the headline, the median of 5 steady "
                      "rounds in which every row runs its final distribution "
                      "once; vs best: median over the best median");
+  print_splits(B, rows, n);
 }
 
 /* ---- JSON (docs/bench-report.md) ------------------------------------------ */
 
-static json_t *row_json(const bench_t *B, const bench_row_t *r) {
+static json_t *row_json(const bench_t *B, const bench_row_t *r,
+                        const int64_t *cap) {
   const bench_args_t *a = B->a;
   json_t *groups = json_array(), *history = json_array();
   json_t *per_group = json_array();
@@ -255,10 +418,17 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       load += r->load[j];
       time = r->time[j] > time ? r->time[j] : time;
-      json_array_append_new(
-          devices, json_pack("{s:s, s:I, s:f}", "name",
-                             mlsba_platform_device_name(B->pl, j), "load",
-                             (json_int_t)r->load[j], "time", r->time[j]));
+      json_t *d = json_pack("{s:s, s:I, s:f, s:b}", "name",
+                            mlsba_platform_device_name(B->pl, j), "load",
+                            (json_int_t)r->load[j], "time", r->time[j],
+                            "at_cap", at_cap(B, cap, r->load, j));
+      if (!B->sim && mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_CPU)
+        json_object_set_new(d, "kernels",
+                            json_string(B->kernels.description));
+      double peak = of_peak(B, j, r->load[j], r->time[j]);
+      if (peak >= 0)
+        json_object_set_new(d, "of_peak", json_real(peak));
+      json_array_append_new(devices, d);
     }
     json_array_append_new(groups,
                           json_pack("{s:I, s:f, s:o}", "load", (json_int_t)load,
@@ -323,15 +493,42 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
                                   : json_string(mlsba_stop_reason_name(
                                         (mlsba_stop_reason_t)r->stop)));
   json_object_set_new(o, "variation", json_real(res->variation));
+  if (r->blas != BENCH_BLAS_NONE)
+    json_object_set_new(o, "kernels", json_string(r->kernels));
   return o;
+}
+
+/* What the cores run and the best one core reaches, for the report's top
+ * level (nothing on a simulated platform). */
+static void machine_json(const bench_t *B, json_t *o) {
+  if (B->sim)
+    return;
+  const mlsba_cpu_kernels_t *k = &B->kernels;
+  json_object_set_new(
+      o, "cpu_kernels",
+      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "library", k->library,
+                "single", k->single_kernels, "double", k->double_kernels,
+                "detected", k->detected, "reason", k->reason, "description",
+                k->description));
+  if (B->peak_gflops > 0)
+    json_object_set_new(o, "single_core_peak",
+                        json_pack("{s:f, s:s}", "gflops", B->peak_gflops, "by",
+                                  B->peak_by));
 }
 
 json_t *bench_report_json(const bench_t *B, const bench_row_t *rows,
                           size_t n) {
-  if (!B->a->compare)
-    return row_json(B, &rows[0]);
-  json_t *list = json_array();
-  for (size_t i = 0; i < n; i++)
-    json_array_append_new(list, row_json(B, &rows[i]));
-  return json_pack("{s:o}", "results", list);
+  int64_t *cap = device_caps(B);
+  json_t *report;
+  if (!B->a->compare) {
+    report = row_json(B, &rows[0], cap);
+  } else {
+    json_t *list = json_array();
+    for (size_t i = 0; i < n; i++)
+      json_array_append_new(list, row_json(B, &rows[i], cap));
+    report = json_pack("{s:o}", "results", list);
+  }
+  free(cap);
+  machine_json(B, report);
+  return report;
 }

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/timing.h"
+#include "openblas.h"
 #include "report.h"
 
 void bench_row_free(bench_row_t *r) {
@@ -124,31 +126,98 @@ static unsigned platform_cores(const bench_t *B) {
   return cores;
 }
 
-/* One multithreaded BLIS product of the whole problem, in *seconds. */
-static int blis_once(bench_t *B, double *seconds) {
+/* One multithreaded product of the whole problem by a BLAS, in *seconds. */
+static int blas_once(bench_t *B, int blas, double *seconds) {
   double t0 = timing_now();
-  int err = mlsba_gemm_blis(&B->g, platform_cores(B));
+  int err = 0;
+  if (blas == BENCH_BLAS_OPENBLAS)
+    openblas_gemm(&B->g, B->g.n, platform_cores(B));
+  else
+    err = mlsba_gemm_blis(&B->g, platform_cores(B));
   *seconds = timing_now() - t0;
+  /* OpenBLAS's threads spin for a while after a call: let them sleep
+   * before the next row runs, so that it is not slowed by them. */
+  if (blas == BENCH_BLAS_OPENBLAS)
+    nanosleep(&(struct timespec){.tv_nsec = 200000000}, NULL);
   return err;
 }
 
-/* What a user would run instead: BLIS with one thread per core of the
- * platform, on the whole product (unpinned, BLIS's own threading). */
-int bench_run_blis(bench_t *B, bench_row_t *r) {
-  if (platform_cores(B) == 0 || B->sim)
-    return 1;
+/* A BLAS's row: warmed up, as a device alone is, then run once. */
+static int blas_row(bench_t *B, int blas, bench_row_t *r) {
   double t;
-  int err = blis_once(B, &t); /* warm up, as a device alone */
+  int err = blas_once(B, blas, &t);
   if (!err)
-    err = blis_once(B, &t);
+    err = blas_once(B, blas, &t);
   if (err)
     return err;
-  snprintf(r->name, sizeof r->name, "blis-all-cores");
+  unsigned cores = platform_cores(B);
+  snprintf(r->name, sizeof r->name, "%s-all-cores",
+           blas == BENCH_BLAS_OPENBLAS ? "openblas" : "blis");
+  snprintf(r->kernels, sizeof r->kernels, "%.150s, %u thread%s",
+           blas == BENCH_BLAS_OPENBLAS ? openblas_label()
+                                       : B->kernels.description,
+           cores, cores == 1 ? "" : "s");
+  r->blas = blas;
   r->makespan = r->steady = t;
   r->iterations = 1;
   r->converged = 1;
   r->stop = -1;
   verify(B, r);
+  return 0;
+}
+
+/* What a user would run instead: BLIS with one thread per core of the
+ * platform, on the whole product (unpinned, BLIS's own threading), with
+ * the kernels libmlsba chose. */
+int bench_run_blis(bench_t *B, bench_row_t *r) {
+  if (platform_cores(B) == 0 || B->sim)
+    return 1;
+  return blas_row(B, BENCH_BLAS_BLIS, r);
+}
+
+int bench_run_openblas(bench_t *B, bench_row_t *r, const char **why) {
+  *why = "";
+  if (platform_cores(B) == 0 || B->sim || openblas_load(why) != 0)
+    return 1;
+  return blas_row(B, BENCH_BLAS_OPENBLAS, r);
+}
+
+/* Seconds of one single-thread product of the first ncols columns. */
+static double one_thread(bench_t *B, int blas, int64_t ncols) {
+  mlsba_gemm_t slice = B->g;
+  slice.n = ncols;
+  double t0 = timing_now();
+  if (blas == BENCH_BLAS_OPENBLAS)
+    openblas_gemm(&slice, ncols, 1);
+  else
+    (void)mlsba_gemm_blis(&slice, 1); /* checked: B->g is valid */
+  return timing_now() - t0;
+}
+
+int bench_measure_peak(bench_t *B, int rounds) {
+  if (B->sim || platform_cores(B) == 0)
+    return 0;
+  const char *why;
+  int n_blas = openblas_load(&why) == 0 ? 2 : 1;
+  int64_t ncols = B->g.n < 1024 ? B->g.n : 1024;
+  double *t = calloc((size_t)(2 * rounds), sizeof *t);
+  if (t == NULL)
+    return MLSBA_ENOMEM;
+  for (int b = 0; b < n_blas; b++) /* warm up */
+    (void)one_thread(B, BENCH_BLAS_BLIS + b, ncols);
+  for (int k = 0; k < rounds; k++)
+    for (int b = 0; b < n_blas; b++)
+      t[b * rounds + k] = one_thread(B, BENCH_BLAS_BLIS + b, ncols);
+  double flop = B->flop / (double)B->g.n * (double)ncols;
+  for (int b = 0; b < n_blas; b++) {
+    double g = flop / timing_median(t + b * rounds, (size_t)rounds) * 1e-9;
+    if (g > B->peak_gflops) {
+      B->peak_gflops = g;
+      snprintf(B->peak_by, sizeof B->peak_by, "%.170s, 1 thread",
+               b ? openblas_label() : B->kernels.description);
+    }
+  }
+  free(t);
   return 0;
 }
 
@@ -169,7 +238,7 @@ int bench_measure_steady(bench_t *B, bench_row_t *rows, size_t n,
     for (size_t i = 0; i < n && !err; i++) {
       double t = 0;
       if (rows[i].load == NULL) {
-        err = blis_once(B, &t);
+        err = blas_once(B, rows[i].blas, &t);
       } else {
         err = mlsba_executor_run_gemm(B->ex, &B->g, rows[i].load,
                                       MLSBA_DRIVE_SHARED, time);

@@ -30,7 +30,13 @@ typedef struct {
    * which runs no distribution). */
   const int64_t *load;
   const double *time;
+  /* A multithreaded BLAS on the whole product (load NULL): which, and its
+   * kernels ("BLIS 0.9.0, skx kernels (BLIS detected: generic)"). */
+  int blas; /* BENCH_BLAS_* */
+  char kernels[192];
 } bench_row_t;
+
+enum { BENCH_BLAS_NONE = 0, BENCH_BLAS_BLIS, BENCH_BLAS_OPENBLAS };
 
 typedef struct {
   const bench_args_t *a;
@@ -43,6 +49,11 @@ typedef struct {
   double flop;  /* of the product as asked */
   int progress; /* 0: none, 1: a line per run, 2: one line in place */
   const char *models; /* directory of saved models, or NULL */
+  /* The best single-thread GEMM of this machine on this product's shape
+   * (bench_measure_peak; 0 when not measured) and what reached it. */
+  double peak_gflops;
+  char peak_by[192];
+  mlsba_cpu_kernels_t kernels; /* what the cores run */
 } bench_t;
 
 /* Each returns 0, a negative MLSBA_E* code, or (device alone, BLIS) 1
@@ -52,6 +63,12 @@ int bench_run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
                         bench_row_t *r);
 int bench_run_device_alone(bench_t *B, size_t dev, bench_row_t *r);
 int bench_run_blis(bench_t *B, bench_row_t *r);
+/* OpenBLAS on all cores (1 when OpenBLAS is not there; *why says so). */
+int bench_run_openblas(bench_t *B, bench_row_t *r, const char **why);
+/* The best single-thread GEMM on up to 1024 columns of the product: the
+ * cores' kernels and OpenBLAS on one thread each, interleaved rounds,
+ * medians; sets peak_gflops and peak_by. Nothing on a sim platform. */
+int bench_measure_peak(bench_t *B, int rounds);
 /* Runs every row's choice again, `rounds` times interleaved; sets steady. */
 int bench_measure_steady(bench_t *B, bench_row_t *rows, size_t n, int rounds);
 void bench_row_free(bench_row_t *r);

@@ -56,7 +56,7 @@ struct mlsba__device {
   /* It computes on the host's cores (an OpenCL CPU device such as pocl,
    * or a sim device with contends_with): its share slows the core
    * devices, so the balancer checks that it pays
-   * (runtime/balance_sharing.c). */
+   * (balance/sharing.c). */
   int shares_cores;
 };
 

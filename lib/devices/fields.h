@@ -1,5 +1,5 @@
 /* Reading a platform file's fields from JSON, shared by the platform
- * reader (runtime/platform_json.c) and the backends, which each read their
+ * reader (platform/platform_json.c) and the backends, which each read their
  * own fields: every error names the origin (the file), the field as a path
  * ("devices[2].speed[1]") and the problem. */
 #ifndef MLSBA_DEVICES_FIELDS_H

@@ -56,6 +56,7 @@ void mlsba_mpi_opts_init(mlsba_mpi_opts_t *o) {
   o->precision = MLSBA_PRECISION_DOUBLE;
   o->seed = 1;
   o->verify_samples = 64;
+  o->platform = "auto";
 }
 
 void mlsba_mpi_result_free(mlsba_mpi_result_t *r) {
@@ -71,33 +72,6 @@ void mlsba_mpi_result_free(mlsba_mpi_result_t *r) {
   free(r->history_time);
   free(r->history_imbalance);
   memset(r, 0, sizeof *r);
-}
-
-/* The platform path of a rank: every "%r" replaced by the rank, "%%" by
- * a literal "%" (so "%%r" is the text "%r"). */
-static int rank_path(const char *pattern, int rank, char *out, size_t cap) {
-  size_t len = 0;
-  for (const char *s = pattern; *s; s++) {
-    char num[16];
-    const char *piece = num;
-    if (s[0] == '%' && s[1] == 'r') {
-      snprintf(num, sizeof num, "%d", rank);
-      s++;
-    } else if (s[0] == '%' && s[1] == '%') {
-      snprintf(num, sizeof num, "%%");
-      s++;
-    } else {
-      num[0] = *s;
-      num[1] = '\0';
-    }
-    size_t l = strlen(piece);
-    if (len + l >= cap)
-      return mlsba__fail(MLSBA_EINVAL, "platform path too long: %s", pattern);
-    memcpy(out + len, piece, l);
-    len += l;
-  }
-  out[len] = '\0';
-  return 0;
 }
 
 static int check_opts(const mlsba_mpi_opts_t *o, int q) {
@@ -693,13 +667,18 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   r->nodes = C.q;
   int err = check_opts(o, C.q);
   char path[1024];
-  if (!err)
-    err = rank_path(o->platform, C.rank, path, sizeof path);
-  if ((err = mlsba__mpi_agree(comm, err)) != 0 ||
+  int local_rank = 0, local_size = 1;
+  /* Collective on every rank, whatever the options (the split of the
+   * ranks by host, the expansion of %r, %h and %l), then the head's
+   * options agreed on. */
+  int e = mlsba__mpi_local_rank(comm, &local_rank, &local_size);
+  int ep = mlsba_mpi_platform_path(comm, o->platform ? o->platform : "", path,
+                                   sizeof path);
+  if ((err = mlsba__mpi_agree(comm, err ? err : e ? e : ep)) != 0 ||
       (err = agree_on_opts(comm, o)) != 0)
     return err;
   C.nb = o->n / o->block;
-  err = mlsba__mpi_node_open(path, o, &C.node);
+  err = mlsba__mpi_node_open_at(path, local_rank, local_size, o, &C.node);
   if ((err = mlsba__mpi_agree(comm, err)) != 0)
     return err;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &C.host);

@@ -23,6 +23,7 @@
 
 #include "../core/atomic_file.h"
 #include "../core/error.h"
+#include "../platform/binding.h"
 #ifdef MLSBA_HAVE_OPENCL
 #include "mlsba/opencl.h"
 #endif
@@ -98,6 +99,14 @@ static int read_platform_text(const char *path, char **text) {
 
 int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
                          mlsba__mpi_node_t **out) {
+  int local_rank, local_size;
+  mlsba__binding_local_rank(&local_rank, &local_size);
+  return mlsba__mpi_node_open_at(path, local_rank, local_size, o, out);
+}
+
+int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
+                            const mlsba_mpi_opts_t *o,
+                            mlsba__mpi_node_t **out) {
   *out = NULL;
   mlsba__mpi_node_t *nd = calloc(1, sizeof *nd);
   if (nd == NULL)
@@ -109,9 +118,13 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
   nd->keep_shared = o->keep_shared;
   nd->eps = o->eps;
   nd->max_iter = o->max_iter;
+  /* A file is read once: the platform and a simulated node's JSON are
+   * both parsed from that one text. */
   char *text = NULL;
-  int err = read_platform_text(path, &text);
-  if (!err)
+  int err = 0;
+  if (strcmp(path, "auto") == 0)
+    err = mlsba__mpi_platform_open(path, local_rank, local_size, &nd->file);
+  else if ((err = read_platform_text(path, &text)) == 0)
     err = mlsba_platform_parse(text, path, &nd->file);
   if (err)
     goto fail;
@@ -146,7 +159,7 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
     goto fail;
   }
-  if (nd->simulated) {
+  if (nd->simulated && text != NULL) { /* "auto" has no simulated device */
     json_error_t je;
     nd->json = json_loads(text, 0, &je);
     if (nd->json == NULL) { /* the platform parsed this text already */

@@ -21,7 +21,7 @@
  *        so that is the load of the point).
  *   7.   GPA (SLBA over the node models, in blocks) gives the next w.
  *   8.   Go to 4.
- * Stops besides step 6 (as the single-node routine, lib/runtime/balance.c,
+ * Stops besides step 6 (as the single-node routine, lib/balance/balance.c,
  * but on whole arrangements, since a run is a pure function of them here):
  *   - fixed point: the arrangement of step 7's w gives every node the
  *     same m_i x n_i as the run just fed (GPA moved w by less than CMA's

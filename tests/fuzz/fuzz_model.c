@@ -10,7 +10,7 @@
 
 #include "check_partition.h"
 #include "mlsba.h"
-#include "runtime/store.h"
+#include "balance/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -10,13 +10,17 @@ repo=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-mkdir -p "$tmp/lib/core" "$tmp/lib/devices/cpu" "$tmp/lib/runtime"
+mkdir -p "$tmp/lib/core" "$tmp/lib/devices/cpu" "$tmp/lib/runtime" \
+  "$tmp/lib/platform" "$tmp/lib/balance"
 printf 'int mlsba__run(void) { return 0; }\n' >"$tmp/lib/runtime/run.c"
 printf 'int mlsba__run(void);\n' >"$tmp/lib/runtime/run.h"
 printf '#include "../../runtime/run.h"\nint mlsba__cpu(void) { return 1; }\n' \
   >"$tmp/lib/devices/cpu/cpu.c"
 printf 'int mlsba__clock(void) {\n  return mlsba__run();\n}\n' \
   >"$tmp/lib/core/clock.c"
+# The platform sits below the runtime and the balancing routine.
+printf 'int mlsba__balance(void);\n' >"$tmp/lib/balance/balance.h"
+printf '#include "../balance/balance.h"\n' >"$tmp/lib/platform/platform.c"
 
 status=0
 out=$("$check" "$tmp" 2>&1) || status=$?
@@ -26,7 +30,8 @@ if [ "$status" -ne 1 ]; then
   exit 1
 fi
 for want in 'lib/devices/cpu/cpu.c:1: includes "../../runtime/run.h"' \
-            'lib/core/clock.c:2: uses mlsba__run, defined in lib/runtime/run.c'; do
+            'lib/core/clock.c:2: uses mlsba__run, defined in lib/runtime/run.c' \
+            'lib/platform/platform.c:1: includes "../balance/balance.h" (balance is above platform)'; do
   if ! grep -qF "$want" <<<"$out"; then
     echo "FAIL: check-layers did not report: $want"
     echo "$out"
@@ -38,6 +43,7 @@ echo "ok: the deliberate violations are reported"
 # The same tree made right passes.
 printf 'int mlsba__cpu(void) { return 1; }\n' >"$tmp/lib/devices/cpu/cpu.c"
 printf 'int mlsba__clock(void) {\n  return 0;\n}\n' >"$tmp/lib/core/clock.c"
+printf '\n' >"$tmp/lib/platform/platform.c"
 "$check" "$tmp"
 
 # The real tree.

@@ -8,7 +8,9 @@
 #   ocl-icd-opencl-dev opencl-headers   OpenCL ICD loader and headers
 #   pocl-opencl-icd                     an OpenCL device on machines without a GPU
 #   libclblast-dev                      GEMM on OpenCL devices
-#   libblis-dev                         GEMM on CPU cores
+#   libblis-dev libblis-pthread-dev     GEMM on CPU cores (the pthread build's
+#                                       static archive reaches every kernel set)
+#   libopenblas-pthread-dev             the OpenBLAS rows of mlsba-bench --compare
 #   libhwloc-dev                        core discovery and pinning
 #   libopenmpi-dev openmpi-bin          the MPI layer
 #   libscalapack-openmpi-dev            the ScaLAPACK peer of mlsba-inpa
@@ -20,7 +22,7 @@
 MLSBA_PACKAGES=(
   build-essential cmake pkg-config check libjansson-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
-  libblis-dev libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
+  libblis-dev libblis-pthread-dev libopenblas-pthread-dev libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
   libscalapack-openmpi-dev python3
 )
 # Optional: tools/test and benchmarks/smpi-inpa add libsimgrid-dev (smpicc,

@@ -1,12 +1,13 @@
 /* One CPU core: the thread that drives the core's group is pinned to it
  * (by the executor, with hwloc) and calls the load's CPU function on the
  * core's range. */
-#include <blis.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "../../core/error.h"
 #include "../backend.h"
+#include "cpu_blas.h"
+#include "cpu_kernels.h"
 
 typedef struct {
   int core;
@@ -51,7 +52,11 @@ static void cpu_ident(const mlsba__device_t *d, const char *model_name,
                       const char *driver, char *buf, size_t size) {
   (void)model_name; /* a core is known by its index on this host */
   (void)driver;
-  snprintf(buf, size, "cpu core %lld", (long long)((cpu_t *)d->state)->core);
+  /* and by its kernels: a model measured on others is not this core's */
+  snprintf(buf, size, "cpu core %lld, kernels %s/%s",
+           (long long)((cpu_t *)d->state)->core,
+           mlsba__cpu_kernel_name(MLSBA_PRECISION_SINGLE),
+           mlsba__cpu_kernel_name(MLSBA_PRECISION_DOUBLE));
 }
 
 static const mlsba__device_ops_t cpu_ops = {
@@ -63,11 +68,13 @@ static const mlsba__device_ops_t cpu_ops = {
     .ident = cpu_ident,
 };
 
-/* The cores compute with BLIS (the built-in GEMM's CPU half), one thread
- * each: what discovery writes as a core's driver. */
+/* The cores compute with BLIS (the built-in GEMM's CPU half) on the
+ * kernels chosen for this CPU, one thread each: what discovery writes as a
+ * core's driver. */
 void mlsba__cpu_driver(char *buf, size_t size) {
-  snprintf(buf, size, "BLIS %s (1 thread per core)",
-           bli_info_get_version_str());
+  char kernels[160];
+  mlsba__cpu_blas_describe(kernels, sizeof kernels);
+  snprintf(buf, size, "%s, 1 thread per core", kernels);
 }
 
 /* What the platform file says of a core device. */
@@ -93,6 +100,8 @@ static int cpu_open(const char *name, const void *config,
   if (c == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", name);
   c->core = (int)((const cpu_config_t *)config)->core;
+  /* The kernels are chosen now, never inside a timed run. */
+  (void)mlsba__cpu_kernel_context(MLSBA_PRECISION_SINGLE);
   return 0;
 }
 

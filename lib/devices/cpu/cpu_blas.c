@@ -3,15 +3,15 @@
  * setting or other threads calling BLIS at the same time. */
 #include <blis.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cpu_blas.h"
+#include "cpu_kernels.h"
 
 static trans_t trans_of(char t) {
   return (t == 'T' || t == 't') ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE;
 }
 
-/* The context the calls run with; NULL is BLIS's own choice. */
-static cntx_t *chosen_context(void) { return NULL; }
 
 void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
                      int64_t n, int64_t k, double alpha, const void *a,
@@ -19,7 +19,7 @@ void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
                      void *c, int64_t ldc, unsigned threads) {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
   bli_rntm_set_num_threads((dim_t)(threads ? threads : 1), &rntm);
-  cntx_t *cntx = chosen_context();
+  cntx_t *cntx = mlsba__cpu_kernel_context(p);
   if (p == MLSBA_PRECISION_DOUBLE) {
     double al = alpha, be = beta;
     bli_dgemm_ex(trans_of(transa), trans_of(transb), (dim_t)m, (dim_t)n,
@@ -39,7 +39,7 @@ void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
                      unsigned threads) {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
   bli_rntm_set_num_threads((dim_t)(threads ? threads : 1), &rntm);
-  cntx_t *cntx = chosen_context();
+  cntx_t *cntx = mlsba__cpu_kernel_context(p);
   side_t s = (side == 'R' || side == 'r') ? BLIS_RIGHT : BLIS_LEFT;
   uplo_t u = (uplo == 'U' || uplo == 'u') ? BLIS_UPPER : BLIS_LOWER;
   diag_t d = (diag == 'U' || diag == 'u') ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG;
@@ -56,7 +56,25 @@ void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
   }
 }
 
+void mlsba__cpu_blas_library(char *buf, size_t size) {
+  snprintf(buf, size, "BLIS %s", bli_info_get_version_str());
+}
+
+/* "zen3" for the sub-configuration chosen for p, "zen3 (BLIS's own)" when
+ * that is what BLIS detected by itself. */
+static const char *kernel_label(mlsba_precision_t p) {
+  const char *name = mlsba__cpu_kernel_name(p);
+  return strcmp(name, "auto") == 0 ? mlsba__cpu_kernel_detected() : name;
+}
+
 void mlsba__cpu_blas_describe(char *buf, size_t size) {
-  snprintf(buf, size, "BLIS %s, %s kernels", bli_info_get_version_str(),
-           bli_arch_string(bli_arch_query_id()));
+  const char *s = kernel_label(MLSBA_PRECISION_SINGLE),
+             *d = kernel_label(MLSBA_PRECISION_DOUBLE);
+  if (strcmp(s, d) == 0)
+    snprintf(buf, size, "BLIS %s, %s kernels (BLIS detected: %s)",
+             bli_info_get_version_str(), s, mlsba__cpu_kernel_detected());
+  else
+    snprintf(buf, size,
+             "BLIS %s, %s kernels single, %s double (BLIS detected: %s)",
+             bli_info_get_version_str(), s, d, mlsba__cpu_kernel_detected());
 }

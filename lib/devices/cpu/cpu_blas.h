@@ -27,6 +27,9 @@ void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
                      const void *a, int64_t lda, void *b, int64_t ldb,
                      unsigned threads);
 
+/* "BLIS 0.9.0". */
+void mlsba__cpu_blas_library(char *buf, size_t size);
+
 /* One line naming the kernels in use and why ("BLIS 0.9.0, skx kernels
  * (BLIS detected: generic)"). */
 void mlsba__cpu_blas_describe(char *buf, size_t size);

@@ -55,6 +55,44 @@ MLSBA_EXTERN int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **load);
  *  balancing, the baseline mlsba-bench --compare measures against.
  *  \return 0 or MLSBA_EINVAL naming the problem. */
 MLSBA_EXTERN int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads);
+
+/** The kernels the CPU cores run (every CPU GEMM of the library: core
+ *  devices, mlsba_gemm_blis(), the MPI node kernel, mlsba_cpu_gemm()).
+ *  BLIS picks kernels for the CPUs it knows and falls back to slow
+ *  reference ones on newer CPUs; libmlsba times the sub-configurations
+ *  the CPU can execute (by its ISA flags) and keeps the fastest per
+ *  precision, cached per host ($MLSBA_CACHE_DIR, else
+ *  $XDG_CACHE_HOME/mlsba or ~/.cache/mlsba; "none": no cache) and made
+ *  again when the CPU or BLIS changes. MLSBA_CPU_KERNELS=NAME forces one
+ *  (auto: BLIS's own); MLSBA_CPU_HIDE=avx512,... hides CPU features from
+ *  the choice. Strings are static: valid for the process's lifetime. */
+typedef struct mlsba_cpu_kernels {
+  const char *library;        /**< "BLIS 0.9.0" */
+  const char *single_kernels; /**< BLIS sub-configuration for single ("skx") */
+  const char *double_kernels; /**< and for double (when BLIS's own choice is
+                                   kept, its name, equal to `detected`) */
+  const char *detected;       /**< what BLIS picks by itself ("generic") */
+  const char *reason;         /**< how the choice was made */
+  double single_gflops;       /**< one core at the choice; 0 when not timed */
+  double double_gflops;
+  char description[192]; /**< "BLIS 0.9.0, skx kernels (BLIS detected: ...)" */
+} mlsba_cpu_kernels_t;
+
+/** \brief Which kernels the cores run, and why. Makes the choice when
+ *  nothing has yet (a second or so the first time on a machine). */
+MLSBA_EXTERN void mlsba_cpu_kernels(mlsba_cpu_kernels_t *info);
+
+/** \brief C = alpha op(A) op(B) + beta C with the kernels the cores run,
+ *  for an application's own CPU functions: column-major, transa and
+ *  transb 'N' or 'T', leading dimensions at least the rows stored, on
+ *  `threads` threads (1 inside a load's CPU function: the core is
+ *  pinned). Thread-safe.
+ *  \return 0, or MLSBA_EINVAL naming the bad argument. */
+MLSBA_EXTERN int mlsba_cpu_gemm(mlsba_precision_t p, char transa, char transb,
+                                int64_t m, int64_t n, int64_t k, double alpha,
+                                const void *a, int64_t lda, const void *b,
+                                int64_t ldb, double beta, void *c,
+                                int64_t ldc, unsigned threads);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */

@@ -1,7 +1,10 @@
 /* GEMM's CPU code: the project's CPU kernels (devices/cpu/cpu_blas.h) on
  * the core's columns of B and C. */
+#include <string.h>
+
 #include "../../core/error.h"
 #include "../../devices/cpu/cpu_blas.h"
+#include "../../devices/cpu/cpu_kernels.h"
 #include "gemm.h"
 
 /* Columns off..off+n of C = A x B on `threads` threads. */
@@ -24,5 +27,59 @@ int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads) {
   if (threads < 1)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_gemm_blis: threads must be >= 1");
   blis_columns(g, 0, g->n, threads);
+  return 0;
+}
+
+void mlsba_cpu_kernels(mlsba_cpu_kernels_t *info) {
+  static char library[32];
+  mlsba__cpu_blas_library(library, sizeof library);
+  info->library = library;
+  info->detected = mlsba__cpu_kernel_detected();
+  /* BLIS's own choice ("auto" inside) by the name of what it runs. */
+  info->single_kernels = mlsba__cpu_kernel_name(MLSBA_PRECISION_SINGLE);
+  info->double_kernels = mlsba__cpu_kernel_name(MLSBA_PRECISION_DOUBLE);
+  if (strcmp(info->single_kernels, "auto") == 0)
+    info->single_kernels = info->detected;
+  if (strcmp(info->double_kernels, "auto") == 0)
+    info->double_kernels = info->detected;
+  info->reason = mlsba__cpu_kernel_reason();
+  info->single_gflops = mlsba__cpu_kernel_gflops(MLSBA_PRECISION_SINGLE);
+  info->double_gflops = mlsba__cpu_kernel_gflops(MLSBA_PRECISION_DOUBLE);
+  mlsba__cpu_blas_describe(info->description, sizeof info->description);
+}
+
+static int is_trans(char t) { return t == 'N' || t == 'T'; }
+
+/* Rows of op(X) stored for an m x n operand: its leading dimension's
+ * lower bound. */
+static int64_t rows_stored(char t, int64_t rows, int64_t cols) {
+  int64_t r = t == 'N' ? rows : cols;
+  return r > 1 ? r : 1;
+}
+
+int mlsba_cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
+                   int64_t n, int64_t k, double alpha, const void *a,
+                   int64_t lda, const void *b, int64_t ldb, double beta,
+                   void *c, int64_t ldc, unsigned threads) {
+  const char *what = NULL;
+  if (p != MLSBA_PRECISION_SINGLE && p != MLSBA_PRECISION_DOUBLE)
+    what = "precision is neither single nor double";
+  else if (!is_trans(transa) || !is_trans(transb))
+    what = "transa and transb must be 'N' or 'T'";
+  else if (m < 0 || n < 0 || k < 0)
+    what = "m, n and k must be >= 0";
+  else if (threads < 1)
+    what = "threads must be >= 1";
+  else if (lda < rows_stored(transa, m, k) || ldb < rows_stored(transb, k, n) ||
+           ldc < (m > 1 ? m : 1))
+    what = "a leading dimension is smaller than the rows stored";
+  else if ((m && k && !a) || (k && n && !b) || (m && n && !c))
+    what = "a matrix pointer is NULL";
+  if (what)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_cpu_gemm: %s", what);
+  if (m == 0 || n == 0)
+    return 0;
+  mlsba__cpu_gemm(p, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                  ldc, threads);
   return 0;
 }

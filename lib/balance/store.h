@@ -2,8 +2,8 @@
  * balancing routine knows of each point: the runs behind it and the spread
  * of their speeds (the points are stored sorted by load, and the arrays
  * follow that order); and the decision to leave a device out. */
-#ifndef MLSBA_RUNTIME_STORE_H
-#define MLSBA_RUNTIME_STORE_H
+#ifndef MLSBA_BALANCE_STORE_H
+#define MLSBA_BALANCE_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>

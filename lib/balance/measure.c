@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 
 /* (max - min) / max of the times of the loaded devices among idx[0..n-1]
  * (or of all n when idx is NULL); 0 when fewer than two. A device held at
@@ -73,6 +73,7 @@ double mlsba__bal_largest(const double *time, size_t p) {
  * through *failed (the device) with the error. */
 static int run_once(mlsba__bal_ctx_t *C, const int64_t *load, double *time,
                     long *failed) {
+  C->iter.runs++;
   return mlsba_executor_run(C->ex, C->w, load, C->o.drive, time, failed);
 }
 

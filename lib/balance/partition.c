@@ -4,8 +4,8 @@
 
 #include "../core/clock.h"
 #include "../partition/grouped.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 
 /* Re-partitions the load over the devices in use from their models. */
 int mlsba__bal_repartition(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,

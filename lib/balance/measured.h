@@ -3,8 +3,8 @@
  * device's model is rebuilt after every run; and the pooling of devices of
  * one kind (the same hardware), whose runs count for all of them while
  * they agree. */
-#ifndef MLSBA_RUNTIME_MEASURED_H
-#define MLSBA_RUNTIME_MEASURED_H
+#ifndef MLSBA_BALANCE_MEASURED_H
+#define MLSBA_BALANCE_MEASURED_H
 
 #include <stddef.h>
 #include <stdint.h>

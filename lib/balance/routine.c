@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -167,13 +167,14 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
       if (it == 1 && C->dev.warm[j] &&
           mlsba_model_time(r->models[j], (double)r->load[j], &pred) == 0 &&
           fabs(r->time[j] / pred - 1) > o->outlier) {
+        int saved = C->dev.warm[j] == MLSBA__WARM_SAVED;
         C->dev.measured[j].n = 0;
-        r->stale++;
-        mlsba__bal_log(
-            C,
-            "%s: the saved model is stale (predicted %.4f s, measured "
-            "%.4f s); measuring afresh",
-            pl->dev[j].name, pred, r->time[j]);
+        r->stale += (unsigned)saved;
+        mlsba__bal_log(C,
+                       "%s: the %s model is stale (predicted %.4f s, "
+                       "measured %.4f s); measuring afresh",
+                       pl->dev[j].name, saved ? "saved" : "learned", pred,
+                       r->time[j]);
       }
       mlsba__measured_add(&C->dev.measured[j], r->load[j], r->time[j], o->eps);
     }
@@ -197,7 +198,7 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
       r->overhead_total_s += overhead;
     }
     /* A device that computes on the others' cores may be checked now
-     * (balance_sharing.c): the next run leaves it out. */
+     * (sharing.c): the next run leaves it out. */
     if (mlsba__bal_sharing_begin(C, r, it, stop, proposal, &overhead)) {
       C->iter.calls[ncalls++] = overhead; /* the partitioning without it */
       r->overhead_total_s += overhead;

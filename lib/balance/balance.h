@@ -2,26 +2,26 @@
  * balancings of one load on one executor, in named parts, and the seams
  * between its files:
  *
- *   balance.c           options, results, the one-shot entry points
- *   balance_context.c   the context: allocated and freed at once; the
- *                       devices in use and what they hold
- *   balance_measure.c   running and measuring: outliers, faults, metrics
- *   balance_partition.c the adapter to the partitioners
- *   balance_kinds.c     devices of one kind pool their runs
- *   balance_sharing.c   the check of a device that shares the others'
- *                       cores, in one place
- *   balance_saved.c     warm start from saved models, and saving them
- *   balance_routine.c   the iterative routine and its stop rule
- *   balancer.c          the balancer object: balance once, run many times
+ *   balance.c     options, results, the one-shot entry points
+ *   context.c     the context: allocated and freed at once; the
+ *                 devices in use and what they hold
+ *   measure.c     running and measuring: outliers, faults, metrics
+ *   partition.c   the adapter to the partitioners
+ *   kinds.c       devices of one kind pool their runs
+ *   sharing.c     the check of a device that shares the others'
+ *                 cores, in one place
+ *   saved.c       warm start from saved models, and saving them
+ *   routine.c     the iterative routine and its stop rule
+ *   balancer.c    the balancer object: balance once, run many times
  */
-#ifndef MLSBA_RUNTIME_BALANCE_H
-#define MLSBA_RUNTIME_BALANCE_H
+#ifndef MLSBA_BALANCE_BALANCE_H
+#define MLSBA_BALANCE_BALANCE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../core/error.h"
-#include "executor.h"
+#include "../runtime/executor.h"
 #include "measured.h"
 #include "mlsba.h"
 
@@ -30,8 +30,13 @@ typedef struct {
   int64_t *max;                /* what it can hold (0 when not in use) */
   unsigned char *use;          /* it takes part in the partitioning */
   mlsba__measured_t *measured; /* its own runs */
-  unsigned char *warm;         /* its model is checked against the next run */
+  unsigned char *warm;         /* its model is checked against the next run:
+                                  MLSBA__WARM_SAVED or _LEARNED, else 0 */
 } mlsba__bal_devices_t;
+
+/* Where a device's model that the next run checks comes from: a saved
+ * file, or this balancer's own runs (a re-balancing). */
+enum { MLSBA__WARM_SAVED = 1, MLSBA__WARM_LEARNED = 2 };
 
 /* The partitioning problem over the devices in use, group by group. */
 typedef struct {
@@ -82,6 +87,7 @@ typedef struct {
 typedef struct {
   double *calls;       /* partitioning times, at most 2 max_iter + 1 */
   unsigned cycle_from; /* history rows before it do not count as cycles */
+  unsigned long runs;  /* runs of the load made so far, re-measures included */
 } mlsba__bal_iter_t;
 
 typedef struct {
@@ -100,7 +106,7 @@ typedef struct {
 /* balance.c */
 int mlsba__bal_check_opts(const mlsba_balance_opts_t *o);
 
-/* balance_context.c */
+/* context.c */
 int mlsba__bal_ctx_init(mlsba__bal_ctx_t *C, mlsba_executor_t *ex,
                         const mlsba_load_t *w, const mlsba_balance_opts_t *opts,
                         mlsba_balance_result_t *r);
@@ -112,7 +118,7 @@ int mlsba__bal_set_capacity(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r);
 void mlsba__bal_log(const mlsba__bal_ctx_t *C, const char *fmt, ...)
     MLSBA__PRINTF(2, 3);
 
-/* balance_measure.c */
+/* measure.c */
 double mlsba__bal_spread(const double *time, const int64_t *load,
                          const int64_t *cap, const size_t *idx, size_t n);
 int mlsba__bal_balanced(const mlsba_platform_t *pl, int flat,
@@ -132,19 +138,19 @@ double mlsba__bal_variation(const mlsba__bal_ctx_t *C,
 void mlsba__bal_explain_noise(const mlsba__bal_ctx_t *C,
                               const mlsba_balance_result_t *r);
 
-/* balance_partition.c */
+/* partition.c */
 int mlsba__bal_repartition(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                            int64_t *load, double *seconds);
 void mlsba__bal_even_start(mlsba__bal_ctx_t *C, int64_t *load);
 int mlsba__bal_all_modelled(const mlsba__bal_ctx_t *C,
                             const mlsba_balance_result_t *r);
 
-/* balance_kinds.c */
+/* kinds.c */
 int mlsba__bal_set_kinds(mlsba__bal_ctx_t *C);
 int mlsba__bal_rebuild_models(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r);
 int mlsba__bal_all_known_well(const mlsba__bal_ctx_t *C, const int64_t *load);
 
-/* balance_sharing.c */
+/* sharing.c */
 /* Takes the left-out decisions saved by runs before (warm start). */
 int mlsba__bal_sharing_take_saved(mlsba__bal_ctx_t *C,
                                   mlsba_balance_result_t *r);
@@ -161,7 +167,7 @@ int mlsba__bal_sharing_begin(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                              unsigned it, int stop, int64_t *proposal,
                              double *overhead);
 
-/* balance_saved.c */
+/* saved.c */
 /* Where device j's model lives, and the key that says what it is for:
  * host, device identity (its backend's ident) and driver, kernel, and the
  * load's shape. */
@@ -172,10 +178,15 @@ int mlsba__bal_load_stored(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                            int *all);
 void mlsba__bal_save_models(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r);
 
-/* balance_routine.c */
+/* routine.c */
 int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                        int start_warm);
 /* Cold or warm start of a fresh context. */
 int mlsba__bal_first(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r);
+
+/* balancer.c */
+/* The imbalance past which a balancer's run counts as drifted. */
+double mlsba__bal_drift_threshold(const mlsba_balance_opts_t *o,
+                                  double variation);
 
 #endif

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 
 typedef struct {
   const char *kind;

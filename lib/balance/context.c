@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../platform/platform.h"
 #include "balance.h"
-#include "platform.h"
 
 void mlsba__bal_log(const mlsba__bal_ctx_t *C, const char *fmt, ...)
     MLSBA__PRINTF(2, 3);

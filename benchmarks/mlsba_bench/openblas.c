@@ -1,0 +1,92 @@
+#include "openblas.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The CBLAS prototypes of OpenBLAS's LP64 build (int indices). */
+enum { COL_MAJOR = 102, NO_TRANS = 111 };
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *,
+                         int, const float *, int, float, float *, int);
+typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const double *,
+                         int, const double *, int, double, double *, int);
+
+static struct {
+  int tried, ok;
+  char why[160], label[128];
+  sgemm_fn sgemm;
+  dgemm_fn dgemm;
+  void (*set_threads)(int);
+} ob;
+
+/* OpenBLAS reads OPENBLAS_CORETYPE as it loads. Its own detection can
+ * settle on older kernels than the CPU runs (Haswell on AVX-512 AMD
+ * cores), so unless the user chose, the best family of the CPU's ISA is
+ * asked for; every name here is one OpenBLAS's dynamic build knows. */
+static void choose_core_type(void) {
+  if (getenv("OPENBLAS_CORETYPE"))
+    return;
+  const char *type = NULL;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    type = __builtin_cpu_supports("avx512bf16") ? "Cooperlake" : "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    type = "Haswell";
+#endif
+  if (type)
+    setenv("OPENBLAS_CORETYPE", type, 0);
+}
+
+int openblas_load(const char **why) {
+  if (!ob.tried) {
+    ob.tried = 1;
+#ifdef MLSBA_OPENBLAS_LIBRARY
+    choose_core_type();
+    void *lib = dlopen(MLSBA_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+      snprintf(ob.why, sizeof ob.why, "OpenBLAS: %s", dlerror());
+    } else {
+      ob.sgemm = (sgemm_fn)dlsym(lib, "cblas_sgemm");
+      ob.dgemm = (dgemm_fn)dlsym(lib, "cblas_dgemm");
+      *(void **)&ob.set_threads = dlsym(lib, "openblas_set_num_threads");
+      char *(*corename)(void);
+      char *(*config)(void);
+      *(void **)&corename = dlsym(lib, "openblas_get_corename");
+      *(void **)&config = dlsym(lib, "openblas_get_config");
+      ob.ok = ob.sgemm && ob.dgemm && ob.set_threads && corename && config;
+      if (ob.ok) {
+        /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." : the version is its second word */
+        char version[32] = "?";
+        sscanf(config(), "OpenBLAS %31s", version);
+        snprintf(ob.label, sizeof ob.label, "OpenBLAS %s, %s kernels", version,
+                 corename());
+      } else {
+        snprintf(ob.why, sizeof ob.why,
+                 "OpenBLAS: %s lacks the CBLAS calls", MLSBA_OPENBLAS_LIBRARY);
+      }
+    }
+#else
+    snprintf(ob.why, sizeof ob.why,
+             "OpenBLAS was not found when mlsba-bench was built (Debian: "
+             "libopenblas-pthread-dev)");
+#endif
+  }
+  *why = ob.why;
+  return ob.ok ? 0 : 1;
+}
+
+const char *openblas_label(void) { return ob.label; }
+
+void openblas_gemm(const mlsba_gemm_t *g, int64_t ncols, unsigned threads) {
+  ob.set_threads((int)threads);
+  int m = (int)g->m, n = (int)ncols, k = (int)g->k;
+  if (g->precision == MLSBA_PRECISION_DOUBLE)
+    ob.dgemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, g->a, m, g->b, k,
+             0.0, g->c, m);
+  else
+    ob.sgemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, g->a, m, g->b, k,
+             0.0f, g->c, m);
+}

@@ -1,0 +1,22 @@
+/* OpenBLAS as a user would call it instead of libmlsba: loaded at run
+ * time (dlopen, its symbols kept apart from the BLIS inside libmlsba),
+ * with the core type that suits this CPU. The bench's baseline rows and
+ * its single-core peak use it. */
+#ifndef MLSBA_BENCH_OPENBLAS_H
+#define MLSBA_BENCH_OPENBLAS_H
+
+#include <stdint.h>
+
+#include "mlsba.h"
+
+/* Loads OpenBLAS once; 0 when it is there, 1 when it is not (the rows that
+ * need it are left out, and *why says so). */
+int openblas_load(const char **why);
+
+/* "OpenBLAS 0.3.21, SkylakeX kernels": after a successful load. */
+const char *openblas_label(void);
+
+/* Columns 0..ncols-1 of C = A x B on `threads` OpenBLAS threads. */
+void openblas_gemm(const mlsba_gemm_t *g, int64_t ncols, unsigned threads);
+
+#endif
