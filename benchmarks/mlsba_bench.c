@@ -14,6 +14,7 @@
 #include "gemm_fill.h"
 #include "mlsba.h"
 #include "mlsba_bench/cli.h"
+#include "mlsba_bench/factor.h"
 #include "mlsba_bench/report.h"
 #include "mlsba_bench/runners.h"
 #include "plot.h"
@@ -183,6 +184,10 @@ int main(int argc, char **argv) {
                          : paths_make_dirs(bench_prog, "--models", models)))
     goto done;
   B.models = models[0] ? models : NULL;
+  if (a.op != BENCH_OP_GEMM) {
+    status = bench_factor(&a, B.pl, B.sim, B.models);
+    goto done;
+  }
   B.flop = 2.0 * (double)a.m * (double)a.n * (double)a.k;
   int to_stdout = a.json && strcmp(a.json, "-") == 0;
   B.progress = a.quiet || to_stdout         ? 0

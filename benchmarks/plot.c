@@ -175,3 +175,75 @@ int bench_plot(const char *dir, const bench_plot_t *P) {
   }
   return gnuplot_run(prog, dir, "plot.gp");
 }
+
+/* shares.dat: one block per row, a line per update step: the step, its
+ * time, then every device's percent of its units. */
+static void write_shares(FILE *f, const bench_shares_plot_t *P) {
+  for (size_t r = 0; r < P->rows; r++) {
+    const mlsba_factor_report_t *R = P->report[r];
+    for (size_t k = 1; k < R->steps; k++) {
+      fprintf(f, "%zu %g", k, R->step_seconds[k]);
+      for (size_t i = 0; i < R->p; i++)
+        fprintf(f, " %g",
+                R->units[k] ? 100.0 * (double)R->share[k * R->p + i] /
+                                  (double)R->units[k]
+                            : 0.0);
+      fputc('\n', f);
+    }
+    fputs("\n\n", f);
+  }
+}
+
+static void write_shares_script(FILE *gp, const bench_shares_plot_t *P) {
+  size_t p = mlsba_platform_num_devices(P->pl);
+  fprintf(gp, "# Made by mlsba-bench --plot; run again in this folder with:\n"
+              "#   gnuplot plot.gp\n"
+              "do for [fmt in 'png svg'] {\n"
+              "  if (fmt eq 'png') { set terminal pngcairo size 1000,%zu "
+              "noenhanced } else { set terminal svg size 1000,%zu "
+              "noenhanced }\n"
+              "  set output 'shares.'.fmt\n"
+              "  set multiplot layout %zu,1\n"
+              "  set key outside right; set grid\n"
+              "  set xlabel 'step'; set ylabel 'share of the update (%%)'\n"
+              "  set yrange [0:100]; set y2label 'step time (s)'; "
+              "set y2tics; set ytics nomirror\n",
+          300 * P->rows + 100, 300 * P->rows + 100, P->rows);
+  for (size_t r = 0; r < P->rows; r++) {
+    fputs("  set title ", gp);
+    gp_string(gp, P->name[r]);
+    fputs("\n  plot ", gp);
+    for (size_t i = 0; i < p; i++) {
+      fprintf(gp, "'shares.dat' index %zu using 1:%zu with linespoints "
+                  "title ",
+              r, i + 3);
+      gp_string(gp, mlsba_platform_device_name(P->pl, i));
+      fputs(", ", gp);
+    }
+    fprintf(gp, "'shares.dat' index %zu using 1:2 axes x1y2 with lines "
+                "dt 2 lc black title 'step time'\n",
+            r);
+  }
+  fputs("  unset multiplot\n}\n", gp);
+}
+
+int bench_plot_shares(const char *dir, const bench_shares_plot_t *P) {
+  if (P->rows == 0)
+    return 0;
+  FILE *dat = open_in(dir, "shares.dat"), *gp = open_in(dir, "plot.gp");
+  int bad = !dat || !gp;
+  if (!bad) {
+    write_shares(dat, P);
+    write_shares_script(gp, P);
+    bad = ferror(dat) | ferror(gp);
+  }
+  if (dat && fclose(dat) != 0)
+    bad = 1;
+  if (gp && fclose(gp) != 0)
+    bad = 1;
+  if (bad) {
+    fprintf(stderr, "%s: error writing into %s\n", prog, dir);
+    return -1;
+  }
+  return gnuplot_run(prog, dir, "plot.gp");
+}

@@ -785,7 +785,93 @@ static const struct {
     {{"--models", "/etc/passwd", NULL},
      "--models: '/etc/passwd' is not a folder"},
     {{"--quiet", "--progress", NULL}, "exclude each other"},
+    {{"--op", "lu", NULL}, "--op must be gemm, getrf or potrf"},
+    {{"--block", "64", NULL}, "--block goes with --op"},
+    {{"--op", "getrf", "-m", "8", NULL}, "take --size N"},
+    {{"--op", "potrf", "--algo", "slba", NULL}, "--algo of a factorization"},
+    {{"--op", "getrf", "--block", "0", NULL}, "--block must be"},
 };
+
+/* --op getrf --compare on the seed-002 desktop: every row of the
+ * contract, the per-step shares summing to each step's units, PPE on the
+ * hybrid rows, and the per-step split ahead of the constant ratio. */
+START_TEST(bench_factor_compare_on_the_sim_desktop) {
+  char *argv[] = {bench,       "--op",   "getrf", "--platform", SEED002,
+                  "--size",    "8400",   "--precision", "double",
+                  "--compare", "--json", "-",     NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out), *res = json_object_get(j, "results");
+  static const char *rows[] = {"mlsba",      "constant-ratio", "fixed-slice",
+                               "cores-only", "device:gpu0",    "device:gpu1"};
+  ck_assert_uint_eq(json_array_size(res), 6);
+  double gflops[6];
+  for (size_t i = 0; i < 6; i++) {
+    json_t *o = json_array_get(res, i);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "algorithm")),
+                     rows[i]);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "op")), "getrf");
+    ck_assert(json_is_null(json_object_get(o, "verified")));
+    ck_assert(json_is_null(json_object_get(o, "residual")));
+    ck_assert_int_eq(json_is_number(json_object_get(o, "ppe")), i < 3);
+    gflops[i] = json_number_value(json_object_get(o, "gflops"));
+    json_t *steps = json_object_get(o, "steps");
+    ck_assert_uint_ge(json_array_size(steps), 60);
+    for (size_t k = 1; k < json_array_size(steps); k++) {
+      json_t *st = json_array_get(steps, k), *sh = json_object_get(st, "shares");
+      json_int_t sum = 0;
+      for (size_t d = 0; d < json_array_size(sh); d++)
+        sum += json_integer_value(json_array_get(sh, d));
+      ck_assert_int_eq(sum, json_integer_value(json_object_get(st, "units")));
+    }
+  }
+  double ppe = json_number_value(json_object_get(json_array_get(res, 0), "ppe"));
+  ck_assert_double_eq_tol(ppe, gflops[0] / (gflops[3] + gflops[4] + gflops[5]),
+                          1e-6);
+  ck_assert_double_gt(gflops[0], gflops[1]);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* On two real cores the factorizations are verified by their residual,
+ * beside OpenBLAS's own routine. */
+START_TEST(bench_factor_verifies_on_real_cores) {
+  char path[] = "/tmp/mlsba-bench-cores-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const char *json = "{\"devices\": [{\"name\": \"c0\", \"type\": \"cpu\", "
+                     "\"core\": 0}, {\"name\": \"c1\", \"type\": "
+                     "\"cpu\", \"core\": 1}]}";
+  ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+  close(fd);
+  for (int op = 0; op < 2; op++) {
+    char *argv[] = {bench,     "--op",     op ? "potrf" : "getrf",
+                    "--platform", path,   "--size", "300", "--block", "64",
+                    "--models", "none", "--compare", "--json", "-", NULL};
+    tool_run_t r;
+    run_tool(argv, &r);
+    ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+    json_t *j = parse_json(r.out), *res = json_object_get(j, "results");
+    /* 3 splits, and OpenBLAS's own routine where it is installed */
+    ck_assert_uint_ge(json_array_size(res), 3);
+    for (size_t i = 0; i < json_array_size(res); i++) {
+      json_t *o = json_array_get(res, i);
+      ck_assert(json_is_true(json_object_get(o, "verified")));
+      ck_assert_double_lt(json_number_value(json_object_get(o, "residual")),
+                          16);
+    }
+    if (json_array_size(res) == 4)
+      ck_assert_str_eq(json_string_value(json_object_get(
+                           json_array_get(res, 3), "algorithm")),
+                       "openblas");
+    json_decref(j);
+    tool_run_free(&r);
+  }
+  unlink(path);
+}
+END_TEST
 
 START_TEST(bench_refuses_bad_input) {
   expect_usage_error(bench, bench_bad[_i].args, bench_bad[_i].expect, _i);
@@ -822,6 +908,86 @@ START_TEST(bench_makes_one_folder_never_a_chain) {
 }
 END_TEST
 
+/* The example with links of docs/platform-file.md, as a user would copy
+ * it: every tool reads it, mlsba-info --write keeps the links, and with
+ * --unit-bytes mlsba-partition counts gpu0's link (a share that costs 2 ms
+ * a unit to move shrinks). */
+static void write_links_example(char *path) {
+  FILE *f = fopen(MLSBA_SOURCE_DIR "/docs/platform-file.md", "r");
+  ck_assert_ptr_nonnull(f);
+  static char doc[1 << 16];
+  size_t len = fread(doc, 1, sizeof doc - 1, f);
+  fclose(f);
+  doc[len] = '\0';
+  char *at = strstr(doc, "## Links");
+  ck_assert_ptr_nonnull(at);
+  char *begin = strstr(at, "```json\n"), *end;
+  ck_assert_ptr_nonnull(begin);
+  begin += strlen("```json\n");
+  end = strstr(begin, "```");
+  ck_assert_ptr_nonnull(end);
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, begin, (size_t)(end - begin)), end - begin);
+  close(fd);
+}
+
+static json_int_t gpu_share(char *platform, const char *unit_bytes) {
+  char *argv[] = {partition,
+                  "--platform",
+                  platform,
+                  "--n",
+                  "8400",
+                  "--json",
+                  "-",
+                  (char *)unit_bytes ? "--unit-bytes" : NULL,
+                  (char *)unit_bytes,
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse_json(r.out);
+  json_t *ub = json_object_get(j, "unit_bytes");
+  ck_assert(unit_bytes ? json_is_number(ub) : ub == NULL);
+  json_int_t gpu = json_integer_value(
+      json_array_get(json_array_get(json_object_get(j, "beta"), 0), 1));
+  json_decref(j);
+  tool_run_free(&r);
+  return gpu;
+}
+
+START_TEST(the_docs_example_with_links_runs_in_every_tool) {
+  char path[] = "/tmp/mlsba-links-XXXXXX", saved[] = "/tmp/mlsba-saved-XXXXXX";
+  write_links_example(path);
+  int fd = mkstemp(saved);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char *show[] = {info, "--platform", path, "--write", saved, NULL};
+  char *bench_it[] = {bench,      "--platform", path,     "--size", "2000",
+                      "--models", "none",       "--json", "-",      NULL};
+  char *const *runs[] = {show, bench_it};
+  for (int k = 0; k < 2; k++) {
+    tool_run_t r;
+    run_tool(runs[k], &r);
+    ck_assert_msg(r.exited && r.status == 0, "%s: status %d: %s", runs[k][0],
+                  r.status, r.err);
+    tool_run_free(&r);
+  }
+  json_error_t e;
+  json_t *j = json_load_file(saved, 0, &e);
+  ck_assert_ptr_nonnull(j);
+  ck_assert(json_is_object(json_object_get(j, "network")));
+  ck_assert(json_is_object(json_object_get(
+      json_array_get(json_object_get(j, "devices"), 0), "link")));
+  json_decref(j);
+  json_int_t without = gpu_share(path, NULL), with = gpu_share(path, "2.4e7");
+  ck_assert_int_gt(without, 0);
+  ck_assert_int_lt(with, without);
+  unlink(path);
+  unlink(saved);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -834,6 +1000,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, real_devices_and_too_little_capacity_are_refused);
   tcase_add_test(tc, help_and_version_exit_0);
   tcase_add_test(tc, a_sample_platform_by_name_and_size);
+  tcase_add_test(tc, the_docs_example_with_links_runs_in_every_tool);
   suite_add_tcase(s, tc);
   tc = tcase_create("mlsba-bench");
   tcase_set_timeout(tc, 600);
@@ -846,6 +1013,8 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, bench_says_why_the_routine_stopped);
   tcase_add_test(tc, bench_table_names_groups_and_devices);
   tcase_add_test(tc, bench_balances_a_real_product);
+  tcase_add_test(tc, bench_factor_compare_on_the_sim_desktop);
+  tcase_add_test(tc, bench_factor_verifies_on_real_cores);
   tcase_add_loop_test(tc, bench_refuses_bad_input, 0,
                       (int)(sizeof bench_bad / sizeof bench_bad[0]));
   suite_add_tcase(s, tc);

@@ -29,6 +29,7 @@ typedef struct {
   const mlsba_model_t **models;
   size_t *size, q, p;
   int64_t n;
+  double unit_bytes; /* --unit-bytes: < 0 when not given */
 } problem_t;
 
 /* The product whose saved models a measured device's are: they are kept
@@ -88,11 +89,41 @@ static json_t *result_json(const problem_t *P, const result_t *r) {
     json_array_append_new(per_group, json_integer((json_int_t)r->points[g]));
     total += r->points[g];
   }
-  return json_pack("{s:s, s:I, s:o, s:o, s:f, s:{s:I, s:o}, s:f}", "algorithm",
-                   mlsba_algorithm_name(r->algo), "n", (json_int_t)P->n,
-                   "alpha", int_array(r->alpha, P->q), "beta", beta, "makespan",
-                   r->makespan, "points", "total", (json_int_t)total,
-                   "per_group", per_group, "overhead_s", r->overhead);
+  json_t *o =
+      json_pack("{s:s, s:I, s:o, s:o, s:f, s:{s:I, s:o}, s:f}", "algorithm",
+                mlsba_algorithm_name(r->algo), "n", (json_int_t)P->n, "alpha",
+                int_array(r->alpha, P->q), "beta", beta, "makespan",
+                r->makespan, "points", "total", (json_int_t)total, "per_group",
+                per_group, "overhead_s", r->overhead);
+  if (o && P->unit_bytes >= 0)
+    json_object_set_new(o, "unit_bytes", json_real(P->unit_bytes));
+  return o;
+}
+
+/* With --unit-bytes, every device that has a host link ("link") moves its
+ * share through it: its model becomes a copy with the link's affine cost
+ * added (FPM plus communication), which every algorithm then balances. */
+static int add_transfers(problem_t *P, mlsba_model_t **own) {
+  for (size_t g = 0, j = 0; g < P->q; g++) {
+    for (size_t k = 0; k < P->size[g]; k++, j++) {
+      size_t dev = mlsba_platform_group_device(P->pl, g, k);
+      mlsba_link_t link;
+      double latency, per_unit;
+      int err = mlsba_platform_device_link(P->pl, dev, &link);
+      if (!err && !(link.bandwidth > 0))
+        continue;
+      if (!err)
+        err = mlsba_link_transfer(&link, P->unit_bytes, &latency, &per_unit);
+      if (!err)
+        err = mlsba_model_clone(P->models[j], &own[j]);
+      if (!err)
+        err = mlsba_model_set_transfer(own[j], latency, per_unit);
+      if (err)
+        return err;
+      P->models[j] = own[j];
+    }
+  }
+  return 0;
 }
 
 /* The table: 80 columns; the loads of every group and device below it,
@@ -102,9 +133,13 @@ static void print_table(FILE *f, const problem_t *P, const result_t *res,
   double best = res[0].makespan;
   for (size_t i = 1; i < nres; i++)
     best = res[i].makespan < best ? res[i].makespan : best;
-  fprintf(f, "%s: %zu device%s in %zu group%s, N = %lld\n\n",
+  fprintf(f, "%s: %zu device%s in %zu group%s, N = %lld\n",
           mlsba_platform_name(P->pl), P->p, P->p == 1 ? "" : "s", P->q,
           P->q == 1 ? "" : "s", (long long)P->n);
+  if (P->unit_bytes >= 0)
+    fprintf(f, "times include each device's link, %g bytes a unit\n",
+            P->unit_bytes);
+  fputc('\n', f);
   fprintf(f, "%-13s %14s %8s %14s  %s\n", "algorithm", "makespan [s]",
           "vs best", "overhead [ms]", "group-model points");
   for (size_t i = 0; i < nres; i++) {
@@ -254,6 +289,7 @@ static int gather_models(problem_t *P, const product_t *w,
 int main(int argc, char **argv) {
   const char *platform_path = NULL, *n_arg = NULL, *algo_arg = "mlsba";
   const char *json_path = NULL, *size_arg = NULL, *m_arg = NULL, *k_arg = NULL;
+  const char *unit_arg = NULL;
   const char *precision_arg = "single";
   product_t w = {0};
   for (int i = 1; i < argc; i++) {
@@ -275,6 +311,7 @@ int main(int argc, char **argv) {
                         : !strcmp(a, "--models")    ? &w.models
                         : !strcmp(a, "--algo")      ? &algo_arg
                         : !strcmp(a, "--json")      ? &json_path
+                        : !strcmp(a, "--unit-bytes") ? &unit_arg
                                                     : NULL;
     if (slot == NULL)
       return fail_usage("unknown option ", a);
@@ -292,7 +329,7 @@ int main(int argc, char **argv) {
     return fail_usage("--size N and -m M -k K exclude each other", "");
   if (!m_arg != !k_arg)
     return fail_usage("-m M and -k K go together", "");
-  problem_t P = {0};
+  problem_t P = {.unit_bytes = -1};
   if (cli_parse_units(n_arg ? n_arg : size_arg, INT64_C(1) << 53, &P.n) != 0)
     return fail_usage(n_arg ? "--n must be a whole number from 0 to 2^53, got "
                             : "--size must be a whole number from 0 to 2^53, "
@@ -312,6 +349,10 @@ int main(int argc, char **argv) {
                                                 : MLSBA_PRECISION_DOUBLE;
   if (w.models && w.models[0] == '\0')
     return fail_usage("--models must be a folder path, got \"\"", "");
+  if (unit_arg && cli_parse_double(unit_arg, 0, 1e30, &P.unit_bytes) != 0)
+    return fail_usage("--unit-bytes must be a number of bytes from 0 to 1e30, "
+                      "got ",
+                      unit_arg);
   mlsba_algorithm_t only = MLSBA_ALGO_MLSBA;
   int all = strcmp(algo_arg, "all") == 0;
   if (!all && mlsba_algorithm_from_name(algo_arg, &only) != 0) {
@@ -334,15 +375,21 @@ int main(int argc, char **argv) {
   P.models = calloc(P.p, sizeof *P.models);
   P.size = calloc(P.q, sizeof *P.size);
   mlsba_model_t **owned = calloc(P.p, sizeof *owned);
+  mlsba_model_t **own = calloc(P.p, sizeof *own); /* with transfers */
   result_t *res = calloc(nres, sizeof *res);
   int status = 0;
-  if (!P.models || !P.size || !owned || !res) {
+  if (!P.models || !P.size || !owned || !own || !res) {
     fprintf(stderr, "%s: out of memory\n", prog);
     status = 1;
     goto done;
   }
   if ((status = gather_models(&P, &w, owned)) != 0)
     goto done;
+  if (P.unit_bytes >= 0 && add_transfers(&P, own) != 0) {
+    fprintf(stderr, "%s: %s: %s\n", prog, platform_path, mlsba_last_error());
+    status = 1;
+    goto done;
+  }
   for (size_t i = 0; i < nres; i++) {
     result_t *r = &res[i];
     r->algo = all ? (mlsba_algorithm_t)i : only;
@@ -408,6 +455,9 @@ done:
   for (size_t j = 0; owned && j < P.p; j++)
     mlsba_model_destroy(owned[j]);
   free(owned);
+  for (size_t j = 0; own && j < P.p; j++)
+    mlsba_model_destroy(own[j]);
+  free(own);
   free(P.models);
   free(P.size);
   mlsba_platform_destroy(pl);

@@ -171,6 +171,27 @@ MLSBA_EXTERN size_t mlsba_model_num_points(const mlsba_model_t *model);
 /** \brief The i-th point in increasing x. Either output may be NULL. */
 MLSBA_EXTERN int mlsba_model_get_point(const mlsba_model_t *model, size_t i,
                                        double *x, double *speed);
+/** \brief Add the cost of moving a device's load to its time: with a
+ *  transfer, t(x) = x / s(x) + latency + per_unit x for x > 0 (t(0) = 0: a
+ *  device given nothing is sent nothing), while s(x) stays the compute
+ *  speed of the points. This is an FPM plus communication: every
+ *  partitioner that takes models (SLBA, MLSBA, MLFBA, the baselines, INPA's
+ *  node level) then balances compute and transfer together. The model
+ *  assumes the transfer does not overlap the device's computation (its
+ *  share arrives, then runs, then returns), which is how an accelerator's
+ *  share runs through its host link; where a transfer overlaps, fold only
+ *  the part that does not. Use it with models of compute alone: a measured
+ *  model already counts what its runs moved. Not saved by
+ *  mlsba_model_save(); kept by mlsba_model_clone() and mlsba_model_clear().
+ *  \param latency   seconds per transfer, finite, in [0, 1e30].
+ *  \param per_unit  seconds per unit of load, finite, in [0, 1e30].
+ *  \return 0 or MLSBA_EINVAL. */
+MLSBA_EXTERN int mlsba_model_set_transfer(mlsba_model_t *model, double latency,
+                                          double per_unit);
+/** \brief The transfer cost (0, 0 when none was set). Either output may be
+ *  NULL. */
+MLSBA_EXTERN int mlsba_model_get_transfer(const mlsba_model_t *model,
+                                          double *latency, double *per_unit);
 
 /** \brief Save a model to a file that a person can read: a version line,
  *  the key it belongs to (what changes a speed function: host, device,
@@ -201,7 +222,8 @@ MLSBA_EXTERN int mlsba_model_load_ex(const char *path, const char *key,
 /** \brief Speed s(x) for a load x >= 0. Needs at least one point. */
 MLSBA_EXTERN int mlsba_model_speed(const mlsba_model_t *model, double x,
                                    double *speed);
-/** \brief Time t(x) = x / s(x) for a load x >= 0 (t(0) = 0). */
+/** \brief Time t(x) = x / s(x) for a load x >= 0 (t(0) = 0), plus the
+ *  transfer when one is set (mlsba_model_set_transfer()). */
 MLSBA_EXTERN int mlsba_model_time(const mlsba_model_t *model, double x,
                                   double *time);
 /** \brief The largest load x finishing by time T: max { x : t(x) <= T },
@@ -343,6 +365,98 @@ MLSBA_EXTERN int mlsba_partition_groups(
 MLSBA_EXTERN int mlsba_partition_makespan(const mlsba_model_t *const models[],
                                           size_t p, const int64_t loads[],
                                           double *makespan);
+
+/** The product that seed 001's DLT partitions (Elhiny §4.1): C = A B with A
+ *  n x m broadcast to every node, B m x k split by columns, each node's
+ *  columns of C (n x its columns) returned to the master, which does not
+ *  compute. */
+typedef struct mlsba_dlt_problem {
+  int64_t n, m, k;     /**< N, M, K, each >= 1 */
+  size_t element_size; /**< s: bytes per element, >= 1 */
+} mlsba_dlt_problem_t;
+
+/** Which device of a node receives its columns of B first. */
+typedef enum mlsba_dlt_order {
+  /** The faster of the two for the accelerator and one core, by the sign
+   *  of eq. 20 (the accelerator first when they tie, as with no links). */
+  MLSBA_DLT_ORDER_RULE = 0,
+  /** The accelerator first, as seed 001 §4.2.1.1 assumes (its tables). */
+  MLSBA_DLT_ORDER_ACCELERATOR_FIRST,
+  /** One core first, then the accelerator, then the other cores. */
+  MLSBA_DLT_ORDER_CORE_FIRST
+} mlsba_dlt_order_t;
+
+/** One worker node of seed 001's DLT: identical cores and at most one
+ *  accelerator, reached by the master over the node's own network link.
+ *  Times are in seconds. A core's time for c columns is
+ *  core_op_time N M c + core_setup (p_j, e_j of eq. 14); the accelerator's
+ *  adds its PCIe transfers: pcie_byte_time s (M + N) c (l_P of eq. 15, B's
+ *  columns in, C's out, no latency). Fitted intercepts may be negative. */
+typedef struct mlsba_dlt_node {
+  size_t cores;        /**< n_j: cores that compute (>= 0) */
+  double core_op_time; /**< p_j: seconds per multiply-add, > 0 */
+  double core_setup;   /**< e_j: seconds, finite */
+  int accelerator;     /**< 1 when the node has one (0 or 1) */
+  double accelerator_op_time; /**< p_{j,a}: > 0 when accelerator is 1 */
+  double accelerator_setup;   /**< e_{j,a}: finite */
+  double pcie_byte_time;      /**< l_P: seconds per byte, >= 0 */
+  double link_byte_time;      /**< l: the node's link, seconds per byte, >= 0 */
+  double link_latency;        /**< b: seconds per message, finite */
+  mlsba_dlt_order_t order;    /**< the delivery order (0: eq. 20's rule) */
+} mlsba_dlt_node_t;
+
+/** What mlsba_partition_dlt_nodes() found besides the parts. */
+typedef struct mlsba_dlt_info {
+  /** T: every node's time from the start of A's broadcast to the end of
+   *  its C's return (eq. 27), common to every node that takes a part. */
+  double time;
+  /** Devices given nothing because the equal-finish solution gave them a
+   *  negative part (too slow, or too late in their node's delivery). */
+  size_t dropped;
+} mlsba_dlt_info_t;
+
+/** \brief Seed 001's network-aware DLT (Elhiny, eqs. 12-37): the parts of
+ *  K's columns of every device of every node such that all finish at the
+ *  same time, counting A's broadcast, each node's sequential delivery of
+ *  B's columns over its link (one message per device, in the node's
+ *  order: by default the accelerator first unless eq. 20 says a core
+ *  first is faster), PCIe both ways and C's
+ *  return. Closed form, Theta(sum of cores) per solve; a device whose part
+ *  comes out negative is dropped and the rest solved again. With every
+ *  link at zero this is the compute-only `dlt` of mlsba_partition_groups().
+ *  \param nodes  e nodes, each with at least one device.
+ *  \param[out] part  one fraction per device, node by node: the
+ *                accelerator (when the node has one) then its cores; >= 0,
+ *                summing to 1.
+ *  \param[out] columns  may be NULL: the parts as integer columns summing
+ *                to K (largest remainder).
+ *  \param[out] accelerator_first  may be NULL: per node, 1 when the
+ *                accelerator's columns are delivered first (its order,
+ *                or eq. 20's rule; 1 for a node with no core taking a part).
+ *  \param[out] info  may be NULL.
+ *  \return 0; MLSBA_EINVAL naming the bad field; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_partition_dlt_nodes(const mlsba_dlt_problem_t *problem,
+                                           const mlsba_dlt_node_t nodes[],
+                                           size_t e, double part[],
+                                           int64_t columns[],
+                                           int accelerator_first[],
+                                           mlsba_dlt_info_t *info);
+/** \brief The time of a given split under the same model: node j's time
+ *  (eq. 27) for the parts part[] (laid out as mlsba_partition_dlt_nodes()
+ *  gives them, >= 0; they need not add up to 1 nor finish together), its
+ *  devices with a part served in the node's delivery order, and the
+ *  largest over the nodes. A node given nothing takes no time (it is sent
+ *  nothing, A included).
+ *  \param accelerator_first  per node, may be NULL: the order to assume;
+ *                NULL for each node's order field (and eq. 20's rule).
+ *  \param[out] node_time  may be NULL: e times.
+ *  \param[out] time  the largest node time.
+ *  \return 0 or MLSBA_EINVAL naming the bad argument. */
+MLSBA_EXTERN int mlsba_dlt_nodes_time(const mlsba_dlt_problem_t *problem,
+                                      const mlsba_dlt_node_t nodes[], size_t e,
+                                      const double part[],
+                                      const int accelerator_first[],
+                                      double node_time[], double *time);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */
@@ -416,6 +530,34 @@ MLSBA_EXTERN size_t mlsba_platform_group_device(const mlsba_platform_t *pl,
 MLSBA_EXTERN int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
                                                const mlsba_model_t *models[],
                                                size_t group_size[]);
+
+/** A communication link as an affine cost: moving b bytes in one message
+ *  takes latency + b / bandwidth seconds. */
+typedef struct mlsba_link {
+  double latency;   /**< seconds per message, >= 0 */
+  double bandwidth; /**< bytes per second, > 0; 0 when no link is known */
+} mlsba_link_t;
+
+/** \brief Device i's host link, the "link" field of the platform file:
+ *  how its share reaches it (an accelerator's PCIe bus). bandwidth is 0
+ *  when the file gives none (its transfers are in its speed profile, or
+ *  cost nothing).
+ *  \return 0, or MLSBA_EINVAL for a NULL argument or i out of range. */
+MLSBA_EXTERN int mlsba_platform_device_link(const mlsba_platform_t *pl,
+                                            size_t i, mlsba_link_t *link);
+/** \brief The network link of the rank that loads this platform, the
+ *  "network" field of the platform file (bandwidth 0 when none).
+ *  \return 0, or MLSBA_EINVAL for a NULL argument. */
+MLSBA_EXTERN int mlsba_platform_network(const mlsba_platform_t *pl,
+                                        mlsba_link_t *link);
+/** \brief The affine transfer cost of moving a load of x units through a
+ *  link when each unit is unit_bytes bytes: one message, so latency +
+ *  x unit_bytes / bandwidth seconds, as mlsba_model_set_transfer() takes it
+ *  (latency, per_unit). A link with bandwidth 0 costs nothing.
+ *  \return 0, or MLSBA_EINVAL for a NULL argument or unit_bytes < 0. */
+MLSBA_EXTERN int mlsba_link_transfer(const mlsba_link_t *link,
+                                     double unit_bytes, double *latency,
+                                     double *per_unit);
 /** What discovery or a driver knows about a device (strings owned by the
  *  platform; empty when unknown). */
 typedef struct mlsba_device_info {
@@ -903,5 +1045,6 @@ MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 #endif
 
 #include <mlsba/loads.h>
+#include <mlsba/factor.h>
 
 #endif /* MLSBA_H */

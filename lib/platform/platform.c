@@ -143,6 +143,39 @@ int mlsba_platform_columns_of(const mlsba_platform_t *pl, int64_t *m,
   return 1;
 }
 
+int mlsba_platform_device_link(const mlsba_platform_t *pl, size_t i,
+                               mlsba_link_t *link) {
+  if (pl == NULL || link == NULL || i >= pl->ndev)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_platform_device_link: no device %zu", i);
+  *link = pl->dev[i].link;
+  return 0;
+}
+
+int mlsba_platform_network(const mlsba_platform_t *pl, mlsba_link_t *link) {
+  if (pl == NULL || link == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_network: %s is NULL",
+                       pl == NULL ? "platform" : "link");
+  *link = pl->network;
+  return 0;
+}
+
+int mlsba_link_transfer(const mlsba_link_t *link, double unit_bytes,
+                        double *latency, double *per_unit) {
+  if (link == NULL || latency == NULL || per_unit == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_link_transfer: an argument is "
+                                     "NULL");
+  if (!(unit_bytes >= 0) || unit_bytes > 1e30)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_link_transfer: unit_bytes must "
+                       "be in [0, 1e30], got %g",
+                       unit_bytes);
+  int none = !(link->bandwidth > 0);
+  *latency = none ? 0 : link->latency;
+  *per_unit = none ? 0 : unit_bytes / link->bandwidth;
+  return 0;
+}
+
 int mlsba_platform_device_info(const mlsba_platform_t *pl, size_t i,
                                mlsba_device_info_t *info) {
   if (pl == NULL || info == NULL || i >= pl->ndev)

@@ -22,6 +22,7 @@ typedef struct {
   char *driver;
   unsigned compute_units;
   uint64_t memory_bytes;
+  mlsba_link_t link; /* its host link ("link"; bandwidth 0: none given) */
 } mlsba__platform_device_t;
 
 /* A block of device names and kinds (platform files): one allocation for
@@ -41,6 +42,7 @@ struct mlsba_platform {
   /* "columns_of": the product whose columns simulated speeds count, m x k
    * (0 when the file does not say). */
   int64_t columns_m, columns_k;
+  mlsba_link_t network; /* the rank's link ("network"; bandwidth 0: none) */
 };
 
 /* Whether the k-th entry of group_dev (a device of group g) drives the

@@ -56,7 +56,46 @@ static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
   return 0;
 }
 
-/* The generic fields (name, type, kind) are read here; the backend named
+/* A link: {"latency": seconds >= 0, "bandwidth": bytes per second > 0},
+ * both required (an affine cost needs both; a link that costs nothing is
+ * no "link" at all). */
+static int parse_link_field(ctx_t *c, json_t *obj, const char *key,
+                            mlsba_link_t *link) {
+  static const char *const keys[] = {"latency", "bandwidth", NULL};
+  json_t *l = json_object_get(obj, key);
+  if (l == NULL)
+    return 0;
+  char outer[sizeof c->f.path];
+  memcpy(outer, c->f.path, sizeof outer);
+  int err = 0;
+  set_path(c, "%s%s%s", outer, outer[0] ? "." : "", key);
+  if (!json_is_object(l)) {
+    err = bad(c,
+              "must be an object {\"latency\": s, \"bandwidth\": bytes/s}, "
+              "got %s",
+              json_kind(l));
+  } else if ((err = check_keys(c, l, keys)) == 0) {
+    json_t *lat = json_object_get(l, "latency"),
+           *bw = json_object_get(l, "bandwidth");
+    if (!json_is_number(lat) || !(json_number_value(lat) >= 0) ||
+        json_number_value(lat) > 1e30)
+      err = bad(c, "latency must be a number of seconds in [0, 1e30], got %s",
+                lat ? json_kind(lat) : "nothing");
+    else if (!json_is_number(bw) || !(json_number_value(bw) > 0) ||
+             json_number_value(bw) > 1e30)
+      err = bad(c,
+                "bandwidth must be a number of bytes per second in (0, "
+                "1e30], got %s%s",
+                bw ? json_kind(bw) : "nothing",
+                json_is_number(bw) ? " out of range" : "");
+    else
+      *link = (mlsba_link_t){json_number_value(lat), json_number_value(bw)};
+  }
+  memcpy(c->f.path, outer, sizeof outer);
+  return err;
+}
+
+/* The generic fields (name, type, kind, link) are read here; the backend named
  * by type reads its own (devices/backend.h), and its key list says which
  * fields a device of that type may have. */
 static int parse_device(ctx_t *c, json_t *d, size_t index,
@@ -90,7 +129,8 @@ static int parse_device(ctx_t *c, json_t *d, size_t index,
   if (backend == NULL)
     return bad(c, "unknown device type \"%s\" (expected sim, cpu or opencl)",
                t);
-  if ((err = check_keys(c, d, backend->keys)) != 0)
+  if ((err = check_keys(c, d, backend->keys)) != 0 ||
+      (err = parse_link_field(c, d, "link", &dev->link)) != 0)
     return err;
   err = backend->parse(&c->f, d, &dev->config, &dev->model);
   /* Set even on error, so that destroying the platform frees the config. */
@@ -279,7 +319,8 @@ static int parse_columns_of(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
 }
 
 static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
-  static const char *const keys[] = {"name", "devices", "groups", "columns_of",
+  static const char *const keys[] = {"name", "network", "devices", "groups",
+                                     "columns_of",
                                      NULL};
   int err;
   if (!json_is_object(root))
@@ -293,6 +334,9 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
     return bad(c, "must be a string, got %s", json_kind(name));
   }
   if ((err = parse_columns_of(c, root, pl)) != 0)
+    return err;
+  c->f.path[0] = '\0';
+  if ((err = parse_link_field(c, root, "network", &pl->network)) != 0)
     return err;
   const char *base = strrchr(c->f.origin, '/');
   pl->name = strdup(name   ? json_string_value(name)
@@ -376,6 +420,11 @@ int mlsba_platform_load(const char *path, mlsba_platform_t **platform) {
   return finish(root, &jerr, path, platform);
 }
 
+static json_t *link_json(const mlsba_link_t *l) {
+  return json_pack("{s:f, s:f}", "latency", l->latency, "bandwidth",
+                   l->bandwidth);
+}
+
 /* The JSON of one device, in the platform file format: name and type,
  * the backend's fields, then kind. */
 static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
@@ -387,6 +436,8 @@ static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
   d->backend->save(d->config, d->model, o, &peers);
   if (d->kind)
     json_object_set_new(o, "kind", json_string(d->kind));
+  if (d->link.bandwidth > 0)
+    json_object_set_new(o, "link", link_json(&d->link));
   return o;
 }
 
@@ -403,12 +454,20 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
       json_array_append_new(grp, json_string(pl->dev[pl->group_dev[k]].name));
     json_array_append_new(groups, grp);
   }
-  json_t *root = json_pack("{s:s, s:o, s:o}", "name", pl->name, "devices",
-                           devices, "groups", groups);
+  json_t *root = json_pack("{s:s}", "name", pl->name);
   if (root && pl->columns_m > 0)
     json_object_set_new(root, "columns_of",
                         json_pack("{s:I, s:I}", "m", (json_int_t)pl->columns_m,
                                   "k", (json_int_t)pl->columns_k));
+  if (root && pl->network.bandwidth > 0)
+    json_object_set_new(root, "network", link_json(&pl->network));
+  if (root) {
+    json_object_set_new(root, "devices", devices);
+    json_object_set_new(root, "groups", groups);
+  } else {
+    json_decref(devices);
+    json_decref(groups);
+  }
   /* The one atomic writer (core/atomic_file.h): a reader sees the old file
    * or the new one, never half. */
   char *text =
