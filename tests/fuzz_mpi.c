@@ -62,6 +62,9 @@ typedef struct {
 typedef struct {
   int jobs, reports, refusals, agreements, failed;
   int earlier_run; /* reports whose product ran an earlier distribution */
+  /* reports whose last run was > 5% and >= 1.65x slower than the run the
+   * product ran: what running the last distribution would have cost */
+  int last_slower_5, last_slower_165;
   int by_ranks[17];
 } tally_t;
 
@@ -338,6 +341,9 @@ static int check_report(json_t *j, const job_t *J, tally_t *T) {
   CHECK(num(j, "makespan_s") > 0 && isfinite(num(j, "gflops")), "makespan %g",
         num(j, "makespan_s"));
   T->earlier_run += ran != integer(j, "iterations");
+  double ratio = slowest(last) / slowest(chosen);
+  T->last_slower_5 += ratio > 1.05;
+  T->last_slower_165 += ratio >= 1.65;
   return 1;
 }
 
@@ -447,6 +453,9 @@ int main(int argc, char **argv) {
          "disagreements stopped, %d failed\n",
          T.jobs, (long long)(time(NULL) - start), T.reports, T.earlier_run,
          T.refusals, T.agreements, T.failed);
+  printf("fuzz_mpi: the last distribution measured was > 5%% slower than "
+         "the one run in %d reports, >= 1.65x in %d\n",
+         T.last_slower_5, T.last_slower_165);
   printf("fuzz_mpi: jobs by ranks:");
   for (int r = 1; r <= 16; r++)
     if (T.by_ranks[r])

@@ -419,6 +419,54 @@ START_TEST(imbalance_is_relative_to_the_slowest) {
 }
 END_TEST
 
+/* A node whose devices hold 300 blocks of 1600, the fastest of the
+ * three: the even split (533 each) gave it more than it holds and the
+ * job stopped, though a valid split exists. Every algorithm keeps every
+ * request within the caps from the first on (the areas asked; CMA's
+ * arrangement rounds them by at most a row or column). */
+START_TEST(every_distribution_keeps_within_the_nodes_capacities) {
+  const node_t nodes[3] = {
+      {CONSTANT, 90, 0, 0, 0}, {CONSTANT, 20, 0, 0, 0}, {RISING, 30, 50, 0, 0}};
+  const int64_t caps[3] = {300, -1, 900};
+  for (int a = 0; a < MLSBA__INPA_ALGO_COUNT; a++) {
+    mlsba__inpa_opts_t o;
+    mlsba__inpa_opts_init(&o);
+    o.algo = (mlsba__inpa_algo_t)a;
+    o.caps = caps;
+    o.max_iter = 8;
+    mlsba__inpa_t *h = NULL;
+    ck_assert_msg(mlsba__inpa_create(3, 40, &o, &h) == 0, "%s",
+                  mlsba_last_error());
+    for (int step = 0; mlsba__inpa_phase(h) != MLSBA__INPA_DONE; step++) {
+      ck_assert_int_le(step, 10);
+      const int64_t *w = mlsba__inpa_w(h);
+      const mlsba__cma_rect_t *r = mlsba__inpa_rects(h);
+      double t[3];
+      for (int i = 0; i < 3; i++) {
+        if (mlsba__inpa_phase(h) == MLSBA__INPA_RUN)
+          ck_assert_msg(caps[i] < 0 || w[i] <= caps[i],
+                        "%s: node %d asked %lld blocks, holds %lld",
+                        mlsba__inpa_algo_name(o.algo), i, (long long)w[i],
+                        (long long)caps[i]);
+        t[i] = node_time(&nodes[i], (double)(r[i].m * r[i].n));
+      }
+      ck_assert_msg(mlsba__inpa_feed(h, t) == 0, "%s", mlsba_last_error());
+    }
+    mlsba__inpa_destroy(h);
+  }
+  /* Together below W: refused at once, in words. */
+  const int64_t small[3] = {300, 500, 700};
+  mlsba__inpa_opts_t o;
+  mlsba__inpa_opts_init(&o);
+  o.caps = small;
+  mlsba__inpa_t *h = NULL;
+  ck_assert_int_eq(mlsba__inpa_create(3, 40, &o, &h), MLSBA_ECAPACITY);
+  ck_assert_msg(strstr(mlsba_last_error(), "hold 1500 blocks together, C has "
+                                           "1600") != NULL,
+                "%s", mlsba_last_error());
+}
+END_TEST
+
 START_TEST(one_node_is_balanced_at_once) {
   const node_t one[1] = {{RISING, 10, 50, 0, 0}};
   mlsba__inpa_t *h = drive(one, 1, 30, MLSBA__INPA_FPM, 0.05, 20);
@@ -591,6 +639,7 @@ static Suite *inpa_suite(void) {
   TCase *tc = tcase_create("cases");
   tcase_add_test(tc, steps_one_to_five_in_order);
   tcase_add_test(tc, imbalance_is_relative_to_the_slowest);
+  tcase_add_test(tc, every_distribution_keeps_within_the_nodes_capacities);
   tcase_add_test(tc, one_node_is_balanced_at_once);
   tcase_add_test(tc, models_hold_a_point_per_run);
   tcase_add_test(tc, bad_arguments_are_rejected);

@@ -426,6 +426,15 @@ START_TEST(opencl_device_without_room_stops_the_run) {
 }
 END_TEST
 
+/* A platform file with the given text, in a fresh temporary path. */
+static void write_platform(char *path, const char *text) {
+  strcpy(path, "/tmp/mlsba-test-platform-XXXXXX");
+  int fd = mkstemp(path);
+  ck_assert(fd >= 0);
+  ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+  close(fd);
+}
+
 /* ---- agreement: ranks given different command lines ------------------ */
 
 static const int rank_counts[] = {1, 2, 4, 8};
@@ -542,6 +551,102 @@ START_TEST(version_on_every_rank) {
                     count_lines(r.out) == 1,
                 "%s", r.out);
   tool_run_free(&r);
+}
+END_TEST
+
+/* ---- device names ------------------------------------------------------ */
+
+/* 62 bytes of "a" then an "e" with an acute accent (2 bytes in UTF-8):
+ * the 64-byte name field cut it in two, json_pack refused the invalid
+ * string and the device vanished from the report (its rank's columns no
+ * longer summed to its width); a newline in a name forged a table line. */
+#define LONG_NAME                                                            \
+  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9-gpu"
+
+START_TEST(device_names_reach_the_report_whole) {
+  int np = rank_counts[_i];
+  char path[64];
+  write_platform(path,
+                 "{\"devices\": ["
+                 "{\"name\": \"" LONG_NAME "\", \"type\": \"sim\", "
+                 "\"speed\": [[1, 300.0], [4096, 1000.0]]},"
+                 "{\"name\": \"core\\nforged 0 0 0\", \"type\": \"sim\", "
+                 "\"speed\": [[1, 300.0], [4096, 900.0]]}]}");
+  tool_run_t r;
+  run_inpa(np, &r, "--platform", path, "--size", "1024", "--block", "64",
+           "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, np, 1024, 64);
+  json_t *rk = json_array_get(json_object_get(j, "ranks"), (size_t)np - 1);
+  json_t *devs = json_object_get(rk, "devices");
+  ck_assert_uint_eq(json_array_size(devs), 2);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(devs, 0),
+                                                     "name")),
+                   LONG_NAME);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(devs, 1),
+                                                     "name")),
+                   "core\nforged 0 0 0");
+  json_decref(j);
+  tool_run_free(&r);
+  /* The table: the newline written as \x0a, no line of its own. */
+  run_inpa(np, &r, "--platform", path, "--size", "1024", "--block", "64",
+           NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_msg(strstr(r.out, "core\\x0aforged") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.out, "\nforged") == NULL, "%s", r.out);
+  ck_assert(strstr(r.out, LONG_NAME) != NULL);
+  tool_run_free(&r);
+  unlink(path);
+}
+END_TEST
+
+/* ---- a node's memory limit -------------------------------------------- */
+
+/* Rank 0's one device holds 300 blocks (299 in whole columns), the
+ * others have no limit; C has 40 x 40 blocks. The even first split gave
+ * rank 0 more than it holds (800 of 1600 on two ranks) and the whole job
+ * stopped though a valid split exists; now no distribution exceeds it.
+ * Alone, rank 0 cannot hold C: refused at once, in words. */
+START_TEST(no_distribution_exceeds_a_nodes_capacity) {
+  int np = rank_counts[_i];
+  char dir[] = "/tmp/mlsba-test-caps-XXXXXX", pattern[64], path[64];
+  ck_assert(mkdtemp(dir) != NULL);
+  for (int r = 0; r < np; r++) {
+    snprintf(path, sizeof path, "%s/p%d.json", dir, r);
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fprintf(f, "{\"devices\": [{\"name\": \"d\", \"type\": \"sim\", "
+               "\"speed\": [[1, %s]]%s}]}\n",
+            r == 0 ? "900.0" : "200.0", r == 0 ? ", \"max_load\": 300" : "");
+    fclose(f);
+  }
+  snprintf(pattern, sizeof pattern, "%s/p%%r.json", dir);
+  tool_run_t r;
+  run_inpa(np, &r, "--platform", pattern, "--size", "2560", "--block", "64",
+           "--json", "-", NULL);
+  if (np == 1) {
+    check_one_line_error(&r, "rank 0: inpa: the nodes hold 299 blocks "
+                             "together, C has 1600");
+  } else {
+    ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+    json_t *j = parse(r.out);
+    check_report(j, np, 2560, 64);
+    json_t *h;
+    size_t k;
+    json_array_foreach(json_object_get(j, "history"), k, h) {
+      json_int_t w0 = json_integer_value(json_array_get(json_object_get(h, "w"), 0));
+      ck_assert_msg(w0 <= 300, "run %zu gave rank 0 %lld blocks", k + 1,
+                    (long long)w0);
+    }
+    json_decref(j);
+  }
+  tool_run_free(&r);
+  for (int k = 0; k < np; k++) {
+    snprintf(path, sizeof path, "%s/p%d.json", dir, k);
+    unlink(path);
+  }
+  rmdir(dir);
 }
 END_TEST
 
@@ -884,14 +989,6 @@ START_TEST(node_step_before_balancing_is_refused) {
 }
 END_TEST
 
-/* A platform file with the given text, in a fresh temporary path. */
-static void write_platform(char *path, const char *text) {
-  strcpy(path, "/tmp/mlsba-test-platform-XXXXXX");
-  int fd = mkstemp(path);
-  ck_assert(fd >= 0);
-  ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-  close(fd);
-}
 
 /* Valid in blocks, rescaled to columns of a thin C' (bm = b = 2^20: a
  * column is 2^-20 of a block): a max_load of 2^53 blocks (the largest a
@@ -1084,6 +1181,8 @@ static Suite *mpi_suite(void) {
   tcase_add_loop_test(tc, command_line_errors_say_what_is_wrong, 0,
                       (int)(sizeof cli / sizeof *cli));
   tcase_add_test(tc, version_on_every_rank);
+  tcase_add_loop_test(tc, device_names_reach_the_report_whole, 0, counts);
+  tcase_add_loop_test(tc, no_distribution_exceeds_a_nodes_capacity, 0, counts);
   tcase_add_loop_test(tc, sizes_that_cannot_run_are_refused_up_front, 0,
                       counts);
   tcase_add_test(tc, output_to_a_full_disk_fails);

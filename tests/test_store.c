@@ -336,6 +336,47 @@ START_TEST(temporary_files_of_killed_writers_are_removed) {
 }
 END_TEST
 
+/* An old file of a dead writer at path. */
+static void leave_temp(const char *file) {
+  FILE *f = fopen(file, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("half a mod", f);
+  fclose(f);
+  struct timeval tv[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+  ck_assert_int_eq(utimes(file, tv), 0);
+}
+
+/* A folder is cleaned once per process, at its first save, of every
+ * file's temporaries: each save scanned the whole folder for its own,
+ * which made saving n models into it quadratic (4,000 devices 4.3 s, 10^5
+ * over 7 minutes). Another model's stale temporary goes at the first save;
+ * one left after it waits for the next process. */
+START_TEST(a_folder_is_cleaned_once_per_process) {
+  scratch_make();
+  pid_t dead = fork();
+  ck_assert_int_ge(dead, 0);
+  if (dead == 0)
+    _exit(0);
+  waitpid(dead, NULL, 0);
+  char target[128], other[192], later[192];
+  snprintf(target, sizeof target, "%s/dev.k.model", scratch);
+  snprintf(other, sizeof other, "%s/other.k.model.tmp.%ld.3", scratch,
+           (long)dead);
+  snprintf(later, sizeof later, "%s.tmp.%ld.4", target, (long)dead);
+  leave_temp(other);
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_create(&m), 0);
+  ck_assert_int_eq(mlsba_model_set_point(m, 10, 5), 0);
+  ck_assert_int_eq(mlsba_model_save(m, target, "k"), 0);
+  ck_assert_int_eq(access(other, F_OK), -1);
+  leave_temp(later);
+  ck_assert_int_eq(mlsba_model_save(m, target, "k"), 0);
+  ck_assert_int_eq(access(later, F_OK), 0);
+  mlsba_model_destroy(m);
+  scratch_remove();
+}
+END_TEST
+
 static Suite *store_suite(void) {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("files");
@@ -352,6 +393,7 @@ static Suite *store_suite(void) {
                  device_names_never_put_model_files_outside_their_folder);
   tcase_add_test(tc_more, a_bad_point_names_the_file_once);
   tcase_add_test(tc_more, temporary_files_of_killed_writers_are_removed);
+  tcase_add_test(tc_more, a_folder_is_cleaned_once_per_process);
   suite_add_tcase(s, tc_more);
   return s;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/escape.h"
 #include "common/paths.h"
 #include "inpa_load.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
@@ -229,10 +230,12 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
     snprintf(at, sizeof at, "%lld,%lld", (long long)k->row, (long long)k->col);
     printf("%5d %9lld %13s %13s %10.4f %10.4f\n", i, (long long)k->w, mn, at,
            k->time, k->comm);
-    for (size_t d = 0; d < k->ndevices; d++)
-      printf("%5s   %-24.24s %9lld columns %10.4f s\n", "",
-             k->devices[d].name, (long long)k->devices[d].load,
-             k->devices[d].time);
+    for (size_t d = 0; d < k->ndevices; d++) {
+      char name[256];
+      escape_bytes(name, sizeof name, k->devices[d].full_name, 0);
+      printf("%5s   %-24s %9lld columns %10.4f s\n", "", name,
+             (long long)k->devices[d].load, k->devices[d].time);
+    }
   }
   printf("\niterations  %u (%s)\n", r->iterations, stop_words(r, A->o.eps));
   if (r->run_iteration != r->iterations)
@@ -258,6 +261,19 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
            r->verified ? "yes" : "NO", r->max_rel_error);
 }
 
+/* A device's whole name as a JSON string; a name that is not UTF-8 (a
+ * driver's) with its other bytes as \xNN, rather than a device missing
+ * from the report. */
+static json_t *json_name(const char *name) {
+  json_t *s = json_string(name);
+  if (s == NULL) {
+    char safe[1024];
+    escape_bytes(safe, sizeof safe, name, 1);
+    s = json_string(safe);
+  }
+  return s;
+}
+
 static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
   json_t *hist = json_array();
   for (size_t k = 0; k < r->history_len; k++) {
@@ -279,7 +295,8 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
     json_t *devs = json_array();
     for (size_t d = 0; d < k->ndevices; d++)
       json_array_append_new(
-          devs, json_pack("{s:s, s:I, s:f}", "name", k->devices[d].name, "load",
+          devs, json_pack("{s:o, s:I, s:f}", "name",
+                          json_name(k->devices[d].full_name), "load",
                           (json_int_t)k->devices[d].load, "time",
                           k->devices[d].time));
     json_array_append_new(

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/escape.h"
 #include "common/text.h"
 
 /* ---- progress ------------------------------------------------------------
@@ -186,6 +187,14 @@ static size_t points_total(const bench_t *B, const bench_row_t *r) {
   return total;
 }
 
+/* Device j's name as the terminal gets it: control characters escaped
+ * (a newline in a name would forge a table line). */
+static const char *shown_name(const bench_t *B, size_t j, char *buf,
+                              size_t size) {
+  escape_bytes(buf, size, mlsba_platform_device_name(B->pl, j), 0);
+  return buf;
+}
+
 /* What each device can hold (its max_load, its memory), into a new array
  * that the caller frees; NULL when it cannot be told. */
 static int64_t *device_caps(const bench_t *B) {
@@ -262,10 +271,10 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
       time = r->time[j] > time ? r->time[j] : time;
     }
     /* A group of one device is named by it; larger ones list theirs. */
-    char label[64];
+    char label[64], name[48];
     snprintf(label, sizeof label, "group %zu%s%s", g, size == 1 ? ": " : "",
-             size == 1 ? mlsba_platform_device_name(
-                             B->pl, mlsba_platform_group_device(B->pl, g, 0))
+             size == 1 ? shown_name(B, mlsba_platform_group_device(B->pl, g, 0),
+                                    name, sizeof name)
                        : "");
     size_t j0 = mlsba_platform_group_device(B->pl, g, 0);
     detail_line(B, label, load, time,
@@ -274,7 +283,7 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
     for (size_t k = 0; size > 1 && k < size; k++) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       snprintf(label, sizeof label, "  %s",
-               mlsba_platform_device_name(B->pl, j));
+               shown_name(B, j, name, sizeof name));
       detail_line(B, label, r->load[j], r->time[j],
                   of_peak(B, j, r->load[j], r->time[j]),
                   at_cap(B, cap, r->load, j));
@@ -291,8 +300,9 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
   free(cap);
   for (size_t j = 0; r->res.dropped && j < B->p; j++)
     if (r->res.dropped[j]) {
+      char name[256];
       snprintf(text, sizeof text, "%s (%s)",
-               mlsba_platform_device_name(B->pl, j),
+               shown_name(B, j, name, sizeof name),
                r->res.dropped[j] == MLSBA_DROPPED_FAULT
                    ? "a device fault"
                    : "it computes on the other devices' cores, and they ran "

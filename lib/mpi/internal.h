@@ -81,6 +81,11 @@ int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
                             const mlsba_mpi_opts_t *o,
                             mlsba__mpi_node_t **node);
 void mlsba__mpi_node_close(mlsba__mpi_node_t *node);
+/* The blocks of C this node can hold in a grid of nb x nb blocks: the
+ * sum of its simulated devices' max_load, less what whole columns round
+ * off; -1 when a device has no limit or the node is real (its limit is
+ * only known on a shape). */
+int64_t mlsba__mpi_node_capacity(const mlsba__mpi_node_t *node, int64_t nb);
 /* 1 when every device is simulated (virtual time, nothing computed). */
 int mlsba__mpi_node_simulated(const mlsba__mpi_node_t *node);
 size_t mlsba__mpi_node_num_devices(const mlsba__mpi_node_t *node);

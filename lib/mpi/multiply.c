@@ -8,6 +8,7 @@
  * times and draws the next distribution, until the nodes finish together.
  * Every exchange is preceded by a collective status check, so an error on
  * any rank stops all of them with one message. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,8 +62,11 @@ void mlsba_mpi_opts_init(mlsba_mpi_opts_t *o) {
 void mlsba_mpi_result_free(mlsba_mpi_result_t *r) {
   if (r == NULL)
     return;
-  for (int i = 0; r->ranks && i < r->nodes; i++)
+  for (int i = 0; r->ranks && i < r->nodes; i++) {
+    for (size_t d = 0; r->ranks[i].devices && d < r->ranks[i].ndevices; d++)
+      free(r->ranks[i].devices[d].full_name);
     free(r->ranks[i].devices);
+  }
   free(r->ranks);
   free(r->history_w);
   free(r->history_time);
@@ -414,10 +418,87 @@ typedef struct {
 } rank_report_t;
 
 typedef struct {
-  char name[64];
   int64_t load;
   double time;
 } dev_report_t;
+
+/* src cut to at most cap - 1 bytes, never inside a UTF-8 character (a
+ * cut one would make the name invalid UTF-8, which JSON cannot carry). */
+static void copy_cut_utf8(char *dst, size_t cap, const char *src) {
+  size_t n = strlen(src);
+  if (n >= cap) {
+    n = cap - 1; /* src[n] is the first byte left out: a continuation
+                    byte there means its character straddles the cut */
+    while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+      n--;
+  }
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+/* This rank's device names one after another, each with its NUL. */
+static char *names_of(const mlsba__mpi_node_t *node, int *len) {
+  size_t p = mlsba__mpi_node_num_devices(node), total = 0;
+  for (size_t i = 0; i < p; i++)
+    total += strlen(mlsba__mpi_node_device_name(node, i)) + 1;
+  char *all = total < INT_MAX ? malloc(total ? total : 1) : NULL;
+  for (size_t i = 0, at = 0; all && i < p; i++) {
+    const char *name = mlsba__mpi_node_device_name(node, i);
+    memcpy(all + at, name, strlen(name) + 1);
+    at += strlen(name) + 1;
+  }
+  *len = (int)total;
+  return all;
+}
+
+/* Rank 0's devices of every rank get their whole names. */
+static int fill_names(ctx_t *C, const char *all, const int *displs,
+                      mlsba_mpi_result_t *r) {
+  for (int i = 0; i < C->q; i++) {
+    const char *name = all + displs[i];
+    for (size_t k = 0; k < r->ranks[i].ndevices; k++) {
+      mlsba_mpi_device_t *d = &r->ranks[i].devices[k];
+      if ((d->full_name = strdup(name)) == NULL)
+        return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+      copy_cut_utf8(d->name, sizeof d->name, name);
+      name += strlen(name) + 1;
+    }
+  }
+  return 0;
+}
+
+/* Every device's whole name, to the head only (after gather_reports). */
+static int gather_names(ctx_t *C, mlsba_mpi_result_t *r) {
+  int len = 0, err = 0;
+  char *mine = names_of(C->node, &len), *all = NULL;
+  int *counts = C->rank == 0 ? malloc((size_t)C->q * sizeof *counts) : NULL;
+  int *displs = C->rank == 0 ? malloc((size_t)C->q * sizeof *displs) : NULL;
+  if (mine == NULL || (C->rank == 0 && (!counts || !displs)))
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the device names");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  MPI_Gather(&len, 1, MPI_INT, counts, 1, MPI_INT, 0, C->comm);
+  int64_t total = 0;
+  for (int i = 0; C->rank == 0 && i < C->q; i++) {
+    displs[i] = (int)total;
+    total += counts[i];
+  }
+  if (C->rank == 0 && (total >= INT_MAX || !(all = malloc((size_t)total + 1))))
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory for %lld bytes of device "
+                      "names", (long long)total);
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  MPI_Gatherv(mine, len, MPI_CHAR, all, counts, displs, MPI_CHAR, 0, C->comm);
+  if (C->rank == 0)
+    err = fill_names(C, all, displs, r);
+  err = mlsba__mpi_agree(C->comm, err);
+done:
+  free(mine);
+  free(all);
+  free(counts);
+  free(displs);
+  return err;
+}
 
 static int gather_reports(ctx_t *C, const mlsba__mpi_product_stats_t *st,
                           mlsba_mpi_result_t *r) {
@@ -438,11 +519,8 @@ static int gather_reports(ctx_t *C, const mlsba__mpi_product_stats_t *st,
     goto done;
   MPI_Allgather(&me, (int)(sizeof me / sizeof(double)), MPI_DOUBLE, all,
                 (int)(sizeof me / sizeof(double)), MPI_DOUBLE, C->comm);
-  for (size_t i = 0; i < p; i++) {
-    snprintf(mine[i].name, sizeof mine[i].name, "%s",
-             mlsba__mpi_node_device_name(C->node, i));
+  for (size_t i = 0; i < p; i++)
     mlsba__mpi_node_device(C->node, i, &mine[i].load, &mine[i].time);
-  }
   double max_total = 0, sum_total = 0, sum_comm = 0;
   int bytes_total = 0;
   for (int i = 0; i < C->q; i++) {
@@ -485,7 +563,6 @@ static int gather_reports(ctx_t *C, const mlsba__mpi_product_stats_t *st,
     const dev_report_t *d =
         (const dev_report_t *)((const char *)devs + displs[i]);
     for (size_t k = 0; k < rk->ndevices; k++) {
-      memcpy(rk->devices[k].name, d[k].name, sizeof d[k].name);
       rk->devices[k].load = d[k].load;
       rk->devices[k].time = d[k].time;
     }
@@ -553,7 +630,8 @@ static int product(ctx_t *C, mlsba_mpi_result_t *r) {
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, C->comm);
   MPI_Allreduce(&rel, &r->max_rel_error, 1, MPI_DOUBLE, MPI_MAX, C->comm);
   r->verified = sim || o->verify_samples == 0 ? -1 : all_ok;
-  err = gather_reports(C, &st, r);
+  if ((err = gather_reports(C, &st, r)) == 0)
+    err = gather_names(C, r);
   if (!err)
     err = mlsba__mpi_hand_back_c(C->comm, o, &c, C->mine.row * b,
                                  C->mine.col * b, bm, bn, r);
@@ -612,14 +690,25 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if ((err = check_same_time_base(&C, &r->simulated)) != 0 ||
       (err = check_memory_up_front(&C)) != 0)
     goto done;
+  /* Every node's capacity, so that no distribution (the first included)
+   * gives a node more blocks than its devices hold. */
+  int64_t cap = mlsba__mpi_node_capacity(C.node, C.nb);
+  int64_t *caps = C.rank == 0 ? malloc((size_t)C.q * sizeof *caps) : NULL;
+  if (C.rank == 0 && caps == NULL)
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(comm, err)) != 0)
+    goto done;
+  MPI_Gather(&cap, 1, MPI_INT64_T, caps, 1, MPI_INT64_T, 0, comm);
   if (C.rank == 0) {
     mlsba__inpa_opts_t io;
     mlsba__inpa_opts_init(&io);
     io.algo = (mlsba__inpa_algo_t)o->algorithm;
     io.eps = o->eps;
     io.max_iter = o->max_iter;
+    io.caps = caps;
     err = mlsba__inpa_create((size_t)C.q, C.nb, &io, &C.head);
   }
+  free(caps);
   if ((err = mlsba__mpi_agree(comm, err)) != 0)
     goto done;
   if ((err = inpa(&C, r)) != 0 || (err = product(&C, r)) != 0)

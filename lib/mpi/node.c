@@ -203,6 +203,25 @@ void mlsba__mpi_node_close(mlsba__mpi_node_t *nd) {
   free(nd);
 }
 
+int64_t mlsba__mpi_node_capacity(const mlsba__mpi_node_t *nd, int64_t nb) {
+  if (!nd->simulated)
+    return -1;
+  int64_t sum = 0;
+  size_t i;
+  json_t *d;
+  json_array_foreach(json_object_get(nd->json, "devices"), i, d) {
+    json_t *max = json_object_get(d, "max_load");
+    if (!json_is_integer(max))
+      return -1; /* a device without a limit */
+    /* A device takes whole columns, floor(max_load / column) of them: up
+     * to one column (at most nb / b blocks) less than its max_load. */
+    int64_t column = (nb + nd->k.b - 1) / nd->k.b;
+    int64_t blocks = (int64_t)json_integer_value(max) - column;
+    sum += blocks > 0 ? blocks : 0;
+  }
+  return sum;
+}
+
 int mlsba__mpi_node_simulated(const mlsba__mpi_node_t *nd) {
   return nd->simulated;
 }

@@ -41,8 +41,12 @@ typedef struct {
 
 /* Loads by time T of every node into F->x. */
 static void loads_at(fit_t *F, double T) {
-  for (size_t i = 0; i < F->q; i++)
-    F->x[i] = mlsba__fpm_load_by_time(F->models[i], T);
+  for (size_t i = 0; i < F->q; i++) {
+    /* Never beyond what the node holds (its model's max_load). */
+    double cap = (double)mlsba__fpm_cap(F->models[i], F->nb * F->nb);
+    double x = mlsba__fpm_load_by_time(F->models[i], T);
+    F->x[i] = x < cap ? x : cap;
+  }
 }
 
 /* Whether column c fits at width w: every node a row, nb rows in all. */
@@ -153,7 +157,11 @@ static void column_heights(fit_t *F, size_t c, double T) {
 static double predicted(const fit_t *F, const mlsba__cma_rect_t *rect) {
   double worst = 0;
   for (size_t i = 0; i < F->q; i++) {
-    double t = mlsba__fpm_time(F->models[i], (double)(rect[i].m * rect[i].n));
+    int64_t area = rect[i].m * rect[i].n;
+    /* An arrangement that gives a node more than it holds cannot run. */
+    double t = area > mlsba__fpm_cap(F->models[i], area)
+                   ? INFINITY
+                   : mlsba__fpm_time(F->models[i], (double)area);
     worst = t > worst ? t : worst;
   }
   return worst;
@@ -221,6 +229,16 @@ int mlsba__cma_fit_models(const mlsba_model_t *const models[], size_t q,
   }
   read_columns(&F, rect, F.fill);
   double T0 = predicted(&F, rect);
+  /* Over a node's capacity the arrangement given cannot run: search up to
+   * the time every node takes for all it holds instead. */
+  if (!isfinite(T0)) {
+    T0 = 0;
+    for (size_t i = 0; i < q; i++) {
+      double t = mlsba__fpm_time(models[i],
+                                 (double)mlsba__fpm_cap(models[i], nb * nb));
+      T0 = t > T0 ? t : T0;
+    }
+  }
   /* The arrangement given fits at its own makespan on models whose time
    * grows with the load; on others it may not, and then it stays. */
   if (feasible(&F, T0)) {

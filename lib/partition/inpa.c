@@ -28,6 +28,7 @@ struct mlsba__inpa {
   mlsba__cma_rect_t *next_rect;
   int64_t *alt;                /* scratch: another candidate's areas */
   mlsba__cma_rect_t *alt_rect; /* and its arrangement */
+  int64_t *cap;                /* blocks each node can hold (or no limit) */
   double *speed;               /* scratch: constant speeds */
   mlsba__inpa_record_t *hist;  /* max_iter records */
   /* The run the models had stopped at when the run just fed explored
@@ -147,6 +148,7 @@ void mlsba__inpa_destroy(mlsba__inpa_t *h) {
   free(h->alt);
   free(h->alt_rect);
   free(h->speed);
+  free(h->cap);
   if (h->hist)
     for (size_t k = 0; k < h->nhist; k++)
       free((void *)h->hist[k].w); /* one block per record, see record() */
@@ -154,16 +156,105 @@ void mlsba__inpa_destroy(mlsba__inpa_t *h) {
   free(h);
 }
 
-/* Step 3: w_i = W / q, the remainder one block each to the first nodes. */
-static void homogeneous(size_t q, int64_t W, int64_t *w) {
+/* Step 3: w_i = W / q, the remainder one block each to the first nodes;
+ * a node that cannot hold its share gets what it holds, and the rest is
+ * shared the same way among the others (the caps sum to W or more). */
+static void homogeneous(size_t q, int64_t W, const int64_t *cap, int64_t *w) {
+  int64_t left = W;
+  size_t open = q;
   for (size_t i = 0; i < q; i++)
-    w[i] = W / (int64_t)q + ((int64_t)i < W % (int64_t)q ? 1 : 0);
+    w[i] = -1; /* not given yet */
+  for (int capped = 1; capped && open > 0;) {
+    capped = 0;
+    int64_t share = left / (int64_t)open;
+    for (size_t i = 0; i < q; i++)
+      if (w[i] < 0 && cap[i] < share + 1) {
+        w[i] = cap[i];
+        left -= cap[i];
+        open--;
+        capped = 1;
+      }
+  }
+  int64_t share = open ? left / (int64_t)open : 0;
+  int64_t extra = open ? left % (int64_t)open : 0;
+  for (size_t i = 0; i < q; i++)
+    if (w[i] < 0)
+      w[i] = share + (extra-- > 0 ? 1 : 0);
+}
+
+/* Proportional shares moved off nodes above their caps, onto the nodes
+ * with room, fastest first. */
+static void within_caps(const mlsba__inpa_t *h, int64_t *w) {
+  int64_t excess = 0;
+  for (size_t i = 0; i < h->q; i++)
+    if (w[i] > h->cap[i]) {
+      excess += w[i] - h->cap[i];
+      w[i] = h->cap[i];
+    }
+  while (excess > 0) {
+    size_t best = h->q;
+    for (size_t i = 0; i < h->q; i++)
+      if (w[i] < h->cap[i] && (best == h->q || h->speed[i] > h->speed[best]))
+        best = i;
+    if (best == h->q)
+      return; /* cannot happen: the caps sum to W or more */
+    int64_t room = h->cap[best] - w[best], give = room < excess ? room : excess;
+    w[best] += give;
+    excess -= give;
+    h->speed[best] = -1; /* full or done: not picked again */
+  }
 }
 
 /* Step 4 for the proposal in h->next: its arrangement into h->next_rect
  * and *info; the request is unchanged. */
+/* The rows of each column laid out again from the top, in their order,
+ * after heights changed (a column's heights still sum to nb); row is
+ * scratch of q. */
+static void restack(size_t q, mlsba__cma_rect_t *r, int64_t *row) {
+  for (size_t i = 0; i < q; i++) {
+    row[i] = 0; /* the heights of the nodes above i in its column */
+    for (size_t j = 0; j < q; j++)
+      if (r[j].column == r[i].column && r[j].row < r[i].row)
+        row[i] += r[j].m;
+  }
+  for (size_t i = 0; i < q; i++)
+    r[i].row = row[i];
+}
+
+/* CMA rounds areas to whole rows and columns, so a rectangle can exceed
+ * its node's capacity by part of a row though the area asked was within
+ * it: rows move from such a node to the node of its column with the most
+ * room left, which keeps the tiling. (A node alone in its column, or in
+ * one with no room, keeps its rectangle; the node then reports it.) */
+static void keep_within_caps(mlsba__inpa_t *h, mlsba__cma_rect_t *r) {
+  int moved = 0;
+  for (size_t i = 0; i < h->q; i++) {
+    while (r[i].m > 1 && r[i].m * r[i].n > h->cap[i]) {
+      size_t to = h->q;
+      int64_t room = -1;
+      for (size_t j = 0; j < h->q; j++) {
+        int64_t left = h->cap[j] - (r[j].m + 1) * r[j].n;
+        if (j != i && r[j].column == r[i].column && left > room) {
+          to = j;
+          room = left;
+        }
+      }
+      if (to == h->q || room < 0)
+        break;
+      r[i].m--;
+      r[to].m++;
+      moved = 1;
+    }
+  }
+  if (moved)
+    restack(h->q, r, h->alt); /* alt: free once the proposal is laid out */
+}
+
 static int arrange_next(mlsba__inpa_t *h, mlsba__cma_info_t *info) {
-  return mlsba__cma(h->next, h->q, h->nb, h->next_rect, info);
+  int err = mlsba__cma(h->next, h->q, h->nb, h->next_rect, info);
+  if (!err)
+    keep_within_caps(h, h->next_rect);
+  return err;
 }
 
 static int propose_cpm(mlsba__inpa_t *h, const double *t, int64_t *w);
@@ -210,6 +301,7 @@ static int fit_next(mlsba__inpa_t *h, const double *t,
   if (!err)
     err = try_alternative(h, &best);
   if (!err) {
+    keep_within_caps(h, h->next_rect);
     size_t columns = 0;
     for (size_t i = 0; i < h->q; i++)
       columns = h->next_rect[i].column + 1 > columns
@@ -234,11 +326,35 @@ static void take_next(mlsba__inpa_t *h, const mlsba__cma_info_t *info) {
 /* Steps 3-4: the homogeneous distribution becomes the request. */
 static int start_homogeneous(mlsba__inpa_t *h) {
   mlsba__cma_info_t info;
-  homogeneous(h->q, h->W, h->next);
+  homogeneous(h->q, h->W, h->cap, h->next);
   int err = arrange_next(h, &info);
   if (!err)
     take_next(h, &info);
   return err;
+}
+
+/* The nodes' capacities, also as their models' max_load (so that GPA
+ * keeps within them); refused when together they cannot hold W. */
+static int take_caps(mlsba__inpa_t *h, const int64_t *caps) {
+  int64_t sum = 0;
+  for (size_t i = 0; i < h->q; i++) {
+    int64_t c = caps && caps[i] >= 0 && caps[i] < h->W ? caps[i] : h->W;
+    if (c < 1)
+      return mlsba__fail(MLSBA_ECAPACITY,
+                         "inpa: node %zu cannot hold a block of C", i);
+    h->cap[i] = c;
+    sum += c;
+    int err = c < h->W ? mlsba_model_set_max_load(h->models[i], c) : 0;
+    if (err)
+      return err;
+  }
+  h->o.caps = NULL; /* the head keeps its copy */
+  if (sum < h->W)
+    return mlsba__fail(MLSBA_ECAPACITY,
+                       "inpa: the nodes hold %lld blocks together, C has "
+                       "%lld",
+                       (long long)sum, (long long)h->W);
+  return 0;
 }
 
 int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
@@ -278,12 +394,15 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   h->alt = malloc(q * sizeof *h->alt);
   h->alt_rect = malloc(q * sizeof *h->alt_rect);
   h->speed = malloc(q * sizeof *h->speed);
+  h->cap = malloc(q * sizeof *h->cap);
   h->hist = calloc(o.max_iter, sizeof *h->hist);
   if (!h->models || !h->w || !h->rect || !h->next || !h->next_rect || !h->alt ||
-      !h->alt_rect || !h->speed || !h->hist)
+      !h->alt_rect || !h->speed || !h->cap || !h->hist)
     err = mlsba__fail(MLSBA_ENOMEM, "inpa: out of memory");
   for (size_t i = 0; i < q && !err; i++)
     err = mlsba_model_create(&h->models[i]);
+  if (!err)
+    err = take_caps(h, o.caps);
   if (!err && o.algo == MLSBA__INPA_FPM) {
     /* Step 1: one block on every node, each on its own. */
     h->phase = MLSBA__INPA_SMALL;
@@ -386,7 +505,10 @@ static int propose_cpm(mlsba__inpa_t *h, const double *t, int64_t *w) {
   }
   for (size_t i = 0; i < h->q; i++)
     h->speed[i] = (double)h->W * (h->speed[i] / sum);
-  return mlsba__shares_at_least_one(h->speed, h->q, h->W, w);
+  int err = mlsba__shares_at_least_one(h->speed, h->q, h->W, w);
+  if (!err)
+    within_caps(h, w);
+  return err;
 }
 
 /* Runs are the same when every node gets a rectangle of the same m x n,

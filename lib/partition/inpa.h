@@ -89,6 +89,13 @@ typedef struct mlsba__inpa_opts {
   mlsba__inpa_algo_t algo; /* default MLSBA__INPA_FPM */
   double eps;              /* eps_1 of step 6, >= 0 (default 0.05) */
   unsigned max_iter;       /* runs of step 5 at most, >= 1 (default 20) */
+  /* q entries or NULL: the blocks each node can hold (a negative entry,
+   * or NULL, for no limit). The first distribution and every later one
+   * keep within them (the even split gives a node what it holds and
+   * shares the rest; GPA sees them as the models' max_load; CPM's
+   * proportional shares move what is above a cap to the nodes with room,
+   * fastest first). Copied by mlsba__inpa_create(). */
+  const int64_t *caps;
 } mlsba__inpa_opts_t;
 
 void mlsba__inpa_opts_init(mlsba__inpa_opts_t *opts);

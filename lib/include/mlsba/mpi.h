@@ -89,9 +89,13 @@ typedef struct mlsba_mpi_opts {
 
 /** One device of a rank, as the product ran it. */
 typedef struct mlsba_mpi_device {
+  /** The name, cut to 63 bytes at a character boundary (UTF-8). */
   char name[64];
   int64_t load; /**< columns of the rank's sub-matrix */
   double time;  /**< its compute time over the whole product, seconds */
+  /** The whole name, as its platform or driver gives it; owned by the
+   *  result. */
+  char *full_name;
 } mlsba_mpi_device_t;
 
 /** One rank: its share and rectangle of C (in blocks) and its time. */
