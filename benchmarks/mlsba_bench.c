@@ -11,6 +11,7 @@
 
 #include "common/cli.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "gemm_fill.h"
 #include "mlsba.h"
 #include "mlsba_bench/cli.h"
@@ -21,7 +22,7 @@
 
 /* Exit status for an error of the library: bad input is 2. */
 static int fail(int err) {
-  fprintf(stderr, "%s: %s\n", bench_prog, mlsba_last_error());
+  text_error(bench_prog, "%s", mlsba_last_error());
   return err == MLSBA_EFORMAT || err == MLSBA_EIO || err == MLSBA_ECAPACITY
              ? CLI_EXIT_USAGE
              : 1;
@@ -155,10 +156,10 @@ int main(int argc, char **argv) {
   for (size_t j = 0; j < B.p; j++)
     nsim += mlsba_platform_device_type(B.pl, j) == MLSBA_DEVICE_SIM;
   if (nsim && nsim < B.p) {
-    fprintf(stderr,
-            "%s: %s mixes simulated and real devices: their times (virtual "
-            "and wall-clock) cannot be compared\n",
-            bench_prog, a.platform);
+    text_error(bench_prog,
+               "%s mixes simulated and real devices: their times (virtual "
+               "and wall-clock) cannot be compared",
+               a.platform);
     status = CLI_EXIT_USAGE;
     goto done;
   }

@@ -152,6 +152,11 @@ static void expect_usage_error(char *tool, const char *const *args,
   run_tool(argv, &r);
   ck_assert_msg(r.exited, "case %d died by a signal", which);
   ck_assert_int_eq(r.status, 2);
+  /* Every line within 80 columns: a long one is wrapped. */
+  for (const char *l = r.err; *l;
+       l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+    ck_assert_msg(strcspn(l, "\n") <= 80, "case %d: %s", which, r.err);
+  unwrap_lines(r.err);
   ck_assert_msg(strstr(r.err, expect) != NULL,
                 "case %d: stderr \"%s\" lacks \"%s\"", which, r.err, expect);
   ck_assert_msg(count_lines(r.err) <= 2, "case %d: %s", which, r.err);

@@ -266,7 +266,7 @@ int main(int argc, char **argv) {
   status = check_here(pl);
   if (write) {
     if (mlsba_platform_save(pl, write) != 0) {
-      fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
+      text_error(prog, "%s", mlsba_last_error());
       status = 1;
     } else {
       printf("\nwrote %s\n", write);

@@ -237,7 +237,7 @@ static int gather_models(problem_t *P, const product_t *w,
   if (measured == NULL) {
     if (mlsba_platform_grouped_models(pl, P->models, P->size) == 0)
       return 0;
-    fprintf(stderr, "%s: %s: %s\n", prog, w->platform, mlsba_last_error());
+    text_error(prog, "%s: %s", w->platform, mlsba_last_error());
     return EXIT_USAGE;
   }
   if (w->m == 0 || w->k == 0) {
@@ -268,7 +268,7 @@ static int gather_models(problem_t *P, const product_t *w,
   if (!err)
     err = mlsba_load_gemm(&g, &load);
   if (err) {
-    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
+    text_error(prog, "%s", mlsba_last_error());
     status = 1;
   }
   for (size_t j = 0; !status && j < P->p; j++)
@@ -403,8 +403,8 @@ int main(int argc, char **argv) {
     }
     int err = run(&P, r);
     if (err) {
-      fprintf(stderr, "%s: %s: %s\n", prog, mlsba_algorithm_name(r->algo),
-              mlsba_last_error());
+      text_error(prog, "%s: %s", mlsba_algorithm_name(r->algo),
+                 mlsba_last_error());
       status = err == MLSBA_ECAPACITY || err == MLSBA_EINVAL ? EXIT_USAGE : 1;
       goto done;
     }

@@ -87,3 +87,17 @@ size_t count_lines(const char *s) {
     n++;
   return n;
 }
+
+char *unwrap_lines(char *s) {
+  char *out = s;
+  for (const char *in = s; *in;) {
+    if (in[0] == '\n' && strncmp(in + 1, "    ", 4) == 0) {
+      *out++ = ' ';
+      in += 5;
+    } else {
+      *out++ = *in++;
+    }
+  }
+  *out = '\0';
+  return s;
+}

@@ -16,5 +16,9 @@ void run_tool(char *const argv[], tool_run_t *r);
 void tool_run_free(tool_run_t *r);
 /* Lines in s (a last line without newline counts). */
 size_t count_lines(const char *s);
+/* The tools wrap a long error to 80 columns, its continuations indented
+ * by 4: s with every "\n    " read back as one space, so that a test
+ * finds a sentence wherever the line broke. In place; returns s. */
+char *unwrap_lines(char *s);
 
 #endif

@@ -12,10 +12,35 @@
 
 #define CLI_EXIT_USAGE 2
 
-/* Prints "prog: <what><arg>" and the pointer to --help; returns 2. */
+/* Writes "prog: text" on stderr wrapped to 79 columns, continuations
+ * indented by 4 (as tools/common/text.c wraps; here for the programs that
+ * take only this header). */
+static inline void cli_error_text(const char *prog, const char *text) {
+  int col = fprintf(stderr, "%s:", prog);
+  for (const char *s = text; *s;) {
+    if (*s == ' ') {
+      s++;
+      continue;
+    }
+    int word = (int)strcspn(s, " ");
+    if (col > 4 && col + 1 + word > 79) {
+      fputs("\n   ", stderr);
+      col = 3;
+    }
+    col += fprintf(stderr, " %.*s", word, s);
+    s += word;
+  }
+  fputc('\n', stderr);
+}
+
+/* Prints "prog: <what><arg>" (wrapped) and the pointer to --help;
+ * returns 2. */
 static inline int cli_usage_error(const char *prog, const char *what,
                                   const char *arg) {
-  fprintf(stderr, "%s: %s%s\nTry '%s --help'.\n", prog, what, arg, prog);
+  char text[1024];
+  snprintf(text, sizeof text, "%s%s", what, arg);
+  cli_error_text(prog, text);
+  fprintf(stderr, "Try '%s --help'.\n", prog);
   return CLI_EXIT_USAGE;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "text.h"
 
 static int is_file(const char *path) {
   struct stat st;
@@ -112,30 +113,27 @@ int paths_find_platform(const char *arg, char *out, size_t size) {
   return find_in(MLSBA_SOURCE_PLATFORMS, arg, out, size) ? 0 : -1;
 }
 
-int paths_platform(const char *prog, const char *arg, char *out,
-                   size_t size) {
+int paths_platform(const char *prog, const char *arg, char *out, size_t size) {
   struct stat st;
   if (arg[0] == '\0') { /* the loader would say only ": cannot open" */
-    fprintf(stderr,
-            "%s: --platform: an empty name (auto, a sample platform or a "
-            "file)\n",
-            prog);
+    text_error(prog, "--platform: an empty name (auto, a sample platform or a "
+                     "file)");
     return CLI_EXIT_USAGE;
   }
   if (strlen(arg) >= size) { /* refused, never cut short to another file */
-    fprintf(stderr, "%s: --platform: path too long\n", prog);
+    text_error(prog, "--platform: path too long");
     return CLI_EXIT_USAGE;
   }
   if (paths_find_platform(arg, out, size) == 0)
     return 0;
   char dir[PATH_MAX];
-  fprintf(stderr,
-          "%s: --platform %s: no such file, nor a sample platform of that "
-          "name (see %s)\n",
-          prog, arg,
-          installed_dir(dir, sizeof dir) && !stat(dir, &st)
-              ? dir
-              : MLSBA_SOURCE_PLATFORMS);
+  text_error(prog,
+             "--platform %s: no such file, nor a sample platform of that "
+             "name (see %s)",
+             arg,
+             installed_dir(dir, sizeof dir) && !stat(dir, &st)
+                 ? dir
+                 : MLSBA_SOURCE_PLATFORMS);
   return CLI_EXIT_USAGE;
 }
 
@@ -149,7 +147,7 @@ int paths_load_platform(const char *prog, const char *arg,
   int err = strcmp(path, "auto") == 0 ? mlsba_platform_discover(pl)
                                       : mlsba_platform_load(path, pl);
   if (err) {
-    fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
+    text_error(prog, "%s", mlsba_last_error());
     return err == MLSBA_EFORMAT || err == MLSBA_EIO ? CLI_EXIT_USAGE : 1;
   }
   return 0;
@@ -178,14 +176,13 @@ int paths_models(const char *prog, const char *platform_name, int sim,
   else if (home && home[0] == '/')
     w = snprintf(out, size, "%s/.cache/mlsba/%s", home, leaf);
   else {
-    fprintf(stderr,
-            "%s: no folder for saved models (neither XDG_CACHE_HOME nor HOME "
-            "is set): name one with --models DIR, or --models none\n",
-            prog);
+    text_error(prog,
+               "no folder for saved models (neither XDG_CACHE_HOME nor HOME "
+               "is set): name one with --models DIR, or --models none");
     return CLI_EXIT_USAGE;
   }
   if (w < 0 || (size_t)w >= size) {
-    fprintf(stderr, "%s: the model folder's path is too long\n", prog);
+    text_error(prog, "the model folder's path is too long");
     return CLI_EXIT_USAGE;
   }
   return 0;
@@ -196,17 +193,17 @@ static int make_one(const char *prog, const char *option, const char *dir) {
   struct stat st;
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
     if (errno == ENOENT)
-      fprintf(stderr,
-              "%s: %s: cannot create '%s': its parent folder does not "
-              "exist (create it first)\n",
-              prog, option, dir);
+      text_error(prog,
+                 "%s: cannot create '%s': its parent folder does not "
+                 "exist (create it first)",
+                 option, dir);
     else
-      fprintf(stderr, "%s: %s: cannot create '%s': %s\n", prog, option, dir,
-              strerror(errno));
+      text_error(prog, "%s: cannot create '%s': %s", option, dir,
+                 strerror(errno));
     return CLI_EXIT_USAGE;
   }
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "%s: %s: '%s' is not a folder\n", prog, option, dir);
+    text_error(prog, "%s: '%s' is not a folder", option, dir);
     return CLI_EXIT_USAGE;
   }
   return 0;
@@ -215,8 +212,8 @@ static int make_one(const char *prog, const char *option, const char *dir) {
 static int check_writable(const char *prog, const char *option,
                           const char *dir) {
   if (access(dir, W_OK | X_OK) != 0) {
-    fprintf(stderr, "%s: %s: cannot write into '%s': %s\n", prog, option, dir,
-            strerror(errno));
+    text_error(prog, "%s: cannot write into '%s': %s", option, dir,
+               strerror(errno));
     return CLI_EXIT_USAGE;
   }
   return 0;
@@ -225,7 +222,7 @@ static int check_writable(const char *prog, const char *option,
 int paths_make_dirs(const char *prog, const char *option, const char *path) {
   char buf[PATH_MAX];
   if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-    fprintf(stderr, "%s: %s: path too long\n", prog, option);
+    text_error(prog, "%s: path too long", option);
     return CLI_EXIT_USAGE;
   }
   for (char *p = buf + 1;; p++) {
@@ -279,8 +276,7 @@ int paths_check_output_file(const char *prog, const char *option,
       why = strerror(errno);
   }
   if (why) {
-    fprintf(stderr, "%s: %s: cannot write '%s': %s\n", prog, option, path,
-            why);
+    text_error(prog, "%s: cannot write '%s': %s", option, path, why);
     return CLI_EXIT_USAGE;
   }
   return 0;

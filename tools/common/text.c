@@ -49,3 +49,14 @@ void text_fit(char *line, size_t size, const char *fmt, ...) {
   if (n > 0 && (size_t)n > max && max > 3)
     memcpy(line + max - 3, "...", 4);
 }
+
+void text_error(const char *prog, const char *fmt, ...) {
+  char text[4096], head[64];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  snprintf(head, sizeof head, "%s: ", prog);
+  fflush(stdout); /* the table so far, then the error */
+  text_wrap(stderr, head, 4, text);
+}

@@ -13,6 +13,12 @@
  * than a line is cut where the line ends. Ends with a newline. */
 void text_wrap(FILE *f, const char *first, int indent, const char *text);
 
+/* An error for a person: "prog: " and the message on stderr, wrapped as
+ * text_wrap() does (a long path or library message stays within 80
+ * columns). */
+void text_error(const char *prog, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* snprintf into a line of at most TEXT_COLUMNS - 1 characters (with
  * "..." at the end when it was longer). */
 void text_fit(char *line, size_t size, const char *fmt, ...)
