@@ -119,6 +119,20 @@ int mlsba_executor_max_units(mlsba_executor_t *ex, const mlsba_load_t *w,
   return err;
 }
 
+int mlsba_executor_measure_links(mlsba_executor_t *ex, mlsba_link_t links[]) {
+  if (ex == NULL || links == NULL)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_executor_measure_links: NULL argument");
+  int err = 0;
+  for (size_t i = 0; !err && i < ex->pl->ndev; i++) {
+    mlsba__device_t *d = &ex->dev[i];
+    links[i] = (mlsba_link_t){0, 0};
+    if (d->ops->measure_link)
+      err = d->ops->measure_link(d, &links[i]);
+  }
+  return err;
+}
+
 int mlsba_executor_max_loads(mlsba_executor_t *ex, const mlsba_gemm_t *g,
                              int64_t max_load[]) {
   mlsba_load_t *w = NULL;
