@@ -42,6 +42,51 @@ static void run_inpa(int np, tool_run_t *r, ...) {
   run_tool(argv, r);
 }
 
+/* Each rank's network link, measured by ping-pong from rank 0: three
+ * ranks over shared memory, so a latency below 10 ms and a bandwidth
+ * above 10 MB/s; rank 0's own has none. Every rank prints nothing but
+ * rank 0's table. */
+START_TEST(ranks_measure_their_links_by_ping_pong) {
+  char probe[] = MLSBA_LINKS_PROBE_BIN;
+  char *argv[] = {mpirun,
+                  "-np",
+                  "3",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  "--mca",
+                  "btl",
+                  "self,vader",
+                  "--mca",
+                  "mpi_yield_when_idle",
+                  "1",
+                  probe,
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_uint_eq(count_lines(r.out), 3);
+  for (int k = 0; k < 3; k++) {
+    char want[32];
+    snprintf(want, sizeof want, "rank %d latency ", k);
+    const char *at = strstr(r.out, want);
+    ck_assert_msg(at != NULL, "no line for rank %d: %s", k, r.out);
+    double latency, bandwidth;
+    ck_assert_int_eq(
+        sscanf(at + strlen(want), "%lf bandwidth %lf", &latency, &bandwidth),
+        2);
+    if (k == 0) {
+      ck_assert_double_eq(bandwidth, 0);
+    } else {
+      ck_assert_double_ge(latency, 0);
+      ck_assert_double_lt(latency, 0.01);
+      ck_assert_double_gt(bandwidth, 1e7);
+    }
+  }
+  tool_run_free(&r);
+}
+END_TEST
+
 static json_t *parse(const char *text) {
   json_error_t e;
   json_t *j = json_loads(text, 0, &e);
@@ -598,6 +643,7 @@ static Suite *mpi_suite(void) {
   TCase *tc = tcase_create("mlsba-inpa");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, simulated_nodes_converge);
+  tcase_add_test(tc, ranks_measure_their_links_by_ping_pong);
   tcase_add_test(tc, homogeneous_baseline_stays_uneven);
   tcase_add_test(tc, real_cores_verify);
   tcase_add_test(tc, a_panel_relayed_over_four_columns_verifies);
