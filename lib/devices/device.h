@@ -62,6 +62,10 @@ struct mlsba__device {
    * devices, so the balancer checks that it pays
    * (balance/sharing.c). */
   int shares_cores;
+  /* Its host link from the platform file (bandwidth 0: none); set by the
+   * executor after open. A simulated device adds its transfer to its
+   * time; real devices measure theirs. */
+  mlsba_link_t link;
 };
 
 /* The driver of a core device as discovery reports it ("BLIS 0.9.0 (1

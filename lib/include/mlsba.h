@@ -643,6 +643,12 @@ MLSBA_EXTERN int mlsba_load_set_cpu(mlsba_load_t *load, mlsba_cpu_fn fn,
  *  the precision, parameters ("width=4096 iter=256"). Models saved for
  *  another shape are not used. One line; default empty. */
 MLSBA_EXTERN int mlsba_load_set_shape(mlsba_load_t *load, const char *shape);
+/** \brief The bytes one unit moves through a device's host link (a
+ *  GEMM's column: a column of B in and of C out, (k + m) times the
+ *  element size, which mlsba_load_gemm() sets). A simulated device with a
+ *  "link" adds latency + units x bytes / bandwidth to its time (its speed
+ *  profile is its compute); default 0. */
+MLSBA_EXTERN int mlsba_load_set_unit_bytes(mlsba_load_t *load, double bytes);
 /** \brief Number of units. */
 MLSBA_EXTERN int64_t mlsba_load_units(const mlsba_load_t *load);
 /** \brief The load's name. */

@@ -99,6 +99,7 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
     }
     if ((err = d->backend->open(d->name, d->config, d->model, &ex->dev[i])) != 0)
       goto fail;
+    ex->dev[i].link = d->link;
   }
   *out = ex;
   return 0;
