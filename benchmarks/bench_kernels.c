@@ -202,9 +202,13 @@ static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
     free(A), free(Bm), free(C);
     return MLSBA_ENOMEM;
   }
-  B->g = (mlsba_gemm_t){.m = n, .n = n, .k = n,
+  B->g = (mlsba_gemm_t){.m = n,
+                        .n = n,
+                        .k = n,
                         .precision = (mlsba_precision_t)prec,
-                        .a = A, .b = Bm, .c = C};
+                        .a = A,
+                        .b = Bm,
+                        .c = C};
   bench_fill_random(&B->g, 42);
   double flop = 2.0 * (double)n * (double)n * (double)n;
   mlsba_cpu_kernels_t k;
@@ -269,15 +273,16 @@ static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
     printf("    -> %.3f of the best single thread\n", device.gflops / best1);
     print_rows("all cores:", all, n_all);
     print_rows("libmlsba:", &mlsba, 1);
-    printf("    -> %.3f of the best multithreaded BLAS\n", mlsba.gflops / bestp);
+    printf("    -> %.3f of the best multithreaded BLAS\n",
+           mlsba.gflops / bestp);
     json_array_append_new(
-        out, json_pack("{s:s, s:I, s:o, s:f, s:f, s:o, s:f, s:f}", "precision",
-                       prec ? "double" : "single", "n", (json_int_t)n,
-                       "one_thread", rows_json(one, n_one), "core_device",
-                       device.gflops, "core_device_of_best",
-                       device.gflops / best1, "all_cores",
-                       rows_json(all, n_all), "mlsba", mlsba.gflops,
-                       "mlsba_of_best", mlsba.gflops / bestp));
+        out,
+        json_pack("{s:s, s:I, s:o, s:f, s:f, s:o, s:f, s:f}", "precision",
+                  prec ? "double" : "single", "n", (json_int_t)n, "one_thread",
+                  rows_json(one, n_one), "core_device", device.gflops,
+                  "core_device_of_best", device.gflops / best1, "all_cores",
+                  rows_json(all, n_all), "mlsba", mlsba.gflops, "mlsba_of_best",
+                  mlsba.gflops / bestp));
   }
   free(A);
   free(Bm);

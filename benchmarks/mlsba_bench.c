@@ -14,6 +14,7 @@
 #include "gemm_fill.h"
 #include "mlsba.h"
 #include "mlsba_bench/cli.h"
+#include "mlsba_bench/factor.h"
 #include "mlsba_bench/report.h"
 #include "mlsba_bench/runners.h"
 #include "plot.h"
@@ -176,9 +177,17 @@ int main(int argc, char **argv) {
                                                mlsba_platform_name(B.pl),
                                                B.sim, models, sizeof models)))
     goto done;
-  if (models[0] && (status = paths_make_dirs(bench_prog, "--models", models)))
+  /* One rule for every destination a user names: the folder itself is
+   * made, never a chain of them; the cache folder is the tools' own. */
+  if (models[0] &&
+      (status = a.models ? paths_make_dir(bench_prog, "--models", models)
+                         : paths_make_dirs(bench_prog, "--models", models)))
     goto done;
   B.models = models[0] ? models : NULL;
+  if (a.op != BENCH_OP_GEMM) {
+    status = bench_factor(&a, B.pl, B.sim, B.models);
+    goto done;
+  }
   B.flop = 2.0 * (double)a.m * (double)a.n * (double)a.k;
   int to_stdout = a.json && strcmp(a.json, "-") == 0;
   B.progress = a.quiet || to_stdout         ? 0

@@ -35,4 +35,20 @@ typedef struct {
  * Returns 0 or -1 with a message on stderr naming what failed. */
 int bench_plot(const char *dir, const bench_plot_t *P);
 
+/* A factorization's per-step shares (mlsba-bench --op): up to three rows
+ * (the per-step split and its baselines), each device's share of every
+ * step's update. */
+typedef struct {
+  const mlsba_platform_t *pl;
+  size_t rows;
+  const char *name[3];
+  const mlsba_factor_report_t *report[3];
+} bench_shares_plot_t;
+
+/* Writes into dir (which exists) shares.png/.svg: one panel per row, the
+ * percent of each step's units every device took against the step (so
+ * the end-phase shift is seen), with the step's time on a second axis;
+ * and shares.dat and plot.gp behind them. 0 or -1 (message on stderr). */
+int bench_plot_shares(const char *dir, const bench_shares_plot_t *P);
+
 #endif

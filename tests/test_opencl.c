@@ -477,6 +477,88 @@ START_TEST(mandelbrot_on_opencl_matches_the_cpu) {
 }
 END_TEST
 
+/* LU with the OpenCL device taking update columns (CLBlast), in both
+ * precisions: right factors, and the device took part. */
+static void lu_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
+                           int64_t n, mlsba_factor_report_t *rep,
+                           double *residual) {
+  size_t es = prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  void *a = malloc((size_t)(n * n) * es), *a0 = malloc((size_t)(n * n) * es);
+  unsigned seed = 99;
+  for (int64_t i = 0; i < n * n; i++) {
+    seed = seed * 1103515245u + 12345u;
+    double v = ((seed >> 8) & 0xFFFF) / 32768.0 - 1.0;
+    if (es == 8)
+      ((double *)a)[i] = v;
+    else
+      ((float *)a)[i] = (float)v;
+  }
+  memcpy(a0, a, (size_t)(n * n) * es);
+  int64_t *ipiv = calloc((size_t)n, sizeof *ipiv), info = -1;
+  unsigned char use[3] = {1, 1, 1}; /* pocl too, beside the cores */
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 32;
+  o.use = use;
+  ck_assert_msg(mlsba_getrf_ex(ex, prec, n, n, a, n, ipiv, &info, &o, rep) == 0,
+                "%s", mlsba_last_error());
+  ck_assert_int_eq(info, 0);
+  ck_assert_int_eq(
+      mlsba_getrf_residual(prec, n, n, a0, n, a, n, ipiv, residual), 0);
+  free(a);
+  free(a0);
+  free(ipiv);
+}
+
+static int64_t units_of(const mlsba_factor_report_t *r, size_t dev) {
+  int64_t u = 0;
+  for (size_t k = 0; k < r->steps; k++)
+    u += r->share[k * r->p + dev];
+  return u;
+}
+
+START_TEST(lu_on_cores_and_opencl_is_right) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  for (int prec = 0; prec < 2; prec++) {
+    mlsba_factor_report_t r;
+    double res;
+    lu_with_opencl(ex, (mlsba_precision_t)prec, 200, &r, &res);
+    ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "precision %d: residual %g",
+                  prec, res);
+    ck_assert_int_gt(units_of(&r, 1), 0); /* ocl0 took columns */
+    ck_assert_uint_eq(r.lost, 0);
+    mlsba_factor_report_free(&r);
+  }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* The OpenCL device fails at its third share (as its first OpenCL call
+ * would): its columns are taken back by the cores, the device is dropped,
+ * and the factors are right. */
+START_TEST(an_opencl_failure_mid_lu_is_taken_back) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  mlsba__opencl_inject_fault(3, CL_OUT_OF_RESOURCES);
+  mlsba_factor_report_t r;
+  double res;
+  lu_with_opencl(ex, MLSBA_PRECISION_DOUBLE, 200, &r, &res);
+  mlsba__opencl_inject_fault(0, 0);
+  ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
+  ck_assert_uint_eq(r.lost, 1);
+  ck_assert_int_eq(r.dropped[1], 1);
+  size_t used = 0;
+  for (size_t k = 1; k < r.steps; k++)
+    used += r.share[k * 3 + 1] > 0;
+  ck_assert_uint_eq(used, 2); /* two shares, then the failed one redone */
+  mlsba_factor_report_free(&r);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *opencl_suite(void) {
   Suite *s = suite_create("opencl");
   TCase *tc = tcase_create("device");
@@ -492,6 +574,8 @@ static Suite *opencl_suite(void) {
   tcase_add_test(tc, opencl_faults_drop_the_device_or_stop);
   tcase_add_test(tc, a_memory_limit_beyond_the_device_is_harmless);
   tcase_add_test(tc, mandelbrot_on_opencl_matches_the_cpu);
+  tcase_add_test(tc, lu_on_cores_and_opencl_is_right);
+  tcase_add_test(tc, an_opencl_failure_mid_lu_is_taken_back);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -160,6 +160,15 @@ static const struct {
     {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0, "
      "\"core\": 1}]}",
      {"bad.json:", "duplicate"}},
+    {"{\"columns_of\": 8400, \"devices\": [{\"name\": \"a\", \"type\": "
+     "\"cpu\", \"core\": 0}]}",
+     {"columns_of", "must be an object"}},
+    {"{\"columns_of\": {\"m\": 8400}, \"devices\": [{\"name\": \"a\", "
+     "\"type\": \"cpu\", \"core\": 0}]}",
+     {"columns_of", "needs both m and k"}},
+    {"{\"columns_of\": {\"m\": 8, \"k\": 8, \"n\": 8}, \"devices\": "
+     "[{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}]}",
+     {"columns_of", "unknown field 'n'"}},
     {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0, "
      "\"link\": {\"latency\": 1e-6}}]}",
      {"devices[0] (a).link", "bandwidth must be a number of bytes per second"}},
@@ -228,6 +237,37 @@ START_TEST(bad_platforms_are_refused_with_a_clear_message) {
     ck_assert_msg(strstr(mlsba_last_error(), bad[_i].expect[k]) != NULL,
                   "case %d: message \"%s\" lacks \"%s\"", _i,
                   mlsba_last_error(), bad[_i].expect[k]);
+}
+END_TEST
+
+/* What simulated speeds count ("columns_of") is read, kept by a save and
+ * absent unless the file says it. */
+START_TEST(columns_of_is_read_and_round_trips) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(mlsba_platform_load(seed002, &pl), 0);
+  int64_t m = 0, k = 0;
+  ck_assert_int_eq(mlsba_platform_columns_of(pl, &m, &k), 1);
+  ck_assert_int_eq(m, 8400);
+  ck_assert_int_eq(k, 8400);
+  char path[] = "/tmp/mlsba-columns-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(mlsba_platform_save(pl, path), 0);
+  mlsba_platform_destroy(pl);
+  ck_assert_int_eq(mlsba_platform_load(path, &pl), 0);
+  m = k = 0;
+  ck_assert_int_eq(mlsba_platform_columns_of(pl, &m, &k), 1);
+  ck_assert_int_eq(m * k, 8400 * 8400);
+  mlsba_platform_destroy(pl);
+  unlink(path);
+  ck_assert_int_eq(
+      mlsba_platform_parse("{\"devices\": [{\"name\": \"a\", \"type\": "
+                           "\"sim\", \"speed\": [[1, 1]]}]}",
+                           "plain", &pl),
+      0);
+  ck_assert_int_eq(mlsba_platform_columns_of(pl, NULL, NULL), 0);
+  mlsba_platform_destroy(pl);
 }
 END_TEST
 
@@ -404,6 +444,7 @@ static Suite *platform_suite(void) {
   tcase_add_test(tc, kinds_default_and_round_trip);
   tcase_add_test(tc, links_are_read_and_round_trip);
   tcase_add_test(tc, backend_fields_round_trip);
+  tcase_add_test(tc, columns_of_is_read_and_round_trips);
   tcase_add_test(tc, random_damage_never_crashes_the_parser);
   suite_add_tcase(s, tc);
   return s;

@@ -48,6 +48,16 @@ static int take_value(const char *o, const char *v, bench_args_t *a,
     a->plot = v;
   } else if (!strcmp(o, "--models")) {
     a->models = v;
+  } else if (!strcmp(o, "--op")) {
+    if (strcmp(v, "gemm") && strcmp(v, "getrf") && strcmp(v, "potrf"))
+      return bad_usage("--op must be gemm, getrf or potrf, got ", v);
+    a->op = !strcmp(v, "getrf")   ? BENCH_OP_GETRF
+            : !strcmp(v, "potrf") ? BENCH_OP_POTRF
+                                  : BENCH_OP_GEMM;
+  } else if (!strcmp(o, "--block")) {
+    if (parse_count(v, 1 << 20, &a->block))
+      return bad_usage("--block must be a whole number from 1 to 2^20, got ",
+                       v);
   } else if (!strcmp(o, "--precision")) {
     if (strcmp(v, "single") && strcmp(v, "double"))
       return bad_usage("--precision must be single or double, got ", v);
@@ -76,11 +86,31 @@ static int take_value(const char *o, const char *v, bench_args_t *a,
   return 0;
 }
 
+/* A factorization: --size N only (its order, default 4096), a split for
+ * --algo (mlsba is the per-step FPM split). */
+static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
+  if (a->m || a->n || a->k)
+    return bad_usage("--op getrf and potrf take --size N, not -m/-n/-k", "");
+  if (size > 65536)
+    return bad_usage("--size of a factorization is at most 65536", "");
+  a->m = a->n = a->k = size ? size : 4096;
+  if (a->compare && strcmp(algo, "mlsba"))
+    return bad_usage("--algo and --compare exclude each other", "");
+  if (strcmp(algo, "mlsba") && strcmp(algo, "fpm") &&
+      strcmp(algo, "constant-ratio") && strcmp(algo, "fixed-slice"))
+    return bad_usage("--algo of a factorization must be mlsba (the per-step "
+                     "FPM split), constant-ratio or fixed-slice, got ",
+                     algo);
+  if (a->quiet && a->progress)
+    return bad_usage("--quiet and --progress exclude each other", "");
+  return 0;
+}
+
 int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   static const char *const with_value[] = {
       "--platform", "--algo", "--json",     "--plot", "--models", "--precision",
       "--eps",      "--size", "--max-iter", "-m",     "-n",       "-k",
-      NULL};
+      "--op",       "--block", NULL};
   int64_t size = 0;
   const char *algo = "mlsba";
   *a = (bench_args_t){.platform = "auto", .eps = 0.05, .max_iter = 20};
@@ -111,6 +141,11 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
     if (status)
       return status;
   }
+  a->algo_name = algo;
+  if (a->op != BENCH_OP_GEMM)
+    return check_factor_args(a, size, algo);
+  if (a->block)
+    return bad_usage("--block goes with --op getrf or potrf", "");
   if (size && (a->m || a->n || a->k))
     return bad_usage("--size and -m/-n/-k exclude each other", "");
   if (!size && !a->m && !a->n && !a->k)
@@ -124,8 +159,12 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   if (a->m * a->k > (INT64_C(1) << 31) || a->k * a->n > (INT64_C(1) << 31) ||
       a->m * a->n > (INT64_C(1) << 31))
     return bad_usage("the matrices would exceed 2^31 elements each", "");
-  if (mlsba_algorithm_from_name(algo, &a->algo) != 0)
-    return bad_usage("--algo: ", mlsba_last_error());
+  if (mlsba_algorithm_from_name(algo, &a->algo) != 0) {
+    char why[512];
+    snprintf(why, sizeof why, "%s; --compare runs them all",
+             mlsba_last_error());
+    return bad_usage("--algo: ", why);
+  }
   if (a->quiet && a->progress)
     return bad_usage("--quiet and --progress exclude each other", "");
   return 0;

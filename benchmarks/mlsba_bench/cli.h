@@ -15,6 +15,12 @@ typedef struct {
   mlsba_precision_t precision;
   double eps;
   unsigned max_iter;
+  /* --op: the product (0), or a factorization of order n (getrf, potrf);
+   * --block its nb; algo_name the --algo given, which a factorization
+   * reads as a split (mlsba_factor_split_t). */
+  enum { BENCH_OP_GEMM = 0, BENCH_OP_GETRF, BENCH_OP_POTRF } op;
+  int64_t block;
+  const char *algo_name;
 } bench_args_t;
 
 /* What bench_parse_args() returns besides 0 (go on) and an exit status

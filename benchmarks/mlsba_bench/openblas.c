@@ -12,8 +12,16 @@ typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *,
 typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const double *,
                          int, const double *, int, double, double *, int);
 
+/* LAPACK inside OpenBLAS (Fortran calling convention). */
+typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *,
+                         int *);
+typedef void (*potrf_fn)(const char *, const int *, void *, const int *, int *,
+                         size_t);
+
 static struct {
   int tried, ok;
+  getrf_fn getrf[2];
+  potrf_fn potrf[2];
   char why[160], label[128];
   sgemm_fn sgemm;
   dgemm_fn dgemm;
@@ -51,6 +59,10 @@ int openblas_load(const char **why) {
     } else {
       ob.sgemm = (sgemm_fn)dlsym(lib, "cblas_sgemm");
       ob.dgemm = (dgemm_fn)dlsym(lib, "cblas_dgemm");
+      *(void **)&ob.getrf[0] = dlsym(lib, "sgetrf_");
+      *(void **)&ob.getrf[1] = dlsym(lib, "dgetrf_");
+      *(void **)&ob.potrf[0] = dlsym(lib, "spotrf_");
+      *(void **)&ob.potrf[1] = dlsym(lib, "dpotrf_");
       *(void **)&ob.set_threads = dlsym(lib, "openblas_set_num_threads");
       char *(*corename)(void);
       char *(*config)(void);
@@ -58,14 +70,15 @@ int openblas_load(const char **why) {
       *(void **)&config = dlsym(lib, "openblas_get_config");
       ob.ok = ob.sgemm && ob.dgemm && ob.set_threads && corename && config;
       if (ob.ok) {
-        /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." : the version is its second word */
+        /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." : the version is its second word
+         */
         char version[32] = "?";
         sscanf(config(), "OpenBLAS %31s", version);
         snprintf(ob.label, sizeof ob.label, "OpenBLAS %s, %s kernels", version,
                  corename());
       } else {
-        snprintf(ob.why, sizeof ob.why,
-                 "OpenBLAS: %s lacks the CBLAS calls", MLSBA_OPENBLAS_LIBRARY);
+        snprintf(ob.why, sizeof ob.why, "OpenBLAS: %s lacks the CBLAS calls",
+                 MLSBA_OPENBLAS_LIBRARY);
       }
     }
 #else
@@ -80,12 +93,29 @@ int openblas_load(const char **why) {
 
 const char *openblas_label(void) { return ob.label; }
 
+int openblas_getrf(mlsba_precision_t prec, int n, void *a, int *ipiv,
+                   unsigned threads) {
+  int info = -1;
+  ob.set_threads((int)threads);
+  if (ob.getrf[prec == MLSBA_PRECISION_DOUBLE])
+    ob.getrf[prec == MLSBA_PRECISION_DOUBLE](&n, &n, a, &n, ipiv, &info);
+  return info;
+}
+
+int openblas_potrf(mlsba_precision_t prec, int n, void *a, unsigned threads) {
+  int info = -1;
+  ob.set_threads((int)threads);
+  if (ob.potrf[prec == MLSBA_PRECISION_DOUBLE])
+    ob.potrf[prec == MLSBA_PRECISION_DOUBLE]("L", &n, a, &n, &info, 1);
+  return info;
+}
+
 void openblas_gemm(const mlsba_gemm_t *g, int64_t ncols, unsigned threads) {
   ob.set_threads((int)threads);
   int m = (int)g->m, n = (int)ncols, k = (int)g->k;
   if (g->precision == MLSBA_PRECISION_DOUBLE)
-    ob.dgemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, g->a, m, g->b, k,
-             0.0, g->c, m);
+    ob.dgemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, g->a, m, g->b, k, 0.0,
+             g->c, m);
   else
     ob.sgemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, g->a, m, g->b, k,
              0.0f, g->c, m);

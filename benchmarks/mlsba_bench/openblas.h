@@ -19,4 +19,10 @@ const char *openblas_label(void);
 /* Columns 0..ncols-1 of C = A x B on `threads` OpenBLAS threads. */
 void openblas_gemm(const mlsba_gemm_t *g, int64_t ncols, unsigned threads);
 
+/* OpenBLAS's own LU (?getrf, ipiv 1-based) or Cholesky (?potrf, lower)
+ * of the n x n matrix a on `threads` threads; its info. */
+int openblas_getrf(mlsba_precision_t prec, int n, void *a, int *ipiv,
+                   unsigned threads);
+int openblas_potrf(mlsba_precision_t prec, int n, void *a, unsigned threads);
+
 #endif

@@ -16,7 +16,7 @@
  *  - kind: a class of identical hardware whose devices pool their runs
  *    (mlsba_device_info_t::kind); mlsba_kinds_t is the policy for pooling.
  *
- * Conventions (see STYLE.md in the project notes):
+ * Conventions (HACKING.md in the source tree has them all):
  *  - every fallible call returns int: 0 on success, a negative MLSBA_E* code
  *    otherwise; mlsba_strerror() names the code and mlsba_last_error() gives
  *    the message of the last failure in the calling thread;
@@ -202,12 +202,22 @@ MLSBA_EXTERN int mlsba_model_get_transfer(const mlsba_model_t *model,
 MLSBA_EXTERN int mlsba_model_save(const mlsba_model_t *model, const char *path,
                                   const char *key);
 /** \brief Load a model saved for key.
+ *  \param key  NULL: whatever key the file names (to show a saved file;
+ *              its second line, "key ...", says what it is for).
  *  \return 0; MLSBA_EIO when the file cannot be read; MLSBA_EFORMAT when
  *          it is truncated, corrupted (checksum), of another format version,
  *          or saved for another key; the message names the file and says
  *          which. */
 MLSBA_EXTERN int mlsba_model_load(const char *path, const char *key,
                                   mlsba_model_t **model);
+/** \brief mlsba_model_load() with what the balancer saved beside each
+ *  point: runs[i], the runs behind point i's mean, and sd[i], the
+ *  standard deviation of their speeds (1 and 0 where the file has none).
+ *  \param room  entries of runs and sd (both may be NULL with room 0);
+ *               points past it are loaded without them. */
+MLSBA_EXTERN int mlsba_model_load_ex(const char *path, const char *key,
+                                     mlsba_model_t **model, unsigned *runs,
+                                     double *sd, size_t room);
 
 /** \brief Speed s(x) for a load x >= 0. Needs at least one point. */
 MLSBA_EXTERN int mlsba_model_speed(const mlsba_model_t *model, double x,
@@ -493,6 +503,13 @@ MLSBA_EXTERN const char *mlsba_platform_device_name(const mlsba_platform_t *pl,
 /** \brief Type of device i (MLSBA_DEVICE_SIM when out of range). */
 MLSBA_EXTERN mlsba_device_type_t
 mlsba_platform_device_type(const mlsba_platform_t *pl, size_t i);
+/** \brief What simulated speeds count, when the platform file says
+ *  ("columns_of"): columns of a product of m x k (a column of B and C
+ *  costs 2 m k flops), so that a tool running another shape can tell.
+ *  \param[out] m, k  may be NULL.
+ *  \return 1 when the file says, 0 when it does not (or pl is NULL). */
+MLSBA_EXTERN int mlsba_platform_columns_of(const mlsba_platform_t *pl,
+                                           int64_t *m, int64_t *k);
 /** \brief The speed profile of simulated device i as a model, owned by the
  *  platform; NULL for a real device or an index out of range. */
 MLSBA_EXTERN const mlsba_model_t *
@@ -773,7 +790,9 @@ typedef struct mlsba_iteration {
   const int64_t *load;     /**< per device, file order */
   const double *time;      /**< per device, from the common start */
   double makespan;         /**< largest device time */
-  double imbalance;        /**< (max - min) / max over loaded devices */
+  double imbalance;        /**< (max - min) / max over loaded devices; min
+                                over those below their cap (a device given
+                                all it can hold may finish early) */
   double overhead_s;       /**< partitioning time that led to this run */
   unsigned int remeasured; /**< runs repeated because of outliers */
 } mlsba_iteration_t;
@@ -849,7 +868,9 @@ typedef struct mlsba_balance_opts {
    *  stored model that the first run contradicts (confirmed by a second
    *  run) is dropped as stale. At the end every model is saved back,
    *  atomically. Corrupt or foreign files are ignored (see stale and
-   *  ignored in the result). */
+   *  ignored in the result). A missing folder is created when its parent
+   *  exists; otherwise (or when it is not a folder) the call returns
+   *  MLSBA_EIO naming it, before any run. */
   const char *model_dir; /* NULL: no models kept; "" is refused */
   /** Loads in multiples of this many units (0 or 1: single units);
    *  supported by the SLBA algorithm (MLSBA_ENOTSUP otherwise). */
@@ -865,15 +886,26 @@ typedef struct mlsba_balance_opts {
   mlsba_log_fn log;
   void *log_ctx;
   /** mlsba_balancer_run(): when the imbalance of two runs in a row exceeds
-   *  this (default 2 eps), the balancer re-balances by itself; 0 turns
-   *  that off. */
+   *  this, the balancer re-balances by itself; 0 turns that off. The
+   *  default, MLSBA_DRIFT_AUTO (any negative value), follows the noise the
+   *  balancing measured: max(2 eps, eps + 4 x variation), variation being
+   *  the result's run-to-run variation, so that a machine whose times vary
+   *  by 10% from run to run is not re-balanced for its noise alone. */
   double drift;
   /** Whether a device that shares the cores of others must pay its way
    *  (default: checked). */
   mlsba_sharing_t sharing;
   /** Whether devices of one kind pool their runs (default: pooled). */
   mlsba_kinds_t kinds;
+  /** A re-balancing (by the balancer itself, or mlsba_balancer_rebalance())
+   *  runs the load at most this many times (default 5; 0: max_iter), so
+   *  that one mlsba_balancer_run() costs a bounded number of runs. */
+  unsigned int rebalance_max_iter;
 } mlsba_balance_opts_t;
+
+/** opts.drift: re-balance past a threshold that follows the measured
+ *  run-to-run variation (the default). */
+#define MLSBA_DRIFT_AUTO (-1.0)
 
 /** What the routine found. Arrays are owned by the result: release with
  *  mlsba_balance_result_free(). */
@@ -966,7 +998,9 @@ MLSBA_EXTERN int mlsba_balance_result_describe(
  *  it with the balanced distribution, measuring every run; when the
  *  imbalance drifts past opts.drift for two runs in a row (a device got
  *  slower, another program took a core), or on request, it re-balances
- *  from the models it has, which costs a run or two, not a cold start.
+ *  from the models it has: no cold start, but up to
+ *  opts.rebalance_max_iter runs inside that one call (mlsba_run_info_t
+ *  says how many, and how long the call took).
  *
  *  Thread safety: one call at a time per balancer; different balancers
  *  may run at once only on different devices. */
@@ -975,10 +1009,18 @@ typedef struct mlsba_balancer mlsba_balancer_t;
 
 /** What one mlsba_balancer_run() measured. */
 typedef struct mlsba_run_info {
-  double makespan;  /**< largest device time of the run, seconds */
-  double imbalance; /**< (max - min) / max over loaded devices */
+  double makespan;  /**< largest device time of the run, seconds (of the
+                         re-balancing's last run when it re-balanced) */
+  double imbalance; /**< (max - min) / max over loaded devices, min over
+                         those below their cap (as mlsba_iteration_t) */
   int rebalanced;   /**< 1 when the run found drift and re-balanced (the
                          load was then computed by the re-balancing) */
+  unsigned int runs; /**< runs of the load this call made: 1, more when
+                          an outlier was re-measured or it re-balanced */
+  double wall_s;     /**< wall-clock time of the call, seconds: every run,
+                          the partitionings and the bookkeeping */
+  double drift;      /**< the drift threshold the run was judged against
+                          (opts.drift, or the one MLSBA_DRIFT_AUTO chose) */
 } mlsba_run_info_t;
 
 /** \brief The basic form: balance load over every device of this machine
@@ -1009,6 +1051,21 @@ mlsba_balancer_result(const mlsba_balancer_t *balancer);
  *  mlsba_balance()). */
 MLSBA_EXTERN const mlsba_platform_t *
 mlsba_balancer_platform(const mlsba_balancer_t *balancer);
+/** \brief The model saved in model_dir for a device of the executor and a
+ *  load: the file a balancing with opts.model_dir = model_dir starts from
+ *  (same name, same key: host, device, driver, kernel, precision, shape),
+ *  for partitioning measured devices offline.
+ *  \param device     index in file order.
+ *  \param[out] path  where the file is, or would be (path_size bytes; may
+ *                    be NULL with 0).
+ *  \return 0; MLSBA_EIO when none is saved there; MLSBA_EFORMAT when the
+ *          file is corrupt or saved for another key; MLSBA_EINVAL. */
+MLSBA_EXTERN int mlsba_model_load_saved(mlsba_executor_t *ex, size_t device,
+                                        const mlsba_load_t *load,
+                                        const char *model_dir,
+                                        mlsba_model_t **model, char *path,
+                                        size_t path_size);
+
 /** \brief Destroy a balancer, closing its devices; NULL is ignored. */
 MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 /**@}*/
@@ -1018,5 +1075,6 @@ MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 #endif
 
 #include <mlsba/loads.h>
+#include <mlsba/factor.h>
 
 #endif /* MLSBA_H */

@@ -11,8 +11,10 @@
  *   3.   w_i = W / q (the remainder to the first nodes).
  *   4.   CMA arranges w_1..w_q into rectangles (m_i, n_i).
  *   5.   Every node runs its rectangle; t_i comes back.  (phase RUN)
- *   6.   Stop when max_{i,j} |t_i - t_j| / t_i <= eps_1, i.e.
- *        (max_i t_i - min_i t_i) / min_i t_i <= eps_1. The point
+ *   6.   Stop when (max_i t_i - min_i t_i) / max_i t_i <= eps_1, the
+ *        imbalance of every libmlsba report (the seed divides by min_i
+ *        t_i: a report would then show runs within eps that did not
+ *        stop as balanced). The point
  *        (a_i, a_i / t_i) goes into node i's model (on every run, the
  *        last too), where a_i = m_i n_i is the area node i actually ran
  *        (w_i after CMA's rounding: the time was measured on a_i blocks,
@@ -109,7 +111,7 @@ typedef struct mlsba__inpa_record {
   const int64_t *w;              /* areas asked of CMA (sum W) */
   const mlsba__cma_rect_t *rect; /* the arrangement run */
   const double *t;               /* times fed back */
-  double imbalance;              /* (max t - min t) / min t (step 6) */
+  double imbalance;              /* (max t - min t) / max t (step 6) */
   int64_t half_perimeter;        /* H of the arrangement */
 } mlsba__inpa_record_t;
 

@@ -104,7 +104,7 @@ int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
   for (size_t g = 0; g < pl->ngroups; g++)
     group_size[g] = mlsba_platform_group_size(pl, g);
   for (size_t k = 0; k < pl->ndev; k++) {
-    const device_t *d = &pl->dev[pl->group_dev[k]];
+    const mlsba__platform_device_t *d = &pl->dev[pl->group_dev[k]];
     if (d->model == NULL)
       return mlsba__fail(MLSBA_EINVAL,
                          "device \"%s\" is a %s device: its model is only "
@@ -130,6 +130,17 @@ int mlsba__platform_alloc(const char *name, size_t p, size_t q,
   }
   *platform = pl;
   return 0;
+}
+
+int mlsba_platform_columns_of(const mlsba_platform_t *pl, int64_t *m,
+                              int64_t *k) {
+  if (pl == NULL || pl->columns_m < 1)
+    return 0;
+  if (m)
+    *m = pl->columns_m;
+  if (k)
+    *k = pl->columns_k;
+  return 1;
 }
 
 int mlsba_platform_device_link(const mlsba_platform_t *pl, size_t i,
@@ -185,7 +196,7 @@ int mlsba_platform_device_info(const mlsba_platform_t *pl, size_t i,
   if (pl == NULL || info == NULL || i >= pl->ndev)
     return mlsba__fail(MLSBA_EINVAL,
                        "mlsba_platform_device_info: no device %zu", i);
-  const device_t *d = &pl->dev[i];
+  const mlsba__platform_device_t *d = &pl->dev[i];
   info->model = d->model_name ? d->model_name : "";
   info->driver = d->driver ? d->driver : "";
   info->kind = d->kind ? d->kind : "";

@@ -44,7 +44,7 @@ typedef struct {
  * balancer pools (mlsba_kinds_t). A device has its backend's default kind
  * (the cores of a machine are one kind) unless the file names one. */
 static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
-                      mlsba_platform_t *pl, device_t *dev) {
+                      mlsba_platform_t *pl, mlsba__platform_device_t *dev) {
   json_t *kind = json_object_get(d, "kind");
   if (kind && (!json_is_string(kind) || json_string_length(kind) == 0))
     return bad(c, "kind must be a non-empty string, got %s", json_kind(kind));
@@ -100,7 +100,7 @@ static int parse_link_field(ctx_t *c, json_t *obj, const char *key,
  * fields a device of that type may have. */
 static int parse_device(ctx_t *c, json_t *d, size_t index,
                         mlsba_platform_t *pl) {
-  device_t *dev = &pl->dev[index];
+  mlsba__platform_device_t *dev = &pl->dev[index];
   c->f.index = index;
   c->f.name = NULL;
   /* Paths are formatted only where they are needed: for 10^5 devices one
@@ -217,7 +217,7 @@ static mlsba__peers_t peers_of(const ctx_t *c) {
 
 /* Fields that name other devices, read once every device is known. */
 static int parse_links(ctx_t *c, json_t *d, size_t i, mlsba_platform_t *pl) {
-  device_t *dev = &pl->dev[i];
+  mlsba__platform_device_t *dev = &pl->dev[i];
   if (dev->backend->link == NULL)
     return 0;
   mlsba__peers_t peers = peers_of(c);
@@ -296,8 +296,31 @@ done:
   return err;
 }
 
+/* "columns_of": {"m": M, "k": K}, the product whose columns the simulated
+ * speeds count (a column of B and C costs 2 m k flops). */
+static int parse_columns_of(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
+  static const char *const keys[] = {"m", "k", NULL};
+  json_t *o = json_object_get(root, "columns_of");
+  if (o == NULL)
+    return 0;
+  set_path(c, "columns_of");
+  if (!json_is_object(o))
+    return bad(c, "must be an object {\"m\": M, \"k\": K}, got %s",
+               json_kind(o));
+  int err = check_keys(c, o, keys);
+  if (!err)
+    err = mlsba__fields_count(&c->f, o, "m", &pl->columns_m);
+  if (!err)
+    err = mlsba__fields_count(&c->f, o, "k", &pl->columns_k);
+  set_path(c, "columns_of");
+  if (!err && (pl->columns_m < 1 || pl->columns_k < 1))
+    return bad(c, "needs both m and k, at least 1 each");
+  return err;
+}
+
 static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
   static const char *const keys[] = {"name", "network", "devices", "groups",
+                                     "columns_of",
                                      NULL};
   int err;
   if (!json_is_object(root))
@@ -310,6 +333,8 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
     set_path(c, "name");
     return bad(c, "must be a string, got %s", json_kind(name));
   }
+  if ((err = parse_columns_of(c, root, pl)) != 0)
+    return err;
   c->f.path[0] = '\0';
   if ((err = parse_link_field(c, root, "network", &pl->network)) != 0)
     return err;
@@ -403,7 +428,7 @@ static json_t *link_json(const mlsba_link_t *l) {
 /* The JSON of one device, in the platform file format: name and type,
  * the backend's fields, then kind. */
 static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
-  const device_t *d = &pl->dev[i];
+  const mlsba__platform_device_t *d = &pl->dev[i];
   json_t *o = json_pack("{s:s}", "name", d->name);
   json_object_set_new(o, "type", json_string(d->backend->name));
   ctx_t c = {.pl = pl}; /* for names only: nothing is looked up */
@@ -430,6 +455,10 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
     json_array_append_new(groups, grp);
   }
   json_t *root = json_pack("{s:s}", "name", pl->name);
+  if (root && pl->columns_m > 0)
+    json_object_set_new(root, "columns_of",
+                        json_pack("{s:I, s:I}", "m", (json_int_t)pl->columns_m,
+                                  "k", (json_int_t)pl->columns_k));
   if (root && pl->network.bandwidth > 0)
     json_object_set_new(root, "network", link_json(&pl->network));
   if (root) {

@@ -11,6 +11,7 @@
 #   libblis-dev libblis-pthread-dev     GEMM on CPU cores (the pthread build's
 #                                       static archive reaches every kernel set)
 #   libopenblas-pthread-dev             the OpenBLAS rows of mlsba-bench --compare
+#   liblapack-dev                       the panels of mlsba_getrf / mlsba_potrf
 #   libhwloc-dev                        core discovery and pinning
 #   libopenmpi-dev openmpi-bin          the MPI layer
 #   libscalapack-openmpi-dev            the ScaLAPACK peer of mlsba-inpa
@@ -22,7 +23,8 @@
 MLSBA_PACKAGES=(
   build-essential cmake pkg-config check libjansson-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
-  libblis-dev libblis-pthread-dev libopenblas-pthread-dev libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
+  libblis-dev libblis-pthread-dev libopenblas-pthread-dev liblapack-dev
+  libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
   libscalapack-openmpi-dev python3
 )
 # Optional: tools/test and benchmarks/smpi-inpa add libsimgrid-dev (smpicc,

@@ -1,0 +1,501 @@
+/* mlsba-bench --op getrf|potrf. Rows: the per-step FPM split ("mlsba"),
+ * seed 003's constant ratio of peaks, seed 004's fixed slice; with
+ * --compare also the cores alone, each accelerator alone (so that PPE is
+ * hybrid / (cores alone + accelerators alone), as seed 003 defines it)
+ * and, on real devices, the system LAPACK's own routine on all cores.
+ * Real rows run in interleaved rounds and report the median. */
+#include "factor.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../plot.h"
+#include "common/cli.h"
+#include "openblas.h"
+
+enum { ROUNDS_REAL = 3, MAX_SHOWN_STEPS = 16 };
+
+typedef struct {
+  char name[96];     /* "mlsba", "constant-ratio", "device:gpu0", ... */
+  char kernels[160]; /* the OpenBLAS row: its version and kernels */
+  int lapack;        /* 1: the system LAPACK, not libmlsba */
+  mlsba_factor_split_t split;
+  unsigned char *use; /* NULL: every device */
+  double seconds[ROUNDS_REAL];
+  int rounds;
+  double median, gflops, residual, ppe;
+  int verified; /* -1: not checked (virtual time) */
+  int64_t info;
+  mlsba_factor_report_t rep; /* of the last round (libmlsba rows) */
+} frow_t;
+
+typedef struct {
+  const bench_args_t *a;
+  const mlsba_platform_t *pl;
+  mlsba_executor_t *ex;
+  int sim;
+  const char *models;
+  size_t p;
+  int64_t n;
+  void *a0, *work; /* the matrix, and the copy each run factorizes */
+  size_t bytes;
+  int64_t *ipiv;
+  int *lipiv;
+} fbench_t;
+
+static const char *op_name(const bench_args_t *a) {
+  return a->op == BENCH_OP_GETRF ? "getrf" : "potrf";
+}
+
+/* A matrix LU factorizes without trouble, or a symmetric positive
+ * definite one (n on the diagonal) for Cholesky. */
+static void fill(fbench_t *F) {
+  unsigned s = 12345;
+  int dbl = F->a->precision == MLSBA_PRECISION_DOUBLE;
+  for (int64_t j = 0; j < F->n; j++)
+    for (int64_t i = 0; i < F->n; i++) {
+      s = s * 1103515245u + 12345u;
+      double v = ((s >> 8) & 0xFFFF) / 32768.0 - 1.0;
+      if (F->a->op == BENCH_OP_POTRF && i < j)
+        v = dbl ? ((double *)F->a0)[j + i * F->n]
+                : ((float *)F->a0)[j + i * F->n];
+      if (F->a->op == BENCH_OP_POTRF && i == j)
+        v = (double)F->n;
+      if (dbl)
+        ((double *)F->a0)[i + j * F->n] = v;
+      else
+        ((float *)F->a0)[i + j * F->n] = (float)v;
+    }
+}
+
+/* On a simulated platform the cores are the first device of each group
+ * (the drivers and the lone cores), the accelerators the others; on real
+ * ones the CPU devices are the cores. */
+static int is_core(const fbench_t *F, size_t i) {
+  if (!F->sim)
+    return mlsba_platform_device_type(F->pl, i) == MLSBA_DEVICE_CPU;
+  for (size_t g = 0; g < mlsba_platform_num_groups(F->pl); g++)
+    if (mlsba_platform_group_device(F->pl, g, 0) == i)
+      return 1;
+  return 0;
+}
+
+static int add_row(frow_t *rows, size_t *used, const char *name,
+                   mlsba_factor_split_t split, unsigned char *use) {
+  frow_t *r = &rows[(*used)++];
+  memset(r, 0, sizeof *r);
+  snprintf(r->name, sizeof r->name, "%s", name);
+  r->split = split;
+  r->use = use;
+  r->ppe = NAN;
+  r->verified = -1;
+  return 0;
+}
+
+static size_t plan_rows(fbench_t *F, frow_t *rows) {
+  const bench_args_t *a = F->a;
+  size_t used = 0;
+  if (!a->compare) {
+    mlsba_factor_split_t s = !strcmp(a->algo_name, "constant-ratio")
+                                 ? MLSBA_FACTOR_SPLIT_CONSTANT_RATIO
+                             : !strcmp(a->algo_name, "fixed-slice")
+                                 ? MLSBA_FACTOR_SPLIT_FIXED_SLICE
+                                 : MLSBA_FACTOR_SPLIT_FPM;
+    add_row(rows, &used, s == MLSBA_FACTOR_SPLIT_FPM ? "mlsba" : a->algo_name,
+            s, NULL);
+    return used;
+  }
+  add_row(rows, &used, "mlsba", MLSBA_FACTOR_SPLIT_FPM, NULL);
+  add_row(rows, &used, "constant-ratio", MLSBA_FACTOR_SPLIT_CONSTANT_RATIO,
+          NULL);
+  add_row(rows, &used, "fixed-slice", MLSBA_FACTOR_SPLIT_FIXED_SLICE, NULL);
+  unsigned char *cores = calloc(F->p, 1);
+  size_t ncores = 0, naccel = 0;
+  for (size_t i = 0; cores && i < F->p; i++) {
+    cores[i] = (unsigned char)is_core(F, i);
+    ncores += cores[i];
+    naccel += F->sim && !cores[i];
+  }
+  if (naccel > 0 && ncores > 0)
+    add_row(rows, &used, "cores-only", MLSBA_FACTOR_SPLIT_FPM, cores);
+  else
+    free(cores);
+  for (size_t i = 0; F->sim && i < F->p; i++) {
+    if (is_core(F, i))
+      continue;
+    unsigned char *one = calloc(F->p, 1);
+    if (one == NULL)
+      break;
+    one[i] = 1;
+    char name[96];
+    snprintf(name, sizeof name, "device:%s",
+             mlsba_platform_device_name(F->pl, i));
+    add_row(rows, &used, name, MLSBA_FACTOR_SPLIT_FPM, one);
+  }
+  const char *why = NULL;
+  if (!F->sim && openblas_load(&why) == 0) {
+    add_row(rows, &used, "openblas", MLSBA_FACTOR_SPLIT_FPM, NULL);
+    rows[used - 1].lapack = 1;
+    snprintf(rows[used - 1].kernels, sizeof rows[used - 1].kernels, "%s",
+             openblas_label());
+  } else if (!F->sim) {
+    printf("no OpenBLAS row: %s\n", why);
+  }
+  return used;
+}
+
+/* OpenBLAS's own routine on every core (threads = the platform's
+ * cores), as a user would call it instead. */
+static int run_openblas(fbench_t *F, frow_t *r, double *seconds) {
+  int n = (int)F->n;
+  unsigned cores = 0;
+  for (size_t i = 0; i < F->p; i++)
+    cores += mlsba_platform_device_type(F->pl, i) == MLSBA_DEVICE_CPU;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  r->info = F->a->op == BENCH_OP_GETRF
+                ? openblas_getrf(F->a->precision, n, F->work, F->lipiv, cores)
+                : openblas_potrf(F->a->precision, n, F->work, cores);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  *seconds = (double)(t1.tv_sec - t0.tv_sec) +
+             1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  for (int64_t i = 0; i < F->n && F->a->op == BENCH_OP_GETRF; i++)
+    F->ipiv[i] = F->lipiv[i];
+  return 0;
+}
+
+/* One round of one row into r (the report of libmlsba rows kept). */
+static int run_once(fbench_t *F, frow_t *r) {
+  memcpy(F->work, F->a0, F->bytes);
+  double seconds = 0;
+  if (r->lapack) {
+    run_openblas(F, r, &seconds);
+  } else {
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    if (F->a->block)
+      o.block = F->a->block;
+    o.split = r->split;
+    o.use = r->use;
+    o.model_dir = F->sim ? NULL : F->models;
+    o.compute = !F->sim;
+    mlsba_factor_report_free(&r->rep);
+    int err = F->a->op == BENCH_OP_GETRF
+                  ? mlsba_getrf_ex(F->ex, F->a->precision, F->n, F->n, F->work,
+                                   F->n, F->ipiv, &r->info, &o, &r->rep)
+                  : mlsba_potrf_ex(F->ex, F->a->precision, 'L', F->n, F->work,
+                                   F->n, &r->info, &o, &r->rep);
+    if (err) {
+      fprintf(stderr, "%s: %s: %s\n", bench_prog, r->name, mlsba_last_error());
+      return err;
+    }
+    seconds = r->rep.seconds;
+  }
+  r->seconds[r->rounds++] = seconds;
+  return 0;
+}
+
+/* The scaled residual of the last round. */
+static void verify(fbench_t *F, frow_t *r) {
+  if (F->sim)
+    return;
+  int err = F->a->op == BENCH_OP_GETRF
+                ? mlsba_getrf_residual(F->a->precision, F->n, F->n, F->a0, F->n,
+                                       F->work, F->n, F->ipiv, &r->residual)
+                : mlsba_potrf_residual(F->a->precision, 'L', F->n, F->a0, F->n,
+                                       F->work, F->n, &r->residual);
+  r->verified = !err && r->info == 0 && r->residual < MLSBA_FACTOR_RESIDUAL_OK;
+}
+
+static int by_value(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+static void summarise(fbench_t *F, frow_t *rows, size_t used) {
+  for (size_t i = 0; i < used; i++) {
+    frow_t *r = &rows[i];
+    double s[ROUNDS_REAL];
+    memcpy(s, r->seconds, sizeof s);
+    qsort(s, (size_t)r->rounds, sizeof *s, by_value);
+    r->median = s[r->rounds / 2];
+    double flops = F->a->op == BENCH_OP_GETRF
+                       ? 2.0 / 3.0 * (double)F->n * (double)F->n * (double)F->n
+                       : (double)F->n * (double)F->n * (double)F->n / 3.0;
+    r->gflops = r->median > 0 ? flops / r->median / 1e9 : 0;
+  }
+  /* PPE (seed 003): hybrid / (cores alone + each accelerator alone). */
+  double alone = 0;
+  int have = 0;
+  for (size_t i = 0; i < used; i++)
+    if (!strcmp(rows[i].name, "cores-only") ||
+        !strncmp(rows[i].name, "device:", 7)) {
+      alone += rows[i].gflops;
+      have = 1;
+    }
+  for (size_t i = 0; have && alone > 0 && i < 3 && i < used; i++)
+    rows[i].ppe = rows[i].gflops / alone;
+}
+
+static int run_rows(fbench_t *F, frow_t *rows, size_t used) {
+  int rounds = F->sim ? 1 : ROUNDS_REAL;
+  /* Interleaved: round k of every row before round k + 1 of any, so that
+   * a machine whose speed drifts weighs on all rows alike. */
+  for (int k = 0; k < rounds; k++)
+    for (size_t i = 0; i < used; i++) {
+      int err = run_once(F, &rows[i]);
+      if (err)
+        return err;
+      if (k == rounds - 1)
+        verify(F, &rows[i]);
+    }
+  return 0;
+}
+
+/* ---- what is shown ------------------------------------------------------ */
+
+static void print_rows(const fbench_t *F, const frow_t *rows, size_t used) {
+  double best = 0;
+  for (size_t i = 0; i < used; i++)
+    best = rows[i].gflops > best ? rows[i].gflops : best;
+  printf("%-22s %10s %9s %8s %9s %6s\n", "row",
+         F->sim ? "time (vs)" : "time (s)", "GFLOPS", "vs best", "residual",
+         "PPE");
+  for (size_t i = 0; i < used; i++) {
+    const frow_t *r = &rows[i];
+    char res[32] = "-", ppe[32] = "-";
+    if (r->verified >= 0)
+      snprintf(res, sizeof res, "%.3g%s", r->residual, r->verified ? "" : "!");
+    if (!isnan(r->ppe))
+      snprintf(ppe, sizeof ppe, "%.3f", r->ppe);
+    printf("%-22.22s %10.4f %9.2f %8.3f %9s %6s\n", r->name, r->median,
+           r->gflops, best > 0 ? r->gflops / best : 0, res, ppe);
+  }
+  for (size_t i = 0; i < used; i++)
+    if (rows[i].lapack)
+      printf("%s: its own %s, %s, all cores\n", rows[i].name, op_name(F->a),
+             rows[i].kernels);
+}
+
+/* Per-step shares of a row, in percent of the step's units, sampled to at
+ * most MAX_SHOWN_STEPS lines. */
+static void print_steps(const fbench_t *F, const frow_t *r) {
+  const mlsba_factor_report_t *R = &r->rep;
+  if (R->steps < 2)
+    return;
+  printf("\nper-step shares of %s (percent of the step's units; "
+         "%s):\n%6s %7s",
+         r->name, R->virtual_time ? "virtual time" : "last round", "step",
+         "units");
+  size_t shown = F->p < 8 ? F->p : 8;
+  for (size_t i = 0; i < shown; i++)
+    printf(" %6.6s", mlsba_platform_device_name(F->pl, i));
+  printf(" %9s\n", "time");
+  size_t every = (R->steps - 1 + MAX_SHOWN_STEPS - 1) / MAX_SHOWN_STEPS;
+  for (size_t k = 1; k < R->steps; k++) {
+    if ((k - 1) % every != 0 && k != R->steps - 1)
+      continue;
+    printf("%6zu %7lld", k, (long long)R->units[k]);
+    for (size_t i = 0; i < shown; i++)
+      printf(" %6.1f", R->units[k] ? 100.0 * (double)R->share[k * R->p + i] /
+                                         (double)R->units[k]
+                                   : 0.0);
+    printf(" %9.4g\n", R->step_seconds[k]);
+  }
+}
+
+static json_t *row_json(const fbench_t *F, const frow_t *r) {
+  const bench_args_t *a = F->a;
+  json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:f}", "op",
+                        op_name(a), "algorithm", r->name, "platform",
+                        mlsba_platform_name(F->pl), "n", (json_int_t)F->n,
+                        "block", (json_int_t)(a->block ? a->block : 128),
+                        "precision", a->precision ? "double" : "single",
+                        "makespan_s", r->median, "gflops", r->gflops);
+  json_object_set_new(
+      o, "verified", r->verified < 0 ? json_null() : json_boolean(r->verified));
+  json_object_set_new(o, "residual",
+                      r->verified < 0 ? json_null() : json_real(r->residual));
+  json_object_set_new(o, "info", json_integer((json_int_t)r->info));
+  if (!isnan(r->ppe))
+    json_object_set_new(o, "ppe", json_real(r->ppe));
+  json_t *rounds = json_array();
+  for (int k = 0; k < r->rounds; k++)
+    json_array_append_new(rounds, json_real(r->seconds[k]));
+  json_object_set_new(o, "rounds_s", rounds);
+  if (r->lapack) {
+    json_object_set_new(o, "kernels", json_string(r->kernels));
+    return o;
+  }
+  const mlsba_factor_report_t *R = &r->rep;
+  json_object_set_new(o, "overhead_s", json_real(R->overhead_s));
+  json_object_set_new(o, "panel_device",
+                      R->panel_device >= 0
+                          ? json_string(mlsba_platform_device_name(
+                                F->pl, (size_t)R->panel_device))
+                          : json_null());
+  json_t *devs = json_array(), *steps = json_array();
+  for (size_t i = 0; i < R->p; i++) {
+    int64_t units = 0;
+    double t = 0;
+    for (size_t k = 0; k < R->steps; k++) {
+      units += R->share[k * R->p + i];
+      t += R->time[k * R->p + i];
+    }
+    json_array_append_new(devs, json_pack("{s:s, s:I, s:f, s:b}", "name",
+                                          mlsba_platform_device_name(F->pl, i),
+                                          "units", (json_int_t)units, "time", t,
+                                          "used", r->use == NULL || r->use[i]));
+  }
+  for (size_t k = 0; k < R->steps; k++) {
+    json_t *sh = json_array(), *tm = json_array();
+    for (size_t i = 0; i < R->p; i++) {
+      json_array_append_new(sh, json_integer(R->share[k * R->p + i]));
+      json_array_append_new(tm, json_real(R->time[k * R->p + i]));
+    }
+    json_array_append_new(
+        steps,
+        json_pack("{s:I, s:I, s:f, s:f, s:o, s:o}", "step", (json_int_t)k,
+                  "units", (json_int_t)R->units[k], "time", R->step_seconds[k],
+                  "panel", R->panel_seconds[k], "shares", sh, "times", tm));
+  }
+  json_object_set_new(o, "devices", devs);
+  json_object_set_new(o, "steps", steps);
+  return o;
+}
+
+static int write_json(const fbench_t *F, const frow_t *rows, size_t used) {
+  const char *path = F->a->json;
+  json_t *doc;
+  if (F->a->compare) {
+    json_t *all = json_array();
+    for (size_t i = 0; i < used; i++)
+      json_array_append_new(all, row_json(F, &rows[i]));
+    doc = json_pack("{s:o}", "results", all);
+  } else {
+    doc = row_json(F, &rows[0]);
+  }
+  int to_stdout = strcmp(path, "-") == 0, status = 0;
+  FILE *f = to_stdout ? stdout : fopen(path, "w");
+  if (f == NULL) {
+    fprintf(stderr, "%s: --json: cannot write '%s': %s\n", bench_prog, path,
+            strerror(errno));
+    status = 1;
+  } else {
+    json_dumpf(doc, f, JSON_REAL_PRECISION(9));
+    fputc('\n', f);
+    if (to_stdout ? fflush(f) != 0 : fclose(f) != 0)
+      status = 1;
+  }
+  json_decref(doc);
+  return status;
+}
+
+static int plot(const fbench_t *F, const frow_t *rows, size_t used) {
+  const frow_t *shown[3];
+  size_t n = 0;
+  for (size_t i = 0; i < used && n < 3; i++)
+    if (!rows[i].lapack && rows[i].rep.steps > 1 && rows[i].use == NULL)
+      shown[n++] = &rows[i];
+  bench_shares_plot_t P = {.pl = F->pl, .rows = n};
+  for (size_t i = 0; i < n; i++) {
+    P.name[i] = shown[i]->name;
+    P.report[i] = &shown[i]->rep;
+  }
+  return bench_plot_shares(F->a->plot, &P) ? 1 : 0;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+static int open_bench(fbench_t *F, const bench_args_t *a,
+                      const mlsba_platform_t *pl, int sim, const char *models) {
+  memset(F, 0, sizeof *F);
+  F->a = a;
+  F->pl = pl;
+  F->sim = sim;
+  F->models = models;
+  F->p = mlsba_platform_num_devices(pl);
+  /* A simulated platform computes nothing: a 1 x 1 stand-in. */
+  F->n = a->n;
+  int64_t stored = sim ? 1 : F->n;
+  F->bytes = (size_t)(stored * stored) *
+             (a->precision ? sizeof(double) : sizeof(float));
+  F->a0 = malloc(F->bytes);
+  F->work = malloc(F->bytes);
+  F->ipiv = calloc((size_t)F->n, sizeof *F->ipiv);
+  F->lipiv = calloc((size_t)F->n, sizeof *F->lipiv);
+  if (!F->a0 || !F->work || !F->ipiv || !F->lipiv) {
+    fprintf(stderr, "%s: out of memory for n = %lld\n", bench_prog,
+            (long long)F->n);
+    return 1;
+  }
+  if (!sim)
+    fill(F);
+  if (mlsba_executor_create(pl, &F->ex) != 0) {
+    fprintf(stderr, "%s: %s\n", bench_prog, mlsba_last_error());
+    return 1;
+  }
+  return 0;
+}
+
+static void close_bench(fbench_t *F, frow_t *rows, size_t used) {
+  for (size_t i = 0; i < used; i++) {
+    mlsba_factor_report_free(&rows[i].rep);
+    free(rows[i].use);
+  }
+  mlsba_executor_destroy(F->ex);
+  free(F->a0);
+  free(F->work);
+  free(F->ipiv);
+  free(F->lipiv);
+}
+
+int bench_factor(const bench_args_t *a, const mlsba_platform_t *pl, int sim,
+                 const char *models) {
+  fbench_t F;
+  frow_t *rows = calloc(8 + mlsba_platform_num_devices(pl), sizeof *rows);
+  size_t used = 0;
+  int status = rows ? open_bench(&F, a, pl, sim, models) : 1;
+  int to_stdout = a->json && strcmp(a->json, "-") == 0;
+  if (!status) {
+    used = plan_rows(&F, rows);
+    if (!to_stdout)
+      printf("%s, n = %lld, nb = %lld, %s, platform %s (%s)\n", op_name(a),
+             (long long)F.n, (long long)(a->block ? a->block : 128),
+             a->precision ? "double" : "single", mlsba_platform_name(pl),
+             sim ? "simulated: virtual time" : "wall clock");
+    status = run_rows(&F, rows, used) ? 1 : 0;
+  }
+  if (!status) {
+    summarise(&F, rows, used);
+    if (!to_stdout) {
+      print_rows(&F, rows, used);
+      print_steps(&F, &rows[0]);
+    }
+    if (a->json)
+      status = write_json(&F, rows, used);
+    if (!status && a->plot) {
+      status = plot(&F, rows, used);
+      if (!status && !to_stdout)
+        printf("pictures in %s\n", a->plot);
+    }
+    for (size_t i = 0; !status && i < used; i++)
+      if (rows[i].verified == 0) {
+        fprintf(stderr,
+                "%s: %s: the factorization is WRONG (info %lld, "
+                "residual %.3g)\n",
+                bench_prog, rows[i].name, (long long)rows[i].info,
+                rows[i].residual);
+        status = 1;
+      }
+  }
+  if (rows)
+    close_bench(&F, rows, used);
+  free(rows);
+  return status;
+}

@@ -1,0 +1,254 @@
+/* The hybrid factorizations: right-looking, blocked, with lookahead. Panel
+ * 0 is factorized alone; then every step splits the update after panel k
+ * between the devices (split.c) and runs it on the executor, the core
+ * that factorizes panels taking the next panel's columns first and
+ * factorizing that panel before the rest of its share, so that the panel
+ * overlaps the others' update. On a simulated platform the devices take
+ * virtual time and the calling thread computes the numbers. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/clock.h"
+#include "../core/error.h"
+#include "../partition/fpm.h"
+#include "../platform/platform.h"
+#include "../runtime/executor.h"
+#include "factor.h"
+#include "run.h"
+
+static const char *const split_names[] = {"fpm", "constant-ratio",
+                                          "fixed-slice"};
+
+const char *mlsba_factor_split_name(mlsba_factor_split_t split) {
+  return (unsigned)split < MLSBA_FACTOR_SPLIT_COUNT ? split_names[split] : NULL;
+}
+
+void mlsba_factor_opts_init(mlsba_factor_opts_t *opts) {
+  if (opts == NULL)
+    return;
+  memset(opts, 0, sizeof *opts);
+  opts->block = 128;
+  opts->split = MLSBA_FACTOR_SPLIT_FPM;
+  opts->compute = 1;
+}
+
+void mlsba_factor_report_free(mlsba_factor_report_t *r) {
+  if (r == NULL)
+    return;
+  free(r->dropped);
+  free(r->units);
+  free(r->step_seconds);
+  free(r->panel_seconds);
+  free(r->share);
+  free(r->time);
+  r->dropped = NULL;
+  r->units = NULL;
+  r->step_seconds = r->panel_seconds = r->time = NULL;
+  r->share = NULL;
+}
+
+static const char *op_name(mlsba__factor_op_t op) {
+  return op == MLSBA__FACTOR_LU ? "getrf" : "potrf";
+}
+
+/* The arguments LAPACK would check, with a message naming the bad one;
+ * sizes within LAPACK's int. */
+static int check_args(const char *fn, mlsba_executor_t *ex,
+                      mlsba_precision_t prec, int64_t m, int64_t n,
+                      const void *a, int64_t lda, const void *info,
+                      const mlsba_factor_opts_t *o) {
+  if (ex == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "%s: the executor is NULL", fn);
+  if (prec != MLSBA_PRECISION_SINGLE && prec != MLSBA_PRECISION_DOUBLE)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: precision %d is neither single "
+                       "nor double",
+                       fn, (int)prec);
+  if (m < 0 || n < 0 || m > INT_MAX || n > INT_MAX)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: the size %lld x %lld is outside 0.."
+                       "%d",
+                       fn, (long long)m, (long long)n, INT_MAX);
+  if (lda < (m > 1 ? m : 1) || lda > INT_MAX)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: lda %lld must be at least max(1, "
+                       "%lld) (and at most %d)",
+                       fn, (long long)lda, (long long)m, INT_MAX);
+  if (a == NULL && m > 0 && n > 0)
+    return mlsba__fail(MLSBA_EINVAL, "%s: the matrix is NULL", fn);
+  if (info == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "%s: info is NULL", fn);
+  if (o->block < 1 || o->block > INT_MAX)
+    return mlsba__fail(MLSBA_EINVAL, "%s: block %lld must be at least 1", fn,
+                       (long long)o->block);
+  if ((unsigned)o->split >= MLSBA_FACTOR_SPLIT_COUNT)
+    return mlsba__fail(MLSBA_EINVAL, "%s: unknown split %d", fn, (int)o->split);
+  if (!(o->sim_unit_flops >= 0) || o->sim_unit_flops > 1e30)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: sim_unit_flops %g must be in [0, "
+                       "1e30]",
+                       fn, o->sim_unit_flops);
+  if (o->model_dir && o->model_dir[0] == '\0')
+    return mlsba__fail(MLSBA_EINVAL, "%s: the model directory is \"\"", fn);
+  return 0;
+}
+
+/* Options with the defaults where the caller gave none. */
+static mlsba_factor_opts_t options_of(const mlsba_factor_opts_t *opts) {
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  if (opts) {
+    o = *opts;
+    if (o.block == 0)
+      o.block = 128;
+  }
+  return o;
+}
+
+static int factorize(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
+                     const mlsba_factor_opts_t *o,
+                     mlsba_factor_report_t *report) {
+  mlsba_factor_report_t local;
+  mlsba_factor_report_t *R = report ? report : &local;
+  memset(R, 0, sizeof *R);
+  mlsba__factor_run_t F;
+  int err = mlsba__factor_run_open(&F, ex, P, o, R);
+  if (!err)
+    err = mlsba__factor_run(&F);
+  if (!err && o->model_dir)
+    err = mlsba__factor_run_save(&F);
+  mlsba__factor_run_close(&F);
+  if (report == NULL)
+    mlsba_factor_report_free(&local);
+  return err;
+}
+
+int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
+                   int64_t n, void *a, int64_t lda, int64_t *ipiv,
+                   int64_t *info, const mlsba_factor_opts_t *opts,
+                   mlsba_factor_report_t *report) {
+  if (report)
+    memset(report, 0, sizeof *report);
+  mlsba_factor_opts_t o = options_of(opts);
+  int err = check_args("mlsba_getrf", ex, prec, m, n, a, lda, info, &o);
+  if (err)
+    return err;
+  int64_t k = m < n ? m : n;
+  if (ipiv == NULL && k > 0)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_getrf: ipiv is NULL");
+  *info = 0;
+  mlsba__factor_problem_t P = {.op = MLSBA__FACTOR_LU,
+                               .prec = prec,
+                               .m = m,
+                               .n = n,
+                               .lda = lda,
+                               .nb = o.block,
+                               .a = a};
+  P.ipiv = calloc(k > 0 ? (size_t)k : 1, sizeof *P.ipiv);
+  if (P.ipiv == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "mlsba_getrf: out of memory");
+  err = factorize(ex, &P, &o, report);
+  if (!err) {
+    for (int64_t i = 0; i < k; i++)
+      ipiv[i] = P.ipiv[i];
+    *info = P.info;
+  }
+  free(P.ipiv);
+  return err;
+}
+
+int mlsba_getrf(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
+                int64_t n, void *a, int64_t lda, int64_t *ipiv, int64_t *info) {
+  return mlsba_getrf_ex(ex, prec, m, n, a, lda, ipiv, info, NULL, NULL);
+}
+
+int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
+                   int64_t n, void *a, int64_t lda, int64_t *info,
+                   const mlsba_factor_opts_t *opts,
+                   mlsba_factor_report_t *report) {
+  if (report)
+    memset(report, 0, sizeof *report);
+  mlsba_factor_opts_t o = options_of(opts);
+  int err = check_args("mlsba_potrf", ex, prec, n, n, a, lda, info, &o);
+  if (err)
+    return err;
+  int lower = uplo == 'L' || uplo == 'l';
+  if (!lower && uplo != 'U' && uplo != 'u')
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_potrf: uplo must be 'L' or 'U', "
+                       "got '%c'",
+                       uplo);
+  *info = 0;
+  mlsba__factor_problem_t P = {.op = lower ? MLSBA__FACTOR_CHOL_LOWER
+                                           : MLSBA__FACTOR_CHOL_UPPER,
+                               .prec = prec,
+                               .m = n,
+                               .n = n,
+                               .lda = lda,
+                               .nb = o.block,
+                               .a = a};
+  err = factorize(ex, &P, &o, report);
+  if (!err)
+    *info = P.info;
+  return err;
+}
+
+int mlsba_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
+                int64_t n, void *a, int64_t lda, int64_t *info) {
+  return mlsba_potrf_ex(ex, prec, uplo, n, a, lda, info, NULL, NULL);
+}
+
+/* ---- models of the update kernel on disk (real devices) --------------- */
+
+static void model_path(const mlsba__factor_run_t *F, size_t i, char *buf,
+                       size_t size) {
+  snprintf(buf, size, "%s/%s-update-%s-nb%lld-%s.model", F->o.model_dir,
+           op_name(F->P->op),
+           F->P->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single",
+           (long long)F->P->nb, F->pl->dev[i].name);
+}
+
+static void model_key(const mlsba__factor_run_t *F, size_t i, char *buf,
+                      size_t size) {
+  char ident[256] = "";
+  const mlsba__device_t *d = &F->ex->opened[i];
+  d->ops->ident(d, F->pl->dev[i].model_name, F->pl->dev[i].driver, ident,
+                sizeof ident);
+  snprintf(buf, size,
+           "factor %s update, flops per second by units, %s, "
+           "nb=%lld, %s",
+           op_name(F->P->op),
+           F->P->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single",
+           (long long)F->P->nb, ident);
+}
+
+void mlsba__factor_run_load_models(mlsba__factor_run_t *F) {
+  for (size_t i = 0; i < F->p; i++) {
+    if (F->virt || !F->active[i])
+      continue;
+    char path[4096], key[512];
+    model_path(F, i, path, sizeof path);
+    model_key(F, i, key, sizeof key);
+    mlsba_model_t *m = NULL;
+    if (mlsba_model_load(path, key, &m) == 0) { /* else: start cold */
+      mlsba_model_destroy(F->rate[i]);
+      F->rate[i] = m;
+    }
+  }
+}
+
+int mlsba__factor_run_save(mlsba__factor_run_t *F) {
+  int err = 0;
+  for (size_t i = 0; !err && i < F->p; i++) {
+    if (F->virt || F->rate[i] == NULL ||
+        mlsba_model_num_points(F->rate[i]) == 0)
+      continue;
+    char path[4096], key[512];
+    model_path(F, i, path, sizeof path);
+    model_key(F, i, key, sizeof key);
+    err = mlsba_model_save(F->rate[i], path, key);
+  }
+  return err;
+}

@@ -1,0 +1,644 @@
+/* The step loop of a factorization. Step 0 factorizes panel 0; step k
+ * splits the update after panel k - 1 and runs it. With lookahead (LU and
+ * lower Cholesky) the core that factorizes panels takes the next panel's
+ * units first and factorizes it inside its share; upper Cholesky solves
+ * the next panel's block row across every column, so its panel waits for
+ * the update. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/clock.h"
+#include "../core/error.h"
+#include "../partition/fpm.h"
+#include "../platform/platform.h"
+#include "../runtime/executor.h"
+#include "run.h"
+
+typedef mlsba__factor_step_t step_t;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static int is_sim(const mlsba_platform_t *pl, size_t i) {
+  return pl->dev[i].backend->type == MLSBA_DEVICE_SIM;
+}
+
+/* Which devices are simulated: all (virtual time), none, or a mix that
+ * would add virtual seconds to real ones (refused). */
+static int platform_kind(mlsba__factor_run_t *F) {
+  size_t sims = 0;
+  for (size_t i = 0; i < F->p; i++)
+    sims += (size_t)is_sim(F->pl, i);
+  if (sims > 0 && sims < F->p)
+    return mlsba__fail(MLSBA_EINVAL, "factor: the platform mixes simulated "
+                                     "and real devices");
+  F->virt = sims > 0;
+  return 0;
+}
+
+/* The core that factorizes panels: on a simulated platform the first
+ * device of the first group (its driving core), else the first CPU core
+ * in group order. */
+static long choose_panel_device(const mlsba__factor_run_t *F) {
+  if (F->virt)
+    return (long)F->pl->group_dev[0];
+  for (size_t k = 0; k < F->p; k++)
+    if (F->pl->dev[F->pl->group_dev[k]].backend->type == MLSBA_DEVICE_CPU)
+      return (long)F->pl->group_dev[k];
+  return -1;
+}
+
+/* A simulated device's rate: its profile in units per second times the
+ * flops of a unit of the profile. */
+static int sim_rate(const mlsba_model_t *profile, double unit,
+                    mlsba_model_t **out) {
+  int err = mlsba_model_create(out);
+  for (size_t k = 0; !err && k < mlsba_model_num_points(profile); k++) {
+    double x, s;
+    mlsba_model_get_point(profile, k, &x, &s);
+    err = mlsba_model_set_point(*out, x, s * unit);
+  }
+  if (!err)
+    err = mlsba_model_set_max_load(*out, mlsba_model_max_load(profile));
+  return err;
+}
+
+static int alloc_report(mlsba__factor_run_t *F) {
+  mlsba_factor_report_t *R = F->R;
+  int64_t kmax = mlsba__factor_diag(F->P);
+  size_t steps = (size_t)((kmax + F->P->nb - 1) / F->P->nb) + 1, p = F->p;
+  R->p = p;
+  R->virtual_time = F->virt;
+  R->panel_device = F->panel_dev;
+  R->flops = mlsba__factor_flops(F->P);
+  R->dropped = calloc(p, 1);
+  R->units = calloc(steps, sizeof *R->units);
+  R->step_seconds = calloc(steps, sizeof *R->step_seconds);
+  R->panel_seconds = calloc(steps, sizeof *R->panel_seconds);
+  R->share = calloc(steps * p, sizeof *R->share);
+  R->time = calloc(steps * p, sizeof *R->time);
+  if (!R->dropped || !R->units || !R->step_seconds || !R->panel_seconds ||
+      !R->share || !R->time)
+    return MLSBA_ENOMEM;
+  return 0;
+}
+
+static int alloc_scratch(mlsba__factor_run_t *F) {
+  size_t p = F->p;
+  F->group_size = calloc(F->q, sizeof *F->group_size);
+  F->rate = calloc(p, sizeof *F->rate);
+  F->active = calloc(p, 1);
+  F->load = calloc(p, sizeof *F->load);
+  F->exec_off = calloc(p, sizeof *F->exec_off);
+  F->log_off = calloc(p, sizeof *F->log_off);
+  F->clip = calloc(p, sizeof *F->clip);
+  F->one = calloc(p, sizeof *F->one);
+  F->time = calloc(p, sizeof *F->time);
+  F->extra = calloc(p, sizeof *F->extra);
+  if (!F->group_size || !F->rate || !F->active || !F->load || !F->exec_off ||
+      !F->log_off || !F->clip || !F->one || !F->time || !F->extra)
+    return MLSBA_ENOMEM;
+  for (size_t g = 0; g < F->q; g++)
+    F->group_size[g] = F->pl->group_start[g + 1] - F->pl->group_start[g];
+  F->group_dev = F->pl->group_dev;
+  return 0;
+}
+
+/* Devices that take units: those the options name that have code for the
+ * update (cores, simulated devices, OpenCL devices for LU). By default
+ * every one but a device that computes on the other devices' cores (pocl
+ * beside the cores), which would slow them with every unit it took. */
+static int choose_active(mlsba__factor_run_t *F) {
+  size_t n = 0;
+  for (size_t i = 0; i < F->p; i++) {
+    mlsba_device_type_t type = F->pl->dev[i].backend->type;
+    int capable = F->virt || type == MLSBA_DEVICE_CPU ||
+                  (type == MLSBA_DEVICE_OPENCL && F->P->op == MLSBA__FACTOR_LU);
+    int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->opened[i].shares_cores;
+    F->active[i] = (unsigned char)(capable && wanted);
+    n += F->active[i];
+  }
+  if (n == 0)
+    return mlsba__fail(MLSBA_EINVAL, "factor: no device in use can take the "
+                                     "update (cores, simulated devices and, "
+                                     "for LU, OpenCL devices can)");
+  return 0;
+}
+
+static int open_models(mlsba__factor_run_t *F) {
+  int err = 0;
+  for (size_t i = 0; !err && i < F->p; i++)
+    err = F->virt ? sim_rate(mlsba_platform_device_model(F->pl, i), F->unit_ref,
+                             &F->rate[i])
+                  : mlsba_model_create(&F->rate[i]);
+  if (!err && F->o.model_dir)
+    mlsba__factor_run_load_models(F);
+  return err;
+}
+
+int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
+                           mlsba__factor_problem_t *P,
+                           const mlsba_factor_opts_t *o,
+                           mlsba_factor_report_t *R) {
+  memset(F, 0, sizeof *F);
+  F->ex = ex;
+  F->pl = ex->pl;
+  F->P = P;
+  F->o = *o;
+  F->R = R;
+  F->p = F->pl->ndev;
+  F->q = F->pl->ngroups;
+  double n = (double)P->n;
+  F->unit_ref = o->sim_unit_flops > 0 ? o->sim_unit_flops
+                : 2 * n * n > 1       ? 2 * n * n
+                                      : 1;
+  int err = platform_kind(F);
+  if (err)
+    return err;
+  F->panel_dev = choose_panel_device(F);
+  if (alloc_scratch(F) || alloc_report(F))
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  if ((err = choose_active(F)) != 0 || (err = open_models(F)) != 0)
+    return err;
+  return 0;
+}
+
+void mlsba__factor_run_close(mlsba__factor_run_t *F) {
+  for (size_t i = 0; F->rate && i < F->p; i++)
+    mlsba_model_destroy(F->rate[i]);
+  free(F->rate);
+  free(F->group_size);
+  free(F->active);
+  free(F->fraction);
+  free(F->load);
+  free(F->exec_off);
+  free(F->log_off);
+  free(F->clip);
+  free(F->one);
+  free(F->time);
+  free(F->extra);
+}
+
+/* ---- one step ----------------------------------------------------------- */
+
+/* The virtual time of a panel on the device that factorizes it: its flops
+ * at that device's rate for the panel's width. */
+static double sim_panel_time(const mlsba__factor_run_t *F, int64_t j,
+                             int64_t jb) {
+  long d = F->panel_dev >= 0 ? F->panel_dev : 0;
+  return mlsba__factor_panel_flops(F->P, j, jb) /
+         mlsba__fpm_speed(F->rate[d], (double)jb);
+}
+
+/* The next panel's time as the split sees it: virtual, or the last panel
+ * measured scaled by the flops. */
+static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
+  if (st->jbn == 0)
+    return 0;
+  if (F->virt)
+    return sim_panel_time(F, st->jn, st->jbn);
+  if (F->panel_flops <= 0)
+    return F->panel_s;
+  return F->panel_s * mlsba__factor_panel_flops(F->P, st->jn, st->jbn) /
+         F->panel_flops;
+}
+
+/* The executor lays shares out group by group; the step's units are laid
+ * out with the panel's core first, so that its share begins with the next
+ * panel. */
+static void lay_out(mlsba__factor_run_t *F) {
+  int64_t off = 0, log = 0;
+  for (size_t k = 0; k < F->p; k++) {
+    size_t i = F->group_dev[k];
+    F->exec_off[i] = off;
+    off += F->load[i];
+  }
+  if (F->panel_dev >= 0) {
+    F->log_off[F->panel_dev] = 0;
+    log = F->load[F->panel_dev];
+  }
+  for (size_t k = 0; k < F->p; k++) {
+    size_t i = F->group_dev[k];
+    if ((long)i == F->panel_dev)
+      continue;
+    F->log_off[i] = log;
+    log += F->load[i];
+  }
+}
+
+long mlsba__factor_share_device(const mlsba__factor_run_t *F, int64_t first) {
+  for (size_t i = 0; i < F->p; i++)
+    if (F->load[i] > 0 && F->exec_off[i] == first)
+      return (long)i;
+  return -1;
+}
+
+/* A redo's units [u0, u1) through its remap, run by run of consecutive
+ * logical units. */
+static void update_remapped(const step_t *st, int64_t u0, int64_t u1) {
+  while (u0 < u1) {
+    int64_t run = 1;
+    while (u0 + run < u1 && st->remap[u0 + run] == st->remap[u0] + run)
+      run++;
+    mlsba__factor_update(st->F->P, st->j, st->jb, st->remap[u0],
+                         st->remap[u0] + run);
+    u0 += run;
+  }
+}
+
+/* A core's share of the step: units [first, first + count) as the
+ * executor numbers them, the next panel factorized after its units. */
+static int update_units(void *user, int64_t first, int64_t count) {
+  step_t *st = user;
+  mlsba__factor_run_t *F = st->F;
+  long i = mlsba__factor_share_device(F, first);
+  if (i < 0)
+    return 1; /* not a range this step gave out */
+  if (st->remap) {
+    update_remapped(st, first, first + count);
+    st->done[i] = 1;
+    return 0;
+  }
+  int64_t lo = F->log_off[i], hi = lo + count;
+  if (i == F->panel_dev && st->lookahead && st->jbn > 0) {
+    mlsba__factor_update(F->P, st->j, st->jb, lo, lo + st->need);
+    double t = mlsba__now();
+    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+    st->panel_s = mlsba__now() - t;
+    st->panel_done = 1;
+    lo += st->need;
+  }
+  mlsba__factor_update(F->P, st->j, st->jb, lo, hi);
+  st->done[i] = 1;
+  return 0;
+}
+
+static int uses_opencl(const mlsba__factor_run_t *F) {
+  for (size_t i = 0; i < F->p; i++)
+    if (F->load[i] > 0 && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL)
+      return 1;
+  return 0;
+}
+
+static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
+                    long *failed) {
+  mlsba_load_t *w = NULL;
+  const char *name =
+      F->P->op == MLSBA__FACTOR_LU ? "getrf-update" : "potrf-update";
+  memset(st->done, 0, F->p);
+  int err = mlsba_load_create(name, units, &w);
+  if (!err)
+    err = mlsba_load_set_cpu(w, update_units, st);
+  if (!err && uses_opencl(F))
+    err = mlsba__factor_set_opencl(w, st);
+  if (!err)
+    err = mlsba_executor_run(F->ex, w, F->load, MLSBA_DRIVE_SHARED, F->time,
+                             failed);
+  mlsba_load_destroy(w);
+  return err;
+}
+
+/* The rows the update writes (from the panel's first) of an OpenCL
+ * device's columns, kept before the step: a device that fails may have
+ * written part of them back. */
+static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
+                               void **copy) {
+  *copy = NULL;
+  if (!uses_opencl(F))
+    return 0;
+  size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  size_t rows = (size_t)(F->P->m - st->j), cols = (size_t)st->units;
+  char *b = malloc(rows * cols * es);
+  if (b == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  const char *a = F->P->a;
+  for (size_t c = 0; c < cols; c++)
+    memcpy(b + c * rows * es,
+           a + ((size_t)st->j +
+                ((size_t)(st->j + st->jb) + c) * (size_t)F->P->lda) *
+                   es,
+           rows * es);
+  *copy = b;
+  return 0;
+}
+
+/* Puts back the columns of the logical units [lo, hi) from the copy. */
+static void restore_units(mlsba__factor_run_t *F, const step_t *st,
+                          const void *copy, int64_t lo, int64_t hi) {
+  size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  size_t rows = (size_t)(F->P->m - st->j);
+  char *a = F->P->a;
+  for (int64_t u = lo; u < hi; u++)
+    memcpy(
+        a + ((size_t)st->j + (size_t)(st->j + st->jb + u) * (size_t)F->P->lda) *
+                es,
+        (const char *)copy + (size_t)u * rows * es, rows * es);
+}
+
+/* After a run that failed on OpenCL device `failed`: the device is
+ * dropped; every accelerator's columns go back to the copy, and the units
+ * of the accelerators and of the cores that did not finish are done again
+ * by the cores, then the next panel if its core did not factorize it. */
+static int redo_step(mlsba__factor_run_t *F, step_t *st, long failed,
+                     const void *copy) {
+  int64_t *remap = malloc((size_t)st->units * sizeof *remap);
+  if (remap == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  F->active[failed] = 0;
+  F->R->dropped[failed] = 1;
+  F->R->lost++;
+  int64_t n = 0;
+  for (size_t k = 0; k < F->p; k++) {
+    size_t i = F->group_dev[k];
+    int accel = F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
+    if (F->load[i] == 0 || (!accel && st->done[i]))
+      continue;
+    if (accel)
+      restore_units(F, st, copy, F->log_off[i], F->log_off[i] + F->load[i]);
+    for (int64_t u = 0; u < F->load[i]; u++)
+      remap[n++] = F->log_off[i] + u;
+  }
+  int err = 0;
+  if (n > 0) {
+    unsigned char *cores = calloc(F->p, 1);
+    for (size_t i = 0; cores && i < F->p; i++)
+      cores[i] =
+          F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
+    mlsba__factor_split_in_t in = {.split = MLSBA_FACTOR_SPLIT_FPM,
+                                   .p = F->p,
+                                   .q = F->q,
+                                   .group_size = F->group_size,
+                                   .group_dev = F->group_dev,
+                                   .rate =
+                                       (const mlsba_model_t *const *)F->rate,
+                                   .active = cores,
+                                   .units = n,
+                                   .unit_flops = st->unit_flops,
+                                   .panel_dev = -1};
+    int fpm;
+    err = cores ? mlsba__factor_split(&in, F->load, &fpm)
+                : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+    free(cores);
+    lay_out(F);
+    st->remap = remap;
+    long again = -1;
+    if (!err)
+      err = real_run(F, st, n, &again);
+    st->remap = NULL;
+  }
+  if (!err && st->lookahead && st->jbn > 0 && !st->panel_done) {
+    double t = mlsba__now();
+    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+    st->panel_s = mlsba__now() - t;
+  }
+  free(remap);
+  return err;
+}
+
+/* A real step: the run, and after an OpenCL device failed, the redo. */
+static int real_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
+  void *copy = NULL;
+  unsigned char *done = calloc(F->p, 1);
+  int err = done ? backup_accelerators(F, st, &copy)
+                 : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  st->done = done;
+  st->panel_done = 0;
+  if (!err)
+    err = real_run(F, st, st->units, failed);
+  long f = *failed;
+  if (err && copy && f >= 0 &&
+      F->pl->dev[f].backend->type == MLSBA_DEVICE_OPENCL) {
+    *failed = -1;
+    err = redo_step(F, st, f, copy);
+  }
+  st->done = NULL;
+  free(done);
+  free(copy);
+  return err;
+}
+
+/* Runs simulated shares (virtual times into t). */
+static int sim_run(mlsba__factor_run_t *F, int64_t units, const int64_t *load,
+                   double *t, long *failed) {
+  mlsba_load_t *w = NULL;
+  int err = mlsba_load_create("factor-update", units, &w);
+  if (!err)
+    err = mlsba_executor_run(F->ex, w, load, MLSBA_DRIVE_SHARED, t, failed);
+  mlsba_load_destroy(w);
+  return err;
+}
+
+/* Simulated devices: their shares within what they hold in one run, a
+ * share beyond that streamed in further runs; every time scaled from the
+ * profile's unit to this step's. */
+static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
+  int64_t sum = 0;
+  for (size_t i = 0; i < F->p; i++) {
+    int64_t cap = mlsba_model_max_load(F->rate[i]);
+    F->clip[i] = cap >= 0 && F->load[i] > cap ? cap : F->load[i];
+    sum += F->clip[i];
+    F->time[i] = 0;
+  }
+  int err = sum > 0 ? sim_run(F, sum, F->clip, F->time, failed) : 0;
+  for (size_t i = 0; !err && i < F->p; i++) {
+    int64_t cap = mlsba_model_max_load(F->rate[i]);
+    for (int64_t rest = F->load[i] - F->clip[i]; !err && rest > 0 && cap > 0;) {
+      memset(F->one, 0, F->p * sizeof *F->one);
+      F->one[i] = min64(cap, rest);
+      err = sim_run(F, F->one[i], F->one, F->extra, failed);
+      F->time[i] += err ? 0 : F->extra[i];
+      rest -= F->one[i];
+    }
+  }
+  for (size_t i = 0; !err && i < F->p; i++)
+    F->time[i] *= st->unit_flops / F->unit_ref;
+  if (!err && st->lookahead && st->jbn > 0) {
+    st->panel_s = sim_panel_time(F, st->jn, st->jbn);
+    F->time[F->panel_dev] += st->panel_s;
+  }
+  return err;
+}
+
+static int split_step(mlsba__factor_run_t *F, step_t *st) {
+  mlsba__factor_split_in_t in = {.split = F->o.split,
+                                 .p = F->p,
+                                 .q = F->q,
+                                 .group_size = F->group_size,
+                                 .group_dev = F->group_dev,
+                                 .rate = (const mlsba_model_t *const *)F->rate,
+                                 .active = F->active,
+                                 .units = st->units,
+                                 .unit_flops = st->unit_flops,
+                                 .panel_dev = st->lookahead ? F->panel_dev : -1,
+                                 .panel_s =
+                                     st->lookahead ? panel_estimate(F, st) : 0,
+                                 .panel_min = st->need,
+                                 .fraction = F->fraction};
+  /* The fixed slice is the models' split of the first update, kept. */
+  int tune = F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction;
+  if (tune)
+    in.split = MLSBA_FACTOR_SPLIT_FPM;
+  double t = mlsba__now();
+  int fpm = 0;
+  int err = mlsba__factor_split(&in, F->load, &fpm);
+  F->R->overhead_s += mlsba__now() - t;
+  if (!err && tune && fpm) {
+    F->fraction = calloc(F->p, sizeof *F->fraction);
+    if (F->fraction == NULL)
+      return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+    for (size_t i = 0; i < F->p; i++)
+      F->fraction[i] = (double)F->load[i] / (double)st->units;
+  }
+  return err;
+}
+
+/* A simulated device that failed is dropped and its units go to the
+ * others: nothing of the step was computed yet. */
+static int drop_device(mlsba__factor_run_t *F, long failed) {
+  if (failed < 0 || failed == F->panel_dev || !F->active[failed])
+    return 0;
+  F->active[failed] = 0;
+  F->R->dropped[failed] = 1;
+  F->R->lost++;
+  if (F->fraction) /* the fixed slice without it: the rest scaled up */
+    F->fraction[failed] = 0;
+  return 1;
+}
+
+/* A measured point joins the one within a tenth of its load (their mean
+ * at the older load): steps of nearby sizes follow each other, and one
+ * noisy step on a shared machine would otherwise swing the next split. */
+static void add_point(mlsba_model_t *m, double x, double rate) {
+  for (size_t k = 0; k < mlsba_model_num_points(m); k++) {
+    double px, ps;
+    mlsba_model_get_point(m, k, &px, &ps);
+    if (px >= 0.9 * x && px <= 1.1 * x) {
+      mlsba_model_set_point(m, px, (ps + rate) / 2);
+      return;
+    }
+  }
+  mlsba_model_set_point(m, x, rate);
+}
+
+/* Real devices: every device's point, its share's flops over its time
+ * (the panel's time taken out of the core that factorized it). */
+static void learn(mlsba__factor_run_t *F, const step_t *st) {
+  for (size_t i = 0; i < F->p; i++) {
+    if (F->load[i] <= 0)
+      continue;
+    double t = F->time[i];
+    if ((long)i == F->panel_dev && st->lookahead)
+      t -= st->panel_s;
+    double rate = (double)F->load[i] * st->unit_flops / t;
+    if (t > 0 && rate >= MLSBA_SPEED_MIN && rate <= MLSBA_SPEED_MAX)
+      add_point(F->rate[i], (double)F->load[i], rate);
+  }
+}
+
+/* The calling thread computes a simulated step's numbers, in the order a
+ * core would: the next panel's units, the panel, the rest. */
+static void compute_on_host(mlsba__factor_run_t *F, step_t *st) {
+  mlsba__factor_update(F->P, st->j, st->jb, 0, st->need);
+  if (st->lookahead && st->jbn > 0)
+    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+  mlsba__factor_update(F->P, st->j, st->jb, st->need, st->units);
+}
+
+/* Without lookahead the next panel runs after the update: on the calling
+ * thread, or in virtual time on the panel's device. */
+static double panel_after(mlsba__factor_run_t *F, step_t *st) {
+  if (st->lookahead || st->jbn == 0)
+    return 0;
+  double t = mlsba__now();
+  if (!F->virt || F->o.compute)
+    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+  st->panel_s = F->virt ? sim_panel_time(F, st->jn, st->jbn) : mlsba__now() - t;
+  return st->panel_s;
+}
+
+static void record(mlsba__factor_run_t *F, const step_t *st, double extra) {
+  mlsba_factor_report_t *R = F->R;
+  size_t k = F->step++;
+  double longest = 0;
+  for (size_t i = 0; i < F->p; i++) {
+    R->share[k * F->p + i] = st->units ? F->load[i] : 0;
+    R->time[k * F->p + i] = st->units ? F->time[i] : 0;
+    if (st->units && F->time[i] > longest)
+      longest = F->time[i];
+  }
+  R->units[k] = st->units;
+  R->step_seconds[k] = longest + extra;
+  R->panel_seconds[k] = st->panel_s;
+  R->steps = F->step;
+  F->clock += longest + extra;
+  if (st->panel_s > 0) {
+    F->panel_s = st->panel_s;
+    F->panel_flops = mlsba__factor_panel_flops(F->P, st->jn, st->jbn);
+  }
+}
+
+static int update_step(mlsba__factor_run_t *F, step_t *st) {
+  int err;
+  for (;;) {
+    if ((err = split_step(F, st)) != 0)
+      return err;
+    lay_out(F);
+    long failed = -1;
+    err = F->virt ? sim_step(F, st, &failed) : real_step(F, st, &failed);
+    if (!err)
+      break;
+    if (!F->virt || !drop_device(F, failed))
+      return err; /* a real core's columns may be half done: stop */
+  }
+  if (F->virt && F->o.compute)
+    compute_on_host(F, st);
+  if (!F->virt)
+    learn(F, st);
+  double after = panel_after(F, st);
+  record(F, st, after);
+  return 0;
+}
+
+static int first_panel(mlsba__factor_run_t *F, int64_t jb) {
+  step_t st = {.F = F, .jn = 0, .jbn = jb};
+  double t = mlsba__now();
+  if (!F->virt || F->o.compute)
+    st.stop = mlsba__factor_panel(F->P, 0, jb);
+  st.panel_s = F->virt ? sim_panel_time(F, 0, jb) : mlsba__now() - t;
+  for (size_t i = 0; i < F->p; i++)
+    F->time[i] = 0;
+  if (F->panel_dev >= 0)
+    F->time[F->panel_dev] = st.panel_s;
+  st.units = 1; /* so that record() keeps the panel core's time */
+  memset(F->load, 0, F->p * sizeof *F->load);
+  record(F, &st, 0);
+  F->R->units[0] = 0;
+  return st.stop;
+}
+
+int mlsba__factor_run(mlsba__factor_run_t *F) {
+  mlsba__factor_problem_t *P = F->P;
+  int64_t kmax = mlsba__factor_diag(P), nb = P->nb;
+  double t0 = mlsba__now();
+  int stop = kmax > 0 ? first_panel(F, min64(nb, kmax)) : 0;
+  for (int64_t j = 0; j < kmax && !stop; j += nb) {
+    step_t st = {.F = F, .j = j, .jb = min64(nb, kmax - j)};
+    st.units = mlsba__factor_units(P, j, st.jb);
+    if (st.units == 0)
+      break;
+    st.unit_flops = mlsba__factor_unit_flops(P, j, st.jb);
+    st.jn = j + st.jb;
+    st.jbn = st.jn < kmax ? min64(nb, kmax - st.jn) : 0;
+    st.lookahead = P->op != MLSBA__FACTOR_CHOL_UPPER && F->panel_dev >= 0;
+    st.need = st.lookahead ? min64(st.jbn, st.units) : 0;
+    int err = update_step(F, &st);
+    if (err)
+      return err;
+    stop = st.stop;
+  }
+  if (P->op == MLSBA__FACTOR_LU && (!F->virt || F->o.compute))
+    mlsba__factor_swap_left(P);
+  mlsba_factor_report_t *R = F->R;
+  R->seconds = F->virt ? F->clock : mlsba__now() - t0;
+  R->gflops = R->seconds > 0 ? R->flops / R->seconds / 1e9 : 0;
+  return 0;
+}

@@ -1,0 +1,66 @@
+/* One factorization on an executor's devices: the step loop (run.c) and
+ * what it keeps between steps. */
+#ifndef MLSBA_FACTOR_RUN_H
+#define MLSBA_FACTOR_RUN_H
+
+#include "factor.h"
+
+typedef struct mlsba__factor_run {
+  mlsba_executor_t *ex;
+  const mlsba_platform_t *pl;
+  mlsba__factor_problem_t *P;
+  mlsba_factor_opts_t o;
+  mlsba_factor_report_t *R;
+  size_t p, q;
+  size_t *group_size, *group_dev;
+  int virt;              /* every device simulated: virtual time */
+  long panel_dev;        /* the core that factorizes panels, or -1 */
+  double unit_ref;       /* flops of a sim profile's unit: 2 n^2 */
+  mlsba_model_t **rate;  /* p flop-rate models by units */
+  unsigned char *active; /* p: takes update units */
+  double *fraction;      /* the fixed slice, once tuned */
+  int64_t *load, *exec_off, *log_off, *clip, *one;
+  double *time, *extra;
+  double clock;       /* virtual seconds so far */
+  double panel_flops; /* of the last panel measured (real devices) */
+  double panel_s;     /* its time */
+  size_t step;        /* the next report entry */
+} mlsba__factor_run_t;
+
+/* One step: the panel whose update it is, and the next. */
+typedef struct mlsba__factor_step {
+  mlsba__factor_run_t *F;
+  int64_t j, jb;   /* the panel factorized */
+  int64_t jn, jbn; /* the next panel (jbn = 0: none) */
+  int64_t units, need;
+  double unit_flops;
+  int lookahead;
+  double panel_s; /* the next panel's time, measured or virtual */
+  int stop;       /* a Cholesky panel was not positive definite */
+  /* Which devices finished their share (cores mark it as they end), and
+   * a redo after a failure: the logical unit of each of its units (NULL:
+   * the step's own layout). */
+  unsigned char *done;
+  const int64_t *remap;
+  int panel_done;
+} mlsba__factor_step_t;
+
+/* The device whose share begins at the executor's unit first (-1: none). */
+long mlsba__factor_share_device(const mlsba__factor_run_t *F, int64_t first);
+
+/* The OpenCL half of the update (update_cl.c): LU columns on an OpenCL
+ * device with CLBlast. Sets it on load; MLSBA_ENOTSUP without OpenCL. */
+int mlsba__factor_set_opencl(mlsba_load_t *load, mlsba__factor_step_t *st);
+
+int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
+                           mlsba__factor_problem_t *P,
+                           const mlsba_factor_opts_t *o,
+                           mlsba_factor_report_t *R);
+int mlsba__factor_run(mlsba__factor_run_t *F);
+void mlsba__factor_run_close(mlsba__factor_run_t *F);
+
+/* factor.c: the models of the update kernel kept in opts.model_dir. */
+void mlsba__factor_run_load_models(mlsba__factor_run_t *F);
+int mlsba__factor_run_save(mlsba__factor_run_t *F);
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * libmlsba: hybrid dense factorizations on one node (included by
+ * <mlsba.h>; do not include it alone).
+ *
+ * mlsba_getrf() (LU with partial pivoting) and mlsba_potrf() (Cholesky)
+ * keep LAPACK's semantics (column-major with a leading dimension, ipiv
+ * 1-based, info for a zero pivot or a matrix that is not positive
+ * definite) and run on an executor's devices: right-looking and blocked,
+ * the panel on a core with LAPACK, the next panel's columns updated first
+ * so that its factorization overlaps the rest of the update (lookahead),
+ * and every trailing update split between the devices by their speed
+ * functions at that step's size (MLSBA over the processing groups).
+ */
+#ifndef MLSBA_FACTOR_H
+#define MLSBA_FACTOR_H
+
+#ifndef MLSBA_H
+#error "include <mlsba.h>, which includes <mlsba/factor.h>"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \name Hybrid factorizations
+ *
+ *  The trailing update of step k is a product of height h_k and width
+ *  n_k (in units: columns for LU, pairs of columns {c, n_k - 1 - c} for
+ *  Cholesky, whose columns do not cost the same but whose pairs do). Its
+ *  split follows the devices' speed functions at the step's size, so an
+ *  accelerator's share shrinks as the update does. Simulated devices take
+ *  virtual time: a share of x units at step k takes t(x) w_k / u, t the
+ *  device's profile time, w_k the flops of one unit of the step and u
+ *  those of a unit of the profile (sim_unit_flops; by default 2 n^2, a
+ *  column of an n x n x n product). The panel takes its flops at the
+ *  rate of its core's profile at nb units.
+ *
+ *  Thread safety: one call at a time per executor. */
+/**@{*/
+
+/** How each step's update is split between the devices. */
+typedef enum mlsba_factor_split {
+  /** Per step: MLSBA over the groups with the device models at the
+   *  step's size, the panel's time added to the core that factors it
+   *  (the default). */
+  MLSBA_FACTOR_SPLIT_FPM = 0,
+  /** A constant ratio of the devices' peak speeds (the hybrid HPL of Shi
+   *  et al., eq. 1: Ratio = GPU peak / CPU peak). */
+  MLSBA_FACTOR_SPLIT_CONSTANT_RATIO,
+  /** A fixed slice tuned once from the kernels' speeds (Song and
+   *  Dongarra's tile sizes): the model-optimal split of the first update,
+   *  kept as fractions for every later step. */
+  MLSBA_FACTOR_SPLIT_FIXED_SLICE,
+  MLSBA_FACTOR_SPLIT_COUNT /**< number of splits */
+} mlsba_factor_split_t;
+
+/** \brief Name of a split as the tools spell it ("fpm", "constant-ratio",
+ *  "fixed-slice"); NULL for an unknown value. */
+MLSBA_EXTERN const char *mlsba_factor_split_name(mlsba_factor_split_t split);
+
+/** Options of the expert calls; initialise with mlsba_factor_opts_init(). */
+typedef struct mlsba_factor_opts {
+  /** Block size nb: the panel's width (default 128; 0 takes it). */
+  int64_t block;
+  mlsba_factor_split_t split; /**< default MLSBA_FACTOR_SPLIT_FPM */
+  /** NULL: every device takes update columns but one that computes on
+   *  the other devices' cores (pocl beside the cores); else p flags in
+   *  file order, 0 for a device that takes none (the core that factors
+   *  the panels still takes the next panel's columns). At least one
+   *  device must be in use. Cholesky runs on cores and simulated devices
+   *  only. */
+  const unsigned char *use;
+  /** Directory of saved models of the update kernel (NULL: none): the
+   *  first step of a factorization starts from them, and the models the
+   *  steps measured are saved back (atomically). Real devices only. */
+  const char *model_dir;
+  /** On a simulated platform: 1 (default) computes the factors on the
+   *  calling thread, so the result is right; 0 only advances virtual
+   *  time (the matrix is left as it was; for experiments at sizes the
+   *  host cannot compute quickly). */
+  int compute;
+  /** On a simulated platform: the flops of one unit of the devices'
+   *  profiles (0, the default: 2 n^2, a column of an n x n x n product,
+   *  which is what the sample desktop's profiles are at n = 8400). */
+  double sim_unit_flops;
+} mlsba_factor_opts_t;
+
+/** What a factorization did, step by step. Arrays are owned by the
+ *  report: release with mlsba_factor_report_free(). Step 0 is the first
+ *  panel alone; step k >= 1 is the update after panel k - 1. */
+typedef struct mlsba_factor_report {
+  int virtual_time;       /**< 1 on a simulated platform (seconds virtual) */
+  double seconds;         /**< the whole factorization */
+  double flops;           /**< the operation's nominal count (LU: m n^2 -
+                               n^3 / 3 for m >= n; Cholesky: n^3 / 3) */
+  double gflops;          /**< flops / seconds / 1e9 */
+  double overhead_s;      /**< splitting time summed over the steps */
+  size_t p;               /**< devices of the platform */
+  size_t steps;           /**< entries of the per-step arrays */
+  long panel_device;      /**< the core that factors the panels (file order) */
+  unsigned lost;          /**< devices dropped after a failure */
+  unsigned char *dropped; /**< p flags: 1 when the device failed */
+  int64_t *units;         /**< per step: units of the update */
+  double *step_seconds;   /**< per step: its time */
+  double *panel_seconds;  /**< per step: the panel factorized in it */
+  int64_t *share;         /**< share[k * p + i]: device i's units in step k */
+  double *time;           /**< time[k * p + i]: device i's time in step k */
+} mlsba_factor_report_t;
+
+/** \brief Defaults: block 128, the per-step FPM split, every device, no
+ *  model directory, computed results. */
+MLSBA_EXTERN void mlsba_factor_opts_init(mlsba_factor_opts_t *opts);
+
+/** \brief LU with partial pivoting, A = P L U, as LAPACK's ?getrf.
+ *  \param ex    the devices: a real platform (cores; OpenCL devices with
+ *               CLBlast, their columns streamed at every step) or a
+ *               simulated one.
+ *  \param prec  single (float) or double.
+ *  \param m, n  the matrix's size, >= 0.
+ *  \param a     m x n, column-major, leading dimension lda >= max(1, m);
+ *               overwritten by L (unit diagonal, not stored) and U.
+ *  \param ipiv  min(m, n) row indices, 1-based: row i was swapped with
+ *               row ipiv[i].
+ *  \param[out] info  0, or i > 0 when U(i, i) (1-based) is exactly zero:
+ *               the factorization is complete, U is singular.
+ *  \return 0; MLSBA_EINVAL for a bad argument (the message names it);
+ *          MLSBA_ENOMEM; MLSBA_EDEVICE when every device that takes
+ *          update columns failed. A device that fails during a step is
+ *          dropped and its columns are taken back by the others. */
+MLSBA_EXTERN int mlsba_getrf(mlsba_executor_t *ex, mlsba_precision_t prec,
+                             int64_t m, int64_t n, void *a, int64_t lda,
+                             int64_t *ipiv, int64_t *info);
+/** \brief mlsba_getrf() with options and a report.
+ *  \param opts    NULL for defaults.
+ *  \param report  may be NULL; else filled, and freed by the caller with
+ *                 mlsba_factor_report_free() even after an error. */
+MLSBA_EXTERN int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
+                                int64_t m, int64_t n, void *a, int64_t lda,
+                                int64_t *ipiv, int64_t *info,
+                                const mlsba_factor_opts_t *opts,
+                                mlsba_factor_report_t *report);
+
+/** \brief Cholesky factorization of a symmetric positive definite
+ *  matrix, as LAPACK's ?potrf: A = L L^T (uplo 'L') or U^T U ('U').
+ *  Only the triangle uplo names is read and overwritten; the other is
+ *  left as it was.
+ *  \param[out] info  0, or i > 0 when the leading minor of order i is
+ *               not positive definite (the factorization stopped).
+ *  \return as mlsba_getrf(). */
+MLSBA_EXTERN int mlsba_potrf(mlsba_executor_t *ex, mlsba_precision_t prec,
+                             char uplo, int64_t n, void *a, int64_t lda,
+                             int64_t *info);
+/** \brief mlsba_potrf() with options and a report. */
+MLSBA_EXTERN int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
+                                char uplo, int64_t n, void *a, int64_t lda,
+                                int64_t *info, const mlsba_factor_opts_t *opts,
+                                mlsba_factor_report_t *report);
+
+/** \brief Release the arrays of a report (not the struct itself); a
+ *  zeroed report is accepted. */
+MLSBA_EXTERN void mlsba_factor_report_free(mlsba_factor_report_t *report);
+
+/** \brief The scaled residual of an LU factorization,
+ *  ||P L U - A||_1 / (||A||_1 max(m, n) eps), eps the unit roundoff of
+ *  the precision (2^-53 or 2^-24), computed in double. HPL and LAPACK's
+ *  tests call a factorization right when it is below 16
+ *  (MLSBA_FACTOR_RESIDUAL_OK).
+ *  \param a    the matrix before the factorization (lda).
+ *  \param lu   what mlsba_getrf() left (ldlu), with its ipiv.
+ *  \param[out] residual  0 for an empty or zero matrix.
+ *  \return 0, MLSBA_EINVAL or MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_getrf_residual(mlsba_precision_t prec, int64_t m,
+                                      int64_t n, const void *a, int64_t lda,
+                                      const void *lu, int64_t ldlu,
+                                      const int64_t *ipiv, double *residual);
+/** \brief The scaled residual of a Cholesky factorization,
+ *  ||L L^T - A||_1 / (||A||_1 n eps) (or U^T U), A symmetric from its
+ *  triangle uplo. */
+MLSBA_EXTERN int mlsba_potrf_residual(mlsba_precision_t prec, char uplo,
+                                      int64_t n, const void *a, int64_t lda,
+                                      const void *f, int64_t ldf,
+                                      double *residual);
+/** The threshold below which a scaled residual says "right". */
+#define MLSBA_FACTOR_RESIDUAL_OK 16.0
+/**@}*/
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MLSBA_FACTOR_H */

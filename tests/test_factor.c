@@ -1,0 +1,587 @@
+/* The hybrid factorizations (lib/factor): mlsba_getrf and mlsba_potrf on
+ * two pinned cores and on simulated devices, graded by their scaled
+ * residuals and against LAPACK on the same matrices; the per-step split
+ * and the virtual times of small cases, worked out by hand. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mlsba.h"
+#include "support/run_suite.h"
+
+/* LAPACK, the reference. */
+void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
+             int *info);
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
+             int *info, size_t uplo_len);
+
+static const char *two_cores =
+    "{\"devices\": ["
+    "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
+    "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1}]}";
+
+/* Two simulated devices of constant speed (units per second), alone in
+ * their groups: every split and time can be worked out by hand. */
+static const char *sim_pair =
+    "{\"devices\": ["
+    "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 100]]},"
+    "{\"name\": \"gpu0\", \"type\": \"sim\", \"speed\": [[1, 300]]}],"
+    "\"groups\": [[\"core0\"], [\"gpu0\"]]}";
+
+typedef struct {
+  mlsba_platform_t *pl;
+  mlsba_executor_t *ex;
+} node_t;
+
+static node_t open_node(const char *json) {
+  node_t n = {0};
+  ck_assert_msg(mlsba_platform_parse(json, "test", &n.pl) == 0, "%s",
+                mlsba_last_error());
+  ck_assert_msg(mlsba_executor_create(n.pl, &n.ex) == 0, "%s",
+                mlsba_last_error());
+  return n;
+}
+
+static void close_node(node_t *n) {
+  mlsba_executor_destroy(n->ex);
+  mlsba_platform_destroy(n->pl);
+}
+
+static double uniform(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
+}
+
+/* m x n with leading dimension lda, entries in [-1, 1); symmetric with n
+ * on the diagonal when spd (positive definite by diagonal dominance). */
+static void *make_matrix(mlsba_precision_t prec, int64_t m, int64_t n,
+                         int64_t lda, int spd, unsigned seed) {
+  (void)m; /* rows up to lda are filled */
+  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  void *a = malloc((size_t)(lda * (n > 0 ? n : 1)) * es);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < lda; i++) {
+      double v = uniform(&seed);
+      if (spd && i < j) /* the mirror of (j, i), already set */
+        v = prec == MLSBA_PRECISION_DOUBLE ? ((double *)a)[j + i * lda]
+                                           : ((float *)a)[j + i * lda];
+      if (spd && i == j)
+        v = (double)n;
+      if (prec == MLSBA_PRECISION_DOUBLE)
+        ((double *)a)[i + j * lda] = v;
+      else
+        ((float *)a)[i + j * lda] = (float)v;
+    }
+  return a;
+}
+
+static void *copy_of(const void *a, size_t bytes) {
+  void *c = malloc(bytes);
+  memcpy(c, a, bytes);
+  return c;
+}
+
+static size_t bytes_of(mlsba_precision_t prec, int64_t lda, int64_t n) {
+  return (size_t)(lda * n) *
+         (prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float));
+}
+
+/* LU of m x n on the node with block nb: info 0 and a residual below 16. */
+static void check_getrf(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
+                        int64_t n, int64_t lda, int64_t nb) {
+  void *a = make_matrix(prec, m, n, lda, 0, (unsigned)(m * 31 + n));
+  void *a0 = copy_of(a, bytes_of(prec, lda, n));
+  int64_t k = m < n ? m : n, info = -1;
+  int64_t *ipiv = calloc((size_t)(k > 0 ? k : 1), sizeof *ipiv);
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = nb;
+  ck_assert_msg(mlsba_getrf_ex(ex, prec, m, n, a, lda, ipiv, &info, &o, NULL) ==
+                    0,
+                "%s", mlsba_last_error());
+  ck_assert_int_eq(info, 0);
+  double r = -1;
+  ck_assert_int_eq(mlsba_getrf_residual(prec, m, n, a0, lda, a, lda, ipiv, &r),
+                   0);
+  ck_assert_msg(r >= 0 && r < MLSBA_FACTOR_RESIDUAL_OK,
+                "getrf %lld x %lld nb %lld precision %d: residual %g",
+                (long long)m, (long long)n, (long long)nb, (int)prec, r);
+  free(a);
+  free(a0);
+  free(ipiv);
+}
+
+static void check_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
+                        int64_t n, int64_t lda, int64_t nb) {
+  void *a = make_matrix(prec, n, n, lda, 1, (unsigned)(n * 17 + uplo));
+  void *a0 = copy_of(a, bytes_of(prec, lda, n));
+  int64_t info = -1;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = nb;
+  ck_assert_msg(mlsba_potrf_ex(ex, prec, uplo, n, a, lda, &info, &o, NULL) == 0,
+                "%s", mlsba_last_error());
+  ck_assert_int_eq(info, 0);
+  double r = -1;
+  ck_assert_int_eq(mlsba_potrf_residual(prec, uplo, n, a0, lda, a, lda, &r), 0);
+  ck_assert_msg(r >= 0 && r < MLSBA_FACTOR_RESIDUAL_OK,
+                "potrf %c n %lld nb %lld precision %d: residual %g", uplo,
+                (long long)n, (long long)nb, (int)prec, r);
+  /* The other triangle is left as it was. */
+  size_t es = prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++)
+      if ((uplo == 'L' && i < j) || (uplo == 'U' && i > j))
+        ck_assert_msg(memcmp((char *)a + (size_t)(i + j * lda) * es,
+                             (char *)a0 + (size_t)(i + j * lda) * es, es) == 0,
+                      "potrf %c wrote (%lld, %lld)", uplo, (long long)i,
+                      (long long)j);
+  free(a);
+  free(a0);
+}
+
+START_TEST(both_precisions_factorize_right_on_two_cores) {
+  node_t nd = open_node(two_cores);
+  for (int prec = 0; prec < 2; prec++) {
+    check_getrf(nd.ex, (mlsba_precision_t)prec, 300, 300, 300, 64);
+    check_potrf(nd.ex, (mlsba_precision_t)prec, 'L', 300, 300, 64);
+    check_potrf(nd.ex, (mlsba_precision_t)prec, 'U', 300, 300, 64);
+  }
+  close_node(&nd);
+}
+END_TEST
+
+/* n not a multiple of the block, n below the block, one column,
+ * rectangular matrices, a leading dimension beyond m. */
+START_TEST(odd_sizes_factorize_right) {
+  node_t nd = open_node(two_cores);
+  static const int64_t sizes[][4] = {/* m, n, lda, nb */
+                                     {130, 130, 130, 32}, {5, 5, 5, 32},
+                                     {1, 1, 1, 32},       {97, 41, 101, 16},
+                                     {41, 97, 45, 16},    {200, 200, 203, 7}};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+    for (int prec = 0; prec < 2; prec++) {
+      const int64_t *z = sizes[s];
+      check_getrf(nd.ex, (mlsba_precision_t)prec, z[0], z[1], z[2], z[3]);
+      if (z[0] == z[1]) {
+        check_potrf(nd.ex, (mlsba_precision_t)prec, 'L', z[1], z[2], z[3]);
+        check_potrf(nd.ex, (mlsba_precision_t)prec, 'U', z[1], z[2], z[3]);
+      }
+    }
+  close_node(&nd);
+}
+END_TEST
+
+START_TEST(pivots_and_factors_match_lapack) {
+  node_t nd = open_node(two_cores);
+  const int n = 257;
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 7);
+  double *ref = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+  int64_t ipiv[257], info = -1;
+  int lipiv[257], linfo = -1;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 48;
+  ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
+                                  ipiv, &info, &o, NULL),
+                   0);
+  dgetrf_(&n, &n, ref, &n, lipiv, &linfo);
+  ck_assert_int_eq(info, linfo);
+  for (int i = 0; i < n; i++)
+    ck_assert_msg(ipiv[i] == lipiv[i], "ipiv[%d]: %lld, LAPACK %d", i,
+                  (long long)ipiv[i], lipiv[i]);
+  double worst = 0;
+  for (int i = 0; i < n * n; i++)
+    worst = fmax(worst, fabs(a[i] - ref[i]));
+  ck_assert_msg(worst < 1e-10, "factors differ from LAPACK's by %g", worst);
+  free(a);
+  free(ref);
+  close_node(&nd);
+}
+END_TEST
+
+/* A zero column makes U singular: info names the first zero pivot as
+ * LAPACK's does, and the call succeeds. */
+START_TEST(a_singular_matrix_sets_info) {
+  node_t nd = open_node(two_cores);
+  const int n = 150;
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 3);
+  for (int i = 0; i < n; i++)
+    a[i + 70 * n] = 0;
+  double *ref = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+  int64_t ipiv[150], info = -1;
+  int lipiv[150], linfo = -1;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 32;
+  ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
+                                  ipiv, &info, &o, NULL),
+                   0);
+  dgetrf_(&n, &n, ref, &n, lipiv, &linfo);
+  ck_assert_int_gt(linfo, 0);
+  ck_assert_int_eq(info, linfo);
+  free(a);
+  free(ref);
+  close_node(&nd);
+}
+END_TEST
+
+/* A negative entry on the diagonal past the first panel: info is the
+ * order of the first minor that is not positive definite, as LAPACK's. */
+START_TEST(a_matrix_not_positive_definite_sets_info) {
+  node_t nd = open_node(two_cores);
+  const int n = 200;
+  for (int lower = 0; lower < 2; lower++) {
+    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 5);
+    a[90 + 90 * n] = -1;
+    double *ref = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+    int64_t info = -1;
+    int linfo = -1;
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = 32;
+    char uplo = lower ? 'L' : 'U';
+    ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, uplo, n, a,
+                                    n, &info, &o, NULL),
+                     0);
+    dpotrf_(&uplo, &n, ref, &n, &linfo, 1);
+    ck_assert_int_gt(linfo, 0);
+    ck_assert_int_eq(info, linfo);
+    free(a);
+    free(ref);
+  }
+  close_node(&nd);
+}
+END_TEST
+
+START_TEST(bad_arguments_are_refused_with_a_message) {
+  node_t nd = open_node(two_cores);
+  double a[16] = {4, 1, 1, 4};
+  int64_t ipiv[4], info;
+  ck_assert_int_eq(
+      mlsba_getrf(NULL, MLSBA_PRECISION_DOUBLE, 2, 2, a, 2, ipiv, &info),
+      MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "executor"));
+  ck_assert_int_eq(
+      mlsba_getrf(nd.ex, MLSBA_PRECISION_DOUBLE, 3, 2, a, 2, ipiv, &info),
+      MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "lda"));
+  ck_assert_int_eq(
+      mlsba_getrf(nd.ex, MLSBA_PRECISION_DOUBLE, -1, 2, a, 2, ipiv, &info),
+      MLSBA_EINVAL);
+  ck_assert_int_eq(
+      mlsba_getrf(nd.ex, MLSBA_PRECISION_DOUBLE, 2, 2, a, 2, NULL, &info),
+      MLSBA_EINVAL);
+  ck_assert_int_eq(
+      mlsba_potrf(nd.ex, MLSBA_PRECISION_DOUBLE, 'X', 2, a, 2, &info),
+      MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "uplo"));
+  ck_assert_int_eq(
+      mlsba_potrf(nd.ex, (mlsba_precision_t)7, 'L', 2, a, 2, &info),
+      MLSBA_EINVAL);
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  unsigned char none[2] = {0, 0};
+  o.use = none;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 2, a, 2,
+                                  &info, &o, NULL),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "no device"));
+  /* An empty matrix is no error. */
+  ck_assert_int_eq(
+      mlsba_getrf(nd.ex, MLSBA_PRECISION_DOUBLE, 0, 0, a, 1, ipiv, &info), 0);
+  ck_assert_int_eq(info, 0);
+  close_node(&nd);
+}
+END_TEST
+
+/* n = 12, nb = 4 on the sim pair: a profile unit is a column of the
+ * 12^3 product, 2 * 144 = 288 flops, so core0 runs 28800 flops/s and
+ * gpu0 86400.
+ *   step 0: panel 0, 12 * 16 - 64 / 3 flops on core0;
+ *   step 1: 8 columns of 16 + 2 * 4 * 8 = 80 flops; core0 must hold the
+ *           next panel (4 columns) and factorize it (8 * 16 - 64 / 3
+ *           flops); the models give the rest to gpu0: 4 and 4;
+ *   step 2: 4 columns of 16 + 2 * 4 * 4 = 48 flops, all on core0 (the
+ *           next panel), then that panel (4 * 16 - 64 / 3);
+ * the last panel has no update. */
+START_TEST(virtual_times_of_a_small_lu_are_exact) {
+  node_t nd = open_node(sim_pair);
+  double a[144];
+  for (int i = 0; i < 144; i++)
+    a[i] = (i * 7919 % 101) / 50.0 - 1 + (i % 13 == 0 ? 12 : 0);
+  int64_t ipiv[12], info;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 4;
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 12, 12, a, 12,
+                                  ipiv, &info, &o, &r),
+                   0);
+  const double core = 28800, gpu = 86400, third = 64.0 / 3;
+  ck_assert(r.virtual_time);
+  ck_assert_int_eq(r.panel_device, 0);
+  ck_assert_uint_eq(r.steps, 3);
+  ck_assert_double_eq_tol(r.step_seconds[0], (192 - third) / core, 1e-15);
+  ck_assert_int_eq(r.share[1 * 2 + 0], 4);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 4);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 0], (4 * 80 + 128 - third) / core,
+                          1e-15);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 1], 4 * 80 / gpu, 1e-15);
+  ck_assert_int_eq(r.share[2 * 2 + 0], 4);
+  ck_assert_int_eq(r.share[2 * 2 + 1], 0);
+  ck_assert_double_eq_tol(r.step_seconds[2], (4 * 48 + 64 - third) / core,
+                          1e-15);
+  double total =
+      (192 - third + 4 * 80 + 128 - third + 4 * 48 + 64 - third) / core;
+  ck_assert_double_eq_tol(r.seconds, total, 1e-15);
+  ck_assert_double_eq_tol(r.flops, 1728 - 576, 1e-9);
+  mlsba_factor_report_free(&r);
+  close_node(&nd);
+}
+END_TEST
+
+/* Cholesky, n = 12, nb = 4: a unit is a pair of columns, 2 * 4 * (N + 1)
+ * flops for N trailing columns. Step 1 (N = 8): 4 pairs of 72 flops;
+ * core0 holds the pairs of the next panel's 4 columns, i.e. all of them,
+ * and then that panel (64 / 3 + 4 * 16 flops). Step 2 (N = 4): 2 pairs of
+ * 40 flops on core0, then the last panel (64 / 3). */
+START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
+  node_t nd = open_node(sim_pair);
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
+  int64_t info;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 4;
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 12, a, 12,
+                                  &info, &o, &r),
+                   0);
+  ck_assert_int_eq(info, 0);
+  const double core = 28800, third = 64.0 / 3;
+  ck_assert_uint_eq(r.steps, 3);
+  ck_assert_double_eq_tol(r.step_seconds[0], (third + 8 * 16) / core, 1e-15);
+  ck_assert_int_eq(r.units[1], 4);
+  ck_assert_int_eq(r.share[1 * 2 + 0], 4);
+  ck_assert_double_eq_tol(r.step_seconds[1], (4 * 72 + third + 4 * 16) / core,
+                          1e-15);
+  ck_assert_int_eq(r.units[2], 2);
+  ck_assert_double_eq_tol(r.step_seconds[2], (2 * 40 + third) / core, 1e-15);
+  ck_assert_double_eq_tol(r.flops, 576, 1e-9);
+  mlsba_factor_report_free(&r);
+  free(a);
+  close_node(&nd);
+}
+END_TEST
+
+/* A larger update on the sim pair: every device's time in every step is
+ * its share's flops at its rate (plus the panel on core0), and the FPM
+ * split keeps the devices within a unit of each other. */
+START_TEST(every_sim_step_time_follows_the_profiles) {
+  node_t nd = open_node(sim_pair);
+  const int64_t n = 200, nb = 16;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = nb;
+  o.compute = 0;
+  mlsba_factor_report_t r;
+  int64_t info, ipiv[200];
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 1);
+  ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
+                                  ipiv, &info, &o, &r),
+                   0);
+  const double ref = 2.0 * n * n, rate[2] = {100 * ref, 300 * ref};
+  double sum = 0;
+  for (size_t k = 1; k < r.steps; k++) {
+    int64_t j = (int64_t)(k - 1) * nb, jb = n - j < nb ? n - j : nb;
+    double w = (double)(jb * jb) + 2.0 * (double)(jb * (n - j - jb));
+    int64_t jn = j + jb, bn = n - jn < nb ? n - jn : nb;
+    double panel =
+        jn < n ? ((double)((n - jn) * bn * bn) - (double)(bn * bn * bn) / 3) /
+                     rate[0]
+               : 0;
+    ck_assert_int_eq(r.share[k * 2] + r.share[k * 2 + 1], n - j - jb);
+    ck_assert_double_eq_tol(r.time[k * 2], r.share[k * 2] * w / rate[0] + panel,
+                            1e-12);
+    ck_assert_double_eq_tol(r.time[k * 2 + 1], r.share[k * 2 + 1] * w / rate[1],
+                            1e-12);
+    /* Balanced to a unit, unless core0 is held to the next panel. */
+    if (r.share[k * 2] > nb)
+      ck_assert_msg(fabs(r.time[k * 2] - r.time[k * 2 + 1]) <=
+                        w / rate[0] + 1e-12,
+                    "step %zu: %g vs %g", k, r.time[k * 2], r.time[k * 2 + 1]);
+    sum += r.step_seconds[k];
+  }
+  ck_assert_double_eq_tol(r.seconds, sum + r.step_seconds[0], 1e-12);
+  mlsba_factor_report_free(&r);
+  free(a);
+  close_node(&nd);
+}
+END_TEST
+
+/* gpu1 fails at its 4th share: it is dropped, its columns go to the
+ * others, and the factors are still right. */
+START_TEST(a_failing_accelerator_is_dropped_and_the_result_stays_right) {
+  node_t nd = open_node(
+      "{\"devices\": ["
+      "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 100]]},"
+      "{\"name\": \"gpu0\", \"type\": \"sim\", \"speed\": [[1, 300]]},"
+      "{\"name\": \"gpu1\", \"type\": \"sim\", \"speed\": [[1, 200]],"
+      " \"fail_at\": 4}],"
+      "\"groups\": [[\"core0\", \"gpu0\"], [\"gpu1\"]]}");
+  for (int op = 0; op < 2; op++) {
+    const int64_t n = 160;
+    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, op, 11);
+    double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+    int64_t ipiv[160], info = -1;
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = 16;
+    mlsba_factor_report_t r;
+    int err = op ? mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n,
+                                  &info, &o, &r)
+                 : mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
+                                  ipiv, &info, &o, &r);
+    ck_assert_msg(err == 0, "%s", mlsba_last_error());
+    ck_assert_int_eq(info, 0);
+    if (op == 0) { /* the device's share counter runs on across calls */
+      ck_assert_uint_eq(r.lost, 1);
+      ck_assert_int_eq(r.dropped[2], 1);
+      size_t used = 0, after = 0;
+      for (size_t k = 1; k < r.steps; k++) {
+        used += r.share[k * 3 + 2] > 0;
+        after += used >= 3 && r.share[k * 3 + 2] > 0 && k > 4;
+      }
+      ck_assert_uint_eq(used, 3);
+      ck_assert_uint_eq(after, 0);
+    }
+    double res = -1;
+    if (op)
+      ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', n, a0,
+                                            n, a, n, &res),
+                       0);
+    else
+      ck_assert_int_eq(mlsba_getrf_residual(MLSBA_PRECISION_DOUBLE, n, n, a0, n,
+                                            a, n, ipiv, &res),
+                       0);
+    ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
+    mlsba_factor_report_free(&r);
+    free(a);
+    free(a0);
+  }
+  close_node(&nd);
+}
+END_TEST
+
+static char *desktop_path(void) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/models/sim/desktop-seed002.json",
+           MLSBA_SOURCE_DIR);
+  return path;
+}
+
+/* On the seed-002 desktop the per-step split gives the GPUs less of the
+ * update as it shrinks, the constant ratio keeps their share, and every
+ * split leaves right factors (computed by the calling thread). */
+START_TEST(the_splits_on_the_sim_desktop) {
+  mlsba_platform_t *pl = NULL;
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_platform_load(desktop_path(), &pl), 0);
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  const int64_t n = 384;
+  double seconds[MLSBA_FACTOR_SPLIT_COUNT];
+  for (int s = 0; s < MLSBA_FACTOR_SPLIT_COUNT; s++) {
+    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 13);
+    double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+    int64_t ipiv[384], info;
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = 32;
+    o.split = (mlsba_factor_split_t)s;
+    mlsba_factor_report_t r;
+    ck_assert_int_eq(mlsba_getrf_ex(ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
+                                    ipiv, &info, &o, &r),
+                     0);
+    double res;
+    mlsba_getrf_residual(MLSBA_PRECISION_DOUBLE, n, n, a0, n, a, n, ipiv, &res);
+    ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "%s: residual %g",
+                  mlsba_factor_split_name(o.split), res);
+    /* gpu0 (device 1): its share of the first and of a late update */
+    double first = (double)r.share[1 * 6 + 1] / (double)r.units[1];
+    size_t last = r.steps - 4; /* 96 columns: more than the next panel */
+    double late = (double)r.share[last * 6 + 1] / (double)r.units[last];
+    if (s == MLSBA_FACTOR_SPLIT_FPM)
+      ck_assert_msg(late < first, "fpm: gpu0 %g then %g", first, late);
+    if (s == MLSBA_FACTOR_SPLIT_CONSTANT_RATIO)
+      ck_assert_msg(fabs(late - first) < 0.2, "constant: %g then %g", first,
+                    late);
+    seconds[s] = r.seconds;
+    mlsba_factor_report_free(&r);
+    free(a);
+    free(a0);
+  }
+  ck_assert_msg(seconds[MLSBA_FACTOR_SPLIT_FPM] <=
+                    seconds[MLSBA_FACTOR_SPLIT_CONSTANT_RATIO],
+                "fpm %g s, constant ratio %g s", seconds[0], seconds[1]);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* The models the steps measured are saved, and a second factorization of
+ * the same size starts from them (its first update already split by
+ * them rather than evenly). */
+START_TEST(models_of_the_update_are_kept_for_the_next_run) {
+  node_t nd = open_node(two_cores);
+  char dir[] = "/tmp/mlsba-factor-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const int64_t n = 256;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 32;
+  o.model_dir = dir;
+  for (int run = 0; run < 2; run++) {
+    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 21);
+    int64_t info;
+    ck_assert_msg(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n,
+                                 &info, &o, NULL) == 0,
+                  "%s", mlsba_last_error());
+    free(a);
+  }
+  char path[4200];
+  snprintf(path, sizeof path, "%s/potrf-update-double-nb32-c0.model", dir);
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(access(path, R_OK), 0);
+  /* The key names the device: a model for another one is refused. */
+  ck_assert_int_eq(mlsba_model_load(path, "something else", &m), MLSBA_EFORMAT);
+  snprintf(path, sizeof path, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(path), 0);
+  close_node(&nd);
+}
+END_TEST
+
+static Suite *factor_suite(void) {
+  Suite *s = suite_create("factor");
+  TCase *tc = tcase_create("factor");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, both_precisions_factorize_right_on_two_cores);
+  tcase_add_test(tc, odd_sizes_factorize_right);
+  tcase_add_test(tc, pivots_and_factors_match_lapack);
+  tcase_add_test(tc, a_singular_matrix_sets_info);
+  tcase_add_test(tc, a_matrix_not_positive_definite_sets_info);
+  tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
+  tcase_add_test(tc, virtual_times_of_a_small_lu_are_exact);
+  tcase_add_test(tc, virtual_times_of_a_small_cholesky_are_exact);
+  tcase_add_test(tc, every_sim_step_time_follows_the_profiles);
+  tcase_add_test(tc,
+                 a_failing_accelerator_is_dropped_and_the_result_stays_right);
+  tcase_add_test(tc, the_splits_on_the_sim_desktop);
+  tcase_add_test(tc, models_of_the_update_are_kept_for_the_next_run);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(factor_suite()); }
