@@ -154,8 +154,8 @@ MLSBA_EXTERN int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *opts,
 MLSBA_EXTERN int mlsba_mpi_platform_path(MPI_Comm comm, const char *pattern,
                                          char *path, size_t size);
 /** \brief Every rank's network link as seen from root, measured by a
- *  ping-pong (seed 001 §5.2.4): messages of 1 KiB to 4 MiB, the fastest of
- *  five round trips at each size halved, least squares of time over bytes
+ *  ping-pong (seed 001 §5.2.4): messages of 1 KiB to 16 MiB, the fastest of
+ *  seven round trips at each size halved, least squares of time over bytes
  *  (mlsba_link_fit()). Collective over comm; about a second per rank on
  *  Ethernet. Under SMPI it times the simulated platform's links.
  *  \param root  the rank the others are measured from (a master's).
