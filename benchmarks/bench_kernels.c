@@ -9,8 +9,11 @@
  *              against libmlsba balancing the product over the platform
  *              (the routine once, then its final distribution each round).
  *
- *   bench-kernels [--size N]... [--precision single|double]... [--rounds R]
- *                 [--platform auto|FILE] [--json FILE]
+ *   bench-kernels [--size N]... [-m M] [-k K] [--precision single|double]...
+ *                 [--rounds R] [--platform auto|FILE] [--json FILE]
+ *
+ * --size N is the product's n (and m and k unless -m / -k give them: the
+ * MPI node kernel's shape is m x n x b, for instance).
  *
  * Prints a table per precision and size with every row's GFLOPS and the
  * ratios the targets are stated in: the core device over the best single
@@ -35,6 +38,7 @@ typedef struct {
   int precisions[2];
   size_t nprec;
   int rounds;
+  int64_t m, k; /* 0: the size */
   const char *platform, *json;
 } args_t;
 
@@ -47,8 +51,8 @@ typedef struct {
 static int usage(const char *why) {
   fprintf(stderr,
           "bench-kernels: %s\nusage: bench-kernels [--size N]... "
-          "[--precision single|double]... [--rounds R] [--platform "
-          "auto|FILE] [--json FILE]\n",
+          "[-m M] [-k K] [--precision single|double]... [--rounds R] "
+          "[--platform auto|FILE] [--json FILE]\n",
           why);
   return 2;
 }
@@ -58,8 +62,9 @@ static int parse(int argc, char **argv, args_t *a) {
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--help")) {
-      printf("bench-kernels [--size N]... [--precision single|double]... "
-             "[--rounds R] [--platform auto|FILE] [--json FILE]\n");
+      printf("bench-kernels [--size N]... [-m M] [-k K] [--precision "
+             "single|double]... [--rounds R] [--platform auto|FILE] [--json "
+             "FILE]\n");
       exit(0);
     }
     if (!v)
@@ -73,6 +78,11 @@ static int parse(int argc, char **argv, args_t *a) {
       if (strcmp(v, "single") && strcmp(v, "double"))
         return usage("--precision is single or double");
       a->precisions[a->nprec++] = !strcmp(v, "double");
+    } else if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "-k")) {
+      int64_t *dim = argv[i][1] == 'm' ? &a->m : &a->k;
+      *dim = strtoll(v, NULL, 10);
+      if (*dim < 1 || *dim > 32768)
+        return usage("-m and -k must be 1..32768");
     } else if (!strcmp(argv[i], "--rounds")) {
       a->rounds = atoi(v);
       if (a->rounds < 1 || a->rounds > 64)
@@ -196,21 +206,22 @@ static double best_of(const row_t *rows, size_t n) {
 static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
                     json_t *out) {
   size_t s = prec ? sizeof(double) : sizeof(float);
-  void *A = malloc((size_t)(n * n) * s), *Bm = malloc((size_t)(n * n) * s),
-       *C = malloc((size_t)(n * n) * s);
+  int64_t m = a->m ? a->m : n, kk = a->k ? a->k : n;
+  void *A = malloc((size_t)(m * kk) * s), *Bm = malloc((size_t)(kk * n) * s),
+       *C = malloc((size_t)(m * n) * s);
   if (!A || !Bm || !C) {
     free(A), free(Bm), free(C);
     return MLSBA_ENOMEM;
   }
-  B->g = (mlsba_gemm_t){.m = n,
+  B->g = (mlsba_gemm_t){.m = m,
                         .n = n,
-                        .k = n,
+                        .k = kk,
                         .precision = (mlsba_precision_t)prec,
                         .a = A,
                         .b = Bm,
                         .c = C};
   bench_fill_random(&B->g, 42);
-  double flop = 2.0 * (double)n * (double)n * (double)n;
+  double flop = 2.0 * (double)m * (double)n * (double)kk;
   mlsba_cpu_kernels_t k;
   mlsba_cpu_kernels(&k);
   row_t one[4], all[3];
@@ -266,8 +277,10 @@ static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
     finish_row(&device, a->rounds, flop);
     finish_row(&mlsba, a->rounds, flop);
     double best1 = best_of(one, n_one), bestp = best_of(all, n_all);
-    printf("\n%s precision, n = %lld (GFLOPS, median of %d rounds)\n",
-           prec ? "double" : "single", (long long)n, a->rounds);
+    printf("\n%s precision, m = %lld, n = %lld, k = %lld (GFLOPS, median "
+           "of %d rounds)\n",
+           prec ? "double" : "single", (long long)m, (long long)n,
+           (long long)kk, a->rounds);
     print_rows("one thread:", one, n_one);
     print_rows("one core device:", &device, 1);
     printf("    -> %.3f of the best single thread\n", device.gflops / best1);
@@ -277,8 +290,9 @@ static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
            mlsba.gflops / bestp);
     json_array_append_new(
         out,
-        json_pack("{s:s, s:I, s:o, s:f, s:f, s:o, s:f, s:f}", "precision",
-                  prec ? "double" : "single", "n", (json_int_t)n, "one_thread",
+        json_pack("{s:s, s:I, s:I, s:I, s:o, s:f, s:f, s:o, s:f, s:f}",
+                  "precision", prec ? "double" : "single", "m", (json_int_t)m,
+                  "n", (json_int_t)n, "k", (json_int_t)kk, "one_thread",
                   rows_json(one, n_one), "core_device", device.gflops,
                   "core_device_of_best", device.gflops / best1, "all_cores",
                   rows_json(all, n_all), "mlsba", mlsba.gflops, "mlsba_of_best",

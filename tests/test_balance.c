@@ -3,15 +3,25 @@
  * iterations, within 1% of the optimum), and with 3% timing noise within 8
  * iterations and within 5% of it for each of 100 noise seeds. */
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mlsba.h"
 #include "support/run_suite.h"
+#include "support/scratch.h"
 
 #define SEED002 MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json"
 
@@ -554,6 +564,110 @@ START_TEST(an_imbalance_near_eps_reads_on_its_side) {
 }
 END_TEST
 
+static atomic_int failing; /* calls fail while set */
+
+static int flaky(void *user, int64_t first, int64_t count) {
+  (void)user;
+  (void)first;
+  if (atomic_load(&failing))
+    return 7;
+  volatile double spin = 0; /* some work, so times are measurable */
+  for (int64_t i = 0; i < count * 2000; i++)
+    spin += 1e-9;
+  return 0;
+}
+
+/* The consistency every result keeps: lost <= p, loads of dropped devices
+ * 0, loads summing to the units. */
+static void assert_consistent(const mlsba_balance_result_t *r, size_t p,
+                              int64_t units) {
+  ck_assert_uint_le(r->lost, p);
+  int64_t sum = 0;
+  for (size_t j = 0; j < p; j++) {
+    if (r->dropped[j] != MLSBA_DROPPED_NONE)
+      ck_assert_int_eq(r->load[j], 0);
+    sum += r->load[j];
+  }
+  ck_assert_int_eq(sum, units);
+}
+
+/* The issue's scenario: a CPU function that fails on every core for three
+ * runs, then works again. Each failing run returns the function's error
+ * (not "devices left can hold 0 units"), keeps both devices (lost stayed
+ * at 0, it reached 4 with 2 devices), and the next run and rebalance work
+ * (they failed with "no groups (q = 0)"). */
+START_TEST(an_empty_model_dir_is_refused_not_taken_as_root) {
+  mlsba_platform_t *pl = parse_ok(
+      "{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, "
+      "1]]}]}");
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  static float one;
+  mlsba_gemm_t g = {.m = 1, .n = 10, .k = 1, .a = &one, .b = &one, .c = &one};
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.model_dir = "";
+  mlsba_balance_result_t r;
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &g, &o, &r), MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "model_dir"));
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+/* The issue's scenario: a CPU function that fails on every core for three
+ * runs, then works again. Each failing run returns the function's error
+ * (not "devices left can hold 0 units"), keeps both devices (lost stayed
+ * at 0, it reached 4 with 2 devices), and the next run and rebalance work
+ * (they failed with "no groups (q = 0)"). */
+START_TEST(a_fault_of_every_device_returns_the_error_and_keeps_them) {
+  mlsba_platform_t *pl = parse_ok(
+      "{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0},"
+      "{\"name\": \"b\", \"type\": \"cpu\", \"core\": 0}],"
+      "\"groups\": [[\"a\"], [\"b\"]]}");
+  enum { UNITS = 3000 };
+  mlsba_load_t *w = NULL;
+  ck_assert_int_eq(mlsba_load_create("flaky", UNITS, &w), 0);
+  ck_assert_int_eq(mlsba_load_set_cpu(w, flaky, NULL), 0);
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.on_fault = MLSBA_ON_FAULT_CONTINUE;
+  mlsba_balancer_t *b = NULL;
+  atomic_store(&failing, 0);
+  ck_assert_msg(mlsba_balance_ex(pl, w, &o, &b) == 0, "%s", mlsba_last_error());
+  const mlsba_balance_result_t *r = mlsba_balancer_result(b);
+  assert_consistent(r, 2, UNITS);
+  atomic_store(&failing, 1);
+  for (int run = 0; run < 3; run++) {
+    mlsba_run_info_t info;
+    ck_assert_int_eq(mlsba_balancer_run(b, &info), MLSBA_EDEVICE);
+    ck_assert_msg(strstr(mlsba_last_error(), "returned 7") != NULL, "%s",
+                  mlsba_last_error());
+    ck_assert_uint_eq(r->lost, 0);
+    ck_assert_int_eq(r->dropped[0], MLSBA_DROPPED_NONE);
+    ck_assert_int_eq(r->dropped[1], MLSBA_DROPPED_NONE);
+    assert_consistent(r, 2, UNITS);
+  }
+  ck_assert_int_eq(mlsba_balancer_rebalance(b), MLSBA_EDEVICE);
+  assert_consistent(r, 2, UNITS);
+  atomic_store(&failing, 0);
+  mlsba_run_info_t info;
+  ck_assert_msg(mlsba_balancer_run(b, &info) == 0, "%s", mlsba_last_error());
+  ck_assert_msg(mlsba_balancer_rebalance(b) == 0, "%s", mlsba_last_error());
+  ck_assert_uint_eq(r->lost, 0);
+  assert_consistent(r, 2, UNITS);
+  ck_assert(r->load[0] > 0 && r->load[1] > 0);
+  mlsba_balancer_destroy(b);
+  /* Failing from the first run: the function's error, no balancer. */
+  atomic_store(&failing, 1);
+  ck_assert_int_eq(mlsba_balance_ex(pl, w, &o, &b), MLSBA_EDEVICE);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "returned 7"));
+  ck_assert_ptr_null(b);
+  atomic_store(&failing, 0);
+  mlsba_load_destroy(w);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *balance_suite(void) {
   Suite *s = suite_create("balance");
   TCase *tc = tcase_create("sim");
@@ -570,6 +684,12 @@ static Suite *balance_suite(void) {
   tcase_add_test(tc, warm_start_and_stale_models);
   tcase_add_test(tc, the_model_folder_is_made_or_refused_by_name);
   suite_add_tcase(s, tc);
+  TCase *tc_more = tcase_create("faults and folders");
+  tcase_set_timeout(tc_more, 60);
+  tcase_add_test(tc_more, an_empty_model_dir_is_refused_not_taken_as_root);
+  tcase_add_test(tc_more,
+                 a_fault_of_every_device_returns_the_error_and_keeps_them);
+  suite_add_tcase(s, tc_more);
   return s;
 }
 

@@ -1,11 +1,23 @@
 /* Error table, last-error message and version. */
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mlsba.h"
 #include "support/run_suite.h"
+#include "support/scratch.h"
 
 START_TEST(every_code_has_a_distinct_name_and_text) {
   static const int codes[] = {
@@ -72,6 +84,55 @@ START_TEST(runtime_version_matches_header) {
 }
 END_TEST
 
+/* ---- 10: API holes -------------------------------------------------- */
+
+START_TEST(api_holes_give_errors_not_crashes) {
+  ck_assert_uint_eq(mlsba_platform_group_device(NULL, 0, 0), SIZE_MAX);
+  mlsba_platform_t *pl = parse_ok(
+      "{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, "
+      "1]]}, {\"name\": \"b\", \"type\": \"sim\", \"speed\": [[1, 2]]}]}");
+  ck_assert_uint_eq(mlsba_platform_group_device(pl, 1, 0), 1);
+  ck_assert_uint_eq(mlsba_platform_group_device(pl, 1, 1), SIZE_MAX);
+  ck_assert_uint_eq(mlsba_platform_group_device(pl, 2, 0), SIZE_MAX);
+  ck_assert_uint_eq(mlsba_platform_group_device(pl, SIZE_MAX, 0), SIZE_MAX);
+
+  /* Loads that sum past INT64_MAX: an error naming the sum, not UB. */
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_load_t *w = NULL;
+  ck_assert_int_eq(mlsba_load_create("sum", 10, &w), 0);
+  int64_t units[2] = {INT64_MAX, INT64_MAX};
+  double time[2];
+  long failed;
+  ck_assert_int_eq(
+      mlsba_executor_run(ex, w, units, MLSBA_DRIVE_SHARED, time, &failed),
+      MLSBA_EINVAL);
+  units[0] = 5;
+  units[1] = INT64_MAX - 2;
+  ck_assert_int_eq(
+      mlsba_executor_run(ex, w, units, MLSBA_DRIVE_SHARED, time, &failed),
+      MLSBA_EINVAL);
+  mlsba_load_destroy(w);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+
+  /* A load of INT64_MAX units is refused where it is made, naming 2^53. */
+  ck_assert_int_eq(mlsba_load_create("huge", INT64_MAX, &w), MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "2^53"));
+  ck_assert_int_eq(mlsba_load_create("edge", INT64_C(1) << 53, &w), 0);
+  mlsba_load_destroy(w);
+
+  /* Mandelbrot rows from a height of 2^31: -1, no overflow. */
+  mlsba_mandelbrot_t mb = {.width = 1, .height = INT64_C(1) << 31};
+  ck_assert_int_eq(mlsba_mandelbrot_row(&mb, (INT64_C(1) << 31) - 1), -1);
+  mb.height = INT64_MAX;
+  ck_assert_int_eq(mlsba_mandelbrot_row(&mb, INT64_MAX - 1), -1);
+  mb.height = (INT64_C(1) << 31) - 1;
+  int64_t row = mlsba_mandelbrot_row(&mb, mb.height - 1);
+  ck_assert(row >= 0 && row < mb.height);
+}
+END_TEST
+
 static Suite *core_suite(void) {
   Suite *s = suite_create("core");
   TCase *tc = tcase_create("errors");
@@ -82,6 +143,10 @@ static Suite *core_suite(void) {
   tc = tcase_create("version");
   tcase_add_test(tc, runtime_version_matches_header);
   suite_add_tcase(s, tc);
+  TCase *tc_more = tcase_create("API holes");
+  tcase_set_timeout(tc_more, 60);
+  tcase_add_test(tc_more, api_holes_give_errors_not_crashes);
+  suite_add_tcase(s, tc_more);
   return s;
 }
 

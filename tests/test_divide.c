@@ -6,8 +6,10 @@
  * mlsba-inpa --load mandelbrot, with every rank's share the head's;
  * two real ranks compute the Mandelbrot image that a single-rank
  * reference confirms; a divider's run computes every unit once, each
- * rank exactly its share; and a bad rank (a missing platform, a load of
- * another size) stops every rank with one line. */
+ * rank exactly its share; a bad rank (a missing platform, a load of
+ * another size) stops every rank with one line; and the two-dimensional
+ * product on an application's own matrices gives back its C (each rank's
+ * rectangle and the gathered whole), a failing fill stopping every rank. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -305,6 +307,88 @@ START_TEST(a_bad_rank_stops_every_rank_with_one_line) {
                         1);
 }
 END_TEST
+
+#ifdef MLSBA_INPA_SMPI_BIN
+/* The same program built with smpicc, four simulated ranks under
+ * SimGrid's smpirun: the ranks balance within eps, their devices' times
+ * handed to SimGrid. */
+START_TEST(four_ranks_under_smpi_balance) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
+  char *argv[] = {"/usr/bin/timeout",
+                  "120",
+                  smpirun,
+                  "-np",
+                  "4",
+                  "-platform",
+                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.xml",
+                  "-hostfile",
+                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.hosts",
+                  "--cfg=smpi/host-speed:10Gf",
+                  "--cfg=smpi/simulate-computation:no",
+                  "--cfg=smpi/privatization:no",
+                  "--log=root.thres:warning",
+                  bin,
+                  "--load",
+                  "mandelbrot",
+                  "--platform",
+                  MLSBA_SOURCE_DIR "/models/sim/inpa-node%r.json",
+                  "--size",
+                  "4096",
+                  "--width",
+                  "16",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %.1000s", r.status,
+                r.err);
+  json_t *j = parse_json(strchr(r.out, '{'));
+  ck_assert_str_eq(json_string_value(json_object_get(j, "stop")), "balanced");
+  ck_assert(json_number_value(json_object_get(j, "imbalance")) <= 0.05);
+  ck_assert(json_is_true(json_object_get(j, "simulated")));
+  /* Simulated time passed: the balancing's wall time covers every run. */
+  ck_assert(json_number_value(json_object_get(j, "wall_s")) >=
+            json_number_value(json_object_get(j, "makespan_s")));
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+#endif
+
+#ifdef MLSBA_PDGEMM_BIN
+/* The 2-D product on the application's own matrices (the example
+ * tools/examples/mpi_pdgemm.c): every rank's rectangle of C and the
+ * gathered C equal the exact products of the application's A and B; a
+ * rank whose fill fails stops every rank with one line naming it. */
+START_TEST(the_product_of_the_applications_matrices_is_right) {
+  char pdgemm[] = MLSBA_PDGEMM_BIN;
+  char *args[] = {pdgemm, "512", "64",
+                  MLSBA_SOURCE_DIR "/tests/data/mpi/cpu%r.json", NULL};
+  tool_run_t r;
+  run_ranks("2", args, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
+  ck_assert(strstr(r.out, "rank 0: C(") && strstr(r.out, "rank 1: C("));
+  ck_assert(strstr(r.out, "gathered C is right") != NULL);
+  ck_assert(strstr(r.out, "WRONG") == NULL);
+  tool_run_free(&r);
+  char *failing[] = {pdgemm, "512",
+                     "64",   MLSBA_SOURCE_DIR "/tests/data/mpi/cpu%r.json",
+                     "1",    NULL};
+  run_ranks("2", failing, &r);
+  ck_assert_msg(r.exited && r.status != 0 && r.status != 124, "status %d",
+                r.status);
+  ck_assert_msg(strstr(r.err, "mpi_pdgemm: rank 1: the application's fill "
+                              "of A rows") != NULL,
+                "%s", r.err);
+  int ours = 0;
+  for (const char *p = r.err; (p = strstr(p, "mpi_pdgemm: ")) != NULL; p++)
+    ours++;
+  ck_assert_int_eq(ours, 1);
+  tool_run_free(&r);
+}
+END_TEST
+#endif
 #endif
 
 static Suite *divide_suite(void) {
@@ -323,6 +407,12 @@ static Suite *divide_suite(void) {
   tcase_add_test(mpi, two_real_ranks_compute_the_reference_image);
   tcase_add_test(mpi, a_divider_run_computes_each_rank_its_share);
   tcase_add_test(mpi, a_bad_rank_stops_every_rank_with_one_line);
+#ifdef MLSBA_PDGEMM_BIN
+  tcase_add_test(mpi, the_product_of_the_applications_matrices_is_right);
+#endif
+#ifdef MLSBA_INPA_SMPI_BIN
+  tcase_add_test(mpi, four_ranks_under_smpi_balance);
+#endif
   suite_add_tcase(s, mpi);
 #endif
   return s;

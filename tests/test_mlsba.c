@@ -2,6 +2,7 @@
  * MLFBA1 (the exhaustive multi-level search) against the same oracles. */
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlsba.h"
@@ -239,8 +240,12 @@ START_TEST(slba_ignores_the_groups_and_is_optimal_too) {
     run(MLSBA_ALGO_MLSBA, &pl, n, &a);
     run(MLSBA_ALGO_SLBA, &pl, n, &s);
     ck_assert_double_eq(a.makespan, s.makespan);
-    for (size_t g = 0; g < pl.q; g++)
-      ck_assert_uint_eq(s.points[g], 0);
+    /* The grouped call is flat SLBA over every device, whatever the
+     * groups: the same loads, device by device. */
+    int64_t flat[MAXP];
+    ck_assert_int_eq(mlsba_partition_slba(models_of(&pl), pl.p, n, flat), 0);
+    for (size_t j = 0; j < pl.p; j++)
+      ck_assert_int_eq(s.beta[j], flat[j]);
     grouped_free(&pl);
   }
 }
@@ -268,8 +273,13 @@ START_TEST(driving_core_gets_work) {
       mlsba_partition_groups(MLSBA_ALGO_MLSBA, (const mlsba_model_t *const *)m,
                              size, 3, 8400, NULL, alpha, beta, points, NULL),
       0);
-  ck_assert_int_gt(beta[0], 100);  /* the driving core */
-  ck_assert_int_le(beta[1], 6500); /* the GPU, within its memory */
+  ck_assert_int_gt(beta[0], 100); /* the driving core */
+  /* The GPU is 19 cores' worth: it takes all its memory holds, and the
+   * three cores share the rest evenly, the driving one with them. */
+  ck_assert_int_eq(beta[1], 6500);
+  ck_assert_int_eq(beta[0] + beta[2] + beta[3], 8400 - 6500);
+  ck_assert_int_le(llabs(beta[0] - beta[2]), 1);
+  ck_assert_int_le(llabs(beta[2] - beta[3]), 1);
   ck_assert_int_gt(alpha[0], alpha[1]);
   ck_assert_uint_eq(points[1], 3); /* a lone core's model is its own */
   for (int i = 0; i < 4; i++)

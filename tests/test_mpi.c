@@ -1195,5 +1195,12 @@ int main(int argc, char **argv) {
   printf("smpi: skipped: mlsba-inpa-smpi not built (no smpicc, Debian: "
          "libsimgrid-dev; or a sanitizer build)\n");
 #endif
+  /* The OpenCL cases run as their own test (mpi_opencl: CK_RUN_CASE),
+   * skipped as test_opencl is when there is no device. */
+  const char *only = getenv("CK_RUN_CASE");
+  if (only && !strcmp(only, "opencl") && !have_opencl_device()) {
+    printf("no OpenCL device: skipped\n");
+    return 77;
+  }
   return run_suite(mpi_suite());
 }

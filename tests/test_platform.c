@@ -2,15 +2,27 @@
  * every kind of bad file, each refused with a message that names the file,
  * the field and the problem. */
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "balance/store.h"
 #include "mlsba.h"
 #include "platform/platform.h"
+#include "support/big_platform.h"
 #include "support/random_models.h"
 #include "support/run_suite.h"
+#include "support/scratch.h"
 
 #ifndef MLSBA_SOURCE_DIR
 #define MLSBA_SOURCE_DIR "."
@@ -432,6 +444,105 @@ START_TEST(random_damage_never_crashes_the_parser) {
 }
 END_TEST
 
+/* ---- 5: two writers of one platform file ----------------------------- */
+
+START_TEST(two_writers_of_a_platform_file_never_leave_it_broken) {
+  scratch_make();
+  char path[128];
+  snprintf(path, sizeof path, "%s/platform.json", scratch);
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(mlsba_platform_load(MLSBA_SOURCE_DIR
+                                       "/models/sim/desktop-seed002.json",
+                                       &pl),
+                   0);
+  ck_assert_int_eq(mlsba_platform_save(pl, path), 0);
+  pid_t kids[2];
+  for (int k = 0; k < 2; k++) {
+    kids[k] = fork();
+    ck_assert_int_ge(kids[k], 0);
+    if (kids[k] == 0) {
+      int broken = 0;
+      for (int round = 0; round < 100; round++)
+        broken |= mlsba_platform_save(pl, path) != 0;
+      _exit(broken);
+    }
+  }
+  /* Read while they write: every read sees a whole file. */
+  int reads = 0;
+  for (int alive = 2; alive > 0;) {
+    mlsba_platform_t *back = NULL;
+    ck_assert_msg(mlsba_platform_load(path, &back) == 0, "read %d: %s", reads,
+                  mlsba_last_error());
+    ck_assert_uint_eq(mlsba_platform_num_devices(back), 6);
+    mlsba_platform_destroy(back);
+    reads++;
+    alive = 0;
+    for (int k = 0; k < 2; k++) {
+      int st;
+      if (kids[k] > 0 && waitpid(kids[k], &st, WNOHANG) == kids[k]) {
+        ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        kids[k] = 0;
+      }
+      alive += kids[k] > 0;
+    }
+  }
+  mlsba_platform_t *back = NULL;
+  ck_assert_int_eq(mlsba_platform_load(path, &back), 0);
+  mlsba_platform_destroy(back);
+  mlsba_platform_destroy(pl);
+  scratch_remove();
+}
+END_TEST
+/* A FIFO with no writer blocked the open forever; the case's timeout is
+ * the bound. */
+START_TEST(a_fifo_in_place_of_a_platform_or_model_file_does_not_hang) {
+  scratch_make();
+  char fifo[128];
+  snprintf(fifo, sizeof fifo, "%s/fifo", scratch);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(mlsba_platform_load(fifo, &pl), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "FIFO"));
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_load(fifo, "k", &m), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "FIFO"));
+  ck_assert_ptr_null(m);
+  /* /dev/zero is a character device, not "a directory?". */
+  ck_assert_int_eq(mlsba_platform_load("/dev/zero", &pl), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "character device"));
+  /* A directory in place of a model file is a directory, not "truncated". */
+  ck_assert_int_eq(mlsba_model_load(scratch, "k", &m), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "a directory"));
+  scratch_remove();
+}
+END_TEST
+/* Took 38-77 s with a linear search per name (131 s extrapolated on this
+ * loaded 2-core machine); the timeout of the case is the bound: 30 s, for
+ * a parse of about 2 s here while five builds share the machine. */
+START_TEST(a_platform_of_100000_devices_parses_in_linear_time) {
+  char *json = big_platform_json(100000);
+  ck_assert_ptr_nonnull(json);
+  mlsba_platform_t *pl = parse_ok(json);
+  ck_assert_uint_eq(mlsba_platform_num_devices(pl), 100000);
+  ck_assert_uint_eq(mlsba_platform_num_groups(pl), 50000);
+  ck_assert_uint_eq(mlsba_platform_group_device(pl, 49999, 1), 99999);
+  mlsba_platform_destroy(pl);
+  free(json);
+  /* A repeated name is still found, and named. */
+  json = big_platform_json(1000);
+  ck_assert_ptr_nonnull(json);
+  char *dup = strstr(json, "\"name\": \"d77\"");
+  ck_assert_ptr_nonnull(dup);
+  memcpy(dup + 8, "\"d78\"", 5);
+  mlsba_platform_t *twice = NULL;
+  ck_assert_int_eq(mlsba_platform_parse(json, "big", &twice), MLSBA_EFORMAT);
+  ck_assert_msg(strstr(mlsba_last_error(), "devices[78]") != NULL, "%s",
+                mlsba_last_error());
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "used twice"));
+  free(json);
+}
+END_TEST
+
 static Suite *platform_suite(void) {
   Suite *s = suite_create("platform");
   TCase *tc = tcase_create("files");
@@ -447,6 +558,13 @@ static Suite *platform_suite(void) {
   tcase_add_test(tc, columns_of_is_read_and_round_trips);
   tcase_add_test(tc, random_damage_never_crashes_the_parser);
   suite_add_tcase(s, tc);
+  TCase *tc_more = tcase_create("damage, writers, scale");
+  tcase_set_timeout(tc_more, 60);
+  tcase_add_test(tc_more, two_writers_of_a_platform_file_never_leave_it_broken);
+  tcase_add_test(tc_more,
+                 a_fifo_in_place_of_a_platform_or_model_file_does_not_hang);
+  tcase_add_test(tc_more, a_platform_of_100000_devices_parses_in_linear_time);
+  suite_add_tcase(s, tc_more);
   return s;
 }
 

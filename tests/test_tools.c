@@ -2,16 +2,28 @@
  * report of docs/partition-report.md, and one clear line with exit status
  * 2 for every kind of bad input, never a signal. */
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/cli.h"
 #include "mlsba.h"
+#include "support/big_platform.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
+#include "support/scratch.h"
 
 #define SEED002 MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json"
 
@@ -1036,6 +1048,151 @@ START_TEST(bench_measures_what_partition_predicts_with_links) {
 }
 END_TEST
 
+/* mlsba-info compared every pair of devices to list the kinds: 10^5
+ * cores of one kind took hours. */
+START_TEST(mlsba_info_lists_the_kinds_of_100000_cores) {
+  char path[128];
+  FILE *f = scratch_create("cores.json", path, sizeof path);
+  fputs("{\"devices\": [", f);
+  for (int i = 0; i < 100000; i++)
+    fprintf(f, "%s{\"name\": \"c%d\", \"type\": \"cpu\", \"core\": 0}",
+            i ? ", " : "", i);
+  fputs("]}", f);
+  ck_assert_int_eq(fclose(f), 0);
+  char *argv[] = {MLSBA_INFO_BIN, "--platform", path, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert(r.exited);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_msg(strstr(r.out, "cpu: c0 c1 c2 ") != NULL, "%.300s", r.out);
+  tool_run_free(&r);
+  scratch_remove();
+}
+END_TEST
+/* The tools' value parsers: "" was read as 0, "1x" as 1. */
+START_TEST(numeric_options_refuse_empty_junk_inf_and_nan) {
+  static const char *junk[] = {"",      " 1", "1x",  "inf", "nan", "-nan",
+                               "1e999", "0x", "--1", "1 ",  "-1"};
+  double v;
+  int64_t u;
+  for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+    ck_assert_msg(cli_parse_double(junk[i], 0, 1e6, &v) != 0, "'%s'", junk[i]);
+    ck_assert_msg(cli_parse_units(junk[i], INT64_C(1) << 53, &u) != 0, "'%s'",
+                  junk[i]);
+  }
+  ck_assert_int_eq(cli_parse_double("0.05", 0, 1, &v), 0);
+  ck_assert(v == 0.05);
+  ck_assert_int_eq(cli_parse_units("9007199254740992", INT64_C(1) << 53, &u),
+                   0);
+  ck_assert_int_ne(cli_parse_units("9007199254740993", INT64_C(1) << 53, &u),
+                   0);
+}
+END_TEST
+/* --json - printed an empty line and exited 0 when a makespan was
+ * infinite. The slowest devices the library accepts at 2^53 units give a
+ * finite makespan, and the report is valid JSON that says so. */
+START_TEST(the_slowest_platform_at_2_to_the_53_gives_a_valid_report) {
+  char path[128];
+  FILE *f = scratch_create("slow.json", path, sizeof path);
+  fputs("{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": "
+        "[[1, 1e-30]]}, {\"name\": \"b\", \"type\": \"sim\", \"speed\": "
+        "[[1e-6, 1e-30], [9007199254740992, 1e-30]]}]}",
+        f);
+  fclose(f);
+  char *argv[] = {MLSBA_PARTITION_BIN,
+                  "--platform",
+                  path,
+                  "--n",
+                  "9007199254740992",
+                  "--algo",
+                  "all",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert(r.exited);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  json_error_t e;
+  json_t *doc = json_loads(r.out, 0, &e);
+  ck_assert_msg(doc != NULL, "not JSON: %s (%.80s)", e.text, r.out);
+  json_t *res = json_object_get(doc, "results");
+  ck_assert_uint_eq(json_array_size(res), MLSBA_ALGO_COUNT);
+  for (size_t i = 0; i < json_array_size(res); i++) {
+    double t =
+        json_real_value(json_object_get(json_array_get(res, i), "makespan"));
+    ck_assert(t > 0 && t < 1e46);
+  }
+  json_decref(doc);
+  tool_run_free(&r);
+  scratch_remove();
+}
+END_TEST
+/* A table or report written to a full disk ends with a failure status. */
+START_TEST(the_tools_fail_when_their_output_cannot_be_written) {
+  const char *platform = MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json";
+  char *part[] = {
+      MLSBA_PARTITION_BIN, "--platform", (char *)platform, "--n", "1000", NULL};
+  char *info_argv[] = {MLSBA_INFO_BIN, "--platform", (char *)platform, NULL};
+  char *bench_argv[] = {MLSBA_BENCH_BIN, "--platform", (char *)platform,
+                        "--size",        "300",        "--models",
+                        "none",          NULL};
+  char *const *tools[] = {part, info_argv, bench_argv};
+  for (int t = 0; t < 3; t++) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+      int fd = open("/dev/full", O_WRONLY);
+      int null = open("/dev/null", O_WRONLY);
+      if (fd < 0 || null < 0 || dup2(fd, 1) < 0 || dup2(null, 2) < 0)
+        _exit(99);
+      execv(tools[t][0], tools[t]);
+      _exit(98);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st));
+    ck_assert_msg(WEXITSTATUS(st) == 1, "%s exited %d", tools[t][0],
+                  WEXITSTATUS(st));
+  }
+  /* The FIFO, through the tool: refused at once, status 2. */
+  scratch_make();
+  char fifo[128];
+  snprintf(fifo, sizeof fifo, "%s/fifo", scratch);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  char *argv[] = {MLSBA_PARTITION_BIN, "--platform", fifo, "--n", "10", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert(r.exited);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "FIFO"));
+  tool_run_free(&r);
+  /* mlsba-bench_argv: --eps "" was 0; a --models path longer than its buffer
+   * was cut short and the models went elsewhere. */
+  static char longdir[5001];
+  memset(longdir, 'x', 5000);
+  longdir[5000] = 0;
+  const char *junk[][2] = {{"--eps", ""},
+                           {"--eps", "1x"},
+                           {"--eps", "nan"},
+                           {"--models", ""},
+                           {"--models", longdir}};
+  for (size_t i = 0; i < 5; i++) {
+    char *args[] = {MLSBA_BENCH_BIN,    "--platform", (char *)platform,
+                    "--size",           "300",        (char *)junk[i][0],
+                    (char *)junk[i][1], NULL};
+    run_tool(args, &r);
+    ck_assert(r.exited);
+    ck_assert_msg(r.status == 2, "%s '%.20s' exited %d", junk[i][0], junk[i][1],
+                  r.status);
+    ck_assert_ptr_nonnull(strstr(r.err, junk[i][0]));
+    tool_run_free(&r);
+  }
+  ck_assert_int_eq(access(longdir, F_OK), -1);
+  scratch_remove();
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -1076,6 +1233,14 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, saved_models_are_partitioned_listed_and_shown);
   tcase_add_test(tc, a_saved_model_is_plotted);
   suite_add_tcase(s, tc);
+  TCase *tc_more = tcase_create("edges");
+  tcase_set_timeout(tc_more, 60);
+  tcase_add_test(tc_more, mlsba_info_lists_the_kinds_of_100000_cores);
+  tcase_add_test(tc_more, numeric_options_refuse_empty_junk_inf_and_nan);
+  tcase_add_test(tc_more,
+                 the_slowest_platform_at_2_to_the_53_gives_a_valid_report);
+  tcase_add_test(tc_more, the_tools_fail_when_their_output_cannot_be_written);
+  suite_add_tcase(s, tc_more);
   return s;
 }
 

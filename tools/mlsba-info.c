@@ -258,7 +258,7 @@ int main(int argc, char **argv) {
       continue;
     }
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(mlsba_info_help, stdout);
+      paths_print_help(stdout, mlsba_info_help);
       return 0;
     }
     if (!strcmp(argv[i], "--version")) {

@@ -295,7 +295,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      fputs(mlsba_partition_help, stdout);
+      paths_print_help(stdout, mlsba_partition_help);
       return 0;
     }
     if (!strcmp(a, "--version")) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/paths.h"
 #include "mlsba-bench_help.h" /* tools/help/mlsba-bench.txt */
 
 const char *const bench_prog = "mlsba-bench";
@@ -117,7 +118,7 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-      fputs(mlsba_bench_help, stdout);
+      paths_print_help(stdout, mlsba_bench_help);
       return BENCH_ARGS_DONE;
     }
     if (!strcmp(o, "--version")) {

@@ -363,11 +363,12 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
   double best = rows[0].steady;
   for (size_t i = 1; i < n; i++)
     best = rows[i].steady < best ? rows[i].steady : best;
-  printf("\n%-15s %9s %10s %8s %7s %4s %-11s %8s\n", "run", "last [s]",
+  /* 80 columns, with room for "openblas-all-cores". */
+  printf("\n%-18s %8s %10s %7s %7s %4s %-11s %8s\n", "run", "last [s]",
          "median [s]", "GFLOPS", "vs best", "runs", "stop", "verified");
   for (size_t i = 0; i < n; i++) {
     const bench_row_t *r = &rows[i];
-    printf("%-15.15s %9.4f %10.4f %8.1f %7.3f %4d %-11s %8s\n", r->name,
+    printf("%-18.18s %8.4f %10.4f %7.1f %7.3f %4d %-11s %8s\n", r->name,
            r->makespan, r->steady, B->flop / r->steady * 1e-9,
            r->steady / best, r->iterations,
            r->stop >= 0 ? mlsba_stop_reason_name((mlsba_stop_reason_t)r->stop)

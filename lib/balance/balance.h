@@ -86,6 +86,8 @@ typedef struct {
 /* The routine's own bookkeeping. */
 typedef struct {
   double *calls;       /* partitioning times, at most 2 max_iter + 1 */
+  unsigned ncalls;     /* of them so far */
+  double overhead;     /* the last: what led to the next run */
   unsigned cycle_from; /* history rows before it do not count as cycles */
   unsigned long runs;  /* runs of the load made so far, re-measures included */
 } mlsba__bal_iter_t;

@@ -91,131 +91,144 @@ static int propose(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r, unsigned it,
   return 0;
 }
 
-/* The iterative routine (seed 002 §V.A) from the current models: warm
- * starts from them when start_warm, else from N/P. */
-int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
-                       int start_warm) {
-  const mlsba_platform_t *pl = C->ex->pl;
-  const mlsba_balance_opts_t *o = &C->o;
-  int flat = o->grouping == MLSBA_GROUPING_FLAT;
-  unsigned ncalls = 0;
-  double overhead = 0;
-  int err = 0;
+/* Counts one partitioning call's time for the result. */
+static void count_call(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
+                       double overhead) {
+  C->iter.calls[C->iter.ncalls++] = overhead;
+  C->iter.overhead = overhead;
+  r->overhead_total_s += overhead;
+}
+
+/* Phase 1: the first distribution, from the models (warm) or N/P. */
+static int begin(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
+                 int start_warm) {
   r->iterations = 0;
   r->overhead_total_s = 0;
   r->overhead_per_call_s = 0;
   C->sharing.checking = -1;
   C->iter.cycle_from = 0;
-  if (start_warm) {
-    if ((err = mlsba__bal_repartition(C, r, r->load, &overhead)) != 0)
-      return err;
-    C->iter.calls[ncalls++] = overhead;
-    r->overhead_total_s += overhead;
-  } else {
+  C->iter.ncalls = 0;
+  C->iter.overhead = 0;
+  if (!start_warm) {
     mlsba__bal_even_start(C, r->load);
+    return 0;
   }
-  for (unsigned it = 1;; it++) {
-    unsigned again;
-    int dropped;
-    if ((err = mlsba__bal_run_until_done(C, r, r->time, 1, &again, &dropped)) !=
-        0)
-      return err;
-    r->iterations = it;
-    double makespan = mlsba__bal_largest(r->time, C->p);
-    double imbalance =
-        mlsba__bal_spread(r->time, r->load, C->dev.max, NULL, C->p);
-    memcpy(r->history_load + (it - 1) * C->p, r->load, C->p * sizeof *r->load);
-    memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
-    r->history_makespan[it - 1] = makespan;
-    r->history_imbalance[it - 1] = imbalance;
-    mlsba__bal_log(C, "%s: iteration %u: makespan %.4f s, imbalance %.1f%%%s",
-                   C->w->name, it, makespan,
-                   mlsba_imbalance_percent(imbalance, o->eps),
-                   again ? " (outlier re-measured)" : "");
-    if (o->progress) {
-      mlsba_iteration_t info = {it,        r->load,  r->time, makespan,
-                                imbalance, overhead, again};
-      o->progress(o->progress_ctx, &info);
-    }
-    int stop = -1;
-    int64_t *proposal = it < o->max_iter ? r->history_load + it * C->p : NULL;
-    int verdict;
-    if ((err = mlsba__bal_sharing_verdict(C, r, it, makespan, &verdict)) != 0)
-      return err;
-    if (verdict == MLSBA__BAL_KEPT) {
-      stop = C->sharing.kept.stop;
-      if (stop < 0 && proposal == NULL)
-        stop = MLSBA_STOP_MAX_ITER;
-      if (stop < 0 && (err = propose(C, r, it, proposal, &overhead, &stop)))
-        return err;
-      if (stop < 0) {
-        C->iter.calls[ncalls++] = overhead;
-        r->overhead_total_s += overhead;
-        memcpy(r->load, proposal, C->p * sizeof *proposal);
-        continue;
-      }
-      r->stop = (mlsba_stop_reason_t)stop;
-      break;
-    }
-    for (size_t j = 0; j < C->p; j++) {
-      if (r->load[j] == 0)
-        continue;
-      /* A stored model the first run contradicts (measure() has already
-       * confirmed the time with a second run) is stale: the machine
-       * changed. Only what is measured now is kept. */
-      double pred;
-      if (it == 1 && C->dev.warm[j] &&
-          mlsba_model_time(r->models[j], (double)r->load[j], &pred) == 0 &&
-          fabs(r->time[j] / pred - 1) > o->outlier) {
-        int saved = C->dev.warm[j] == MLSBA__WARM_SAVED;
-        C->dev.measured[j].n = 0;
-        r->stale += (unsigned)saved;
-        mlsba__bal_log(C,
-                       "%s: the %s model is stale (predicted %.4f s, "
-                       "measured %.4f s); measuring afresh",
-                       pl->dev[j].name, saved ? "saved" : "learned", pred,
-                       r->time[j]);
-      }
-      mlsba__measured_add(&C->dev.measured[j], r->load[j], r->time[j], o->eps);
-    }
-    if ((err = mlsba__bal_rebuild_models(C, r)) != 0)
-      return err;
-    memset(C->dev.warm, 0, C->p);
-    r->makespan = makespan;
-    r->imbalance = imbalance;
-    if (mlsba__bal_balanced(pl, flat, r->load, C->dev.max, r->time, o->eps,
-                            C->scratch.time + C->p, C->scratch.gload,
-                            C->scratch.gcap) &&
-        mlsba__bal_all_known_well(C, r->load))
-      stop = MLSBA_STOP_BALANCED;
-    else if (proposal == NULL)
-      stop = MLSBA_STOP_MAX_ITER;
-    if (stop < 0) {
-      /* The next distribution goes in the history's next row. */
-      if ((err = propose(C, r, it, proposal, &overhead, &stop)) != 0)
-        return err;
-      C->iter.calls[ncalls++] = overhead;
-      r->overhead_total_s += overhead;
-    }
-    /* A device that computes on the others' cores may be checked now
-     * (sharing.c): the next run leaves it out. */
-    if (mlsba__bal_sharing_begin(C, r, it, stop, proposal, &overhead)) {
-      C->iter.calls[ncalls++] = overhead; /* the partitioning without it */
-      r->overhead_total_s += overhead;
-      memcpy(r->load, proposal, C->p * sizeof *proposal);
+  double overhead;
+  int err = mlsba__bal_repartition(C, r, r->load, &overhead);
+  if (!err)
+    count_call(C, r, overhead);
+  return err;
+}
+
+/* Phase 2: runs r->load (outliers re-measured, a failed device dropped)
+ * and records the run: its history row, its log line, the progress. */
+static int run_and_record(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
+                          unsigned it, double *makespan, double *imbalance) {
+  const mlsba_balance_opts_t *o = &C->o;
+  unsigned again;
+  int dropped;
+  int err = mlsba__bal_run_until_done(C, r, r->time, 1, &again, &dropped);
+  if (err)
+    return err;
+  r->iterations = it;
+  *makespan = mlsba__bal_largest(r->time, C->p);
+  *imbalance = mlsba__bal_spread(r->time, r->load, C->dev.max, NULL, C->p);
+  memcpy(r->history_load + (it - 1) * C->p, r->load, C->p * sizeof *r->load);
+  memcpy(r->history_time + (it - 1) * C->p, r->time, C->p * sizeof *r->time);
+  r->history_makespan[it - 1] = *makespan;
+  r->history_imbalance[it - 1] = *imbalance;
+  mlsba__bal_log(C, "%s: iteration %u: makespan %.4f s, imbalance %.1f%%%s",
+                 C->w->name, it, *makespan,
+                 mlsba_imbalance_percent(*imbalance, o->eps),
+                 again ? " (outlier re-measured)" : "");
+  if (o->progress) {
+    mlsba_iteration_t info = {it,         r->load,          r->time, *makespan,
+                              *imbalance, C->iter.overhead, again};
+    o->progress(o->progress_ctx, &info);
+  }
+  return 0;
+}
+
+/* Phase 3: what the run taught. Each loaded device's time is a point of
+ * its model. A model the first run contradicts (measure() has already
+ * confirmed the time with a second run) is stale: the machine changed,
+ * and only what is measured now is kept. */
+static int learn(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r, unsigned it) {
+  const mlsba_platform_t *pl = C->ex->pl;
+  for (size_t j = 0; j < C->p; j++) {
+    if (r->load[j] == 0)
       continue;
+    double pred;
+    if (it == 1 && C->dev.warm[j] &&
+        mlsba_model_time(r->models[j], (double)r->load[j], &pred) == 0 &&
+        fabs(r->time[j] / pred - 1) > C->o.outlier) {
+      int saved = C->dev.warm[j] == MLSBA__WARM_SAVED;
+      C->dev.measured[j].n = 0;
+      r->stale += (unsigned)saved;
+      mlsba__bal_log(C,
+                     "%s: the %s model is stale (predicted %.4f s, "
+                     "measured %.4f s); measuring afresh",
+                     pl->dev[j].name, saved ? "saved" : "learned", pred,
+                     r->time[j]);
     }
-    if (stop >= 0) {
-      r->stop = (mlsba_stop_reason_t)stop;
-      break;
-    }
-    memcpy(r->load, proposal, C->p * sizeof *proposal);
+    mlsba__measured_add(&C->dev.measured[j], r->load[j], r->time[j], C->o.eps);
   }
+  int err = mlsba__bal_rebuild_models(C, r);
+  memset(C->dev.warm, 0, C->p);
+  return err;
+}
+
+/* Phase 4: where to go: stop balanced, at max_iter, at a fixed point or
+ * a cycle (*stop), or on with the next distribution, in proposal (the
+ * history's next row; NULL at max_iter). */
+static int decide(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r, unsigned it,
+                  int64_t *proposal, int *stop) {
+  const mlsba_platform_t *pl = C->ex->pl;
+  int flat = C->o.grouping == MLSBA_GROUPING_FLAT;
+  *stop = -1;
+  if (mlsba__bal_balanced(pl, flat, r->load, C->dev.max, r->time, C->o.eps,
+                          C->scratch.time + C->p, C->scratch.gload,
+                          C->scratch.gcap) &&
+      mlsba__bal_all_known_well(C, r->load))
+    *stop = MLSBA_STOP_BALANCED;
+  else if (proposal == NULL)
+    *stop = MLSBA_STOP_MAX_ITER;
+  if (*stop >= 0)
+    return 0;
+  double overhead;
+  int err = propose(C, r, it, proposal, &overhead, stop);
+  if (!err)
+    count_call(C, r, overhead);
+  return err;
+}
+
+/* Phase 4, after a run without a device that shares the others' cores
+ * when the routine goes back to the run with it (sharing.c): the stop
+ * that run had, or the next distribution from it. */
+static int decide_after_kept(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
+                             unsigned it, int64_t *proposal, int *stop) {
+  *stop = C->sharing.kept.stop;
+  if (*stop < 0 && proposal == NULL)
+    *stop = MLSBA_STOP_MAX_ITER;
+  if (*stop >= 0)
+    return 0;
+  double overhead;
+  int err = propose(C, r, it, proposal, &overhead, stop);
+  if (!err && *stop < 0)
+    count_call(C, r, overhead);
+  return err;
+}
+
+/* Phase 5: the result: converged or not, the median partitioning time,
+ * the groups' loads, the run-to-run variation, a line that says how it
+ * went (and why, at max_iter), and the models saved. */
+static void finish(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r) {
+  const mlsba_platform_t *pl = C->ex->pl;
   r->converged =
       r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
-  if (ncalls) {
-    qsort(C->iter.calls, ncalls, sizeof *C->iter.calls, cmp_double);
-    r->overhead_per_call_s = C->iter.calls[ncalls / 2];
+  if (C->iter.ncalls) {
+    qsort(C->iter.calls, C->iter.ncalls, sizeof *C->iter.calls, cmp_double);
+    r->overhead_per_call_s = C->iter.calls[C->iter.ncalls / 2];
   }
   for (size_t gi = 0; gi < pl->ngroups; gi++) {
     r->alpha[gi] = 0;
@@ -231,7 +244,48 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
   if (r->stop == MLSBA_STOP_MAX_ITER)
     mlsba__bal_explain_noise(C, r);
   mlsba__bal_save_models(C, r);
-  return 0;
+}
+
+/* The iterative routine (seed 002 §V.A) from the current models: warm
+ * starts from them when start_warm, else from N/P. Every run goes through
+ * the phases above, as libuv's uv_run goes through its: run and record,
+ * then either learn and decide, or, right after a run without a device
+ * that shares the others' cores that did not pay (sharing.c), decide from
+ * the run with it; then stop, or adopt the next distribution. */
+int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
+                       int start_warm) {
+  int err = begin(C, r, start_warm);
+  for (unsigned it = 1; !err; it++) {
+    int64_t *proposal = it < C->o.max_iter ? r->history_load + it * C->p : NULL;
+    double makespan, imbalance, overhead;
+    int stop, verdict;
+    if ((err = run_and_record(C, r, it, &makespan, &imbalance)) != 0 ||
+        (err = mlsba__bal_sharing_verdict(C, r, it, makespan, &verdict)) != 0)
+      break;
+    if (verdict == MLSBA__BAL_KEPT) {
+      err = decide_after_kept(C, r, it, proposal, &stop);
+    } else if ((err = learn(C, r, it)) == 0) {
+      r->makespan = makespan;
+      r->imbalance = imbalance;
+      err = decide(C, r, it, proposal, &stop);
+      /* A device that computes on the others' cores may be checked now
+       * (sharing.c): the next run leaves it out, whatever the stop. */
+      if (!err &&
+          mlsba__bal_sharing_begin(C, r, it, stop, proposal, &overhead)) {
+        count_call(C, r, overhead); /* the partitioning without it */
+        stop = -1;
+      }
+    }
+    if (err)
+      break;
+    if (stop >= 0) {
+      r->stop = (mlsba_stop_reason_t)stop;
+      finish(C, r);
+      return 0;
+    }
+    memcpy(r->load, proposal, C->p * sizeof *proposal);
+  }
+  return err;
 }
 
 /* Cold or warm start of a fresh context. */

@@ -36,6 +36,24 @@ void mlsba__mpi_verify(const void *c, uint64_t seed, int64_t n, int64_t r0,
                        mlsba_precision_t prec, unsigned samples,
                        uint64_t sample_seed, double *max_rel_error, int *ok);
 
+/* ---- matrices.c: the application's A, B and C --------------------------- */
+
+/* A' and B' of the rectangle of C at element (r0, c0), rows x cols: the
+ * application's (o->fill), or generated from o->seed. */
+int mlsba__mpi_fill_operands(const mlsba_mpi_opts_t *o, int64_t r0,
+                             int64_t c0, int64_t rows, int64_t cols, void *a,
+                             void *b);
+/* o->verify_samples elements of C' against long-double sums over the
+ * application's or the generated A and B. */
+int mlsba__mpi_check_c(const mlsba_mpi_opts_t *o, const void *c, int64_t r0,
+                       int64_t c0, int64_t rows, int64_t cols,
+                       uint64_t sample_seed, double *max_rel_error, int *ok);
+/* Collective: C' (*c, may be NULL on simulated ranks) moves into the
+ * result with its place, and with o->gather the whole C to rank 0. */
+int mlsba__mpi_hand_back_c(MPI_Comm comm, const mlsba_mpi_opts_t *o, void **c,
+                           int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                           mlsba_mpi_result_t *r);
+
 /* ---- place.c: where a rank runs ------------------------------------------ */
 
 /* Collective: this rank's rank among the ranks of comm on its host (an

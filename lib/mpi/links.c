@@ -1,8 +1,9 @@
 /* Each rank's network link, measured as seed 001 measured its cluster's
  * (§5.2.4): a ping-pong between the root and every other rank over
  * messages of 1 KiB to 16 MiB, the fastest of seven round trips at each
- * size halved (the fastest: a busy machine only ever adds time), and a least-squares line through them (mlsba_link_fit).
- * Under SMPI the same calls time the simulated platform's links. */
+ * size halved (the fastest: a busy machine only ever adds time), and a
+ * least-squares line through them (mlsba_link_fit). Under SMPI the same calls
+ * time the simulated platform's links. */
 #include <math.h>
 #include <stdlib.h>
 

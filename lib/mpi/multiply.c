@@ -67,6 +67,8 @@ void mlsba_mpi_result_free(mlsba_mpi_result_t *r) {
   free(r->history_w);
   free(r->history_time);
   free(r->history_imbalance);
+  free(r->c);
+  free(r->c_all);
   memset(r, 0, sizeof *r);
 }
 
@@ -525,12 +527,11 @@ static int product(ctx_t *C, mlsba_mpi_result_t *r) {
   }
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     goto done;
-  if (!sim) {
-    mlsba__mpi_fill(a, o->seed, 0, C->mine.row * b, C->mine.col * b, bm, bn,
-                    o->precision);
-    mlsba__mpi_fill(bb, o->seed, 1, C->mine.row * b, C->mine.col * b, bm, bn,
-                    o->precision);
-  }
+  if (!sim)
+    err = mlsba__mpi_fill_operands(o, C->mine.row * b, C->mine.col * b, bm,
+                                   bn, a, bb);
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
   int64_t me4[4] = {C->mine.m, C->mine.n, C->mine.row, C->mine.col};
   MPI_Allgather(me4, 4, MPI_INT64_T, lay4, 4, MPI_INT64_T, C->comm);
   int q = C->q;
@@ -545,13 +546,17 @@ static int product(ctx_t *C, mlsba_mpi_result_t *r) {
   int ok = 1, all_ok = 1;
   double rel = 0;
   if (!sim && o->verify_samples > 0)
-    mlsba__mpi_verify(c, o->seed, o->n, C->mine.row * b, C->mine.col * b, bm,
-                      bn, o->precision, o->verify_samples,
-                      o->seed * 7919u + (uint64_t)C->rank, &rel, &ok);
+    err = mlsba__mpi_check_c(o, c, C->mine.row * b, C->mine.col * b, bm, bn,
+                             o->seed * 7919u + (uint64_t)C->rank, &rel, &ok);
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, C->comm);
   MPI_Allreduce(&rel, &r->max_rel_error, 1, MPI_DOUBLE, MPI_MAX, C->comm);
   r->verified = sim || o->verify_samples == 0 ? -1 : all_ok;
   err = gather_reports(C, &st, r);
+  if (!err)
+    err = mlsba__mpi_hand_back_c(C->comm, o, &c, C->mine.row * b,
+                                 C->mine.col * b, bm, bn, r);
 done:
   free(lay4);
   free(m);

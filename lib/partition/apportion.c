@@ -57,6 +57,14 @@ static int64_t move_evenly(const int64_t *cap, size_t m, int64_t d, int sign,
   return d;
 }
 
+/* Largest remainder, worked (a share is clamped to its cap first; ties go
+ * to the lower index):
+ *
+ *   x              cap     total  floors  left  out
+ *   2.5 2.5 5.0    9 9 9   10     2 2 5   1     3 2 5
+ *   0.4 0.4 0.2    9 9 9   1      0 0 0   1     1 0 0
+ *   1.7 1.2 0.1    9 9 9   3      1 1 0   1     2 1 0
+ *   4.6 4.6 0.8    4 9 9   10     4 4 0   2     4 5 1  */
 void mlsba__round_shares(const double *x, const int64_t *cap, size_t m,
                          int64_t total, int64_t *out) {
   /* Shares outside [0, cap] or not numbers (a model at the edge of the

@@ -30,6 +30,13 @@ mkdir "$tmp/empty"
   grep -q '"algorithm": "mlsba"' "$tmp/partition.json"
   "$bin/mlsba-info" --platform desktop-seed002 >"$tmp/info.txt"
   grep -q 'gpu0' "$tmp/info.txt"
+  # Bound to the first CPU, discovery shows its core alone.
+  if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+    MLSBA_NOPENCL=0 taskset -c 0 "$bin/mlsba-info" >"$tmp/info0.txt"
+    grep -q '^core0 ' "$tmp/info0.txt"
+    [ "$(grep -c '^core[0-9]' "$tmp/info0.txt")" = 1 ] ||
+      { echo "taskset -c 0 mlsba-info shows more than core0"; exit 1; }
+  fi
 )
 # mlsba-inpa as the README runs it, from the same empty folder: the
 # real devices each rank is bound to (auto, the default), and the sample
@@ -70,6 +77,14 @@ ls "$tmp/cache/mlsba/sim-desktop-seed002/"*m-8400-k-8400*.model >/dev/null
 for t in mlsba-bench mlsba-partition mlsba-info; do
   page="$tmp/prefix/share/man/man1/$t.1"
   grep -q '^\.SH SYNOPSIS' "$page" || { echo "no man page $page"; exit 1; }
+  # --help names the folders of this install, not PREFIX.
+  help=$("$bin/$t" --help)
+  if grep -q PREFIX <<<"$help" ||
+    ! grep -qF "$tmp/prefix/share/doc/mlsba" <<<"$help"; then
+    echo "$t --help does not name $tmp/prefix/share/doc/mlsba:"
+    echo "$help"
+    exit 1
+  fi
 done
 # Every installed man page says which environment variables matter.
 for page in "$tmp/prefix/share/man/man1/"*.1; do
@@ -77,9 +92,21 @@ for page in "$tmp/prefix/share/man/man1/"*.1; do
     grep -q 'MLSBA_NCPU' "$page" || { echo "no ENVIRONMENT in $page"; exit 1; }
 done
 for d in platform-file model-file left-out-file bench-report partition-report \
-  inpa-report; do
+  inpa-report mpi-api; do
   [ -s "$tmp/prefix/share/doc/mlsba/$d.md" ] || { echo "no $d.md"; exit 1; }
 done
+[ -s "$tmp/prefix/share/doc/mlsba/LICENSE" ] || { echo "no LICENSE"; exit 1; }
+# The API reference where Doxygen built it: man 3 for a function opens its
+# header's page, and the HTML pages are there.
+if [ -f "$build/docs/stamp" ]; then
+  man3="$tmp/prefix/share/man/man3"
+  grep -qx '\.so man3/mlsba\.h\.3' "$man3/mlsba_balance.3" ||
+    { echo "no man 3 mlsba_balance"; exit 1; }
+  grep -q 'mlsba_balancer_run' "$man3/mlsba.h.3" ||
+    { echo "mlsba.h.3 lacks mlsba_balancer_run"; exit 1; }
+  [ -s "$tmp/prefix/share/doc/mlsba/html/index.html" ] ||
+    { echo "no HTML reference"; exit 1; }
+fi
 
 echo "-- find_package(mlsba), with no MPI to be found"
 # Only the mpi component needs MPI.
@@ -96,8 +123,9 @@ cc $flags "$here/consumer/main.c" $(pkg-config --cflags --libs mlsba) \
   -o "$tmp/consumer-pc"
 "$tmp/consumer-pc"
 
-# The example programs, as a user copies them out of the tree: both ways.
-examples="$here/../../tools/examples"
+# The example programs, as a user copies them out of the installed
+# package: both ways.
+examples="$tmp/prefix/share/doc/mlsba/examples"
 if pkg-config --exists OpenCL && [ -f "$tmp/prefix/include/mlsba/opencl.h" ]; then
   echo "-- tools/examples with find_package(mlsba)"
   cmake -S "$examples" -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
@@ -131,4 +159,9 @@ if [ -f "$tmp/prefix/include/mlsba/mpi.h" ]; then
   cc $flags "$here/consumer_mpi/main.c" $(pkg-config --cflags --libs mlsba-mpi) \
     -o "$tmp/consumer-mpi-pc"
   timeout 120 bash -c "$(declare -f ranks); tmp=$tmp; ranks $tmp/consumer-mpi-pc"
+  if [ -x "$tmp/examples/mpi_divide" ]; then
+    echo "-- tools/examples/mpi_divide (find_package(mlsba OPTIONAL_COMPONENTS mpi))"
+    MLSBA_NOPENCL=0 timeout 120 mpirun -np 2 --oversubscribe --bind-to none \
+      --mca btl self,vader -x MLSBA_NOPENCL "$tmp/examples/mpi_divide"
+  fi
 fi

@@ -31,10 +31,10 @@ static int find_in(const char *dir, const char *name, char *out, size_t size) {
   return w > 0 && (size_t)w < size && is_file(out);
 }
 
-/* The installed platforms beside the running tool: its folder, then
- * MLSBA_BIN_TO_PLATFORMS (relative, set by the build from the install
+/* An installed folder beside the running tool: its folder, then rel (from
+ * the install's bin to that folder, set by the build from the install
  * layout), so that any --prefix works. */
-static int installed_dir(char *out, size_t size) {
+static int beside_tool(const char *rel, char *out, size_t size) {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0)
@@ -46,7 +46,6 @@ static int installed_dir(char *out, size_t size) {
   *slash = '\0';
   /* Each leading "../" takes a folder off exe (a resolved path), so that
    * messages say PREFIX/share/..., not PREFIX/bin/../share/... */
-  const char *rel = MLSBA_BIN_TO_PLATFORMS;
   while (strncmp(rel, "../", 3) == 0 && (slash = strrchr(exe, '/')) &&
          slash != exe) {
     *slash = '\0';
@@ -54,6 +53,49 @@ static int installed_dir(char *out, size_t size) {
   }
   int w = snprintf(out, size, "%s/%s", exe, rel);
   return w > 0 && (size_t)w < size;
+}
+
+/* The installed sample platforms. */
+static int installed_dir(char *out, size_t size) {
+  return beside_tool(MLSBA_BIN_TO_PLATFORMS, out, size);
+}
+
+/* Writes text with every "from" replaced by "to". */
+static void put_replaced(FILE *f, const char *text, const char *from,
+                         const char *to) {
+  size_t n = strlen(from);
+  for (const char *hit; (hit = strstr(text, from)) != NULL; text = hit + n) {
+    fwrite(text, 1, (size_t)(hit - text), f);
+    fputs(to, f);
+  }
+  fputs(text, f);
+}
+
+void paths_print_help(FILE *f, const char *text) {
+  char docs[PATH_MAX], platforms[PATH_MAX];
+  struct stat st;
+  int docs_here =
+      beside_tool(MLSBA_BIN_TO_DOCS, docs, sizeof docs) && stat(docs, &st) == 0;
+  int platforms_here =
+      installed_dir(platforms, sizeof platforms) && stat(platforms, &st) == 0;
+  if (!docs_here && !platforms_here) { /* a build, not installed */
+    fputs(text, f);
+    return;
+  }
+  /* One replacement at a time: the platforms' line, then the docs'. */
+  char *copy = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&copy, &len);
+  if (mem == NULL) {
+    fputs(text, f);
+    return;
+  }
+  put_replaced(mem, text, "PREFIX/share/mlsba/platforms",
+               platforms_here ? platforms : "PREFIX/share/mlsba/platforms");
+  fclose(mem);
+  put_replaced(f, copy ? copy : text, "PREFIX/share/doc/mlsba",
+               docs_here ? docs : "PREFIX/share/doc/mlsba");
+  free(copy);
 }
 
 int paths_find_platform(const char *arg, char *out, size_t size) {

@@ -6,6 +6,7 @@
 #define MLSBA_TOOLS_PATHS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "mlsba.h"
 
@@ -19,6 +20,12 @@ int paths_platform(const char *prog, const char *arg, char *out, size_t size);
  * neither a file nor a sample platform's name (out is then unset), for a
  * caller that reports the problem itself (mlsba-inpa: on rank 0 only). */
 int paths_find_platform(const char *arg, char *out, size_t size);
+
+/* A tool's --help text, with PREFIX/share/doc/mlsba and
+ * PREFIX/share/mlsba/platforms replaced by the folders of this install
+ * (found beside the running tool); a build that is not installed prints
+ * them as they are. */
+void paths_print_help(FILE *f, const char *text);
 
 /* --platform resolved (paths_platform) and discovered ("auto") or
  * loaded into *pl. 0, or the exit status after one line on stderr: 2 for

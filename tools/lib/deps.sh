@@ -18,6 +18,8 @@
 #   python3                             models/cluster/generate.py, benchmark reports
 #   gnuplot-nox                         mlsba-bench --plot
 #   python3                             tools/check-layers
+#   doxygen                             the API reference: HTML and man 3 pages
+#   clang-format                        tools/check-format (.clang-format)
 # tools/test and benchmarks/peers/run-starpu add libstarpu-dev (the StarPU
 # peer benchmark); the library itself never needs it.
 MLSBA_PACKAGES=(
@@ -25,7 +27,7 @@ MLSBA_PACKAGES=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
   libblis-dev libblis-pthread-dev libopenblas-pthread-dev liblapack-dev
   libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
-  libscalapack-openmpi-dev python3
+  libscalapack-openmpi-dev python3 doxygen clang-format
 )
 # Optional: tools/test and benchmarks/smpi-inpa add libsimgrid-dev (smpicc,
 # smpirun: mlsba-inpa simulated at scale); without it the SMPI build and

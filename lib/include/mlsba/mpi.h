@@ -1,8 +1,10 @@
 /*
  * libmlsba across nodes: INPA (Clarke et al.) over the ranks of an MPI
  * communicator, then the heterogeneous two-dimensional blocked product
- * C = A x B with the arrangement it found. Link mlsba::mlsba_mpi; the
- * single-node library never links MPI.
+ * C = A x B with the arrangement it found; and an application's own
+ * divisible load across the ranks (mlsba_mpi_divide()). Link
+ * mlsba::mlsba_mpi (find_package(mlsba COMPONENTS mpi), or pkg-config
+ * mlsba-mpi); the single-node library never links MPI.
  *
  * Every rank is a node: it loads its own platform file, balances its
  * devices on its own sub-matrix with libmlsba's routine, and holds only its
@@ -69,6 +71,20 @@ typedef struct mlsba_mpi_opts {
    *  devices) even when they run faster without it (MLSBA_SHARING_KEEP);
    *  0 (default): such a device must pay its way (MLSBA_SHARING_CHECK). */
   int keep_shared;
+  /** The application's A and B (NULL: made from seed): fill rows [row,
+   *  row + rows) x columns [col, col + cols) of A (which = 0) or B
+   *  (which = 1), global element indices, into dst, column-major with
+   *  leading dimension ld, as doubles or floats by precision. Every rank
+   *  asks for the rectangles of its own C' (which the head decides), and,
+   *  for the sampled check, single rows of A and columns of B. Return 0,
+   *  or nonzero to stop the call (MLSBA_EINVAL naming the rank). Called on
+   *  the calling thread. */
+  int (*fill)(void *user, int which, int64_t row, int64_t col, int64_t rows,
+              int64_t cols, void *dst, int64_t ld);
+  void *fill_user;
+  /** Nonzero: every rank's C' is also gathered, as the whole C (N x N,
+   *  column-major), into result->c_all on rank 0. */
+  int gather;
 } mlsba_mpi_opts_t;
 
 /** One device of a rank, as the product ran it. */
@@ -124,6 +140,14 @@ typedef struct mlsba_mpi_result {
    *  fastest one measured (smallest slowest-node time, first of equals),
    *  which may be an earlier run than the last (iterations). */
   unsigned int run_iteration;
+  /** This rank's C': c_rows x c_cols elements (leading dimension c_rows,
+   *  doubles or floats by precision) at element (c_row0, c_col0) of C;
+   *  NULL on simulated ranks, which compute nothing. Its own, on every
+   *  rank. */
+  void *c;
+  int64_t c_row0, c_col0, c_rows, c_cols;
+  /** With opts.gather, on rank 0: the whole C, N x N column-major. */
+  void *c_all;
 } mlsba_mpi_result_t;
 
 /** \brief Defaults: INPA, MLSBA inside nodes, eps 0.05, 20 iterations,
@@ -132,7 +156,10 @@ MLSBA_EXTERN void mlsba_mpi_opts_init(mlsba_mpi_opts_t *opts);
 
 /** \brief Balance the nodes of comm with INPA (or a baseline), then compute
  *  C = A x B with the two-dimensional blocked algorithm, every rank on its
- *  own rectangle, and check sampled elements of every C'.
+ *  own rectangle, and check sampled elements of every C'. A and B are
+ *  generated from opts->seed, or the application's (opts->fill); every
+ *  rank's C' is in result->c, and with opts->gather the whole C in
+ *  result->c_all on rank 0.
  *
  *  Collective over comm. An error on any rank (a platform file that is
  *  missing or malformed, N not a multiple of the block, fewer blocks than
@@ -298,7 +325,8 @@ MLSBA_EXTERN int mlsba_mpi_divider_rebalance(mlsba_mpi_divider_t *divider);
  *  divider, valid until its next call). */
 MLSBA_EXTERN const mlsba_mpi_divide_result_t *
 mlsba_mpi_divider_result(const mlsba_mpi_divider_t *divider);
-/** \brief Close the devices; NULL is ignored. Not collective. */
+/** \brief Close the devices and free its communicator (a duplicate of
+ *  comm): collective, as MPI_Comm_free is; NULL is ignored. */
 MLSBA_EXTERN void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *divider);
 /**@}*/
 

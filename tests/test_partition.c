@@ -1,9 +1,10 @@
-/* Every partitioner on the edges of what a model accepts (issue 16, items
- * 2, 3, 7 and 10): the bounds of mlsba_model_set_point() refuse the rest
- * with a message naming the field; on every accepted model each algorithm
- * returns loads that sum to N within every max_load, with no signal, and in
- * time O(p log N): the per-test timeout (10 s) is the bound, where the
- * linear loops this suite guards against took minutes. */
+/* The partitioners' common promise (lib/partition/partition.c, the
+ * algorithm table), on the edges of what a model accepts: the bounds of
+ * mlsba_model_set_point() refuse the rest with a message naming the
+ * field; on every accepted model each algorithm returns loads that sum to
+ * N within every max_load, with no signal, and in time O(p log N): the
+ * per-test timeout (10 s) is the bound, where the linear loops this suite
+ * guards against took minutes. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,9 +29,8 @@ static void check_algo(mlsba_algorithm_t a, mlsba_model_t **m,
   ck_assert_ptr_nonnull(alpha);
   ck_assert_ptr_nonnull(beta);
   ck_assert_ptr_nonnull(points);
-  int err =
-      mlsba_partition_groups(a, (const mlsba_model_t *const *)m, size, q, n,
-                             NULL, alpha, beta, points, NULL);
+  int err = mlsba_partition_groups(a, (const mlsba_model_t *const *)m, size, q,
+                                   n, NULL, alpha, beta, points, NULL);
   ck_assert_msg(err == 0, "%s at n = %lld: %s", mlsba_algorithm_name(a),
                 (long long)n, mlsba_last_error());
   int64_t sum = 0;
@@ -86,10 +86,10 @@ START_TEST(set_point_refuses_values_outside_the_bounds_naming_them) {
     double x, s;
     const char *says;
   } bad[] = {
-      {1, 1e308, "speed"},    {1, 1.7e308, "speed"},  {1, 4.9e-324, "speed"},
-      {1, 1e-31, "speed"},    {1, 2e30, "speed"},     {1, NAN, "speed"},
+      {1, 1e308, "speed"},     {1, 1.7e308, "speed"}, {1, 4.9e-324, "speed"},
+      {1, 1e-31, "speed"},     {1, 2e30, "speed"},    {1, NAN, "speed"},
       {1, -INFINITY, "speed"}, {1e308, 1, "load"},    {1e16, 1, "load"},
-      {1e-7, 1, "load"},      {4.9e-324, 1, "load"}, {NAN, 1, "load"},
+      {1e-7, 1, "load"},       {4.9e-324, 1, "load"}, {NAN, 1, "load"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_int_eq(mlsba_model_set_point(m, bad[i].x, bad[i].s),
@@ -100,8 +100,10 @@ START_TEST(set_point_refuses_values_outside_the_bounds_naming_them) {
     ck_assert_uint_eq(mlsba_model_num_points(m), 0);
   }
   /* The bounds themselves are accepted. */
-  ck_assert_int_eq(mlsba_model_set_point(m, MLSBA_LOAD_MIN, MLSBA_SPEED_MIN), 0);
-  ck_assert_int_eq(mlsba_model_set_point(m, MLSBA_LOAD_MAX, MLSBA_SPEED_MAX), 0);
+  ck_assert_int_eq(mlsba_model_set_point(m, MLSBA_LOAD_MIN, MLSBA_SPEED_MIN),
+                   0);
+  ck_assert_int_eq(mlsba_model_set_point(m, MLSBA_LOAD_MAX, MLSBA_SPEED_MAX),
+                   0);
   ck_assert_int_eq(mlsba_model_set_max_load(m, INT64_C(1) << 53), 0);
   ck_assert_int_eq(mlsba_model_set_max_load(m, (INT64_C(1) << 53) + 1),
                    MLSBA_EINVAL);
@@ -127,9 +129,16 @@ START_TEST(every_algorithm_on_speeds_at_the_bounds) {
   static const double fall[][2] = {{MLSBA_LOAD_MIN, MLSBA_SPEED_MAX},
                                    {MLSBA_LOAD_MAX, MLSBA_SPEED_MIN}};
   const double(*shape[])[2] = {fast, slow, wide, fall};
-  static const int64_t ns[] = {0,     1,          2,          3,
-                               50,    100,        1000000007, INT64_C(1) << 40,
-                               INT64_C(1000000000000), INT64_C(1) << 53};
+  static const int64_t ns[] = {0,
+                               1,
+                               2,
+                               3,
+                               50,
+                               100,
+                               1000000007,
+                               INT64_C(1) << 40,
+                               INT64_C(1000000000000),
+                               INT64_C(1) << 53};
   static const size_t sizes[][3] = {{1, 1, 0}, {2, 0, 0}, {2, 1, 3}};
   static const size_t nq[] = {2, 1, 3};
   for (size_t c = 0; c < 3; c++) {
@@ -246,9 +255,9 @@ START_TEST(ten_thousand_devices_at_two_to_the_53) {
     m[j] = model_of((const double(*)[2])pts, 2);
     size[j] = 1;
   }
-  static const mlsba_algorithm_t algos[] = {
-      MLSBA_ALGO_MLSBA, MLSBA_ALGO_SLBA, MLSBA_ALGO_MULTIPLE_CPM,
-      MLSBA_ALGO_DLT};
+  static const mlsba_algorithm_t algos[] = {MLSBA_ALGO_MLSBA, MLSBA_ALGO_SLBA,
+                                            MLSBA_ALGO_MULTIPLE_CPM,
+                                            MLSBA_ALGO_DLT};
   for (size_t a = 0; a < 4; a++)
     check_algo(algos[a], m, size, P, INT64_C(1) << 53);
   destroy_all(m, P);
@@ -283,11 +292,12 @@ START_TEST(round_shares_is_exact_on_shares_far_from_the_total) {
 }
 END_TEST
 
-static Suite *extremes_suite(void) {
-  Suite *s = suite_create("extremes");
+static Suite *partition_suite(void) {
+  Suite *s = suite_create("partition");
   TCase *range = tcase_create("accepted range");
   tcase_set_timeout(range, 10);
-  tcase_add_test(range, set_point_refuses_values_outside_the_bounds_naming_them);
+  tcase_add_test(range,
+                 set_point_refuses_values_outside_the_bounds_naming_them);
   tcase_add_test(range, every_algorithm_on_speeds_at_the_bounds);
   tcase_add_test(range, a_group_of_the_slowest_devices_at_one_unit);
   suite_add_tcase(s, range);
@@ -305,4 +315,4 @@ static Suite *extremes_suite(void) {
   return s;
 }
 
-int main(void) { return run_suite(extremes_suite()); }
+int main(void) { return run_suite(partition_suite()); }
