@@ -16,9 +16,8 @@
  * only the area, so with --comm they are wrong by the half-perimeter.
  *
  * Every algorithm runs to its own stop (eps 0.05, max-iter 20); the
- * makespan compared is its result's (the head's final request: its last
- * run, or for INPA the run its models came back to after exploring) and
- * its best run's (what mlsba-inpa's product runs: the fastest
+ * makespan compared is its result's (the head's final request, its last
+ * run) and its best run's (what mlsba-inpa's product runs: the fastest
  * distribution measured).
  *
  *   bench-inpa-clusters [--cases N] [--seed S] [--comm S] [--verbose]
@@ -147,8 +146,8 @@ static int drive(const cluster_t *c, mlsba__inpa_algo_t algo, outcome_t *out) {
   }
   if (!err) {
     size_t n = mlsba__inpa_iterations(h);
-    /* The head's result: its last run, or the run its models came back
-     * to after exploring (a pure function of the rectangles here). */
+    /* The head's result, its last run (a pure function of the rectangles
+     * here). */
     const mlsba__cma_rect_t *r = mlsba__inpa_rects(h);
     out->last = 0;
     for (size_t i = 0; i < c->q; i++)

@@ -534,6 +534,30 @@ START_TEST(other_splits_take_longer_under_the_model) {
 }
 END_TEST
 
+/* The least-squares link of seed 001 §5.2.3-5.2.4: exact on affine
+ * times; through the origin when the intercept comes out negative;
+ * refused when the times do not grow. */
+START_TEST(a_link_is_fitted_to_transfers) {
+  double bytes[4] = {0, 1e6, 2e6, 4e6}, t[4];
+  for (int i = 0; i < 4; i++)
+    t[i] = 2e-5 + bytes[i] / 5e9;
+  mlsba_link_t l;
+  ck_assert_int_eq(mlsba_link_fit(bytes, t, 4, &l), 0);
+  ck_assert_double_eq_tol(l.latency, 2e-5, 1e-15);
+  ck_assert_double_eq_tol(l.bandwidth, 5e9, 1e-3);
+  double latency, per_unit;
+  ck_assert_int_eq(mlsba_link_transfer(&l, 1000, &latency, &per_unit), 0);
+  ck_assert_double_eq_tol(per_unit, 2e-7, 1e-18);
+  double dipping[3] = {0.9e-3, 1.9e-3, 3.9e-3}, b3[3] = {1e6, 2e6, 4e6};
+  ck_assert_int_eq(mlsba_link_fit(b3, dipping, 3, &l), 0);
+  ck_assert_double_eq(l.latency, 0);
+  ck_assert_double_gt(l.bandwidth, 0);
+  double flat[2] = {1e-3, 1e-3};
+  ck_assert_int_eq(mlsba_link_fit(b3, flat, 2, &l), MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_link_fit(b3, flat, 1, &l), MLSBA_EINVAL);
+}
+END_TEST
+
 START_TEST(bad_input_is_named) {
   mlsba_dlt_problem_t pr = {.n = 10, .m = 10, .k = 10, .element_size = 4};
   mlsba_dlt_node_t node = {.cores = 1, .core_op_time = 1e-9};
@@ -580,6 +604,7 @@ static Suite *dlt_suite(void) {
   tcase_add_test(tc, thesis_tables_8_and_10_gpu_fractions);
   tcase_add_test(tc, compute_only_dlt_is_the_case_without_links);
   tcase_add_test(tc, other_splits_take_longer_under_the_model);
+  tcase_add_test(tc, a_link_is_fitted_to_transfers);
   tcase_add_test(tc, bad_input_is_named);
   suite_add_tcase(s, tc);
   return s;

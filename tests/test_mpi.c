@@ -77,6 +77,68 @@ static void run_inpa_last_differs(int np, const char *const *common,
   run_tool(argv, r);
 }
 
+/* Runs the links probe on three ranks; 1 when every rank but rank 0 got
+ * a link (latency below 10 ms, bandwidth above 10 MB/s), 0 when one's
+ * times did not grow with the size (bandwidth 0: what a machine busy
+ * with other work can make of shared memory), failing on anything else. */
+static int probe_links_once(void) {
+  char probe[] = MLSBA_LINKS_PROBE_BIN;
+  char *argv[] = {timeout,
+                  "-k",
+                  "5",
+                  JOB_LIMIT_S,
+                  mpirun,
+                  "-np",
+                  "3",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  "--mca",
+                  "btl",
+                  "self,vader",
+                  "--mca",
+                  "mpi_yield_when_idle",
+                  "1",
+                  probe,
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_uint_eq(count_lines(r.out), 3);
+  int all = 1;
+  for (int k = 0; k < 3; k++) {
+    char want[32];
+    snprintf(want, sizeof want, "rank %d latency ", k);
+    const char *at = strstr(r.out, want);
+    ck_assert_msg(at != NULL, "no line for rank %d: %s", k, r.out);
+    double latency, bandwidth;
+    ck_assert_int_eq(
+        sscanf(at + strlen(want), "%lf bandwidth %lf", &latency, &bandwidth),
+        2);
+    ck_assert_double_ge(latency, 0);
+    if (k == 0 || bandwidth == 0) {
+      ck_assert_double_eq(latency, 0);
+      all &= k == 0;
+    } else {
+      ck_assert_double_lt(latency, 0.01);
+      ck_assert_double_gt(bandwidth, 1e7);
+    }
+  }
+  tool_run_free(&r);
+  return all;
+}
+
+/* Each rank's network link, measured by ping-pong from rank 0 over shared
+ * memory; rank 0's own has none. Timing on a shared machine: up to three
+ * tries for every rank to get one. */
+START_TEST(ranks_measure_their_links_by_ping_pong) {
+  int ok = 0;
+  for (int tries = 0; tries < 3 && !ok; tries++)
+    ok = probe_links_once();
+  ck_assert_msg(ok, "a rank's link stayed unknown in three tries");
+}
+END_TEST
+
 static json_t *parse(const char *text) {
   json_error_t e;
   json_t *j = json_loads(text, 0, &e);
@@ -1158,6 +1220,7 @@ static Suite *mpi_suite(void) {
   TCase *tc = tcase_create("mlsba-inpa");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, simulated_nodes_converge);
+  tcase_add_test(tc, ranks_measure_their_links_by_ping_pong);
   tcase_add_test(tc, homogeneous_baseline_stays_uneven);
   tcase_add_test(tc, product_runs_the_fastest_distribution_measured);
   tcase_add_test(tc, real_cores_verify);

@@ -115,6 +115,30 @@ START_TEST(memory_limit_caps_the_device) {
 }
 END_TEST
 
+/* The accelerator's host link, timed as seed 001 timed its PCIe bus:
+ * a positive bandwidth below a terabyte a second; the cores have none.
+ * The measured link goes into the platform and out through a save. */
+START_TEST(the_accelerators_link_is_measured) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  mlsba_link_t links[3];
+  ck_assert_msg(mlsba_executor_measure_links(ex, links) == 0, "%s",
+                mlsba_last_error());
+  ck_assert_double_gt(links[1].bandwidth, 1e6);
+  ck_assert_double_lt(links[1].bandwidth, 1e12);
+  ck_assert_double_ge(links[1].latency, 0);
+  ck_assert_double_lt(links[1].latency, 0.1);
+  ck_assert_double_eq(links[0].bandwidth, 0);
+  ck_assert_double_eq(links[2].bandwidth, 0);
+  ck_assert_int_eq(mlsba_platform_set_device_link(pl, 1, &links[1]), 0);
+  mlsba_link_t back;
+  ck_assert_int_eq(mlsba_platform_device_link(pl, 1, &back), 0);
+  ck_assert_double_eq(back.bandwidth, links[1].bandwidth);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 /* Runs `loads` up to `tries` times and returns 1 as soon as device
  * `first` finishes before device `second`. pocl's threads share this
  * machine's cores with the BLIS core and with the other tests, so one run
@@ -542,6 +566,7 @@ static Suite *opencl_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, products_on_cores_and_opencl_match_the_reference);
   tcase_add_test(tc, memory_limit_caps_the_device);
+  tcase_add_test(tc, the_accelerators_link_is_measured);
   tcase_add_test(tc, driving_core_computes_while_its_accelerator_runs);
   tcase_add_test(tc, a_missing_device_is_a_clear_error);
   tcase_add_test(tc, discovery_finds_the_opencl_device);

@@ -949,12 +949,13 @@ static void write_links_example(char *path) {
   close(fd);
 }
 
-static json_int_t gpu_share(char *platform, const char *unit_bytes) {
+static json_int_t gpu_share(char *platform, const char *n,
+                            const char *unit_bytes) {
   char *argv[] = {partition,
                   "--platform",
                   platform,
                   "--n",
-                  "8400",
+                  (char *)n,
                   "--json",
                   "-",
                   (char *)unit_bytes ? "--unit-bytes" : NULL,
@@ -979,7 +980,8 @@ START_TEST(the_docs_example_with_links_runs_in_every_tool) {
   int fd = mkstemp(saved);
   ck_assert_int_ge(fd, 0);
   close(fd);
-  char *show[] = {info, "--platform", path, "--write", saved, NULL};
+  char *show[] = {info,  "--platform",      path, "--write",
+                  saved, "--measure-links", NULL};
   char *bench_it[] = {bench,      "--platform", path,     "--size", "2000",
                       "--models", "none",       "--json", "-",      NULL};
   char *const *runs[] = {show, bench_it};
@@ -988,6 +990,9 @@ START_TEST(the_docs_example_with_links_runs_in_every_tool) {
     run_tool(runs[k], &r);
     ck_assert_msg(r.exited && r.status == 0, "%s: status %d: %s", runs[k][0],
                   r.status, r.err);
+    /* Sim devices measure nothing: the file's links are shown. */
+    if (k == 0)
+      ck_assert_ptr_nonnull(strstr(r.out, "links (latency, bandwidth)"));
     tool_run_free(&r);
   }
   json_error_t e;
@@ -997,11 +1002,54 @@ START_TEST(the_docs_example_with_links_runs_in_every_tool) {
   ck_assert(json_is_object(json_object_get(
       json_array_get(json_object_get(j, "devices"), 0), "link")));
   json_decref(j);
-  json_int_t without = gpu_share(path, NULL), with = gpu_share(path, "2.4e7");
+  json_int_t without = gpu_share(path, "8400", NULL),
+             with = gpu_share(path, "8400", "2.4e7");
   ck_assert_int_gt(without, 0);
   ck_assert_int_lt(with, without);
   unlink(path);
   unlink(saved);
+}
+END_TEST
+
+/* A sim device's link is in its virtual time: the product's columns cross
+ * it (B's and C's, (m + k) x 4 bytes each). mlsba-bench, balancing
+ * measured runs, lands where mlsba-partition --unit-bytes predicts from
+ * the models plus the link, far from the split that ignores it. */
+START_TEST(bench_measures_what_partition_predicts_with_links) {
+  char path[] = "/tmp/mlsba-slowlink-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const char *text =
+      "{\"name\": \"slow-link\", \"devices\": [{\"name\": \"gpu0\", "
+      "\"type\": \"sim\", \"speed\": [[100, 2000.0], [4000, 24000.0], "
+      "[8400, 26000.0]], \"link\": {\"latency\": 1e-3, \"bandwidth\": "
+      "1.6e8}}, {\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, "
+      "100.0], [8400, 1400.0]]}, {\"name\": \"core1\", \"type\": \"sim\", "
+      "\"speed\": [[1, 100.0], [8400, 1400.0]]}], \"groups\": [[\"core0\", "
+      "\"gpu0\"], [\"core1\"]]}";
+  ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  json_int_t predicted = gpu_share(path, "4000", "32000"),
+             ignored = gpu_share(path, "4000", NULL);
+  char *argv[] = {bench,      "--platform", path,     "--size", "4000",
+                  "--models", "none",       "--json", "-",      NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  json_t *gpu = json_array_get(
+      json_object_get(json_array_get(json_object_get(j, "groups"), 0),
+                      "devices"),
+      1);
+  ck_assert_str_eq(json_string_value(json_object_get(gpu, "name")), "gpu0");
+  json_int_t measured = json_integer_value(json_object_get(gpu, "load"));
+  ck_assert_msg(llabs(measured - predicted) <= predicted / 50,
+                "measured %lld, predicted %lld, ignored %lld",
+                (long long)measured, (long long)predicted, (long long)ignored);
+  ck_assert_int_lt(measured + 100, ignored);
+  json_decref(j);
+  tool_run_free(&r);
+  unlink(path);
 }
 END_TEST
 
@@ -1163,6 +1211,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, help_and_version_exit_0);
   tcase_add_test(tc, a_sample_platform_by_name_and_size);
   tcase_add_test(tc, the_docs_example_with_links_runs_in_every_tool);
+  tcase_add_test(tc, bench_measures_what_partition_predicts_with_links);
   suite_add_tcase(s, tc);
   tc = tcase_create("mlsba-bench");
   tcase_set_timeout(tc, 600);

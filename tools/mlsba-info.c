@@ -113,6 +113,45 @@ static void print_cpu_kernels(const mlsba_platform_t *pl, size_t p) {
   text_wrap(stdout, "cpu kernels: ", 4, text);
 }
 
+/* The links the platform carries (the file's, or measured). */
+static void print_links(const mlsba_platform_t *pl, size_t p) {
+  mlsba_link_t l;
+  int any = mlsba_platform_network(pl, &l) == 0 && l.bandwidth > 0;
+  for (size_t i = 0; i < p && !any; i++)
+    any = mlsba_platform_device_link(pl, i, &l) == 0 && l.bandwidth > 0;
+  if (!any)
+    return;
+  printf("\nlinks (latency, bandwidth):\n");
+  if (mlsba_platform_network(pl, &l) == 0 && l.bandwidth > 0)
+    printf("  %-10s %10.3g us %10.4g GB/s\n", "network", 1e6 * l.latency,
+           l.bandwidth / 1e9);
+  for (size_t i = 0; i < p; i++)
+    if (mlsba_platform_device_link(pl, i, &l) == 0 && l.bandwidth > 0)
+      printf("  %-10s %10.3g us %10.4g GB/s\n",
+             mlsba_platform_device_name(pl, i), 1e6 * l.latency,
+             l.bandwidth / 1e9);
+}
+
+/* --measure-links: every device's host link timed (an accelerator's bus)
+ * and kept in the platform, so that --write saves it. */
+static int measure_links(mlsba_platform_t *pl) {
+  size_t p = mlsba_platform_num_devices(pl);
+  mlsba_executor_t *ex = NULL;
+  mlsba_link_t *links = calloc(p ? p : 1, sizeof *links);
+  int err = links ? mlsba_executor_create(pl, &ex) : MLSBA_ENOMEM;
+  if (!err)
+    err = mlsba_executor_measure_links(ex, links);
+  for (size_t i = 0; !err && i < p; i++)
+    if (links[i].bandwidth > 0)
+      err = mlsba_platform_set_device_link(pl, i, &links[i]);
+  mlsba_executor_destroy(ex);
+  free(links);
+  if (err)
+    fprintf(stderr, "%s: --measure-links: %s\n", prog,
+            err == MLSBA_ENOMEM ? "out of memory" : mlsba_last_error());
+  return err ? 1 : 0;
+}
+
 static void print_platform(const mlsba_platform_t *pl) {
   size_t p = mlsba_platform_num_devices(pl), q = mlsba_platform_num_groups(pl);
   printf("platform %s: %zu device%s in %zu group%s\n\n",
@@ -166,6 +205,7 @@ static void print_platform(const mlsba_platform_t *pl) {
   }
   print_kinds(pl, p, text, sizeof text);
   print_cpu_kernels(pl, p);
+  print_links(pl, p);
 }
 
 /* A platform file may name devices this machine lacks ("core": 7 on two
@@ -211,7 +251,12 @@ int main(int argc, char **argv) {
   const char *platform = NULL, *write = NULL, *models = NULL, *show = NULL;
   const char *plot = NULL;
   int list = 0;
+  int measure = 0;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--measure-links")) {
+      measure = 1;
+      continue;
+    }
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       paths_print_help(stdout, mlsba_info_help);
       return 0;
@@ -236,11 +281,13 @@ int main(int argc, char **argv) {
           argv[i]);
     *slot = argv[++i];
   }
-  if ((list || show) && (platform || write))
+  if ((list || show) && (platform || write || measure))
     return cli_usage_error(prog,
                            "--list-models and --show-model look at saved "
                            "models, not at a platform: ",
-                           platform ? "--platform" : "--write");
+                           platform ? "--platform"
+                           : write  ? "--write"
+                                    : "--measure-links");
   if (plot && !show)
     return cli_usage_error(prog, "--plot DIR draws the model of --show-model",
                            "");
@@ -260,8 +307,12 @@ int main(int argc, char **argv) {
   mlsba_platform_t *pl = NULL;
   if (!status)
     status = paths_load_platform(prog, platform, &pl);
-  if (status)
+  if (!status && measure)
+    status = measure_links(pl);
+  if (status) {
+    mlsba_platform_destroy(pl);
     return status;
+  }
   print_platform(pl);
   status = check_here(pl);
   if (write) {

@@ -33,7 +33,8 @@ static void on_log(void *ctx, const char *line) { bench_progress_log(ctx, line);
 
 /* A simulated platform computes nothing: the product runs as a 1 x n x 1
  * stand-in. Its models are keyed by the shape asked for, so that they are
- * found again for that shape and never for another. */
+ * found again for that shape and never for another, and a device's link
+ * moves the columns of the shape asked for. */
 static int bench_load(const bench_t *B, mlsba_load_t **load) {
   int err = mlsba_load_gemm(&B->g, load);
   if (err || !B->sim)
@@ -42,7 +43,10 @@ static int bench_load(const bench_t *B, mlsba_load_t **load) {
   snprintf(shape, sizeof shape, "precision=%s m=%lld k=%lld",
            B->a->precision ? "double" : "single", (long long)B->a->m,
            (long long)B->a->k);
-  if ((err = mlsba_load_set_shape(*load, shape)) != 0)
+  double elem = B->a->precision ? 8 : 4;
+  if ((err = mlsba_load_set_shape(*load, shape)) != 0 ||
+      (err = mlsba_load_set_unit_bytes(
+           *load, (double)(B->a->m + B->a->k) * elem)) != 0)
     mlsba_load_destroy(*load);
   return err;
 }
@@ -96,13 +100,17 @@ int bench_run_device_alone(bench_t *B, size_t dev, bench_row_t *r) {
     err = mlsba_executor_max_loads(B->ex, &B->g, max);
   if (!err && max[dev] < B->g.n)
     err = 1;
+  mlsba_load_t *load = NULL;
+  if (!err)
+    err = bench_load(B, &load);
   if (!err) {
     r->own_load[dev] = B->g.n;
     /* A first run warms up (CLBlast builds its kernels). */
     for (int k = 0; k < 2 && !err; k++)
-      err = mlsba_executor_run_gemm(B->ex, &B->g, r->own_load,
-                                    MLSBA_DRIVE_SHARED, r->own_time);
+      err = mlsba_executor_run(B->ex, load, r->own_load, MLSBA_DRIVE_SHARED,
+                               r->own_time, NULL);
   }
+  mlsba_load_destroy(load);
   free(max);
   if (err)
     return err;

@@ -81,6 +81,17 @@ int mlsba_load_set_cpu(mlsba_load_t *load, mlsba_cpu_fn fn, void *user) {
   return 0;
 }
 
+int mlsba_load_set_unit_bytes(mlsba_load_t *load, double bytes) {
+  if (load == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_load_set_unit_bytes: load is NULL");
+  if (!(bytes >= 0) || bytes > 1e30)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "load %s: unit bytes must be in [0, 1e30], got %g",
+                       load->name, bytes);
+  load->unit_bytes = bytes;
+  return 0;
+}
+
 int mlsba_load_set_shape(mlsba_load_t *load, const char *shape) {
   if (load == NULL || shape == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_load_set_shape: %s is NULL",

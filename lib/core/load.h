@@ -22,6 +22,9 @@ struct mlsba_load {
   unsigned long serial;
   /* A copy the load owns (mlsba__load_keep), freed with it. */
   void *kept;
+  /* Bytes one unit moves through a device's host link (0: unknown); a
+   * simulated device with a link adds that transfer to its time. */
+  double unit_bytes;
 };
 
 /* Sets the file-name tag explicitly (built-in loads keep their historic

@@ -47,6 +47,10 @@ typedef struct mlsba__device_ops {
    * contends_with). */
   void (*contend)(const mlsba__device_t *d, size_t self, const int64_t *load,
                   double *time);
+  /* Optional: measures the device's host link (an accelerator's bus) by
+   * timing transfers of growing sizes; from the caller's thread, with no
+   * share in flight. */
+  int (*measure_link)(mlsba__device_t *d, mlsba_link_t *link);
 } mlsba__device_ops_t;
 
 struct mlsba__device {
@@ -58,6 +62,10 @@ struct mlsba__device {
    * devices, so the balancer checks that it pays
    * (balance/sharing.c). */
   int shares_cores;
+  /* Its host link from the platform file (bandwidth 0: none); set by the
+   * executor after open. A simulated device adds its transfer to its
+   * time; real devices measure theirs. */
+  mlsba_link_t link;
 };
 
 /* The driver of a core device as discovery reports it ("BLIS 0.9.0 (1

@@ -550,6 +550,21 @@ MLSBA_EXTERN int mlsba_platform_device_link(const mlsba_platform_t *pl,
  *  \return 0, or MLSBA_EINVAL for a NULL argument. */
 MLSBA_EXTERN int mlsba_platform_network(const mlsba_platform_t *pl,
                                         mlsba_link_t *link);
+/** \brief A link fitted to measured transfers (seed 001 §5.2.3-5.2.4):
+ *  least squares of seconds over bytes, the slope 1 / bandwidth, the
+ *  intercept the latency (0 when the fit's is negative: the fit then goes
+ *  through the origin).
+ *  \param n  transfers, >= 2; bytes >= 0, seconds > 0.
+ *  \return 0; MLSBA_EINVAL for bad input or times that do not grow with
+ *          the size. */
+MLSBA_EXTERN int mlsba_link_fit(const double bytes[], const double seconds[],
+                                size_t n, mlsba_link_t *link);
+/** \brief Set device i's host link (as the "link" field would): for a
+ *  platform being built or described, before it is shared between
+ *  threads. A bandwidth of 0 removes the link.
+ *  \return 0, or MLSBA_EINVAL naming the bad argument. */
+MLSBA_EXTERN int mlsba_platform_set_device_link(mlsba_platform_t *pl, size_t i,
+                                                const mlsba_link_t *link);
 /** \brief The affine transfer cost of moving a load of x units through a
  *  link when each unit is unit_bytes bytes: one message, so latency +
  *  x unit_bytes / bandwidth seconds, as mlsba_model_set_transfer() takes it
@@ -645,6 +660,12 @@ MLSBA_EXTERN int mlsba_load_set_cpu(mlsba_load_t *load, mlsba_cpu_fn fn,
  *  the precision, parameters ("width=4096 iter=256"). Models saved for
  *  another shape are not used. One line; default empty. */
 MLSBA_EXTERN int mlsba_load_set_shape(mlsba_load_t *load, const char *shape);
+/** \brief The bytes one unit moves through a device's host link (a
+ *  GEMM's column: a column of B in and of C out, (k + m) times the
+ *  element size, which mlsba_load_gemm() sets). A simulated device with a
+ *  "link" adds latency + units x bytes / bandwidth to its time (its speed
+ *  profile is its compute); default 0. */
+MLSBA_EXTERN int mlsba_load_set_unit_bytes(mlsba_load_t *load, double bytes);
 /** \brief Number of units. */
 MLSBA_EXTERN int64_t mlsba_load_units(const mlsba_load_t *load);
 /** \brief The load's name. */
@@ -691,6 +712,15 @@ MLSBA_EXTERN int mlsba_executor_max_loads(mlsba_executor_t *ex,
                                           const struct mlsba_gemm *g,
                                           int64_t max_load[]);
 
+/** \brief Measures every device's host link, as seed 001 measured its
+ *  PCIe bus: timed writes of 64 KiB to 32 MiB, least squares
+ *  (mlsba_link_fit()). Devices without a link of their own (cores, sim
+ *  devices) get bandwidth 0. Takes about a second per accelerator; not
+ *  while a run is in flight.
+ *  \param[out] links  one per device, in platform order.
+ *  \return 0; MLSBA_EDEVICE naming a device whose transfer failed. */
+MLSBA_EXTERN int mlsba_executor_measure_links(mlsba_executor_t *ex,
+                                              mlsba_link_t links[]);
 /** \brief The largest number of units of a load every device can take,
  *  in file order: 0 for a device the load has no code for; what fits an
  *  accelerator (the load's max_units callback); a simulated device's

@@ -115,7 +115,8 @@ int mlsba__cma_fit_models(const mlsba_model_t *const models[], size_t q,
  * area errors of the arrangement rect[q] for the areas w[q] asked;
  * columns and real_half_perimeter are left as they are. */
 void mlsba__cma_measure(const int64_t w[], size_t q,
-                        const mlsba__cma_rect_t rect[], mlsba__cma_info_t *info);
+                        const mlsba__cma_rect_t rect[],
+                        mlsba__cma_info_t *info);
 
 /* Integer parts of real shares x[0..m-1] (each >= 0) summing to total,
  * every part at least 1 (total >= m): shares below one block are raised

@@ -564,8 +564,9 @@ static void finish(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
 /* After a run that neither balanced nor was the last: take the
  * proposal, or stop where it repeats a run. INPA explores first (see
  * explore()); when the models, having seen the exploration, choose again
- * the run they had stopped at, that run is their fixed point and the
- * result (it is not run again: its times are in the history). */
+ * the run they had stopped at, it is run once more and the loop goes on
+ * from it (its next proposal, the same, explores what it explored before
+ * and stops there at a fixed point). */
 static int next_step(mlsba__inpa_t *h, const double *t,
                      mlsba__cma_info_t *info) {
   size_t from = h->explored_from, which;
@@ -576,9 +577,11 @@ static int next_step(mlsba__inpa_t *h, const double *t,
     take_next(h, info);
     return 0;
   }
+  /* Back to where they had stopped: it runs again, so that the result is
+   * the last run as at every stop (the MPI product starts from the node
+   * balancing of the last run), and the next proposal ends it. */
   if (h->o.algo == MLSBA__INPA_FPM && from != SIZE_MAX && which == from) {
     take_next(h, info);
-    finish(h, MLSBA_STOP_FIXED_POINT);
     return 0;
   }
   if (h->o.algo != MLSBA__INPA_FPM) {

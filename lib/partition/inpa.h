@@ -41,8 +41,8 @@
  * Exploration (INPA only): before stopping at a fixed point or a cycle
  * above eps, INPA runs once what a constant model measured on the last
  * run asks for (laid out by CMA), when that is a run not yet run; if the
- * models then choose again the run they had stopped at, that run is the
- * fixed point and the result (not run again), else the loop goes on.
+ * models then choose again the run they had stopped at, it runs once more
+ * (the result is always the last run) and the loop goes on from it.
  * The baselines of §4 use the same loop, with step 7 replaced:
  *   - multiple-CPM: w_i = W s_i / sum_j s_j with s_i = a_i / t_i the
  *     constant speed measured in the last run; no step 1 (its point feeds
@@ -160,9 +160,7 @@ const mlsba__inpa_record_t *mlsba__inpa_history(const mlsba__inpa_t *head,
 /* The run with the smallest makespan (max_i t_i), first of equals: after
  * a stop that did not converge (cycle, max_iter) it may beat the last
  * run, which mlsba__inpa_w() and mlsba__inpa_rects() keep as the result,
- * as the single-node routine does (INPA's fixed point after an
- * exploration is the run the models came back to, see below). SIZE_MAX
- * before the first run. */
+ * as the single-node routine does. SIZE_MAX before the first run. */
 size_t mlsba__inpa_best_run(const mlsba__inpa_t *head);
 /* Node i's functional model (points in blocks, speeds in blocks/s), as
  * built so far; baselines build it too, from the same runs. */

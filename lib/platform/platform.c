@@ -152,6 +152,21 @@ int mlsba_platform_device_link(const mlsba_platform_t *pl, size_t i,
   return 0;
 }
 
+int mlsba_platform_set_device_link(mlsba_platform_t *pl, size_t i,
+                                   const mlsba_link_t *link) {
+  if (pl == NULL || link == NULL || i >= pl->ndev)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_platform_set_device_link: no device %zu", i);
+  if (!(link->latency >= 0) || link->latency > 1e30 ||
+      !(link->bandwidth >= 0) || link->bandwidth > 1e30)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_platform_set_device_link: latency %g and "
+                       "bandwidth %g must be in [0, 1e30]",
+                       link->latency, link->bandwidth);
+  pl->dev[i].link = *link;
+  return 0;
+}
+
 int mlsba_platform_network(const mlsba_platform_t *pl, mlsba_link_t *link) {
   if (pl == NULL || link == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_network: %s is NULL",

@@ -117,6 +117,7 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
     }
     if ((err = d->backend->open(d->name, d->config, d->model, &ex->opened[i])) != 0)
       goto fail;
+    ex->opened[i].link = d->link;
   }
   *out = ex;
   return 0;
@@ -133,6 +134,20 @@ int mlsba_executor_max_units(mlsba_executor_t *ex, const mlsba_load_t *w,
   for (size_t i = 0; !err && i < ex->pl->ndev; i++) {
     mlsba__device_t *d = &ex->opened[i];
     err = d->ops->max_load(d, w, &max_units[i]);
+  }
+  return err;
+}
+
+int mlsba_executor_measure_links(mlsba_executor_t *ex, mlsba_link_t links[]) {
+  if (ex == NULL || links == NULL)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_executor_measure_links: NULL argument");
+  int err = 0;
+  for (size_t i = 0; !err && i < ex->pl->ndev; i++) {
+    mlsba__device_t *d = &ex->opened[i];
+    links[i] = (mlsba_link_t){0, 0};
+    if (d->ops->measure_link)
+      err = d->ops->measure_link(d, &links[i]);
   }
   return err;
 }

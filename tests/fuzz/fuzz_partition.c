@@ -1,7 +1,7 @@
 /* libFuzzer target: the partitioners on models drawn from the input bytes
  * (any speeds, loads, caps and N, not only the papers' shape). Every
  * algorithm must keep the promise of check_partition.h, and SLBA in blocks
- * must sum to N too. Values over the whole accepted range: fuzz_range. */
+ * must sum to N too; models may carry a transfer. Values over the whole accepted range: fuzz_range. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +45,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlsba_partition_opts_t o;
   mlsba_partition_opts_init(&o);
   o.granularity = take(&b, 1) % 4 == 0 ? 1 + take(&b, 1) % 200 : 0;
+  /* Transfers (FPMs plus communication) from the last bytes, so that the
+   * inputs of the corpus kept before them still draw the same models. */
+  for (size_t j = 0; j < p; j++) {
+    uint32_t t = take(&b, 3);
+    if (t & 1)
+      mlsba_model_set_transfer(models[j], (double)(t >> 12) * 1e-3,
+                               (double)(t >> 1 & 0x7ff) * 1e-5);
+  }
   fuzz_check_partition((const mlsba_model_t *const *)models, group_size, q, n);
   int64_t loads[18];
   if (mlsba_partition_slba_ex((const mlsba_model_t *const *)models, p, n, &o,

@@ -11,6 +11,7 @@
  * The device keeps one load's state at a time (its built program and what
  * the load's setup made); a different load tears it down and sets up its
  * own. */
+#include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -300,6 +301,47 @@ static void ocl_ident(const mlsba__device_t *d, const char *model_name,
            driver ? driver : "");
 }
 
+/* The host link as seed 001 measured its PCIe bus (§5.2.3): blocking
+ * writes of 64 KiB to 32 MiB (within the device's largest allocation),
+ * the fastest of three at each size, fitted by least squares. */
+static int ocl_measure_link(mlsba__device_t *d, mlsba_link_t *link) {
+  enum { SIZES = 10, REPS = 3 };
+  ocl_t *o = d->state;
+  size_t most = (size_t)64 << 19; /* 32 MiB */
+  if (o->max_alloc > 0 && o->max_alloc < most)
+    most = (size_t)o->max_alloc;
+  cl_int e = CL_SUCCESS;
+  cl_mem buf = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, most, NULL, &e);
+  void *host = e == CL_SUCCESS ? calloc(1, most) : NULL;
+  double bytes[SIZES], seconds[SIZES];
+  size_t n = 0;
+  for (size_t size = (size_t)64 << 10;
+       size <= most && n < SIZES && host && e == CL_SUCCESS; size *= 2) {
+    double best = INFINITY;
+    for (int r = 0; r < REPS && e == CL_SUCCESS; r++) {
+      double t0 = mlsba__now();
+      e = clEnqueueWriteBuffer(o->queue, buf, CL_TRUE, 0, size, host, 0, NULL,
+                               NULL);
+      double t = mlsba__now() - t0;
+      best = t < best ? t : best;
+    }
+    bytes[n] = (double)size;
+    seconds[n++] = best > 0 ? best : 1e-9;
+  }
+  if (buf)
+    clReleaseMemObject(buf);
+  int err = 0;
+  if (e != CL_SUCCESS)
+    err =
+        mlsba__cl_fail(d->name, "measuring its link (clEnqueueWriteBuffer)", e);
+  else if (host == NULL)
+    err = mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", d->name);
+  else
+    err = mlsba_link_fit(bytes, seconds, n, link);
+  free(host);
+  return err;
+}
+
 static const mlsba__device_ops_t ocl_ops = {
     .backend = "opencl",
     .max_load = ocl_max_load,
@@ -308,6 +350,7 @@ static const mlsba__device_ops_t ocl_ops = {
     .finish = ocl_finish,
     .destroy = ocl_destroy,
     .ident = ocl_ident,
+    .measure_link = ocl_measure_link,
 };
 
 int mlsba__opencl_device_create(const char *name, int platform, int device,

@@ -57,7 +57,6 @@ static int sim_max_load(mlsba__device_t *d, const mlsba_load_t *w,
 
 static int sim_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
                      int64_t n, double t0) {
-  (void)w;
   (void)off;
   (void)t0;
   sim_t *s = d->state;
@@ -73,6 +72,9 @@ static int sim_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
   double t = mlsba__fpm_time(s->model, (double)n);
   if (c->slow_at > 0 && s->shares >= c->slow_at)
     t *= c->slow_factor;
+  /* Its share crosses its host link first: the speed profile is compute. */
+  if (d->link.bandwidth > 0 && w->unit_bytes > 0)
+    t += d->link.latency + (double)n * w->unit_bytes / d->link.bandwidth;
   if (c->noise > 0 && n > 0) {
     double f = 1 + c->noise * normal(s);
     t *= f > 0.01 ? f : 0.01; /* a time stays positive */

@@ -184,6 +184,18 @@ MLSBA_EXTERN int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *opts,
  *  does not fit size. */
 MLSBA_EXTERN int mlsba_mpi_platform_path(MPI_Comm comm, const char *pattern,
                                          char *path, size_t size);
+/** \brief Every rank's network link as seen from root, measured by a
+ *  ping-pong (seed 001 §5.2.4): messages of 1 KiB to 16 MiB, the fastest of
+ *  seven round trips at each size halved, least squares of time over bytes
+ *  (mlsba_link_fit()). Collective over comm; about a second per rank on
+ *  Ethernet. Under SMPI it times the simulated platform's links.
+ *  \param root  the rank the others are measured from (a master's).
+ *  \param[out] links  on every rank, one per rank of comm: root's own has
+ *                bandwidth 0, as has a rank whose times did not grow with
+ *                the size (a link too fast to tell).
+ *  \return 0; MLSBA_EINVAL for a bad argument on any rank; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_mpi_measure_links(MPI_Comm comm, int root,
+                                         mlsba_link_t links[]);
 /** \brief Message of the last failure of an mlsba_mpi call in the calling
  *  thread ("rank 2: p2.json: cannot open: No such file or directory").
  *  The layer carries its own copy of libmlsba, so this, not

@@ -201,6 +201,10 @@ int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **out) {
   snprintf(text, sizeof text, "precision=%s m=%lld k=%lld", prec,
            (long long)g->m, (long long)g->k);
   mlsba_load_set_shape(w, text);
+  /* A share of columns crosses a host link as B's columns in and C's out. */
+  mlsba_load_set_unit_bytes(
+      w, (double)(g->m + g->k) *
+             (g->precision == MLSBA_PRECISION_DOUBLE ? 8.0 : 4.0));
   /* The file names of the models saved before loads were general. */
   snprintf(text, sizeof text, "gemm-%s-m%lld-k%lld", prec, (long long)g->m,
            (long long)g->k);
