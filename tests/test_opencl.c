@@ -511,13 +511,16 @@ START_TEST(lu_on_cores_and_opencl_is_right) {
 }
 END_TEST
 
-/* The OpenCL device fails at its third share (as its first OpenCL call
- * would): its columns are taken back by the cores, the device is dropped,
- * and the factors are right. */
+/* The OpenCL device fails as its share of the first update starts (as
+ * its first OpenCL call would), after the first panel: its columns are
+ * taken back by the cores, the device is dropped for the rest of the
+ * factorization, and the factors are right. (Its first share is the one
+ * certain to exist: later splits follow the models, which on a shared
+ * machine may give pocl nothing.) */
 START_TEST(an_opencl_failure_mid_lu_is_taken_back) {
   mlsba_platform_t *pl = cores_and_opencl("");
   mlsba_executor_t *ex = open_executor(pl);
-  mlsba__opencl_inject_fault(3, CL_OUT_OF_RESOURCES);
+  mlsba__opencl_inject_fault(1, CL_OUT_OF_RESOURCES);
   mlsba_factor_report_t r;
   double res;
   lu_with_opencl(ex, MLSBA_PRECISION_DOUBLE, 200, &r, &res);
@@ -525,10 +528,8 @@ START_TEST(an_opencl_failure_mid_lu_is_taken_back) {
   ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
   ck_assert_uint_eq(r.lost, 1);
   ck_assert_int_eq(r.dropped[1], 1);
-  size_t used = 0;
-  for (size_t k = 1; k < r.steps; k++)
-    used += r.share[k * 3 + 1] > 0;
-  ck_assert_uint_eq(used, 2); /* two shares, then the failed one redone */
+  ck_assert_int_eq(units_of(&r, 1), 0); /* the redo went to the cores */
+  ck_assert_int_eq(r.share[1 * 3 + 0] + r.share[1 * 3 + 2] > 0, 1);
   mlsba_factor_report_free(&r);
   mlsba_executor_destroy(ex);
   mlsba_platform_destroy(pl);

@@ -576,8 +576,35 @@ static void record(mlsba__factor_run_t *F, const step_t *st, double extra) {
   }
 }
 
+/* Real devices: what each can hold of this step (an accelerator's memory)
+ * becomes its model's max_load, which the split respects. */
+static int real_caps(mlsba__factor_run_t *F, step_t *st) {
+  mlsba_load_t *w = NULL;
+  int64_t *max = calloc(F->p, sizeof *max);
+  int err = max ? mlsba_load_create("factor-update", st->units, &w)
+                : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  if (!err)
+    err = mlsba_load_set_cpu(w, update_units, st);
+  int opencl = 0;
+  for (size_t i = 0; i < F->p; i++)
+    opencl |=
+        F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
+  if (!err && opencl && F->P->op == MLSBA__FACTOR_LU)
+    err = mlsba__factor_set_opencl(w, st);
+  if (!err)
+    err = mlsba_executor_max_units(F->ex, w, max);
+  for (size_t i = 0; !err && i < F->p; i++)
+    mlsba_model_set_max_load(F->rate[i],
+                             max[i] >= st->units ? MLSBA_NO_MAX_LOAD : max[i]);
+  mlsba_load_destroy(w);
+  free(max);
+  return err;
+}
+
 static int update_step(mlsba__factor_run_t *F, step_t *st) {
   int err;
+  if (!F->virt && (err = real_caps(F, st)) != 0)
+    return err;
   for (;;) {
     if ((err = split_step(F, st)) != 0)
       return err;
