@@ -87,6 +87,7 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
   F->group_size = calloc(F->q, sizeof *F->group_size);
   F->rate = calloc(p, sizeof *F->rate);
   F->active = calloc(p, 1);
+  F->warm = calloc(p, 1);
   F->load = calloc(p, sizeof *F->load);
   F->exec_off = calloc(p, sizeof *F->exec_off);
   F->log_off = calloc(p, sizeof *F->log_off);
@@ -94,8 +95,9 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
   F->one = calloc(p, sizeof *F->one);
   F->time = calloc(p, sizeof *F->time);
   F->extra = calloc(p, sizeof *F->extra);
-  if (!F->group_size || !F->rate || !F->active || !F->load || !F->exec_off ||
-      !F->log_off || !F->clip || !F->one || !F->time || !F->extra)
+  if (!F->group_size || !F->rate || !F->active || !F->warm || !F->load ||
+      !F->exec_off || !F->log_off || !F->clip || !F->one || !F->time ||
+      !F->extra)
     return MLSBA_ENOMEM;
   for (size_t g = 0; g < F->q; g++)
     F->group_size[g] = F->pl->group_start[g + 1] - F->pl->group_start[g];
@@ -168,6 +170,7 @@ void mlsba__factor_run_close(mlsba__factor_run_t *F) {
   free(F->rate);
   free(F->group_size);
   free(F->active);
+  free(F->warm);
   free(F->fraction);
   free(F->load);
   free(F->exec_off);
@@ -522,7 +525,16 @@ static void add_point(mlsba_model_t *m, double x, double rate) {
 /* Real devices: every device's point, its share's flops over its time
  * (the panel's time taken out of the core that factorized it). */
 static void learn(mlsba__factor_run_t *F, const step_t *st) {
-  for (size_t i = 0; i < F->p; i++) {
+  /* An accelerator's first share compiles its kernels (CLBlast's, on first
+   * use in the process) on the thread of its group's core: neither's
+   * speed. A model that slow would give them nothing again, and nothing
+   * would correct it, so that step teaches nothing. */
+  int warming = 0;
+  for (size_t i = 0; i < F->p; i++)
+    if (F->load[i] > 0 && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL &&
+        !F->warm[i])
+      warming = F->warm[i] = 1;
+  for (size_t i = 0; i < F->p && !warming; i++) {
     if (F->load[i] <= 0)
       continue;
     double t = F->time[i];
