@@ -113,8 +113,9 @@ static int choose_active(mlsba__factor_run_t *F) {
   size_t n = 0;
   for (size_t i = 0; i < F->p; i++) {
     mlsba_device_type_t type = F->pl->dev[i].backend->type;
-    int capable = F->virt || type == MLSBA_DEVICE_CPU ||
-                  (type == MLSBA_DEVICE_OPENCL && F->P->op == MLSBA__FACTOR_LU);
+    int capable =
+        F->virt || type == MLSBA_DEVICE_CPU ||
+        (type == MLSBA_DEVICE_OPENCL && F->P->op != MLSBA__FACTOR_CHOL_UPPER);
     int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->dev[i].shares_cores;
     F->active[i] = (unsigned char)(capable && wanted);
     n += F->active[i];
@@ -122,7 +123,8 @@ static int choose_active(mlsba__factor_run_t *F) {
   if (n == 0)
     return mlsba__fail(MLSBA_EINVAL, "factor: no device in use can take the "
                                      "update (cores, simulated devices and, "
-                                     "for LU, OpenCL devices can)");
+                                     "but for upper Cholesky, OpenCL devices "
+                                     "can)");
   return 0;
 }
 
@@ -300,16 +302,17 @@ static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
   return err;
 }
 
-/* The rows the update writes (from the panel's first) of an OpenCL
- * device's columns, kept before the step: a device that fails may have
- * written part of them back. */
+/* Every trailing column, from the panel's first row down, kept before a
+ * step in which an OpenCL device takes units: a device that fails may
+ * have written part of its columns back. */
 static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
                                void **copy) {
   *copy = NULL;
   if (!uses_opencl(F))
     return 0;
   size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
-  size_t rows = (size_t)(F->P->m - st->j), cols = (size_t)st->units;
+  size_t rows = (size_t)(F->P->m - st->j);
+  size_t cols = (size_t)(F->P->n - st->j - st->jb);
   char *b = malloc(rows * cols * es);
   if (b == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
@@ -324,17 +327,28 @@ static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
   return 0;
 }
 
-/* Puts back the columns of the logical units [lo, hi) from the copy. */
-static void restore_units(mlsba__factor_run_t *F, const step_t *st,
-                          const void *copy, int64_t lo, int64_t hi) {
+/* Puts back trailing column c (relative) from the copy. */
+static void restore_column(mlsba__factor_run_t *F, const step_t *st,
+                           const void *copy, int64_t c) {
   size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   size_t rows = (size_t)(F->P->m - st->j);
   char *a = F->P->a;
-  for (int64_t u = lo; u < hi; u++)
-    memcpy(
-        a + ((size_t)st->j + (size_t)(st->j + st->jb + u) * (size_t)F->P->lda) *
-                es,
-        (const char *)copy + (size_t)u * rows * es, rows * es);
+  memcpy(
+      a + ((size_t)st->j + (size_t)(st->j + st->jb + c) * (size_t)F->P->lda) *
+              es,
+      (const char *)copy + (size_t)c * rows * es, rows * es);
+}
+
+/* Puts back the columns of the logical units [lo, hi): columns for LU,
+ * each pair's two columns for Cholesky. */
+static void restore_units(mlsba__factor_run_t *F, const step_t *st,
+                          const void *copy, int64_t lo, int64_t hi) {
+  int64_t N = F->P->n - st->j - st->jb;
+  for (int64_t u = lo; u < hi; u++) {
+    restore_column(F, st, copy, u);
+    if (F->P->op != MLSBA__FACTOR_LU && N - 1 - u != u)
+      restore_column(F, st, copy, N - 1 - u);
+  }
 }
 
 /* After a run that failed on OpenCL device `failed`: the device is
@@ -601,7 +615,7 @@ static int real_caps(mlsba__factor_run_t *F, step_t *st) {
   for (size_t i = 0; i < F->p; i++)
     opencl |=
         F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
-  if (!err && opencl && F->P->op == MLSBA__FACTOR_LU)
+  if (!err && opencl)
     err = mlsba__factor_set_opencl(w, st);
   if (!err)
     err = mlsba_executor_max_units(F->ex, w, max);
