@@ -177,7 +177,11 @@ int main(int argc, char **argv) {
                                                mlsba_platform_name(B.pl),
                                                B.sim, models, sizeof models)))
     goto done;
-  if (models[0] && (status = paths_make_dirs(bench_prog, "--models", models)))
+  /* One rule for every destination a user names: the folder itself is
+   * made, never a chain of them; the cache folder is the tools' own. */
+  if (models[0] &&
+      (status = a.models ? paths_make_dir(bench_prog, "--models", models)
+                         : paths_make_dirs(bench_prog, "--models", models)))
     goto done;
   B.models = models[0] ? models : NULL;
   if (a.op != BENCH_OP_GEMM) {

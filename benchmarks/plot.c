@@ -1,43 +1,18 @@
-#define _GNU_SOURCE /* posix_spawn_file_actions_addchdir_np */
 #include "plot.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-extern char **environ;
+#include "common/gnuplot.h"
 
 static const char prog[] = "mlsba-bench: --plot";
 
 static FILE *open_in(const char *dir, const char *name) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (f == NULL)
-    fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
-  return f;
+  return gnuplot_open_in(prog, dir, name);
 }
 
-/* A gnuplot string that says s and nothing else: single-quoted (no
- * backquote substitution, no escapes, no macros), a quote doubled, and
- * control characters, which would end the command, shown as '?'. */
-static void gp_string(FILE *f, const char *s) {
-  fputc('\'', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '\'')
-      fputs("''", f);
-    else
-      fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
-  }
-  fputc('\'', f);
-}
+static void gp_string(FILE *f, const char *s) { gnuplot_string(f, s); }
 
 /* Whether two models have the same points: devices of one kind pooled
  * into one model, drawn once under all their names. */
@@ -182,47 +157,6 @@ static void write_script(FILE *gp, const bench_plot_t *P, double xmax) {
           p - 1);
 }
 
-/* gnuplot in dir, no shell: the script on its standard input, its
- * messages into dir/gnuplot.log. */
-static int run_gnuplot(const char *dir) {
-  char script[4096];
-  snprintf(script, sizeof script, "%s/plot.gp", dir);
-  posix_spawn_file_actions_t fa;
-  pid_t pid;
-  int err = posix_spawn_file_actions_init(&fa);
-  if (err == 0) {
-    err = posix_spawn_file_actions_addopen(&fa, 0, script, O_RDONLY, 0);
-    if (!err)
-      err = posix_spawn_file_actions_addchdir_np(&fa, dir);
-    if (!err)
-      err = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    if (!err)
-      err = posix_spawn_file_actions_addopen(
-          &fa, 2, "gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    char arg0[] = "gnuplot";
-    char *argv[] = {arg0, NULL};
-    if (!err)
-      err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  if (err) {
-    fprintf(stderr, "%s: cannot start gnuplot: %s (Debian: gnuplot-nox)\n",
-            prog, strerror(err));
-    return -1;
-  }
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) {
-      fprintf(stderr, "%s: waiting for gnuplot: %s\n", prog, strerror(errno));
-      return -1;
-    }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "%s: gnuplot failed (see %s/gnuplot.log)\n", prog, dir);
-    return -1;
-  }
-  return 0;
-}
-
 int bench_plot(const char *dir, const bench_plot_t *P) {
   FILE *pts = open_in(dir, "speed.dat"), *curve = open_in(dir, "curve.dat");
   FILE *tl = open_in(dir, "timeline.dat"), *gp = open_in(dir, "plot.gp");
@@ -239,7 +173,7 @@ int bench_plot(const char *dir, const bench_plot_t *P) {
     fprintf(stderr, "%s: error writing into %s\n", prog, dir);
     return -1;
   }
-  return run_gnuplot(dir);
+  return gnuplot_run(prog, dir, "plot.gp");
 }
 
 /* shares.dat: one block per row, a line per update step: the step, its
@@ -311,5 +245,5 @@ int bench_plot_shares(const char *dir, const bench_shares_plot_t *P) {
     fprintf(stderr, "%s: error writing into %s\n", prog, dir);
     return -1;
   }
-  return run_gnuplot(dir);
+  return gnuplot_run(prog, dir, "plot.gp");
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mlsba.h"
 #include "support/run_suite.h"
@@ -393,6 +394,69 @@ START_TEST(warm_start_and_stale_models) {
 }
 END_TEST
 
+static char save_line[512];
+static void keep_save_line(void *ctx, const char *line) {
+  (void)ctx;
+  if (strstr(line, "not saved") || strstr(line, "stale"))
+    snprintf(save_line, sizeof save_line, "%s", line);
+}
+
+/* The model folder follows the tools' rule: made when only it is missing,
+ * refused before any run when its parent is missing (naming the folder);
+ * a save that fails names the folder, not a temporary file. */
+START_TEST(the_model_folder_is_made_or_refused_by_name) {
+  char dir[] = "/tmp/mlsba-modeldir-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char made[128], chain[128], file[128];
+  snprintf(made, sizeof made, "%s/models", dir);
+  snprintf(chain, sizeof chain, "%s/no/such/models", dir);
+  mlsba_platform_t *pl = desktop(0, 1);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.log = keep_save_line;
+  mlsba_balance_result_t r;
+  o.model_dir = chain;
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), MLSBA_EIO);
+  ck_assert_msg(strstr(mlsba_last_error(), chain) &&
+                    strstr(mlsba_last_error(), "parent folder does not exist"),
+                "%s", mlsba_last_error());
+  snprintf(file, sizeof file, "%s/no", dir);
+  ck_assert_int_ne(access(file, F_OK), 0); /* no chain of folders */
+  o.model_dir = made;
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+  ck_assert_int_eq(r.save_error, 0);
+  mlsba_balance_result_free(&r);
+  /* A folder that cannot be written (a file in the way of every model):
+   * the balancing stands, the log names the folder. */
+  char cmd[320];
+  snprintf(cmd, sizeof cmd,
+           "for f in %s/*.model; do rm $f; mkdir $f; touch $f/x; done", made);
+  ck_assert_int_eq(system(cmd), 0);
+  save_line[0] = '\0';
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), 0);
+  ck_assert_int_ne(r.save_error, 0);
+  ck_assert_msg(strstr(save_line, "models not saved in '") &&
+                    strstr(save_line, made) && !strstr(save_line, ".tmp."),
+                "%s", save_line);
+  mlsba_balance_result_free(&r);
+  /* A file where the folder should be. */
+  o.model_dir = cmd;
+  snprintf(cmd, sizeof cmd, "%s/file", dir);
+  FILE *f = fopen(cmd, "w");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+  ck_assert_int_eq(mlsba_balance_gemm(ex, &product, &o, &r), MLSBA_EIO);
+  ck_assert_msg(strstr(mlsba_last_error(), "not a folder"), "%s",
+                mlsba_last_error());
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* Only a run within eps is called balanced: a result and its sentence
  * say "balanced" only within eps, and "not balanced" otherwise, with the
  * run-to-run variation when that is why. 1 for a stop above eps that the
@@ -504,6 +568,7 @@ static Suite *balance_suite(void) {
   tcase_add_test(tc, every_algorithm_runs_and_reports_honestly);
   tcase_add_test(tc, devoted_cores_get_no_work_and_limits_are_checked);
   tcase_add_test(tc, warm_start_and_stale_models);
+  tcase_add_test(tc, the_model_folder_is_made_or_refused_by_name);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -410,6 +410,115 @@ START_TEST(shares_sum_exactly_with_a_block_each) {
 }
 END_TEST
 
+/* ---- the arrangement fitted to node models -------------------------- */
+
+/* The least max_i t_i(m_i n_i) over every choice of column widths and
+ * heights with the columns and their nodes of rect (brute force). */
+typedef struct {
+  mlsba_model_t *const *m;
+  const mlsba__cma_rect_t *rect;
+  size_t q, ncols;
+  int64_t nb, width[8];
+} brute_t;
+
+static double time_at(mlsba_model_t *m, int64_t a) {
+  double t;
+  ck_assert_int_eq(mlsba_model_time(m, (double)a, &t), 0);
+  return t;
+}
+
+/* Column c's least makespan at width w: every split of nb rows among its
+ * nodes, each at least one. */
+static double best_heights(const brute_t *B, size_t c, int64_t w) {
+  size_t nodes[8], k = 0;
+  for (size_t i = 0; i < B->q; i++)
+    if (B->rect[i].column == c)
+      nodes[k++] = i;
+  int64_t h[8];
+  double best = INFINITY;
+  for (size_t e = 0; e < k; e++)
+    h[e] = 1;
+  h[k - 1] = B->nb - (int64_t)k + 1;
+  for (;;) { /* compositions of nb into k parts >= 1, last part implied */
+    if (h[k - 1] >= 1) {
+      double t = 0;
+      for (size_t e = 0; e < k; e++)
+        t = fmax(t, time_at(B->m[nodes[e]], h[e] * w));
+      best = fmin(best, t);
+    }
+    size_t e = k - 1;
+    while (e-- > 0) {
+      h[e]++;
+      int64_t rest = B->nb;
+      for (size_t f = 0; f < k - 1; f++)
+        rest -= h[f];
+      if (rest >= 1) {
+        h[k - 1] = rest;
+        break;
+      }
+      h[e] = 1;
+    }
+    if (e == (size_t)-1)
+      return best;
+  }
+}
+
+static double brute_widths(brute_t *B, size_t c, int64_t left) {
+  if (c == B->ncols - 1) {
+    B->width[c] = left;
+    double t = 0;
+    for (size_t d = 0; d < B->ncols; d++)
+      t = fmax(t, best_heights(B, d, B->width[d]));
+    return t;
+  }
+  double best = INFINITY;
+  for (int64_t w = 1; w <= left - (int64_t)(B->ncols - 1 - c); w++) {
+    B->width[c] = w;
+    best = fmin(best, brute_widths(B, c + 1, left - w));
+  }
+  return best;
+}
+
+START_TEST(the_fit_to_models_is_the_constrained_optimum) {
+  rng_t r = {.state = 9100 + (uint64_t)_i};
+  int improved = 0;
+  for (int trial = 0; trial < 150; trial++) {
+    size_t q = (size_t)rng_range(&r, 1, 5);
+    int64_t nb = rng_range(&r, 3, 7);
+    int64_t w[8];
+    mlsba_model_t *m[8];
+    mlsba__cma_rect_t rect[8];
+    mlsba__cma_info_t info;
+    random_blocks(&r, nb, q, w);
+    for (size_t i = 0; i < q; i++)
+      m[i] = random_paper_model(&r, 6, (double)(nb * nb));
+    ck_assert_int_eq(mlsba__cma(w, q, nb, rect, &info), 0);
+    double before = 0, after = 0, reported;
+    for (size_t i = 0; i < q; i++)
+      before = fmax(before, time_at(m[i], rect[i].m * rect[i].n));
+    ck_assert_int_eq(mlsba__cma_fit_models((const mlsba_model_t *const *)m, q,
+                                           nb, rect, &reported),
+                     0);
+    mlsba__cma_measure(w, q, rect, &info);
+    check_arrangement(w, q, nb, rect, &info);
+    for (size_t i = 0; i < q; i++)
+      after = fmax(after, time_at(m[i], rect[i].m * rect[i].n));
+    ck_assert_double_eq(after, reported);
+    ck_assert_double_le(after, before);
+    brute_t B = {.m = m, .rect = rect, .q = q, .ncols = info.columns,
+                 .nb = nb};
+    double best = brute_widths(&B, 0, nb);
+    ck_assert_msg(after == best, "trial %d q=%zu nb=%lld: fit %.17g, "
+                  "optimum %.17g (CMA %.17g)", trial, q, (long long)nb, after,
+                  best, before);
+    improved += after < before;
+    for (size_t i = 0; i < q; i++)
+      mlsba_model_destroy(m[i]);
+  }
+  ck_assert_int_gt(improved, 10); /* CMA's rounding alone is not it */
+}
+END_TEST
+
 static Suite *cma_suite(void) {
   Suite *s = suite_create("cma");
   TCase *tc = tcase_create("cases");
@@ -426,6 +535,7 @@ static Suite *cma_suite(void) {
   tcase_add_loop_test(tc, dp_matches_exhaustive_search, 0, 4);
   tcase_add_loop_test(tc, random_arrangements_tile_the_grid, 0, 4);
   tcase_add_test(tc, large_areas_are_within_one_row_and_column);
+  tcase_add_loop_test(tc, the_fit_to_models_is_the_constrained_optimum, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -18,9 +18,8 @@
 #include "mlsba.h"
 #include "support/run_suite.h"
 
-static const unsigned ALL = MLSBA__CPU_SSSE3 | MLSBA__CPU_AVX |
-                            MLSBA__CPU_FMA | MLSBA__CPU_AVX2 |
-                            MLSBA__CPU_AVX512;
+static const unsigned ALL = MLSBA__CPU_SSSE3 | MLSBA__CPU_AVX | MLSBA__CPU_FMA |
+                            MLSBA__CPU_AVX2 | MLSBA__CPU_AVX512;
 
 /* The candidates for `features`, as names joined by spaces. */
 static void candidates(unsigned features, char *out, size_t size) {
@@ -109,8 +108,8 @@ static unsigned needs_of(const char *name) {
 
 /* Max over C of |c - ref| / (sum_p |a_ip b_pj| + tiny), against a long
  * double product of op(A) op(B). */
-static double gemm_residual(mlsba_precision_t p, char ta, char tb, int m,
-                            int n, int k, const double *a, const double *b,
+static double gemm_residual(mlsba_precision_t p, char ta, char tb, int m, int n,
+                            int k, const double *a, const double *b,
                             const void *c) {
   double worst = 0;
   for (int i = 0; i < m; i++)
@@ -134,8 +133,10 @@ static double gemm_residual(mlsba_precision_t p, char ta, char tb, int m,
  * the kernels of this process, against the reference. */
 static void check_products(void) {
   enum { M = 67, N = 45, K = 131 }; /* not multiples of any block size */
-  double *a = malloc(sizeof(double) * M * K), *b = malloc(sizeof(double) * K * N);
-  float *af = malloc(sizeof(float) * M * K), *bf = malloc(sizeof(float) * K * N);
+  double *a = malloc(sizeof(double) * M * K),
+         *b = malloc(sizeof(double) * K * N);
+  float *af = malloc(sizeof(float) * M * K),
+        *bf = malloc(sizeof(float) * K * N);
   double *c = malloc(sizeof(double) * M * N);
   ck_assert(a && b && af && bf && c);
   for (int i = 0; i < M * K; i++)
@@ -149,11 +150,10 @@ static void check_products(void) {
         mlsba_precision_t prec = (mlsba_precision_t)p;
         char x = trans[ta], y = trans[tb];
         int lda = x == 'N' ? M : K, ldb = y == 'N' ? K : N;
-        ck_assert_int_eq(mlsba_cpu_gemm(prec, x, y, M, N, K, 1.0,
-                                        p ? (void *)a : (void *)af, lda,
-                                        p ? (void *)b : (void *)bf, ldb, 0.0, c,
-                                        M, 1),
-                         0);
+        ck_assert_int_eq(
+            mlsba_cpu_gemm(prec, x, y, M, N, K, 1.0, p ? (void *)a : (void *)af,
+                           lda, p ? (void *)b : (void *)bf, ldb, 0.0, c, M, 1),
+            0);
         double u = p ? 0x1p-53 : 0x1p-24;
         double r = gemm_residual(prec, x, y, M, N, K, a, b, c);
         ck_assert_msg(r <= 4.0 * K * u, "%s %c%c: residual %g",
@@ -185,9 +185,8 @@ END_TEST
 
 /* Forced, each sub-configuration this CPU can run gives the reference
  * product; one it cannot run is refused and another is chosen. */
-static const char *const forced_names[] = {"skx",    "zen3",    "haswell",
-                                           "sandybridge", "penryn", "generic",
-                                           "auto"};
+static const char *const forced_names[] = {
+    "skx", "zen3", "haswell", "sandybridge", "penryn", "generic", "auto"};
 
 START_TEST(each_reachable_configuration_computes_right) {
   const char *name = forced_names[_i];
@@ -213,9 +212,8 @@ END_TEST
 START_TEST(a_masked_cpu_falls_back) {
   static const struct {
     const char *hide, *never;
-  } cases[] = {{"avx512", "skx"},
-               {"avx512,avx2", "zen3"},
-               {"avx,ssse3", "sandybridge"}};
+  } cases[] = {
+      {"avx512", "skx"}, {"avx512,avx2", "zen3"}, {"avx,ssse3", "sandybridge"}};
   setenv("MLSBA_CACHE_DIR", "none", 1);
   setenv("MLSBA_CPU_HIDE", cases[_i].hide, 1);
   mlsba_cpu_kernels_t k;
@@ -308,8 +306,8 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
   char *key_end = strchr(strstr(text, "key ") + 4, '\n');
   ck_assert_ptr_nonnull(key_end);
   char other[1024];
-  snprintf(other, sizeof other, "%.*s other CPU%s",
-           (int)(key_end - text), text, key_end);
+  snprintf(other, sizeof other, "%.*s other CPU%s", (int)(key_end - text), text,
+           key_end);
   spit(path, other);
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured:", 9) == 0, "other key: %s", reason);
@@ -334,33 +332,33 @@ END_TEST
 
 START_TEST(cpu_gemm_refuses_bad_arguments) {
   double a[4] = {1, 2, 3, 4}, c[4];
-  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'X', 'N', 2, 2, 2,
-                                  1, a, 2, a, 2, 0, c, 2, 1),
+  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'X', 'N', 2, 2, 2, 1,
+                                  a, 2, a, 2, 0, c, 2, 1),
                    MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "transa"));
-  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, 2, 2,
-                                  1, a, 1, a, 2, 0, c, 2, 1),
+  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, 2, 2, 1,
+                                  a, 1, a, 2, 0, c, 2, 1),
                    MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "leading dimension"));
-  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, 2, 2,
-                                  1, a, 2, a, 2, 0, c, 2, 0),
+  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, 2, 2, 1,
+                                  a, 2, a, 2, 0, c, 2, 0),
                    MLSBA_EINVAL);
-  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, -1, 2,
-                                  1, a, 2, a, 2, 0, c, 2, 1),
-                   MLSBA_EINVAL);
-  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, 2, 2,
-                                  1, NULL, 2, a, 2, 0, c, 2, 1),
-                   MLSBA_EINVAL);
-  ck_assert_int_eq(mlsba_cpu_gemm((mlsba_precision_t)7, 'N', 'N', 2, 2, 2, 1,
+  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, -1, 2, 1,
                                   a, 2, a, 2, 0, c, 2, 1),
+                   MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, 2, 2, 1,
+                                  NULL, 2, a, 2, 0, c, 2, 1),
+                   MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_cpu_gemm((mlsba_precision_t)7, 'N', 'N', 2, 2, 2, 1, a,
+                                  2, a, 2, 0, c, 2, 1),
                    MLSBA_EINVAL);
   /* An empty product is no error and touches nothing. */
   ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 0, 2, 2, 1,
                                   NULL, 1, a, 2, 0, NULL, 1, 1),
                    0);
   /* 2x2 by hand: [1 3; 2 4]^2 = [7 15; 10 22]. */
-  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, 2, 2,
-                                  1, a, 2, a, 2, 0, c, 2, 2),
+  ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', 2, 2, 2, 1,
+                                  a, 2, a, 2, 0, c, 2, 2),
                    0);
   ck_assert(c[0] == 7 && c[1] == 10 && c[2] == 15 && c[3] == 22);
 }

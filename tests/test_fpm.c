@@ -98,6 +98,56 @@ END_TEST
 
 /* For paper-shaped models t is increasing, so the answer x satisfies
  * t(x) = T and every larger load takes longer. */
+/* Compute at 100 units/s, transfer 0.5 s + 0.01 s per unit: 100 units
+ * take 1 + 0.5 + 1 s; nothing takes nothing. */
+START_TEST(a_transfer_adds_its_affine_cost_to_the_time) {
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_create(&m), 0);
+  ck_assert_int_eq(mlsba_model_set_point(m, 10, 100), 0);
+  ck_assert_int_eq(mlsba_model_set_transfer(m, 0.5, 0.01), 0);
+  ck_assert_double_eq_tol(time_of(m, 100), 2.5, 1e-12);
+  ck_assert_double_eq(time_of(m, 0), 0);
+  ck_assert_double_eq_tol(load_by(m, 2.5), 100, 1e-9);
+  ck_assert_double_eq(load_by(m, 0.4), 0); /* not even the latency */
+  double lat, per;
+  mlsba_model_t *c = NULL;
+  ck_assert_int_eq(mlsba_model_clone(m, &c), 0);
+  ck_assert_int_eq(mlsba_model_get_transfer(c, &lat, &per), 0);
+  ck_assert_double_eq(lat, 0.5);
+  ck_assert_double_eq(per, 0.01);
+  ck_assert_int_eq(mlsba_model_set_transfer(m, -1, 0), MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_model_set_transfer(m, 0, NAN), MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_model_set_transfer(m, 0, 0), 0);
+  ck_assert_double_eq_tol(time_of(m, 100), 1, 1e-12);
+  mlsba_model_destroy(m);
+  mlsba_model_destroy(c);
+}
+END_TEST
+
+/* The intersection with a transfer solves a quadratic on each segment:
+ * it inverts t(x) as exactly as the plain one, on every segment and
+ * beyond both ends. */
+START_TEST(load_by_time_inverts_time_with_a_transfer) {
+  rng_t r = {.state = 43};
+  for (int trial = 0; trial < 2000; trial++) {
+    mlsba_model_t *m = random_paper_model(&r, 12, 1e5);
+    double s0;
+    ck_assert_int_eq(mlsba_model_get_point(m, 0, NULL, &s0), 0);
+    /* Transfers from far below to far above the compute per unit. */
+    double per = pow(10, -3 + 6 * rng_uniform(&r)) / s0;
+    double lat = rng_uniform(&r) < 0.3 ? 0 : time_of(m, 1e3) * rng_uniform(&r);
+    ck_assert_int_eq(mlsba_model_set_transfer(m, lat, per), 0);
+    double x = rng_uniform(&r) * 2e5;
+    double T = time_of(m, x);
+    double back = load_by(m, T);
+    ck_assert_double_eq_tol(back, x, 1e-9 * (1 + x));
+    ck_assert_double_le(time_of(m, back), T * (1 + 1e-12));
+    ck_assert_double_gt(time_of(m, back * (1 + 1e-9) + 1e-9), T);
+    mlsba_model_destroy(m);
+  }
+}
+END_TEST
+
 START_TEST(load_by_time_inverts_time_on_random_models) {
   rng_t r = {.state = 42};
   for (int trial = 0; trial < 2000; trial++) {
@@ -216,6 +266,8 @@ static Suite *fpm_suite(void) {
   tcase_add_test(tc, speed_is_linear_between_points_and_constant_beyond);
   tcase_add_test(tc, load_by_time_solves_each_region_exactly);
   tcase_add_test(tc, load_by_time_inverts_time_on_random_models);
+  tcase_add_test(tc, a_transfer_adds_its_affine_cost_to_the_time);
+  tcase_add_test(tc, load_by_time_inverts_time_with_a_transfer);
   tcase_add_test(tc, load_by_time_is_the_largest_load_on_wild_models);
   tcase_add_test(tc, replacing_with_a_slower_speed_updates_intersections);
   tcase_add_test(tc, bad_values_are_rejected_and_leave_the_model_unchanged);

@@ -188,7 +188,8 @@ START_TEST(cpm_balances_constant_speeds) {
   }
   mlsba__inpa_t *h = drive(flat, 3, 120, MLSBA__INPA_HOMOGENEOUS, 0.05, 20);
   ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_MAX_ITER);
-  ck_assert_double_gt(last_imbalance(h), 1);
+  /* Even shares on speeds 30 and 5: about (6 - 1) / 6 apart. */
+  ck_assert_double_gt(last_imbalance(h), 0.8);
   mlsba__inpa_destroy(h);
 }
 END_TEST
@@ -261,25 +262,58 @@ START_TEST(oscillating_cpm_is_a_cycle) {
 }
 END_TEST
 
-START_TEST(coarse_blocks_make_inpa_cycle) {
+START_TEST(coarse_blocks_end_at_the_fitted_fixed_point) {
   /* Two nodes whose speed rises with the area, on a 6 x 6 grid: with two
-   * columns the areas move six blocks at a time, and GPA, between the two
-   * runs' points, asks again for the arrangement of the first run. (Found
-   * by a search over small random platforms: such cycles are common on
-   * grids this coarse; none occurs on the random platforms above, whose
-   * grids are 300 blocks wide or more.) */
+   * columns the areas move six blocks at a time. Laid out by CMA's
+   * rounding alone, GPA, between the two runs' points, asked again for
+   * the arrangement of the first run (a cycle, found by a search over
+   * small random platforms). With the layout fitted to the models the
+   * head reaches the arrangement the models call best and stops there,
+   * at a fixed point, its last run its best. */
   const node_t nodes[2] = {{RISING, 25.8, 3.3, 0, 0},
                            {RISING, 17.9, 2.2, 0, 0}};
   mlsba__inpa_t *h = drive(nodes, 2, 6, MLSBA__INPA_FPM, 0.05, 20);
-  ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_CYCLE);
+  ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_FIXED_POINT);
   ck_assert_double_gt(last_imbalance(h), 0.05);
-  /* The best run is no slower than any run, the last one included. */
-  size_t best = mlsba__inpa_best_run(h);
-  ck_assert_uint_lt(best, mlsba__inpa_iterations(h));
-  for (size_t k = 0; k < mlsba__inpa_iterations(h); k++)
-    ck_assert_double_le(makespan_of(mlsba__inpa_history(h, best), 2),
+  size_t n = mlsba__inpa_iterations(h);
+  for (size_t k = 0; k < n; k++)
+    ck_assert_double_le(makespan_of(mlsba__inpa_history(h, n - 1), 2),
                         makespan_of(mlsba__inpa_history(h, k), 2));
   mlsba__inpa_destroy(h);
+}
+END_TEST
+
+static double best_makespan(const mlsba__inpa_t *h, size_t q) {
+  return makespan_of(mlsba__inpa_history(h, mlsba__inpa_best_run(h)), q);
+}
+
+/* Issue 24's case: one node 170 times faster than three others on a 64 x
+ * 64 grid. GPA asks for about a block for each slow node, which no
+ * column-based arrangement gives (a column of them, one block wide, has
+ * 64 rows to fill); CMA's rounding used to decide their loads, GPA asked
+ * for the same areas again and INPA stopped at a fixed point slower than
+ * multiple-CPM. Fitted to the models, the arrangement is the best the
+ * columns allow, and INPA is no slower than any constant model. */
+START_TEST(a_node_far_faster_than_the_rest_is_laid_out_by_the_models) {
+  const node_t nodes[4] = {{CONSTANT, 1, 0, 0, 0},
+                           {CONSTANT, 170, 0, 0, 0},
+                           {RISING, 1.2, 5, 0, 0},
+                           {CONSTANT, 0.9, 0, 0, 0}};
+  mlsba__inpa_t *inpa = drive(nodes, 4, 64, MLSBA__INPA_FPM, 0.05, 20);
+  const mlsba__inpa_algo_t baselines[3] = {MLSBA__INPA_MULTIPLE_CPM,
+                                           MLSBA__INPA_SINGLE_CPM,
+                                           MLSBA__INPA_HOMOGENEOUS};
+  for (int k = 0; k < 3; k++) {
+    mlsba__inpa_t *b = drive(nodes, 4, 64, baselines[k], 0.05, 20);
+    ck_assert_double_le(best_makespan(inpa, 4), best_makespan(b, 4));
+    mlsba__inpa_destroy(b);
+  }
+  /* The slow nodes' areas are what the columns allow, not more: the
+   * fastest node ends with all but a column's width of the grid. */
+  const mlsba__inpa_record_t *rec =
+      mlsba__inpa_history(inpa, mlsba__inpa_best_run(inpa));
+  ck_assert_int_ge(rec->rect[1].m * rec->rect[1].n, 64 * 62);
+  mlsba__inpa_destroy(inpa);
 }
 END_TEST
 
@@ -343,13 +377,13 @@ START_TEST(steps_one_to_five_in_order) {
   ck_assert_int_eq(mlsba__inpa_w(h)[2], 33);
   ck_assert_int_eq(mlsba__inpa_iterations(h), 0);
   /* Step 5-6: times within eps of each other, measured against the
-   * smallest: 1.04 / 1.0 passes eps 0.05. */
+   * largest: 0.04 / 1.04 passes eps 0.05. */
   double t2[3] = {1.0, 1.04, 1.02};
   ck_assert_int_eq(mlsba__inpa_feed(h, t2), 0);
   ck_assert_int_eq(mlsba__inpa_phase(h), MLSBA__INPA_DONE);
   ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_BALANCED);
   const mlsba__inpa_record_t *r = mlsba__inpa_history(h, 0);
-  ck_assert_double_eq_tol(r->imbalance, 0.04, 1e-12);
+  ck_assert_double_eq_tol(r->imbalance, 0.04 / 1.04, 1e-12);
   ck_assert_int_eq(r->w[0], 34);
   ck_assert_double_eq(r->t[1], 1.04);
   ck_assert_int_eq(r->half_perimeter, mlsba__inpa_cma_info(h)->half_perimeter);
@@ -361,21 +395,27 @@ START_TEST(steps_one_to_five_in_order) {
 }
 END_TEST
 
-START_TEST(imbalance_is_relative_to_the_fastest) {
-  /* max |t_i - t_j| / t_i is largest with t_i the smallest time: 1.0 and
-   * 1.06 are 6% apart (not 5.7%), over eps 0.058. */
-  mlsba__inpa_opts_t o;
-  mlsba__inpa_opts_init(&o);
-  o.algo = MLSBA__INPA_HOMOGENEOUS;
-  o.eps = 0.058;
-  mlsba__inpa_t *h = NULL;
-  ck_assert_int_eq(mlsba__inpa_create(2, 4, &o, &h), 0);
-  ck_assert_int_eq(mlsba__inpa_phase(h), MLSBA__INPA_RUN);
-  double t[2] = {1.06, 1.0};
-  ck_assert_int_eq(mlsba__inpa_feed(h, t), 0);
-  ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_MAX_ITER);
-  ck_assert_double_eq_tol(mlsba__inpa_history(h, 0)->imbalance, 0.06, 1e-12);
-  mlsba__inpa_destroy(h);
+START_TEST(imbalance_is_relative_to_the_slowest) {
+  /* (max - min) / max, as every report prints it: 1.0 and 1.06 are 5.66%
+   * apart (not 6%), within eps 0.058 and above eps 0.056. */
+  const double eps[2] = {0.058, 0.056};
+  const mlsba_stop_reason_t want[2] = {MLSBA_STOP_BALANCED,
+                                       MLSBA_STOP_MAX_ITER};
+  for (int k = 0; k < 2; k++) {
+    mlsba__inpa_opts_t o;
+    mlsba__inpa_opts_init(&o);
+    o.algo = MLSBA__INPA_HOMOGENEOUS;
+    o.eps = eps[k];
+    mlsba__inpa_t *h = NULL;
+    ck_assert_int_eq(mlsba__inpa_create(2, 4, &o, &h), 0);
+    ck_assert_int_eq(mlsba__inpa_phase(h), MLSBA__INPA_RUN);
+    double t[2] = {1.06, 1.0};
+    ck_assert_int_eq(mlsba__inpa_feed(h, t), 0);
+    ck_assert_int_eq(mlsba__inpa_stop(h), want[k]);
+    ck_assert_double_eq_tol(mlsba__inpa_history(h, 0)->imbalance, 0.06 / 1.06,
+                            1e-12);
+    mlsba__inpa_destroy(h);
+  }
 }
 END_TEST
 
@@ -550,7 +590,7 @@ static Suite *inpa_suite(void) {
   Suite *s = suite_create("inpa");
   TCase *tc = tcase_create("cases");
   tcase_add_test(tc, steps_one_to_five_in_order);
-  tcase_add_test(tc, imbalance_is_relative_to_the_fastest);
+  tcase_add_test(tc, imbalance_is_relative_to_the_slowest);
   tcase_add_test(tc, one_node_is_balanced_at_once);
   tcase_add_test(tc, models_hold_a_point_per_run);
   tcase_add_test(tc, bad_arguments_are_rejected);
@@ -564,7 +604,9 @@ static Suite *inpa_suite(void) {
   tcase_add_test(tc, cpm_balances_constant_speeds);
   tcase_add_loop_test(tc, inpa_converges_on_random_nodes, 0, 3);
   tcase_add_test(tc, oscillating_cpm_is_a_cycle);
-  tcase_add_test(tc, coarse_blocks_make_inpa_cycle);
+  tcase_add_test(tc, coarse_blocks_end_at_the_fitted_fixed_point);
+  tcase_add_test(tc,
+                 a_node_far_faster_than_the_rest_is_laid_out_by_the_models);
   tcase_add_test(tc, whole_blocks_end_at_a_fixed_point);
   tcase_add_test(tc, max_iter_is_respected);
   tcase_add_loop_test(tc, gpa_matches_the_exhaustive_optimum, 0, 3);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "balance/balance.h"
 #include "mlsba.h"
 #include "support/run_suite.h"
 
@@ -264,9 +265,12 @@ static size_t device_index(const mlsba_platform_t *pl, const char *name) {
 
 static unsigned log_lines;
 static char last_log[512];
+static char stale_log[512];
 static void count_log(void *user, const char *line) {
   (void)user;
   log_lines++;
+  if (strstr(line, "stale"))
+    snprintf(stale_log, sizeof stale_log, "%s", line);
   snprintf(last_log, sizeof last_log, "%s", line);
 }
 
@@ -295,23 +299,115 @@ START_TEST(a_device_that_slows_down_mid_run_is_rebalanced) {
     rebalanced += (unsigned)info.rebalanced;
     if (info.rebalanced)
       break;
+    ck_assert_uint_eq(info.runs, 1);
   }
+  /* The call that re-balanced says what it cost: its own run and the
+   * re-balancing's, within the bound (each run may be measured twice). */
+  ck_assert_uint_ge(info.runs, 2);
+  ck_assert_uint_le(info.runs, 1 + 2 * o.rebalance_max_iter);
+  ck_assert_double_gt(info.wall_s, 0);
+  ck_assert_double_eq_tol(info.drift, 2 * o.eps, 1e-12); /* no noise */
   /* The slowdown starts at gpu0's 8th share; two drifted runs later the
    * balancer re-balances by itself. */
   ck_assert_uint_eq(rebalanced, 1);
   ck_assert_uint_le(shares + run + 1, 8 + 2);
   ck_assert_msg(strstr(last_log, "sim-units") != NULL, "%s", last_log);
+  /* Nothing was saved: a model the re-balancing found stale is the one it
+   * learned. */
+  ck_assert_msg(strstr(stale_log, "the learned model is stale") != NULL, "%s",
+                stale_log);
   for (int k = 0; k < 3; k++)
     ck_assert_int_eq(mlsba_balancer_run(b, &info), 0);
   ck_assert_msg(info.makespan <= after * 1.05, "%g vs optimum %g",
                 info.makespan, after);
   ck_assert_int_eq(info.rebalanced, 0);
+  ck_assert_uint_eq(info.runs, 1);
   /* On request, too: from the models it has, a run or two. */
   ck_assert_int_eq(mlsba_balancer_rebalance(b), 0);
   ck_assert_uint_le(mlsba_balancer_result(b)->iterations, 2);
   mlsba_balancer_destroy(b);
   mlsba_load_destroy(w);
   mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* Every device of the seed-002 desktop with `noise` (seeded: the same
+ * runs every time). */
+static mlsba_platform_t *noisy_desktop(double noise) {
+  json_error_t e;
+  json_t *root = json_load_file(SEED002, 0, &e);
+  ck_assert_ptr_nonnull(root);
+  size_t i;
+  json_t *d;
+  json_array_foreach(json_object_get(root, "devices"), i, d) {
+    json_object_set_new(d, "noise", json_real(noise));
+    json_object_set_new(d, "seed", json_integer(7 + (json_int_t)i));
+  }
+  char *text = json_dumps(root, 0);
+  mlsba_platform_t *pl = NULL;
+  ck_assert_msg(mlsba_platform_parse(text, "noisy", &pl) == 0, "%s",
+                mlsba_last_error());
+  free(text);
+  json_decref(root);
+  return pl;
+}
+
+/* Re-balancings over 40 steady runs of a balancer at 10% noise. */
+static unsigned rebalancings_at_noise(double drift, double *threshold,
+                                      unsigned *most_runs) {
+  mlsba_platform_t *pl = noisy_desktop(0.10);
+  mlsba_load_t *w = units8400();
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  o.drift = drift;
+  mlsba_balancer_t *b = NULL;
+  ck_assert_msg(mlsba_balance_ex(pl, w, &o, &b) == 0, "%s", mlsba_last_error());
+  unsigned rebalanced = 0;
+  *most_runs = 0;
+  for (int run = 0; run < 40; run++) {
+    mlsba_run_info_t info;
+    ck_assert_int_eq(mlsba_balancer_run(b, &info), 0);
+    rebalanced += (unsigned)info.rebalanced;
+    *most_runs = info.runs > *most_runs ? info.runs : *most_runs;
+    *threshold = info.drift;
+  }
+  mlsba_balancer_destroy(b);
+  mlsba_load_destroy(w);
+  mlsba_platform_destroy(pl);
+  return rebalanced;
+}
+
+START_TEST(the_default_drift_threshold_is_above_the_noise) {
+  /* At 10% noise a fixed 2 eps (10%) fires on noise alone; the default
+   * follows the variation the balancing measured and does not. */
+  double fixed, automatic;
+  unsigned fixed_runs, auto_runs;
+  unsigned by_fixed = rebalancings_at_noise(0.10, &fixed, &fixed_runs);
+  unsigned by_auto =
+      rebalancings_at_noise(MLSBA_DRIFT_AUTO, &automatic, &auto_runs);
+  ck_assert_double_eq_tol(fixed, 0.10, 1e-12);
+  ck_assert_double_gt(automatic, 0.10);
+  ck_assert_uint_ge(by_fixed, 3);
+  ck_assert_uint_le(by_auto, 1);
+  /* Each re-balancing stays within its bound of 5 runs (each measured at
+   * most twice) plus the steady run. */
+  ck_assert_uint_le(fixed_runs, 1 + 2 * 5);
+  ck_assert_uint_ge(fixed_runs, 2);
+}
+END_TEST
+
+START_TEST(the_drift_threshold_follows_the_variation) {
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  ck_assert_double_eq(o.drift, MLSBA_DRIFT_AUTO);
+  ck_assert_double_eq_tol(mlsba__bal_drift_threshold(&o, 0), 0.10, 1e-12);
+  ck_assert_double_eq_tol(mlsba__bal_drift_threshold(&o, 0.01), 0.10, 1e-12);
+  ck_assert_double_eq_tol(mlsba__bal_drift_threshold(&o, 0.03), 0.17, 1e-12);
+  ck_assert_double_eq_tol(mlsba__bal_drift_threshold(&o, 0.10), 0.45, 1e-12);
+  o.drift = 0.3; /* the caller's, whatever the noise */
+  ck_assert_double_eq(mlsba__bal_drift_threshold(&o, 0.10), 0.3);
+  o.drift = 0; /* off */
+  ck_assert_double_eq(mlsba__bal_drift_threshold(&o, 0.10), 0);
 }
 END_TEST
 
@@ -493,6 +589,8 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, a_failing_cpu_function_stops_or_drops_the_core);
   tcase_add_test(tc, mandelbrot_rows_on_cores_match_the_reference);
   tcase_add_test(tc, a_device_that_slows_down_mid_run_is_rebalanced);
+  tcase_add_test(tc, the_default_drift_threshold_is_above_the_noise);
+  tcase_add_test(tc, the_drift_threshold_follows_the_variation);
   tcase_add_test(tc, a_simulated_device_failure_is_survived_or_reported);
   tcase_add_test(tc, flat_grouping_balances_every_device_alone);
   tcase_add_test(tc, bad_input_is_refused_with_a_message);

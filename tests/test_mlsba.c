@@ -196,6 +196,39 @@ START_TEST(mlsba_finds_the_optimum_for_huge_n) {
 }
 END_TEST
 
+/* FPMs plus communication at both levels: every device pays its own
+ * transfer (a latency and a cost per unit, up to ten times its compute);
+ * MLSBA and MLFBA2 reach the brute-force optimum of that cost model. */
+START_TEST(mlsba_with_transfers_finds_the_optimum) {
+  rng_t r = {.state = 700 + (uint64_t)_i};
+  for (int trial = 0; trial < 200; trial++) {
+    grouped_t pl;
+    int64_t n = rng_range(&r, 0, trial < 100 ? 40 : 3000);
+    random_grouped(&r, &pl, (size_t)rng_range(&r, 1, trial < 100 ? 4 : 8),
+                   trial < 100 ? 3 : 4, n,
+                   rng_uniform(&r) < 0.5 ? (double)(n + 1) : 1e4, 0.25);
+    for (size_t j = 0; j < pl.p; j++) {
+      double t1 = oracle_time(pl.m[j], 1);
+      if (rng_uniform(&r) < 0.8)
+        ck_assert_int_eq(mlsba_model_set_transfer(pl.m[j],
+                                                  rng_uniform(&r) * 20 * t1,
+                                                  rng_uniform(&r) * 10 * t1),
+                         0);
+    }
+    result_t a, b;
+    run(MLSBA_ALGO_MLSBA, &pl, n, &a);
+    run(MLSBA_ALGO_MLFBA2, &pl, n, &b);
+    double best = oracle_search(models_of(&pl), (int)pl.p, n);
+    ck_assert_msg(a.makespan == best,
+                  "trial %d q=%zu p=%zu n=%lld: mlsba %.17g, optimum %.17g",
+                  trial, pl.q, pl.p, (long long)n, a.makespan, best);
+    ck_assert_msg(b.makespan == best, "trial %d: mlfba2 %.17g, optimum %.17g",
+                  trial, b.makespan, best);
+    grouped_free(&pl);
+  }
+}
+END_TEST
+
 START_TEST(slba_ignores_the_groups_and_is_optimal_too) {
   rng_t r = {.state = 400};
   for (int trial = 0; trial < 100; trial++) {
@@ -313,6 +346,7 @@ static Suite *mlsba_suite(void) {
                       3);
   tcase_add_loop_test(tc, mlsba_finds_the_optimum_for_huge_n, 0, 3);
   tcase_add_test(tc, slba_ignores_the_groups_and_is_optimal_too);
+  tcase_add_loop_test(tc, mlsba_with_transfers_finds_the_optimum, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }

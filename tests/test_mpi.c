@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mpi/internal.h" /* white-box: one rank's node, no ranks */
@@ -23,21 +24,55 @@
 
 static char mpirun[] = MLSBA_MPIRUN;
 static char inpa[] = MLSBA_INPA_BIN;
+static char timeout[] = MLSBA_TIMEOUT;
+
+/* A job that hangs is killed (SIGTERM, then SIGKILL: a hung mpirun
+ * ignores SIGTERM) and fails its test with status 124 or 137 instead of
+ * blocking the suite. */
+#define JOB_LIMIT_S "50"
 
 /* Runs mlsba-inpa on np oversubscribed ranks with the extra arguments
  * (NULL-terminated). */
 static void run_inpa(int np, tool_run_t *r, ...) {
   char npbuf[16];
   snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[40] = {mpirun,    "-np",  npbuf, "--oversubscribe", "--bind-to",
-                    "none",    "--mca", "btl", "self,vader",      "--mca",
+  char *argv[48] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun,    "-np",
+                    npbuf,     "--oversubscribe", "--bind-to", "none",
+                    "--mca",   "btl", "self,vader", "--mca",
                     "mpi_yield_when_idle", "1", inpa};
-  size_t n = 13;
+  size_t n = 17;
   va_list ap;
   va_start(ap, r);
-  for (char *a; (a = va_arg(ap, char *)) != NULL && n + 1 < 40;)
+  for (char *a; (a = va_arg(ap, char *)) != NULL && n + 1 < 48;)
     argv[n++] = a;
   va_end(ap);
+  argv[n] = NULL;
+  run_tool(argv, r);
+}
+
+/* An MPMD job: ranks 0 .. np - 2 given `common`, the last rank `last`
+ * (NULL-terminated lists); with np = 1 the one rank is given `last`. */
+static void run_inpa_last_differs(int np, const char *const *common,
+                                  const char *const *last, tool_run_t *r) {
+  char npbuf[16];
+  snprintf(npbuf, sizeof npbuf, "%d", np - 1);
+  char *argv[64] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun,
+                    "--oversubscribe", "--bind-to", "none", "--mca", "btl",
+                    "self,vader", "--mca", "mpi_yield_when_idle", "1"};
+  size_t n = 14;
+  if (np > 1) {
+    argv[n++] = "-np";
+    argv[n++] = npbuf;
+    argv[n++] = inpa;
+    for (size_t i = 0; common[i] != NULL && n < 40; i++)
+      argv[n++] = (char *)common[i];
+    argv[n++] = ":";
+  }
+  argv[n++] = "-np";
+  argv[n++] = "1";
+  argv[n++] = inpa;
+  for (size_t i = 0; last[i] != NULL && n + 1 < 64; i++)
+    argv[n++] = (char *)last[i];
   argv[n] = NULL;
   run_tool(argv, r);
 }
@@ -61,6 +96,17 @@ static double num_of(json_t *o, const char *k) {
   return json_number_value(v);
 }
 
+/* The slowest rank's time in a history entry. */
+static double slowest(json_t *entry) {
+  double worst = 0;
+  json_t *t;
+  size_t i;
+  json_array_foreach(json_object_get(entry, "time"), i, t) {
+    worst = json_number_value(t) > worst ? json_number_value(t) : worst;
+  }
+  return worst;
+}
+
 /* The report of DESIGN's contract: every field, ranks whose rectangles
  * tile the nb x nb grid exactly, devices whose columns fill their rank's
  * width, a history that ends where the result is. */
@@ -68,7 +114,8 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   static const char *const fields[] = {
       "algorithm", "nodes", "n", "block", "iterations", "converged",
       "imbalance", "half_perimeter_sum", "half_perimeter_lower_bound",
-      "makespan_s", "gflops", "comm_share", "verified", "history", "ranks"};
+      "makespan_s", "gflops", "comm_share", "verified", "history", "ranks",
+      "run_iteration"};
   for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
     ck_assert_msg(json_object_get(j, fields[i]) != NULL, "no %s", fields[i]);
   ck_assert_int_eq(int_of(j, "nodes"), nodes);
@@ -82,8 +129,6 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   int conv = json_is_true(json_object_get(j, "converged"));
   ck_assert_int_eq(conv, !strcmp(stop, "balanced") ||
                              !strcmp(stop, "fixed-point"));
-  if (!strcmp(stop, "balanced"))
-    ck_assert(num_of(j, "imbalance") <= num_of(j, "eps"));
   ck_assert(num_of(j, "makespan_s") > 0 && num_of(j, "gflops") > 0);
   double share = num_of(j, "comm_share");
   ck_assert(share >= 0 && share < 1);
@@ -125,11 +170,46 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   json_t *hist = json_object_get(j, "history");
   ck_assert_uint_eq(json_array_size(hist), (size_t)int_of(j, "iterations"));
   json_t *last = json_array_get(hist, json_array_size(hist) - 1);
-  ck_assert_uint_eq(json_array_size(json_object_get(last, "w")),
-                    (size_t)nodes);
-  ck_assert_double_eq_tol(num_of(last, "imbalance"), num_of(j, "imbalance"),
+  /* balanced: the last run was within eps (the run that stopped INPA). */
+  if (!strcmp(stop, "balanced"))
+    ck_assert(num_of(last, "imbalance") <= num_of(j, "eps"));
+  /* The product ran the fastest distribution measured, and the report's
+   * imbalance and areas are that run's. */
+  json_int_t ran = int_of(j, "run_iteration");
+  ck_assert(ran >= 1 && ran <= int_of(j, "iterations"));
+  json_t *chosen = json_array_get(hist, (size_t)(ran - 1));
+  ck_assert_double_eq_tol(num_of(chosen, "imbalance"), num_of(j, "imbalance"),
                           1e-6);
+  json_t *h;
+  size_t k;
+  json_array_foreach(hist, k, h) {
+    ck_assert_uint_eq(json_array_size(json_object_get(h, "w")), (size_t)nodes);
+    ck_assert_msg(slowest(chosen) <= slowest(h), "ran %lld (%g s), %zu took %g s",
+                  (long long)ran, slowest(chosen), k + 1, slowest(h));
+  }
+  for (int r = 0; r < nodes; r++)
+    ck_assert_int_eq(
+        int_of(json_array_get(ranks, (size_t)r), "w"),
+        json_integer_value(json_array_get(json_object_get(chosen, "w"),
+                                          (size_t)r)));
 }
+
+/* A slower distribution than one measured was run (before, the product
+ * ran INPA's last distribution: here the fourth, slower than the
+ * third). */
+START_TEST(product_runs_the_fastest_distribution_measured) {
+  tool_run_t r;
+  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "1024",
+           "--block", "64", "--max-iter", "4", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 4, 1024, 64);
+  ck_assert_int_eq(int_of(j, "iterations"), 4);
+  ck_assert_int_eq(int_of(j, "run_iteration"), 3);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
 
 START_TEST(simulated_nodes_converge) {
   tool_run_t r;
@@ -320,6 +400,8 @@ static const struct {
     {5, DATA "cpu%r.json", "1024", "rank 4: " DATA "cpu4.json"},
     {4, DATA "sim%r.json", "1000", "not a positive multiple of the block"},
     {4, DATA "sim%r.json", "64", "fewer blocks than nodes"},
+    /* "%%r" is the text "%r" (before: "%0"). */
+    {2, DATA "sim%%r.json", "1024", "rank 0: " DATA "sim%r.json: cannot open"},
 };
 
 START_TEST(an_error_on_any_rank_stops_all) {
@@ -341,6 +423,210 @@ START_TEST(opencl_device_without_room_stops_the_run) {
            "--block", "128", NULL);
   check_one_line_error(&r, "rank 0: balance: the devices can hold 0 units");
   tool_run_free(&r);
+}
+END_TEST
+
+/* ---- agreement: ranks given different command lines ------------------ */
+
+static const int rank_counts[] = {1, 2, 4, 8};
+#define RUN_ARGS(...)                                                         \
+  "--platform", DATA "sim0.json", "--size", "1024", "--block", "64",         \
+      __VA_ARGS__ NULL
+
+/* The last rank's arguments fail to parse: every rank exits with status 2
+ * and rank 0 prints the last rank's reason once (before this, that rank
+ * finalized alone and the others waited forever). */
+START_TEST(usage_error_on_one_rank_stops_all) {
+  int np = rank_counts[_i];
+  const char *common[] = {RUN_ARGS("--quiet", )};
+  const char *last[] = {RUN_ARGS("--quiet", "--size", "10x24", )};
+  tool_run_t r;
+  run_inpa_last_differs(np, common, last, &r);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  char want[96];
+  snprintf(want, sizeof want, "rank %d: bad value for --size: 10x24", np - 1);
+  check_one_line_error(&r, want);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* --help on the last rank only: the others would run; all stop with
+ * status 2 naming it. Alone, it is the help. */
+START_TEST(help_on_one_rank_only_stops_all) {
+  int np = rank_counts[_i];
+  const char *common[] = {RUN_ARGS("--quiet", )};
+  const char *last[] = {"--help", NULL};
+  tool_run_t r;
+  run_inpa_last_differs(np, common, last, &r);
+  if (np == 1) {
+    ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert(strstr(r.out, "usage: mpirun") != NULL);
+  } else {
+    char want[96];
+    snprintf(want, sizeof want, "rank %d: was given --help, rank 0", np - 1);
+    check_one_line_error(&r, want);
+    ck_assert_int_eq(r.status, 2);
+  }
+  tool_run_free(&r);
+}
+END_TEST
+
+/* The last rank passes another value of an option the head uses: every
+ * rank fails before any message is sized by it, naming the rank and the
+ * option (before: a heap overflow in the product for --size or --block,
+ * MPI_ERR_TRUNCATE for --precision, a silent run for --algo). Alone, the
+ * rank runs. */
+static const struct {
+  int np;
+  const char *opt, *value, *want;
+} differ[] = {
+    {2, "--size", "512", "option n (the size) is 512 here, 1024 on rank 0"},
+    {4, "--block", "32", "option block is 32 here, 64 on rank 0"},
+    {8, "--precision", "single",
+     "option precision is single here, double on rank 0"},
+    {4, "--algo", "homogeneous",
+     "option algorithm is homogeneous here, inpa on rank 0"},
+    {8, "--max-iter", "3", "option max_iter is 3 here, 20 on rank 0"},
+    {1, "--size", "512", NULL},
+};
+
+START_TEST(options_differing_on_one_rank_stop_all) {
+  int np = differ[_i].np;
+  const char *common[] = {RUN_ARGS("--json", "-", )};
+  const char *last[] = {RUN_ARGS("--json", "-", differ[_i].opt,
+                                 differ[_i].value, )};
+  tool_run_t r;
+  run_inpa_last_differs(np, common, last, &r);
+  if (differ[_i].want == NULL) {
+    ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+    json_t *j = parse(r.out);
+    check_report(j, 1, 512, 64);
+    json_decref(j);
+  } else {
+    char want[160];
+    snprintf(want, sizeof want, "rank %d: %s", np - 1, differ[_i].want);
+    check_one_line_error(&r, want);
+    ck_assert_int_eq(r.status, 1);
+  }
+  tool_run_free(&r);
+}
+END_TEST
+
+/* The command line as the other tools read it: --version, an unknown
+ * option and an empty number each get their own words. */
+static const struct {
+  const char *arg, *value, *want;
+} cli[] = {
+    {"--bogus", NULL, "rank 0: unknown option --bogus"},
+    {"--eps", "", "rank 0: bad value for --eps: \"\""},
+    {"--size", "", "rank 0: bad value for --size: \"\""},
+    {"--max-iter", "0", "rank 0: bad value for --max-iter: 0"},
+    {"--eps", NULL, "rank 0: missing value after --eps"},
+};
+
+START_TEST(command_line_errors_say_what_is_wrong) {
+  const char *argv[] = {RUN_ARGS(cli[_i].arg, cli[_i].value, )};
+  tool_run_t r;
+  run_inpa_last_differs(1, argv, argv, &r);
+  ck_assert_int_eq(r.status, 2);
+  check_one_line_error(&r, cli[_i].want);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(version_on_every_rank) {
+  tool_run_t r;
+  run_inpa(2, &r, "--version", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_msg(!strncmp(r.out, "mlsba-inpa (libmlsba) ", 22) &&
+                    count_lines(r.out) == 1,
+                "%s", r.out);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* ---- sizes the layer cannot run --------------------------------------- */
+
+/* Refused before the first run with the reason, on every rank count: a
+ * size past what an MPI count and int64 products index (before: 3.7e21
+ * GFLOPS and status 0), and products whose memory no host has (before:
+ * ranks killed by the kernel partway through): a real node's A', B', C'
+ * at N = 2^20 (24 TiB), a simulated node's panels at N = 2^24, b = 2^14
+ * (which outside SMPI are real bytes). */
+START_TEST(sizes_that_cannot_run_are_refused_up_front) {
+  int np = rank_counts[_i];
+  static const struct {
+    const char *platform, *size, *block, *want;
+  } big[] = {
+      {DATA "sim0.json", "1099511627776", "1073741824",
+       "rank 0: size 1099511627776 is above 2147483647"},
+      {DATA "cpu0.json", "1048576", "4096",
+       "rank 0: the product at the even distribution needs "},
+      {DATA "sim0.json", "16777216", "16384",
+       "rank 0: the product at the even distribution needs "},
+  };
+  for (size_t k = 0; k < sizeof big / sizeof *big; k++) {
+    tool_run_t r;
+    run_inpa(np, &r, "--platform", big[k].platform, "--size", big[k].size,
+             "--block", big[k].block, NULL);
+    check_one_line_error(&r, big[k].want);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(k == 0 || strstr(r.err, "GiB of memory") != NULL);
+    tool_run_free(&r);
+  }
+}
+END_TEST
+
+/* ---- outputs that cannot be written ----------------------------------- */
+
+/* A shell line of mlsba-inpa as a singleton (one rank without mpirun), so
+ * that its own stdout is what the line redirects. */
+static void run_singleton(const char *redirect, tool_run_t *r, ...) {
+  char line[2048];
+  int n = snprintf(line, sizeof line, "exec timeout -k 5 %s %s", JOB_LIMIT_S,
+                   inpa);
+  va_list ap;
+  va_start(ap, r);
+  for (const char *a; (a = va_arg(ap, const char *)) != NULL;)
+    n += snprintf(line + n, sizeof line - (size_t)n, " '%s'", a);
+  va_end(ap);
+  snprintf(line + n, sizeof line - (size_t)n, " %s", redirect);
+  char *argv[] = {"/bin/sh", "-c", line, NULL};
+  run_tool(argv, r);
+}
+
+/* The table or the report to a full disk: status 1 and a line saying so
+ * (before: status 0). */
+START_TEST(output_to_a_full_disk_fails) {
+  tool_run_t r;
+  run_singleton(">/dev/full", &r, RUN_ARGS());
+  ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
+  ck_assert(strstr(r.err, "cannot write the output") != NULL);
+  tool_run_free(&r);
+  run_singleton("", &r, RUN_ARGS("--quiet", "--json", "/dev/full", ));
+  ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
+  ck_assert(strstr(r.err, "cannot write the JSON report to /dev/full"));
+  tool_run_free(&r);
+}
+END_TEST
+
+/* A FIFO as --json is refused before the run, on every rank (before: rank
+ * 0 blocked opening it after the run while the others spun). */
+START_TEST(json_to_a_fifo_is_refused_up_front) {
+  char fifo[] = "/tmp/mlsba-test-fifo-XXXXXX";
+  ck_assert(mkdtemp(fifo) != NULL);
+  char path[64];
+  snprintf(path, sizeof path, "%s/report", fifo);
+  ck_assert(mkfifo(path, 0600) == 0);
+  tool_run_t r;
+  run_inpa(2, &r, RUN_ARGS("--json", path, ));
+  char want[128];
+  snprintf(want, sizeof want, "rank 0: --json: not a regular file: %s", path);
+  check_one_line_error(&r, want);
+  ck_assert_int_eq(r.status, 2);
+  tool_run_free(&r);
+  unlink(path);
+  rmdir(fifo);
 }
 END_TEST
 
@@ -485,21 +771,32 @@ START_TEST(node_reports_a_failed_accelerator_and_goes_on) {
 END_TEST
 #endif
 
-START_TEST(smpi_run_of_the_smpicc_build) {
 #ifdef MLSBA_INPA_SMPI_BIN
-  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
-  char *argv[] = {smpirun, "-np", "4", "-platform", DATA "smpi.xml",
+/* mlsba-inpa-smpi under smpirun on np simulated ranks; speed is a
+ * --cfg=smpi/host-speed:... or "" for none. */
+static void run_smpi(int np, const char *speed, const char *platform,
+                     tool_run_t *r) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN, npbuf[16];
+  snprintf(npbuf, sizeof npbuf, "%d", np);
+  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, smpirun, "-np", npbuf,
+                  "-platform", DATA "smpi.xml",
                   "-hostfile", DATA "smpi.hosts",
-                  "--cfg=smpi/host-speed:10Gf",
                   "--cfg=smpi/simulate-computation:no",
                   "--cfg=smpi/privatization:no", "--cfg=smpi/coll-selector:ompi",
                   "--cfg=smpi/bcast:binomial_tree",
                   "--cfg=network/solver:fairbottleneck",
                   "--log=root.thres:warning",
-                  bin, "--platform", DATA "sim%r.json", "--size", "2048",
-                  "--block", "64", "--json", "-", NULL};
+                  bin, "--platform", (char *)platform, "--size", "2048",
+                  "--block", "64", "--json", "-", *speed ? (char *)speed : NULL,
+                  NULL};
+  run_tool(argv, r);
+}
+#endif
+
+START_TEST(smpi_run_of_the_smpicc_build) {
+#ifdef MLSBA_INPA_SMPI_BIN
   tool_run_t r;
-  run_tool(argv, &r);
+  run_smpi(4, "--cfg=smpi/host-speed:10Gf", DATA "sim%r.json", &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse(r.out);
   check_report(j, 4, 2048, 64);
@@ -508,6 +805,52 @@ START_TEST(smpi_run_of_the_smpicc_build) {
    * takes time, and the ranks wait for each other. */
   ck_assert(num_of(j, "comm_share") > 0);
   json_decref(j);
+  tool_run_free(&r);
+#endif
+}
+END_TEST
+
+/* The devices' virtual time is charged as the seconds their models give,
+ * whatever smpi/host-speed says (before: smpi_execute scaled it by that
+ * flag over the hosts' 10 Gf, a product 580 times faster without it, 10
+ * times slower at 1 Gf, each rank's own time unchanged): the product is
+ * never shorter than a rank's compute time. */
+START_TEST(smpi_times_do_not_depend_on_the_host_speed_flag) {
+#ifdef MLSBA_INPA_SMPI_BIN
+  const char *flags[3] = {"--cfg=smpi/host-speed:10Gf",
+                          "--cfg=smpi/host-speed:1Gf", ""};
+  double makespan[3];
+  for (int k = 0; k < 3; k++) {
+    tool_run_t r;
+    run_smpi(4, flags[k], DATA "sim%r.json", &r);
+    ck_assert_msg(r.exited && r.status == 0, "%s: status %d: %s", flags[k],
+                  r.status, r.err);
+    json_t *j = parse(r.out);
+    makespan[k] = num_of(j, "makespan_s");
+    json_t *rk;
+    size_t i;
+    json_array_foreach(json_object_get(j, "ranks"), i, rk) {
+      ck_assert_msg(num_of(rk, "time") <= makespan[k] * (1 + 1e-9),
+                    "%s: rank %zu computes %g s in a %g s product", flags[k],
+                    i, num_of(rk, "time"), makespan[k]);
+    }
+    json_decref(j);
+    tool_run_free(&r);
+  }
+  ck_assert_double_eq_tol(makespan[1], makespan[0], 1e-9 * makespan[0]);
+  ck_assert_double_eq_tol(makespan[2], makespan[0], 1e-9 * makespan[0]);
+#endif
+}
+END_TEST
+
+/* Simulated ranks share one process: a failing rank's message must be its
+ * own, not one another rank wrote into a shared buffer meanwhile (ranks
+ * 4 and 5 both lack their files; the first is named, with its file). */
+START_TEST(smpi_error_names_the_failing_ranks_own_file) {
+#ifdef MLSBA_INPA_SMPI_BIN
+  tool_run_t r;
+  run_smpi(6, "", DATA "sim%r.json", &r);
+  check_one_line_error(&r, "rank 4: " DATA "sim4.json: cannot open");
   tool_run_free(&r);
 #endif
 }
@@ -541,6 +884,87 @@ START_TEST(node_step_before_balancing_is_refused) {
 }
 END_TEST
 
+/* A platform file with the given text, in a fresh temporary path. */
+static void write_platform(char *path, const char *text) {
+  strcpy(path, "/tmp/mlsba-test-platform-XXXXXX");
+  int fd = mkstemp(path);
+  ck_assert(fd >= 0);
+  ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+  close(fd);
+}
+
+/* Valid in blocks, rescaled to columns of a thin C' (bm = b = 2^20: a
+ * column is 2^-20 of a block): a max_load of 2^53 blocks (the largest a
+ * file may give) is 2^73 columns, whose cast to int64 was undefined (a
+ * negative limit the file never had), and is now no limit; a speed of
+ * 1e29 blocks/s is 1e35 columns/s, past a model's 1e30, and is refused
+ * naming the rescaling. */
+START_TEST(node_rescales_its_profiles_within_bounds) {
+  static const char *const text[2] = {
+      "{\"devices\": [{\"name\": \"g\", \"type\": \"sim\", \"speed\": "
+      "[[1, 200.0]], \"max_load\": 9007199254740992}]}",
+      "{\"devices\": [{\"name\": \"g\", \"type\": \"sim\", \"speed\": "
+      "[[1, 1e29]]}]}"};
+  for (int k = 0; k < 2; k++) {
+    char path[64];
+    write_platform(path, text[k]);
+    mlsba_mpi_opts_t o; /* what the node reads of them */
+    memset(&o, 0, sizeof o);
+    o.precision = MLSBA_PRECISION_DOUBLE;
+    o.block = 1 << 20;
+    o.eps = 0.05;
+    o.max_iter = 2;
+    mlsba__mpi_node_t *nd = NULL;
+    ck_assert_msg(mlsba__mpi_node_open(path, &o, &nd) == 0, "%s",
+                  mlsba_last_error());
+    int err = mlsba__mpi_node_shape(nd, 1 << 20, 1 << 20, NULL, NULL, NULL);
+    if (k == 0) {
+      ck_assert_msg(err == 0, "%s", mlsba_last_error());
+    } else {
+      ck_assert_int_ne(err, 0);
+      ck_assert_msg(strstr(mlsba_last_error(), "in columns of this rank's "
+                                               "1048576-tall C'") != NULL,
+                    "%s", mlsba_last_error());
+    }
+    mlsba__mpi_node_close(nd);
+    unlink(path);
+  }
+}
+END_TEST
+
+/* A rank reads its platform file once (before, a simulated node read it
+ * again with a bare json_load_file: a file replaced in between gave the
+ * two parses different texts, a heap over-read). Counted with strace on
+ * a one-rank run; skipped where strace is not installed. */
+START_TEST(a_rank_opens_its_platform_file_once) {
+  if (access("/usr/bin/strace", X_OK) != 0) {
+    printf("%s: skipped: no /usr/bin/strace\n", __func__);
+    return;
+  }
+  char log[] = "/tmp/mlsba-test-strace-XXXXXX";
+  int fd = mkstemp(log);
+  ck_assert(fd >= 0);
+  close(fd);
+  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, "/usr/bin/strace", "-f",
+                  "-qq", "-e", "trace=open,openat", "-o", log, inpa,
+                  "--platform", DATA "sim0.json", "--size", "1024",
+                  "--block", "64", "--quiet", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  tool_run_free(&r);
+  FILE *f = fopen(log, "r");
+  ck_assert(f != NULL);
+  char line[4096];
+  int opens = 0;
+  while (fgets(line, sizeof line, f))
+    opens += strstr(line, "mpi/sim0.json\"") != NULL;
+  fclose(f);
+  unlink(log);
+  ck_assert_int_eq(opens, 1);
+}
+END_TEST
+
 static int product_without_memory(void) {
   MPI_Init(NULL, NULL);
   mlsba_mpi_opts_t o; /* what the node reads of them */
@@ -565,6 +989,45 @@ static int product_without_memory(void) {
   MPI_Finalize();
   return 0;
 }
+
+/* White-box, as the one rank of `mpirun -np 1 test_mpi --bad-arguments`:
+ * the public calls refuse what they cannot use (before:
+ * mlsba_mpi_algo_from_name stored through NULL, MPI_COMM_NULL aborted the
+ * job through MPI's default error handler). Prints both codes. */
+static int bad_arguments(void) {
+  MPI_Init(NULL, NULL);
+  int a = mlsba_mpi_algo_from_name("inpa", NULL);
+  mlsba_mpi_opts_t o;
+  mlsba_mpi_opts_init(&o);
+  o.platform = DATA "sim0.json";
+  o.n = 1024;
+  o.block = 64;
+  mlsba_mpi_result_t res;
+  int c = mlsba_mpi_multiply(MPI_COMM_NULL, &o, &res);
+  printf("%d %d %s\n", a, c, mlsba_mpi_last_error());
+  MPI_Finalize();
+  return 0;
+}
+
+START_TEST(public_calls_refuse_null_arguments) {
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ck_assert(len > 0);
+  self[len] = '\0';
+  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun, "-np", "1",
+                  "--bind-to", "none", self, "--bad-arguments", NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
+                r.err);
+  char want[64];
+  snprintf(want, sizeof want, "%d %d ", MLSBA_EINVAL, MLSBA_EINVAL);
+  ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0 &&
+                    strstr(r.out, "MPI_COMM_NULL"),
+                "%s", r.out);
+  tool_run_free(&r);
+}
+END_TEST
 
 START_TEST(product_without_memory_for_its_plan_fails_cleanly) {
   char self[4096];
@@ -599,12 +1062,32 @@ static Suite *mpi_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, simulated_nodes_converge);
   tcase_add_test(tc, homogeneous_baseline_stays_uneven);
+  tcase_add_test(tc, product_runs_the_fastest_distribution_measured);
   tcase_add_test(tc, real_cores_verify);
   tcase_add_test(tc, a_panel_relayed_over_four_columns_verifies);
   tcase_add_test(tc, node_step_before_balancing_is_refused);
+  tcase_add_test(tc, node_rescales_its_profiles_within_bounds);
+  tcase_add_test(tc, a_rank_opens_its_platform_file_once);
   tcase_add_loop_test(tc, an_error_on_any_rank_stops_all, 0,
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, product_without_memory_for_its_plan_fails_cleanly);
+  tcase_add_test(tc, public_calls_refuse_null_arguments);
+  suite_add_tcase(s, tc);
+  /* Oversubscribed jobs of up to 8 ranks on a busy machine. */
+  tc = tcase_create("agreement");
+  tcase_set_timeout(tc, 90);
+  int counts = (int)(sizeof rank_counts / sizeof *rank_counts);
+  tcase_add_loop_test(tc, usage_error_on_one_rank_stops_all, 0, counts);
+  tcase_add_loop_test(tc, help_on_one_rank_only_stops_all, 0, counts);
+  tcase_add_loop_test(tc, options_differing_on_one_rank_stop_all, 0,
+                      (int)(sizeof differ / sizeof *differ));
+  tcase_add_loop_test(tc, command_line_errors_say_what_is_wrong, 0,
+                      (int)(sizeof cli / sizeof *cli));
+  tcase_add_test(tc, version_on_every_rank);
+  tcase_add_loop_test(tc, sizes_that_cannot_run_are_refused_up_front, 0,
+                      counts);
+  tcase_add_test(tc, output_to_a_full_disk_fails);
+  tcase_add_test(tc, json_to_a_fifo_is_refused_up_front);
   suite_add_tcase(s, tc);
   /* pocl builds CLBlast's kernels on first use: seconds, tens of seconds
    * with an empty kernel cache. */
@@ -622,6 +1105,8 @@ static Suite *mpi_suite(void) {
   tc = tcase_create("smpi");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, smpi_run_of_the_smpicc_build);
+  tcase_add_test(tc, smpi_times_do_not_depend_on_the_host_speed_flag);
+  tcase_add_test(tc, smpi_error_names_the_failing_ranks_own_file);
   suite_add_tcase(s, tc);
   return s;
 }
@@ -629,6 +1114,8 @@ static Suite *mpi_suite(void) {
 int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "--product-without-memory"))
     return product_without_memory();
+  if (argc == 2 && !strcmp(argv[1], "--bad-arguments"))
+    return bad_arguments();
   /* Open MPI refuses root without these (CI runs as root). */
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);

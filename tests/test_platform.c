@@ -160,7 +160,72 @@ static const struct {
     {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0, "
      "\"core\": 1}]}",
      {"bad.json:", "duplicate"}},
+    {"{\"columns_of\": 8400, \"devices\": [{\"name\": \"a\", \"type\": "
+     "\"cpu\", \"core\": 0}]}",
+     {"columns_of", "must be an object"}},
+    {"{\"columns_of\": {\"m\": 8400}, \"devices\": [{\"name\": \"a\", "
+     "\"type\": \"cpu\", \"core\": 0}]}",
+     {"columns_of", "needs both m and k"}},
+    {"{\"columns_of\": {\"m\": 8, \"k\": 8, \"n\": 8}, \"devices\": "
+     "[{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}]}",
+     {"columns_of", "unknown field 'n'"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0, "
+     "\"link\": {\"latency\": 1e-6}}]}",
+     {"devices[0] (a).link", "bandwidth must be a number of bytes per second"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, "
+     "1]], \"link\": {\"latency\": -1, \"bandwidth\": 1e9}}]}",
+     {"devices[0] (a).link", "latency must be a number of seconds"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, "
+     "1]], \"link\": {\"latency\": 0, \"bandwith\": 1e9}}]}",
+     {"devices[0] (a).link", "unknown field 'bandwith'"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0, "
+     "\"link\": 5}]}",
+     {"devices[0] (a).link", "must be an object"}},
+    {"{\"network\": {\"latency\": 0, \"bandwidth\": 0}, \"devices\": "
+     "[{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0}]}",
+     {"bad.json: network", "bandwidth must be"}},
 };
+
+/* A device's host link and the rank's network link: read, handed out,
+ * turned into a transfer cost, and kept by a save and a load. */
+START_TEST(links_are_read_and_round_trip) {
+  const char *text =
+      "{\"name\": \"l\", \"network\": {\"latency\": 5e-5, \"bandwidth\": "
+      "1.25e8}, \"devices\": [{\"name\": \"g\", \"type\": \"sim\", "
+      "\"speed\": [[1, 10]], \"link\": {\"latency\": 1e-5, \"bandwidth\": "
+      "1.2e10}}, {\"name\": \"c\", \"type\": \"cpu\", \"core\": 0}]}";
+  char path[] = "/tmp/mlsba-links-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  for (int pass = 0; pass < 2; pass++) {
+    mlsba_platform_t *pl = NULL;
+    int err = pass ? mlsba_platform_load(path, &pl)
+                   : mlsba_platform_parse(text, "links", &pl);
+    ck_assert_msg(err == 0, "%s", mlsba_last_error());
+    mlsba_link_t l;
+    ck_assert_int_eq(mlsba_platform_device_link(pl, 0, &l), 0);
+    ck_assert_double_eq(l.latency, 1e-5);
+    ck_assert_double_eq(l.bandwidth, 1.2e10);
+    double lat, per;
+    ck_assert_int_eq(mlsba_link_transfer(&l, 1.2e4, &lat, &per), 0);
+    ck_assert_double_eq(lat, 1e-5);
+    ck_assert_double_eq_tol(per, 1e-6, 1e-18);
+    ck_assert_int_eq(mlsba_platform_device_link(pl, 1, &l), 0);
+    ck_assert_double_eq(l.bandwidth, 0); /* none given */
+    ck_assert_int_eq(mlsba_link_transfer(&l, 1e6, &lat, &per), 0);
+    ck_assert_double_eq(lat + per, 0);
+    ck_assert_int_eq(mlsba_platform_network(pl, &l), 0);
+    ck_assert_double_eq(l.latency, 5e-5);
+    ck_assert_double_eq(l.bandwidth, 1.25e8);
+    ck_assert_int_eq(mlsba_platform_device_link(pl, 2, &l), MLSBA_EINVAL);
+    if (!pass)
+      ck_assert_int_eq(mlsba_platform_save(pl, path), 0);
+    mlsba_platform_destroy(pl);
+  }
+  unlink(path);
+}
+END_TEST
 
 START_TEST(bad_platforms_are_refused_with_a_clear_message) {
   mlsba_platform_t *pl = NULL;
@@ -172,6 +237,37 @@ START_TEST(bad_platforms_are_refused_with_a_clear_message) {
     ck_assert_msg(strstr(mlsba_last_error(), bad[_i].expect[k]) != NULL,
                   "case %d: message \"%s\" lacks \"%s\"", _i,
                   mlsba_last_error(), bad[_i].expect[k]);
+}
+END_TEST
+
+/* What simulated speeds count ("columns_of") is read, kept by a save and
+ * absent unless the file says it. */
+START_TEST(columns_of_is_read_and_round_trips) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(mlsba_platform_load(seed002, &pl), 0);
+  int64_t m = 0, k = 0;
+  ck_assert_int_eq(mlsba_platform_columns_of(pl, &m, &k), 1);
+  ck_assert_int_eq(m, 8400);
+  ck_assert_int_eq(k, 8400);
+  char path[] = "/tmp/mlsba-columns-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(mlsba_platform_save(pl, path), 0);
+  mlsba_platform_destroy(pl);
+  ck_assert_int_eq(mlsba_platform_load(path, &pl), 0);
+  m = k = 0;
+  ck_assert_int_eq(mlsba_platform_columns_of(pl, &m, &k), 1);
+  ck_assert_int_eq(m * k, 8400 * 8400);
+  mlsba_platform_destroy(pl);
+  unlink(path);
+  ck_assert_int_eq(
+      mlsba_platform_parse("{\"devices\": [{\"name\": \"a\", \"type\": "
+                           "\"sim\", \"speed\": [[1, 1]]}]}",
+                           "plain", &pl),
+      0);
+  ck_assert_int_eq(mlsba_platform_columns_of(pl, NULL, NULL), 0);
+  mlsba_platform_destroy(pl);
 }
 END_TEST
 
@@ -346,7 +442,9 @@ static Suite *platform_suite(void) {
                       (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, unreadable_files_name_the_path);
   tcase_add_test(tc, kinds_default_and_round_trip);
+  tcase_add_test(tc, links_are_read_and_round_trip);
   tcase_add_test(tc, backend_fields_round_trip);
+  tcase_add_test(tc, columns_of_is_read_and_round_trips);
   tcase_add_test(tc, random_damage_never_crashes_the_parser);
   suite_add_tcase(s, tc);
   return s;

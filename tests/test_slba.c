@@ -80,6 +80,20 @@ START_TEST(constant_speeds_split_in_proportion) {
 }
 END_TEST
 
+/* Two devices of 100 units/s; the second's share crosses a link at 0.01 s
+ * a unit after 1 s of latency: 1 + x / 50 = (1000 - x) / 100 gives
+ * x = 300 (7 s each) where compute alone would split 500 | 500. */
+START_TEST(a_transfer_shifts_the_split_to_equal_finish_times) {
+  platform_t pl = {.m = {constant_model(100), constant_model(100)}, .p = 2};
+  ck_assert_int_eq(mlsba_model_set_transfer(pl.m[1], 1, 0.01), 0);
+  int64_t loads[2];
+  ck_assert_double_eq_tol(run_slba(&pl, 1000, loads), 7, 1e-12);
+  ck_assert_int_eq(loads[0], 700);
+  ck_assert_int_eq(loads[1], 300);
+  platform_free(&pl);
+}
+END_TEST
+
 START_TEST(one_device_takes_everything) {
   platform_t pl = {.m = {constant_model(5)}, .p = 1};
   int64_t loads[1];
@@ -252,6 +266,55 @@ START_TEST(matches_exact_search_for_large_n) {
 }
 END_TEST
 
+/* FPMs plus communication: each device's compute time plus an affine
+ * transfer of its share (a latency and a cost per unit, from nothing to
+ * ten times the compute) is what SLBA balances, and its makespan is the
+ * brute-force optimum of that cost model. */
+static void add_random_transfers(rng_t *r, platform_t *pl) {
+  for (int i = 0; i < pl->p; i++) {
+    if (rng_uniform(r) < 0.2)
+      continue;
+    double t1 = oracle_time(pl->m[i], 1);
+    ck_assert_int_eq(mlsba_model_set_transfer(pl->m[i],
+                                              rng_uniform(r) * 20 * t1,
+                                              rng_uniform(r) * 10 * t1),
+                     0);
+  }
+}
+
+START_TEST(with_transfers_matches_the_optimum_of_compute_plus_transfer) {
+  rng_t r = {.state = 5000 + (uint64_t)_i};
+  int64_t loads[MAXP];
+  for (int trial = 0; trial < 500; trial++) {
+    platform_t pl;
+    int p = (int)rng_range(&r, 1, 4);
+    int64_t n = rng_range(&r, 0, p <= 2 ? 60 : 25);
+    random_platform(&r, &pl, p, n, rng_uniform(&r) < 0.5 ? 30 : 1e4, 0.3);
+    add_random_transfers(&r, &pl);
+    double got = run_slba(&pl, n, loads);
+    double best = oracle_exhaustive(models_of(&pl), p, n);
+    ck_assert_msg(got == best,
+                  "trial %d p=%d n=%lld: slba makespan %.17g, optimum %.17g",
+                  trial, p, (long long)n, got, best);
+    platform_free(&pl);
+  }
+  for (int trial = 0; trial < 200; trial++) {
+    platform_t pl;
+    int p = (int)rng_range(&r, 1, MAXP);
+    int64_t n = rng_range(&r, 1, 1000000);
+    random_platform(&r, &pl, p, n, rng_uniform(&r) < 0.5 ? (double)n : 1e4,
+                    0.25);
+    add_random_transfers(&r, &pl);
+    double got = run_slba(&pl, n, loads);
+    double best = oracle_search(models_of(&pl), p, n);
+    ck_assert_msg(got == best,
+                  "trial %d p=%d n=%lld: slba makespan %.17g, optimum %.17g",
+                  trial, p, (long long)n, got, best);
+    platform_free(&pl);
+  }
+}
+END_TEST
+
 /* Models that break the single-crossing shape still get a valid
  * partition (sum, caps), never an error or a hang. */
 START_TEST(wild_models_still_get_valid_partitions) {
@@ -338,6 +401,7 @@ static Suite *slba_suite(void) {
   TCase *tc = tcase_create("cases");
   tcase_add_test(tc, constant_speeds_split_in_proportion);
   tcase_add_test(tc, one_device_takes_everything);
+  tcase_add_test(tc, a_transfer_shifts_the_split_to_equal_finish_times);
   tcase_add_test(tc, identical_devices_get_equal_shares);
   tcase_add_test(tc, fewer_units_than_devices_go_to_the_fastest);
   tcase_add_test(tc, zero_cap_devices_get_nothing);
@@ -351,6 +415,9 @@ static Suite *slba_suite(void) {
   /* Each loop test runs under several seeds (_i) in its own process. */
   tcase_add_loop_test(tc, matches_exhaustive_optimum_for_small_n, 0, 4);
   tcase_add_loop_test(tc, matches_exact_search_for_large_n, 0, 4);
+  tcase_add_loop_test(tc,
+                      with_transfers_matches_the_optimum_of_compute_plus_transfer,
+                      0, 2);
   tcase_add_test(tc, wild_models_still_get_valid_partitions);
   tcase_add_test(tc, blocks_with_an_edge_are_optimal);
   suite_add_tcase(s, tc);

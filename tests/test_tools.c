@@ -3,6 +3,7 @@
  * 2 for every kind of bad input, never a signal. */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,7 +161,8 @@ static const struct {
     {{"--platform", SEED002, "--n", "99999999999999999999999", NULL},
      "from 0 to 2^53"},
     {{"--platform", SEED002, "--n", "10", "--algo", "fast", NULL},
-     "unknown algorithm 'fast'"},
+     "unknown algorithm 'fast' (mlsba, mlfba2, slba, multiple-cpm, "
+     "single-cpm, homogeneous, dlt), or all"},
     {{"--platform", MLSBA_SOURCE_DIR "/tests/data/bad/empty.json", "--n", "10",
       NULL},
      "expected near end of file"},
@@ -205,7 +207,8 @@ START_TEST(real_devices_and_too_little_capacity_are_refused) {
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_int_eq(r.status, 2);
-  ck_assert_ptr_nonnull(strstr(r.err, "core7"));
+  ck_assert_ptr_nonnull(strstr(r.err, "core7 is measured"));
+  ck_assert_ptr_nonnull(strstr(r.err, "shape"));
   tool_run_free(&r);
 
   FILE *f = fopen(path, "w");
@@ -222,6 +225,121 @@ START_TEST(real_devices_and_too_little_capacity_are_refused) {
   ck_assert_ptr_nonnull(strstr(r.err, "can hold 50 units"));
   tool_run_free(&r);
   unlink(path);
+}
+END_TEST
+
+/* A platform of measured devices: two cpu devices on core 0 (one core is
+ * enough), whose models mlsba-bench saves and mlsba-partition then takes;
+ * mlsba-info lists and shows them. */
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(saved_models_are_partitioned_listed_and_shown) {
+  char dir[] = "/tmp/mlsba-saved-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char pf[128], models[128], file[256];
+  snprintf(pf, sizeof pf, "%s/two.json", dir);
+  snprintf(models, sizeof models, "%s/models", dir);
+  write_text(pf, "{\"name\": \"two\", \"devices\": ["
+                 "{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0},"
+                 "{\"name\": \"b\", \"type\": \"cpu\", \"core\": 0}]}");
+  /* Nothing saved yet: the line says for which product and how. */
+  char *first[] = {partition, "--platform", pf,     "--size",
+                   "128",     "--models",   models, NULL};
+  tool_run_t r;
+  run_tool(first, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "a has no saved model") &&
+                    strstr(r.err, "mlsba-bench --platform"),
+                "%s", r.err);
+  tool_run_free(&r);
+  char *measure[] = {bench,      "--platform", pf,        "--size", "128",
+                     "--models", models,       "--quiet", NULL};
+  run_tool(measure, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  tool_run_free(&r);
+  char *part[] = {partition,  "--platform", pf,       "--size", "128",
+                  "--models", models,       "--json", "-",      NULL};
+  run_tool(part, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  json_t *alpha = json_object_get(j, "alpha");
+  ck_assert_uint_eq(json_array_size(alpha), 2); /* a group per device */
+  ck_assert_int_eq(json_integer_value(json_array_get(alpha, 0)) +
+                       json_integer_value(json_array_get(alpha, 1)),
+                   128);
+  ck_assert_double_gt(json_number_value(json_object_get(j, "makespan")), 0);
+  json_decref(j);
+  tool_run_free(&r);
+  /* Another shape has no models. */
+  char *other[] = {partition, "--platform", pf,    "-m",       "64",   "-k",
+                   "64",      "--n",        "128", "--models", models, NULL};
+  run_tool(other, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "m=64 k=64"), "%s", r.err);
+  tool_run_free(&r);
+  char *list[] = {info, "--list-models", "--models", models, NULL};
+  run_tool(list, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "a.gemm-single-m128-k128.model\n") &&
+                    strstr(r.out, "b.gemm-single-m128-k128.model\n") &&
+                    strstr(r.out, "key host="),
+                "%s", r.out);
+  tool_run_free(&r);
+  char *show[] = {info,       "--show-model", "a.gemm-single-m128-k128.model",
+                  "--models", models,         NULL};
+  run_tool(show, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "load [units]") && strstr(r.out, "runs"), "%s",
+                r.out);
+  tool_run_free(&r);
+  /* A damaged file: listed as not read, refused by --show-model. */
+  snprintf(file, sizeof file, "%s/a.gemm-single-m128-k128.model", models);
+  FILE *f = fopen(file, "a");
+  fputs("x\n", f);
+  fclose(f);
+  run_tool(list, &r);
+  ck_assert_msg(strstr(r.out, "not read: "), "%s", r.out);
+  tool_run_free(&r);
+  run_tool(show, &r);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "corrupt") || strstr(r.err, "checksum"), "%s",
+                r.err);
+  tool_run_free(&r);
+  snprintf(file, sizeof file, "rm -rf %s", dir);
+  ck_assert_int_eq(system(file), 0);
+}
+END_TEST
+
+/* --show-model --plot draws the model with gnuplot (where installed). */
+START_TEST(a_saved_model_is_plotted) {
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+    return; /* the picture needs gnuplot; the rest is tested above */
+  char dir[] = "/tmp/mlsba-plot-model-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char model[128], pics[128], png[160];
+  snprintf(model, sizeof model, "%s/d.model", dir);
+  snprintf(pics, sizeof pics, "%s/pics", dir);
+  snprintf(png, sizeof png, "%s/model.png", pics);
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_create(&m), 0);
+  mlsba_model_set_point(m, 100, 2000);
+  mlsba_model_set_point(m, 4000, 24000);
+  ck_assert_int_eq(mlsba_model_save(m, model, "device=d 'quoted'"), 0);
+  mlsba_model_destroy(m);
+  char *argv[] = {info, "--show-model", model, "--plot", pics, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_int_eq(access(png, F_OK), 0);
+  tool_run_free(&r);
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -284,6 +402,34 @@ START_TEST(info_shows_devices_and_groups) {
   ck_assert_ptr_nonnull(strstr(r.out, "  cpu"));
   tool_run_free(&r);
   unlink(path);
+}
+END_TEST
+
+/* A platform file that names a core this machine lacks is shown, with a
+ * complaint naming the device, and exit status 1: mlsba-bench would refuse
+ * it here. A simulated device's max_load reads in the memory column. */
+START_TEST(info_says_what_this_machine_cannot_run) {
+  char path[] = "/tmp/mlsba-info-core-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const char *json = "{\"devices\": [{\"name\": \"far\", \"type\": "
+                     "\"cpu\", \"core\": 4095}]}";
+  ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+  close(fd);
+  char *argv[] = {info, "--platform", path, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.out, "far ") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.err, "far") && strstr(r.err, "cannot run"), "%s",
+                r.err);
+  tool_run_free(&r);
+  unlink(path);
+  char *sim[] = {info, "--platform", SEED002, NULL};
+  run_tool(sim, &r);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_msg(strstr(r.out, "max 6663") && strstr(r.out, "CUs"), "%s", r.out);
+  tool_run_free(&r);
 }
 END_TEST
 
@@ -364,6 +510,7 @@ static void check_bench_report(json_t *r, size_t groups) {
     json_array_foreach(json_object_get(grp, "devices"), k, d) {
       ck_assert(json_is_string(json_object_get(d, "name")));
       ck_assert(json_is_number(json_object_get(d, "time")));
+      ck_assert(json_is_boolean(json_object_get(d, "at_cap")));
       in_group += json_integer_value(json_object_get(d, "load"));
     }
     ck_assert_int_eq(in_group,
@@ -428,6 +575,66 @@ START_TEST(bench_table_names_groups_and_devices) {
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     ck_assert_msg(strstr(r.out, want[i]) != NULL, "no \"%s\" in:\n%s", want[i],
                   r.out);
+  /* The shape its speeds were made for: nothing to say. */
+  ck_assert_msg(strstr(r.out, "columns_of") == NULL, "%s", r.out);
+  tool_run_free(&r);
+  /* Another shape: the table says what its GFLOPS then are. */
+  char *other[] = {bench,      "--platform", SEED002,   "--size", "2048",
+                   "--models", "none",       "--quiet", NULL};
+  run_tool(other, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "note: the simulated speeds are columns of an "
+                              "m=8400 k=8400 product"),
+                "%s", r.out);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* At 20000 columns both GPUs of the desktop hold all they can and finish
+ * far ahead of the cores: the table says so in words next to them and
+ * below, the JSON marks them, and the imbalance leaves them out as
+ * docs/bench-report.md says. */
+START_TEST(bench_says_which_devices_are_at_their_cap) {
+  char *table[] = {bench,      "--platform", SEED002,   "--size", "20000",
+                   "--models", "none",       "--quiet", NULL};
+  tool_run_t r;
+  run_tool(table, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  const char *gpu0 = strstr(r.out, "  gpu0 "), *core2 = strstr(r.out, "core2");
+  ck_assert_ptr_nonnull(gpu0);
+  ck_assert_msg(strstr(gpu0, "at cap\n") && strstr(gpu0, "at cap\n") < core2,
+                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "at cap: gpu0, gpu1 have all they can hold"),
+                "%s", r.out);
+  ck_assert_msg(strstr(core2, "at cap\n") == NULL ||
+                    strstr(core2, "at cap\n") > strstr(r.out, "whole product"),
+                "%s", r.out);
+  tool_run_free(&r);
+  char *json[] = {bench,      "--platform", SEED002,  "--size", "20000",
+                  "--models", "none",       "--json", "-",      NULL};
+  run_tool(json, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  double lo = INFINITY, hi = 0, gpu_hi = 0;
+  size_t i, k;
+  json_t *grp, *d;
+  json_array_foreach(json_object_get(j, "groups"), i, grp) {
+    json_array_foreach(json_object_get(grp, "devices"), k, d) {
+      const char *name = json_string_value(json_object_get(d, "name"));
+      double t = json_number_value(json_object_get(d, "time"));
+      int gpu = strncmp(name, "gpu", 3) == 0;
+      ck_assert_int_eq(json_is_true(json_object_get(d, "at_cap")), gpu);
+      if (gpu)
+        gpu_hi = t > gpu_hi ? t : gpu_hi;
+      else
+        lo = t < lo ? t : lo;
+      hi = t > hi ? t : hi;
+    }
+  }
+  ck_assert_double_lt(gpu_hi, 0.5 * lo); /* far ahead */
+  ck_assert_double_eq_tol(json_number_value(json_object_get(j, "imbalance")),
+                          (hi - lo) / hi, 1e-6);
+  json_decref(j);
   tool_run_free(&r);
 }
 END_TEST
@@ -497,6 +704,16 @@ START_TEST(bench_compare_lists_every_run) {
   ck_assert(json_is_false(json_object_get(homogeneous, "converged")));
   json_decref(j);
   tool_run_free(&r);
+  /* The table shows each row's split and imbalance below it. */
+  char *table[] = {bench,       "--platform", SEED002, "--size",  "8400",
+                   "--compare", "--models",   "none",  "--quiet", NULL};
+  run_tool(table, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "split (units per device: core0 gpu0 core1") &&
+                    strstr(r.out, "  homogeneous     imbalance ") &&
+                    strstr(r.out, "  device:core0    imbalance 0.0%: 8400 0 "),
+                "%s", r.out);
+  tool_run_free(&r);
 }
 END_TEST
 
@@ -555,7 +772,7 @@ static const struct {
     {{"--precision", "half", NULL}, "single or double"},
     {{"--eps", "abc", NULL}, "--eps must be"},
     {{"--eps", "", NULL}, "--eps must be"},
-    {{"--algo", "fastest", NULL}, "unknown algorithm 'fastest'"},
+    {{"--algo", "fastest", NULL}, "dlt); --compare runs them all"},
     {{"--algo", "slba", "--compare", NULL}, "exclude each other"},
     {{"--platform", "/nonexistent.json", NULL}, "cannot open"},
     {{"--platform", MLSBA_SOURCE_DIR "/tests/data/mixed.json", NULL},
@@ -661,6 +878,116 @@ START_TEST(bench_refuses_bad_input) {
 }
 END_TEST
 
+/* --models DIR and --plot DIR follow one rule: the folder itself is made
+ * when only it is missing; a missing parent is refused, naming the
+ * folder, and no chain of folders appears. */
+START_TEST(bench_makes_one_folder_never_a_chain) {
+  char dir[] = "/tmp/mlsba-bench-dirs-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char chain[128], expect[256], made[128];
+  snprintf(chain, sizeof chain, "%s/no/such/models", dir);
+  snprintf(expect, sizeof expect,
+           "cannot create '%s': its parent folder does not exist", chain);
+  const char *opts[] = {"--models", "--plot"};
+  for (int k = 0; k < 2; k++) {
+    const char *args[] = {"--platform", SEED002, opts[k], chain, NULL};
+    expect_usage_error(bench, args, expect, k);
+  }
+  snprintf(made, sizeof made, "%s/no", dir);
+  ck_assert_int_ne(access(made, F_OK), 0);
+  snprintf(made, sizeof made, "%s/models", dir);
+  char *argv[] = {bench, "--platform", SEED002, "--models",
+                  made,  "--quiet",    NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  tool_run_free(&r);
+  char cmd[320];
+  snprintf(cmd, sizeof cmd, "ls %s/*.model >/dev/null && rm -rf %s", made, dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The example with links of docs/platform-file.md, as a user would copy
+ * it: every tool reads it, mlsba-info --write keeps the links, and with
+ * --unit-bytes mlsba-partition counts gpu0's link (a share that costs 2 ms
+ * a unit to move shrinks). */
+static void write_links_example(char *path) {
+  FILE *f = fopen(MLSBA_SOURCE_DIR "/docs/platform-file.md", "r");
+  ck_assert_ptr_nonnull(f);
+  static char doc[1 << 16];
+  size_t len = fread(doc, 1, sizeof doc - 1, f);
+  fclose(f);
+  doc[len] = '\0';
+  char *at = strstr(doc, "## Links");
+  ck_assert_ptr_nonnull(at);
+  char *begin = strstr(at, "```json\n"), *end;
+  ck_assert_ptr_nonnull(begin);
+  begin += strlen("```json\n");
+  end = strstr(begin, "```");
+  ck_assert_ptr_nonnull(end);
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, begin, (size_t)(end - begin)), end - begin);
+  close(fd);
+}
+
+static json_int_t gpu_share(char *platform, const char *unit_bytes) {
+  char *argv[] = {partition,
+                  "--platform",
+                  platform,
+                  "--n",
+                  "8400",
+                  "--json",
+                  "-",
+                  (char *)unit_bytes ? "--unit-bytes" : NULL,
+                  (char *)unit_bytes,
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse_json(r.out);
+  json_t *ub = json_object_get(j, "unit_bytes");
+  ck_assert(unit_bytes ? json_is_number(ub) : ub == NULL);
+  json_int_t gpu = json_integer_value(
+      json_array_get(json_array_get(json_object_get(j, "beta"), 0), 1));
+  json_decref(j);
+  tool_run_free(&r);
+  return gpu;
+}
+
+START_TEST(the_docs_example_with_links_runs_in_every_tool) {
+  char path[] = "/tmp/mlsba-links-XXXXXX", saved[] = "/tmp/mlsba-saved-XXXXXX";
+  write_links_example(path);
+  int fd = mkstemp(saved);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char *show[] = {info, "--platform", path, "--write", saved, NULL};
+  char *bench_it[] = {bench,      "--platform", path,     "--size", "2000",
+                      "--models", "none",       "--json", "-",      NULL};
+  char *const *runs[] = {show, bench_it};
+  for (int k = 0; k < 2; k++) {
+    tool_run_t r;
+    run_tool(runs[k], &r);
+    ck_assert_msg(r.exited && r.status == 0, "%s: status %d: %s", runs[k][0],
+                  r.status, r.err);
+    tool_run_free(&r);
+  }
+  json_error_t e;
+  json_t *j = json_load_file(saved, 0, &e);
+  ck_assert_ptr_nonnull(j);
+  ck_assert(json_is_object(json_object_get(j, "network")));
+  ck_assert(json_is_object(json_object_get(
+      json_array_get(json_object_get(j, "devices"), 0), "link")));
+  json_decref(j);
+  json_int_t without = gpu_share(path, NULL), with = gpu_share(path, "2.4e7");
+  ck_assert_int_gt(without, 0);
+  ck_assert_int_lt(with, without);
+  unlink(path);
+  unlink(saved);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -673,12 +1000,15 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, real_devices_and_too_little_capacity_are_refused);
   tcase_add_test(tc, help_and_version_exit_0);
   tcase_add_test(tc, a_sample_platform_by_name_and_size);
+  tcase_add_test(tc, the_docs_example_with_links_runs_in_every_tool);
   suite_add_tcase(s, tc);
   tc = tcase_create("mlsba-bench");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, bench_json_follows_the_contract);
   tcase_add_test(tc, bench_compare_lists_every_run);
   tcase_add_test(tc, bench_separate_kinds_models_every_device_alone);
+  tcase_add_test(tc, bench_makes_one_folder_never_a_chain);
+  tcase_add_test(tc, bench_says_which_devices_are_at_their_cap);
   tcase_add_test(tc, bench_tells_a_fault_from_a_left_out_device);
   tcase_add_test(tc, bench_says_why_the_routine_stopped);
   tcase_add_test(tc, bench_table_names_groups_and_devices);
@@ -693,6 +1023,9 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, info_shows_devices_and_groups);
   tcase_add_test(tc, info_works_without_opencl);
   tcase_add_test(tc, info_refuses_bad_input);
+  tcase_add_test(tc, info_says_what_this_machine_cannot_run);
+  tcase_add_test(tc, saved_models_are_partitioned_listed_and_shown);
+  tcase_add_test(tc, a_saved_model_is_plotted);
   suite_add_tcase(s, tc);
   return s;
 }

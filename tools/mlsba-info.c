@@ -8,6 +8,7 @@
 #include "common/cli.h"
 #include "common/paths.h"
 #include "common/text.h"
+#include "info_models.h"
 #include "mlsba-info_help.h" /* tools/help/mlsba-info.txt */
 #include "mlsba.h"
 
@@ -118,15 +119,19 @@ static void print_platform(const mlsba_platform_t *pl) {
          mlsba_platform_name(pl), p, p == 1 ? "" : "s", q, q == 1 ? "" : "s");
   /* The model and the driver in full, wrapped under their column: 80
    * columns, nothing cut. */
-  printf("%-8s %-7s %-6s %-10s %s\n", "device", "type", "units", "memory",
+  printf("%-8s %-7s %-6s %-10s %s\n", "device", "type", "CUs", "memory",
          "model / driver");
   for (size_t i = 0; i < p; i++) {
     mlsba_device_info_t info;
     mlsba_platform_device_info(pl, i, &info);
     char mem[32] = "-", units[16] = "-";
+    const mlsba_model_t *profile = mlsba_platform_device_model(pl, i);
     if (info.memory_bytes)
       snprintf(mem, sizeof mem, "%.2f GiB",
                (double)info.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+    else if (profile && mlsba_model_max_load(profile) > 0)
+      snprintf(mem, sizeof mem, "max %lld",
+               (long long)mlsba_model_max_load(profile));
     if (info.compute_units)
       snprintf(units, sizeof units, "%u", info.compute_units);
     const char *model = info.model[0] ? info.model : "-";
@@ -141,6 +146,13 @@ static void print_platform(const mlsba_platform_t *pl) {
       text_wrap(stdout, "                                   ", 37,
                 info.driver);
   }
+  printf("\nCUs: compute units; memory: a simulated device's "
+         "max_load, in units\n");
+  int64_t cm, ck;
+  if (mlsba_platform_columns_of(pl, &cm, &ck))
+    printf("simulated speeds: columns of an m=%lld k=%lld product "
+           "(columns_of)\n",
+           (long long)cm, (long long)ck);
   printf("\ngroups (the first device drives the others):\n");
   char text[2048], head[64];
   for (size_t g = 0; g < q; g++) {
@@ -156,8 +168,49 @@ static void print_platform(const mlsba_platform_t *pl) {
   print_cpu_kernels(pl, p);
 }
 
+/* A platform file may name devices this machine lacks ("core": 7 on two
+ * cores): the devices are opened, as mlsba-bench would, and a device that
+ * cannot be is named. 0, or 1 after the line. */
+static int check_here(const mlsba_platform_t *pl) {
+  mlsba_executor_t *ex = NULL;
+  if (mlsba_executor_create(pl, &ex) == 0) {
+    mlsba_executor_destroy(ex);
+    return 0;
+  }
+  char head[64];
+  snprintf(head, sizeof head, "%s: ", prog);
+  fflush(stdout);
+  text_wrap(stderr, head, 4, mlsba_last_error());
+  fprintf(stderr,
+          "%s: this machine cannot run the platform (mlsba-bench refuses "
+          "it here)\n",
+          prog);
+  return 1;
+}
+
+/* --list-models and --show-model: the saved models of this machine (or
+ * of --models DIR). */
+static int saved_models(const char *models, int list, const char *show,
+                        const char *plot) {
+  char dir[4096];
+  int status = 0;
+  if (models)
+    snprintf(dir, sizeof dir, "%s", models);
+  else
+    status = paths_models(prog, "", 0, dir, sizeof dir);
+  if (!status && plot)
+    status = paths_make_dir(prog, "--plot", plot);
+  if (!status && list)
+    status = info_list_models(prog, dir);
+  if (!status && show)
+    status = info_show_model(prog, dir, show, plot);
+  return cli_finish_stdout(prog) != 0 && status == 0 ? 1 : status;
+}
+
 int main(int argc, char **argv) {
-  const char *platform = "auto", *write = NULL;
+  const char *platform = NULL, *write = NULL, *models = NULL, *show = NULL;
+  const char *plot = NULL;
+  int list = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(mlsba_info_help, stdout);
@@ -167,15 +220,42 @@ int main(int argc, char **argv) {
       printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
       return 0;
     }
-    const char **slot = !strcmp(argv[i], "--platform") ? &platform
-                        : !strcmp(argv[i], "--write")  ? &write
-                                                       : NULL;
+    if (!strcmp(argv[i], "--list-models")) {
+      list = 1;
+      continue;
+    }
+    const char **slot = !strcmp(argv[i], "--platform")     ? &platform
+                        : !strcmp(argv[i], "--write")      ? &write
+                        : !strcmp(argv[i], "--models")     ? &models
+                        : !strcmp(argv[i], "--show-model") ? &show
+                        : !strcmp(argv[i], "--plot")       ? &plot
+                                                           : NULL;
     if (slot == NULL || i + 1 >= argc)
       return cli_usage_error(
           prog, slot ? "a value is missing after " : "unknown option ",
           argv[i]);
     *slot = argv[++i];
   }
+  if ((list || show) && (platform || write))
+    return cli_usage_error(prog,
+                           "--list-models and --show-model look at saved "
+                           "models, not at a platform: ",
+                           platform ? "--platform" : "--write");
+  if (plot && !show)
+    return cli_usage_error(prog, "--plot DIR draws the model of --show-model",
+                           "");
+  if (models && !list && !show)
+    return cli_usage_error(prog,
+                           "--models DIR goes with --list-models or "
+                           "--show-model",
+                           "");
+  if (models && models[0] == '\0')
+    return cli_usage_error(prog, "--models must be a folder path, got \"\"",
+                           "");
+  if (list || show)
+    return saved_models(models, list, show, plot);
+  if (platform == NULL)
+    platform = "auto";
   int status = write ? paths_check_output_file(prog, "--write", write) : 0;
   mlsba_platform_t *pl = NULL;
   if (!status)
@@ -183,6 +263,7 @@ int main(int argc, char **argv) {
   if (status)
     return status;
   print_platform(pl);
+  status = check_here(pl);
   if (write) {
     if (mlsba_platform_save(pl, write) != 0) {
       fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());

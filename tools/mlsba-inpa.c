@@ -6,13 +6,16 @@
  * Every rank parses the same command line; rank 0 prints the table and the
  * JSON report. Bad input, or an error on any rank, gives one line on rank
  * 0's stderr and a non-zero exit on every rank. */
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cli.h"
+#include "common/paths.h"
+#include "inpa_load.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
 #include "mlsba/mpi.h"
 
@@ -21,85 +24,179 @@ static const char *prog = "mlsba-inpa";
 typedef struct {
   mlsba_mpi_opts_t o;
   const char *json;
-  int quiet, help;
+  int quiet;
 } args_t;
 
-static int parse_count(const char *s, int64_t *out) {
-  if (*s == '\0' || strspn(s, "0123456789") != strlen(s))
-    return -1;
-  errno = 0;
-  unsigned long long v = strtoull(s, NULL, 10);
-  if (errno == ERANGE || v > (1ULL << 40))
-    return -1;
-  *out = (int64_t)v;
+/* What a rank's command line asks for. */
+enum { RUN = 0, HELP = 1, VERSION = 3, USAGE = CLI_EXIT_USAGE };
+
+/* Why a rank's command line was refused: the same size on every rank, as
+ * the first failing rank's reason is broadcast to all. */
+enum { WHY_SIZE = 320 };
+
+static int usage(char *why, const char *what, const char *arg) {
+  snprintf(why, WHY_SIZE, "%s%s", what, arg);
+  return USAGE;
+}
+
+/* Options without a value. Returns 1 when opt is one. */
+static int flag_option(const char *opt, args_t *A) {
+  if (!strcmp(opt, "--quiet"))
+    A->quiet = 1;
+  else if (!strcmp(opt, "--keep-shared"))
+    A->o.keep_shared = 1;
+  else
+    return 0;
+  return 1;
+}
+
+static int is_value_option(const char *opt) {
+  static const char *const names[] = {
+      "--platform", "--size",     "--block",     "--algo", "--node-algo",
+      "--eps",      "--max-iter", "--precision", "--json"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (!strcmp(opt, names[i]))
+      return 1;
   return 0;
 }
 
-/* Returns 0, or the exit status of a usage error (printed when loud). */
-static int parse_args(int argc, char **argv, args_t *A, int loud) {
+/* Sizes up to 2^40 pass here; the layer refuses those it cannot run,
+ * with the reason. */
+static int units(const char *v, int64_t *out) {
+  return cli_parse_units(v, INT64_C(1) << 40, out) || *out < 1;
+}
+
+/* One option's value; nonzero when it is bad. */
+static int option_value(const char *opt, const char *v, args_t *A) {
+  mlsba_mpi_opts_t *o = &A->o;
+  int64_t it = 0;
+  if (!strcmp(opt, "--platform"))
+    return *(o->platform = v) == '\0';
+  if (!strcmp(opt, "--size"))
+    return units(v, &o->n);
+  if (!strcmp(opt, "--block"))
+    return units(v, &o->block);
+  if (!strcmp(opt, "--algo"))
+    return mlsba_mpi_algo_from_name(v, &o->algorithm) != 0;
+  if (!strcmp(opt, "--node-algo")) {
+    o->node_algorithm =
+        !strcmp(v, "idpa") ? MLSBA_MPI_NODE_IDPA : MLSBA_MPI_NODE_MLSBA;
+    return strcmp(v, "mlsba") && strcmp(v, "idpa");
+  }
+  if (!strcmp(opt, "--eps"))
+    return cli_parse_double(v, 0, 1, &o->eps) || !(o->eps < 1);
+  if (!strcmp(opt, "--max-iter")) {
+    int bad = cli_parse_units(v, 10000, &it) || it < 1;
+    o->max_iter = (unsigned)it;
+    return bad;
+  }
+  if (!strcmp(opt, "--precision")) {
+    o->precision = !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE
+                                        : MLSBA_PRECISION_DOUBLE;
+    return strcmp(v, "single") && strcmp(v, "double");
+  }
+  A->json = v; /* --json */
+  return *v == '\0';
+}
+
+/* This rank's command line: RUN, HELP, VERSION, or USAGE with the reason
+ * in why. Nothing is printed: the ranks first agree on the outcome. */
+static int parse_args(int argc, char **argv, args_t *A, char *why) {
   mlsba_mpi_opts_init(&A->o);
   A->o.n = A->o.block = -1;
   for (int i = 1; i < argc; i++) {
     const char *opt = argv[i];
-    if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
-      A->help = 1;
-      return 0;
-    }
-    if (!strcmp(opt, "--quiet")) {
-      A->quiet = 1;
+    if (!strcmp(opt, "-h") || !strcmp(opt, "--help"))
+      return HELP;
+    if (!strcmp(opt, "--version"))
+      return VERSION;
+    if (flag_option(opt, A))
       continue;
-    }
-    if (!strcmp(opt, "--keep-shared")) {
-      A->o.keep_shared = 1;
-      continue;
-    }
+    if (!is_value_option(opt))
+      return usage(why, "unknown option ", opt);
     if (i + 1 >= argc)
-      return loud ? cli_usage_error(prog, "missing value after ", opt)
-                  : CLI_EXIT_USAGE;
+      return usage(why, "missing value after ", opt);
     const char *v = argv[++i];
-    int bad = 0;
-    if (!strcmp(opt, "--platform"))
-      A->o.platform = v;
-    else if (!strcmp(opt, "--size"))
-      bad = parse_count(v, &A->o.n) || A->o.n < 1;
-    else if (!strcmp(opt, "--block"))
-      bad = parse_count(v, &A->o.block) || A->o.block < 1;
-    else if (!strcmp(opt, "--algo"))
-      bad = mlsba_mpi_algo_from_name(v, &A->o.algorithm) != 0;
-    else if (!strcmp(opt, "--node-algo")) {
-      bad = strcmp(v, "mlsba") && strcmp(v, "idpa");
-      A->o.node_algorithm =
-          !strcmp(v, "idpa") ? MLSBA_MPI_NODE_IDPA : MLSBA_MPI_NODE_MLSBA;
-    } else if (!strcmp(opt, "--eps")) {
-      char *end;
-      A->o.eps = strtod(v, &end);
-      bad = *end != '\0' || !(A->o.eps >= 0 && A->o.eps < 1);
-    } else if (!strcmp(opt, "--max-iter")) {
-      int64_t it;
-      bad = parse_count(v, &it) || it < 1 || it > 10000;
-      A->o.max_iter = (unsigned)it;
-    } else if (!strcmp(opt, "--precision")) {
-      bad = strcmp(v, "single") && strcmp(v, "double");
-      A->o.precision = !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE
-                                            : MLSBA_PRECISION_DOUBLE;
-    } else if (!strcmp(opt, "--json"))
-      A->json = v;
-    else
-      return loud ? cli_usage_error(prog, "unknown option ", opt)
-                  : CLI_EXIT_USAGE;
-    if (bad) {
+    if (option_value(opt, v, A)) {
       char what[64];
       snprintf(what, sizeof what, "bad value for %s: ", opt);
-      return loud ? cli_usage_error(prog, what, v) : CLI_EXIT_USAGE;
+      return usage(why, what, *v ? v : "\"\"");
     }
   }
   const char *missing = A->o.platform == NULL ? "--platform"
                         : A->o.n < 0          ? "--size"
                         : A->o.block < 0      ? "--block"
                                               : NULL;
-  if (missing)
-    return loud ? cli_usage_error(prog, "missing ", missing) : CLI_EXIT_USAGE;
-  return 0;
+  return missing ? usage(why, "missing ", missing) : RUN;
+}
+
+/* Rank 0 writes the report: a destination that cannot take it is refused
+ * before the run, not after it (a FIFO there would block rank 0 in
+ * open() while the others wait). */
+static int check_json_destination(const char *path, char *why) {
+  struct stat st;
+  if (!strcmp(path, "-"))
+    return RUN;
+  if (stat(path, &st) == 0) {
+    if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))
+      return RUN;
+    return usage(why, "--json: not a regular file: ", path);
+  }
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0'; /* "/x" keeps its "/" */
+  if (access(dir, W_OK) != 0)
+    return usage(why, "--json: cannot write into the folder of ", path);
+  return RUN;
+}
+
+static const char *outcome_words(int outcome) {
+  return outcome == HELP      ? "was given --help"
+         : outcome == VERSION ? "was given --version"
+                              : "was given a run";
+}
+
+/* Collective: the lowest rank that passes differs != 0, or the size. */
+static int first_rank(MPI_Comm comm, int differs) {
+  int rank, size, first;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int mine = differs ? rank : size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  return first;
+}
+
+/* Every rank parses its own command line (an MPMD launch or a wrapper
+ * script can give them different ones), so before anything else all
+ * agree on the outcome: a rank that stopped alone would leave the others
+ * waiting in their first collective. A usage error on any rank, or ranks
+ * that disagree on --help or --version, end every rank with status 2;
+ * rank 0 prints the first such rank's reason. Returns the common outcome. */
+static int agree_on_parse(MPI_Comm comm, int outcome, char *why) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int first = first_rank(comm, outcome == USAGE);
+  if (first == size) {
+    int head = outcome;
+    MPI_Bcast(&head, 1, MPI_INT, 0, comm);
+    first = first_rank(comm, outcome != head);
+    if (first == size)
+      return outcome;
+    if (rank == first)
+      snprintf(why, WHY_SIZE,
+               "%s, rank 0 %s: every rank must be given the same options",
+               outcome_words(outcome), outcome_words(head));
+  }
+  MPI_Bcast(why, WHY_SIZE, MPI_CHAR, first, comm);
+  if (rank == 0)
+    fprintf(stderr, "%s: rank %d: %s\nTry '%s --help'.\n", prog, first, why,
+            prog);
+  return USAGE;
 }
 
 /* Why INPA stopped, in words: a fixed point converged, but may have left
@@ -138,8 +235,12 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
              k->devices[d].time);
   }
   printf("\niterations  %u (%s)\n", r->iterations, stop_words(r, A->o.eps));
-  printf("imbalance   %.4f (max - min) / max of the node times\n",
-         r->imbalance);
+  if (r->run_iteration != r->iterations)
+    printf("ran         distribution %u, the fastest measured (the last "
+           "was slower)\n",
+           r->run_iteration);
+  printf("imbalance   %.1f%% (max - min) / max of the node times\n",
+         mlsba_imbalance_percent(r->imbalance, A->o.eps));
   printf("H           %lld blocks, lower bound %.1f (%.3fx)\n",
          (long long)r->half_perimeter_sum, r->half_perimeter_lower_bound,
          r->half_perimeter_lower_bound > 0
@@ -189,7 +290,7 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
                          "time", k->time, "comm_s", k->comm, "devices", devs));
   }
   json_t *verified = r->verified < 0 ? json_null() : json_boolean(r->verified);
-  return json_pack(
+  json_t *j = json_pack(
       "{s:s, s:i, s:I, s:I, s:I, s:b, s:f, s:I, s:f, s:f, s:f, s:f, s:o, "
       "s:s, s:s, s:b, s:s, s:f, s:o, s:o}",
       "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "nodes", r->nodes,
@@ -202,12 +303,16 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
       A->o.node_algorithm == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba",
       "precision",
       A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
-      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop), "eps", A->o.eps,
-      "history", hist, "ranks", ranks);
+      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop), "eps",
+      A->o.eps, "history", hist, "ranks", ranks);
+  /* Added after the fields above, which the report's readers know. */
+  if (j != NULL)
+    json_object_set_new(j, "run_iteration", json_integer(r->run_iteration));
+  return j;
 }
 
 static int write_json(const char *path, json_t *j) {
-  int flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6);
+  int flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
   int rc = !strcmp(path, "-") ? json_dumpf(j, stdout, flags)
                               : json_dump_file(j, path, flags);
   if (!strcmp(path, "-"))
@@ -215,24 +320,74 @@ static int write_json(const char *path, json_t *j) {
   return rc;
 }
 
+/* --platform as the other tools take it, for this rank: "%r", "%h" and
+ * "%l" expanded, then a sample platform's name (inpa-node%r) looked up
+ * where they look. Collective. 0 with the path in out; otherwise the
+ * library opens the pattern as given and reports, collectively, the file
+ * that is not there. */
+static int resolve_platform(const char *pattern, char *out, size_t size) {
+  char expanded[4096];
+  int err = mlsba_mpi_platform_path(MPI_COMM_WORLD, pattern, expanded,
+                                    sizeof expanded);
+  return err || strchr(expanded, '%') ||
+                 paths_find_platform(expanded, out, size) != 0
+             ? -1
+             : 0;
+}
+
+/* The table and the report, on rank 0; 0 or 1 (an output that cannot be
+ * written). */
+static int write_outputs(const args_t *A, const mlsba_mpi_result_t *r) {
+  int status = 0;
+  if (!A->quiet && !(A->json && !strcmp(A->json, "-")))
+    print_table(A, r);
+  if (A->json) {
+    json_t *j = report(A, r);
+    if (j == NULL || write_json(A->json, j) != 0) {
+      fprintf(stderr, "%s: cannot write the JSON report to %s\n", prog,
+              A->json);
+      status = 1;
+    }
+    json_decref(j);
+  }
+  return cli_finish_stdout(prog) || status;
+}
+
+static void print_version(void) {
+  printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (inpa_load_wanted(argc, argv)) { /* the 1-D API: tools/inpa_load.c */
+    int load_status = inpa_load_main(argc, argv);
+    MPI_Finalize();
+    return load_status;
+  }
   args_t A;
   memset(&A, 0, sizeof A);
-  /* Every rank parses; only rank 0 speaks. */
-  int status = parse_args(argc, argv, &A, rank == 0);
-  if (status == 0 && A.help) {
-    if (rank == 0)
+  char why[WHY_SIZE] = "";
+  int outcome = parse_args(argc, argv, &A, why);
+  if (outcome == RUN && rank == 0 && A.json)
+    outcome = check_json_destination(A.json, why);
+  outcome = agree_on_parse(MPI_COMM_WORLD, outcome, why);
+  if (outcome != RUN) {
+    if (rank == 0 && outcome == HELP)
       fputs(mlsba_inpa_help, stdout);
-    MPI_Finalize();
-    return 0;
-  }
-  if (status != 0) {
+    if (rank == 0 && outcome == VERSION)
+      print_version();
+    int status = outcome == USAGE ? USAGE
+                 : rank == 0      ? cli_finish_stdout(prog)
+                                  : 0;
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Finalize();
     return status;
   }
+  char platform[4096];
+  if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
+    A.o.platform = platform;
   mlsba_mpi_result_t r;
   int err = mlsba_mpi_multiply(MPI_COMM_WORLD, &A.o, &r);
   if (err) {
@@ -241,21 +396,9 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 1;
   }
-  if (rank == 0) {
-    if (!A.quiet && !(A.json && !strcmp(A.json, "-")))
-      print_table(&A, &r);
-    if (A.json) {
-      json_t *j = report(&A, &r);
-      if (j == NULL || write_json(A.json, j) != 0) {
-        fprintf(stderr, "%s: cannot write the JSON report to %s\n", prog,
-                A.json);
-        status = 1;
-      }
-      json_decref(j);
-    }
-    if (r.verified == 0)
-      status = 1;
-  }
+  int status = 0;
+  if (rank == 0)
+    status = write_outputs(&A, &r) || r.verified == 0;
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   mlsba_mpi_result_free(&r);
   MPI_Finalize();

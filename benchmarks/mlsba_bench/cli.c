@@ -159,8 +159,12 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   if (a->m * a->k > (INT64_C(1) << 31) || a->k * a->n > (INT64_C(1) << 31) ||
       a->m * a->n > (INT64_C(1) << 31))
     return bad_usage("the matrices would exceed 2^31 elements each", "");
-  if (mlsba_algorithm_from_name(algo, &a->algo) != 0)
-    return bad_usage("--algo: ", mlsba_last_error());
+  if (mlsba_algorithm_from_name(algo, &a->algo) != 0) {
+    char why[512];
+    snprintf(why, sizeof why, "%s; --compare runs them all",
+             mlsba_last_error());
+    return bad_usage("--algo: ", why);
+  }
   if (a->quiet && a->progress)
     return bad_usage("--quiet and --progress exclude each other", "");
   return 0;

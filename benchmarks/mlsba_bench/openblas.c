@@ -70,14 +70,15 @@ int openblas_load(const char **why) {
       *(void **)&config = dlsym(lib, "openblas_get_config");
       ob.ok = ob.sgemm && ob.dgemm && ob.set_threads && corename && config;
       if (ob.ok) {
-        /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." : the version is its second word */
+        /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." : the version is its second word
+         */
         char version[32] = "?";
         sscanf(config(), "OpenBLAS %31s", version);
         snprintf(ob.label, sizeof ob.label, "OpenBLAS %s, %s kernels", version,
                  corename());
       } else {
-        snprintf(ob.why, sizeof ob.why,
-                 "OpenBLAS: %s lacks the CBLAS calls", MLSBA_OPENBLAS_LIBRARY);
+        snprintf(ob.why, sizeof ob.why, "OpenBLAS: %s lacks the CBLAS calls",
+                 MLSBA_OPENBLAS_LIBRARY);
       }
     }
 #else
@@ -113,8 +114,8 @@ void openblas_gemm(const mlsba_gemm_t *g, int64_t ncols, unsigned threads) {
   ob.set_threads((int)threads);
   int m = (int)g->m, n = (int)ncols, k = (int)g->k;
   if (g->precision == MLSBA_PRECISION_DOUBLE)
-    ob.dgemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, g->a, m, g->b, k,
-             0.0, g->c, m);
+    ob.dgemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, g->a, m, g->b, k, 0.0,
+             g->c, m);
   else
     ob.sgemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, g->a, m, g->b, k,
              0.0f, g->c, m);

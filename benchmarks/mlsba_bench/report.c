@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/text.h"
@@ -34,14 +35,31 @@ static void progress_clear(void) {
   progress.shown = 0;
 }
 
+/* Whether the platform has an OpenCL device: the first run of the tool
+ * compiles its kernels (CLBlast's: seconds with pocl, minutes for a
+ * large set), which its time and imbalance then include. */
+static int has_opencl(const bench_t *B) {
+  for (size_t j = 0; j < B->p; j++)
+    if (mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_OPENCL)
+      return 1;
+  return 0;
+}
+
 void bench_progress_start(bench_t *B, const char *what) {
+  static int compiled; /* the kernels of this process are built */
   snprintf(progress.what, sizeof progress.what, "%s", what);
   progress.doing[0] = '\0';
+  int compiling = !compiled && has_opencl(B);
+  compiled = 1;
   if (!B->progress)
     return;
   char line[TEXT_COLUMNS];
-  text_fit(line, sizeof line, "  %s: first run, N/P each", progress.what);
+  text_fit(line, sizeof line, "  %s: first run, N/P each%s", progress.what,
+           compiling ? ", compiling the OpenCL kernels (seconds)" : "");
   progress_show(B, line);
+  if (compiling) /* the run's imbalance says why, too */
+    snprintf(progress.doing, sizeof progress.doing,
+             "the OpenCL kernels compiled");
 }
 
 void bench_progress_run(bench_t *B, const mlsba_iteration_t *it) {
@@ -94,6 +112,28 @@ void bench_progress_end(bench_t *B) {
 
 /* ---- tables --------------------------------------------------------------- */
 
+/* A simulated platform's speeds count columns of one product
+ * ("columns_of"); at another shape a column is more or less work than its
+ * profile's, which its GFLOPS do not show: said, not hidden. */
+static void print_columns_of(const bench_t *B) {
+  int64_t m, k;
+  if (!B->sim || !mlsba_platform_columns_of(B->pl, &m, &k) ||
+      (m == B->a->m && k == B->a->k))
+    return;
+  char text[512];
+  snprintf(text, sizeof text,
+           "the simulated speeds are columns of an m=%lld k=%lld product "
+           "(its platform's columns_of): they run here as columns of m=%lld "
+           "k=%lld, %.3g times the work each, so the times are the "
+           "profile's and the GFLOPS %.3g times its rate; -m %lld -k %lld "
+           "(or --size %lld when m = k) runs the shape they were made for",
+           (long long)m, (long long)k, (long long)B->a->m, (long long)B->a->k,
+           (double)B->a->m * (double)B->a->k / ((double)m * (double)k),
+           (double)B->a->m * (double)B->a->k / ((double)m * (double)k),
+           (long long)m, (long long)k, (long long)m);
+  text_wrap(stdout, "note: ", 4, text);
+}
+
 void bench_print_header(const bench_t *B) {
   const bench_args_t *a = B->a;
   char text[512];
@@ -107,6 +147,7 @@ void bench_print_header(const bench_t *B) {
   text_wrap(stdout, "platform ", 4, text);
   if (!B->sim)
     text_wrap(stdout, "cores run: ", 4, B->kernels.description);
+  print_columns_of(B);
 }
 
 /* A core device's GFLOPS over the best single-thread GEMM measured here;
@@ -145,20 +186,69 @@ static size_t points_total(const bench_t *B, const bench_row_t *r) {
   return total;
 }
 
-/* One line of the detail table (75 columns); peak < 0: no % peak. */
+/* What each device can hold (its max_load, its memory), into a new array
+ * that the caller frees; NULL when it cannot be told. */
+static int64_t *device_caps(const bench_t *B) {
+  int64_t *cap = calloc(B->p, sizeof *cap);
+  if (cap && mlsba_executor_max_loads(B->ex, &B->g, cap) != 0) {
+    free(cap);
+    return NULL;
+  }
+  return cap;
+}
+
+/* A device given all it can hold finishes early: its time is no
+ * imbalance, since no distribution can give it more. (A core can hold the
+ * whole product: alone, it has no cap.) */
+static int at_cap(const bench_t *B, const int64_t *cap, const int64_t *load,
+                  size_t j) {
+  return cap && load[j] > 0 && load[j] >= cap[j] && cap[j] < B->a->n;
+}
+
+/* One line of the detail table (75 columns). Its last column: a core's
+ * share of the single-core peak (peak >= 0), "at cap" for a device given
+ * all it can hold, else "-". */
 static void detail_line(const bench_t *B, const char *label, int64_t load,
-                        double time, double peak) {
-  char share[16] = "-";
-  if (peak >= 0)
-    snprintf(share, sizeof share, "%.0f%%", 100.0 * peak);
+                        double time, double peak, int capped) {
+  char last[16] = "-";
+  if (capped)
+    snprintf(last, sizeof last, "at cap");
+  else if (peak >= 0)
+    snprintf(last, sizeof last, "%.0f%%", 100.0 * peak);
   printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f %6s\n", label,
          (long long)load, 100.0 * (double)load / (double)B->a->n, time,
-         gflops(B, load, time), share);
+         gflops(B, load, time), last);
+}
+
+/* The devices at their cap, named, and what that means for the
+ * imbalance (docs/bench-report.md defines it so). */
+static void print_capped(const bench_t *B, const bench_row_t *r,
+                         const int64_t *cap) {
+  char names[256] = "";
+  size_t n = 0, used = 0;
+  for (size_t j = 0; j < B->p; j++) {
+    if (!at_cap(B, cap, r->load, j))
+      continue;
+    int w = snprintf(names + used, sizeof names - used, "%s%s", n ? ", " : "",
+                     mlsba_platform_device_name(B->pl, j));
+    used = w > 0 && used + (size_t)w < sizeof names ? used + (size_t)w : used;
+    n++;
+  }
+  if (n == 0)
+    return;
+  char text[512];
+  snprintf(text, sizeof text,
+           "%s %s all %s can hold (%s memory cap), so %s early; the "
+           "imbalance is taken over the devices that could take more",
+           names, n == 1 ? "has" : "have", n == 1 ? "it" : "they",
+           n == 1 ? "its" : "their", n == 1 ? "it finishes" : "they finish");
+  text_wrap(stdout, "at cap: ", 4, text);
 }
 
 void bench_print_detail(const bench_t *B, const bench_row_t *r) {
   static const char bar[] = "----------------------------------------"
                             "-----------------------------------";
+  int64_t *cap = device_caps(B);
   printf("\nthe routine's last run:\n%-22s %10s %8s %11s %9s %6s\n",
          "group / device", "load", "share", "time [s]", "GFLOPS", "% peak");
   printf("%s\n", bar);
@@ -177,24 +267,28 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
              size == 1 ? mlsba_platform_device_name(
                              B->pl, mlsba_platform_group_device(B->pl, g, 0))
                        : "");
-    size_t first = mlsba_platform_group_device(B->pl, g, 0);
+    size_t j0 = mlsba_platform_group_device(B->pl, g, 0);
     detail_line(B, label, load, time,
-                size == 1 ? of_peak(B, first, load, time) : -1);
+                size == 1 ? of_peak(B, j0, load, time) : -1,
+                size == 1 && at_cap(B, cap, r->load, j0));
     for (size_t k = 0; size > 1 && k < size; k++) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       snprintf(label, sizeof label, "  %s",
                mlsba_platform_device_name(B->pl, j));
       detail_line(B, label, r->load[j], r->time[j],
-                  of_peak(B, j, r->load[j], r->time[j]));
+                  of_peak(B, j, r->load[j], r->time[j]),
+                  at_cap(B, cap, r->load, j));
     }
   }
   printf("%s\n", bar);
-  detail_line(B, "whole product", B->a->n, r->makespan, -1);
+  detail_line(B, "whole product", B->a->n, r->makespan, -1, 0);
   print_peak(B);
   char text[512];
   mlsba_balance_result_describe(&r->res, text, sizeof text);
   printf("\n");
   text_wrap(stdout, "", 0, text);
+  print_capped(B, r, cap);
+  free(cap);
   for (size_t j = 0; r->res.dropped && j < B->p; j++)
     if (r->res.dropped[j]) {
       snprintf(text, sizeof text, "%s (%s)",
@@ -234,6 +328,34 @@ static const char *verified_word(const bench_row_t *r) {
   return r->verified < 0 ? "-" : r->verified ? "yes" : "NO";
 }
 
+/* Below the table: what each row ran, its split over the devices (file
+ * order) and the imbalance of its last run. */
+static void print_splits(const bench_t *B, const bench_row_t *rows, size_t n) {
+  char text[4096];
+  size_t len = 0;
+  for (size_t j = 0; j < B->p && len < sizeof text; j++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", j ? " " : "",
+                            mlsba_platform_device_name(B->pl, j));
+  if (len < sizeof text)
+    snprintf(text + len, sizeof text - len,
+             ") and the imbalance of each row's last run:");
+  printf("\n");
+  text_wrap(stdout, "split (units per device: ", 4, text);
+  for (size_t i = 0; i < n; i++) {
+    const bench_row_t *r = &rows[i];
+    if (r->load == NULL)
+      continue; /* BLIS on all cores: no split */
+    len = (size_t)snprintf(text, sizeof text, "imbalance %.1f%%:",
+                           mlsba_imbalance_percent(r->imbalance, B->a->eps));
+    for (size_t j = 0; j < B->p && len < sizeof text; j++)
+      len += (size_t)snprintf(text + len, sizeof text - len, " %lld",
+                              (long long)r->load[j]);
+    char head[32];
+    snprintf(head, sizeof head, "  %-15.15s ", r->name);
+    text_wrap(stdout, head, 18, text);
+  }
+}
+
 /* Every row by the median of the steady rounds; an algorithm's last
  * routine run is shown beside it. */
 void bench_print_compare(const bench_t *B, const bench_row_t *rows,
@@ -267,11 +389,13 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
                      "run); median: the headline, the median of 5 steady "
                      "rounds in which every row runs its final distribution "
                      "once; vs best: median over the best median");
+  print_splits(B, rows, n);
 }
 
 /* ---- JSON (docs/bench-report.md) ------------------------------------------ */
 
-static json_t *row_json(const bench_t *B, const bench_row_t *r) {
+static json_t *row_json(const bench_t *B, const bench_row_t *r,
+                        const int64_t *cap) {
   const bench_args_t *a = B->a;
   json_t *groups = json_array(), *history = json_array();
   json_t *per_group = json_array();
@@ -284,9 +408,10 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r) {
       size_t j = mlsba_platform_group_device(B->pl, g, k);
       load += r->load[j];
       time = r->time[j] > time ? r->time[j] : time;
-      json_t *d = json_pack("{s:s, s:I, s:f}", "name",
+      json_t *d = json_pack("{s:s, s:I, s:f, s:b}", "name",
                             mlsba_platform_device_name(B->pl, j), "load",
-                            (json_int_t)r->load[j], "time", r->time[j]);
+                            (json_int_t)r->load[j], "time", r->time[j],
+                            "at_cap", at_cap(B, cap, r->load, j));
       if (!B->sim && mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_CPU)
         json_object_set_new(d, "kernels",
                             json_string(B->kernels.description));
@@ -383,15 +508,17 @@ static void machine_json(const bench_t *B, json_t *o) {
 
 json_t *bench_report_json(const bench_t *B, const bench_row_t *rows,
                           size_t n) {
-  json_t *doc;
+  int64_t *cap = device_caps(B);
+  json_t *report;
   if (!B->a->compare) {
-    doc = row_json(B, &rows[0]);
+    report = row_json(B, &rows[0], cap);
   } else {
     json_t *list = json_array();
     for (size_t i = 0; i < n; i++)
-      json_array_append_new(list, row_json(B, &rows[i]));
-    doc = json_pack("{s:o}", "results", list);
+      json_array_append_new(list, row_json(B, &rows[i], cap));
+    report = json_pack("{s:o}", "results", list);
   }
-  machine_json(B, doc);
-  return doc;
+  free(cap);
+  machine_json(B, report);
+  return report;
 }

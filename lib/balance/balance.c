@@ -17,7 +17,8 @@ void mlsba_balance_opts_init(mlsba_balance_opts_t *o) {
   o->max_iter = 20;
   o->drive = MLSBA_DRIVE_SHARED;
   o->outlier = 0.25;
-  o->drift = 2 * o->eps;
+  o->drift = MLSBA_DRIFT_AUTO;
+  o->rebalance_max_iter = 5;
 }
 
 const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop) {
@@ -116,14 +117,14 @@ int mlsba__bal_check_opts(const mlsba_balance_opts_t *o) {
                        "balance: eps must be >= 0, max_iter in 1..100000, "
                        "outlier > 0, algorithm known (got %g, %u, %g, %d)",
                        o->eps, o->max_iter, o->outlier, (int)o->algorithm);
-  if (!(o->drift >= 0) || !isfinite(o->drift) || o->granularity < 0 ||
+  if (!isfinite(o->drift) || o->granularity < 0 ||
       (unsigned)o->grouping > MLSBA_GROUPING_FLAT ||
       (unsigned)o->on_fault > MLSBA_ON_FAULT_STOP ||
       (unsigned)o->drive > MLSBA_DRIVE_DEVOTED ||
       (unsigned)o->sharing > MLSBA_SHARING_KEEP ||
       (unsigned)o->kinds > MLSBA_KINDS_SEPARATE)
     return mlsba__fail(MLSBA_EINVAL,
-                       "balance: drift must be >= 0, granularity >= 0, and "
+                       "balance: drift must be finite, granularity >= 0, and "
                        "grouping, on_fault, drive, sharing and kinds known "
                        "values");
   return 0;

@@ -30,8 +30,13 @@ typedef struct {
   int64_t *max;                /* what it can hold (0 when not in use) */
   unsigned char *use;          /* it takes part in the partitioning */
   mlsba__measured_t *measured; /* its own runs */
-  unsigned char *warm;         /* its model is checked against the next run */
+  unsigned char *warm;         /* its model is checked against the next run:
+                                  MLSBA__WARM_SAVED or _LEARNED, else 0 */
 } mlsba__bal_devices_t;
+
+/* Where a device's model that the next run checks comes from: a saved
+ * file, or this balancer's own runs (a re-balancing). */
+enum { MLSBA__WARM_SAVED = 1, MLSBA__WARM_LEARNED = 2 };
 
 /* The partitioning problem over the devices in use, group by group. */
 typedef struct {
@@ -82,6 +87,7 @@ typedef struct {
 typedef struct {
   double *calls;       /* partitioning times, at most 2 max_iter + 1 */
   unsigned cycle_from; /* history rows before it do not count as cycles */
+  unsigned long runs;  /* runs of the load made so far, re-measures included */
 } mlsba__bal_iter_t;
 
 typedef struct {
@@ -177,5 +183,10 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
                        int start_warm);
 /* Cold or warm start of a fresh context. */
 int mlsba__bal_first(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r);
+
+/* balancer.c */
+/* The imbalance past which a balancer's run counts as drifted. */
+double mlsba__bal_drift_threshold(const mlsba_balance_opts_t *o,
+                                  double variation);
 
 #endif

@@ -73,6 +73,7 @@ double mlsba__bal_largest(const double *time, size_t p) {
  * through *failed (the device) with the error. */
 static int run_once(mlsba__bal_ctx_t *C, const int64_t *load, double *time,
                     long *failed) {
+  C->iter.runs++;
   return mlsba_executor_run(C->ex, C->w, load, C->o.drive, time, failed);
 }
 

@@ -167,13 +167,14 @@ int mlsba__bal_routine(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
       if (it == 1 && C->dev.warm[j] &&
           mlsba_model_time(r->models[j], (double)r->load[j], &pred) == 0 &&
           fabs(r->time[j] / pred - 1) > o->outlier) {
+        int saved = C->dev.warm[j] == MLSBA__WARM_SAVED;
         C->dev.measured[j].n = 0;
-        r->stale++;
-        mlsba__bal_log(
-            C,
-            "%s: the saved model is stale (predicted %.4f s, measured "
-            "%.4f s); measuring afresh",
-            pl->dev[j].name, pred, r->time[j]);
+        r->stale += (unsigned)saved;
+        mlsba__bal_log(C,
+                       "%s: the %s model is stale (predicted %.4f s, "
+                       "measured %.4f s); measuring afresh",
+                       pl->dev[j].name, saved ? "saved" : "learned", pred,
+                       r->time[j]);
       }
       mlsba__measured_add(&C->dev.measured[j], r->load[j], r->time[j], o->eps);
     }

@@ -2,9 +2,11 @@
  * seed the routine, and what it learned is saved back, with the runs
  * behind each point. The left-out decisions saved beside them are the
  * sharing check's (sharing.c). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/atomic_file.h"
@@ -62,8 +64,8 @@ static int save_measured(const mlsba__measured_t *m, int64_t max_load,
 int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
                           const mlsba_load_t *w, const char *dir, char *path,
                           size_t plen, char *key, size_t klen) {
-  const device_t *d = &ex->pl->dev[j];
-  const mlsba__device_t *dev = &ex->dev[j];
+  const mlsba__platform_device_t *d = &ex->pl->dev[j];
+  const mlsba__device_t *dev = &ex->opened[j];
   char host[128] = "unknown";
   gethostname(host, sizeof host - 1);
   char ident[384];
@@ -86,6 +88,24 @@ int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
              : 0;
 }
 
+/* The model folder, before any run: created when only it is missing, as
+ * the tools do with --models DIR (its parent must exist, so a typo in a
+ * path makes no tree of folders); refused when it cannot be a folder. A
+ * folder that cannot be written is kept: its models still start the
+ * routine warm, and the save says it failed. */
+static int model_dir_ready(const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) == 0)
+    return S_ISDIR(st.st_mode)
+               ? 0
+               : mlsba__fail(MLSBA_EIO, "model_dir '%s': not a folder", dir);
+  if (errno == ENOENT && mkdir(dir, 0777) == 0)
+    return 0;
+  return mlsba__fail(MLSBA_EIO, "model_dir '%s': cannot create it: %s", dir,
+                     errno == ENOENT ? "its parent folder does not exist"
+                                     : strerror(errno));
+}
+
 /* Seeds the models from the files saved for this load; true when every
  * device in use has one. */
 int mlsba__bal_load_stored(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
@@ -93,6 +113,8 @@ int mlsba__bal_load_stored(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
   char path[1024], key[1024];
   size_t warm = 0, used = 0;
   int err = 0;
+  if (C->o.model_dir && (err = model_dir_ready(C->o.model_dir)) != 0)
+    return err;
   /* Devices a run before found not worth keeping stay out, for a while. */
   if ((err = mlsba__bal_sharing_take_saved(C, r)) != 0)
     return err;
@@ -111,7 +133,7 @@ int mlsba__bal_load_stored(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r,
     if (e == 0) {
       seed_from(&C->dev.measured[j], stored, runs, sd);
       mlsba_model_destroy(stored);
-      C->dev.warm[j] = 1;
+      C->dev.warm[j] = MLSBA__WARM_SAVED;
       warm++;
     } else if (e != MLSBA_EIO) {
       r->ignored++; /* corrupt, foreign or of another version */
@@ -140,7 +162,36 @@ void mlsba__bal_save_models(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r) {
     }
     if (e && !r->save_error) {
       r->save_error = e;
-      mlsba__bal_log(C, "models not saved: %s", mlsba_last_error());
+      mlsba__bal_log(C, "models not saved in '%s': %s", C->o.model_dir,
+                     mlsba_last_error());
     }
   }
+}
+
+int mlsba_model_load_ex(const char *path, const char *key,
+                        mlsba_model_t **model, unsigned *runs, double *sd,
+                        size_t room) {
+  if ((runs == NULL || sd == NULL) && room > 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_model_load_ex: runs and sd NULL with room %zu",
+                       room);
+  return mlsba__model_load_stats(path, key, model, runs, sd, room);
+}
+
+int mlsba_model_load_saved(mlsba_executor_t *ex, size_t device,
+                           const mlsba_load_t *load, const char *model_dir,
+                           mlsba_model_t **model, char *path,
+                           size_t path_size) {
+  if (ex == NULL || load == NULL || model == NULL || model_dir == NULL ||
+      device >= ex->pl->ndev || (path == NULL && path_size > 0))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_model_load_saved: NULL argument or no device "
+                       "%zu",
+                       device);
+  char file[1024], key[1024];
+  int err = mlsba__bal_model_file(ex, device, load, model_dir, file,
+                                  sizeof file, key, sizeof key);
+  if (path_size > 0)
+    snprintf(path, path_size, "%s", err ? "" : file);
+  return err ? err : mlsba_model_load(file, key, model);
 }

@@ -19,8 +19,8 @@ static long sharing_candidate(const mlsba__bal_ctx_t *C, const int64_t *load) {
   size_t loaded = 0;
   for (size_t j = 0; j < C->p; j++) {
     loaded += load[j] > 0;
-    if (load[j] > 0 && C->ex->dev[j].shares_cores && !C->sharing.checked[j] &&
-        (best < 0 || load[j] < load[best]))
+    if (load[j] > 0 && C->ex->opened[j].shares_cores &&
+        !C->sharing.checked[j] && (best < 0 || load[j] < load[best]))
       best = (long)j;
   }
   return C->o.sharing == MLSBA_SHARING_CHECK && loaded >= 2 ? best : -1;
@@ -113,7 +113,7 @@ int mlsba__bal_sharing_take_saved(mlsba__bal_ctx_t *C,
   int err = 0;
   for (size_t j = 0; C->o.model_dir && j < C->p; j++) {
     unsigned trusted, stale;
-    if (!C->dev.use[j] || !C->ex->dev[j].shares_cores ||
+    if (!C->dev.use[j] || !C->ex->opened[j].shares_cores ||
         C->o.sharing != MLSBA_SHARING_CHECK ||
         !left_out_saved(C, j, &trusted, &stale))
       continue;

@@ -119,7 +119,7 @@ static int parse_body(const char *path, const char *key, char *p, char *end,
                        "%s: model format version %d, this libmlsba reads %d",
                        path, version, VERSION);
   if (keyline == NULL || strncmp(keyline, "key ", 4) != 0 ||
-      strcmp(keyline + 4, key) != 0)
+      (key != NULL && strcmp(keyline + 4, key) != 0))
     return mlsba__fail(MLSBA_EFORMAT,
                        "%s: saved for another device or problem (key "
                        "differs)",
@@ -192,7 +192,7 @@ uint64_t mlsba__model_checksum(const char *text, size_t len) {
 int mlsba__model_load_stats(const char *path, const char *key,
                             mlsba_model_t **model, unsigned *runs, double *sd,
                             size_t room) {
-  if (path == NULL || key == NULL || model == NULL)
+  if (path == NULL || model == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_model_load: NULL argument");
   char *text = NULL;
   size_t len = 0;

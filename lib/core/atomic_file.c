@@ -63,7 +63,7 @@ int mlsba__write_atomic(const char *path, const char *text, size_t len) {
            atomic_fetch_add(&serial, 1));
   FILE *f = fopen(tmp, "wb");
   if (f == NULL) {
-    err = mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", tmp, strerror(errno));
+    err = mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", path, strerror(errno));
   } else {
     int bad = fwrite(text, 1, len, f) != len;
     bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;

@@ -213,7 +213,7 @@ static void model_path(const mlsba__factor_run_t *F, size_t i, char *buf,
 static void model_key(const mlsba__factor_run_t *F, size_t i, char *buf,
                       size_t size) {
   char ident[256] = "";
-  const mlsba__device_t *d = &F->ex->dev[i];
+  const mlsba__device_t *d = &F->ex->opened[i];
   d->ops->ident(d, F->pl->dev[i].model_name, F->pl->dev[i].driver, ident,
                 sizeof ident);
   snprintf(buf, size,

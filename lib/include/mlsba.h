@@ -16,7 +16,7 @@
  *  - kind: a class of identical hardware whose devices pool their runs
  *    (mlsba_device_info_t::kind); mlsba_kinds_t is the policy for pooling.
  *
- * Conventions (see STYLE.md in the project notes):
+ * Conventions (HACKING.md in the source tree has them all):
  *  - every fallible call returns int: 0 on success, a negative MLSBA_E* code
  *    otherwise; mlsba_strerror() names the code and mlsba_last_error() gives
  *    the message of the last failure in the calling thread;
@@ -171,6 +171,27 @@ MLSBA_EXTERN size_t mlsba_model_num_points(const mlsba_model_t *model);
 /** \brief The i-th point in increasing x. Either output may be NULL. */
 MLSBA_EXTERN int mlsba_model_get_point(const mlsba_model_t *model, size_t i,
                                        double *x, double *speed);
+/** \brief Add the cost of moving a device's load to its time: with a
+ *  transfer, t(x) = x / s(x) + latency + per_unit x for x > 0 (t(0) = 0: a
+ *  device given nothing is sent nothing), while s(x) stays the compute
+ *  speed of the points. This is an FPM plus communication: every
+ *  partitioner that takes models (SLBA, MLSBA, MLFBA, the baselines, INPA's
+ *  node level) then balances compute and transfer together. The model
+ *  assumes the transfer does not overlap the device's computation (its
+ *  share arrives, then runs, then returns), which is how an accelerator's
+ *  share runs through its host link; where a transfer overlaps, fold only
+ *  the part that does not. Use it with models of compute alone: a measured
+ *  model already counts what its runs moved. Not saved by
+ *  mlsba_model_save(); kept by mlsba_model_clone() and mlsba_model_clear().
+ *  \param latency   seconds per transfer, finite, in [0, 1e30].
+ *  \param per_unit  seconds per unit of load, finite, in [0, 1e30].
+ *  \return 0 or MLSBA_EINVAL. */
+MLSBA_EXTERN int mlsba_model_set_transfer(mlsba_model_t *model, double latency,
+                                          double per_unit);
+/** \brief The transfer cost (0, 0 when none was set). Either output may be
+ *  NULL. */
+MLSBA_EXTERN int mlsba_model_get_transfer(const mlsba_model_t *model,
+                                          double *latency, double *per_unit);
 
 /** \brief Save a model to a file that a person can read: a version line,
  *  the key it belongs to (what changes a speed function: host, device,
@@ -181,17 +202,28 @@ MLSBA_EXTERN int mlsba_model_get_point(const mlsba_model_t *model, size_t i,
 MLSBA_EXTERN int mlsba_model_save(const mlsba_model_t *model, const char *path,
                                   const char *key);
 /** \brief Load a model saved for key.
+ *  \param key  NULL: whatever key the file names (to show a saved file;
+ *              its second line, "key ...", says what it is for).
  *  \return 0; MLSBA_EIO when the file cannot be read; MLSBA_EFORMAT when
  *          it is truncated, corrupted (checksum), of another format version,
  *          or saved for another key; the message names the file and says
  *          which. */
 MLSBA_EXTERN int mlsba_model_load(const char *path, const char *key,
                                   mlsba_model_t **model);
+/** \brief mlsba_model_load() with what the balancer saved beside each
+ *  point: runs[i], the runs behind point i's mean, and sd[i], the
+ *  standard deviation of their speeds (1 and 0 where the file has none).
+ *  \param room  entries of runs and sd (both may be NULL with room 0);
+ *               points past it are loaded without them. */
+MLSBA_EXTERN int mlsba_model_load_ex(const char *path, const char *key,
+                                     mlsba_model_t **model, unsigned *runs,
+                                     double *sd, size_t room);
 
 /** \brief Speed s(x) for a load x >= 0. Needs at least one point. */
 MLSBA_EXTERN int mlsba_model_speed(const mlsba_model_t *model, double x,
                                    double *speed);
-/** \brief Time t(x) = x / s(x) for a load x >= 0 (t(0) = 0). */
+/** \brief Time t(x) = x / s(x) for a load x >= 0 (t(0) = 0), plus the
+ *  transfer when one is set (mlsba_model_set_transfer()). */
 MLSBA_EXTERN int mlsba_model_time(const mlsba_model_t *model, double x,
                                   double *time);
 /** \brief The largest load x finishing by time T: max { x : t(x) <= T },
@@ -333,6 +365,98 @@ MLSBA_EXTERN int mlsba_partition_groups(
 MLSBA_EXTERN int mlsba_partition_makespan(const mlsba_model_t *const models[],
                                           size_t p, const int64_t loads[],
                                           double *makespan);
+
+/** The product that seed 001's DLT partitions (Elhiny §4.1): C = A B with A
+ *  n x m broadcast to every node, B m x k split by columns, each node's
+ *  columns of C (n x its columns) returned to the master, which does not
+ *  compute. */
+typedef struct mlsba_dlt_problem {
+  int64_t n, m, k;     /**< N, M, K, each >= 1 */
+  size_t element_size; /**< s: bytes per element, >= 1 */
+} mlsba_dlt_problem_t;
+
+/** Which device of a node receives its columns of B first. */
+typedef enum mlsba_dlt_order {
+  /** The faster of the two for the accelerator and one core, by the sign
+   *  of eq. 20 (the accelerator first when they tie, as with no links). */
+  MLSBA_DLT_ORDER_RULE = 0,
+  /** The accelerator first, as seed 001 §4.2.1.1 assumes (its tables). */
+  MLSBA_DLT_ORDER_ACCELERATOR_FIRST,
+  /** One core first, then the accelerator, then the other cores. */
+  MLSBA_DLT_ORDER_CORE_FIRST
+} mlsba_dlt_order_t;
+
+/** One worker node of seed 001's DLT: identical cores and at most one
+ *  accelerator, reached by the master over the node's own network link.
+ *  Times are in seconds. A core's time for c columns is
+ *  core_op_time N M c + core_setup (p_j, e_j of eq. 14); the accelerator's
+ *  adds its PCIe transfers: pcie_byte_time s (M + N) c (l_P of eq. 15, B's
+ *  columns in, C's out, no latency). Fitted intercepts may be negative. */
+typedef struct mlsba_dlt_node {
+  size_t cores;        /**< n_j: cores that compute (>= 0) */
+  double core_op_time; /**< p_j: seconds per multiply-add, > 0 */
+  double core_setup;   /**< e_j: seconds, finite */
+  int accelerator;     /**< 1 when the node has one (0 or 1) */
+  double accelerator_op_time; /**< p_{j,a}: > 0 when accelerator is 1 */
+  double accelerator_setup;   /**< e_{j,a}: finite */
+  double pcie_byte_time;      /**< l_P: seconds per byte, >= 0 */
+  double link_byte_time;      /**< l: the node's link, seconds per byte, >= 0 */
+  double link_latency;        /**< b: seconds per message, finite */
+  mlsba_dlt_order_t order;    /**< the delivery order (0: eq. 20's rule) */
+} mlsba_dlt_node_t;
+
+/** What mlsba_partition_dlt_nodes() found besides the parts. */
+typedef struct mlsba_dlt_info {
+  /** T: every node's time from the start of A's broadcast to the end of
+   *  its C's return (eq. 27), common to every node that takes a part. */
+  double time;
+  /** Devices given nothing because the equal-finish solution gave them a
+   *  negative part (too slow, or too late in their node's delivery). */
+  size_t dropped;
+} mlsba_dlt_info_t;
+
+/** \brief Seed 001's network-aware DLT (Elhiny, eqs. 12-37): the parts of
+ *  K's columns of every device of every node such that all finish at the
+ *  same time, counting A's broadcast, each node's sequential delivery of
+ *  B's columns over its link (one message per device, in the node's
+ *  order: by default the accelerator first unless eq. 20 says a core
+ *  first is faster), PCIe both ways and C's
+ *  return. Closed form, Theta(sum of cores) per solve; a device whose part
+ *  comes out negative is dropped and the rest solved again. With every
+ *  link at zero this is the compute-only `dlt` of mlsba_partition_groups().
+ *  \param nodes  e nodes, each with at least one device.
+ *  \param[out] part  one fraction per device, node by node: the
+ *                accelerator (when the node has one) then its cores; >= 0,
+ *                summing to 1.
+ *  \param[out] columns  may be NULL: the parts as integer columns summing
+ *                to K (largest remainder).
+ *  \param[out] accelerator_first  may be NULL: per node, 1 when the
+ *                accelerator's columns are delivered first (its order,
+ *                or eq. 20's rule; 1 for a node with no core taking a part).
+ *  \param[out] info  may be NULL.
+ *  \return 0; MLSBA_EINVAL naming the bad field; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_partition_dlt_nodes(const mlsba_dlt_problem_t *problem,
+                                           const mlsba_dlt_node_t nodes[],
+                                           size_t e, double part[],
+                                           int64_t columns[],
+                                           int accelerator_first[],
+                                           mlsba_dlt_info_t *info);
+/** \brief The time of a given split under the same model: node j's time
+ *  (eq. 27) for the parts part[] (laid out as mlsba_partition_dlt_nodes()
+ *  gives them, >= 0; they need not add up to 1 nor finish together), its
+ *  devices with a part served in the node's delivery order, and the
+ *  largest over the nodes. A node given nothing takes no time (it is sent
+ *  nothing, A included).
+ *  \param accelerator_first  per node, may be NULL: the order to assume;
+ *                NULL for each node's order field (and eq. 20's rule).
+ *  \param[out] node_time  may be NULL: e times.
+ *  \param[out] time  the largest node time.
+ *  \return 0 or MLSBA_EINVAL naming the bad argument. */
+MLSBA_EXTERN int mlsba_dlt_nodes_time(const mlsba_dlt_problem_t *problem,
+                                      const mlsba_dlt_node_t nodes[], size_t e,
+                                      const double part[],
+                                      const int accelerator_first[],
+                                      double node_time[], double *time);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */
@@ -379,6 +503,13 @@ MLSBA_EXTERN const char *mlsba_platform_device_name(const mlsba_platform_t *pl,
 /** \brief Type of device i (MLSBA_DEVICE_SIM when out of range). */
 MLSBA_EXTERN mlsba_device_type_t
 mlsba_platform_device_type(const mlsba_platform_t *pl, size_t i);
+/** \brief What simulated speeds count, when the platform file says
+ *  ("columns_of"): columns of a product of m x k (a column of B and C
+ *  costs 2 m k flops), so that a tool running another shape can tell.
+ *  \param[out] m, k  may be NULL.
+ *  \return 1 when the file says, 0 when it does not (or pl is NULL). */
+MLSBA_EXTERN int mlsba_platform_columns_of(const mlsba_platform_t *pl,
+                                           int64_t *m, int64_t *k);
 /** \brief The speed profile of simulated device i as a model, owned by the
  *  platform; NULL for a real device or an index out of range. */
 MLSBA_EXTERN const mlsba_model_t *
@@ -399,6 +530,34 @@ MLSBA_EXTERN size_t mlsba_platform_group_device(const mlsba_platform_t *pl,
 MLSBA_EXTERN int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
                                                const mlsba_model_t *models[],
                                                size_t group_size[]);
+
+/** A communication link as an affine cost: moving b bytes in one message
+ *  takes latency + b / bandwidth seconds. */
+typedef struct mlsba_link {
+  double latency;   /**< seconds per message, >= 0 */
+  double bandwidth; /**< bytes per second, > 0; 0 when no link is known */
+} mlsba_link_t;
+
+/** \brief Device i's host link, the "link" field of the platform file:
+ *  how its share reaches it (an accelerator's PCIe bus). bandwidth is 0
+ *  when the file gives none (its transfers are in its speed profile, or
+ *  cost nothing).
+ *  \return 0, or MLSBA_EINVAL for a NULL argument or i out of range. */
+MLSBA_EXTERN int mlsba_platform_device_link(const mlsba_platform_t *pl,
+                                            size_t i, mlsba_link_t *link);
+/** \brief The network link of the rank that loads this platform, the
+ *  "network" field of the platform file (bandwidth 0 when none).
+ *  \return 0, or MLSBA_EINVAL for a NULL argument. */
+MLSBA_EXTERN int mlsba_platform_network(const mlsba_platform_t *pl,
+                                        mlsba_link_t *link);
+/** \brief The affine transfer cost of moving a load of x units through a
+ *  link when each unit is unit_bytes bytes: one message, so latency +
+ *  x unit_bytes / bandwidth seconds, as mlsba_model_set_transfer() takes it
+ *  (latency, per_unit). A link with bandwidth 0 costs nothing.
+ *  \return 0, or MLSBA_EINVAL for a NULL argument or unit_bytes < 0. */
+MLSBA_EXTERN int mlsba_link_transfer(const mlsba_link_t *link,
+                                     double unit_bytes, double *latency,
+                                     double *per_unit);
 /** What discovery or a driver knows about a device (strings owned by the
  *  platform; empty when unknown). */
 typedef struct mlsba_device_info {
@@ -601,7 +760,9 @@ typedef struct mlsba_iteration {
   const int64_t *load;     /**< per device, file order */
   const double *time;      /**< per device, from the common start */
   double makespan;         /**< largest device time */
-  double imbalance;        /**< (max - min) / max over loaded devices */
+  double imbalance;        /**< (max - min) / max over loaded devices; min
+                                over those below their cap (a device given
+                                all it can hold may finish early) */
   double overhead_s;       /**< partitioning time that led to this run */
   unsigned int remeasured; /**< runs repeated because of outliers */
 } mlsba_iteration_t;
@@ -677,7 +838,9 @@ typedef struct mlsba_balance_opts {
    *  stored model that the first run contradicts (confirmed by a second
    *  run) is dropped as stale. At the end every model is saved back,
    *  atomically. Corrupt or foreign files are ignored (see stale and
-   *  ignored in the result). */
+   *  ignored in the result). A missing folder is created when its parent
+   *  exists; otherwise (or when it is not a folder) the call returns
+   *  MLSBA_EIO naming it, before any run. */
   const char *model_dir; /* NULL: no models kept; "" is refused */
   /** Loads in multiples of this many units (0 or 1: single units);
    *  supported by the SLBA algorithm (MLSBA_ENOTSUP otherwise). */
@@ -693,15 +856,26 @@ typedef struct mlsba_balance_opts {
   mlsba_log_fn log;
   void *log_ctx;
   /** mlsba_balancer_run(): when the imbalance of two runs in a row exceeds
-   *  this (default 2 eps), the balancer re-balances by itself; 0 turns
-   *  that off. */
+   *  this, the balancer re-balances by itself; 0 turns that off. The
+   *  default, MLSBA_DRIFT_AUTO (any negative value), follows the noise the
+   *  balancing measured: max(2 eps, eps + 4 x variation), variation being
+   *  the result's run-to-run variation, so that a machine whose times vary
+   *  by 10% from run to run is not re-balanced for its noise alone. */
   double drift;
   /** Whether a device that shares the cores of others must pay its way
    *  (default: checked). */
   mlsba_sharing_t sharing;
   /** Whether devices of one kind pool their runs (default: pooled). */
   mlsba_kinds_t kinds;
+  /** A re-balancing (by the balancer itself, or mlsba_balancer_rebalance())
+   *  runs the load at most this many times (default 5; 0: max_iter), so
+   *  that one mlsba_balancer_run() costs a bounded number of runs. */
+  unsigned int rebalance_max_iter;
 } mlsba_balance_opts_t;
+
+/** opts.drift: re-balance past a threshold that follows the measured
+ *  run-to-run variation (the default). */
+#define MLSBA_DRIFT_AUTO (-1.0)
 
 /** What the routine found. Arrays are owned by the result: release with
  *  mlsba_balance_result_free(). */
@@ -794,7 +968,9 @@ MLSBA_EXTERN int mlsba_balance_result_describe(
  *  it with the balanced distribution, measuring every run; when the
  *  imbalance drifts past opts.drift for two runs in a row (a device got
  *  slower, another program took a core), or on request, it re-balances
- *  from the models it has, which costs a run or two, not a cold start.
+ *  from the models it has: no cold start, but up to
+ *  opts.rebalance_max_iter runs inside that one call (mlsba_run_info_t
+ *  says how many, and how long the call took).
  *
  *  Thread safety: one call at a time per balancer; different balancers
  *  may run at once only on different devices. */
@@ -803,10 +979,18 @@ typedef struct mlsba_balancer mlsba_balancer_t;
 
 /** What one mlsba_balancer_run() measured. */
 typedef struct mlsba_run_info {
-  double makespan;  /**< largest device time of the run, seconds */
-  double imbalance; /**< (max - min) / max over loaded devices */
+  double makespan;  /**< largest device time of the run, seconds (of the
+                         re-balancing's last run when it re-balanced) */
+  double imbalance; /**< (max - min) / max over loaded devices, min over
+                         those below their cap (as mlsba_iteration_t) */
   int rebalanced;   /**< 1 when the run found drift and re-balanced (the
                          load was then computed by the re-balancing) */
+  unsigned int runs; /**< runs of the load this call made: 1, more when
+                          an outlier was re-measured or it re-balanced */
+  double wall_s;     /**< wall-clock time of the call, seconds: every run,
+                          the partitionings and the bookkeeping */
+  double drift;      /**< the drift threshold the run was judged against
+                          (opts.drift, or the one MLSBA_DRIFT_AUTO chose) */
 } mlsba_run_info_t;
 
 /** \brief The basic form: balance load over every device of this machine
@@ -837,6 +1021,21 @@ mlsba_balancer_result(const mlsba_balancer_t *balancer);
  *  mlsba_balance()). */
 MLSBA_EXTERN const mlsba_platform_t *
 mlsba_balancer_platform(const mlsba_balancer_t *balancer);
+/** \brief The model saved in model_dir for a device of the executor and a
+ *  load: the file a balancing with opts.model_dir = model_dir starts from
+ *  (same name, same key: host, device, driver, kernel, precision, shape),
+ *  for partitioning measured devices offline.
+ *  \param device     index in file order.
+ *  \param[out] path  where the file is, or would be (path_size bytes; may
+ *                    be NULL with 0).
+ *  \return 0; MLSBA_EIO when none is saved there; MLSBA_EFORMAT when the
+ *          file is corrupt or saved for another key; MLSBA_EINVAL. */
+MLSBA_EXTERN int mlsba_model_load_saved(mlsba_executor_t *ex, size_t device,
+                                        const mlsba_load_t *load,
+                                        const char *model_dir,
+                                        mlsba_model_t **model, char *path,
+                                        size_t path_size);
+
 /** \brief Destroy a balancer, closing its devices; NULL is ignored. */
 MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 /**@}*/

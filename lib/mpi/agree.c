@@ -9,6 +9,12 @@
 #include "internal.h"
 
 int mlsba__mpi_agree(MPI_Comm comm, int err) {
+  /* The message is copied before the first MPI call: under smpirun the
+   * simulated ranks are threads of one process that switch in MPI calls,
+   * and may share the thread-local buffer it lives in. */
+  char msg[400] = "";
+  if (err)
+    snprintf(msg, sizeof msg, "%s", mlsba_last_error());
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -17,10 +23,7 @@ int mlsba__mpi_agree(MPI_Comm comm, int err) {
   if (first == size)
     return 0;
   /* The failing rank's code and message, as it wrote them. */
-  char msg[400] = "";
   int code = err;
-  if (rank == first)
-    snprintf(msg, sizeof msg, "%s", mlsba_last_error());
   MPI_Bcast(&code, 1, MPI_INT, first, comm);
   MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
   return mlsba__fail(code, "rank %d: %s", first, msg);

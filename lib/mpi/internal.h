@@ -36,6 +36,17 @@ void mlsba__mpi_verify(const void *c, uint64_t seed, int64_t n, int64_t r0,
                        mlsba_precision_t prec, unsigned samples,
                        uint64_t sample_seed, double *max_rel_error, int *ok);
 
+/* ---- place.c: where a rank runs ------------------------------------------ */
+
+/* Collective: this rank's rank among the ranks of comm on its host (an
+ * MPI shared-memory split) and how many there are. */
+int mlsba__mpi_local_rank(MPI_Comm comm, int *local_rank, int *local_size);
+/* The platform of a rank: "auto" discovers the devices it is bound to and
+ * its share of the host's accelerators (local_rank of local_size); any
+ * other path is a platform file. */
+int mlsba__mpi_platform_open(const char *path, int local_rank, int local_size,
+                             mlsba_platform_t **pl);
+
 /* ---- node.c: one rank's devices --------------------------------------- */
 
 typedef struct mlsba__mpi_node mlsba__mpi_node_t;
@@ -45,6 +56,12 @@ typedef struct mlsba__mpi_node mlsba__mpi_node_t;
  * kernel C' += A_(b) B_(b). */
 int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
                          mlsba__mpi_node_t **node);
+/* The same for rank local_rank of local_size on its host, which "auto"
+ * needs (mlsba__mpi_node_open takes them from the launcher's
+ * environment). */
+int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
+                            const mlsba_mpi_opts_t *o,
+                            mlsba__mpi_node_t **node);
 void mlsba__mpi_node_close(mlsba__mpi_node_t *node);
 /* 1 when every device is simulated (virtual time, nothing computed). */
 int mlsba__mpi_node_simulated(const mlsba__mpi_node_t *node);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../partition/inpa.h"
@@ -30,6 +31,8 @@ const char *mlsba_mpi_algo_name(mlsba_mpi_algo_t algo) {
 }
 
 int mlsba_mpi_algo_from_name(const char *name, mlsba_mpi_algo_t *algo) {
+  if (algo == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_algo_from_name: algo is NULL");
   mlsba__inpa_algo_t a;
   int err = mlsba__inpa_algo_from_name(name, &a);
   if (!err)
@@ -52,6 +55,7 @@ void mlsba_mpi_opts_init(mlsba_mpi_opts_t *o) {
   o->precision = MLSBA_PRECISION_DOUBLE;
   o->seed = 1;
   o->verify_samples = 64;
+  o->platform = "auto";
 }
 
 void mlsba_mpi_result_free(mlsba_mpi_result_t *r) {
@@ -66,29 +70,6 @@ void mlsba_mpi_result_free(mlsba_mpi_result_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* The platform path of a rank: every "%r" replaced by the rank. */
-static int rank_path(const char *pattern, int rank, char *out, size_t cap) {
-  size_t len = 0;
-  for (const char *s = pattern; *s; s++) {
-    char num[16];
-    const char *piece = num;
-    if (s[0] == '%' && s[1] == 'r') {
-      snprintf(num, sizeof num, "%d", rank);
-      s++;
-    } else {
-      num[0] = *s;
-      num[1] = '\0';
-    }
-    size_t l = strlen(piece);
-    if (len + l >= cap)
-      return mlsba__fail(MLSBA_EINVAL, "platform path too long: %s", pattern);
-    memcpy(out + len, piece, l);
-    len += l;
-  }
-  out[len] = '\0';
-  return 0;
-}
-
 static int check_opts(const mlsba_mpi_opts_t *o, int q) {
   if (o->platform == NULL || o->platform[0] == '\0')
     return mlsba__fail(MLSBA_EINVAL, "no platform file given");
@@ -99,6 +80,13 @@ static int check_opts(const mlsba_mpi_opts_t *o, int q) {
     return mlsba__fail(MLSBA_EINVAL,
                        "size %lld is not a positive multiple of the block %lld",
                        (long long)o->n, (long long)o->block);
+  /* N bounds every count the layer hands MPI (a panel's rows, its
+   * leading dimension) and keeps N^2 and N b within int64. */
+  if (o->n > INT32_MAX)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "size %lld is above %d, the largest this layer can "
+                       "index",
+                       (long long)o->n, INT32_MAX);
   int64_t nb = o->n / o->block;
   if (nb > INT32_MAX / nb || nb * nb < q)
     return mlsba__fail(MLSBA_EINVAL,
@@ -116,6 +104,71 @@ static int check_opts(const mlsba_mpi_opts_t *o, int q) {
   return 0;
 }
 
+/* The options every rank must share, as rank 0 has them: a rank with
+ * another size or block sizes its messages differently (a buffer
+ * overflow, a truncated message), another precision sends other types,
+ * another algorithm runs another loop. The platform path is each rank's
+ * own (an MPMD launch may name a file per rank). */
+enum { SHARED_OPTS = 9 };
+
+static void shared_opts(const mlsba_mpi_opts_t *o, int64_t v[SHARED_OPTS]) {
+  int64_t eps_bits;
+  memcpy(&eps_bits, &o->eps, sizeof eps_bits);
+  int64_t all[SHARED_OPTS] = {o->n,
+                              o->block,
+                              (int64_t)o->algorithm,
+                              (int64_t)o->node_algorithm,
+                              eps_bits,
+                              (int64_t)o->max_iter,
+                              (int64_t)o->precision,
+                              (int64_t)o->seed,
+                              (int64_t)o->verify_samples};
+  memcpy(v, all, sizeof all);
+}
+
+static const char *const shared_opt_names[SHARED_OPTS] = {
+    "n (the size)", "block",          "algorithm", "node_algorithm", "eps",
+    "max_iter",     "precision",      "seed",      "verify_samples"};
+
+static void shared_opt_text(const int64_t v[SHARED_OPTS], int i, char *out,
+                            size_t cap) {
+  double eps;
+  memcpy(&eps, &v[4], sizeof eps);
+  const char *name =
+      i == 2 ? mlsba_mpi_algo_name((mlsba_mpi_algo_t)v[2])
+      : i == 3 ? (v[3] == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba")
+      : i == 6 ? (v[6] == MLSBA_PRECISION_SINGLE ? "single" : "double")
+               : NULL;
+  if (i == 4)
+    snprintf(out, cap, "%g", eps);
+  else if (name != NULL)
+    snprintf(out, cap, "%s", name);
+  else
+    snprintf(out, cap, "%lld", (long long)v[i]);
+}
+
+/* Collective: fails on every rank, naming the first rank whose options
+ * differ from rank 0's and the option, before any of them is used. */
+static int agree_on_opts(MPI_Comm comm, const mlsba_mpi_opts_t *o) {
+  int64_t mine[SHARED_OPTS], head[SHARED_OPTS];
+  shared_opts(o, mine);
+  memcpy(head, mine, sizeof head);
+  MPI_Bcast(head, SHARED_OPTS, MPI_INT64_T, 0, comm);
+  int err = 0;
+  for (int i = 0; i < SHARED_OPTS && !err; i++) {
+    if (mine[i] == head[i])
+      continue;
+    char a[32], b[32];
+    shared_opt_text(mine, i, a, sizeof a);
+    shared_opt_text(head, i, b, sizeof b);
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "option %s is %s here, %s on rank 0: every rank must "
+                      "pass the same options",
+                      shared_opt_names[i], a, b);
+  }
+  return mlsba__mpi_agree(comm, err);
+}
+
 /* The run the head asks for, as every rank sees it. */
 typedef struct {
   int64_t m, n, row, col;
@@ -123,6 +176,7 @@ typedef struct {
 
 typedef struct {
   MPI_Comm comm;
+  MPI_Comm host; /* the ranks of this rank's host (shared memory) */
   int rank, q;
   const mlsba_mpi_opts_t *o;
   int64_t nb;
@@ -140,16 +194,72 @@ static double imbalance_of(const double *t, int q) {
   return hi > 0 ? (hi - lo) / hi : 0;
 }
 
+/* Physical memory of this host in bytes; 0 when unknown. */
+static double host_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+/* Bytes a rank holds at once for an m x n rectangle of blocks: the step's
+ * panels A_(b), B_(b) (real bytes outside SMPI, whose shared allocations
+ * hold none), and on a real node its A', B', C' in the product or the
+ * scratch C' of a balancing. */
+static double rect_bytes(const ctx_t *C, int64_t m, int64_t n, int product) {
+  double b = (double)C->o->block, bm = (double)m * b, bn = (double)n * b;
+  double es = (double)mlsba__mpi_elem(C->o->precision);
+  int sim = mlsba__mpi_node_simulated(C->node);
+  double panels = sim && mlsba__mpi_is_smpi() ? 0 : (bm * b + b * bn) * es;
+  double own = sim ? 0 : (product ? 3 : 1) * bm * bn * es;
+  return panels + own;
+}
+
+/* Collective: what the ranks of a host are about to hold at once must fit
+ * the host's memory; past it the kernel kills a rank (or the host swaps)
+ * partway through a job that could have been refused with a reason.
+ * Under SMPI every simulated rank shares one process and its panels. */
+static int check_memory(ctx_t *C, double bytes, const char *what) {
+  if (mlsba__mpi_is_smpi())
+    return 0;
+  double on_host = 0, have = host_memory(), gib = 1024.0 * 1024 * 1024;
+  int local;
+  MPI_Allreduce(&bytes, &on_host, 1, MPI_DOUBLE, MPI_SUM, C->host);
+  MPI_Comm_size(C->host, &local);
+  char others[96] = "";
+  if (local > 1)
+    snprintf(others, sizeof others, " (%.1f GiB with the other %d ranks of "
+             "this host)", on_host / gib, local - 1);
+  int err = 0;
+  if (have > 0 && on_host > have)
+    err = mlsba__fail(MLSBA_ENOMEM,
+                      "%s needs %.1f GiB of memory%s, the host has %.1f GiB: "
+                      "use a smaller size or more hosts",
+                      what, bytes / gib, others, have / gib);
+  return mlsba__mpi_agree(C->comm, err);
+}
+
+/* Before the first run: the product's memory at the even distribution
+ * (a square of W / q blocks), which no distribution INPA finds can lower
+ * on every rank at once. */
+static int check_memory_up_front(ctx_t *C) {
+  double side = ceil(sqrt((double)C->nb * (double)C->nb / C->q));
+  int64_t s = side < (double)C->nb ? (int64_t)side : C->nb;
+  return check_memory(C, rect_bytes(C, s, s, 1),
+                      "the product at the even distribution");
+}
+
 /* This rank's IDPA on its rectangle: the node balanced, its time for the
  * whole product (N/b steps). Real devices run on scratch operands. */
 static int run_rect(ctx_t *C, double *t) {
+  int err = check_memory(C, rect_bytes(C, C->mine.m, C->mine.n, 0),
+                         "balancing its rectangle");
+  if (err)
+    return err;
   int64_t b = C->o->block, bm = C->mine.m * b, bn = C->mine.n * b;
   size_t es = mlsba__mpi_elem(C->o->precision);
   int sim = mlsba__mpi_node_simulated(C->node);
   void *a = sim ? NULL : calloc((size_t)(bm * b), es);
   void *bb = sim ? NULL : calloc((size_t)(b * bn), es);
   void *c = sim ? NULL : calloc((size_t)(bm * bn), es);
-  int err = 0;
   double step = 0;
   if (!sim && (!a || !bb || !c))
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory for a %lld x %lld block",
@@ -188,8 +298,59 @@ static int run_rect(ctx_t *C, double *t) {
   return err;
 }
 
-/* The INPA loop; on return (0) every rank's C->mine is its final
- * rectangle and rank 0's head is DONE. */
+/* Rank 0 scatters the rectangles rc (q of them) to every rank's
+ * C->mine. */
+static void scatter_rects(ctx_t *C, const mlsba__cma_rect_t *rc,
+                          int64_t *sendbuf) {
+  for (int i = 0; C->rank == 0 && i < C->q; i++) {
+    sendbuf[4 * i] = rc[i].m;
+    sendbuf[4 * i + 1] = rc[i].n;
+    sendbuf[4 * i + 2] = rc[i].row;
+    sendbuf[4 * i + 3] = rc[i].col;
+  }
+  MPI_Scatter(sendbuf, 4, MPI_INT64_T, &C->mine, 4, MPI_INT64_T, 0, C->comm);
+}
+
+/* The head's runs, for the result (rank 0); the scalars describe run
+ * `chosen`, the one the product runs. */
+static int keep_history(ctx_t *C, size_t chosen, mlsba_mpi_result_t *r) {
+  size_t it = mlsba__inpa_iterations(C->head), q = (size_t)C->q;
+  r->history_len = it;
+  r->history_w = malloc((it ? it : 1) * q * sizeof *r->history_w);
+  r->history_time = malloc((it ? it : 1) * q * sizeof *r->history_time);
+  r->history_imbalance = malloc((it ? it : 1) * sizeof *r->history_imbalance);
+  if (!r->history_w || !r->history_time || !r->history_imbalance)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  for (size_t k = 0; k < it; k++) {
+    const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, k);
+    for (size_t i = 0; i < q; i++) {
+      r->history_w[k * q + i] = h->rect[i].m * h->rect[i].n;
+      r->history_time[k * q + i] = h->t[i];
+    }
+    r->history_imbalance[k] = imbalance_of(h->t, C->q);
+  }
+  r->stop = mlsba__inpa_stop(C->head);
+  r->iterations = (unsigned)it;
+  r->run_iteration = (unsigned)chosen + 1;
+  r->converged =
+      r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
+  r->imbalance = it ? r->history_imbalance[chosen] : 0;
+  const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, chosen);
+  r->half_perimeter_sum = h->half_perimeter;
+  r->half_perimeter_lower_bound = 0;
+  for (size_t i = 0; i < q; i++)
+    r->half_perimeter_lower_bound +=
+        2 * sqrt((double)(h->rect[i].m * h->rect[i].n));
+  return 0;
+}
+
+/* The INPA loop, then the distribution the product will run: the fastest
+ * one measured (the smallest slowest-node time, first of equals), which
+ * after a cycle, max_iter or a fixed point reached from the far side may
+ * be an earlier run than the last. The nodes were last balanced for the
+ * last run, so an earlier one is run again (and its time measured again)
+ * before the product. On return (0) every rank's C->mine is the
+ * rectangle of that distribution and its node is balanced for it. */
 static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
   int err = 0;
   double *times = C->rank == 0 ? malloc((size_t)C->q * sizeof *times) : NULL;
@@ -201,21 +362,13 @@ static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
     goto done;
   for (;;) {
     int done = 0;
-    if (C->rank == 0) {
+    if (C->rank == 0)
       done = mlsba__inpa_phase(C->head) == MLSBA__INPA_DONE;
-      const mlsba__cma_rect_t *rc = mlsba__inpa_rects(C->head);
-      for (int i = 0; i < C->q; i++) {
-        sendbuf[4 * i] = rc[i].m;
-        sendbuf[4 * i + 1] = rc[i].n;
-        sendbuf[4 * i + 2] = rc[i].row;
-        sendbuf[4 * i + 3] = rc[i].col;
-      }
-    }
     MPI_Bcast(&done, 1, MPI_INT, 0, C->comm);
-    MPI_Scatter(sendbuf, 4, MPI_INT64_T, &C->mine, 4, MPI_INT64_T, 0,
-                C->comm);
     if (done)
       break;
+    scatter_rects(C, C->rank == 0 ? mlsba__inpa_rects(C->head) : NULL,
+                  sendbuf);
     double t = 0;
     err = run_rect(C, &t);
     if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
@@ -226,33 +379,25 @@ static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
     if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
       goto done;
   }
-  /* The node's last balancing was for this very rectangle (the head's
-   * result is its last run), so the product starts from it. */
+  /* The head's DONE rectangles are its last run; the fastest may be
+   * another. */
+  long best = 0, last = 0;
   if (C->rank == 0) {
-    size_t it = mlsba__inpa_iterations(C->head);
-    r->history_len = it;
-    r->history_w = malloc((it ? it : 1) * (size_t)C->q * sizeof *r->history_w);
-    r->history_time =
-        malloc((it ? it : 1) * (size_t)C->q * sizeof *r->history_time);
-    r->history_imbalance = malloc((it ? it : 1) * sizeof *r->history_imbalance);
-    if (!r->history_w || !r->history_time || !r->history_imbalance)
-      err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
-    for (size_t k = 0; !err && k < it; k++) {
-      const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, k);
-      for (int i = 0; i < C->q; i++) {
-        r->history_w[k * (size_t)C->q + (size_t)i] = h->rect[i].m * h->rect[i].n;
-        r->history_time[k * (size_t)C->q + (size_t)i] = h->t[i];
-      }
-      r->history_imbalance[k] = imbalance_of(h->t, C->q);
-    }
-    r->stop = mlsba__inpa_stop(C->head);
-    r->iterations = (unsigned)it;
-    r->converged =
-        r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
-    r->imbalance = it ? r->history_imbalance[it - 1] : 0;
-    const mlsba__cma_info_t *ci = mlsba__inpa_cma_info(C->head);
-    r->half_perimeter_sum = ci->half_perimeter;
-    r->half_perimeter_lower_bound = ci->arranged_lower_bound;
+    last = (long)mlsba__inpa_iterations(C->head) - 1;
+    best = (long)mlsba__inpa_best_run(C->head);
+    err = keep_history(C, (size_t)best, r);
+  }
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  long pick[2] = {best, last};
+  MPI_Bcast(pick, 2, MPI_LONG, 0, C->comm);
+  scatter_rects(C,
+                C->rank == 0 ? mlsba__inpa_history(C->head, (size_t)pick[0])->rect
+                             : NULL,
+                sendbuf);
+  if (pick[0] != pick[1]) {
+    double t = 0;
+    err = run_rect(C, &t);
   }
   err = mlsba__mpi_agree(C->comm, err);
 done:
@@ -356,11 +501,15 @@ done:
 /* The product on this rank's own A', B', C' (made from global indices),
  * then the check of sampled elements of C'. */
 static int product(ctx_t *C, mlsba_mpi_result_t *r) {
+  int err = check_memory(C, rect_bytes(C, C->mine.m, C->mine.n, 1),
+                         "the product");
+  if (err)
+    return err;
   const mlsba_mpi_opts_t *o = C->o;
   int64_t b = o->block;
   int64_t *lay4 = malloc((size_t)C->q * 4 * sizeof *lay4);
   int64_t *m = malloc((size_t)C->q * 4 * sizeof *m);
-  int err = (!lay4 || !m) ? mlsba__fail(MLSBA_ENOMEM, "out of memory") : 0;
+  err = (!lay4 || !m) ? mlsba__fail(MLSBA_ENOMEM, "out of memory") : 0;
   int sim = mlsba__mpi_node_simulated(C->node);
   int64_t bm = C->mine.m * b, bn = C->mine.n * b;
   size_t es = mlsba__mpi_elem(o->precision);
@@ -431,21 +580,32 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if (o == NULL || r == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_multiply: NULL argument");
   memset(r, 0, sizeof *r);
-  ctx_t C = {.comm = comm, .o = o};
+  if (comm == MPI_COMM_NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_multiply: comm is "
+                                     "MPI_COMM_NULL");
+  ctx_t C = {.comm = comm, .host = MPI_COMM_NULL, .o = o};
   MPI_Comm_rank(comm, &C.rank);
   MPI_Comm_size(comm, &C.q);
   r->nodes = C.q;
   int err = check_opts(o, C.q);
   char path[1024];
-  if (!err)
-    err = rank_path(o->platform, C.rank, path, sizeof path);
-  if ((err = mlsba__mpi_agree(comm, err)) != 0)
+  int local_rank = 0, local_size = 1;
+  /* Collective on every rank, whatever the options (the split of the
+   * ranks by host, the expansion of %r, %h and %l), then the head's
+   * options agreed on. */
+  int e = mlsba__mpi_local_rank(comm, &local_rank, &local_size);
+  int ep = mlsba_mpi_platform_path(comm, o->platform ? o->platform : "", path,
+                                   sizeof path);
+  if ((err = mlsba__mpi_agree(comm, err ? err : e ? e : ep)) != 0 ||
+      (err = agree_on_opts(comm, o)) != 0)
     return err;
   C.nb = o->n / o->block;
-  err = mlsba__mpi_node_open(path, o, &C.node);
+  err = mlsba__mpi_node_open_at(path, local_rank, local_size, o, &C.node);
   if ((err = mlsba__mpi_agree(comm, err)) != 0)
     return err;
-  if ((err = check_same_time_base(&C, &r->simulated)) != 0)
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &C.host);
+  if ((err = check_same_time_base(&C, &r->simulated)) != 0 ||
+      (err = check_memory_up_front(&C)) != 0)
     goto done;
   if (C.rank == 0) {
     mlsba__inpa_opts_t io;
@@ -460,10 +620,12 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if ((err = inpa(&C, r)) != 0 || (err = product(&C, r)) != 0)
     goto done;
   /* The head's scalars, for every rank. */
-  double sc[6] = {(double)r->iterations, (double)r->converged, r->imbalance,
+  double sc[7] = {(double)r->iterations, (double)r->converged, r->imbalance,
                   (double)r->half_perimeter_sum,
-                  r->half_perimeter_lower_bound, (double)r->stop};
-  MPI_Bcast(sc, 6, MPI_DOUBLE, 0, comm);
+                  r->half_perimeter_lower_bound, (double)r->stop,
+                  (double)r->run_iteration};
+  MPI_Bcast(sc, 7, MPI_DOUBLE, 0, comm);
+  r->run_iteration = (unsigned)sc[6];
   r->iterations = (unsigned)sc[0];
   r->converged = (int)sc[1];
   r->imbalance = sc[2];
@@ -471,6 +633,8 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   r->half_perimeter_lower_bound = sc[4];
   r->stop = (mlsba_stop_reason_t)sc[5];
 done:
+  if (C.host != MPI_COMM_NULL)
+    MPI_Comm_free(&C.host);
   mlsba__inpa_destroy(C.head);
   mlsba__mpi_node_close(C.node);
   if (err)

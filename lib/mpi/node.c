@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/atomic_file.h"
 #include "../core/error.h"
+#include "../platform/binding.h"
 #ifdef MLSBA_HAVE_OPENCL
 #include "mlsba/opencl.h"
 #endif
@@ -57,8 +59,54 @@ struct mlsba__mpi_node {
   double *total;    /* device times summed over steps */
 };
 
+/* The whole platform file, read once through the checked opener (a
+ * regular file only: a FIFO is refused, not waited on); the platform and
+ * a simulated node's JSON are both parsed from this one text, so a file
+ * replaced meanwhile cannot make them disagree. NUL-terminated. */
+static int read_platform_text(const char *path, char **text) {
+  FILE *f;
+  int err = mlsba__open_regular(path, &f);
+  if (err)
+    return err;
+  size_t len = 0, cap = 4096;
+  char *buf = malloc(cap);
+  for (size_t got = 1; buf != NULL && got > 0;) {
+    if (len + 1 == cap) {
+      char *more = realloc(buf, cap *= 2);
+      if (more == NULL) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = more;
+    }
+    got = fread(buf + len, 1, cap - 1 - len, f);
+    len += got;
+  }
+  int read_error = ferror(f);
+  fclose(f);
+  if (buf == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  buf[len] = '\0';
+  if (read_error || strlen(buf) != len) {
+    free(buf);
+    return mlsba__fail(read_error ? MLSBA_EIO : MLSBA_EFORMAT, "%s: %s", path,
+                       read_error ? "read error" : "contains a NUL byte");
+  }
+  *text = buf;
+  return 0;
+}
+
 int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
                          mlsba__mpi_node_t **out) {
+  int local_rank, local_size;
+  mlsba__binding_local_rank(&local_rank, &local_size);
+  return mlsba__mpi_node_open_at(path, local_rank, local_size, o, out);
+}
+
+int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
+                            const mlsba_mpi_opts_t *o,
+                            mlsba__mpi_node_t **out) {
   *out = NULL;
   mlsba__mpi_node_t *nd = calloc(1, sizeof *nd);
   if (nd == NULL)
@@ -70,7 +118,14 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
   nd->keep_shared = o->keep_shared;
   nd->eps = o->eps;
   nd->max_iter = o->max_iter;
-  int err = mlsba_platform_load(path, &nd->file);
+  /* A file is read once: the platform and a simulated node's JSON are
+   * both parsed from that one text. */
+  char *text = NULL;
+  int err = 0;
+  if (strcmp(path, "auto") == 0)
+    err = mlsba__mpi_platform_open(path, local_rank, local_size, &nd->file);
+  else if ((err = read_platform_text(path, &text)) == 0)
+    err = mlsba_platform_parse(text, path, &nd->file);
   if (err)
     goto fail;
   nd->p = mlsba_platform_num_devices(nd->file);
@@ -104,11 +159,11 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
     goto fail;
   }
-  if (nd->simulated) {
+  if (nd->simulated && text != NULL) { /* "auto" has no simulated device */
     json_error_t je;
-    nd->json = json_load_file(path, 0, &je);
-    if (nd->json == NULL) { /* read once already: only a race gets here */
-      err = mlsba__fail(MLSBA_EIO, "%s: %s", path, je.text);
+    nd->json = json_loads(text, 0, &je);
+    if (nd->json == NULL) { /* the platform parsed this text already */
+      err = mlsba__fail(MLSBA_EFORMAT, "%s: %s", path, je.text);
       goto fail;
     }
     nd->repeatable = 1;
@@ -123,9 +178,11 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
   } else if ((err = mlsba_executor_create(nd->file, &nd->ex)) != 0) {
     goto fail;
   }
+  free(text);
   *out = nd;
   return 0;
 fail:
+  free(text);
   mlsba__mpi_node_close(nd);
   return err;
 }
@@ -177,11 +234,15 @@ static int scaled_platform(mlsba__mpi_node_t *nd, mlsba_platform_t **out) {
       json_array_set_new(pt, 0, json_real(x / per_column));
       json_array_set_new(pt, 1, json_real(s / per_column));
     }
+    /* A limit of more columns than int64 counts is no limit (the cast
+     * of such a double is undefined). */
     json_t *max = json_object_get(d, "max_load");
+    double cols = json_is_number(max) ? json_number_value(max) / per_column : 0;
     if (json_is_number(max))
       json_object_set_new(
           d, "max_load",
-          json_integer((json_int_t)(json_number_value(max) / per_column)));
+          json_integer(cols < MLSBA_LOAD_MAX ? (json_int_t)cols
+                                             : (json_int_t)MLSBA_LOAD_MAX));
   }
   char *text = json_dumps(copy, JSON_COMPACT);
   json_decref(copy);
@@ -189,6 +250,17 @@ static int scaled_platform(mlsba__mpi_node_t *nd, mlsba_platform_t **out) {
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
   int err = mlsba_platform_parse(text, nd->path, out);
   free(text);
+  /* The file was valid in blocks (it was loaded): only the rescaling can
+   * have left a bound, and the message says so in the file's terms. */
+  char why[400];
+  snprintf(why, sizeof why, "%s", mlsba_last_error());
+  if (err)
+    err = mlsba__fail(err,
+                      "%s: in columns of this rank's %lld-tall C' (a column "
+                      "is %g blocks of %lld x %lld), a speed point leaves "
+                      "the bounds of a model: %s",
+                      nd->path, (long long)nd->k.bm, per_column,
+                      (long long)nd->k.b, (long long)nd->k.b, why);
   return err;
 }
 

@@ -17,6 +17,7 @@
  *    SUMMA does).
  * Then every rank's devices update C' += A_(b) B_(b), split by columns,
  * while the rows of A it passes on are still leaving. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,7 +119,13 @@ static void post(int send, int sim, void *base, int count, int64_t len,
                  MPI_Comm comm, MPI_Request *req, MPI_Datatype *type) {
   int n = 1;
   *type = MPI_DATATYPE_NULL;
-  if (sim || count == 1) { /* the basic type: SMPI then copies nothing */
+  if ((sim || count == 1) && count * len > INT_MAX) {
+    /* Over an int's count: len elements as one unit, count of them (len
+     * <= N fits an int, as the layer refuses a larger N). */
+    MPI_Type_contiguous((int)len, elem, type);
+    MPI_Type_commit(type);
+    n = count;
+  } else if (sim || count == 1) { /* the basic type: SMPI copies nothing */
     n = (int)(count * len);
   } else {
     MPI_Type_vector(count, (int)len, (int)stride, elem, type);
@@ -156,6 +163,17 @@ static int post_overlaps(int send, int sim, char *panel, int64_t bm,
     n++;
   }
   return n;
+}
+
+/* MPI_Bcast of count elements in pieces whose counts fit an int (a
+ * panel of B is b x bn elements: 2^31 at b = 4096, N = 2^19). */
+static void bcast_pieces(char *buf, int64_t count, MPI_Datatype elem,
+                         size_t es, int root, MPI_Comm comm) {
+  const int64_t piece = INT_MAX / 2;
+  for (int64_t done = 0; done < count; done += piece) {
+    int64_t n = count - done < piece ? count - done : piece;
+    MPI_Bcast(buf + (size_t)done * es, (int)n, elem, root, comm);
+  }
 }
 
 static void free_types(MPI_Datatype *type, int n) {
@@ -237,7 +255,7 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
         memcpy(pb + (size_t)(j * b) * es,
                (const char *)b_ + (size_t)(j * bm + (k - lay->row[me]) * b) * es,
                (size_t)b * es);
-    MPI_Bcast(pb, (int)(b * bn), elem, owner, colcomm);
+    bcast_pieces(pb, b * bn, elem, es, owner, colcomm);
     MPI_Waitall(nrecv, req, MPI_STATUSES_IGNORE);
     free_types(type, nrecv);
     /* A: the root column's ranks take their rows from A' (bm x b at

@@ -329,6 +329,27 @@ done:
   return err;
 }
 
+void mlsba__cma_measure(const int64_t w[], size_t q,
+                        const mlsba__cma_rect_t rect[],
+                        mlsba__cma_info_t *info) {
+  info->half_perimeter = 0;
+  info->lower_bound = 0;
+  info->arranged_lower_bound = 0;
+  info->total_area_error = 0;
+  info->max_area_error = 0;
+  for (size_t i = 0; i < q; i++) {
+    int64_t a = rect[i].m * rect[i].n;
+    int64_t e = a > w[i] ? a - w[i] : w[i] - a;
+    double rel = (double)e / (double)w[i];
+    info->half_perimeter += rect[i].m + rect[i].n;
+    info->lower_bound += 2 * sqrt((double)w[i]);
+    info->arranged_lower_bound += 2 * sqrt((double)a);
+    info->total_area_error += e;
+    info->max_area_error =
+        rel > info->max_area_error ? rel : info->max_area_error;
+  }
+}
+
 int mlsba__cma(const int64_t w[], size_t q, int64_t nb,
                mlsba__cma_rect_t rect[], mlsba__cma_info_t *info) {
   int err = check_cma_args(w, q, nb, rect);
@@ -354,17 +375,7 @@ int mlsba__cma(const int64_t w[], size_t q, int64_t nb,
     memset(info, 0, sizeof *info);
     info->columns = ncols;
     info->real_half_perimeter = cost * (double)nb;
-    for (size_t i = 0; i < q; i++) {
-      int64_t a = rect[i].m * rect[i].n;
-      int64_t e = a > w[i] ? a - w[i] : w[i] - a;
-      double rel = (double)e / (double)w[i];
-      info->half_perimeter += rect[i].m + rect[i].n;
-      info->lower_bound += 2 * sqrt((double)w[i]);
-      info->arranged_lower_bound += 2 * sqrt((double)a);
-      info->total_area_error += e;
-      info->max_area_error =
-          rel > info->max_area_error ? rel : info->max_area_error;
-    }
+    mlsba__cma_measure(w, q, rect, info);
   }
 done:
   free(area);

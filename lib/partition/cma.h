@@ -96,6 +96,27 @@ int mlsba__cma_check_grid(const char *fn, size_t q, int64_t nb);
 int mlsba__cma(const int64_t w[], size_t q, int64_t nb,
                mlsba__cma_rect_t rect[], mlsba__cma_info_t *info);
 
+/* The arrangement rect[q] (as mlsba__cma made it, on an nb x nb grid)
+ * fitted to the node models (time in seconds for an area in blocks):
+ * the same columns holding the same nodes in the same order, the column
+ * widths and the heights in each column chosen so that the largest
+ * predicted time max_i t_i(m_i n_i) is the least whole blocks allow with
+ * those columns. Where the areas asked of CMA can be laid out this moves
+ * them little; where they cannot (a node slower than a one-block-wide
+ * column allows), this is the constrained optimum instead of CMA's
+ * rounding. rect is replaced only when the fit predicts a strictly
+ * shorter makespan, which goes to *makespan (may be NULL) either way.
+ * Returns 0 or MLSBA_ENOMEM. */
+int mlsba__cma_fit_models(const mlsba_model_t *const models[], size_t q,
+                          int64_t nb, mlsba__cma_rect_t rect[],
+                          double *makespan);
+
+/* Fills info's half_perimeter, lower_bound, arranged_lower_bound and the
+ * area errors of the arrangement rect[q] for the areas w[q] asked;
+ * columns and real_half_perimeter are left as they are. */
+void mlsba__cma_measure(const int64_t w[], size_t q,
+                        const mlsba__cma_rect_t rect[], mlsba__cma_info_t *info);
+
 /* Integer parts of real shares x[0..m-1] (each >= 0) summing to total,
  * every part at least 1 (total >= m): shares below one block are raised
  * to it and the rest re-shared in proportion (water-filling), then

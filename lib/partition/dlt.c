@@ -10,7 +10,9 @@
  *   T = (N + sum_j e_j / a_j) / sum_j 1 / a_j,   x_j = (T - e_j) / a_j.
  * A device whose latency exceeds T gets nothing, and one whose share
  * exceeds its max_load is held at it; T solves sum_j x_j = N with those
- * limits. */
+ * limits. The seed's full model, with the links, is dlt_nodes.c
+ * (mlsba_partition_dlt_nodes); with l = b = l_P = 0 and one device per node
+ * it gives these shares (tests/test_dlt.c checks it). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -41,6 +43,9 @@ static void fit_affine(const mlsba_model_t *m, int64_t n, double *a,
     *a = sxt / sxx;
     *e = 0;
   }
+  /* The points are compute; a transfer set on the model is affine too. */
+  *a += m->per_unit;
+  *e += m->latency;
 }
 
 /* Sum over devices of (T - e_j) / a_j clamped to [0, cap_j]; the shares

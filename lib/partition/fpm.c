@@ -37,18 +37,50 @@ double mlsba__fpm_speed(const mlsba_model_t *m, double x) {
 }
 
 double mlsba__fpm_time(const mlsba_model_t *m, double x) {
-  return x > 0 ? x / mlsba__fpm_speed(m, x) : 0.0;
+  if (!(x > 0))
+    return 0.0;
+  double t = x / mlsba__fpm_speed(m, x);
+  if (m->per_unit > 0 || m->latency > 0)
+    t += m->latency + m->per_unit * x;
+  return t;
+}
+
+/* Where x / s(x) + c x = T on the segment from point i to i + 1, as the
+ * fraction u of the segment, for c > 0: the root where
+ *   g(u) = x(u) - (T - c x(u)) s(u)
+ *        = c dx ds u^2 + (dx - a0 ds + c dx s_i) u + x_i - a0 s_i,
+ * a0 = T - c x_i,
+ * turns positive (g <= 0 is t <= T). g(0) <= 0 < g(1), so that is the
+ * larger root when the parabola opens upwards, the smaller one when it
+ * opens downwards. Roots by the stable form (no cancellation). */
+static double segment_crossing_with_transfer(const mlsba_model_t *m, size_t i,
+                                             double T) {
+  double c = m->per_unit, xi = m->x[i], si = m->s[i];
+  double dx = m->x[i + 1] - xi, ds = m->s[i + 1] - si, a0 = T - c * xi;
+  double qa = c * dx * ds, qb = dx - a0 * ds + c * dx * si, qc = xi - a0 * si;
+  if (qa == 0)
+    return qb != 0 ? -qc / qb : 0;
+  double disc = qb * qb - 4 * qa * qc;
+  double q = -0.5 * (qb + copysign(sqrt(disc > 0 ? disc : 0), qb));
+  if (q == 0)
+    return 0;
+  double r1 = q / qa, r2 = qc / q;
+  double lo = r1 < r2 ? r1 : r2, hi = r1 < r2 ? r2 : r1;
+  return qa > 0 ? hi : lo;
 }
 
 double mlsba__fpm_load_by_time(const mlsba_model_t *m, double T) {
-  double x;
+  double x, c = m->per_unit;
+  /* A device given any load pays the latency first. */
+  if (m->latency > 0)
+    T = T > m->latency ? T - m->latency : 0;
   if (!(T > 0)) {
     x = 0;
   } else if (m->tmin[0] > T) {
     /* Every point takes longer than T, and t is monotone on each segment,
      * so only the constant-speed stretch before the first point can
      * finish by T. */
-    x = T * m->s[0];
+    x = T * m->s[0] / (1 + c * m->s[0]);
   } else {
     /* i = the last point finishing by T: tmin is non-decreasing. */
     size_t lo = 0, hi = m->n - 1;
@@ -61,7 +93,12 @@ double mlsba__fpm_load_by_time(const mlsba_model_t *m, double T) {
     }
     size_t i = lo;
     if (i == m->n - 1) {
-      x = T * m->s[i]; /* constant speed beyond the last point */
+      /* constant speed beyond the last point */
+      x = T * m->s[i] / (1 + c * m->s[i]);
+    } else if (c > 0) {
+      double u = segment_crossing_with_transfer(m, i, T);
+      u = !(u >= 0) ? 0 : u > 1 ? 1 : u;
+      x = m->x[i] + u * (m->x[i + 1] - m->x[i]);
     } else {
       /* t(x_i) <= T < t(x_{i+1}): the line x = T s(x) crosses this segment
        * once. Solve for the fraction u of the segment; the denominator is
@@ -100,7 +137,7 @@ int mlsba__fpm_check_usable(const mlsba_model_t *m, size_t index) {
 static void update_tmin(mlsba_model_t *m, size_t j) {
   double right = (j + 1 < m->n) ? m->tmin[j + 1] : INFINITY;
   for (size_t k = j + 1; k-- > 0;) {
-    double t = m->x[k] / m->s[k];
+    double t = m->x[k] / m->s[k] + m->per_unit * m->x[k];
     double v = t < right ? t : right;
     if (k < j && m->tmin[k] == v)
       break;
@@ -169,6 +206,8 @@ int mlsba_model_clone(const mlsba_model_t *model, mlsba_model_t **copy) {
   }
   m->n = model->n;
   m->max_load = model->max_load;
+  m->latency = model->latency;
+  m->per_unit = model->per_unit;
   *copy = m;
   return 0;
 }
@@ -219,6 +258,40 @@ int mlsba__fpm_set_point(mlsba_model_t *model, double x, double speed) {
   model->s[j] = speed;
   model->n++;
   update_tmin(model, j);
+  return 0;
+}
+
+int mlsba_model_set_transfer(mlsba_model_t *model, double latency,
+                             double per_unit) {
+  if (model == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_set_transfer: model is NULL");
+  /* Within the bounds, a time stays far from overflow (see mlsba.h). */
+  if (!(latency >= 0 && latency <= 1e30) ||
+      !(per_unit >= 0 && per_unit <= 1e30))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "model transfer: latency and per_unit must be in [0, "
+                       "1e30] seconds, got %g and %g",
+                       latency, per_unit);
+  model->latency = latency;
+  model->per_unit = per_unit;
+  if (model->n > 0) { /* every time changed: tmin from the right end */
+    for (size_t k = model->n; k-- > 0;) {
+      double t = model->x[k] / model->s[k] + per_unit * model->x[k];
+      double right = k + 1 < model->n ? model->tmin[k + 1] : INFINITY;
+      model->tmin[k] = t < right ? t : right;
+    }
+  }
+  return 0;
+}
+
+int mlsba_model_get_transfer(const mlsba_model_t *model, double *latency,
+                             double *per_unit) {
+  if (model == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_model_get_transfer: model is NULL");
+  if (latency)
+    *latency = model->latency;
+  if (per_unit)
+    *per_unit = model->per_unit;
   return 0;
 }
 

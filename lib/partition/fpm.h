@@ -15,8 +15,11 @@ struct mlsba_model {
   double *s;  /* speeds at x, > 0 */
   /* tmin[j] = min over i >= j of x[i] / s[i]. Non-decreasing in j, so the
    * last point finishing by a time T is found by binary search even when a
-   * measured model breaks the single-crossing shape (see load_by_time). */
+   * measured model breaks the single-crossing shape (see load_by_time).
+   * With a transfer, the times are x[i] / s[i] + per_unit x[i]. */
   double *tmin;
+  /* The transfer added to t(x) for x > 0 (mlsba_model_set_transfer). */
+  double latency, per_unit;
   int64_t max_load; /* MLSBA_NO_MAX_LOAD or >= 0 */
 };
 
@@ -26,7 +29,7 @@ struct mlsba_model {
 int mlsba__fpm_set_point(mlsba_model_t *m, double x, double speed);
 /* s(x) of a model with at least one point. */
 double mlsba__fpm_speed(const mlsba_model_t *m, double x);
-/* t(x) = x / s(x); t(0) = 0. */
+/* t(x) = x / s(x) plus the transfer; t(0) = 0. */
 double mlsba__fpm_time(const mlsba_model_t *m, double x);
 /* max { x in [0, max_load] : t(x) <= T } for T >= 0. */
 double mlsba__fpm_load_by_time(const mlsba_model_t *m, double T);

@@ -11,8 +11,10 @@
  *   3.   w_i = W / q (the remainder to the first nodes).
  *   4.   CMA arranges w_1..w_q into rectangles (m_i, n_i).
  *   5.   Every node runs its rectangle; t_i comes back.  (phase RUN)
- *   6.   Stop when max_{i,j} |t_i - t_j| / t_i <= eps_1, i.e.
- *        (max_i t_i - min_i t_i) / min_i t_i <= eps_1. The point
+ *   6.   Stop when (max_i t_i - min_i t_i) / max_i t_i <= eps_1, the
+ *        imbalance of every libmlsba report (the seed divides by min_i
+ *        t_i: a report would then show runs within eps that did not
+ *        stop as balanced). The point
  *        (a_i, a_i / t_i) goes into node i's model (on every run, the
  *        last too), where a_i = m_i n_i is the area node i actually ran
  *        (w_i after CMA's rounding: the time was measured on a_i blocks,
@@ -28,6 +30,19 @@
  *   - max_iter runs of step 5.
  * Fixed point counts as converged (as far as whole blocks allow); cycle
  * and max_iter do not.
+ * Step 4 under the models (INPA only): where GPA's areas cannot be laid
+ * out (every rectangle is a block wide and high, a column's heights fill
+ * the grid), CMA's rounding would decide the loads and GPA ask for the
+ * same areas again; so the arrangement run is the best the models
+ * predict among CMA's columns for GPA's areas, for those areas
+ * re-arranged, and for the areas a constant model would ask for, each
+ * with its widths and heights fitted to the models
+ * (mlsba__cma_fit_models: the constrained optimum for those columns).
+ * Exploration (INPA only): before stopping at a fixed point or a cycle
+ * above eps, INPA runs once what a constant model measured on the last
+ * run asks for (laid out by CMA), when that is a run not yet run; if the
+ * models then choose again the run they had stopped at, that run is the
+ * fixed point and the result (not run again), else the loop goes on.
  * The baselines of §4 use the same loop, with step 7 replaced:
  *   - multiple-CPM: w_i = W s_i / sum_j s_j with s_i = a_i / t_i the
  *     constant speed measured in the last run; no step 1 (its point feeds
@@ -96,7 +111,7 @@ typedef struct mlsba__inpa_record {
   const int64_t *w;              /* areas asked of CMA (sum W) */
   const mlsba__cma_rect_t *rect; /* the arrangement run */
   const double *t;               /* times fed back */
-  double imbalance;              /* (max t - min t) / min t (step 6) */
+  double imbalance;              /* (max t - min t) / max t (step 6) */
   int64_t half_perimeter;        /* H of the arrangement */
 } mlsba__inpa_record_t;
 
@@ -138,7 +153,9 @@ const mlsba__inpa_record_t *mlsba__inpa_history(const mlsba__inpa_t *head,
 /* The run with the smallest makespan (max_i t_i), first of equals: after
  * a stop that did not converge (cycle, max_iter) it may beat the last
  * run, which mlsba__inpa_w() and mlsba__inpa_rects() keep as the result,
- * as the single-node routine does. SIZE_MAX before the first run. */
+ * as the single-node routine does (INPA's fixed point after an
+ * exploration is the run the models came back to, see below). SIZE_MAX
+ * before the first run. */
 size_t mlsba__inpa_best_run(const mlsba__inpa_t *head);
 /* Node i's functional model (points in blocks, speeds in blocks/s), as
  * built so far; baselines build it too, from the same runs. */

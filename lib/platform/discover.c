@@ -1,5 +1,7 @@
-/* The "auto" platform: every physical core from hwloc and every OpenCL
- * device, grouped as the MLSBA paper runs them.
+/* The "auto" platform: every physical core this process is bound to
+ * (hwloc) and its OpenCL devices, grouped as the MLSBA paper runs them.
+ * The environment narrows both (binding.h), and ranks that share a host
+ * share out its accelerators by their local rank.
  *
  * One device per physical core: an SMT sibling shares the core's floating
  * point units, and BLIS on two siblings of one core runs no faster than on
@@ -14,6 +16,7 @@
 
 #include "../core/error.h"
 #include "../devices/backend.h"
+#include "binding.h"
 #include "platform.h"
 
 /* The kind of a core: "cpu", or on a CPU with cores of several kinds
@@ -35,7 +38,47 @@ static const char *cpu_model(hwloc_topology_t topo) {
   return model ? model : "";
 }
 
+/* The OpenCL devices this process drives, by the sharing rule and the
+ * environment, each with its index among all (index[k]); none, without
+ * asking OpenCL, when the environment says none. */
+static int select_opencl(int local_rank, int local_size,
+                         mlsba__cl_device_desc_t **cl, size_t *index,
+                         size_t *ncl) {
+  *cl = NULL;
+  *ncl = 0;
+  if (mlsba__binding_no_opencl())
+    return 0;
+  size_t n = 0;
+  int err = mlsba__opencl_enumerate(cl, &n);
+  unsigned char *chosen = err || n == 0 ? NULL : malloc(n);
+  if (!err && n > 0 && chosen == NULL)
+    err = mlsba__fail(MLSBA_ENOMEM, "discovery: out of memory");
+  if (!err && n > 0)
+    err = mlsba__binding_select_opencl(n, local_rank, local_size, chosen);
+  size_t k = 0;
+  for (size_t j = 0; !err && j < n && k < 256; j++)
+    if (chosen[j]) {
+      index[k] = j;
+      (*cl)[k++] = (*cl)[j];
+    }
+  free(chosen);
+  if (err) {
+    free(*cl);
+    *cl = NULL;
+    return err;
+  }
+  *ncl = k;
+  return 0;
+}
+
 int mlsba_platform_discover(mlsba_platform_t **platform) {
+  int local_rank, local_size;
+  mlsba__binding_local_rank(&local_rank, &local_size);
+  return mlsba__platform_discover_local(local_rank, local_size, platform);
+}
+
+int mlsba__platform_discover_local(int local_rank, int local_size,
+                                   mlsba_platform_t **platform) {
   if (platform == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_discover: NULL argument");
   hwloc_topology_t topo;
@@ -45,20 +88,33 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
     hwloc_topology_destroy(topo);
     return mlsba__fail(MLSBA_EDEVICE, "hwloc_topology_load failed");
   }
-  int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  int *cores = NULL;
+  size_t nc = 0;
   mlsba__cl_device_desc_t *cl = NULL;
   size_t ncl = 0;
-  int err = mlsba__opencl_enumerate(&cl, &ncl);
-  if (err || ncores < 1) {
+  int err = mlsba__binding_select_cores(topo, &cores, &nc);
+  /* Indices of the OpenCL devices this process takes; more than a
+   * machine holds is out of reach. */
+  size_t cl_index[256];
+  if (!err)
+    err = select_opencl(local_rank, local_size, &cl, cl_index, &ncl);
+  if (!err && nc + ncl == 0)
+    err = mlsba__fail(MLSBA_EDEVICE,
+                      "discovery: no device left (no core in this "
+                      "process's binding, or MLSBA_CPUS, MLSBA_NCPU, "
+                      "MLSBA_OPENCL and MLSBA_NOPENCL leave none)");
+  if (err) {
     hwloc_topology_destroy(topo);
+    free(cores);
     free(cl);
-    return err ? err : mlsba__fail(MLSBA_EDEVICE, "hwloc: no CPU core found");
+    return err;
   }
-  size_t nc = (size_t)ncores, p = nc + ncl;
+  size_t p = nc + ncl;
   size_t paired = ncl < nc ? ncl : nc, q = p - paired;
   mlsba_platform_t *pl = NULL;
   if ((err = mlsba__platform_alloc("auto", p, q, &pl)) != 0) {
     hwloc_topology_destroy(topo);
+    free(cores);
     free(cl);
     return err;
   }
@@ -68,12 +124,15 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
   mlsba__cpu_driver(driver, sizeof driver);
   char name[32];
   for (size_t i = 0; i < nc; i++) {
-    device_t *d = &pl->dev[i];
-    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i);
-    snprintf(name, sizeof name, "core%zu", i);
+    mlsba__platform_device_t *d = &pl->dev[i];
+    hwloc_obj_t core =
+        hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)cores[i]);
+    /* Named by the machine's core index, so that a rank bound to core 1
+     * shows core1, the core taskset and --report-bindings name. */
+    snprintf(name, sizeof name, "core%d", cores[i]);
     d->name = strdup(name);
     d->backend = &mlsba__cpu_backend;
-    d->config = mlsba__cpu_config((int64_t)i);
+    d->config = mlsba__cpu_config((int64_t)cores[i]);
     d->model_name = strdup(cpu_model(topo));
     d->driver = strdup(driver);
     d->compute_units = (unsigned)hwloc_bitmap_weight(core->cpuset);
@@ -82,8 +141,10 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
       err = MLSBA_ENOMEM;
   }
   for (size_t j = 0; j < ncl; j++) {
-    device_t *d = &pl->dev[nc + j];
-    snprintf(name, sizeof name, "ocl%zu", j);
+    mlsba__platform_device_t *d = &pl->dev[nc + j];
+    /* Named by its index among the host's OpenCL devices, as every rank
+     * of the host sees it. */
+    snprintf(name, sizeof name, "ocl%zu", cl_index[j]);
     d->name = strdup(name);
     d->backend = &mlsba__opencl_backend;
     d->config = mlsba__opencl_config(cl[j].platform, cl[j].device);
@@ -113,6 +174,7 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
   }
   pl->group_start[q] = at;
   hwloc_topology_destroy(topo);
+  free(cores);
   free(cl);
   if (err) {
     mlsba_platform_destroy(pl);

@@ -104,7 +104,7 @@ int mlsba_platform_grouped_models(const mlsba_platform_t *pl,
   for (size_t g = 0; g < pl->ngroups; g++)
     group_size[g] = mlsba_platform_group_size(pl, g);
   for (size_t k = 0; k < pl->ndev; k++) {
-    const device_t *d = &pl->dev[pl->group_dev[k]];
+    const mlsba__platform_device_t *d = &pl->dev[pl->group_dev[k]];
     if (d->model == NULL)
       return mlsba__fail(MLSBA_EINVAL,
                          "device \"%s\" is a %s device: its model is only "
@@ -132,12 +132,56 @@ int mlsba__platform_alloc(const char *name, size_t p, size_t q,
   return 0;
 }
 
+int mlsba_platform_columns_of(const mlsba_platform_t *pl, int64_t *m,
+                              int64_t *k) {
+  if (pl == NULL || pl->columns_m < 1)
+    return 0;
+  if (m)
+    *m = pl->columns_m;
+  if (k)
+    *k = pl->columns_k;
+  return 1;
+}
+
+int mlsba_platform_device_link(const mlsba_platform_t *pl, size_t i,
+                               mlsba_link_t *link) {
+  if (pl == NULL || link == NULL || i >= pl->ndev)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_platform_device_link: no device %zu", i);
+  *link = pl->dev[i].link;
+  return 0;
+}
+
+int mlsba_platform_network(const mlsba_platform_t *pl, mlsba_link_t *link) {
+  if (pl == NULL || link == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_network: %s is NULL",
+                       pl == NULL ? "platform" : "link");
+  *link = pl->network;
+  return 0;
+}
+
+int mlsba_link_transfer(const mlsba_link_t *link, double unit_bytes,
+                        double *latency, double *per_unit) {
+  if (link == NULL || latency == NULL || per_unit == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_link_transfer: an argument is "
+                                     "NULL");
+  if (!(unit_bytes >= 0) || unit_bytes > 1e30)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_link_transfer: unit_bytes must "
+                       "be in [0, 1e30], got %g",
+                       unit_bytes);
+  int none = !(link->bandwidth > 0);
+  *latency = none ? 0 : link->latency;
+  *per_unit = none ? 0 : unit_bytes / link->bandwidth;
+  return 0;
+}
+
 int mlsba_platform_device_info(const mlsba_platform_t *pl, size_t i,
                                mlsba_device_info_t *info) {
   if (pl == NULL || info == NULL || i >= pl->ndev)
     return mlsba__fail(MLSBA_EINVAL,
                        "mlsba_platform_device_info: no device %zu", i);
-  const device_t *d = &pl->dev[i];
+  const mlsba__platform_device_t *d = &pl->dev[i];
   info->model = d->model_name ? d->model_name : "";
   info->driver = d->driver ? d->driver : "";
   info->kind = d->kind ? d->kind : "";

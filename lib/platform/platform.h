@@ -6,7 +6,9 @@
 #include "../devices/backend.h"
 #include "mlsba.h"
 
-/* A platform device: what every device has. What only its backend knows
+/* A platform device, as the platform describes it (pl->dev[j]); opened by
+ * an executor it becomes an mlsba__device_t (ex->opened[j],
+ * devices/device.h). What every device has. What only its backend knows
  * (a core's index, OpenCL indices, a sim device's noise and faults) is in
  * config, which the backend reads, writes back and opens
  * (devices/backend.h). */
@@ -20,7 +22,8 @@ typedef struct {
   char *driver;
   unsigned compute_units;
   uint64_t memory_bytes;
-} device_t;
+  mlsba_link_t link; /* its host link ("link"; bandwidth 0: none given) */
+} mlsba__platform_device_t;
 
 /* A block of device names and kinds (platform files): one allocation for
  * thousands of strings instead of two per device. */
@@ -28,7 +31,7 @@ typedef struct mlsba__strings mlsba__strings_t;
 
 struct mlsba_platform {
   char *name;
-  device_t *dev;
+  mlsba__platform_device_t *dev;
   /* When set, every device's name and kind is in these blocks, freed with
    * them (mlsba__platform_strdup); else each is its own allocation. */
   mlsba__strings_t *strings;
@@ -36,6 +39,10 @@ struct mlsba_platform {
   size_t ngroups;
   size_t *group_start; /* ngroups + 1 offsets into group_dev */
   size_t *group_dev;   /* device indices, group by group */
+  /* "columns_of": the product whose columns simulated speeds count, m x k
+   * (0 when the file does not say). */
+  int64_t columns_m, columns_k;
+  mlsba_link_t network; /* the rank's link ("network"; bandwidth 0: none) */
 };
 
 /* Whether the k-th entry of group_dev (a device of group g) drives the
@@ -57,5 +64,12 @@ char *mlsba__platform_strdup(mlsba_platform_t *pl, const char *s);
 
 /* The core of device i when it is a cpu device, else -1. */
 int mlsba__platform_core(const mlsba_platform_t *pl, size_t i);
+
+/* Discovery (the "auto" platform) for the process of rank local_rank among
+ * local_size processes of this host, which share out its accelerators:
+ * the MPI layer passes the ranks of its shared-memory communicator;
+ * mlsba_platform_discover() the launcher's environment. */
+int mlsba__platform_discover_local(int local_rank, int local_size,
+                                   mlsba_platform_t **platform);
 
 #endif

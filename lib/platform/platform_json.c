@@ -44,7 +44,7 @@ typedef struct {
  * balancer pools (mlsba_kinds_t). A device has its backend's default kind
  * (the cores of a machine are one kind) unless the file names one. */
 static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
-                      mlsba_platform_t *pl, device_t *dev) {
+                      mlsba_platform_t *pl, mlsba__platform_device_t *dev) {
   json_t *kind = json_object_get(d, "kind");
   if (kind && (!json_is_string(kind) || json_string_length(kind) == 0))
     return bad(c, "kind must be a non-empty string, got %s", json_kind(kind));
@@ -56,12 +56,51 @@ static int parse_kind(ctx_t *c, json_t *d, const mlsba__backend_t *backend,
   return 0;
 }
 
-/* The generic fields (name, type, kind) are read here; the backend named
+/* A link: {"latency": seconds >= 0, "bandwidth": bytes per second > 0},
+ * both required (an affine cost needs both; a link that costs nothing is
+ * no "link" at all). */
+static int parse_link_field(ctx_t *c, json_t *obj, const char *key,
+                            mlsba_link_t *link) {
+  static const char *const keys[] = {"latency", "bandwidth", NULL};
+  json_t *l = json_object_get(obj, key);
+  if (l == NULL)
+    return 0;
+  char outer[sizeof c->f.path];
+  memcpy(outer, c->f.path, sizeof outer);
+  int err = 0;
+  set_path(c, "%s%s%s", outer, outer[0] ? "." : "", key);
+  if (!json_is_object(l)) {
+    err = bad(c,
+              "must be an object {\"latency\": s, \"bandwidth\": bytes/s}, "
+              "got %s",
+              json_kind(l));
+  } else if ((err = check_keys(c, l, keys)) == 0) {
+    json_t *lat = json_object_get(l, "latency"),
+           *bw = json_object_get(l, "bandwidth");
+    if (!json_is_number(lat) || !(json_number_value(lat) >= 0) ||
+        json_number_value(lat) > 1e30)
+      err = bad(c, "latency must be a number of seconds in [0, 1e30], got %s",
+                lat ? json_kind(lat) : "nothing");
+    else if (!json_is_number(bw) || !(json_number_value(bw) > 0) ||
+             json_number_value(bw) > 1e30)
+      err = bad(c,
+                "bandwidth must be a number of bytes per second in (0, "
+                "1e30], got %s%s",
+                bw ? json_kind(bw) : "nothing",
+                json_is_number(bw) ? " out of range" : "");
+    else
+      *link = (mlsba_link_t){json_number_value(lat), json_number_value(bw)};
+  }
+  memcpy(c->f.path, outer, sizeof outer);
+  return err;
+}
+
+/* The generic fields (name, type, kind, link) are read here; the backend named
  * by type reads its own (devices/backend.h), and its key list says which
  * fields a device of that type may have. */
 static int parse_device(ctx_t *c, json_t *d, size_t index,
                         mlsba_platform_t *pl) {
-  device_t *dev = &pl->dev[index];
+  mlsba__platform_device_t *dev = &pl->dev[index];
   c->f.index = index;
   c->f.name = NULL;
   /* Paths are formatted only where they are needed: for 10^5 devices one
@@ -90,7 +129,8 @@ static int parse_device(ctx_t *c, json_t *d, size_t index,
   if (backend == NULL)
     return bad(c, "unknown device type \"%s\" (expected sim, cpu or opencl)",
                t);
-  if ((err = check_keys(c, d, backend->keys)) != 0)
+  if ((err = check_keys(c, d, backend->keys)) != 0 ||
+      (err = parse_link_field(c, d, "link", &dev->link)) != 0)
     return err;
   err = backend->parse(&c->f, d, &dev->config, &dev->model);
   /* Set even on error, so that destroying the platform frees the config. */
@@ -177,7 +217,7 @@ static mlsba__peers_t peers_of(const ctx_t *c) {
 
 /* Fields that name other devices, read once every device is known. */
 static int parse_links(ctx_t *c, json_t *d, size_t i, mlsba_platform_t *pl) {
-  device_t *dev = &pl->dev[i];
+  mlsba__platform_device_t *dev = &pl->dev[i];
   if (dev->backend->link == NULL)
     return 0;
   mlsba__peers_t peers = peers_of(c);
@@ -256,8 +296,32 @@ done:
   return err;
 }
 
+/* "columns_of": {"m": M, "k": K}, the product whose columns the simulated
+ * speeds count (a column of B and C costs 2 m k flops). */
+static int parse_columns_of(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
+  static const char *const keys[] = {"m", "k", NULL};
+  json_t *o = json_object_get(root, "columns_of");
+  if (o == NULL)
+    return 0;
+  set_path(c, "columns_of");
+  if (!json_is_object(o))
+    return bad(c, "must be an object {\"m\": M, \"k\": K}, got %s",
+               json_kind(o));
+  int err = check_keys(c, o, keys);
+  if (!err)
+    err = mlsba__fields_count(&c->f, o, "m", &pl->columns_m);
+  if (!err)
+    err = mlsba__fields_count(&c->f, o, "k", &pl->columns_k);
+  set_path(c, "columns_of");
+  if (!err && (pl->columns_m < 1 || pl->columns_k < 1))
+    return bad(c, "needs both m and k, at least 1 each");
+  return err;
+}
+
 static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
-  static const char *const keys[] = {"name", "devices", "groups", NULL};
+  static const char *const keys[] = {"name", "network", "devices", "groups",
+                                     "columns_of",
+                                     NULL};
   int err;
   if (!json_is_object(root))
     return bad(c, "the platform must be a JSON object, got %s",
@@ -269,6 +333,11 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
     set_path(c, "name");
     return bad(c, "must be a string, got %s", json_kind(name));
   }
+  if ((err = parse_columns_of(c, root, pl)) != 0)
+    return err;
+  c->f.path[0] = '\0';
+  if ((err = parse_link_field(c, root, "network", &pl->network)) != 0)
+    return err;
   const char *base = strrchr(c->f.origin, '/');
   pl->name = strdup(name   ? json_string_value(name)
                     : base ? base + 1
@@ -351,10 +420,15 @@ int mlsba_platform_load(const char *path, mlsba_platform_t **platform) {
   return finish(root, &jerr, path, platform);
 }
 
+static json_t *link_json(const mlsba_link_t *l) {
+  return json_pack("{s:f, s:f}", "latency", l->latency, "bandwidth",
+                   l->bandwidth);
+}
+
 /* The JSON of one device, in the platform file format: name and type,
  * the backend's fields, then kind. */
 static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
-  const device_t *d = &pl->dev[i];
+  const mlsba__platform_device_t *d = &pl->dev[i];
   json_t *o = json_pack("{s:s}", "name", d->name);
   json_object_set_new(o, "type", json_string(d->backend->name));
   ctx_t c = {.pl = pl}; /* for names only: nothing is looked up */
@@ -362,6 +436,8 @@ static json_t *device_json(const mlsba_platform_t *pl, size_t i) {
   d->backend->save(d->config, d->model, o, &peers);
   if (d->kind)
     json_object_set_new(o, "kind", json_string(d->kind));
+  if (d->link.bandwidth > 0)
+    json_object_set_new(o, "link", link_json(&d->link));
   return o;
 }
 
@@ -378,8 +454,20 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
       json_array_append_new(grp, json_string(pl->dev[pl->group_dev[k]].name));
     json_array_append_new(groups, grp);
   }
-  json_t *root = json_pack("{s:s, s:o, s:o}", "name", pl->name, "devices",
-                           devices, "groups", groups);
+  json_t *root = json_pack("{s:s}", "name", pl->name);
+  if (root && pl->columns_m > 0)
+    json_object_set_new(root, "columns_of",
+                        json_pack("{s:I, s:I}", "m", (json_int_t)pl->columns_m,
+                                  "k", (json_int_t)pl->columns_k));
+  if (root && pl->network.bandwidth > 0)
+    json_object_set_new(root, "network", link_json(&pl->network));
+  if (root) {
+    json_object_set_new(root, "devices", devices);
+    json_object_set_new(root, "groups", groups);
+  } else {
+    json_decref(devices);
+    json_decref(groups);
+  }
   /* The one atomic writer (core/atomic_file.h): a reader sees the old file
    * or the new one, never half. */
   char *text =

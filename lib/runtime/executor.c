@@ -21,16 +21,18 @@
 #include "../core/error.h"
 #include "../core/load.h"
 #include "../devices/device.h"
+#include "../platform/binding.h"
 #include "../platform/platform.h"
 #include "executor.h"
 
 void mlsba_executor_destroy(mlsba_executor_t *ex) {
   if (ex == NULL)
     return;
-  for (size_t i = 0; ex->dev && i < ex->pl->ndev; i++)
-    if (ex->dev[i].ops)
-      ex->dev[i].ops->destroy(&ex->dev[i]);
-  free(ex->dev);
+  for (size_t i = 0; ex->opened && i < ex->pl->ndev; i++)
+    if (ex->opened[i].ops)
+      ex->opened[i].ops->destroy(&ex->opened[i]);
+  free(ex->opened);
+  hwloc_bitmap_free(ex->bound);
   if (ex->topo)
     hwloc_topology_destroy(ex->topo);
   free(ex);
@@ -70,6 +72,13 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
   }
   ex->ncores =
       has_core ? hwloc_get_nbobjs_by_type(ex->topo, HWLOC_OBJ_CORE) : 0;
+  /* Pinning stays within the process's binding: what the launcher gave
+   * this rank is not the library's to widen. */
+  if (has_core && ((ex->bound = hwloc_bitmap_alloc()) == NULL ||
+                   (err = mlsba__binding_get(ex->topo, ex->bound)) != 0)) {
+    err = err ? err : mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
+    goto fail;
+  }
   /* A group is driven by one thread, so it can hold one core at most. */
   for (size_t g = 0; g < pl->ngroups; g++) {
     int cores = 0;
@@ -83,13 +92,13 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
       goto fail;
     }
   }
-  ex->dev = calloc(pl->ndev, sizeof *ex->dev);
-  if (ex->dev == NULL) {
+  ex->opened = calloc(pl->ndev, sizeof *ex->opened);
+  if (ex->opened == NULL) {
     err = mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
     goto fail;
   }
   for (size_t i = 0; i < pl->ndev; i++) {
-    const device_t *d = &pl->dev[i];
+    const mlsba__platform_device_t *d = &pl->dev[i];
     int core = mlsba__platform_core(pl, i);
     if (core >= ex->ncores) {
       err = mlsba__fail(MLSBA_EDEVICE,
@@ -97,7 +106,16 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
                         d->name, (long long)core, ex->ncores);
       goto fail;
     }
-    if ((err = d->backend->open(d->name, d->config, d->model, &ex->dev[i])) != 0)
+    if (core >= 0 && !mlsba__binding_has_core(ex->topo, ex->bound, core)) {
+      char have[128];
+      mlsba__binding_cores_text(ex->topo, ex->bound, have, sizeof have);
+      err = mlsba__fail(MLSBA_EDEVICE,
+                        "%s: core %d is outside this process's binding (%s: "
+                        "taskset, a cgroup or mpirun --bind-to)",
+                        d->name, core, have);
+      goto fail;
+    }
+    if ((err = d->backend->open(d->name, d->config, d->model, &ex->opened[i])) != 0)
       goto fail;
   }
   *out = ex;
@@ -113,7 +131,7 @@ int mlsba_executor_max_units(mlsba_executor_t *ex, const mlsba_load_t *w,
     return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_max_units: NULL argument");
   int err = 0;
   for (size_t i = 0; !err && i < ex->pl->ndev; i++) {
-    mlsba__device_t *d = &ex->dev[i];
+    mlsba__device_t *d = &ex->opened[i];
     err = d->ops->max_load(d, w, &max_units[i]);
   }
   return err;
@@ -159,11 +177,18 @@ struct run {
 static int pin_to_core(mlsba_executor_t *ex, int core) {
   hwloc_obj_t obj =
       hwloc_get_obj_by_type(ex->topo, HWLOC_OBJ_CORE, (unsigned)core);
-  if (obj == NULL ||
-      hwloc_set_cpubind(ex->topo, obj->cpuset, HWLOC_CPUBIND_THREAD) != 0)
-    return mlsba__fail(MLSBA_EDEVICE, "core %d: hwloc_set_cpubind failed",
-                       core);
-  return 0;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  int err = obj == NULL || set == NULL;
+  if (!err) {
+    /* The core's processing units that the process may use: an SMT
+     * sibling outside the binding stays out. */
+    hwloc_bitmap_and(set, obj->cpuset, ex->bound);
+    err = hwloc_set_cpubind(ex->topo, set, HWLOC_CPUBIND_THREAD) != 0;
+  }
+  hwloc_bitmap_free(set);
+  return err ? mlsba__fail(MLSBA_EDEVICE, "core %d: hwloc_set_cpubind failed",
+                           core)
+             : 0;
 }
 
 /* Starts the shares of the group's devices of one kind: accelerators
@@ -177,7 +202,7 @@ static int start_devices(group_job_t *job, int core_share) {
     size_t i = pl->group_dev[k];
     if ((pl->dev[i].backend->type == MLSBA_DEVICE_CPU) != core_share)
       continue;
-    mlsba__device_t *d = &R->ex->dev[i];
+    mlsba__device_t *d = &R->ex->opened[i];
     int err = d->ops->start(d, R->work, R->offset[i], R->load[i], R->t0);
     if (err) {
       job->failed = (long)i;
@@ -196,7 +221,7 @@ static int prepare_group(group_job_t *job) {
   for (size_t k = pl->group_start[job->g];
        !err && k < pl->group_start[job->g + 1]; k++) {
     size_t i = pl->group_dev[k];
-    mlsba__device_t *d = &R->ex->dev[i];
+    mlsba__device_t *d = &R->ex->opened[i];
     if (R->load[i] > 0 && d->ops->prepare &&
         (err = d->ops->prepare(d, R->work)) != 0)
       job->failed = (long)i;
@@ -217,7 +242,7 @@ static void run_group(group_job_t *job, int err) {
   for (size_t k = pl->group_start[job->g]; k < pl->group_start[job->g + 1];
        k++) {
     size_t i = pl->group_dev[k];
-    int e = R->ex->dev[i].ops->finish(&R->ex->dev[i], &R->time[i]);
+    int e = R->ex->opened[i].ops->finish(&R->ex->opened[i], &R->time[i]);
     if (e && !err)
       job->failed = (long)i;
     err = err ? err : e;
@@ -301,8 +326,8 @@ static int run_threads(run_t *R, group_job_t *jobs, size_t q) {
 static void apply_contention(const mlsba_executor_t *ex, const int64_t *load,
                              double *time) {
   for (size_t j = 0; j < ex->pl->ndev; j++)
-    if (ex->dev[j].ops->contend)
-      ex->dev[j].ops->contend(&ex->dev[j], j, load, time);
+    if (ex->opened[j].ops->contend)
+      ex->opened[j].ops->contend(&ex->opened[j], j, load, time);
 }
 
 /* Checks the loads and lays the slices out group by group. */

@@ -9,8 +9,9 @@
 
 struct mlsba_executor {
   const mlsba_platform_t *pl;
-  mlsba__device_t *dev; /* per platform device, file order */
+  mlsba__device_t *opened; /* the platform's devices opened, file order */
   hwloc_topology_t topo;
+  hwloc_bitmap_t bound; /* the process's binding, when it has cores */
   int ncores;
   int virtual_only; /* every device reports virtual times */
 };

@@ -31,6 +31,38 @@ mkdir "$tmp/empty"
   "$bin/mlsba-info" --platform desktop-seed002 >"$tmp/info.txt"
   grep -q 'gpu0' "$tmp/info.txt"
 )
+# mlsba-inpa as the README runs it, from the same empty folder: the
+# real devices each rank is bound to (auto, the default), and the sample
+# simulated nodes by name with %r; %l and %h expand too.
+if [ -x "$bin/mlsba-inpa" ]; then
+  echo "-- mlsba-inpa from an empty folder"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  # Open MPI's own allocations cannot be suppressed by name (test_mpi).
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  (
+    cd "$tmp/empty"
+    timeout 200 mpirun -np 2 --mca btl self,vader "$bin/mlsba-inpa" \
+      --size 1024 --block 128 --json - >"$tmp/inpa-auto.json"
+    grep -q '"verified": true' "$tmp/inpa-auto.json"
+    timeout 100 mpirun -np 4 --oversubscribe --mca btl self,vader \
+      "$bin/mlsba-inpa" --platform inpa-node%r --size 2048 --block 64 \
+      --json - >"$tmp/inpa-sim.json"
+    grep -q '"name": "gpu0"' "$tmp/inpa-sim.json"
+    # Two ranks of one host: %l is 0 and 1, so ranks 0 and 1 run the
+    # nodes of inpa-node0 (gpu0) and inpa-node1 (four cores).
+    timeout 100 mpirun -np 2 --oversubscribe --mca btl self,vader \
+      "$bin/mlsba-inpa" --platform inpa-node%l --size 1024 --block 64 \
+      --json - >"$tmp/inpa-local.json"
+    grep -q '"name": "gpu0"' "$tmp/inpa-local.json"
+    grep -q '"name": "core3"' "$tmp/inpa-local.json"
+    # %h: a file per host.
+    cp "$tmp/prefix/share/mlsba/platforms/inpa-node1.json" \
+      "$tmp/$(hostname)-node.json"
+    timeout 100 mpirun -np 1 --mca btl self,vader "$bin/mlsba-inpa" \
+      --platform "$tmp/%h-node.json" --size 512 --block 64 --json - |
+      grep -q '"name": "core3"'
+  )
+fi
 left=$(ls -A "$tmp/empty")
 [ -z "$left" ] || { echo "files left in the current folder: $left"; exit 1; }
 # A simulated platform's models: under its name, keyed by the real shape.
@@ -39,13 +71,20 @@ for t in mlsba-bench mlsba-partition mlsba-info; do
   page="$tmp/prefix/share/man/man1/$t.1"
   grep -q '^\.SH SYNOPSIS' "$page" || { echo "no man page $page"; exit 1; }
 done
+# Every installed man page says which environment variables matter.
+for page in "$tmp/prefix/share/man/man1/"*.1; do
+  grep -q '^\.SH ENVIRONMENT' "$page" &&
+    grep -q 'MLSBA_NCPU' "$page" || { echo "no ENVIRONMENT in $page"; exit 1; }
+done
 for d in platform-file model-file left-out-file bench-report partition-report \
   inpa-report; do
   [ -s "$tmp/prefix/share/doc/mlsba/$d.md" ] || { echo "no $d.md"; exit 1; }
 done
 
-echo "-- find_package(mlsba)"
+echo "-- find_package(mlsba), with no MPI to be found"
+# Only the mpi component needs MPI.
 cmake -S "$here/consumer" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+  -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON --no-warn-unused-cli \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
 cmake --build "$tmp/cmake" >/dev/null
 "$tmp/cmake/consumer"
@@ -66,7 +105,30 @@ if pkg-config --exists OpenCL && [ -f "$tmp/prefix/include/mlsba/opencl.h" ]; th
   cmake --build "$tmp/examples" >/dev/null
   echo "-- tools/examples/hello_balance.c with pkg-config"
   # shellcheck disable=SC2046,SC2086
+  # Its OpenCL calls link through mlsba.pc (Requires: OpenCL); -lm is
+  # the example's own sqrtf.
   cc $flags "$examples/hello_balance.c" $(pkg-config --cflags --libs mlsba) \
-    -lOpenCL -lm -o "$tmp/hello-pc"
+    -lm -o "$tmp/hello-pc"
   "$tmp/hello-pc"
+fi
+
+# The MPI layer, both ways: a product across two ranks on simulated nodes.
+if [ -f "$tmp/prefix/include/mlsba/mpi.h" ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  # Open MPI's own allocations cannot be suppressed by name (test_mpi).
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  for r in 0 1; do cp "$here/../data/mpi/sim$r.json" "$tmp/sim$r.json"; done
+  ranks() { mpirun -np 2 --oversubscribe --bind-to none --mca btl self,vader \
+    "$@" "$tmp/sim%r.json"; }
+  echo "-- find_package(mlsba COMPONENTS mpi)"
+  cmake -S "$here/consumer_mpi" -B "$tmp/cmake-mpi" \
+    -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
+  cmake --build "$tmp/cmake-mpi" >/dev/null
+  timeout 120 bash -c "$(declare -f ranks); tmp=$tmp; ranks $tmp/cmake-mpi/consumer_mpi"
+  echo "-- pkg-config --cflags --libs mlsba-mpi"
+  # shellcheck disable=SC2046,SC2086
+  cc $flags "$here/consumer_mpi/main.c" $(pkg-config --cflags --libs mlsba-mpi) \
+    -o "$tmp/consumer-mpi-pc"
+  timeout 120 bash -c "$(declare -f ranks); tmp=$tmp; ranks $tmp/consumer-mpi-pc"
 fi

@@ -56,6 +56,20 @@ static int installed_dir(char *out, size_t size) {
   return w > 0 && (size_t)w < size;
 }
 
+int paths_find_platform(const char *arg, char *out, size_t size) {
+  struct stat st;
+  if (strlen(arg) >= size)
+    return -1;
+  if (strcmp(arg, "auto") == 0 || stat(arg, &st) == 0 || !is_name(arg)) {
+    snprintf(out, size, "%s", arg); /* the loader names any problem */
+    return 0;
+  }
+  char dir[PATH_MAX];
+  if (installed_dir(dir, sizeof dir) && find_in(dir, arg, out, size))
+    return 0;
+  return find_in(MLSBA_SOURCE_PLATFORMS, arg, out, size) ? 0 : -1;
+}
+
 int paths_platform(const char *prog, const char *arg, char *out,
                    size_t size) {
   struct stat st;
@@ -70,15 +84,9 @@ int paths_platform(const char *prog, const char *arg, char *out,
     fprintf(stderr, "%s: --platform: path too long\n", prog);
     return CLI_EXIT_USAGE;
   }
-  if (strcmp(arg, "auto") == 0 || stat(arg, &st) == 0 || !is_name(arg)) {
-    snprintf(out, size, "%s", arg); /* the loader names any problem */
+  if (paths_find_platform(arg, out, size) == 0)
     return 0;
-  }
   char dir[PATH_MAX];
-  if (installed_dir(dir, sizeof dir) && find_in(dir, arg, out, size))
-    return 0;
-  if (find_in(MLSBA_SOURCE_PLATFORMS, arg, out, size))
-    return 0;
   fprintf(stderr,
           "%s: --platform %s: no such file, nor a sample platform of that "
           "name (see %s)\n",
@@ -145,9 +153,14 @@ int paths_models(const char *prog, const char *platform_name, int sim,
 static int make_one(const char *prog, const char *option, const char *dir) {
   struct stat st;
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    fprintf(stderr, "%s: %s: cannot create '%s': %s\n", prog, option, dir,
-            errno == ENOENT ? "its parent folder does not exist"
-                            : strerror(errno));
+    if (errno == ENOENT)
+      fprintf(stderr,
+              "%s: %s: cannot create '%s': its parent folder does not "
+              "exist (create it first)\n",
+              prog, option, dir);
+    else
+      fprintf(stderr, "%s: %s: cannot create '%s': %s\n", prog, option, dir,
+              strerror(errno));
     return CLI_EXIT_USAGE;
   }
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {

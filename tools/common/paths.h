@@ -15,6 +15,10 @@
  * the source tree's models/sim/ (a build that is not installed). 0, or
  * 2 (usage) after a line that says where it looked. */
 int paths_platform(const char *prog, const char *arg, char *out, size_t size);
+/* The same without a word: 0 with the path in out, or -1 when arg is
+ * neither a file nor a sample platform's name (out is then unset), for a
+ * caller that reports the problem itself (mlsba-inpa: on rank 0 only). */
+int paths_find_platform(const char *arg, char *out, size_t size);
 
 /* --platform resolved (paths_platform) and discovered ("auto") or
  * loaded into *pl. 0, or the exit status after one line on stderr: 2 for

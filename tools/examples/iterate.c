@@ -131,10 +131,15 @@ int main(int argc, char **argv) {
     }
     total += info.makespan;
     rebalanced += info.rebalanced;
-    if (info.rebalanced || s % 10 == 0)
-      printf("step %d: %.4f s, imbalance %.1f%%%s\n", s, info.makespan,
-             mlsba_imbalance_percent(info.imbalance, opts.drift),
-             info.rebalanced ? " (re-balanced)" : "");
+    if (info.rebalanced)
+      printf("step %d: %.4f s, imbalance %.1f%% (re-balanced: %u runs, "
+             "%.3f s)\n",
+             s, info.makespan,
+             mlsba_imbalance_percent(info.imbalance, info.drift), info.runs,
+             info.wall_s);
+    else if (s % 10 == 0)
+      printf("step %d: %.4f s, imbalance %.1f%%\n", s, info.makespan,
+             mlsba_imbalance_percent(info.imbalance, info.drift));
   }
   /* The heat is conserved (up to what leaked past the ends: nothing). */
   double sum = 0;

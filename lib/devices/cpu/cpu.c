@@ -129,7 +129,8 @@ static void cpu_describe(const void *config, mlsba_device_info_t *info) {
   info->core = (int)((const cpu_config_t *)config)->core;
 }
 
-static const char *const cpu_keys[] = {"name", "type", "core", "kind", NULL};
+static const char *const cpu_keys[] = {"name", "type", "core",
+                                       "kind", "link", NULL};
 
 const mlsba__backend_t mlsba__cpu_backend = {
     .name = "cpu",

@@ -12,7 +12,6 @@ static trans_t trans_of(char t) {
   return (t == 'T' || t == 't') ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE;
 }
 
-
 void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
                      int64_t n, int64_t k, double alpha, const void *a,
                      int64_t lda, const void *b, int64_t ldb, double beta,
@@ -45,14 +44,12 @@ void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
   diag_t d = (diag == 'U' || diag == 'u') ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG;
   if (p == MLSBA_PRECISION_DOUBLE) {
     double al = alpha;
-    bli_dtrsm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al,
-                 (double *)a, 1, (inc_t)lda, (double *)b, 1, (inc_t)ldb, cntx,
-                 &rntm);
+    bli_dtrsm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (double *)a,
+                 1, (inc_t)lda, (double *)b, 1, (inc_t)ldb, cntx, &rntm);
   } else {
     float al = (float)alpha;
-    bli_strsm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al,
-                 (float *)a, 1, (inc_t)lda, (float *)b, 1, (inc_t)ldb, cntx,
-                 &rntm);
+    bli_strsm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (float *)a,
+                 1, (inc_t)lda, (float *)b, 1, (inc_t)ldb, cntx, &rntm);
   }
 }
 

@@ -79,8 +79,10 @@ static unsigned hidden_features(void) {
   static const struct {
     const char *name;
     unsigned bit;
-  } names[] = {{"avx512", MLSBA__CPU_AVX512}, {"avx2", MLSBA__CPU_AVX2},
-               {"fma", MLSBA__CPU_FMA},       {"avx", MLSBA__CPU_AVX},
+  } names[] = {{"avx512", MLSBA__CPU_AVX512},
+               {"avx2", MLSBA__CPU_AVX2},
+               {"fma", MLSBA__CPU_FMA},
+               {"avx", MLSBA__CPU_AVX},
                {"ssse3", MLSBA__CPU_SSSE3}};
   unsigned hide = 0;
   for (const char *p = env; p && *p;) {
@@ -172,16 +174,15 @@ static int config_index(const char *name) {
 }
 
 static int usable(int i, unsigned features) {
-  return i >= 0 && configs[i].init && (configs[i].config.needs & ~features) == 0;
+  return i >= 0 && configs[i].init &&
+         (configs[i].config.needs & ~features) == 0;
 }
 
-static cntx_t *context_of(int i) {
-  return i >= 0 ? &choice.cntx[i] : NULL;
-}
+static cntx_t *context_of(int i) { return i >= 0 ? &choice.cntx[i] : NULL; }
 
 /* Seconds of one single-thread n x n x n GEMM with context i. */
-static double time_gemm(int i, mlsba_precision_t p, int64_t n, void *a,
-                        void *b, void *c) {
+static double time_gemm(int i, mlsba_precision_t p, int64_t n, void *a, void *b,
+                        void *c) {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
   bli_rntm_set_num_threads(1, &rntm);
   double t0 = mlsba__now();
@@ -262,12 +263,17 @@ static int cache_path(char *buf, size_t size) {
     snprintf(root, sizeof root, "%s", env);
   } else {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
+    if (xdg && *xdg) {
       snprintf(root, sizeof root, "%s/mlsba", xdg);
-    else if (home && *home)
+    } else if (home && *home) {
+      /* A new account may have no ~/.cache yet: it is the user's, 0700. */
+      snprintf(root, sizeof root, "%s/.cache", home);
+      if (mkdir(root, 0700) != 0 && errno != EEXIST)
+        return 0;
       snprintf(root, sizeof root, "%s/.cache/mlsba", home);
-    else
+    } else {
       return 0;
+    }
     if (mkdir(root, 0755) != 0 && errno != EEXIST)
       return 0;
   }
@@ -292,7 +298,8 @@ static int cache_read(const char *path, const char *key, unsigned features) {
     return 0;
   char line[512], names[2][32];
   double g[2];
-  int ok = fgets(line, sizeof line, f) && strcmp(line, "mlsba cpu-kernels 1\n") == 0;
+  int ok =
+      fgets(line, sizeof line, f) && strcmp(line, "mlsba cpu-kernels 1\n") == 0;
   ok = ok && fgets(line, sizeof line, f) && strncmp(line, "key ", 4) == 0;
   if (ok) {
     line[strcspn(line, "\n")] = '\0';
@@ -323,7 +330,8 @@ static void cache_write(const char *path, const char *key) {
                      key, name_of(choice.chosen[0]), choice.gflops[0],
                      name_of(choice.chosen[1]), choice.gflops[1]);
   if (len > 0 && (size_t)len < sizeof text)
-    (void)mlsba__write_atomic(path, text, (size_t)len); /* a cache: best effort */
+    (void)mlsba__write_atomic(path, text,
+                              (size_t)len); /* a cache: best effort */
 }
 
 /* MLSBA_CPU_KERNELS: 1 when it decided. */

@@ -66,7 +66,7 @@ static void opencl_describe(const void *config, mlsba_device_info_t *info) {
 }
 
 static const char *const opencl_keys[] = {
-    "name", "type", "platform", "device", "kind", "mem_limit_mb", NULL};
+    "name", "type", "platform", "device", "kind", "mem_limit_mb", "link", NULL};
 
 const mlsba__backend_t mlsba__opencl_backend = {
     .name = "opencl",

@@ -343,7 +343,7 @@ static void sim_free(void *config) {
 static const char *const sim_keys[] = {
     "name",       "type",    "speed",   "max_load",    "noise",
     "seed",       "fail_at", "slow_at", "slow_factor", "contends_with",
-    "contention", "kind",    NULL};
+    "contention", "kind",    "link",    NULL};
 
 const mlsba__backend_t mlsba__sim_backend = {
     .name = "sim",

@@ -47,7 +47,11 @@ typedef enum mlsba_mpi_node_algo {
 /** Options; initialise with mlsba_mpi_opts_init(). Every rank passes the
  *  same values (the head's are the ones used for the distribution). */
 typedef struct mlsba_mpi_opts {
-  /** Platform file of each rank; "%r" is replaced by the rank number. */
+  /** The platform of each rank: "auto" (the default) discovers the
+   *  devices the rank is bound to, and its share of its host's OpenCL
+   *  devices by its rank on the host (see mlsba_platform_discover());
+   *  else a platform file, where "%r" is replaced by the rank, "%h" by
+   *  the host name and "%l" by the rank on its host (mlsba_mpi_platform_path()). */
   const char *platform;
   int64_t n;     /**< matrix order N, a multiple of block */
   int64_t block; /**< block size b */
@@ -91,7 +95,10 @@ typedef struct mlsba_mpi_result {
   int nodes;
   unsigned int iterations;
   int converged; /**< stop is balanced or a fixed point */
-  double imbalance;          /**< (max - min) / max of the last node times */
+  /** (max - min) / max of the node times of the distribution the
+   *  product ran (history entry run_iteration); INPA's stop test uses
+   *  the same measure. */
+  double imbalance;
   int64_t half_perimeter_sum;        /**< H = sum (m_i + n_i) */
   double half_perimeter_lower_bound; /**< sum 2 sqrt(w_i) */
   double makespan_s;  /**< the product, slowest rank, compute and comm */
@@ -113,6 +120,10 @@ typedef struct mlsba_mpi_result {
    *  found no better distribution: converged, but the imbalance may be
    *  above eps), max_iter, or a cycle. */
   mlsba_stop_reason_t stop;
+  /** The distribution the product ran, 1-based in the history: the
+   *  fastest one measured (smallest slowest-node time, first of equals),
+   *  which may be an earlier run than the last (iterations). */
+  unsigned int run_iteration;
 } mlsba_mpi_result_t;
 
 /** \brief Defaults: INPA, MLSBA inside nodes, eps 0.05, 20 iterations,
@@ -132,6 +143,16 @@ MLSBA_EXTERN void mlsba_mpi_opts_init(mlsba_mpi_opts_t *opts);
  *          MLSBA_EDEVICE as libmlsba reports them. */
 MLSBA_EXTERN int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *opts,
                                     mlsba_mpi_result_t *result);
+/** \brief A rank's platform path from a pattern: "%r" becomes its rank in
+ *  comm, "%h" its host name (MPI_Get_processor_name), "%l" its rank among
+ *  the ranks of comm on its host (an MPI_COMM_TYPE_SHARED split), "%%" a
+ *  "%"; other characters are copied.
+ *
+ *  Collective over comm (the split), also when the pattern has none of
+ *  them. \return 0, or MLSBA_EINVAL for a NULL argument or a path that
+ *  does not fit size. */
+MLSBA_EXTERN int mlsba_mpi_platform_path(MPI_Comm comm, const char *pattern,
+                                         char *path, size_t size);
 /** \brief Message of the last failure of an mlsba_mpi call in the calling
  *  thread ("rank 2: p2.json: cannot open: No such file or directory").
  *  The layer carries its own copy of libmlsba, so this, not
@@ -149,6 +170,125 @@ MLSBA_EXTERN int mlsba_mpi_algo_from_name(const char *name,
  *  ("balanced", "fixed-point", "max-iter", "cycle"), for programs that
  *  link only this layer; NULL for an unknown value. */
 MLSBA_EXTERN const char *mlsba_mpi_stop_name(mlsba_stop_reason_t stop);
+
+/* ---------------------------------------------------------------------- */
+/** \name An application's own divisible load across ranks
+ *
+ *  Every rank passes the same load: N units, numbered globally, with the
+ *  application's code for a range of them (mlsba_load_create() and
+ *  mlsba_load_set_cpu() / mlsba_load_set_opencl() of libmlsba). The head
+ *  (rank 0) gives every rank a contiguous range [offset, offset + count);
+ *  every rank balances its own devices on its range with libmlsba's
+ *  single-node routine and reports the time of its balanced run; the head
+ *  adds the point (count, count / time) to the rank's speed function and
+ *  draws the next counts by geometric partitioning over those functions
+ *  (INPA in one dimension), until the rank times agree within eps. The
+ *  callbacks receive global unit numbers: the application computes, and
+ *  moves, its own data; the library says who computes what.
+ *
+ *  The layer opens each rank's devices itself (opts.platform: "auto" by
+ *  default), so that their errors reach mlsba_mpi_last_error(). Every
+ *  call here is collective over comm; an error on any rank stops every
+ *  rank with the same code and a message naming that rank. */
+/**@{*/
+
+/** Options; initialise with mlsba_mpi_divide_opts_init(). Every rank
+ *  passes the same values (the head's decide). */
+typedef struct mlsba_mpi_divide_opts {
+  /** Each rank's platform, as mlsba_mpi_opts_t::platform ("auto"). */
+  const char *platform;
+  /** INPA (default): rank speed functions and geometric partitioning;
+   *  or the baselines (constant speeds re-measured, measured once, or
+   *  the same count everywhere). */
+  mlsba_mpi_algo_t algorithm;
+  double eps;            /**< rank times within eps: balanced (0.05) */
+  unsigned int max_iter; /**< at most this many distributions (20) */
+  /** mlsba_mpi_divider_run(): after two runs in a row whose rank times
+   *  are further apart than this, the ranks are balanced again, from the
+   *  speed functions learned so far (default 2 eps; 0: never). */
+  double drift;
+  /** How each rank balances its own devices (mlsba_balance_opts_init()'s
+   *  defaults): algorithm, eps, max_iter, drive, fault handling... */
+  mlsba_balance_opts_t node;
+} mlsba_mpi_divide_opts_t;
+
+/** What the balancing found; the same on every rank except where noted.
+ *  Release with mlsba_mpi_divide_result_free(). */
+typedef struct mlsba_mpi_divide_result {
+  int nodes;
+  int64_t offset, count;     /**< this rank's units of the last run */
+  int64_t *offsets, *counts; /**< every rank's (nodes entries) */
+  double *time;              /**< every rank's time in the last run */
+  unsigned int iterations;   /**< distributions run */
+  int converged;             /**< stop is balanced or a fixed point */
+  /** balanced (within eps), a fixed point (the speed functions moved no
+   *  rank by more than eps / 4 of its units: converged, but the times may
+   *  be further apart than eps), max_iter, or a cycle. */
+  mlsba_stop_reason_t stop;
+  double imbalance; /**< (max - min) / max of the last rank times */
+  double makespan;  /**< the slowest rank's time in the last run */
+  int simulated;    /**< the ranks' devices are simulated (virtual time) */
+  /** Every distribution run: history_count[k * nodes + r] units of rank
+   *  r in run k, history_time[...] its time, history_imbalance[k]. */
+  size_t history_len;
+  int64_t *history_count;
+  double *history_time, *history_imbalance;
+  /** This rank's devices in its last run (its own, on every rank). */
+  size_t ndevices;
+  mlsba_mpi_device_t *devices;
+} mlsba_mpi_divide_result_t;
+
+/** \brief Defaults: "auto", INPA, eps 0.05, 20 distributions, drift 2 eps,
+ *  the single-node routine's defaults inside each rank. */
+MLSBA_EXTERN void mlsba_mpi_divide_opts_init(mlsba_mpi_divide_opts_t *opts);
+
+/** \brief Balance load across the ranks of comm and compute it: when the
+ *  call returns 0, the last distribution's run has computed every unit
+ *  once (each rank its [offset, offset + count)).
+ *  \param load  the application's load, its units global; every rank's
+ *               has the same number of units (at least one per rank).
+ *               The caller keeps it.
+ *  \return 0; MLSBA_EINVAL (different unit counts, fewer units than
+ *          ranks, bad options, ranks mixing simulated and real devices),
+ *          MLSBA_EIO / MLSBA_EFORMAT (a platform file), MLSBA_EDEVICE /
+ *          MLSBA_EDEVMEM (a device), MLSBA_ENOMEM, as the failing rank
+ *          reports it, on every rank. */
+MLSBA_EXTERN int mlsba_mpi_divide(MPI_Comm comm, mlsba_load_t *load,
+                                  const mlsba_mpi_divide_opts_t *opts,
+                                  mlsba_mpi_divide_result_t *result);
+/** \brief Release what a result holds (not the struct itself). */
+MLSBA_EXTERN void
+mlsba_mpi_divide_result_free(mlsba_mpi_divide_result_t *result);
+
+/** Balance once, run many times, across ranks: every time step of an
+ *  application runs the same load with the balanced shares; when the rank
+ *  times drift apart (opts.drift), the ranks are balanced again from what
+ *  was learned, which costs a run or two, not a cold start. */
+typedef struct mlsba_mpi_divider mlsba_mpi_divider_t;
+
+/** \brief Balance as mlsba_mpi_divide() does and keep the devices open
+ *  (the load has been computed once when it returns).
+ *  \param[out] divider  destroy with mlsba_mpi_divider_destroy(), on
+ *                       every rank. */
+MLSBA_EXTERN int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
+                                          const mlsba_mpi_divide_opts_t *opts,
+                                          mlsba_mpi_divider_t **divider);
+/** \brief Run the whole load once more, every rank its share with its
+ *  balanced devices. info (may be NULL): the slowest rank's time, the
+ *  imbalance of the rank times, and whether this run re-balanced (the
+ *  load was then computed by the re-balancing's last run, and the shares
+ *  may have changed: see mlsba_mpi_divider_result()). */
+MLSBA_EXTERN int mlsba_mpi_divider_run(mlsba_mpi_divider_t *divider,
+                                       mlsba_run_info_t *info);
+/** \brief Balance the ranks again now, from the speed functions learned. */
+MLSBA_EXTERN int mlsba_mpi_divider_rebalance(mlsba_mpi_divider_t *divider);
+/** \brief The shares and history of the last balancing (owned by the
+ *  divider, valid until its next call). */
+MLSBA_EXTERN const mlsba_mpi_divide_result_t *
+mlsba_mpi_divider_result(const mlsba_mpi_divider_t *divider);
+/** \brief Close the devices; NULL is ignored. Not collective. */
+MLSBA_EXTERN void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *divider);
+/**@}*/
 
 #ifdef __cplusplus
 }

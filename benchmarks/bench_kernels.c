@@ -1,0 +1,361 @@
+/* bench-kernels: how close the cores run to the best GEMM this machine
+ * offers. For each precision and size, in interleaved rounds (medians):
+ *
+ *   one core   BLIS's own kernels, libmlsba's chosen kernels and OpenBLAS
+ *              (its core type for this CPU), one thread each, against a
+ *              core device of the platform computing the whole product
+ *              through the executor (pinned, as in every balanced run);
+ *   all cores  BLIS (chosen kernels) and OpenBLAS on one thread per core,
+ *              against libmlsba balancing the product over the platform
+ *              (the routine once, then its final distribution each round).
+ *
+ *   bench-kernels [--size N]... [--precision single|double]... [--rounds R]
+ *                 [--platform auto|FILE] [--json FILE]
+ *
+ * Prints a table per precision and size with every row's GFLOPS and the
+ * ratios the targets are stated in: the core device over the best single
+ * thread, libmlsba over the best multithreaded BLAS. */
+#include <blis.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/timing.h"
+#include "gemm_fill.h"
+#include "mlsba.h"
+#include "mlsba_bench/openblas.h"
+
+enum { MAX_SIZES = 8, MAX_ROWS = 8 };
+
+typedef struct {
+  int64_t sizes[MAX_SIZES];
+  size_t nsizes;
+  int precisions[2];
+  size_t nprec;
+  int rounds;
+  const char *platform, *json;
+} args_t;
+
+typedef struct {
+  char name[160];
+  double t[64]; /* one per round */
+  double gflops;
+} row_t;
+
+static int usage(const char *why) {
+  fprintf(stderr,
+          "bench-kernels: %s\nusage: bench-kernels [--size N]... "
+          "[--precision single|double]... [--rounds R] [--platform "
+          "auto|FILE] [--json FILE]\n",
+          why);
+  return 2;
+}
+
+static int parse(int argc, char **argv, args_t *a) {
+  *a = (args_t){.rounds = 5, .platform = "auto"};
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(argv[i], "--help")) {
+      printf("bench-kernels [--size N]... [--precision single|double]... "
+             "[--rounds R] [--platform auto|FILE] [--json FILE]\n");
+      exit(0);
+    }
+    if (!v)
+      return usage("a value is missing after an option");
+    if (!strcmp(argv[i], "--size") && a->nsizes < MAX_SIZES) {
+      a->sizes[a->nsizes] = strtoll(v, NULL, 10);
+      if (a->sizes[a->nsizes] < 1 || a->sizes[a->nsizes] > 32768)
+        return usage("--size must be 1..32768");
+      a->nsizes++;
+    } else if (!strcmp(argv[i], "--precision") && a->nprec < 2) {
+      if (strcmp(v, "single") && strcmp(v, "double"))
+        return usage("--precision is single or double");
+      a->precisions[a->nprec++] = !strcmp(v, "double");
+    } else if (!strcmp(argv[i], "--rounds")) {
+      a->rounds = atoi(v);
+      if (a->rounds < 1 || a->rounds > 64)
+        return usage("--rounds must be 1..64");
+    } else if (!strcmp(argv[i], "--platform")) {
+      a->platform = v;
+    } else if (!strcmp(argv[i], "--json")) {
+      a->json = v;
+    } else {
+      return usage("unknown option");
+    }
+    i++;
+  }
+  if (a->nsizes == 0) {
+    a->sizes[0] = 2048;
+    a->sizes[1] = 4096;
+    a->nsizes = 2;
+  }
+  if (a->nprec == 0) {
+    a->precisions[0] = 0;
+    a->precisions[1] = 1;
+    a->nprec = 2;
+  }
+  return 0;
+}
+
+/* ---- what each row runs ------------------------------------------------ */
+
+typedef struct {
+  mlsba_gemm_t g;
+  mlsba_executor_t *ex;
+  size_t p, cores, core0; /* devices, cores, the first core's index */
+  int64_t *alone, *balanced;
+  double *time;
+  int openblas;
+} bench_t;
+
+static double run_blis_own(bench_t *B) {
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_num_threads(1, &rntm);
+  dim_t m = B->g.m, n = B->g.n, k = B->g.k;
+  double t0 = timing_now();
+  if (B->g.precision == MLSBA_PRECISION_DOUBLE) {
+    double one = 1, zero = 0;
+    bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one,
+                 (double *)B->g.a, 1, m, (double *)B->g.b, 1, k, &zero,
+                 (double *)B->g.c, 1, m, NULL, &rntm);
+  } else {
+    float one = 1, zero = 0;
+    bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one,
+                 (float *)B->g.a, 1, m, (float *)B->g.b, 1, k, &zero,
+                 (float *)B->g.c, 1, m, NULL, &rntm);
+  }
+  return timing_now() - t0;
+}
+
+static double run_chosen(bench_t *B, unsigned threads) {
+  double t0 = timing_now();
+  (void)mlsba_gemm_blis(&B->g, threads);
+  return timing_now() - t0;
+}
+
+static double run_openblas(bench_t *B, unsigned threads) {
+  double t0 = timing_now();
+  openblas_gemm(&B->g, B->g.n, threads);
+  double t = timing_now() - t0;
+  nanosleep(&(struct timespec){.tv_nsec = 200000000}, NULL); /* its spin */
+  return t;
+}
+
+/* The executor's makespan for a distribution. */
+static double run_distribution(bench_t *B, const int64_t *load) {
+  if (mlsba_executor_run_gemm(B->ex, &B->g, load, MLSBA_DRIVE_SHARED,
+                              B->time) != 0)
+    return -1;
+  double t = 0;
+  for (size_t j = 0; j < B->p; j++)
+    t = B->time[j] > t ? B->time[j] : t;
+  return t;
+}
+
+/* ---- one precision and size ------------------------------------------- */
+
+static void finish_row(row_t *r, int rounds, double flop) {
+  r->gflops = flop / timing_median(r->t, (size_t)rounds) * 1e-9;
+}
+
+static int balance(bench_t *B) {
+  mlsba_balance_opts_t o;
+  mlsba_balance_opts_init(&o);
+  mlsba_balance_result_t res;
+  memset(&res, 0, sizeof res);
+  int err = mlsba_balance_gemm(B->ex, &B->g, &o, &res);
+  if (!err)
+    memcpy(B->balanced, res.load, B->p * sizeof *B->balanced);
+  mlsba_balance_result_free(&res);
+  return err;
+}
+
+static void print_rows(const char *title, row_t *rows, size_t n) {
+  printf("  %s\n", title);
+  for (size_t i = 0; i < n; i++)
+    printf("    %-62.62s %8.1f\n", rows[i].name, rows[i].gflops);
+}
+
+static json_t *rows_json(const row_t *rows, size_t n) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; i++)
+    json_array_append_new(a, json_pack("{s:s, s:f}", "name", rows[i].name,
+                                       "gflops", rows[i].gflops));
+  return a;
+}
+
+static double best_of(const row_t *rows, size_t n) {
+  double b = 0;
+  for (size_t i = 0; i < n; i++)
+    b = rows[i].gflops > b ? rows[i].gflops : b;
+  return b;
+}
+
+static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
+                    json_t *out) {
+  size_t s = prec ? sizeof(double) : sizeof(float);
+  void *A = malloc((size_t)(n * n) * s), *Bm = malloc((size_t)(n * n) * s),
+       *C = malloc((size_t)(n * n) * s);
+  if (!A || !Bm || !C) {
+    free(A), free(Bm), free(C);
+    return MLSBA_ENOMEM;
+  }
+  B->g = (mlsba_gemm_t){.m = n,
+                        .n = n,
+                        .k = n,
+                        .precision = (mlsba_precision_t)prec,
+                        .a = A,
+                        .b = Bm,
+                        .c = C};
+  bench_fill_random(&B->g, 42);
+  double flop = 2.0 * (double)n * (double)n * (double)n;
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  row_t one[4], all[3];
+  memset(one, 0, sizeof one);
+  memset(all, 0, sizeof all);
+  size_t n_one = 0, n_all = 0;
+  snprintf(one[n_one++].name, 160, "BLIS's own kernels (%s), 1 thread",
+           k.detected);
+  snprintf(one[n_one++].name, 160, "libmlsba's kernels (%s), 1 thread",
+           prec ? k.double_kernels : k.single_kernels);
+  if (B->openblas)
+    snprintf(one[n_one++].name, 160, "%s, 1 thread", openblas_label());
+  snprintf(all[n_all++].name, 160, "BLIS, libmlsba's kernels, %zu threads",
+           B->cores);
+  if (B->openblas)
+    snprintf(all[n_all++].name, 160, "%s, %zu threads", openblas_label(),
+             B->cores);
+  row_t device, mlsba;
+  memset(&device, 0, sizeof device);
+  memset(&mlsba, 0, sizeof mlsba);
+  snprintf(device.name, sizeof device.name,
+           "core device core0 alone (executor, pinned)");
+  snprintf(mlsba.name, sizeof mlsba.name,
+           "libmlsba balanced (mlsba, the platform's devices)");
+  int err = balance(B);
+  for (int r = -1; r < a->rounds && !err; r++) { /* round -1: warm-up */
+    double t[4];
+    t[0] = run_blis_own(B);
+    t[1] = run_chosen(B, 1);
+    if (B->openblas)
+      t[2] = run_openblas(B, 1);
+    double dev = run_distribution(B, B->alone);
+    double a0 = run_chosen(B, (unsigned)B->cores);
+    double a1 = B->openblas ? run_openblas(B, (unsigned)B->cores) : 0;
+    double bal = run_distribution(B, B->balanced);
+    if (dev < 0 || bal < 0)
+      err = MLSBA_EDEVICE;
+    if (r < 0)
+      continue;
+    for (size_t i = 0; i < n_one; i++)
+      one[i].t[r] = t[i];
+    device.t[r] = dev;
+    all[0].t[r] = a0;
+    if (B->openblas)
+      all[1].t[r] = a1;
+    mlsba.t[r] = bal;
+  }
+  if (!err) {
+    for (size_t i = 0; i < n_one; i++)
+      finish_row(&one[i], a->rounds, flop);
+    for (size_t i = 0; i < n_all; i++)
+      finish_row(&all[i], a->rounds, flop);
+    finish_row(&device, a->rounds, flop);
+    finish_row(&mlsba, a->rounds, flop);
+    double best1 = best_of(one, n_one), bestp = best_of(all, n_all);
+    printf("\n%s precision, n = %lld (GFLOPS, median of %d rounds)\n",
+           prec ? "double" : "single", (long long)n, a->rounds);
+    print_rows("one thread:", one, n_one);
+    print_rows("one core device:", &device, 1);
+    printf("    -> %.3f of the best single thread\n", device.gflops / best1);
+    print_rows("all cores:", all, n_all);
+    print_rows("libmlsba:", &mlsba, 1);
+    printf("    -> %.3f of the best multithreaded BLAS\n",
+           mlsba.gflops / bestp);
+    json_array_append_new(
+        out,
+        json_pack("{s:s, s:I, s:o, s:f, s:f, s:o, s:f, s:f}", "precision",
+                  prec ? "double" : "single", "n", (json_int_t)n, "one_thread",
+                  rows_json(one, n_one), "core_device", device.gflops,
+                  "core_device_of_best", device.gflops / best1, "all_cores",
+                  rows_json(all, n_all), "mlsba", mlsba.gflops, "mlsba_of_best",
+                  mlsba.gflops / bestp));
+  }
+  free(A);
+  free(Bm);
+  free(C);
+  return err;
+}
+
+int main(int argc, char **argv) {
+  args_t a;
+  int status = parse(argc, argv, &a);
+  if (status)
+    return status;
+  bench_t B = {0};
+  mlsba_platform_t *pl = NULL;
+  int err = strcmp(a.platform, "auto") == 0
+                ? mlsba_platform_discover(&pl)
+                : mlsba_platform_load(a.platform, &pl);
+  if (!err)
+    err = mlsba_executor_create(pl, &B.ex);
+  if (err) {
+    fprintf(stderr, "bench-kernels: %s\n", mlsba_last_error());
+    mlsba_platform_destroy(pl);
+    return 1;
+  }
+  B.p = mlsba_platform_num_devices(pl);
+  B.core0 = B.p;
+  for (size_t j = 0; j < B.p; j++)
+    if (mlsba_platform_device_type(pl, j) == MLSBA_DEVICE_CPU) {
+      B.cores++;
+      B.core0 = B.core0 < B.p ? B.core0 : j;
+    }
+  const char *why;
+  B.openblas = openblas_load(&why) == 0;
+  B.alone = calloc(B.p, sizeof *B.alone);
+  B.balanced = calloc(B.p, sizeof *B.balanced);
+  B.time = calloc(B.p, sizeof *B.time);
+  if (B.cores == 0 || !B.alone || !B.balanced || !B.time) {
+    fprintf(stderr, "bench-kernels: %s\n",
+            B.cores ? "out of memory" : "the platform has no core");
+    err = 1;
+  }
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  if (!err) {
+    printf("cores run: %s\n  (%s)\n", k.description, k.reason);
+    if (!B.openblas)
+      printf("no OpenBLAS rows: %s\n", why);
+  }
+  json_t *cases = json_array();
+  for (size_t i = 0; i < a.nprec && !err; i++)
+    for (size_t j = 0; j < a.nsizes && !err; j++) {
+      memset(B.alone, 0, B.p * sizeof *B.alone);
+      B.alone[B.core0] = a.sizes[j];
+      err = one_case(&B, &a, a.precisions[i], a.sizes[j], cases);
+      if (err)
+        fprintf(stderr, "bench-kernels: %s\n", mlsba_last_error());
+    }
+  if (!err && a.json) {
+    json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:o}", "kernels",
+                            k.description, "reason", k.reason, "openblas",
+                            B.openblas ? openblas_label() : "", "platform",
+                            a.platform, "cases", json_incref(cases));
+    if (json_dump_file(doc, a.json, JSON_INDENT(1)) != 0) {
+      fprintf(stderr, "bench-kernels: cannot write %s\n", a.json);
+      err = 1;
+    }
+    json_decref(doc);
+  }
+  json_decref(cases);
+  free(B.alone);
+  free(B.balanced);
+  free(B.time);
+  mlsba_executor_destroy(B.ex);
+  mlsba_platform_destroy(pl);
+  return err ? 1 : 0;
+}
