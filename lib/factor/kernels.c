@@ -15,10 +15,6 @@ void dpotf2_(const char *uplo, const int *n, double *a, const int *lda,
              int *info, size_t uplo_len);
 void spotf2_(const char *uplo, const int *n, float *a, const int *lda,
              int *info, size_t uplo_len);
-void dlaswp_(const int *n, double *a, const int *lda, const int *k1,
-             const int *k2, const int *ipiv, const int *incx);
-void slaswp_(const int *n, float *a, const int *lda, const int *k1,
-             const int *k2, const int *ipiv, const int *incx);
 
 /* The diagonal blocks of a Cholesky update are computed apart in blocks of
  * this many columns, so that the other triangle is never written. */
@@ -114,13 +110,32 @@ int mlsba__factor_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   return P->op == MLSBA__FACTOR_LU ? lu_panel(P, j, jb) : chol_panel(P, j, jb);
 }
 
+/* Rows k1..k2 (1-based) of columns [col, col + w) interchanged with the
+ * rows ipiv names, in order, as LAPACK's ?laswp does. A loop of our own:
+ * a multithreaded LAPACK's ?laswp (OpenBLAS's) hands every call to its
+ * thread pool, whose threads then spin on the cores the other devices
+ * compute on. */
 static void laswp(const mlsba__factor_problem_t *P, int64_t col, int64_t w,
                   int64_t k1, int64_t k2) {
-  int n = (int)w, lda = (int)P->lda, a = (int)k1, b = (int)k2, inc = 1;
-  if (P->prec == MLSBA_PRECISION_DOUBLE)
-    dlaswp_(&n, at(P, 0, col), &lda, &a, &b, P->ipiv, &inc);
-  else
-    slaswp_(&n, at(P, 0, col), &lda, &a, &b, P->ipiv, &inc);
+  for (int64_t c = col; c < col + w; c++) {
+    if (P->prec == MLSBA_PRECISION_DOUBLE) {
+      double *x = at(P, 0, c);
+      for (int64_t i = k1 - 1; i < k2; i++) {
+        int64_t r = P->ipiv[i] - 1;
+        double t = x[i];
+        x[i] = x[r];
+        x[r] = t;
+      }
+    } else {
+      float *x = at(P, 0, c);
+      for (int64_t i = k1 - 1; i < k2; i++) {
+        int64_t r = P->ipiv[i] - 1;
+        float t = x[i];
+        x[i] = x[r];
+        x[r] = t;
+      }
+    }
+  }
 }
 
 void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,

@@ -87,6 +87,7 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
   F->group_size = calloc(F->q, sizeof *F->group_size);
   F->rate = calloc(p, sizeof *F->rate);
   F->active = calloc(p, 1);
+  F->warm = calloc(p, 1);
   F->load = calloc(p, sizeof *F->load);
   F->exec_off = calloc(p, sizeof *F->exec_off);
   F->log_off = calloc(p, sizeof *F->log_off);
@@ -94,8 +95,9 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
   F->one = calloc(p, sizeof *F->one);
   F->time = calloc(p, sizeof *F->time);
   F->extra = calloc(p, sizeof *F->extra);
-  if (!F->group_size || !F->rate || !F->active || !F->load || !F->exec_off ||
-      !F->log_off || !F->clip || !F->one || !F->time || !F->extra)
+  if (!F->group_size || !F->rate || !F->active || !F->warm || !F->load ||
+      !F->exec_off || !F->log_off || !F->clip || !F->one || !F->time ||
+      !F->extra)
     return MLSBA_ENOMEM;
   for (size_t g = 0; g < F->q; g++)
     F->group_size[g] = F->pl->group_start[g + 1] - F->pl->group_start[g];
@@ -112,7 +114,8 @@ static int choose_active(mlsba__factor_run_t *F) {
   for (size_t i = 0; i < F->p; i++) {
     mlsba_device_type_t type = F->pl->dev[i].backend->type;
     int capable = F->virt || type == MLSBA_DEVICE_CPU ||
-                  (type == MLSBA_DEVICE_OPENCL && F->P->op == MLSBA__FACTOR_LU);
+                  (type == MLSBA_DEVICE_OPENCL &&
+                   F->P->op != MLSBA__FACTOR_CHOL_UPPER);
     int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->opened[i].shares_cores;
     F->active[i] = (unsigned char)(capable && wanted);
     n += F->active[i];
@@ -120,7 +123,8 @@ static int choose_active(mlsba__factor_run_t *F) {
   if (n == 0)
     return mlsba__fail(MLSBA_EINVAL, "factor: no device in use can take the "
                                      "update (cores, simulated devices and, "
-                                     "for LU, OpenCL devices can)");
+                                     "but for upper Cholesky, OpenCL devices "
+                                     "can)");
   return 0;
 }
 
@@ -168,6 +172,7 @@ void mlsba__factor_run_close(mlsba__factor_run_t *F) {
   free(F->rate);
   free(F->group_size);
   free(F->active);
+  free(F->warm);
   free(F->fraction);
   free(F->load);
   free(F->exec_off);
@@ -297,16 +302,17 @@ static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
   return err;
 }
 
-/* The rows the update writes (from the panel's first) of an OpenCL
- * device's columns, kept before the step: a device that fails may have
- * written part of them back. */
+/* Every trailing column, from the panel's first row down, kept before a
+ * step in which an OpenCL device takes units: a device that fails may
+ * have written part of its columns back. */
 static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
                                void **copy) {
   *copy = NULL;
   if (!uses_opencl(F))
     return 0;
   size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
-  size_t rows = (size_t)(F->P->m - st->j), cols = (size_t)st->units;
+  size_t rows = (size_t)(F->P->m - st->j);
+  size_t cols = (size_t)(F->P->n - st->j - st->jb);
   char *b = malloc(rows * cols * es);
   if (b == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
@@ -321,17 +327,28 @@ static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
   return 0;
 }
 
-/* Puts back the columns of the logical units [lo, hi) from the copy. */
-static void restore_units(mlsba__factor_run_t *F, const step_t *st,
-                          const void *copy, int64_t lo, int64_t hi) {
+/* Puts back trailing column c (relative) from the copy. */
+static void restore_column(mlsba__factor_run_t *F, const step_t *st,
+                           const void *copy, int64_t c) {
   size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   size_t rows = (size_t)(F->P->m - st->j);
   char *a = F->P->a;
-  for (int64_t u = lo; u < hi; u++)
-    memcpy(
-        a + ((size_t)st->j + (size_t)(st->j + st->jb + u) * (size_t)F->P->lda) *
-                es,
-        (const char *)copy + (size_t)u * rows * es, rows * es);
+  memcpy(
+      a + ((size_t)st->j + (size_t)(st->j + st->jb + c) * (size_t)F->P->lda) *
+              es,
+      (const char *)copy + (size_t)c * rows * es, rows * es);
+}
+
+/* Puts back the columns of the logical units [lo, hi): columns for LU,
+ * each pair's two columns for Cholesky. */
+static void restore_units(mlsba__factor_run_t *F, const step_t *st,
+                          const void *copy, int64_t lo, int64_t hi) {
+  int64_t N = F->P->n - st->j - st->jb;
+  for (int64_t u = lo; u < hi; u++) {
+    restore_column(F, st, copy, u);
+    if (F->P->op != MLSBA__FACTOR_LU && N - 1 - u != u)
+      restore_column(F, st, copy, N - 1 - u);
+  }
 }
 
 /* After a run that failed on OpenCL device `failed`: the device is
@@ -522,7 +539,16 @@ static void add_point(mlsba_model_t *m, double x, double rate) {
 /* Real devices: every device's point, its share's flops over its time
  * (the panel's time taken out of the core that factorized it). */
 static void learn(mlsba__factor_run_t *F, const step_t *st) {
-  for (size_t i = 0; i < F->p; i++) {
+  /* An accelerator's first share compiles its kernels (CLBlast's, on first
+   * use in the process) on the thread of its group's core: neither's
+   * speed. A model that slow would give them nothing again, and nothing
+   * would correct it, so that step teaches nothing. */
+  int warming = 0;
+  for (size_t i = 0; i < F->p; i++)
+    if (F->load[i] > 0 && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL &&
+        !F->warm[i])
+      warming = F->warm[i] = 1;
+  for (size_t i = 0; i < F->p && !warming; i++) {
     if (F->load[i] <= 0)
       continue;
     double t = F->time[i];
@@ -576,8 +602,35 @@ static void record(mlsba__factor_run_t *F, const step_t *st, double extra) {
   }
 }
 
+/* Real devices: what each can hold of this step (an accelerator's memory)
+ * becomes its model's max_load, which the split respects. */
+static int real_caps(mlsba__factor_run_t *F, step_t *st) {
+  mlsba_load_t *w = NULL;
+  int64_t *max = calloc(F->p, sizeof *max);
+  int err = max ? mlsba_load_create("factor-update", st->units, &w)
+                : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  if (!err)
+    err = mlsba_load_set_cpu(w, update_units, st);
+  int opencl = 0;
+  for (size_t i = 0; i < F->p; i++)
+    opencl |=
+        F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
+  if (!err && opencl)
+    err = mlsba__factor_set_opencl(w, st);
+  if (!err)
+    err = mlsba_executor_max_units(F->ex, w, max);
+  for (size_t i = 0; !err && i < F->p; i++)
+    mlsba_model_set_max_load(F->rate[i],
+                             max[i] >= st->units ? MLSBA_NO_MAX_LOAD : max[i]);
+  mlsba_load_destroy(w);
+  free(max);
+  return err;
+}
+
 static int update_step(mlsba__factor_run_t *F, step_t *st) {
   int err;
+  if (!F->virt && (err = real_caps(F, st)) != 0)
+    return err;
   for (;;) {
     if ((err = split_step(F, st)) != 0)
       return err;

@@ -18,6 +18,7 @@ typedef struct mlsba__factor_run {
   double unit_ref;       /* flops of a sim profile's unit: 2 n^2 */
   mlsba_model_t **rate;  /* p flop-rate models by units */
   unsigned char *active; /* p: takes update units */
+  unsigned char *warm;   /* p: an accelerator's first share has run */
   double *fraction;      /* the fixed slice, once tuned */
   int64_t *load, *exec_off, *log_off, *clip, *one;
   double *time, *extra;
