@@ -4,6 +4,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mlsba.h"
 #include "support/random_models.h"
@@ -258,6 +259,46 @@ START_TEST(many_points_in_any_order) {
 }
 END_TEST
 
+/* The accepted range of a model's points, and messages naming the field. */
+
+START_TEST(set_point_refuses_values_outside_the_bounds_naming_them) {
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_create(&m), 0);
+  static const struct {
+    double x, s;
+    const char *says;
+  } bad[] = {
+      {1, 1e308, "speed"},     {1, 1.7e308, "speed"}, {1, 4.9e-324, "speed"},
+      {1, 1e-31, "speed"},     {1, 2e30, "speed"},    {1, NAN, "speed"},
+      {1, -INFINITY, "speed"}, {1e308, 1, "load"},    {1e16, 1, "load"},
+      {1e-7, 1, "load"},       {4.9e-324, 1, "load"}, {NAN, 1, "load"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(mlsba_model_set_point(m, bad[i].x, bad[i].s),
+                     MLSBA_EINVAL);
+    ck_assert_msg(strstr(mlsba_last_error(), bad[i].says) != NULL,
+                  "(%g, %g): '%s' does not name the %s", bad[i].x, bad[i].s,
+                  mlsba_last_error(), bad[i].says);
+    ck_assert_uint_eq(mlsba_model_num_points(m), 0);
+  }
+  /* The bounds themselves are accepted. */
+  ck_assert_int_eq(mlsba_model_set_point(m, MLSBA_LOAD_MIN, MLSBA_SPEED_MIN),
+                   0);
+  ck_assert_int_eq(mlsba_model_set_point(m, MLSBA_LOAD_MAX, MLSBA_SPEED_MAX),
+                   0);
+  ck_assert_int_eq(mlsba_model_set_max_load(m, INT64_C(1) << 53), 0);
+  ck_assert_int_eq(mlsba_model_set_max_load(m, (INT64_C(1) << 53) + 1),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "max_load"));
+  ck_assert_int_eq(mlsba_model_set_max_load(m, INT64_MAX), MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_model_set_max_load(m, -2), MLSBA_EINVAL);
+  double x;
+  ck_assert_int_eq(mlsba_model_load_by_time(m, 1e300, &x), 0);
+  ck_assert(x <= MLSBA_LOAD_MAX);
+  mlsba_model_destroy(m);
+}
+END_TEST
+
 static Suite *fpm_suite(void) {
   Suite *s = suite_create("fpm");
   TCase *tc = tcase_create("model");
@@ -273,6 +314,7 @@ static Suite *fpm_suite(void) {
   tcase_add_test(tc, bad_values_are_rejected_and_leave_the_model_unchanged);
   tcase_add_test(tc, clone_is_independent);
   tcase_add_test(tc, many_points_in_any_order);
+  tcase_add_test(tc, set_point_refuses_values_outside_the_bounds_naming_them);
   suite_add_tcase(s, tc);
   return s;
 }
