@@ -890,6 +890,34 @@ START_TEST(bench_factor_verifies_on_real_cores) {
 }
 END_TEST
 
+/* Device names reach the terminal with control characters escaped: a
+ * newline in a name forged a table line, an escape sequence reached the
+ * terminal (issue 21, 6). */
+START_TEST(bench_table_escapes_control_characters_in_names) {
+  char path[] = "/tmp/mlsba-bench-names-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const char *json =
+      "{\"devices\": [{\"name\": \"g\\nforged 1 2 3\", \"type\": \"sim\", "
+      "\"speed\": [[1, 100.0], [4096, 200.0]]}, {\"name\": \"e\\u001b[2J\", "
+      "\"type\": \"sim\", \"speed\": [[1, 100.0], [4096, 150.0]]}], "
+      "\"groups\": [[\"g\\nforged 1 2 3\", \"e\\u001b[2J\"]]}";
+  ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+  close(fd);
+  char *argv[] = {bench,      "--platform", path, "--size", "512",
+                  "--models", "none",       NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "g\\x0aforged 1 2 3") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.out, "e\\x1b[2J") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.out, "\nforged") == NULL, "%s", r.out);
+  ck_assert_msg(strchr(r.out, '\x1b') == NULL, "%s", r.out);
+  tool_run_free(&r);
+  unlink(path);
+}
+END_TEST
+
 START_TEST(bench_refuses_bad_input) {
   expect_usage_error(bench, bench_bad[_i].args, bench_bad[_i].expect, _i);
 }
@@ -1226,6 +1254,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, bench_balances_a_real_product);
   tcase_add_test(tc, bench_factor_compare_on_the_sim_desktop);
   tcase_add_test(tc, bench_factor_verifies_on_real_cores);
+  tcase_add_test(tc, bench_table_escapes_control_characters_in_names);
   tcase_add_loop_test(tc, bench_refuses_bad_input, 0,
                       (int)(sizeof bench_bad / sizeof bench_bad[0]));
   suite_add_tcase(s, tc);

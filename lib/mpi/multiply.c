@@ -693,6 +693,10 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   /* Every node's capacity, so that no distribution (the first included)
    * gives a node more blocks than its devices hold. */
   int64_t cap = mlsba__mpi_node_capacity(C.node, C.nb);
+  /* CMA rounds an area to its rectangle by up to a row or a column of
+   * the grid (nb blocks): the head plans within what is left. */
+  if (cap >= 0)
+    cap = cap > C.nb ? cap - C.nb : 0;
   int64_t *caps = C.rank == 0 ? malloc((size_t)C.q * sizeof *caps) : NULL;
   if (C.rank == 0 && caps == NULL)
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory");

@@ -47,7 +47,10 @@ typedef enum mlsba_mpi_node_algo {
 } mlsba_mpi_node_algo_t;
 
 /** Options; initialise with mlsba_mpi_opts_init(). Every rank passes the
- *  same values (the head's are the ones used for the distribution). */
+ *  same values except the platform: mlsba_mpi_multiply() compares them
+ *  with rank 0's first and fails on every rank, naming the first rank
+ *  that differs and the option, rather than size its messages on values
+ *  another rank does not share. */
 typedef struct mlsba_mpi_opts {
   /** The platform of each rank: "auto" (the default) discovers the
    *  devices the rank is bound to, and its share of its host's OpenCL
