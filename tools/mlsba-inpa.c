@@ -1,7 +1,8 @@
 /* mlsba-inpa: INPA across MPI ranks, then the heterogeneous 2-D blocked
  * product C = A x B on every rank's devices.
  *
- *   mpirun -np Q mlsba-inpa --platform FILE --size N --block B [...]
+ *   mpirun -np Q mlsba-inpa [--platform auto|NAME|FILE] [--size N]
+ *                           [--block B] [...]
  *
  * Every rank parses the same command line; rank 0 prints the table and the
  * JSON report. Bad input, or an error on any rank, gives one line on rank
@@ -104,7 +105,10 @@ static int option_value(const char *opt, const char *v, args_t *A) {
  * in why. Nothing is printed: the ranks first agree on the outcome. */
 static int parse_args(int argc, char **argv, args_t *A, char *why) {
   mlsba_mpi_opts_init(&A->o);
-  A->o.n = A->o.block = -1;
+  /* The defaults: a product every rank of a small job takes a share of
+   * (16 x 16 blocks), as mlsba-bench's default size is 2048. */
+  A->o.n = 2048;
+  A->o.block = 128;
   for (int i = 1; i < argc; i++) {
     const char *opt = argv[i];
     if (!strcmp(opt, "-h") || !strcmp(opt, "--help"))
@@ -124,11 +128,7 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
       return usage(why, what, *v ? v : "\"\"");
     }
   }
-  const char *missing = A->o.platform == NULL ? "--platform"
-                        : A->o.n < 0          ? "--size"
-                        : A->o.block < 0      ? "--block"
-                                              : NULL;
-  return missing ? usage(why, "missing ", missing) : RUN;
+  return A->o.platform == NULL ? usage(why, "missing ", "--platform") : RUN;
 }
 
 /* Rank 0 writes the report: a destination that cannot take it is refused
@@ -392,7 +392,7 @@ int main(int argc, char **argv) {
   outcome = agree_on_parse(MPI_COMM_WORLD, outcome, why);
   if (outcome != RUN) {
     if (rank == 0 && outcome == HELP)
-      fputs(mlsba_inpa_help, stdout);
+      paths_print_help(stdout, mlsba_inpa_help);
     if (rank == 0 && outcome == VERSION)
       print_version();
     int status = outcome == USAGE ? USAGE
