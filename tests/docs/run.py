@@ -2,8 +2,10 @@
 """Every example of README.md and docs/*.md, run as a reader would.
 
   tests/docs/run.py REPO BINDIR... [--mpirun MPIRUN] [--cc CC CFLAGS LIB]
+                    [--mpi-cc MPI_CFLAGS MPI_LIBS]
 
-- A ```json block that is a platform file (it has "devices") is written
+- A ```json block that is a platform file (it has "devices", and the
+  paragraph before it names no "From `COMMAND`") is written
   as NAME.json (its "name") into a scratch folder; it must be valid, and
   the tools must take it: mlsba-info --platform (here, or naming the
   hardware this machine lacks), mlsba-bench, and, for a simulated one,
@@ -15,19 +17,25 @@
   (mlsba-*, mpirun ... mlsba-inpa) is run in the scratch folder, where
   tests/, benchmarks/ and models/ of the tree are at hand, and must exit
   0. A synopsis (a line with "[") is not a command. Commands about
-  building and installing (tools/quickstart, tools/test, cmake, cc, an
-  application ./app) and the SimGrid runs of 90 simulated ranks are left
+  building and installing (tools/quickstart, tools/test, cmake, cc, mpicc,
+  an application ./app or one under mpirun, paths in an install PREFIX)
+  and the SimGrid runs of 90 simulated ranks are left
   to the tests that do those (install, mpi) and said so.
 - A plain ``` block that is a saved model (it starts "mlsba-model") must
   be one that mlsba-info --show-model reads: checksum and all.
 - A ```c block with #include <mlsba.h> and no "..." is a complete
   example: compiled (wrapped in main() when it has none) against the
-  built library and run.
+  built library and run. One that includes <mlsba/mpi.h> is compiled
+  with MPI's flags (--mpi-cc) and libmlsba_mpi too, and run under mpirun
+  on 2 ranks in the scratch folder, where sim0.json and sim1.json
+  (tests/data/mpi: simulated nodes) are at hand for "sim%r.json"; without
+  --mpirun and --mpi-cc it is left out and said so.
 Exit 0 when every example runs; 1 with one line per failure."""
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,8 +44,11 @@ BLOCK = re.compile(r"```(\w*)\n(.*?)```", re.S)
 # Shell lines that are not a reader's run of a tool, with why.
 NOT_RUN = [
     (re.compile(r"^(tools/quickstart|tools/test)\b"), "builds and installs"),
-    (re.compile(r"^(cmake|ctest|cc|export|LD_LIBRARY_PATH=)"),
+    (re.compile(r"^(cmake|ctest|cc|mpicc|export|LD_LIBRARY_PATH=)"),
      "builds and tests the tree, or an app: the install test does"),
+    (re.compile(r"^(mpirun|mpiexec)\b.*\s\./|\bPREFIX/"),
+     "an application built against the installed package, or a path in "
+     "the install PREFIX: the install test runs it"),
     (re.compile(r"^(G=|smpirun|benchmarks/|python3)"),
      "SimGrid at scale: benchmarks/RESULTS.md"),
 ]
@@ -128,6 +139,12 @@ def same_shape(shown, real, at):
     return []
 
 
+def from_line(before):
+    """The "From `COMMAND`" of the paragraph just before a block, if any."""
+    para = re.split(r"```|\n\s*\n", before.rstrip())[-1]
+    return re.findall(r"From `([^`]+)`", para.replace("\n", " "))
+
+
 def check_report(where, doc, before, cwd, env, mpirun):
     m = re.findall(r"From `([^`]+)`", before.replace("\n", " "))
     if not m:
@@ -214,7 +231,7 @@ def mpi_env(env):
     return env
 
 
-def check_c(where, body, cwd, env, cc):
+def check_c(where, body, cwd, env, cc, mpi):
     if "..." in body or "#include <mlsba.h>" not in body:
         notes.append(f"{where}: a fragment (tools/examples has the "
                      "complete programs)")
@@ -223,6 +240,13 @@ def check_c(where, body, cwd, env, cc):
         notes.append(f"{where}: no compiler given")
         return
     compiler, flags, lib = cc
+    is_mpi = "#include <mlsba/mpi.h>" in body
+    if is_mpi:
+        if not mpi:
+            notes.append(f"{where}: no MPI: an example across MPI ranks")
+            return
+        mpirun, mpi_flags, mpi_libs, repo = mpi
+        flags, lib = f"{flags} {mpi_flags}", f"{mpi_libs} {lib}"
     src = body
     if "main(" not in body:
         head = [l for l in body.split("\n") if l.startswith("#include")]
@@ -238,7 +262,17 @@ def check_c(where, body, cwd, env, cc):
     if rc != 0:
         fail(where, f"does not compile: {err.strip()[:400]}")
         return
-    rc, out, err = run(exe, cwd, env)
+    if is_mpi:
+        # Two ranks on the simulated nodes of tests/data/mpi (sim%r.json),
+        # or, for an example whose platform is "auto", the cores.
+        for r in (0, 1):
+            shutil.copy(os.path.join(repo, "tests", "data", "mpi",
+                                     f"sim{r}.json"), cwd)
+        rc, out, err = run(f"{mpirun} -np 2 --oversubscribe --bind-to none "
+                           f"--mca btl self,vader {exe}", cwd,
+                           mpi_env(env), timeout=300)
+    else:
+        rc, out, err = run(exe, cwd, env)
     if rc != 0:
         fail(where, f"exits {rc}: {(err or out).strip()[:300]}")
 
@@ -258,6 +292,10 @@ def main(argv):
     if "--cc" in args:
         i = args.index("--cc")
         cc, args = tuple(args[i + 1:i + 4]), args[:i] + args[i + 4:]
+    mpi_cc = None
+    if "--mpi-cc" in args:
+        i = args.index("--mpi-cc")
+        mpi_cc, args = tuple(args[i + 1:i + 3]), args[:i] + args[i + 3:]
     if "--mpirun" in args:
         i = args.index("--mpirun")
         mpirun, args = args[i + 1], args[:i] + args[i + 2:]
@@ -266,6 +304,7 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="mlsba-docs-") as cwd:
         for d in ("tests", "benchmarks", "models"):
             os.symlink(os.path.join(repo, d), os.path.join(cwd, d))
+        mpi = (mpirun,) + mpi_cc + (repo,) if mpirun and mpi_cc else None
         env = dict(os.environ)
         env["PATH"] = os.pathsep.join(bins + [env.get("PATH", "")])
         env["XDG_CACHE_HOME"] = os.path.join(cwd, "cache")
@@ -281,7 +320,7 @@ def main(argv):
             except ValueError as e:
                 fail(where, f"not valid JSON: {e}")
                 continue
-            if "devices" in doc:
+            if "devices" in doc and not from_line(before):
                 check_platform(where, doc, cwd, env)
             else:
                 check_report(where, doc, before, cwd, env, mpirun)
@@ -291,7 +330,7 @@ def main(argv):
             elif lang == "sh":
                 check_commands(where, body, cwd, env, mpirun)
             elif lang == "c":
-                check_c(where, body, cwd, env, cc)
+                check_c(where, body, cwd, env, cc, mpi)
     for n in notes:
         print("note:", n)
     for f in failures:
