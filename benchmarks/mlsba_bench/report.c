@@ -271,7 +271,7 @@ void bench_print_detail(const bench_t *B, const bench_row_t *r) {
       time = r->time[j] > time ? r->time[j] : time;
     }
     /* A group of one device is named by it; larger ones list theirs. */
-    char label[64], name[48];
+    char label[96], name[48]; /* detail_line shows its first 22 */
     snprintf(label, sizeof label, "group %zu%s%s", g, size == 1 ? ": " : "",
              size == 1 ? shown_name(B, mlsba_platform_group_device(B->pl, g, 0),
                                     name, sizeof name)
