@@ -142,11 +142,11 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < p; i++)
     printf("%-24s %10lld %10.3f %10.1f\n", mlsba_platform_device_name(pl, i),
            (long long)load[i], time[i],
-           time[i] > 0 ? 2.0 * (double)size * (double)size *
-                             (double)load[i] / time[i] * 1e-9
+           time[i] > 0 ? 2.0 * (double)size * (double)size * (double)load[i] /
+                             time[i] * 1e-9
                        : 0.0);
-  printf("%-24s %10lld %10.3f %10.1f\n", "whole product", (long long)size,
-         span, flop / span * 1e-9);
+  printf("%-24s %10lld %10.3f %10.1f\n", "whole product", (long long)size, span,
+         flop / span * 1e-9);
   /* The cores only, in proportion to their speeds alone, with every
    * accelerator open but given nothing: what an idle accelerator costs. */
   total = 0;
@@ -157,9 +157,8 @@ int main(int argc, char **argv) {
   size_t first_core = p;
   for (size_t i = 0; i < p; i++) {
     int core = mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_CPU;
-    load[i] = core && alone[i] > 0
-                  ? (int64_t)((double)size / alone[i] / total)
-                  : 0;
+    load[i] =
+        core && alone[i] > 0 ? (int64_t)((double)size / alone[i] / total) : 0;
     given += load[i];
     if (core && first_core == p)
       first_core = i;
@@ -171,8 +170,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("\ncores only, accelerators open and idle\n");
-  printf("%-24s %10lld %10.3f %10.1f\n", "whole product", (long long)size,
-         span, flop / span * 1e-9);
+  printf("%-24s %10lld %10.3f %10.1f\n", "whole product", (long long)size, span,
+         flop / span * 1e-9);
   gemm_data_free(&g);
   free(load);
   free(max);

@@ -62,8 +62,8 @@ int main(int argc, char **argv) {
     }
     double med = timing_median(t, 3);
     double cpu_med = timing_median(cpu, 3);
-    printf("%10zu %12.4f %12.3f %12.4f %12.4f\n", n, med,
-           1e6 * med / (double)n, cpu_med, jansson_cpu(json));
+    printf("%10zu %12.4f %12.3f %12.4f %12.4f\n", n, med, 1e6 * med / (double)n,
+           cpu_med, jansson_cpu(json));
     fflush(stdout);
     free(json);
   }

@@ -34,13 +34,13 @@ static int run_rows(bench_t *B, bench_row_t *rows, size_t *used) {
   const bench_args_t *a = B->a;
   int err = 0;
   if (!a->compare)
-    return (err = bench_run_algorithm(B, a->algo, 1, &rows[0])) ? err
-                                                                : (*used = 1, 0);
+    return (err = bench_run_algorithm(B, a->algo, 1, &rows[0]))
+               ? err
+               : (*used = 1, 0);
   /* Each algorithm starts cold, so that none profits from another's
    * models. */
   for (int al = 0; !err && al < MLSBA_ALGO_COUNT; al++)
-    if (!(err = bench_run_algorithm(B, (mlsba_algorithm_t)al, 0,
-                                    &rows[*used])))
+    if (!(err = bench_run_algorithm(B, (mlsba_algorithm_t)al, 0, &rows[*used])))
       ++*used;
   for (size_t j = 0; !err && j < B->p; j++) {
     int e = bench_run_device_alone(B, j, &rows[*used]);
@@ -138,8 +138,8 @@ int main(int argc, char **argv) {
   if (status)
     return status == BENCH_ARGS_DONE ? 0 : status;
   /* Destinations are checked before anything runs. */
-  if ((a.json && (status = paths_check_output_file(bench_prog, "--json",
-                                                   a.json))) ||
+  if ((a.json &&
+       (status = paths_check_output_file(bench_prog, "--json", a.json))) ||
       (a.plot && (status = paths_make_dir(bench_prog, "--plot", a.plot))))
     return status;
   char models[4096] = "";
@@ -174,9 +174,9 @@ int main(int argc, char **argv) {
       goto done;
     }
     snprintf(models, sizeof models, "%s", a.models);
-  } else if (!a.models && (status = paths_models(bench_prog,
-                                               mlsba_platform_name(B.pl),
-                                               B.sim, models, sizeof models)))
+  } else if (!a.models &&
+             (status = paths_models(bench_prog, mlsba_platform_name(B.pl),
+                                    B.sim, models, sizeof models)))
     goto done;
   /* One rule for every destination a user names: the folder itself is
    * made, never a chain of them; the cache folder is the tools' own. */
@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
   }
   B.flop = 2.0 * (double)a.m * (double)a.n * (double)a.k;
   int to_stdout = a.json && strcmp(a.json, "-") == 0;
-  B.progress = a.quiet || to_stdout         ? 0
+  B.progress = a.quiet || to_stdout    ? 0
                : isatty(STDOUT_FILENO) ? 2
                : a.progress            ? 1
                                        : 0;
@@ -211,8 +211,13 @@ int main(int argc, char **argv) {
     status = 1;
     goto done;
   }
-  B.g = (mlsba_gemm_t){.m = mm, .n = a.n, .k = kk, .precision = a.precision,
-                       .a = A, .b = Bm, .c = C};
+  B.g = (mlsba_gemm_t){.m = mm,
+                       .n = a.n,
+                       .k = kk,
+                       .precision = a.precision,
+                       .a = A,
+                       .b = Bm,
+                       .c = C};
   bench_fill_random(&B.g, 42);
   if ((err = mlsba_executor_create(B.pl, &B.ex)) != 0) {
     status = fail(err);

@@ -66,8 +66,7 @@ static double write_data(FILE *pts, FILE *curve, FILE *tl,
     }
     /* gnuplot needs a point in every block it is told to draw. */
     fprintf(pts, "%s\n\n", mlsba_model_num_points(P->models[j]) ? "" : "0 1");
-    fprintf(curve, "%s\n\n",
-            mlsba_model_num_points(P->models[j]) ? "" : "0 1");
+    fprintf(curve, "%s\n\n", mlsba_model_num_points(P->models[j]) ? "" : "0 1");
   }
   for (size_t j = 0; j < p; j++)
     fprintf(tl, "%zu %g %g\n", j, P->hist_time[j],
@@ -123,11 +122,10 @@ static void write_script(FILE *gp, const bench_plot_t *P, double xmax) {
         len += (size_t)snprintf(title + len, sizeof title - len, " = %s%s",
                                 mlsba_platform_device_name(P->pl, k),
                                 left_out(P, k) ? " (left out)" : "");
-    fprintf(gp, "'curve.dat' index %zu with lines lw 2 dt %d lc %zu title ",
-            j, left_out(P, j) ? 2 : 1, j + 1);
+    fprintf(gp, "'curve.dat' index %zu with lines lw 2 dt %d lc %zu title ", j,
+            left_out(P, j) ? 2 : 1, j + 1);
     gp_string(gp, title);
-    fprintf(gp,
-            ", 'speed.dat' index %zu with points pt %d lc %zu notitle, ", j,
+    fprintf(gp, ", 'speed.dat' index %zu with points pt %d lc %zu notitle, ", j,
             left_out(P, j) ? 6 : 7, j + 1);
   }
   fprintf(gp,
@@ -196,32 +194,35 @@ static void write_shares(FILE *f, const bench_shares_plot_t *P) {
 
 static void write_shares_script(FILE *gp, const bench_shares_plot_t *P) {
   size_t p = mlsba_platform_num_devices(P->pl);
-  fprintf(gp, "# Made by mlsba-bench --plot; run again in this folder with:\n"
-              "#   gnuplot plot.gp\n"
-              "do for [fmt in 'png svg'] {\n"
-              "  if (fmt eq 'png') { set terminal pngcairo size 1000,%zu "
-              "noenhanced } else { set terminal svg size 1000,%zu "
-              "noenhanced }\n"
-              "  set output 'shares.'.fmt\n"
-              "  set multiplot layout %zu,1\n"
-              "  set key outside right; set grid\n"
-              "  set xlabel 'step'; set ylabel 'share of the update (%%)'\n"
-              "  set yrange [0:100]; set y2label 'step time (s)'; "
-              "set y2tics; set ytics nomirror\n",
+  fprintf(gp,
+          "# Made by mlsba-bench --plot; run again in this folder with:\n"
+          "#   gnuplot plot.gp\n"
+          "do for [fmt in 'png svg'] {\n"
+          "  if (fmt eq 'png') { set terminal pngcairo size 1000,%zu "
+          "noenhanced } else { set terminal svg size 1000,%zu "
+          "noenhanced }\n"
+          "  set output 'shares.'.fmt\n"
+          "  set multiplot layout %zu,1\n"
+          "  set key outside right; set grid\n"
+          "  set xlabel 'step'; set ylabel 'share of the update (%%)'\n"
+          "  set yrange [0:100]; set y2label 'step time (s)'; "
+          "set y2tics; set ytics nomirror\n",
           300 * P->rows + 100, 300 * P->rows + 100, P->rows);
   for (size_t r = 0; r < P->rows; r++) {
     fputs("  set title ", gp);
     gp_string(gp, P->name[r]);
     fputs("\n  plot ", gp);
     for (size_t i = 0; i < p; i++) {
-      fprintf(gp, "'shares.dat' index %zu using 1:%zu with linespoints "
-                  "title ",
+      fprintf(gp,
+              "'shares.dat' index %zu using 1:%zu with linespoints "
+              "title ",
               r, i + 3);
       gp_string(gp, mlsba_platform_device_name(P->pl, i));
       fputs(", ", gp);
     }
-    fprintf(gp, "'shares.dat' index %zu using 1:2 axes x1y2 with lines "
-                "dt 2 lc black title 'step time'\n",
+    fprintf(gp,
+            "'shares.dat' index %zu using 1:2 axes x1y2 with lines "
+            "dt 2 lc black title 'step time'\n",
             r);
   }
   fputs("  unset multiplot\n}\n", gp);

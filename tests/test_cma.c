@@ -505,12 +505,12 @@ START_TEST(the_fit_to_models_is_the_constrained_optimum) {
       after = fmax(after, time_at(m[i], rect[i].m * rect[i].n));
     ck_assert_double_eq(after, reported);
     ck_assert_double_le(after, before);
-    brute_t B = {.m = m, .rect = rect, .q = q, .ncols = info.columns,
-                 .nb = nb};
+    brute_t B = {.m = m, .rect = rect, .q = q, .ncols = info.columns, .nb = nb};
     double best = brute_widths(&B, 0, nb);
-    ck_assert_msg(after == best, "trial %d q=%zu nb=%lld: fit %.17g, "
-                  "optimum %.17g (CMA %.17g)", trial, q, (long long)nb, after,
-                  best, before);
+    ck_assert_msg(after == best,
+                  "trial %d q=%zu nb=%lld: fit %.17g, "
+                  "optimum %.17g (CMA %.17g)",
+                  trial, q, (long long)nb, after, best, before);
     improved += after < before;
     for (size_t i = 0; i < q; i++)
       mlsba_model_destroy(m[i]);

@@ -654,8 +654,7 @@ static Suite *inpa_suite(void) {
   tcase_add_loop_test(tc, inpa_converges_on_random_nodes, 0, 3);
   tcase_add_test(tc, oscillating_cpm_is_a_cycle);
   tcase_add_test(tc, coarse_blocks_end_at_the_fitted_fixed_point);
-  tcase_add_test(tc,
-                 a_node_far_faster_than_the_rest_is_laid_out_by_the_models);
+  tcase_add_test(tc, a_node_far_faster_than_the_rest_is_laid_out_by_the_models);
   tcase_add_test(tc, whole_blocks_end_at_a_fixed_point);
   tcase_add_test(tc, max_iter_is_respected);
   tcase_add_loop_test(tc, gpa_matches_the_exhaustive_optimum, 0, 3);

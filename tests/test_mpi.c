@@ -37,10 +37,23 @@ static char job_limit_s[8] = "50";
 static void run_inpa(int np, tool_run_t *r, ...) {
   char npbuf[16];
   snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[48] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun,    "-np",
-                    npbuf,     "--oversubscribe", "--bind-to", "none",
-                    "--mca",   "btl", "self,vader", "--mca",
-                    "mpi_yield_when_idle", "1", inpa};
+  char *argv[48] = {timeout,
+                    "-k",
+                    "5",
+                    JOB_LIMIT_S,
+                    mpirun,
+                    "-np",
+                    npbuf,
+                    "--oversubscribe",
+                    "--bind-to",
+                    "none",
+                    "--mca",
+                    "btl",
+                    "self,vader",
+                    "--mca",
+                    "mpi_yield_when_idle",
+                    "1",
+                    inpa};
   size_t n = 17;
   va_list ap;
   va_start(ap, r);
@@ -57,9 +70,20 @@ static void run_inpa_last_differs(int np, const char *const *common,
                                   const char *const *last, tool_run_t *r) {
   char npbuf[16];
   snprintf(npbuf, sizeof npbuf, "%d", np - 1);
-  char *argv[64] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun,
-                    "--oversubscribe", "--bind-to", "none", "--mca", "btl",
-                    "self,vader", "--mca", "mpi_yield_when_idle", "1"};
+  char *argv[64] = {timeout,
+                    "-k",
+                    "5",
+                    JOB_LIMIT_S,
+                    mpirun,
+                    "--oversubscribe",
+                    "--bind-to",
+                    "none",
+                    "--mca",
+                    "btl",
+                    "self,vader",
+                    "--mca",
+                    "mpi_yield_when_idle",
+                    "1"};
   size_t n = 14;
   if (np > 1) {
     argv[n++] = "-np";
@@ -174,11 +198,22 @@ static double slowest(json_t *entry) {
  * tile the nb x nb grid exactly, devices whose columns fill their rank's
  * width, a history that ends where the result is. */
 static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
-  static const char *const fields[] = {
-      "algorithm", "nodes", "n", "block", "iterations", "converged",
-      "imbalance", "half_perimeter_sum", "half_perimeter_lower_bound",
-      "makespan_s", "gflops", "comm_share", "verified", "history", "ranks",
-      "run_iteration"};
+  static const char *const fields[] = {"algorithm",
+                                       "nodes",
+                                       "n",
+                                       "block",
+                                       "iterations",
+                                       "converged",
+                                       "imbalance",
+                                       "half_perimeter_sum",
+                                       "half_perimeter_lower_bound",
+                                       "makespan_s",
+                                       "gflops",
+                                       "comm_share",
+                                       "verified",
+                                       "history",
+                                       "ranks",
+                                       "run_iteration"};
   for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
     ck_assert_msg(json_object_get(j, fields[i]) != NULL, "no %s", fields[i]);
   ck_assert_int_eq(int_of(j, "nodes"), nodes);
@@ -190,8 +225,8 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   const char *stop = json_string_value(json_object_get(j, "stop"));
   ck_assert_msg(stop != NULL, "no stop");
   int conv = json_is_true(json_object_get(j, "converged"));
-  ck_assert_int_eq(conv, !strcmp(stop, "balanced") ||
-                             !strcmp(stop, "fixed-point"));
+  ck_assert_int_eq(conv,
+                   !strcmp(stop, "balanced") || !strcmp(stop, "fixed-point"));
   ck_assert(num_of(j, "makespan_s") > 0 && num_of(j, "gflops") > 0);
   double share = num_of(j, "comm_share");
   ck_assert(share >= 0 && share < 1);
@@ -247,14 +282,14 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
   size_t k;
   json_array_foreach(hist, k, h) {
     ck_assert_uint_eq(json_array_size(json_object_get(h, "w")), (size_t)nodes);
-    ck_assert_msg(slowest(chosen) <= slowest(h), "ran %lld (%g s), %zu took %g s",
-                  (long long)ran, slowest(chosen), k + 1, slowest(h));
+    ck_assert_msg(slowest(chosen) <= slowest(h),
+                  "ran %lld (%g s), %zu took %g s", (long long)ran,
+                  slowest(chosen), k + 1, slowest(h));
   }
   for (int r = 0; r < nodes; r++)
-    ck_assert_int_eq(
-        int_of(json_array_get(ranks, (size_t)r), "w"),
-        json_integer_value(json_array_get(json_object_get(chosen, "w"),
-                                          (size_t)r)));
+    ck_assert_int_eq(int_of(json_array_get(ranks, (size_t)r), "w"),
+                     json_integer_value(json_array_get(
+                         json_object_get(chosen, "w"), (size_t)r)));
 }
 
 /* A slower distribution than one measured was run (before, the product
@@ -262,8 +297,8 @@ static void check_report(json_t *j, int nodes, json_int_t n, json_int_t b) {
  * third). */
 START_TEST(product_runs_the_fastest_distribution_measured) {
   tool_run_t r;
-  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "1024",
-           "--block", "64", "--max-iter", "4", "--json", "-", NULL);
+  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "1024", "--block",
+           "64", "--max-iter", "4", "--json", "-", NULL);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse(r.out);
   check_report(j, 4, 1024, 64);
@@ -276,8 +311,8 @@ END_TEST
 
 START_TEST(simulated_nodes_converge) {
   tool_run_t r;
-  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "2048",
-           "--block", "64", "--json", "-", NULL);
+  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "2048", "--block",
+           "64", "--json", "-", NULL);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse(r.out);
   check_report(j, 4, 2048, 64);
@@ -298,9 +333,9 @@ END_TEST
 
 START_TEST(homogeneous_baseline_stays_uneven) {
   tool_run_t r;
-  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "2048",
-           "--block", "64", "--algo", "homogeneous", "--node-algo", "idpa",
-           "--json", "-", NULL);
+  run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "2048", "--block",
+           "64", "--algo", "homogeneous", "--node-algo", "idpa", "--json", "-",
+           NULL);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse(r.out);
   check_report(j, 4, 2048, 64);
@@ -316,9 +351,8 @@ START_TEST(real_cores_verify) {
   /* Four ranks on two shared cores time each other's interference: a
    * generous eps, and steps of a few milliseconds so that the node times
    * are not thread start-up. */
-  run_inpa(4, &r, "--platform", DATA "cpu%r.json", "--size", "2048",
-           "--block", "128", "--eps", "0.2", "--max-iter", "8", "--json", "-",
-           NULL);
+  run_inpa(4, &r, "--platform", DATA "cpu%r.json", "--size", "2048", "--block",
+           "128", "--eps", "0.2", "--max-iter", "8", "--json", "-", NULL);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse(r.out);
   check_report(j, 4, 2048, 128);
@@ -337,8 +371,8 @@ END_TEST
  * right. All ranks share core 0: it is the data that is checked. */
 START_TEST(a_panel_relayed_over_four_columns_verifies) {
   tool_run_t r;
-  run_inpa(13, &r, "--platform", DATA "cpu0.json", "--size", "1024",
-           "--block", "32", "--algo", "homogeneous", "--json", "-", NULL);
+  run_inpa(13, &r, "--platform", DATA "cpu0.json", "--size", "1024", "--block",
+           "32", "--algo", "homogeneous", "--json", "-", NULL);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse(r.out);
   check_report(j, 13, 1024, 32);
@@ -396,8 +430,8 @@ static json_int_t rank0_columns(json_t *j, const char *device) {
  * than eps (the last distribution's imbalance is the report's). */
 static void check_stopped_honestly(json_t *j, double eps) {
   if (!json_is_true(json_object_get(j, "converged")))
-    ck_assert_msg(num_of(j, "imbalance") > eps,
-                  "not converged at imbalance %g", num_of(j, "imbalance"));
+    ck_assert_msg(num_of(j, "imbalance") > eps, "not converged at imbalance %g",
+                  num_of(j, "imbalance"));
 }
 
 /* Rank 0: a core and pocl in one group, rank 1 a core. pocl computes on
@@ -408,9 +442,9 @@ START_TEST(core_and_opencl_device_verify) {
   if (skipped_without_opencl(__func__))
     return;
   tool_run_t r;
-  run_inpa(2, &r, "--platform", DATA "pocl%r.json", "--size", "512",
-           "--block", "64", "--eps", "0.2", "--max-iter", "6",
-           "--keep-shared", "--json", "-", NULL);
+  run_inpa(2, &r, "--platform", DATA "pocl%r.json", "--size", "512", "--block",
+           "64", "--eps", "0.2", "--max-iter", "6", "--keep-shared", "--json",
+           "-", NULL);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse(r.out);
   check_report(j, 2, 512, 64);
@@ -504,8 +538,8 @@ static void write_platform(char *path, const char *text) {
 /* ---- agreement: ranks given different command lines ------------------ */
 
 static const int rank_counts[] = {1, 2, 4, 8};
-#define RUN_ARGS(...)                                                         \
-  "--platform", DATA "sim0.json", "--size", "1024", "--block", "64",         \
+#define RUN_ARGS(...)                                                          \
+  "--platform", DATA "sim0.json", "--size", "1024", "--block", "64",           \
       __VA_ARGS__ NULL
 
 /* The last rank's arguments fail to parse: every rank exits with status 2
@@ -568,8 +602,8 @@ static const struct {
 START_TEST(options_differing_on_one_rank_stop_all) {
   int np = differ[_i].np;
   const char *common[] = {RUN_ARGS("--json", "-", )};
-  const char *last[] = {RUN_ARGS("--json", "-", differ[_i].opt,
-                                 differ[_i].value, )};
+  const char *last[] = {
+      RUN_ARGS("--json", "-", differ[_i].opt, differ[_i].value, )};
   tool_run_t r;
   run_inpa_last_differs(np, common, last, &r);
   if (differ[_i].want == NULL) {
@@ -626,18 +660,17 @@ END_TEST
  * the 64-byte name field cut it in two, json_pack refused the invalid
  * string and the device vanished from the report (its rank's columns no
  * longer summed to its width); a newline in a name forged a table line. */
-#define LONG_NAME                                                            \
+#define LONG_NAME                                                              \
   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9-gpu"
 
 START_TEST(device_names_reach_the_report_whole) {
   int np = rank_counts[_i];
   char path[64];
-  write_platform(path,
-                 "{\"devices\": ["
-                 "{\"name\": \"" LONG_NAME "\", \"type\": \"sim\", "
-                 "\"speed\": [[1, 300.0], [4096, 1000.0]]},"
-                 "{\"name\": \"core\\nforged 0 0 0\", \"type\": \"sim\", "
-                 "\"speed\": [[1, 300.0], [4096, 900.0]]}]}");
+  write_platform(path, "{\"devices\": ["
+                       "{\"name\": \"" LONG_NAME "\", \"type\": \"sim\", "
+                       "\"speed\": [[1, 300.0], [4096, 1000.0]]},"
+                       "{\"name\": \"core\\nforged 0 0 0\", \"type\": \"sim\", "
+                       "\"speed\": [[1, 300.0], [4096, 900.0]]}]}");
   tool_run_t r;
   run_inpa(np, &r, "--platform", path, "--size", "1024", "--block", "64",
            "--json", "-", NULL);
@@ -647,17 +680,16 @@ START_TEST(device_names_reach_the_report_whole) {
   json_t *rk = json_array_get(json_object_get(j, "ranks"), (size_t)np - 1);
   json_t *devs = json_object_get(rk, "devices");
   ck_assert_uint_eq(json_array_size(devs), 2);
-  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(devs, 0),
-                                                     "name")),
-                   LONG_NAME);
-  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(devs, 1),
-                                                     "name")),
-                   "core\nforged 0 0 0");
+  ck_assert_str_eq(
+      json_string_value(json_object_get(json_array_get(devs, 0), "name")),
+      LONG_NAME);
+  ck_assert_str_eq(
+      json_string_value(json_object_get(json_array_get(devs, 1), "name")),
+      "core\nforged 0 0 0");
   json_decref(j);
   tool_run_free(&r);
   /* The table: the newline written as \x0a, no line of its own. */
-  run_inpa(np, &r, "--platform", path, "--size", "1024", "--block", "64",
-           NULL);
+  run_inpa(np, &r, "--platform", path, "--size", "1024", "--block", "64", NULL);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   ck_assert_msg(strstr(r.out, "core\\x0aforged") != NULL, "%s", r.out);
   ck_assert_msg(strstr(r.out, "\nforged") == NULL, "%s", r.out);
@@ -683,8 +715,9 @@ START_TEST(no_distribution_exceeds_a_nodes_capacity) {
     snprintf(path, sizeof path, "%s/p%d.json", dir, r);
     FILE *f = fopen(path, "w");
     ck_assert(f != NULL);
-    fprintf(f, "{\"devices\": [{\"name\": \"d\", \"type\": \"sim\", "
-               "\"speed\": [[1, %s]]%s}]}\n",
+    fprintf(f,
+            "{\"devices\": [{\"name\": \"d\", \"type\": \"sim\", "
+            "\"speed\": [[1, %s]]%s}]}\n",
             r == 0 ? "900.0" : "200.0", r == 0 ? ", \"max_load\": 300" : "");
     fclose(f);
   }
@@ -702,7 +735,8 @@ START_TEST(no_distribution_exceeds_a_nodes_capacity) {
     json_t *h;
     size_t k;
     json_array_foreach(json_object_get(j, "history"), k, h) {
-      json_int_t w0 = json_integer_value(json_array_get(json_object_get(h, "w"), 0));
+      json_int_t w0 =
+          json_integer_value(json_array_get(json_object_get(h, "w"), 0));
       ck_assert_msg(w0 <= 300, "run %zu gave rank 0 %lld blocks", k + 1,
                     (long long)w0);
     }
@@ -755,8 +789,8 @@ END_TEST
  * that its own stdout is what the line redirects. */
 static void run_singleton(const char *redirect, tool_run_t *r, ...) {
   char line[2048];
-  int n = snprintf(line, sizeof line, "exec %s -k 5 %s %s", timeout, JOB_LIMIT_S,
-                   inpa);
+  int n = snprintf(line, sizeof line, "exec %s -k 5 %s %s", timeout,
+                   JOB_LIMIT_S, inpa);
   va_list ap;
   va_start(ap, r);
   for (const char *a; (a = va_arg(ap, const char *)) != NULL;)
@@ -868,13 +902,12 @@ static void node_run_open(node_run_t *x, const char *platform, int64_t bm,
   fill_small_integers(x->b, (size_t)(k * bn), 2);
   fill_small_integers(x->c0, (size_t)(bm * bn), 3);
   double t;
-  ck_assert_msg(
-      mlsba__mpi_node_shape(x->nd, bm, bn, x->a, x->b, x->c) == 0 &&
-          mlsba__mpi_node_balance(x->nd, MLSBA_MPI_INPA, &t) == 0,
-      "%s", mlsba_last_error());
+  ck_assert_msg(mlsba__mpi_node_shape(x->nd, bm, bn, x->a, x->b, x->c) == 0 &&
+                    mlsba__mpi_node_balance(x->nd, MLSBA_MPI_INPA, &t) == 0,
+                "%s", mlsba_last_error());
   int64_t cols;
-  mlsba__mpi_node_device(x->nd, mlsba__mpi_node_num_devices(x->nd) - 1,
-                         &cols, &t);
+  mlsba__mpi_node_device(x->nd, mlsba__mpi_node_num_devices(x->nd) - 1, &cols,
+                         &t);
   ck_assert_msg(cols > 0, "the OpenCL device got no columns");
   memcpy(x->c, x->c0, (size_t)(bm * bn) * sizeof *x->c);
 }
@@ -950,16 +983,33 @@ static void run_smpi(int np, const char *speed, const char *platform,
                      tool_run_t *r) {
   char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN, npbuf[16];
   snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, smpirun, "-np", npbuf,
-                  "-platform", DATA "smpi.xml",
-                  "-hostfile", DATA "smpi.hosts",
+  char *argv[] = {timeout,
+                  "-k",
+                  "5",
+                  JOB_LIMIT_S,
+                  smpirun,
+                  "-np",
+                  npbuf,
+                  "-platform",
+                  DATA "smpi.xml",
+                  "-hostfile",
+                  DATA "smpi.hosts",
                   "--cfg=smpi/simulate-computation:no",
-                  "--cfg=smpi/privatization:no", "--cfg=smpi/coll-selector:ompi",
+                  "--cfg=smpi/privatization:no",
+                  "--cfg=smpi/coll-selector:ompi",
                   "--cfg=smpi/bcast:binomial_tree",
                   "--cfg=network/solver:fairbottleneck",
                   "--log=root.thres:warning",
-                  bin, "--platform", (char *)platform, "--size", "2048",
-                  "--block", "64", "--json", "-", *speed ? (char *)speed : NULL,
+                  bin,
+                  "--platform",
+                  (char *)platform,
+                  "--size",
+                  "2048",
+                  "--block",
+                  "64",
+                  "--json",
+                  "-",
+                  *speed ? (char *)speed : NULL,
                   NULL};
   run_tool(argv, r);
 }
@@ -1003,8 +1053,8 @@ START_TEST(smpi_times_do_not_depend_on_the_host_speed_flag) {
     size_t i;
     json_array_foreach(json_object_get(j, "ranks"), i, rk) {
       ck_assert_msg(num_of(rk, "time") <= makespan[k] * (1 + 1e-9),
-                    "%s: rank %zu computes %g s in a %g s product", flags[k],
-                    i, num_of(rk, "time"), makespan[k]);
+                    "%s: rank %zu computes %g s in a %g s product", flags[k], i,
+                    num_of(rk, "time"), makespan[k]);
     }
     json_decref(j);
     tool_run_free(&r);
@@ -1055,7 +1105,6 @@ START_TEST(node_step_before_balancing_is_refused) {
   mlsba__mpi_node_close(nd);
 }
 END_TEST
-
 
 /* Valid in blocks, rescaled to columns of a thin C' (bm = b = 2^20: a
  * column is 2^-20 of a block): a max_load of 2^53 blocks (the largest a
@@ -1109,10 +1158,11 @@ START_TEST(a_rank_opens_its_platform_file_once) {
   int fd = mkstemp(log);
   ck_assert(fd >= 0);
   close(fd);
-  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, "/usr/bin/strace", "-f",
-                  "-qq", "-e", "trace=open,openat", "-o", log, inpa,
-                  "--platform", DATA "sim0.json", "--size", "1024",
-                  "--block", "64", "--quiet", NULL};
+  char *argv[] = {
+      timeout, "-k",      "5",          JOB_LIMIT_S,         "/usr/bin/strace",
+      "-f",    "-qq",     "-e",         "trace=open,openat", "-o",
+      log,     inpa,      "--platform", DATA "sim0.json",    "--size",
+      "1024",  "--block", "64",         "--quiet",           NULL};
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
@@ -1141,12 +1191,12 @@ static int product_without_memory(void) {
   int err = mlsba__mpi_node_open(DATA "cpu0.json", &o, &nd);
   if (!err) {
     int64_t one = 1, zero = 0;
-    mlsba__mpi_layout_t lay = {1, (int64_t)1 << 46, 1, &one, &one, &zero,
+    mlsba__mpi_layout_t lay = {1,    (int64_t)1 << 46, 1, &one, &one, &zero,
                                &zero};
     double a = 1, b = 1, c = 0;
     mlsba__mpi_product_stats_t st;
-    err = mlsba__mpi_product(MPI_COMM_WORLD, &lay, nd, o.precision, &a, &b,
-                             &c, &st);
+    err = mlsba__mpi_product(MPI_COMM_WORLD, &lay, nd, o.precision, &a, &b, &c,
+                             &st);
   }
   printf("%d %s\n", err, err ? mlsba_last_error() : "");
   mlsba__mpi_node_close(nd);
@@ -1178,8 +1228,9 @@ START_TEST(public_calls_refuse_null_arguments) {
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   ck_assert(len > 0);
   self[len] = '\0';
-  char *argv[] = {timeout, "-k", "5", JOB_LIMIT_S, mpirun, "-np", "1",
-                  "--bind-to", "none", self, "--bad-arguments", NULL};
+  char *argv[] = {
+      timeout,     "-k",   "5",  JOB_LIMIT_S,       mpirun, "-np", "1",
+      "--bind-to", "none", self, "--bad-arguments", NULL};
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
@@ -1205,8 +1256,9 @@ START_TEST(product_without_memory_for_its_plan_fails_cleanly) {
   snprintf(opts, sizeof opts, "%s%sallocator_may_return_null=1",
            asan ? asan : "", asan && *asan ? ":" : "");
   setenv("ASAN_OPTIONS", opts, 1);
-  char *argv[] = {mpirun, "-np", "1", "--bind-to", "none", self,
-                  "--product-without-memory", NULL};
+  char *argv[] = {
+      mpirun, "-np", "1", "--bind-to", "none", self, "--product-without-memory",
+      NULL};
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,

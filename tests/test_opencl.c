@@ -589,8 +589,8 @@ static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
   ck_assert_msg(mlsba_potrf_ex(ex, prec, uplo, n, a, n, &info, &o, rep) == 0,
                 "%s", mlsba_last_error());
   ck_assert_int_eq(info, 0);
-  ck_assert_int_eq(
-      mlsba_potrf_residual(prec, uplo, n, a0, n, a, n, residual), 0);
+  ck_assert_int_eq(mlsba_potrf_residual(prec, uplo, n, a0, n, a, n, residual),
+                   0);
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < n; i++)
       if ((uplo == 'L' && i < j) || (uplo == 'U' && i > j))
@@ -608,8 +608,8 @@ START_TEST(cholesky_on_cores_and_opencl_is_right) {
     for (int lower = 0; lower < 2; lower++) {
       mlsba_factor_report_t r;
       double res;
-      chol_with_opencl(ex, (mlsba_precision_t)prec, lower ? 'L' : 'U', 201,
-                       &r, &res);
+      chol_with_opencl(ex, (mlsba_precision_t)prec, lower ? 'L' : 'U', 201, &r,
+                       &res);
       ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
                     "precision %d lower %d: residual %g", prec, lower, res);
       /* pocl takes pairs of the lower factorization only */

@@ -77,7 +77,6 @@ static void destroy_all(mlsba_model_t **m, size_t p) {
     mlsba_model_destroy(m[i]);
 }
 
-
 /* The speeds of the issue, brought to the bounds: the fastest and slowest
  * devices the library accepts, alone and in groups, at N from 0 to 2^53. */
 START_TEST(every_algorithm_on_speeds_at_the_bounds) {

@@ -344,10 +344,10 @@ START_TEST(backend_fields_round_trip) {
       "\"contention\": 0.5},"
       "{\"name\": \"t\", \"type\": \"sim\", \"speed\": [[1, 1]]}]}";
   static const char *const fields[] = {
-      "\"core\": 3",        "\"platform\": 1",      "\"device\": 2",
-      "\"mem_limit_mb\": 640", "\"max_load\": 9",   "\"noise\": 0.25",
-      "\"seed\": 11",       "\"fail_at\": 4",       "\"slow_at\": 5",
-      "\"slow_factor\": 2.5", "\"contention\": 0.5", "\"contends_with\": [\n"};
+      "\"core\": 3",           "\"platform\": 1",     "\"device\": 2",
+      "\"mem_limit_mb\": 640", "\"max_load\": 9",     "\"noise\": 0.25",
+      "\"seed\": 11",          "\"fail_at\": 4",      "\"slow_at\": 5",
+      "\"slow_factor\": 2.5",  "\"contention\": 0.5", "\"contends_with\": [\n"};
   mlsba_platform_t *pl = NULL, *back = NULL;
   ck_assert_int_eq(mlsba_platform_parse(text, "all", &pl), 0);
   char p1[] = "/tmp/mlsba-backends-XXXXXX", p2[] = "/tmp/mlsba-backends-XXXXXX";

@@ -415,9 +415,8 @@ static Suite *slba_suite(void) {
   /* Each loop test runs under several seeds (_i) in its own process. */
   tcase_add_loop_test(tc, matches_exhaustive_optimum_for_small_n, 0, 4);
   tcase_add_loop_test(tc, matches_exact_search_for_large_n, 0, 4);
-  tcase_add_loop_test(tc,
-                      with_transfers_matches_the_optimum_of_compute_plus_transfer,
-                      0, 2);
+  tcase_add_loop_test(
+      tc, with_transfers_matches_the_optimum_of_compute_plus_transfer, 0, 2);
   tcase_add_test(tc, wild_models_still_get_valid_partitions);
   tcase_add_test(tc, blocks_with_an_edge_are_optimal);
   suite_add_tcase(s, tc);

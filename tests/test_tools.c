@@ -362,8 +362,9 @@ END_TEST
 
 /* A sample platform by name, and --size for --n, as mlsba-bench says it. */
 START_TEST(a_sample_platform_by_name_and_size) {
-  char *argv[] = {partition, "--platform", "desktop-seed002", "--size",
-                  "8400",    "--json",     "-",               NULL};
+  char *argv[] = {partition, "--platform", "desktop-seed002",
+                  "--size",  "8400",       "--json",
+                  "-",       NULL};
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
@@ -742,7 +743,7 @@ START_TEST(bench_says_why_the_routine_stopped) {
   run_tool(table, &r);
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
   ck_assert_msg(strstr(r.out, "not balanced within max-iter (1 run): "
-                               "imbalance 92.5% (eps 5%)") != NULL,
+                              "imbalance 92.5% (eps 5%)") != NULL,
                 "%s", r.out);
   tool_run_free(&r);
   char *json[] = {bench,  "--platform", SEED002, "--size", "8400", "--models",
@@ -813,9 +814,9 @@ static const struct {
  * contract, the per-step shares summing to each step's units, PPE on the
  * hybrid rows, and the per-step split ahead of the constant ratio. */
 START_TEST(bench_factor_compare_on_the_sim_desktop) {
-  char *argv[] = {bench,       "--op",   "getrf", "--platform", SEED002,
-                  "--size",    "8400",   "--precision", "double",
-                  "--compare", "--json", "-",     NULL};
+  char *argv[] = {bench,    "--op", "getrf",       "--platform", SEED002,
+                  "--size", "8400", "--precision", "double",     "--compare",
+                  "--json", "-",    NULL};
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
@@ -836,14 +837,16 @@ START_TEST(bench_factor_compare_on_the_sim_desktop) {
     json_t *steps = json_object_get(o, "steps");
     ck_assert_uint_ge(json_array_size(steps), 60);
     for (size_t k = 1; k < json_array_size(steps); k++) {
-      json_t *st = json_array_get(steps, k), *sh = json_object_get(st, "shares");
+      json_t *st = json_array_get(steps, k),
+             *sh = json_object_get(st, "shares");
       json_int_t sum = 0;
       for (size_t d = 0; d < json_array_size(sh); d++)
         sum += json_integer_value(json_array_get(sh, d));
       ck_assert_int_eq(sum, json_integer_value(json_object_get(st, "units")));
     }
   }
-  double ppe = json_number_value(json_object_get(json_array_get(res, 0), "ppe"));
+  double ppe =
+      json_number_value(json_object_get(json_array_get(res, 0), "ppe"));
   ck_assert_double_eq_tol(ppe, gflops[0] / (gflops[3] + gflops[4] + gflops[5]),
                           1e-6);
   ck_assert_double_gt(gflops[0], gflops[1]);
@@ -864,9 +867,11 @@ START_TEST(bench_factor_verifies_on_real_cores) {
   ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
   close(fd);
   for (int op = 0; op < 2; op++) {
-    char *argv[] = {bench,     "--op",     op ? "potrf" : "getrf",
-                    "--platform", path,   "--size", "300", "--block", "64",
-                    "--models", "none", "--compare", "--json", "-", NULL};
+    char *argv[] = {bench,        "--op",    op ? "potrf" : "getrf",
+                    "--platform", path,      "--size",
+                    "300",        "--block", "64",
+                    "--models",   "none",    "--compare",
+                    "--json",     "-",       NULL};
     tool_run_t r;
     run_tool(argv, &r);
     ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
@@ -880,8 +885,8 @@ START_TEST(bench_factor_verifies_on_real_cores) {
                           16);
     }
     if (json_array_size(res) == 4)
-      ck_assert_str_eq(json_string_value(json_object_get(
-                           json_array_get(res, 3), "algorithm")),
+      ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 3),
+                                                         "algorithm")),
                        "openblas");
     json_decref(j);
     tool_run_free(&r);
@@ -904,8 +909,8 @@ START_TEST(bench_table_escapes_control_characters_in_names) {
       "\"groups\": [[\"g\\nforged 1 2 3\", \"e\\u001b[2J\"]]}";
   ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
   close(fd);
-  char *argv[] = {bench,      "--platform", path, "--size", "512",
-                  "--models", "none",       NULL};
+  char *argv[] = {bench, "--platform", path,   "--size",
+                  "512", "--models",   "none", NULL};
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);

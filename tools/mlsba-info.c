@@ -83,7 +83,8 @@ static void print_kinds(const mlsba_platform_t *pl, size_t p, char *text,
     size_t len = 0;
     for (size_t k = runs[2 * r + 1]; k < p && !strcmp(kind_of(order[k]), kind);
          k++)
-      len = append(text, size, len, "", mlsba_platform_device_name(pl, order[k]));
+      len =
+          append(text, size, len, "", mlsba_platform_device_name(pl, order[k]));
     char head[64];
     snprintf(head, sizeof head, "  %.40s: ", kind);
     text_wrap(stdout, head, 4, text);
@@ -182,8 +183,7 @@ static void print_platform(const mlsba_platform_t *pl) {
              type_name(mlsba_platform_device_type(pl, i)), units, mem);
     text_wrap(stdout, head, 35, model);
     if (info.driver[0])
-      text_wrap(stdout, "                                   ", 37,
-                info.driver);
+      text_wrap(stdout, "                                   ", 37, info.driver);
   }
   printf("\nCUs: compute units; memory: a simulated device's "
          "max_load, in units\n");

@@ -53,9 +53,9 @@ static int flag_option(const char *opt, args_t *A) {
 }
 
 static int is_value_option(const char *opt) {
-  static const char *const names[] = {
-      "--platform", "--size",     "--block",     "--algo", "--node-algo",
-      "--eps",      "--max-iter", "--precision", "--json"};
+  static const char *const names[] = {"--platform", "--size",      "--block",
+                                      "--algo",     "--node-algo", "--eps",
+                                      "--max-iter", "--precision", "--json"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (!strcmp(opt, names[i]))
       return 1;
@@ -93,8 +93,8 @@ static int option_value(const char *opt, const char *v, args_t *A) {
     return bad;
   }
   if (!strcmp(opt, "--precision")) {
-    o->precision = !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE
-                                        : MLSBA_PRECISION_DOUBLE;
+    o->precision =
+        !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
     return strcmp(v, "single") && strcmp(v, "double");
   }
   A->json = v; /* --json */
@@ -207,8 +207,9 @@ static const char *stop_words(const mlsba_mpi_result_t *r, double eps) {
   case MLSBA_STOP_BALANCED:
     return "balanced: node times within eps";
   case MLSBA_STOP_FIXED_POINT:
-    return r->imbalance > eps ? "converged at a fixed point, imbalance above eps"
-                              : "converged at a fixed point";
+    return r->imbalance > eps
+               ? "converged at a fixed point, imbalance above eps"
+               : "converged at a fixed point";
   case MLSBA_STOP_MAX_ITER:
     return "not converged: --max-iter reached";
   default:
@@ -284,39 +285,39 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
       json_array_append_new(
           t, json_real(r->history_time[k * (size_t)r->nodes + (size_t)i]));
     }
-    json_array_append_new(hist, json_pack("{s:I, s:o, s:o, s:f}", "iteration",
-                                          (json_int_t)(k + 1), "w", w, "time",
-                                          t, "imbalance",
-                                          r->history_imbalance[k]));
+    json_array_append_new(hist,
+                          json_pack("{s:I, s:o, s:o, s:f}", "iteration",
+                                    (json_int_t)(k + 1), "w", w, "time", t,
+                                    "imbalance", r->history_imbalance[k]));
   }
   json_t *ranks = json_array();
   for (int i = 0; i < r->nodes; i++) {
     const mlsba_mpi_rank_t *k = &r->ranks[i];
     json_t *devs = json_array();
     for (size_t d = 0; d < k->ndevices; d++)
-      json_array_append_new(
-          devs, json_pack("{s:o, s:I, s:f}", "name",
-                          json_name(k->devices[d].full_name), "load",
-                          (json_int_t)k->devices[d].load, "time",
-                          k->devices[d].time));
+      json_array_append_new(devs,
+                            json_pack("{s:o, s:I, s:f}", "name",
+                                      json_name(k->devices[d].full_name),
+                                      "load", (json_int_t)k->devices[d].load,
+                                      "time", k->devices[d].time));
     json_array_append_new(
         ranks, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:o}",
                          "rank", i, "w", (json_int_t)k->w, "m",
                          (json_int_t)k->m, "n", (json_int_t)k->n, "row",
-                         (json_int_t)k->row, "col", (json_int_t)k->col,
-                         "time", k->time, "comm_s", k->comm, "devices", devs));
+                         (json_int_t)k->row, "col", (json_int_t)k->col, "time",
+                         k->time, "comm_s", k->comm, "devices", devs));
   }
   json_t *verified = r->verified < 0 ? json_null() : json_boolean(r->verified);
   json_t *j = json_pack(
       "{s:s, s:i, s:I, s:I, s:I, s:b, s:f, s:I, s:f, s:f, s:f, s:f, s:o, "
       "s:s, s:s, s:b, s:s, s:f, s:o, s:o}",
-      "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "nodes", r->nodes,
-      "n", (json_int_t)A->o.n, "block", (json_int_t)A->o.block, "iterations",
+      "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "nodes", r->nodes, "n",
+      (json_int_t)A->o.n, "block", (json_int_t)A->o.block, "iterations",
       (json_int_t)r->iterations, "converged", r->converged, "imbalance",
       r->imbalance, "half_perimeter_sum", (json_int_t)r->half_perimeter_sum,
-      "half_perimeter_lower_bound", r->half_perimeter_lower_bound,
-      "makespan_s", r->makespan_s, "gflops", r->gflops, "comm_share",
-      r->comm_share, "verified", verified, "node_algorithm",
+      "half_perimeter_lower_bound", r->half_perimeter_lower_bound, "makespan_s",
+      r->makespan_s, "gflops", r->gflops, "comm_share", r->comm_share,
+      "verified", verified, "node_algorithm",
       A->o.node_algorithm == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba",
       "precision",
       A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",

@@ -168,10 +168,9 @@ static void print_table(FILE *f, const problem_t *P, const result_t *res,
       text[0] = '\0';
       for (size_t k = 0; k < P->size[g] && len < sizeof text; k++) {
         size_t dev = mlsba_platform_group_device(P->pl, g, k);
-        len += (size_t)snprintf(text + len, sizeof text - len, "%s %s %lld",
-                                k ? " +" : "",
-                                mlsba_platform_device_name(P->pl, dev),
-                                (long long)r->beta[f0 + k]);
+        len += (size_t)snprintf(
+            text + len, sizeof text - len, "%s %s %lld", k ? " +" : "",
+            mlsba_platform_device_name(P->pl, dev), (long long)r->beta[f0 + k]);
       }
       snprintf(head, sizeof head, "  group %zu: %lld = ", g,
                (long long)r->alpha[g]);
@@ -302,17 +301,17 @@ int main(int argc, char **argv) {
       printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
       return 0;
     }
-    const char **slot = !strcmp(a, "--platform")    ? &platform_path
-                        : !strcmp(a, "--n")         ? &n_arg
-                        : !strcmp(a, "--size")      ? &size_arg
-                        : !strcmp(a, "-m")          ? &m_arg
-                        : !strcmp(a, "-k")          ? &k_arg
-                        : !strcmp(a, "--precision") ? &precision_arg
-                        : !strcmp(a, "--models")    ? &w.models
-                        : !strcmp(a, "--algo")      ? &algo_arg
-                        : !strcmp(a, "--json")      ? &json_path
+    const char **slot = !strcmp(a, "--platform")     ? &platform_path
+                        : !strcmp(a, "--n")          ? &n_arg
+                        : !strcmp(a, "--size")       ? &size_arg
+                        : !strcmp(a, "-m")           ? &m_arg
+                        : !strcmp(a, "-k")           ? &k_arg
+                        : !strcmp(a, "--precision")  ? &precision_arg
+                        : !strcmp(a, "--models")     ? &w.models
+                        : !strcmp(a, "--algo")       ? &algo_arg
+                        : !strcmp(a, "--json")       ? &json_path
                         : !strcmp(a, "--unit-bytes") ? &unit_arg
-                                                    : NULL;
+                                                     : NULL;
     if (slot == NULL)
       return fail_usage("unknown option ", a);
     if (i + 1 >= argc)
@@ -422,9 +421,7 @@ int main(int argc, char **argv) {
       doc = result_json(&P, &res[0]);
     }
     int to_stdout = strcmp(json_path, "-") == 0;
-    FILE *f = doc == NULL  ? NULL
-              : to_stdout ? stdout
-                          : fopen(json_path, "w");
+    FILE *f = doc == NULL ? NULL : to_stdout ? stdout : fopen(json_path, "w");
     if (doc == NULL) { /* a makespan JSON cannot hold (infinite) */
       fprintf(stderr, "%s: --json: the results cannot be written as JSON\n",
               prog);

@@ -109,9 +109,9 @@ static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
 
 int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   static const char *const with_value[] = {
-      "--platform", "--algo", "--json",     "--plot", "--models", "--precision",
-      "--eps",      "--size", "--max-iter", "-m",     "-n",       "-k",
-      "--op",       "--block", NULL};
+      "--platform",  "--algo", "--json", "--plot",     "--models",
+      "--precision", "--eps",  "--size", "--max-iter", "-m",
+      "-n",          "-k",     "--op",   "--block",    NULL};
   int64_t size = 0;
   const char *algo = "mlsba";
   *a = (bench_args_t){.platform = "auto", .eps = 0.05, .max_iter = 20};

@@ -111,7 +111,8 @@ void bench_progress_end(bench_t *B) {
   fflush(stdout);
 }
 
-/* ---- tables --------------------------------------------------------------- */
+/* ---- tables ---------------------------------------------------------------
+ */
 
 /* A simulated platform's speeds count columns of one product
  * ("columns_of"); at another shape a column is more or less work than its
@@ -153,8 +154,7 @@ void bench_print_header(const bench_t *B) {
 
 /* A core device's GFLOPS over the best single-thread GEMM measured here;
  * < 0 for other devices or when there is no peak. */
-static double of_peak(const bench_t *B, size_t dev, int64_t load,
-                      double time) {
+static double of_peak(const bench_t *B, size_t dev, int64_t load, double time) {
   if (B->peak_gflops <= 0 || time <= 0 || load <= 0 ||
       mlsba_platform_device_type(B->pl, dev) != MLSBA_DEVICE_CPU)
     return -1;
@@ -224,9 +224,9 @@ static void detail_line(const bench_t *B, const char *label, int64_t load,
     snprintf(last, sizeof last, "at cap");
   else if (peak >= 0)
     snprintf(last, sizeof last, "%.0f%%", 100.0 * peak);
-  printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f %6s\n", label,
-         (long long)load, 100.0 * (double)load / (double)B->a->n, time,
-         gflops(B, load, time), last);
+  printf("%-22.22s %10lld %7.1f%% %11.4f %9.1f %6s\n", label, (long long)load,
+         100.0 * (double)load / (double)B->a->n, time, gflops(B, load, time),
+         last);
 }
 
 /* The devices at their cap, named, and what that means for the
@@ -368,8 +368,7 @@ static void print_splits(const bench_t *B, const bench_row_t *rows, size_t n) {
 
 /* Every row by the median of the steady rounds; an algorithm's last
  * routine run is shown beside it. */
-void bench_print_compare(const bench_t *B, const bench_row_t *rows,
-                         size_t n) {
+void bench_print_compare(const bench_t *B, const bench_row_t *rows, size_t n) {
   double best = rows[0].steady;
   for (size_t i = 1; i < n; i++)
     best = rows[i].steady < best ? rows[i].steady : best;
@@ -379,8 +378,8 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
   for (size_t i = 0; i < n; i++) {
     const bench_row_t *r = &rows[i];
     printf("%-18.18s %8.4f %10.4f %7.1f %7.3f %4d %-11s %8s\n", r->name,
-           r->makespan, r->steady, B->flop / r->steady * 1e-9,
-           r->steady / best, r->iterations,
+           r->makespan, r->steady, B->flop / r->steady * 1e-9, r->steady / best,
+           r->iterations,
            r->stop >= 0 ? mlsba_stop_reason_name((mlsba_stop_reason_t)r->stop)
                         : "-",
            verified_word(r));
@@ -403,7 +402,8 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows,
   print_splits(B, rows, n);
 }
 
-/* ---- JSON (docs/bench-report.md) ------------------------------------------ */
+/* ---- JSON (docs/bench-report.md) ------------------------------------------
+ */
 
 static json_t *row_json(const bench_t *B, const bench_row_t *r,
                         const int64_t *cap) {
@@ -424,8 +424,7 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r,
                             (json_int_t)r->load[j], "time", r->time[j],
                             "at_cap", at_cap(B, cap, r->load, j));
       if (!B->sim && mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_CPU)
-        json_object_set_new(d, "kernels",
-                            json_string(B->kernels.description));
+        json_object_set_new(d, "kernels", json_string(B->kernels.description));
       double peak = of_peak(B, j, r->load[j], r->time[j]);
       if (peak >= 0)
         json_object_set_new(d, "of_peak", json_real(peak));
@@ -447,19 +446,18 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r,
                                   : r->load[j]));
     json_array_append_new(
         history,
-        json_pack("{s:i, s:f, s:f, s:o}", "iteration", it + 1, "makespan_s",
-                  res->history_makespan ? res->history_makespan[it]
-                                        : r->makespan,
-                  "imbalance",
-                  res->history_imbalance ? res->history_imbalance[it]
-                                         : r->imbalance,
-                  "loads", loads));
+        json_pack(
+            "{s:i, s:f, s:f, s:o}", "iteration", it + 1, "makespan_s",
+            res->history_makespan ? res->history_makespan[it] : r->makespan,
+            "imbalance",
+            res->history_imbalance ? res->history_imbalance[it] : r->imbalance,
+            "loads", loads));
   }
   json_t *o = json_pack(
       "{s:s, s:s, s:I, s:I, s:I, s:s, s:i, s:b, s:f, s:f, s:f, s:{s:f, s:f},"
       " s:{s:I, s:o}}",
-      "algorithm", r->name, "platform", B->platform, "m", (json_int_t)a->m,
-      "n", (json_int_t)a->n, "k", (json_int_t)a->k, "precision",
+      "algorithm", r->name, "platform", B->platform, "m", (json_int_t)a->m, "n",
+      (json_int_t)a->n, "k", (json_int_t)a->k, "precision",
       a->precision ? "double" : "single", "iterations", r->iterations,
       "converged", r->converged, "makespan_s", r->makespan, "gflops",
       B->flop / r->makespan * 1e-9, "imbalance", r->imbalance, "overhead_s",
@@ -505,20 +503,19 @@ static void machine_json(const bench_t *B, json_t *o) {
   if (B->sim)
     return;
   const mlsba_cpu_kernels_t *k = &B->kernels;
-  json_object_set_new(
-      o, "cpu_kernels",
-      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "library", k->library,
-                "single", k->single_kernels, "double", k->double_kernels,
-                "detected", k->detected, "reason", k->reason, "description",
-                k->description));
+  json_object_set_new(o, "cpu_kernels",
+                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "library",
+                                k->library, "single", k->single_kernels,
+                                "double", k->double_kernels, "detected",
+                                k->detected, "reason", k->reason, "description",
+                                k->description));
   if (B->peak_gflops > 0)
-    json_object_set_new(o, "single_core_peak",
-                        json_pack("{s:f, s:s}", "gflops", B->peak_gflops, "by",
-                                  B->peak_by));
+    json_object_set_new(
+        o, "single_core_peak",
+        json_pack("{s:f, s:s}", "gflops", B->peak_gflops, "by", B->peak_by));
 }
 
-json_t *bench_report_json(const bench_t *B, const bench_row_t *rows,
-                          size_t n) {
+json_t *bench_report_json(const bench_t *B, const bench_row_t *rows, size_t n) {
   int64_t *cap = device_caps(B);
   json_t *report;
   if (!B->a->compare) {

@@ -29,7 +29,9 @@ static void on_iteration(void *ctx, const mlsba_iteration_t *it) {
   bench_progress_run(ctx, it);
 }
 
-static void on_log(void *ctx, const char *line) { bench_progress_log(ctx, line); }
+static void on_log(void *ctx, const char *line) {
+  bench_progress_log(ctx, line);
+}
 
 /* A simulated platform computes nothing: the product runs as a 1 x n x 1
  * stand-in. Its models are keyed by the shape asked for, so that they are
@@ -45,8 +47,8 @@ static int bench_load(const bench_t *B, mlsba_load_t **load) {
            (long long)B->a->k);
   double elem = B->a->precision ? 8 : 4;
   if ((err = mlsba_load_set_shape(*load, shape)) != 0 ||
-      (err = mlsba_load_set_unit_bytes(
-           *load, (double)(B->a->m + B->a->k) * elem)) != 0)
+      (err = mlsba_load_set_unit_bytes(*load, (double)(B->a->m + B->a->k) *
+                                                  elem)) != 0)
     mlsba_load_destroy(*load);
   return err;
 }
@@ -83,8 +85,8 @@ int bench_run_algorithm(bench_t *B, mlsba_algorithm_t algo, int use_models,
   r->load = r->res.load;
   r->time = r->res.time;
   if (r->res.save_error)
-    fprintf(stderr, "%s: warning: models not saved in '%s': %s\n",
-            bench_prog, B->models, mlsba_strerror(r->res.save_error));
+    fprintf(stderr, "%s: warning: models not saved in '%s': %s\n", bench_prog,
+            B->models, mlsba_strerror(r->res.save_error));
   verify(B, r);
   return 0;
 }
@@ -234,8 +236,7 @@ int bench_measure_peak(bench_t *B, int rounds) {
  * a machine whose speed drifts over minutes (a shared VM) weighs on every
  * row alike; steady is the median of the rounds. Virtual times do not
  * drift: on a sim platform steady stays the routine's last run. */
-int bench_measure_steady(bench_t *B, bench_row_t *rows, size_t n,
-                         int rounds) {
+int bench_measure_steady(bench_t *B, bench_row_t *rows, size_t n, int rounds) {
   if (B->sim)
     return 0;
   double *spans = calloc(n * (size_t)rounds, sizeof *spans);

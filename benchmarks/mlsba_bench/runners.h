@@ -42,12 +42,12 @@ typedef struct {
   const bench_args_t *a;
   mlsba_platform_t *pl;
   mlsba_executor_t *ex;
-  mlsba_gemm_t g; /* what runs: m = k = 1 on a simulated platform */
+  mlsba_gemm_t g;       /* what runs: m = k = 1 on a simulated platform */
   const char *platform; /* the platform file or name, as reported */
   size_t p, q;
   int sim;
-  double flop;  /* of the product as asked */
-  int progress; /* 0: none, 1: a line per run, 2: one line in place */
+  double flop;        /* of the product as asked */
+  int progress;       /* 0: none, 1: a line per run, 2: one line in place */
   const char *models; /* directory of saved models, or NULL */
   /* The best single-thread GEMM of this machine on this product's shape
    * (bench_measure_peak; 0 when not measured) and what reached it. */

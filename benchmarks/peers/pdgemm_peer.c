@@ -105,7 +105,8 @@ int main(int argc, char **argv) {
   double *c = calloc((size_t)lld * (size_t)(lc ? lc : 1), sizeof *c);
   for (int j = 0; j < lc; j++)
     for (int i = 0; i < lr; i++) {
-      long gi = global_of(i, nb, myrow, nprow), gj = global_of(j, nb, mycol, npcol);
+      long gi = global_of(i, nb, myrow, nprow),
+           gj = global_of(j, nb, mycol, npcol);
       a[(size_t)j * lld + i] = element(0, gi, gj);
       b[(size_t)j * lld + i] = element(1, gi, gj);
     }
@@ -123,7 +124,8 @@ int main(int argc, char **argv) {
   int ok = 1;
   for (int s = 0; s < 16 && lr > 0 && lc > 0; s++) {
     int i = (int)((s * 7919L) % lr), j = (int)((s * 104729L) % lc);
-    long gi = global_of(i, nb, myrow, nprow), gj = global_of(j, nb, mycol, npcol);
+    long gi = global_of(i, nb, myrow, nprow),
+         gj = global_of(j, nb, mycol, npcol);
     long double ref = 0, mag = 0;
     for (long k = 0; k < n; k++) {
       long double p = (long double)element(0, gi, k) * element(1, k, gj);

@@ -2,9 +2,9 @@
  * precision, column-major, the same random matrices) as a tiled GEMM under
  * StarPU's dmda scheduler, with a codelet on libmlsba's CPU kernels for
  * CPU workers (one thread each) and a CLBlast codelet for OpenCL workers.
- * Which workers StarPU starts is its environment's business (STARPU_NCPU, STARPU_NOPENCL,
- * STARPU_OPENCL_ON_CPUS=1 for pocl); benchmarks/peers/run-starpu runs the
- * configurations worth comparing.
+ * Which workers StarPU starts is its environment's business (STARPU_NCPU,
+ * STARPU_NOPENCL, STARPU_OPENCL_ON_CPUS=1 for pocl);
+ * benchmarks/peers/run-starpu runs the configurations worth comparing.
  *
  * Every run registers the matrices afresh and ends with C back in host
  * memory, as a run of libmlsba's executor does (A and B are sent to the
@@ -29,16 +29,16 @@ static void cpu_gemm(void *buffers[], void *arg) {
   (void)arg;
   /* libmlsba's CPU kernels (the fastest of this CPU, as its core devices
    * run them), so that the comparison is of balancing, not of kernels. */
-  int rc = mlsba_cpu_gemm(
-      MLSBA_PRECISION_SINGLE, 'N', 'N', (int64_t)STARPU_MATRIX_GET_NX(buffers[2]),
-      (int64_t)STARPU_MATRIX_GET_NY(buffers[2]),
-      (int64_t)STARPU_MATRIX_GET_NY(buffers[0]), 1.0,
-      (const void *)STARPU_MATRIX_GET_PTR(buffers[0]),
-      (int64_t)STARPU_MATRIX_GET_LD(buffers[0]),
-      (const void *)STARPU_MATRIX_GET_PTR(buffers[1]),
-      (int64_t)STARPU_MATRIX_GET_LD(buffers[1]), 0.0,
-      (void *)STARPU_MATRIX_GET_PTR(buffers[2]),
-      (int64_t)STARPU_MATRIX_GET_LD(buffers[2]), 1);
+  int rc = mlsba_cpu_gemm(MLSBA_PRECISION_SINGLE, 'N', 'N',
+                          (int64_t)STARPU_MATRIX_GET_NX(buffers[2]),
+                          (int64_t)STARPU_MATRIX_GET_NY(buffers[2]),
+                          (int64_t)STARPU_MATRIX_GET_NY(buffers[0]), 1.0,
+                          (const void *)STARPU_MATRIX_GET_PTR(buffers[0]),
+                          (int64_t)STARPU_MATRIX_GET_LD(buffers[0]),
+                          (const void *)STARPU_MATRIX_GET_PTR(buffers[1]),
+                          (int64_t)STARPU_MATRIX_GET_LD(buffers[1]), 0.0,
+                          (void *)STARPU_MATRIX_GET_PTR(buffers[2]),
+                          (int64_t)STARPU_MATRIX_GET_LD(buffers[2]), 1);
   if (rc != 0) {
     fprintf(stderr, "%s: %s\n", prog, mlsba_last_error());
     exit(1); /* a benchmark, not the library: stop rather than time garbage */

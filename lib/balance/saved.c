@@ -75,8 +75,10 @@ int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
    * keep the file names they always had. */
   char part[512];
   if (mlsba__file_name_part(d->name, part, sizeof part) != 0)
-    return mlsba__fail(MLSBA_ERANGE, "device name '%.64s...' too long for a "
-                       "model file name", d->name);
+    return mlsba__fail(MLSBA_ERANGE,
+                       "device name '%.64s...' too long for a "
+                       "model file name",
+                       d->name);
   int a = snprintf(path, plen, "%s/%s.%s.model", dir, part, w->tag);
   int b = snprintf(key, klen, "host=%s device=%s [%s] kernel=%s%s%s", host,
                    d->name, ident, w->name, w->shape[0] ? " " : "", w->shape);

@@ -126,9 +126,9 @@ void *mlsba__load_keep(mlsba_load_t *load, const void *data, size_t size) {
   return load->kept;
 }
 
-int mlsba__load_create_kept(const char *caller, const char *name,
-                            int64_t units, const void *data, size_t size,
-                            mlsba_load_t **out, void **copy) {
+int mlsba__load_create_kept(const char *caller, const char *name, int64_t units,
+                            const void *data, size_t size, mlsba_load_t **out,
+                            void **copy) {
   int err = mlsba_load_create(name, units, out);
   if (err)
     return err;

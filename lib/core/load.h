@@ -39,8 +39,8 @@ void *mlsba__load_keep(mlsba_load_t *load, const void *data, size_t size);
 /* A new load of units units named name that keeps a copy of size bytes of
  * data (a built-in load's problem), in *out and *copy; on failure nothing
  * is left and the error names caller. */
-int mlsba__load_create_kept(const char *caller, const char *name,
-                            int64_t units, const void *data, size_t size,
-                            mlsba_load_t **out, void **copy);
+int mlsba__load_create_kept(const char *caller, const char *name, int64_t units,
+                            const void *data, size_t size, mlsba_load_t **out,
+                            void **copy);
 
 #endif

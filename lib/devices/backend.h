@@ -57,8 +57,8 @@ typedef struct mlsba__backend {
    * cl_device; the caller has set them to -1). */
   void (*describe)(const void *config, mlsba_device_info_t *info);
   /* Opens the device; name and model stay the caller's (the platform's). */
-  int (*open)(const char *name, const void *config,
-              const mlsba_model_t *model, mlsba__device_t *d);
+  int (*open)(const char *name, const void *config, const mlsba_model_t *model,
+              mlsba__device_t *d);
   void (*free)(void *config);
 } mlsba__backend_t;
 

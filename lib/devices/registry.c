@@ -42,9 +42,11 @@ void mlsba__opencl_inject_fault(unsigned nth, int code) {
 
 /* Declared in <mlsba/opencl.h>, which needs the OpenCL headers. */
 MLSBA_EXTERN int mlsba_load_set_opencl(mlsba_load_t *load,
-                          const struct mlsba_opencl_ops *ops, void *user);
+                                       const struct mlsba_opencl_ops *ops,
+                                       void *user);
 MLSBA_EXTERN int mlsba_load_set_opencl(mlsba_load_t *load,
-                          const struct mlsba_opencl_ops *ops, void *user) {
+                                       const struct mlsba_opencl_ops *ops,
+                                       void *user) {
   (void)load;
   (void)ops;
   (void)user;

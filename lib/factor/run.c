@@ -113,9 +113,9 @@ static int choose_active(mlsba__factor_run_t *F) {
   size_t n = 0;
   for (size_t i = 0; i < F->p; i++) {
     mlsba_device_type_t type = F->pl->dev[i].backend->type;
-    int capable = F->virt || type == MLSBA_DEVICE_CPU ||
-                  (type == MLSBA_DEVICE_OPENCL &&
-                   F->P->op != MLSBA__FACTOR_CHOL_UPPER);
+    int capable =
+        F->virt || type == MLSBA_DEVICE_CPU ||
+        (type == MLSBA_DEVICE_OPENCL && F->P->op != MLSBA__FACTOR_CHOL_UPPER);
     int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->opened[i].shares_cores;
     F->active[i] = (unsigned char)(capable && wanted);
     n += F->active[i];

@@ -393,10 +393,10 @@ typedef enum mlsba_dlt_order {
  *  adds its PCIe transfers: pcie_byte_time s (M + N) c (l_P of eq. 15, B's
  *  columns in, C's out, no latency). Fitted intercepts may be negative. */
 typedef struct mlsba_dlt_node {
-  size_t cores;        /**< n_j: cores that compute (>= 0) */
-  double core_op_time; /**< p_j: seconds per multiply-add, > 0 */
-  double core_setup;   /**< e_j: seconds, finite */
-  int accelerator;     /**< 1 when the node has one (0 or 1) */
+  size_t cores;               /**< n_j: cores that compute (>= 0) */
+  double core_op_time;        /**< p_j: seconds per multiply-add, > 0 */
+  double core_setup;          /**< e_j: seconds, finite */
+  int accelerator;            /**< 1 when the node has one (0 or 1) */
   double accelerator_op_time; /**< p_{j,a}: > 0 when accelerator is 1 */
   double accelerator_setup;   /**< e_{j,a}: finite */
   double pcie_byte_time;      /**< l_P: seconds per byte, >= 0 */
@@ -940,9 +940,10 @@ typedef struct mlsba_balance_result {
   double eps;
   /** How much the devices' times vary from run to run at one load (runs
    *  within eps of a load count as at it): the largest relative standard
-   *  deviation over the devices in use (0 when no load was run twice). When the routine stops above eps (stop is not
-   *  MLSBA_STOP_BALANCED), a variation above eps / 2 says why: the runs
-   *  cannot tell a better distribution. */
+   *  deviation over the devices in use (0 when no load was run twice).
+   *  When the routine stops above eps (stop is not MLSBA_STOP_BALANCED), a
+   *  variation above eps / 2 says why: the runs cannot tell a better
+   *  distribution. */
   double variation;
 } mlsba_balance_result_t;
 
@@ -986,8 +987,9 @@ MLSBA_EXTERN double mlsba_imbalance_percent(double imbalance, double eps);
  *  run, so the split is the best the runs can tell". Only a run within
  *  eps is called balanced. Truncated to size - 1 characters.
  *  \return 0 or MLSBA_EINVAL. */
-MLSBA_EXTERN int mlsba_balance_result_describe(
-    const mlsba_balance_result_t *result, char *text, size_t size);
+MLSBA_EXTERN int
+mlsba_balance_result_describe(const mlsba_balance_result_t *result, char *text,
+                              size_t size);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */
@@ -1009,12 +1011,12 @@ typedef struct mlsba_balancer mlsba_balancer_t;
 
 /** What one mlsba_balancer_run() measured. */
 typedef struct mlsba_run_info {
-  double makespan;  /**< largest device time of the run, seconds (of the
-                         re-balancing's last run when it re-balanced) */
-  double imbalance; /**< (max - min) / max over loaded devices, min over
-                         those below their cap (as mlsba_iteration_t) */
-  int rebalanced;   /**< 1 when the run found drift and re-balanced (the
-                         load was then computed by the re-balancing) */
+  double makespan;   /**< largest device time of the run, seconds (of the
+                          re-balancing's last run when it re-balanced) */
+  double imbalance;  /**< (max - min) / max over loaded devices, min over
+                          those below their cap (as mlsba_iteration_t) */
+  int rebalanced;    /**< 1 when the run found drift and re-balanced (the
+                          load was then computed by the re-balancing) */
   unsigned int runs; /**< runs of the load this call made: 1, more when
                           an outlier was re-measured or it re-balanced */
   double wall_s;     /**< wall-clock time of the call, seconds: every run,
@@ -1074,7 +1076,9 @@ MLSBA_EXTERN void mlsba_balancer_destroy(mlsba_balancer_t *balancer);
 }
 #endif
 
+/* The built-in loads, then the factorizations, which use their types. */
 #include <mlsba/loads.h>
+/* (apart, so that sorting includes keeps the order) */
 #include <mlsba/factor.h>
 
 #endif /* MLSBA_H */

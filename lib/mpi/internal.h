@@ -40,9 +40,8 @@ void mlsba__mpi_verify(const void *c, uint64_t seed, int64_t n, int64_t r0,
 
 /* A' and B' of the rectangle of C at element (r0, c0), rows x cols: the
  * application's (o->fill), or generated from o->seed. */
-int mlsba__mpi_fill_operands(const mlsba_mpi_opts_t *o, int64_t r0,
-                             int64_t c0, int64_t rows, int64_t cols, void *a,
-                             void *b);
+int mlsba__mpi_fill_operands(const mlsba_mpi_opts_t *o, int64_t r0, int64_t c0,
+                             int64_t rows, int64_t cols, void *a, void *b);
 /* o->verify_samples elements of C' against long-double sums over the
  * application's or the generated A and B. */
 int mlsba__mpi_check_c(const mlsba_mpi_opts_t *o, const void *c, int64_t r0,
@@ -131,8 +130,8 @@ typedef struct mlsba__mpi_layout {
 } mlsba__mpi_layout_t;
 
 typedef struct mlsba__mpi_product_stats {
-  double total; /* seconds from the common start to this rank's end */
-  double comm;  /* of which in MPI calls (waits included) */
+  double total;   /* seconds from the common start to this rank's end */
+  double comm;    /* of which in MPI calls (waits included) */
   double compute; /* node steps (virtual on a simulated node) */
 } mlsba__mpi_product_stats_t;
 

@@ -10,8 +10,8 @@ int mlsba__mpi_kernel_cpu(void *user, int64_t first, int64_t count) {
    * back. */
   if (k->run == MLSBA__MPI_RUN_PLACE || k->run == MLSBA__MPI_RUN_FLUSH)
     return 0;
-  size_t elem = k->prec == MLSBA_PRECISION_DOUBLE ? sizeof(double)
-                                                  : sizeof(float);
+  size_t elem =
+      k->prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
   mlsba__cpu_gemm(k->prec, 'N', 'N', k->bm, count, k->b, 1.0, k->a, k->bm,
                   (const char *)k->bp + first * k->b * elem, k->b, 1.0,
                   (char *)k->c + first * k->bm * elem, k->bm, 1);

@@ -17,8 +17,8 @@ static uint64_t mix(uint64_t z) {
 
 double mlsba__mpi_element(uint64_t seed, int which, int64_t i, int64_t j,
                           mlsba_precision_t prec) {
-  uint64_t h = mix(mix(mix(seed ^ (uint64_t)which) ^ (uint64_t)i) ^
-                   (uint64_t)j);
+  uint64_t h =
+      mix(mix(mix(seed ^ (uint64_t)which) ^ (uint64_t)i) ^ (uint64_t)j);
   double v = (double)(h >> 11) * 0x1.0p-52 - 1.0; /* [-1, 1) */
   return prec == MLSBA_PRECISION_SINGLE ? (double)(float)v : v;
 }
@@ -47,10 +47,10 @@ void mlsba__mpi_verify(const void *c, uint64_t seed, int64_t n, int64_t r0,
     /* The corners first (the edges of the rectangle are where a panel
      * offset goes wrong), then random elements. */
     uint64_t h = mix(sample_seed + s);
-    int64_t i = s == 0 || s == 2 ? 0
+    int64_t i = s == 0 || s == 2   ? 0
                 : s == 1 || s == 3 ? rows - 1
                                    : (int64_t)(h % (uint64_t)rows);
-    int64_t j = s == 0 || s == 1 ? 0
+    int64_t j = s == 0 || s == 1   ? 0
                 : s == 2 || s == 3 ? cols - 1
                                    : (int64_t)((h >> 32) % (uint64_t)cols);
     long double ref = 0, mag = 0;
@@ -63,8 +63,7 @@ void mlsba__mpi_verify(const void *c, uint64_t seed, int64_t n, int64_t r0,
     double got = prec == MLSBA_PRECISION_DOUBLE
                      ? ((const double *)c)[j * rows + i]
                      : (double)((const float *)c)[j * rows + i];
-    double err = (double)(fabsl((long double)got - ref) /
-                          (mag > 0 ? mag : 1));
+    double err = (double)(fabsl((long double)got - ref) / (mag > 0 ? mag : 1));
     if (!(err <= 4.0 * (double)n * u))
       *ok = 0;
     if (!(err <= worst))

@@ -95,8 +95,7 @@ static int check_opts(const mlsba_mpi_opts_t *o, int q) {
                        (long long)o->n, INT32_MAX);
   int64_t nb = o->n / o->block;
   if (nb > INT32_MAX / nb || nb * nb < q)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%lld x %lld blocks for %d ranks: %s",
+    return mlsba__fail(MLSBA_EINVAL, "%lld x %lld blocks for %d ranks: %s",
                        (long long)nb, (long long)nb, q,
                        nb * nb < q ? "fewer blocks than nodes"
                                    : "too many blocks");
@@ -133,15 +132,15 @@ static void shared_opts(const mlsba_mpi_opts_t *o, int64_t v[SHARED_OPTS]) {
 }
 
 static const char *const shared_opt_names[SHARED_OPTS] = {
-    "n (the size)", "block",          "algorithm", "node_algorithm", "eps",
-    "max_iter",     "precision",      "seed",      "verify_samples"};
+    "n (the size)", "block",     "algorithm", "node_algorithm", "eps",
+    "max_iter",     "precision", "seed",      "verify_samples"};
 
 static void shared_opt_text(const int64_t v[SHARED_OPTS], int i, char *out,
                             size_t cap) {
   double eps;
   memcpy(&eps, &v[4], sizeof eps);
   const char *name =
-      i == 2 ? mlsba_mpi_algo_name((mlsba_mpi_algo_t)v[2])
+      i == 2   ? mlsba_mpi_algo_name((mlsba_mpi_algo_t)v[2])
       : i == 3 ? (v[3] == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba")
       : i == 6 ? (v[6] == MLSBA_PRECISION_SINGLE ? "single" : "double")
                : NULL;
@@ -232,8 +231,10 @@ static int check_memory(ctx_t *C, double bytes, const char *what) {
   MPI_Comm_size(C->host, &local);
   char others[96] = "";
   if (local > 1)
-    snprintf(others, sizeof others, " (%.1f GiB with the other %d ranks of "
-             "this host)", on_host / gib, local - 1);
+    snprintf(others, sizeof others,
+             " (%.1f GiB with the other %d ranks of "
+             "this host)",
+             on_host / gib, local - 1);
   int err = 0;
   if (have > 0 && on_host > have)
     err = mlsba__fail(MLSBA_ENOMEM,
@@ -373,8 +374,7 @@ static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
     MPI_Bcast(&done, 1, MPI_INT, 0, C->comm);
     if (done)
       break;
-    scatter_rects(C, C->rank == 0 ? mlsba__inpa_rects(C->head) : NULL,
-                  sendbuf);
+    scatter_rects(C, C->rank == 0 ? mlsba__inpa_rects(C->head) : NULL, sendbuf);
     double t = 0;
     err = run_rect(C, &t);
     if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
@@ -397,10 +397,10 @@ static int inpa(ctx_t *C, mlsba_mpi_result_t *r) {
     goto done;
   long pick[2] = {best, last};
   MPI_Bcast(pick, 2, MPI_LONG, 0, C->comm);
-  scatter_rects(C,
-                C->rank == 0 ? mlsba__inpa_history(C->head, (size_t)pick[0])->rect
-                             : NULL,
-                sendbuf);
+  scatter_rects(
+      C,
+      C->rank == 0 ? mlsba__inpa_history(C->head, (size_t)pick[0])->rect : NULL,
+      sendbuf);
   if (pick[0] != pick[1]) {
     double t = 0;
     err = run_rect(C, &t);
@@ -484,8 +484,10 @@ static int gather_names(ctx_t *C, mlsba_mpi_result_t *r) {
     total += counts[i];
   }
   if (C->rank == 0 && (total >= INT_MAX || !(all = malloc((size_t)total + 1))))
-    err = mlsba__fail(MLSBA_ENOMEM, "out of memory for %lld bytes of device "
-                      "names", (long long)total);
+    err = mlsba__fail(MLSBA_ENOMEM,
+                      "out of memory for %lld bytes of device "
+                      "names",
+                      (long long)total);
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     goto done;
   MPI_Gatherv(mine, len, MPI_CHAR, all, counts, displs, MPI_CHAR, 0, C->comm);
@@ -503,9 +505,14 @@ done:
 static int gather_reports(ctx_t *C, const mlsba__mpi_product_stats_t *st,
                           mlsba_mpi_result_t *r) {
   size_t p = mlsba__mpi_node_num_devices(C->node);
-  rank_report_t me = {(double)(C->mine.m * C->mine.n), (double)C->mine.m,
-                      (double)C->mine.n, (double)C->mine.row,
-                      (double)C->mine.col, st->compute, st->comm, st->total,
+  rank_report_t me = {(double)(C->mine.m * C->mine.n),
+                      (double)C->mine.m,
+                      (double)C->mine.n,
+                      (double)C->mine.row,
+                      (double)C->mine.col,
+                      st->compute,
+                      st->comm,
+                      st->total,
                       (double)p};
   rank_report_t *all = malloc((size_t)C->q * sizeof *all);
   dev_report_t *mine = calloc(p ? p : 1, sizeof *mine);
@@ -580,8 +587,8 @@ done:
 /* The product on this rank's own A', B', C' (made from global indices),
  * then the check of sampled elements of C'. */
 static int product(ctx_t *C, mlsba_mpi_result_t *r) {
-  int err = check_memory(C, rect_bytes(C, C->mine.m, C->mine.n, 1),
-                         "the product");
+  int err =
+      check_memory(C, rect_bytes(C, C->mine.m, C->mine.n, 1), "the product");
   if (err)
     return err;
   const mlsba_mpi_opts_t *o = C->o;
@@ -605,8 +612,8 @@ static int product(ctx_t *C, mlsba_mpi_result_t *r) {
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     goto done;
   if (!sim)
-    err = mlsba__mpi_fill_operands(o, C->mine.row * b, C->mine.col * b, bm,
-                                   bn, a, bb);
+    err = mlsba__mpi_fill_operands(o, C->mine.row * b, C->mine.col * b, bm, bn,
+                                   a, bb);
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     goto done;
   int64_t me4[4] = {C->mine.m, C->mine.n, C->mine.row, C->mine.col};
@@ -679,7 +686,9 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   int e = mlsba__mpi_local_rank(comm, &local_rank, &local_size);
   int ep = mlsba_mpi_platform_path(comm, o->platform ? o->platform : "", path,
                                    sizeof path);
-  if ((err = mlsba__mpi_agree(comm, err ? err : e ? e : ep)) != 0 ||
+  if ((err = mlsba__mpi_agree(comm, err ? err
+                                    : e ? e
+                                        : ep)) != 0 ||
       (err = agree_on_opts(comm, o)) != 0)
     return err;
   C.nb = o->n / o->block;
@@ -718,9 +727,12 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if ((err = inpa(&C, r)) != 0 || (err = product(&C, r)) != 0)
     goto done;
   /* The head's scalars, for every rank. */
-  double sc[7] = {(double)r->iterations, (double)r->converged, r->imbalance,
+  double sc[7] = {(double)r->iterations,
+                  (double)r->converged,
+                  r->imbalance,
                   (double)r->half_perimeter_sum,
-                  r->half_perimeter_lower_bound, (double)r->stop,
+                  r->half_perimeter_lower_bound,
+                  (double)r->stop,
                   (double)r->run_iteration};
   MPI_Bcast(sc, 7, MPI_DOUBLE, 0, comm);
   r->run_iteration = (unsigned)sc[6];

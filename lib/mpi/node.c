@@ -51,12 +51,12 @@ struct mlsba__mpi_node {
   mlsba_platform_t *scaled; /* simulated nodes: profiles in columns */
   mlsba_executor_t *ex;
   mlsba_load_t *load;
-  int accelerators; /* OpenCL devices, which may keep slices of C' */
-  int placed;       /* slices of C' may be out for units on load */
+  int accelerators;       /* OpenCL devices, which may keep slices of C' */
+  int placed;             /* slices of C' may be out for units on load */
   int64_t bal_bm, bal_bn; /* the shape units was balanced for */
-  int64_t *units;   /* the balanced columns per device */
-  double *time;     /* the last run's device times */
-  double *total;    /* device times summed over steps */
+  int64_t *units;         /* the balanced columns per device */
+  double *time;           /* the last run's device times */
+  double *total;          /* device times summed over steps */
 };
 
 /* The whole platform file, read once through the checked opener (a
@@ -230,8 +230,7 @@ size_t mlsba__mpi_node_num_devices(const mlsba__mpi_node_t *nd) {
   return nd->p;
 }
 
-const char *mlsba__mpi_node_device_name(const mlsba__mpi_node_t *nd,
-                                        size_t i) {
+const char *mlsba__mpi_node_device_name(const mlsba__mpi_node_t *nd, size_t i) {
   return mlsba_platform_device_name(nd->file, i);
 }
 
@@ -258,10 +257,10 @@ static int scaled_platform(mlsba__mpi_node_t *nd, mlsba_platform_t **out) {
     json_t *max = json_object_get(d, "max_load");
     double cols = json_is_number(max) ? json_number_value(max) / per_column : 0;
     if (json_is_number(max))
-      json_object_set_new(
-          d, "max_load",
-          json_integer(cols < MLSBA_LOAD_MAX ? (json_int_t)cols
-                                             : (json_int_t)MLSBA_LOAD_MAX));
+      json_object_set_new(d, "max_load",
+                          json_integer(cols < MLSBA_LOAD_MAX
+                                           ? (json_int_t)cols
+                                           : (json_int_t)MLSBA_LOAD_MAX));
   }
   char *text = json_dumps(copy, JSON_COMPACT);
   json_decref(copy);

@@ -147,8 +147,7 @@ enum { TAG_A = 1 };
 static int post_overlaps(int send, int sim, char *panel, int64_t bm,
                          const mlsba__mpi_layout_t *lay, int me,
                          const column_t *c, MPI_Datatype elem, size_t es,
-                         MPI_Comm comm, MPI_Request *req,
-                         MPI_Datatype *type) {
+                         MPI_Comm comm, MPI_Request *req, MPI_Datatype *type) {
   int n = 0;
   int64_t b = lay->b, lo = lay->row[me], hi = lo + lay->m[me];
   for (int i = 0; i < c->count; i++) {
@@ -167,8 +166,8 @@ static int post_overlaps(int send, int sim, char *panel, int64_t bm,
 
 /* MPI_Bcast of count elements in pieces whose counts fit an int (a
  * panel of B is b x bn elements: 2^31 at b = 4096, N = 2^19). */
-static void bcast_pieces(char *buf, int64_t count, MPI_Datatype elem,
-                         size_t es, int root, MPI_Comm comm) {
+static void bcast_pieces(char *buf, int64_t count, MPI_Datatype elem, size_t es,
+                         int root, MPI_Comm comm) {
   const int64_t piece = INT_MAX / 2;
   for (int64_t done = 0; done < count; done += piece) {
     int64_t n = count - done < piece ? count - done : piece;
@@ -204,9 +203,10 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   MPI_Request *req = malloc(maxreq * sizeof *req);
   MPI_Datatype *type = malloc(maxreq * sizeof *type);
   if (!err && (!pa || !pb || !req || !type))
-    err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the panels (%lld x "
-                      "%lld and %lld x %lld)", (long long)bm, (long long)b,
-                      (long long)b, (long long)bn);
+    err = mlsba__fail(MLSBA_ENOMEM,
+                      "out of memory for the panels (%lld x "
+                      "%lld and %lld x %lld)",
+                      (long long)bm, (long long)b, (long long)b, (long long)bn);
   if (!err)
     err = mlsba__mpi_node_shape(node, bm, bn, pa, pb, c);
   err = mlsba__mpi_agree(comm, err);
@@ -232,9 +232,9 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
       int top = 1;
       while (top * 2 <= v)
         top *= 2;
-      nrecv = post_overlaps(0, sim, pa, bm, lay, me,
-                            &P.cols[(c0 + v - top) % nc], elem, es, comm,
-                            req, type);
+      nrecv =
+          post_overlaps(0, sim, pa, bm, lay, me, &P.cols[(c0 + v - top) % nc],
+                        elem, es, comm, req, type);
     }
     /* B: the owner of block row k in this rank's column broadcasts it
      * down the column, while the rows of A arrive. */
@@ -253,7 +253,8 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
     if (mine->ranks[owner] == me && !sim)
       for (int64_t j = 0; j < bn; j++) /* b x bn, leading dimension b */
         memcpy(pb + (size_t)(j * b) * es,
-               (const char *)b_ + (size_t)(j * bm + (k - lay->row[me]) * b) * es,
+               (const char *)b_ +
+                   (size_t)(j * bm + (k - lay->row[me]) * b) * es,
                (size_t)b * es);
     bcast_pieces(pb, b * bn, elem, es, owner, colcomm);
     MPI_Waitall(nrecv, req, MPI_STATUSES_IGNORE);
@@ -267,9 +268,9 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
     int nsend = 0;
     for (int d = span / 2; d > v; d /= 2)
       if (v + d < nc)
-        nsend += post_overlaps(1, sim, pa, bm, lay, me,
-                               &P.cols[(c0 + v + d) % nc], elem, es, comm,
-                               req + nsend, type + nsend);
+        nsend +=
+            post_overlaps(1, sim, pa, bm, lay, me, &P.cols[(c0 + v + d) % nc],
+                          elem, es, comm, req + nsend, type + nsend);
     st->comm += MPI_Wtime() - tc;
 
     /* A rank whose device failed goes on exchanging panels, so that no

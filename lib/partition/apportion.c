@@ -91,8 +91,8 @@ void mlsba__round_shares(const double *x, const int64_t *cap, size_t m,
    * unit per entry and pass would take time linear in total. */
   if (total - sum > (int64_t)m || sum - total > (int64_t)m) {
     int sign = total > sum ? 1 : -1;
-    int64_t left = move_evenly(cap, m, sign > 0 ? total - sum : sum - total,
-                               sign, out);
+    int64_t left =
+        move_evenly(cap, m, sign > 0 ? total - sum : sum - total, sign, out);
     sum = total - sign * left;
   }
   /* Largest remainder first, one unit per entry and pass. */

@@ -70,8 +70,7 @@ const char *mlsba_platform_device_name(const mlsba_platform_t *pl, size_t i) {
 
 mlsba_device_type_t mlsba_platform_device_type(const mlsba_platform_t *pl,
                                                size_t i) {
-  return pl && i < pl->ndev ? pl->dev[i].backend->type
-                            : MLSBA_DEVICE_SIM;
+  return pl && i < pl->ndev ? pl->dev[i].backend->type : MLSBA_DEVICE_SIM;
 }
 
 const mlsba_model_t *mlsba_platform_device_model(const mlsba_platform_t *pl,

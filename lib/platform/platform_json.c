@@ -28,7 +28,7 @@ typedef struct {
    * name made 10^5 devices take a minute, and a sort with a binary search
    * per name was a tenth of the parse at 10^5. */
   size_t *by_name;
-  size_t mask; /* slots - 1 */
+  size_t mask;    /* slots - 1 */
   size_t *listed; /* listed[o] == i: device i names device o (contends_with) */
   const mlsba_platform_t *pl;
 } ctx_t;
@@ -36,7 +36,7 @@ typedef struct {
 /* The short names keep this reader's lines as they were. */
 #define bad(c, ...) mlsba__fields_bad(&(c)->f, __VA_ARGS__)
 #define set_path(c, ...) mlsba__fields_path(&(c)->f, __VA_ARGS__)
-#define check_keys(c, obj, allowed)                                         \
+#define check_keys(c, obj, allowed)                                            \
   mlsba__fields_check_keys(&(c)->f, obj, allowed)
 #define json_kind mlsba__json_kind
 
@@ -114,8 +114,7 @@ static int parse_device(ctx_t *c, json_t *d, size_t index,
     set_path(c, "devices[%zu]", index);
     return bad(c, "name must be a non-empty string");
   }
-  if ((dev->name = mlsba__platform_strdup(pl, json_string_value(name))) ==
-      NULL)
+  if ((dev->name = mlsba__platform_strdup(pl, json_string_value(name))) == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", c->f.origin);
   c->f.name = dev->name;
   mlsba__fields_at_device(&c->f);
@@ -319,9 +318,8 @@ static int parse_columns_of(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
 }
 
 static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
-  static const char *const keys[] = {"name", "network", "devices", "groups",
-                                     "columns_of",
-                                     NULL};
+  static const char *const keys[] = {"name",   "network",    "devices",
+                                     "groups", "columns_of", NULL};
   int err;
   if (!json_is_object(root))
     return bad(c, "the platform must be a JSON object, got %s",

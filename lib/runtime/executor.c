@@ -115,7 +115,8 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
                         d->name, core, have);
       goto fail;
     }
-    if ((err = d->backend->open(d->name, d->config, d->model, &ex->opened[i])) != 0)
+    if ((err = d->backend->open(d->name, d->config, d->model,
+                                &ex->opened[i])) != 0)
       goto fail;
     ex->opened[i].link = d->link;
   }
@@ -272,7 +273,9 @@ static void *group_main(void *arg) {
   run_t *R = job->run;
   const mlsba_platform_t *pl = R->ex->pl;
   long core_dev = group_core_device(pl, job->g);
-  int err = core_dev >= 0 ? pin_to_core(R->ex, mlsba__platform_core(pl, (size_t)core_dev)) : 0;
+  int err = core_dev >= 0
+                ? pin_to_core(R->ex, mlsba__platform_core(pl, (size_t)core_dev))
+                : 0;
   if (!err)
     err = prepare_group(job);
   pthread_mutex_lock(&R->mu);

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "balance/store.h"
 #include "check_partition.h"
 #include "mlsba.h"
-#include "balance/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

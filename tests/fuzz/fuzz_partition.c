@@ -1,7 +1,8 @@
 /* libFuzzer target: the partitioners on models drawn from the input bytes
  * (any speeds, loads, caps and N, not only the papers' shape). Every
  * algorithm must keep the promise of check_partition.h, and SLBA in blocks
- * must sum to N too; models may carry a transfer. Values over the whole accepted range: fuzz_range. */
+ * must sum to N too; models may carry a transfer. Values over the whole
+ * accepted range: fuzz_range. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

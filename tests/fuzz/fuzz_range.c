@@ -29,11 +29,22 @@ static uint64_t take(bytes_t *b, int nbytes) {
 /* A value of any magnitude: one byte picks an edge or a power of ten
  * from 1e-330 to 1e310, two more a mantissa. */
 static double wide(bytes_t *b) {
-  static const double edge[] = {
-      MLSBA_LOAD_MIN, MLSBA_LOAD_MAX,  MLSBA_SPEED_MIN, MLSBA_SPEED_MAX,
-      1,              2,               4.9e-324,        2.2250738585072014e-308,
-      1.7e308,        1e308,           9007199254740993.0, INFINITY,
-      NAN,            -1,              0,               0.5};
+  static const double edge[] = {MLSBA_LOAD_MIN,
+                                MLSBA_LOAD_MAX,
+                                MLSBA_SPEED_MIN,
+                                MLSBA_SPEED_MAX,
+                                1,
+                                2,
+                                4.9e-324,
+                                2.2250738585072014e-308,
+                                1.7e308,
+                                1e308,
+                                9007199254740993.0,
+                                INFINITY,
+                                NAN,
+                                -1,
+                                0,
+                                0.5};
   unsigned k = (unsigned)take(b, 1);
   if (k < 2 * sizeof edge / sizeof edge[0])
     return edge[k / 2];
@@ -56,10 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t nsel = take(&b, 1), nraw = take(&b, 7);
   int64_t n = nsel % 4 == 0   ? (int64_t)(nraw % 3000)
               : nsel % 4 == 1 ? (int64_t)(nraw >> (nsel % 53))
-              : nsel % 4 == 2 ? (int64_t)(nraw & ((UINT64_C(1) << 53) - 1))
-                              : (int64_t[]){INT64_C(1) << 53,
-                                            (INT64_C(1) << 53) + 1, -1,
-                                            INT64_MAX}[nsel / 4 % 4];
+              : nsel % 4 == 2
+                  ? (int64_t)(nraw & ((UINT64_C(1) << 53) - 1))
+                  : (int64_t[]){INT64_C(1) << 53, (INT64_C(1) << 53) + 1, -1,
+                                INT64_MAX}[nsel / 4 % 4];
   mlsba_model_t *models[PMAX] = {0};
   for (size_t j = 0; j < p; j++) {
     if (mlsba_model_create(&models[j]) != 0)
@@ -85,8 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   /* Models left without points must be refused with a message too. */
-  fuzz_check_partition((const mlsba_model_t *const *)models, group_size, q,
-                         n);
+  fuzz_check_partition((const mlsba_model_t *const *)models, group_size, q, n);
   for (size_t j = 0; j < p; j++)
     mlsba_model_destroy(models[j]);
   return 0;

@@ -49,8 +49,7 @@ static inline int cli_usage_error(const char *prog, const char *what,
  * returns 1, or returns 0. */
 static inline int cli_finish_stdout(const char *prog) {
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "%s: cannot write the output: %s\n", prog,
-            strerror(errno));
+    fprintf(stderr, "%s: cannot write the output: %s\n", prog, strerror(errno));
     return 1;
   }
   return 0;

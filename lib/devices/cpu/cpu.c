@@ -117,8 +117,8 @@ static int cpu_parse(mlsba__fields_t *c, json_t *d, void **config,
   return mlsba__fields_count(c, d, "core", &cfg->core);
 }
 
-static void cpu_save(const void *config, const mlsba_model_t *model,
-                     json_t *o, const mlsba__peers_t *peers) {
+static void cpu_save(const void *config, const mlsba_model_t *model, json_t *o,
+                     const mlsba__peers_t *peers) {
   (void)model;
   (void)peers;
   json_object_set_new(o, "core",

@@ -301,8 +301,8 @@ static int sim_link(mlsba__fields_t *c, json_t *d, void *config,
   return 0;
 }
 
-static void sim_save(const void *config, const mlsba_model_t *model,
-                     json_t *o, const mlsba__peers_t *peers) {
+static void sim_save(const void *config, const mlsba_model_t *model, json_t *o,
+                     const mlsba__peers_t *peers) {
   const sim_config_t *c = config;
   json_t *speed = json_array();
   for (size_t k = 0; k < model->n; k++)
@@ -323,8 +323,8 @@ static void sim_save(const void *config, const mlsba_model_t *model,
   if (c->ncontends > 0) {
     json_t *names = json_array();
     for (size_t k = 0; k < c->ncontends; k++)
-      json_array_append_new(names,
-                            json_string(peers->name(peers->self, c->contends[k])));
+      json_array_append_new(
+          names, json_string(peers->name(peers->self, c->contends[k])));
     json_object_set_new(o, "contends_with", names);
     json_object_set_new(o, "contention", json_real(c->contention));
   }

@@ -91,8 +91,8 @@ MLSBA_EXTERN void mlsba_cpu_kernels(mlsba_cpu_kernels_t *info);
 MLSBA_EXTERN int mlsba_cpu_gemm(mlsba_precision_t p, char transa, char transb,
                                 int64_t m, int64_t n, int64_t k, double alpha,
                                 const void *a, int64_t lda, const void *b,
-                                int64_t ldb, double beta, void *c,
-                                int64_t ldc, unsigned threads);
+                                int64_t ldb, double beta, void *c, int64_t ldc,
+                                unsigned threads);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */

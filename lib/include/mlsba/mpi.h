@@ -56,14 +56,15 @@ typedef struct mlsba_mpi_opts {
    *  devices the rank is bound to, and its share of its host's OpenCL
    *  devices by its rank on the host (see mlsba_platform_discover());
    *  else a platform file, where "%r" is replaced by the rank, "%h" by
-   *  the host name and "%l" by the rank on its host (mlsba_mpi_platform_path()). */
+   *  the host name and "%l" by the rank on its host
+   * (mlsba_mpi_platform_path()). */
   const char *platform;
   int64_t n;     /**< matrix order N, a multiple of block */
   int64_t block; /**< block size b */
   mlsba_mpi_algo_t algorithm;
   mlsba_mpi_node_algo_t node_algorithm;
-  double eps;            /**< node times within eps: balanced (0.05) */
-  unsigned int max_iter; /**< at most this many distributions (20) */
+  double eps;                  /**< node times within eps: balanced (0.05) */
+  unsigned int max_iter;       /**< at most this many distributions (20) */
   mlsba_precision_t precision; /**< default double */
   uint64_t seed;               /**< of the generated matrices */
   /** Elements of C' each rank checks against a long-double reference
@@ -124,9 +125,9 @@ typedef struct mlsba_mpi_result {
   double imbalance;
   int64_t half_perimeter_sum;        /**< H = sum (m_i + n_i) */
   double half_perimeter_lower_bound; /**< sum 2 sqrt(w_i) */
-  double makespan_s;  /**< the product, slowest rank, compute and comm */
-  double gflops;      /**< 2 N^3 / makespan */
-  double comm_share;  /**< time in MPI calls / total, over all ranks */
+  double makespan_s; /**< the product, slowest rank, compute and comm */
+  double gflops;     /**< 2 N^3 / makespan */
+  double comm_share; /**< time in MPI calls / total, over all ranks */
   /** 1 verified, 0 a wrong element, -1 not checked (simulated devices
    *  compute nothing). */
   int verified;

@@ -86,8 +86,8 @@ int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb, mlsba_load_t **out) {
     return err;
   void *copy;
   if ((err = mlsba__load_create_kept("mlsba_load_mandelbrot", "mandelbrot",
-                                     mb->height, mb, sizeof *mb, out,
-                                     &copy)) != 0)
+                                     mb->height, mb, sizeof *mb, out, &copy)) !=
+      0)
     return err;
   mlsba_load_t *w = *out;
   char shape[256];
