@@ -152,14 +152,18 @@ void bench_print_header(const bench_t *B) {
   print_columns_of(B);
 }
 
+static double gflops(const bench_t *B, int64_t columns, double seconds) {
+  double per_column = B->flop / (double)B->a->n;
+  return seconds > 0 ? per_column * (double)columns / seconds * 1e-9 : 0.0;
+}
+
 /* A core device's GFLOPS over the best single-thread GEMM measured here;
  * < 0 for other devices or when there is no peak. */
 static double of_peak(const bench_t *B, size_t dev, int64_t load, double time) {
   if (B->peak_gflops <= 0 || time <= 0 || load <= 0 ||
       mlsba_platform_device_type(B->pl, dev) != MLSBA_DEVICE_CPU)
     return -1;
-  double per_column = B->flop / (double)B->a->n;
-  return per_column * (double)load / time * 1e-9 / B->peak_gflops;
+  return gflops(B, load, time) / B->peak_gflops;
 }
 
 /* "one core's best GEMM here: ..." after a table. */
@@ -172,11 +176,6 @@ static void print_peak(const bench_t *B) {
            "of 3); %% peak: a core device's GFLOPS over it",
            B->peak_gflops, B->peak_by);
   text_wrap(stdout, "one core's best GEMM here: ", 4, text);
-}
-
-static double gflops(const bench_t *B, int64_t columns, double seconds) {
-  double per_column = B->flop / (double)B->a->n;
-  return seconds > 0 ? per_column * (double)columns / seconds * 1e-9 : 0.0;
 }
 
 /* Group-model points of the last partitioning, over all groups. */
