@@ -29,19 +29,13 @@
 
 #include "mlsba.h"
 #include "partition/inpa.h"
+#include "support/node_shapes.h"
 #include "support/random_models.h"
 
 #define MAXQ 16
 
-typedef enum { CONSTANT, RISING, CLIFF, CACHE } shape_t;
-
 static const char *const shape_names[] = {"constant", "rising", "cliff",
                                           "cache"};
-
-typedef struct {
-  shape_t shape;
-  double peak, half, knee, span;
-} node_t;
 
 typedef struct {
   size_t q;
@@ -49,26 +43,6 @@ typedef struct {
   double spread, comm; /* comm: seconds per block of half-perimeter */
   node_t node[MAXQ];
 } cluster_t;
-
-static double node_speed(const node_t *n, double a) {
-  switch (n->shape) {
-  case CONSTANT:
-    return n->peak;
-  case RISING:
-    return n->peak * a / (a + n->half);
-  case CLIFF: {
-    double end = (1 + n->span) * n->knee, low = n->peak / 4;
-    if (a <= n->knee)
-      return n->peak;
-    if (a >= end)
-      return low;
-    return n->peak + (low - n->peak) * (a - n->knee) / (end - n->knee);
-  }
-  case CACHE:
-    return n->peak * (1 + exp(-a / n->half)) / 2;
-  }
-  return 1;
-}
 
 /* One run of the product on node i's rectangle: nb steps, each the
  * step's share of the compute (1 / nb of the area's time) and the panels'

@@ -12,48 +12,12 @@
 
 #include "mlsba.h"
 #include "partition/inpa.h"
+#include "support/node_shapes.h"
 #include "support/oracle.h"
 #include "support/random_models.h"
 #include "support/run_suite.h"
 
 #define MAXQ 16
-
-/* A node's speed in blocks per second as a function of the area a (in
- * blocks) it runs:
- *   CONSTANT  s = peak;
- *   RISING    s = peak a / (a + half): small problems underuse the node;
- *   CLIFF     s = peak up to knee blocks, then falls linearly to peak / 4
- *             at (1 + span) knee and stays there (an accelerator whose
- *             memory runs out, as the seed's GPUs without an out-of-core
- *             code);
- *   CACHE     s = peak (1 + e^{-a / half}) / 2: faster while it fits in
- *             cache. */
-typedef enum { CONSTANT, RISING, CLIFF, CACHE } shape_t;
-
-typedef struct {
-  shape_t shape;
-  double peak, half, knee, span;
-} node_t;
-
-static double node_speed(const node_t *n, double a) {
-  switch (n->shape) {
-  case CONSTANT:
-    return n->peak;
-  case RISING:
-    return n->peak * a / (a + n->half);
-  case CLIFF: {
-    double end = (1 + n->span) * n->knee, low = n->peak / 4;
-    if (a <= n->knee)
-      return n->peak;
-    if (a >= end)
-      return low;
-    return n->peak + (low - n->peak) * (a - n->knee) / (end - n->knee);
-  }
-  case CACHE:
-    return n->peak * (1 + exp(-a / n->half)) / 2;
-  }
-  return 1;
-}
 
 static double node_time(const node_t *n, double a) {
   return a / node_speed(n, a);
