@@ -39,6 +39,10 @@ struct mlsba__inpa {
   /* The run the models had stopped at when the run just fed explored
    * past it (explore()); SIZE_MAX when the run just fed was the models'. */
   size_t explored_from;
+  /* Nonzero while the fastest run measured runs once more before a stop
+   * (rerun_fastest()); the stop it ends with. */
+  int rerun;
+  mlsba_stop_reason_t rerun_stop;
   size_t nhist;
 };
 
@@ -717,6 +721,32 @@ static void finish(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
   h->stop = stop;
 }
 
+/* Before INPA stops at a fixed point or a cycle, when an earlier run
+ * measured faster than the last (the models are wrong between their
+ * points, or a cycle went round past its best), that run is run once
+ * more, max_iter permitting, and the head stops after it with the same
+ * reason: its result is then the fastest distribution measured, the
+ * last run as at every stop. Returns whether it asked for the rerun. */
+static int rerun_fastest(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
+  size_t best = mlsba__inpa_best_run(h);
+  if (best == SIZE_MAX || best + 1 == h->nhist || h->nhist >= h->o.max_iter ||
+      !(makespan_of(&h->hist[best], h->q) <
+        makespan_of(&h->hist[h->nhist - 1], h->q)))
+    return 0;
+  const mlsba__inpa_record_t *r = &h->hist[best];
+  memcpy(h->w, r->w, h->q * sizeof *h->w);
+  memcpy(h->rect, r->rect, h->q * sizeof *h->rect);
+  size_t columns = 0;
+  for (size_t i = 0; i < h->q; i++)
+    columns = r->rect[i].column + 1 > columns ? r->rect[i].column + 1 : columns;
+  h->info.columns = columns;
+  mlsba__cma_measure(h->w, h->q, h->rect, &h->info);
+  h->rerun = 1;
+  h->rerun_stop = stop;
+  h->phase = MLSBA__INPA_RUN;
+  return 1;
+}
+
 /* After a run that neither balanced nor was the last: take the
  * proposal, or stop where it repeats a run. INPA explores first (see
  * explore()); when the models, having seen the exploration, choose again
@@ -750,7 +780,8 @@ static int next_step(mlsba__inpa_t *h, const double *t,
   /* The stop says what the models found, whatever the exploration would
    * have repeated. */
   if (repeats(h, &again, &from)) {
-    finish(h, stop);
+    if (!rerun_fastest(h, stop))
+      finish(h, stop);
     return 0;
   }
   take_next(h, info);
@@ -788,6 +819,12 @@ static int feed_run(mlsba__inpa_t *h, const double *t) {
           h->comm.per_block[i] * (double)(h->rect[i].m + h->rect[i].n);
   }
   t = h->total;
+  if (h->rerun) { /* the fastest run again: the stop it was rerun for */
+    int err = record(h, t);
+    if (!err)
+      finish(h, h->rerun_stop);
+    return err;
+  }
   unsigned runs = (unsigned)h->nhist + 1;
   int balanced = imbalance(t, q) <= h->o.eps;
   int last = runs >= h->o.max_iter || h->o.algo == MLSBA__INPA_HOMOGENEOUS ||
