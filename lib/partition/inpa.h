@@ -43,6 +43,13 @@
  * run asks for (laid out by CMA), when that is a run not yet run; if the
  * models then choose again the run they had stopped at, it runs once more
  * (the result is always the last run) and the loop goes on from it.
+ * Before INPA stops at a fixed point or a cycle, when an earlier run
+ * measured strictly faster than the last, that run runs once more
+ * (max_iter permitting) and the head stops after it with the same
+ * reason, so that its result is the fastest run measured.
+ * Communication (opts.comm_fixed, comm_per_block): each run is judged by
+ * the times fed plus each node's modelled panels, which grow with its
+ * rectangle's half-perimeter; see mlsba__inpa_opts_t.
  * The baselines of §4 use the same loop, with step 7 replaced:
  *   - multiple-CPM: w_i = W s_i / sum_j s_j with s_i = a_i / t_i the
  *     constant speed measured in the last run; no step 1 (its point feeds
