@@ -103,53 +103,31 @@ static mlsba_model_t *device_model(const mlsba_dlt_node_t *nd, int gpu,
   return m;
 }
 
-/* Node j's share of x columns split over its devices (SLBA over their
- * models) into cols[4]; returns the node's compute time. */
-static double split_in_node(mlsba_model_t *const dev[4], int64_t x,
-                            int64_t cols[4]) {
-  double t = NAN;
-  mlsba_partition_info_t info;
-  if (mlsba_partition_slba_ex((const mlsba_model_t *const *)dev, 4, x, NULL,
-                              cols, &info) == 0)
-    t = info.makespan;
-  return t;
-}
-
-/* The split: node models (each node's compute, its devices balanced, plus
- * its network link), SLBA over the two, then each node's share over its
- * devices; as parts of K into part[8]. */
+/* The split of mlsba_partition_nodes_comm() (node models: each node's
+ * compute, its devices balanced by SLBA, plus the node's link; SLBA over
+ * the nodes, then inside each), as parts of K into part[8]. */
 static int fpm_comm_split(const mlsba_dlt_node_t node[2],
                           const mlsba_dlt_problem_t *pr, double *part) {
-  double N = (double)pr->n, M = (double)pr->m, s = 4;
-  mlsba_model_t *dev[2][4] = {{0}}, *nm[2] = {0};
-  int64_t cols[4], share[2];
+  mlsba_model_t *dev[2][4] = {{0}};
+  mlsba_comm_node_t cn[2];
+  int64_t cols[8], share[2];
   int err = 0;
-  for (int j = 0; j < 2 && !err; j++) {
+  for (int j = 0; j < 2; j++) {
     for (int d = 0; d < 4 && !err; d++)
       err = (dev[j][d] = device_model(&node[j], d == 0, pr)) == NULL;
-    err = err || mlsba_model_create(&nm[j]) != 0;
-    for (int i = 0; i <= 48 && !err; i++) {
-      int64_t x = (int64_t)ceil(pow((double)pr->k, i / 48.0));
-      double t = split_in_node(dev[j], x, cols);
-      err = !(t > 0) || mlsba_model_set_point(nm[j], (double)x, (double)x / t);
-    }
-    double l = node[j].link_byte_time, b = node[j].link_latency;
-    if (!err)
-      err = mlsba_model_set_transfer(nm[j], l * s * N * M + 3 * b,
-                                     l * s * (M + N));
+    double l = node[j].link_byte_time;
+    cn[j] = (mlsba_comm_node_t){.models = (const mlsba_model_t *const *)dev[j],
+                                .devices = 4,
+                                .link = {.latency = node[j].link_latency,
+                                         .bandwidth = l > 0 ? 1 / l : 0}};
   }
   if (!err)
-    err =
-        mlsba_partition_slba((const mlsba_model_t *const *)nm, 2, pr->k, share);
-  for (int j = 0; j < 2; j++) {
-    if (!err)
-      err = !(split_in_node(dev[j], share[j], cols) >= 0);
+    err = mlsba_partition_nodes_comm(pr, cn, 2, share, cols, NULL);
+  for (int j = 0; j < 2; j++)
     for (int d = 0; d < 4; d++) {
-      part[4 * j + d] = err ? 0 : (double)cols[d] / (double)pr->k;
+      part[4 * j + d] = err ? 0 : (double)cols[4 * j + d] / (double)pr->k;
       mlsba_model_destroy(dev[j][d]);
     }
-    mlsba_model_destroy(nm[j]);
-  }
   return err;
 }
 
