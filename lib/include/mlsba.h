@@ -583,6 +583,12 @@ typedef struct mlsba_comm_node {
   const mlsba_model_t *const *models;
   size_t devices;    /**< >= 1 */
   mlsba_link_t link; /**< the node's link (bandwidth 0: it costs nothing) */
+  /** 0: B's columns arrive as one message before any device starts.
+   *  Nonzero: seed 001's delivery, one message per device in the order of
+   *  models[] (the accelerator first), each device starting when its own
+   *  columns have arrived, so that the first devices compute while the
+   *  later ones' columns are on the link. */
+  int serial;
 } mlsba_comm_node_t;
 
 /** \brief FPM plus communication for seed 001's application (the problem
@@ -593,7 +599,11 @@ typedef struct mlsba_comm_node {
  *  x, with l = 1 / bandwidth and b = latency (A, B's columns and C's
  *  columns as one message each, none overlapping the computation). SLBA
  *  over these node models gives each node's share of K, SLBA inside the
- *  node its devices' columns.
+ *  node its devices' columns. A serial node (seed 001's delivery) is
+ *  solved instead as a chain: device i of models[] finishes at
+ *  l s M (x_0 + ... + x_i) + (i + 1) b + t_i(x_i) after A, all of the
+ *  node's devices at the same time (a device whose columns would arrive
+ *  too late gets none), then C returns: l s N M + b + T + l s N x + b.
  *  \param[out] share  e: columns of each node, summing to K.
  *  \param[out] columns  one per device, node by node: summing to share.
  *  \param[out] makespan  may be NULL: the slowest node's time under the

@@ -635,34 +635,46 @@ static int split_fpm(const mw_t *W, double *predicted) {
   return err;
 }
 
+/* FPM plus communication with seed 001's delivery: each worker's device
+ * models in delivery order (its accelerator first), served one after
+ * another over its link (mlsba_comm_node_t::serial). */
 static int split_fpm_comm(const mw_t *W, double *predicted) {
   mlsba_model_t **m = calloc(W->total + 1, sizeof *m);
   const mlsba_model_t **busy = calloc(W->total + 1, sizeof *busy);
+  size_t *which = calloc(W->total + 1, sizeof *which);
   int64_t *cols = calloc(W->total + 1, sizeof *cols);
   int64_t *share = calloc((size_t)W->workers, sizeof *share);
   mlsba_comm_node_t *cn = calloc((size_t)W->workers, sizeof *cn);
-  int err = m && busy && cols && share && cn
+  int err = m && busy && which && cols && share && cn
                 ? 0
                 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
   size_t nb = 0, first = 0;
   for (int r = 1; r < W->q && !err; first += (size_t)W->ndev[r], r++) {
     cn[r - 1].models = busy + nb;
     cn[r - 1].link = W->links[r];
-    for (size_t d = first; d < first + (size_t)W->ndev[r] && !err; d++)
-      if (W->kind_all[d] != DEV_IDLE && (err = probe_model(W, d, &m[d])) == 0)
-        busy[nb++] = m[d];
+    cn[r - 1].serial = 1;
+    for (int pass = 0; pass < 2; pass++)
+      for (size_t d = first; d < first + (size_t)W->ndev[r] && !err; d++) {
+        if (W->kind_all[d] != (pass == 0 ? DEV_ACCELERATOR : DEV_CORE))
+          continue;
+        if ((err = probe_model(W, d, &m[d])) == 0) {
+          which[nb] = d;
+          busy[nb++] = m[d];
+        }
+      }
     cn[r - 1].devices = (size_t)(busy + nb - cn[r - 1].models);
   }
   mlsba_dlt_problem_t pr = dlt_problem(W);
   if (!err)
     err = mlsba_partition_nodes_comm(&pr, cn, (size_t)W->workers, share, cols,
                                      predicted);
-  for (size_t d = 0, i = 0; d < W->total && !err; d++)
-    W->cols[d] = W->kind_all[d] == DEV_IDLE ? 0 : cols[i++];
+  for (size_t i = 0; i < nb && !err; i++)
+    W->cols[which[i]] = cols[i];
   for (size_t d = 0; m && d < W->total; d++)
     mlsba_model_destroy(m[d]);
   free(m);
   free(busy);
+  free(which);
   free(cols);
   free(share);
   free(cn);
