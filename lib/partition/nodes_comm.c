@@ -24,6 +24,7 @@
  * found by bisection. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/error.h"
 #include "mlsba.h"
@@ -148,6 +149,58 @@ static double serial_finish(mlsba_model_t *const *m, size_t p, double lsM,
   return hi;
 }
 
+/* The chain's finish (after A) of whole columns cols[]: its latest
+ * device. */
+static int chain_time(const mlsba_model_t *const *m, size_t p, double lsM,
+                      double b, const int64_t *cols, double *T) {
+  double prefix = 0;
+  size_t served = 0;
+  *T = 0;
+  for (size_t d = 0; d < p; d++) {
+    double t = 0;
+    if (cols[d] == 0)
+      continue;
+    prefix += (double)cols[d];
+    served++;
+    int err = mlsba_model_time(m[d], (double)cols[d], &t);
+    if (err)
+      return err;
+    t += lsM * prefix + (double)served * b;
+    *T = t > *T ? t : *T;
+  }
+  return 0;
+}
+
+/* Rounding the chain's real parts can leave a device one column that
+ * costs it its whole setup, or a late device starved: moves of one column
+ * between any two devices, each kept only when the chain ends earlier
+ * (as MLSBA's Phase 2 refines integers), until none helps. */
+static int refine_whole_columns(const mlsba_model_t *const *m, size_t p,
+                                double lsM, double b, int64_t *cols,
+                                double *T) {
+  int err = chain_time(m, p, lsM, b, cols, T);
+  for (int moved = 1, round = 0; !err && moved && round < 1000; round++) {
+    moved = 0;
+    for (size_t from = 0; from < p && !err; from++)
+      for (size_t to = 0; to < p && !err && cols[from] > 0; to++) {
+        double t;
+        if (to == from)
+          continue;
+        cols[from]--;
+        cols[to]++;
+        err = chain_time(m, p, lsM, b, cols, &t);
+        if (!err && t < *T * (1 - 1e-12)) {
+          *T = t;
+          moved = 1;
+        } else {
+          cols[from]++;
+          cols[to]--;
+        }
+      }
+  }
+  return err;
+}
+
 /* The node's time for x columns delivered serially, A and C included:
  * with cols NULL, of the chain's real-valued parts (a smooth model);
  * else of whole columns (summing to x) into cols. */
@@ -184,19 +237,8 @@ static int serial_node(const mlsba_dlt_problem_t *pr,
       parts[best] = (double)own[best]; /* its remainder is spent */
       left--;
     }
-    /* The whole columns' own finish: the latest device of the chain. */
-    double prefix = 0, T = 0;
-    size_t served = 0;
-    for (size_t d = 0; d < p && !err; d++) {
-      double t = 0;
-      if (own[d] == 0)
-        continue;
-      prefix += (double)own[d];
-      served++;
-      err = mlsba_model_time(nd->models[d], (double)own[d], &t);
-      t += lsM * prefix + (double)served * b;
-      T = t > T ? t : T;
-    }
+    double T = 0;
+    err = refine_whole_columns(nd->models, p, lsM, b, own, &T);
     /* A and its latency, the chain, then C. */
     *time = (fixed - 3 * b) + b + T + lsN * (double)x + b;
   }
@@ -248,6 +290,67 @@ static int node_model(const mlsba_dlt_problem_t *pr,
   return 0;
 }
 
+/* Node j's time for x whole columns, its devices' columns into cols. */
+static int node_whole_time(const mlsba_dlt_problem_t *pr,
+                           const mlsba_comm_node_t *nd, int64_t x,
+                           int64_t *cols, double *t) {
+  *t = 0;
+  if (x == 0) { /* sent nothing, A included */
+    for (size_t d = 0; d < nd->devices; d++)
+      cols[d] = 0;
+    return 0;
+  }
+  if (nd->serial)
+    return serial_node(pr, nd, x, cols, t);
+  double fixed, per_column;
+  int err = node_compute(nd, x, cols, t);
+  node_link_cost(pr, &nd->link, &fixed, &per_column);
+  *t += fixed + per_column * (double)x;
+  return err;
+}
+
+static size_t slowest(const double *t, size_t e) {
+  size_t s = 0;
+  for (size_t j = 1; j < e; j++)
+    s = t[j] > t[s] ? j : s;
+  return s;
+}
+
+/* The node models are sampled, and their points are of real-valued
+ * splits inside the node: whole columns can do better. Moves one column
+ * at a time from the slowest node to another while the two of them end
+ * earlier than it did, each time with the nodes' whole-column times. */
+static int refine_shares(const mlsba_dlt_problem_t *pr,
+                         const mlsba_comm_node_t nodes[], size_t e,
+                         const size_t first[], int64_t share[],
+                         int64_t columns[], double t[], int64_t *scratch) {
+  int err = 0;
+  for (int moved = 1, round = 0; !err && moved && round < 100000; round++) {
+    moved = 0;
+    size_t s = slowest(t, e);
+    for (size_t j = 0; j < e && !err && !moved && share[s] > 0; j++) {
+      double ts, tj;
+      if (j == s)
+        continue;
+      err = node_whole_time(pr, &nodes[s], share[s] - 1, scratch, &ts);
+      if (!err)
+        err = node_whole_time(pr, &nodes[j], share[j] + 1,
+                              scratch + nodes[s].devices, &tj);
+      if (err || !((ts > tj ? ts : tj) < t[s] * (1 - 1e-12)))
+        continue;
+      share[s]--;
+      share[j]++;
+      t[s] = ts;
+      t[j] = tj;
+      memcpy(columns + first[s], scratch, nodes[s].devices * sizeof *scratch);
+      memcpy(columns + first[j], scratch + nodes[s].devices,
+             nodes[j].devices * sizeof *scratch);
+      moved = 1;
+    }
+  }
+  return err;
+}
+
 int mlsba_partition_nodes_comm(const mlsba_dlt_problem_t *problem,
                                const mlsba_comm_node_t nodes[], size_t e,
                                int64_t share[], int64_t columns[],
@@ -255,36 +358,35 @@ int mlsba_partition_nodes_comm(const mlsba_dlt_problem_t *problem,
   int err = check_args(problem, nodes, e, share, columns);
   if (err)
     return err;
-  mlsba_model_t **nm = calloc(e, sizeof *nm);
-  if (nm == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  size_t most = 0;
+  for (size_t j = 0; j < e; j++) {
+
+    most = nodes[j].devices > most ? nodes[j].devices : most;
+  }
+  mlsba_model_t **nm = calloc(e + 1, sizeof *nm); /* e >= 1: checked */
+  size_t *first = calloc(e, sizeof *first);
+  double *t = calloc(e, sizeof *t);
+  int64_t *scratch = calloc(2 * most, sizeof *scratch);
+  if (!nm || !first || !t || !scratch)
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
   for (size_t j = 0; j < e && !err; j++)
     err = node_model(problem, &nodes[j], &nm[j]);
   if (!err)
     err = mlsba_partition_slba((const mlsba_model_t *const *)nm, e, problem->k,
                                share);
-  double worst = 0;
-  for (size_t j = 0, first = 0; j < e && !err; first += nodes[j].devices, j++) {
-    double t = 0;
-    if (share[j] == 0) {
-      for (size_t d = 0; d < nodes[j].devices; d++)
-        columns[first + d] = 0;
-      continue;
-    }
-    if (nodes[j].serial) {
-      err = serial_node(problem, &nodes[j], share[j], columns + first, &t);
-    } else {
-      double fixed, per_column;
-      err = node_compute(&nodes[j], share[j], columns + first, &t);
-      node_link_cost(problem, &nodes[j].link, &fixed, &per_column);
-      t += fixed + per_column * (double)share[j];
-    }
-    worst = t > worst ? t : worst;
+  for (size_t j = 0, at = 0; j < e && !err; at += nodes[j].devices, j++) {
+    first[j] = at;
+    err = node_whole_time(problem, &nodes[j], share[j], columns + at, &t[j]);
   }
-  for (size_t j = 0; j < e; j++)
+  if (!err)
+    err = refine_shares(problem, nodes, e, first, share, columns, t, scratch);
+  if (!err && makespan)
+    *makespan = t[slowest(t, e)];
+  for (size_t j = 0; nm && j < e; j++)
     mlsba_model_destroy(nm[j]);
   free(nm);
-  if (!err && makespan)
-    *makespan = worst;
+  free(first);
+  free(t);
+  free(scratch);
   return err;
 }
