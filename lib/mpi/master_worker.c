@@ -271,8 +271,12 @@ static int mw_cpu(void *user, int64_t first, int64_t count) {
 static int run_devices(mw_t *W, const int64_t units[], const int64_t pos[],
                        const void *a, const void *b, void *c, double time[]) {
   int64_t total = 0;
-  for (size_t i = 0; i < W->p; i++)
+  for (size_t i = 0; i < W->p; i++) {
     total += units[i];
+    time[i] = 0;
+  }
+  if (total == 0) /* a worker given nothing */
+    return 0;
   int64_t *off = malloc(W->p * sizeof *off);
   mlsba_load_t *load = NULL;
   if (off == NULL)
@@ -309,59 +313,91 @@ static int run_devices(mw_t *W, const int64_t units[], const int64_t pos[],
   return err;
 }
 
-/* The column counts a worker times its devices at: geometric from 1 to K
- * for simulated devices, three small products for real ones. */
-static int64_t probe_x(const mw_t *W, int i) {
+/* The column counts a worker times its devices at, increasing: geometric
+ * from 1 to K for simulated devices (or 1, 2, ..., K for a small K),
+ * three small products for real ones. */
+static void probe_counts(const mw_t *W, int64_t xs[]) {
   int64_t K = W->o->k;
-  if (W->npts == PROBE_REAL) {
-    int64_t c = K / (4 * (int64_t)W->workers * 4);
-    return (c > 1 ? c : 1) << i;
+  for (int i = 0; i < W->npts; i++) {
+    int64_t x;
+    if (!W->simulated) {
+      int64_t c = K / (16 * (int64_t)W->workers);
+      x = (c > 1 ? c : 1) << i;
+    } else {
+      x = W->npts > 1 ? (int64_t)ceil(pow((double)K, i / (W->npts - 1.0))) : K;
+      if (i > 0 && x <= xs[i - 1])
+        x = xs[i - 1] + 1;
+      x = x < K ? x : K;
+    }
+    xs[i] = x;
   }
-  double x = ceil(pow((double)K, i / (double)(PROBE_SIM - 1)));
-  return (int64_t)x > i + 1 ? (int64_t)x : i + 1; /* increasing */
 }
 
-/* Every busy device timed at each probe size, all devices at once;
- * out[(device * npts + i) * 2 + {0, 1}] = (x, t). */
+/* The most columns device i holds: a simulated device's max_load; none
+ * (0) for the others. */
+static int64_t device_cap(const mw_t *W, size_t i) {
+  int64_t cap = mlsba_model_max_load(mlsba_platform_device_model(W->pl, i));
+  return cap == MLSBA_NO_MAX_LOAD ? 0 : cap;
+}
+
+/* Every busy device timed at each probe count (within what it holds),
+ * all devices at once; device i's block of out is its cap, then npts
+ * pairs (x, t). */
 static int probe_devices(mw_t *W, double *out) {
-  int64_t xmax = probe_x(W, W->npts - 1);
-  size_t busy = 0;
+  size_t per = 2 * (size_t)W->npts + 1, busy = 0;
+  int64_t *xs = calloc((size_t)W->npts + 1, sizeof *xs);
+  int64_t *units = calloc(W->p + 1, sizeof *units),
+          *pos = calloc(W->p + 1, sizeof *pos);
+  double *t = calloc(W->p + 1, sizeof *t);
+  if (!xs || !units || !pos || !t) {
+    free(xs);
+    free(units);
+    free(pos);
+    free(t);
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  }
+  probe_counts(W, xs);
   for (size_t i = 0; i < W->p; i++)
     busy += W->kind[i] != DEV_IDLE;
-  size_t cols = (size_t)xmax * busy;
+  size_t cols = (size_t)xs[W->npts - 1] * busy;
   void *a = NULL, *b = NULL, *c = NULL;
+  int err = 0;
   if (!W->simulated) {
     a = calloc((size_t)(W->o->n * W->o->m), W->elem);
     b = calloc(cols * (size_t)W->o->m, W->elem);
     c = calloc(cols * (size_t)W->o->n, W->elem);
+    if (!a || !b || !c)
+      err = mlsba__fail(MLSBA_ENOMEM, "out of memory while timing the "
+                                      "devices");
   }
-  int64_t *units = calloc(W->p, sizeof *units),
-          *pos = calloc(W->p, sizeof *pos);
-  double *t = calloc(W->p, sizeof *t);
-  int err = 0;
-  if (!units || !pos || !t || (!W->simulated && (!a || !b || !c)))
-    err = mlsba__fail(MLSBA_ENOMEM, "out of memory while timing the devices");
+  for (size_t i = 0; i < W->p; i++)
+    out[i * per] = (double)device_cap(W, i);
   for (int k = 0; k < W->npts && !err; k++) {
-    int64_t x = probe_x(W, k), at = 0;
+    int64_t at = 0;
     for (size_t i = 0; i < W->p; i++) {
-      units[i] = W->kind[i] == DEV_IDLE ? 0 : x;
+      int64_t cap = device_cap(W, i);
+      units[i] = W->kind[i] == DEV_IDLE   ? 0
+                 : cap > 0 && cap < xs[k] ? cap
+                                          : xs[k];
       pos[i] = at;
       at += units[i];
     }
     err = run_devices(W, units, pos, a, b, c, t);
     for (size_t i = 0; i < W->p && !err; i++) {
-      out[(i * (size_t)W->npts + (size_t)k) * 2] = (double)x;
-      out[(i * (size_t)W->npts + (size_t)k) * 2 + 1] = t[i];
-      if (W->kind[i] != DEV_IDLE && !(t[i] > 0))
+      out[i * per + 1 + 2 * (size_t)k] = (double)units[i];
+      out[i * per + 2 + 2 * (size_t)k] = t[i];
+      if (W->kind[i] != DEV_IDLE && units[i] > 0 && !(t[i] > 0))
         err = mlsba__fail(MLSBA_EDEVICE,
                           "%s took no time for %lld columns: no model to "
                           "partition with",
-                          mlsba_platform_device_name(W->pl, i), (long long)x);
+                          mlsba_platform_device_name(W->pl, i),
+                          (long long)units[i]);
     }
   }
   free(a);
   free(b);
   free(c);
+  free(xs);
   free(units);
   free(pos);
   free(t);
@@ -403,7 +439,7 @@ static int gather_devices(mw_t *W) {
     return err;
   int *counts = calloc((size_t)W->q, sizeof *counts);
   int *displs = calloc((size_t)W->q, sizeof *displs);
-  size_t per = 2 * (size_t)W->npts;
+  size_t per = 2 * (size_t)W->npts + 1;
   double *mine_probe = calloc(W->p * per + 1, sizeof *mine_probe);
   W->kind_all = calloc(W->total + 1, sizeof *W->kind_all);
   W->probe = calloc(W->total * per + 1, sizeof *W->probe);
@@ -471,28 +507,54 @@ static int find_links(mw_t *W) {
 
 /* ---- the three splits (the master) ------------------------------------ */
 
+/* Device d's probe: its cap (0: none) and its points, those whose count
+ * grew (a capped device repeats its largest). Returns how many. */
+static int probe_points(const mw_t *W, size_t d, double *cap, const double **pt,
+                        int keep[]) {
+  const double *p = W->probe + d * (2 * (size_t)W->npts + 1);
+  int n = 0;
+  *cap = p[0];
+  *pt = p + 1;
+  for (int i = 0; i < W->npts; i++) {
+    keep[i] = p[1 + 2 * i] > 0 && (i == 0 || p[1 + 2 * i] > p[2 * i - 1]);
+    n += keep[i];
+  }
+  return n;
+}
+
 /* A device's probe as a model of compute (its host link included). */
 static int probe_model(const mw_t *W, size_t d, mlsba_model_t **out) {
+  int keep[PROBE_SIM];
+  double cap;
+  const double *pt;
+  probe_points(W, d, &cap, &pt, keep);
   int err = mlsba_model_create(out);
-  const double *pt = W->probe + d * 2 * (size_t)W->npts;
   for (int i = 0; i < W->npts && !err; i++)
-    err = mlsba_model_set_point(*out, pt[2 * i], pt[2 * i] / pt[2 * i + 1]);
+    if (keep[i])
+      err = mlsba_model_set_point(*out, pt[2 * i], pt[2 * i] / pt[2 * i + 1]);
+  if (!err && cap > 0)
+    err = mlsba_model_set_max_load(*out, (int64_t)cap);
   return err;
 }
 
 /* Least squares of t = c x + e over a device's probe. */
 static void probe_line(const mw_t *W, size_t d, double *c, double *e) {
-  const double *pt = W->probe + d * 2 * (size_t)W->npts;
-  double sx = 0, st = 0, sxx = 0, sxt = 0, k = W->npts;
+  int keep[PROBE_SIM];
+  double cap;
+  const double *pt;
+  double k = probe_points(W, d, &cap, &pt, keep);
+  double sx = 0, st = 0, sxx = 0, sxt = 0;
   for (int i = 0; i < W->npts; i++) {
+    if (!keep[i])
+      continue;
     sx += pt[2 * i];
     st += pt[2 * i + 1];
     sxx += pt[2 * i] * pt[2 * i];
     sxt += pt[2 * i] * pt[2 * i + 1];
   }
-  double var = sxx - sx * sx / k;
+  double var = k > 0 ? sxx - sx * sx / k : 0;
   *c = var > 0 ? (sxt - sx * st / k) / var : (sx > 0 ? st / sx : 0);
-  *e = (st - *c * sx) / k;
+  *e = k > 0 ? (st - *c * sx) / k : 0;
   if (!(*c > 0)) { /* times that do not grow: a constant speed */
     *c = sx > 0 ? st / sx : 1;
     *e = 0;
@@ -754,6 +816,45 @@ static int64_t worker_columns(const mw_t *W, int rank) {
   return x;
 }
 
+/* What the run needs besides the matrices, allocated before it starts:
+ * a rank that failed to get it must not leave the others waiting in a
+ * message. The master's per worker and device, a worker's per device. */
+typedef struct {
+  MPI_Request *send, *recv;
+  size_t *order, *len, *next;
+  int64_t *col0, *units, *pos;
+  double *arrive;
+} scratch_t;
+
+static void scratch_free(scratch_t *s) {
+  free(s->send);
+  free(s->recv);
+  free(s->order);
+  free(s->len);
+  free(s->next);
+  free(s->col0);
+  free(s->units);
+  free(s->pos);
+  free(s->arrive);
+}
+
+static int scratch_alloc(const mw_t *W, scratch_t *s) {
+  size_t w = (size_t)W->workers + 1, d = W->total + W->p + 1;
+  s->send = calloc(w, sizeof *s->send);
+  s->recv = calloc(w, sizeof *s->recv);
+  s->order = calloc(d, sizeof *s->order);
+  s->len = calloc(w, sizeof *s->len);
+  s->next = calloc(w, sizeof *s->next);
+  s->col0 = calloc(w, sizeof *s->col0);
+  s->units = calloc(d, sizeof *s->units);
+  s->pos = calloc(d, sizeof *s->pos);
+  s->arrive = calloc(d, sizeof *s->arrive);
+  return s->send && s->recv && s->order && s->len && s->next && s->col0 &&
+                 s->units && s->pos && s->arrive
+             ? 0
+             : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+}
+
 /* Per worker on the master: the times of its last B message's
  * completion and of its C's arrival. */
 typedef struct {
@@ -763,23 +864,11 @@ typedef struct {
 /* The master: A and then each device's columns over every worker's link,
  * one message at a time per link, all links at once; C back. */
 static int master_run(mw_t *W, const void *A, const void *B, void *C, double t0,
-                      master_times_t *mt) {
+                      scratch_t *sc, master_times_t *mt) {
   int w = W->workers;
-  MPI_Request *send = malloc((size_t)w * sizeof *send);
-  MPI_Request *recv = malloc((size_t)w * sizeof *recv);
-  size_t *order = malloc((W->total + 1) * sizeof *order);
-  size_t *len = calloc((size_t)w, sizeof *len),
-         *next = calloc((size_t)w, sizeof *next);
-  int64_t *col0 = calloc((size_t)w, sizeof *col0);
-  if (!send || !recv || !order || !len || !next || !col0) {
-    free(send);
-    free(recv);
-    free(order);
-    free(len);
-    free(next);
-    free(col0);
-    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
-  }
+  MPI_Request *send = sc->send, *recv = sc->recv;
+  size_t *order = sc->order, *len = sc->len, *next = sc->next;
+  int64_t *col0 = sc->col0;
   size_t N = (size_t)W->o->n, M = (size_t)W->o->m, e = W->elem;
   int64_t at = 0;
   for (int j = 0; j < w; j++) {
@@ -787,6 +876,9 @@ static int master_run(mw_t *W, const void *A, const void *B, void *C, double t0,
     len[j] = delivery_order(W, first, (size_t)W->ndev[j + 1], order + first);
     col0[j] = at;
     int64_t x = worker_columns(W, j + 1);
+    send[j] = recv[j] = MPI_REQUEST_NULL;
+    if (x == 0) /* a worker given nothing is sent nothing, A included */
+      continue;
     MPI_Irecv((char *)C + (size_t)at * N * e, (int)((size_t)x * N),
               W->o->precision == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE
                                                         : MPI_FLOAT,
@@ -823,12 +915,6 @@ static int master_run(mw_t *W, const void *A, const void *B, void *C, double t0,
     if (j != MPI_UNDEFINED)
       mt[j].returned = MPI_Wtime() - t0;
   }
-  free(send);
-  free(recv);
-  free(order);
-  free(len);
-  free(next);
-  free(col0);
   return 0;
 }
 
@@ -844,23 +930,22 @@ typedef struct {
  * on their own columns' arrival: the rank's clock then waits for the
  * last to finish. A device error still sends C, so that no rank waits. */
 static int worker_run(mw_t *W, void *A, void *B, void *C, double t0,
-                      double dev_time[], worker_times_t *wt) {
+                      scratch_t *sc, double dev_time[], worker_times_t *wt) {
   size_t first = first_device(W, W->rank);
-  size_t *order = malloc((W->p + 1) * sizeof *order);
-  int64_t *units = calloc(W->p + 1, sizeof *units);
-  int64_t *pos = calloc(W->p + 1, sizeof *pos);
-  double *arrive = calloc(W->p + 1, sizeof *arrive);
-  int err = order && units && pos && arrive
-                ? 0
-                : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  size_t *order = sc->order;
+  int64_t *units = sc->units, *pos = sc->pos;
+  double *arrive = sc->arrive;
+  int err = 0;
   size_t N = (size_t)W->o->n, M = (size_t)W->o->m, e = W->elem;
   MPI_Datatype type =
       W->o->precision == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
   int64_t x = worker_columns(W, W->rank);
+  if (x == 0) /* given nothing: sent nothing */
+    return 0;
   /* The messages come whatever happened here: receive them all. */
   MPI_Recv(A, (int)(N * M), type, 0, TAG_A, W->comm, MPI_STATUS_IGNORE);
   wt->a_arrived = MPI_Wtime() - t0;
-  size_t n = err ? 0 : delivery_order(W, first, W->p, order);
+  size_t n = delivery_order(W, first, W->p, order);
   int64_t at = 0;
   for (size_t k = 0; k < n; k++) {
     size_t i = order[k];
@@ -884,10 +969,6 @@ static int worker_run(mw_t *W, void *A, void *B, void *C, double t0,
   }
   wt->finished = finish;
   MPI_Send(C, (int)((size_t)x * N), type, 0, TAG_C, W->comm);
-  free(order);
-  free(units);
-  free(pos);
-  free(arrive);
   return err;
 }
 
@@ -1028,13 +1109,16 @@ static int run(mw_t *W, mlsba_mpi_mw_result_t *r) {
   double *dev_time = calloc(W->p + 1, sizeof *dev_time);
   master_times_t *mt = calloc((size_t)W->workers, sizeof *mt);
   worker_times_t wt = {0, 0, 0};
-  int err = dev_time && mt ? allocate(W, &A, &B, &C)
+  scratch_t sc = {0};
+  int err = dev_time && mt ? scratch_alloc(W, &sc)
                            : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if (!err)
+    err = allocate(W, &A, &B, &C);
   if ((err = mlsba__mpi_agree(W->comm, err)) == 0) {
     MPI_Barrier(W->comm);
     double t0 = MPI_Wtime();
-    err = W->rank == 0 ? master_run(W, A, B, C, t0, mt)
-                       : worker_run(W, A, B, C, t0, dev_time, &wt);
+    err = W->rank == 0 ? master_run(W, A, B, C, t0, &sc, mt)
+                       : worker_run(W, A, B, C, t0, &sc, dev_time, &wt);
     double end = MPI_Wtime() - t0;
     MPI_Bcast(&end, 1, MPI_DOUBLE, 0, W->comm);
     r->makespan_s = end;
@@ -1060,6 +1144,7 @@ static int run(mw_t *W, mlsba_mpi_mw_result_t *r) {
   mlsba__mpi_free(C);
   free(dev_time);
   free(mt);
+  scratch_free(&sc);
   return err;
 }
 
