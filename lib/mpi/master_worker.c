@@ -775,6 +775,14 @@ static int partition(mw_t *W, mlsba_mpi_mw_result_t *r) {
     err = W->o->split == MLSBA_MPI_MW_DLT   ? split_dlt(W, &times[0])
           : W->o->split == MLSBA_MPI_MW_FPM ? split_fpm(W, &times[0])
                                             : split_fpm_comm(W, &times[0]);
+    int64_t sum = 0;
+    for (size_t d = 0; !err && d < W->total; d++)
+      sum += W->cols[d];
+    if (!err && sum != W->o->k) /* every message is sized by it */
+      err = mlsba__fail(MLSBA_EINVAL,
+                        "the %s split gave %lld columns, not K = %lld",
+                        mlsba_mpi_mw_split_name(W->o->split), (long long)sum,
+                        (long long)W->o->k);
     if (!err)
       times[1] = dlt_model_time(W);
   }

@@ -224,10 +224,22 @@ static int serial_node(const mlsba_dlt_problem_t *pr,
     *time = (fixed - 3 * b) + b + T + lsN * (double)x + b;
   } else if (!err) {
     serial_finish(m, p, lsM, b, (double)x, parts);
-    /* Whole columns: floors, then the rest to the largest remainders. */
+    /* Whole columns: floors, then the rest to the largest remainders.
+     * The chain's parts may add up to more than x (a device joining the
+     * chain jumps from none to some columns, and the bisection ends
+     * above x): the floors then lose the smallest remainders first. */
     int64_t left = x;
     for (size_t d = 0; d < p; d++)
       left -= own[d] = (int64_t)floor(parts[d]);
+    while (left < 0) {
+      size_t cut = p;
+      for (size_t d = 0; d < p; d++)
+        if (own[d] > 0 && (cut == p || parts[d] - (double)own[d] <
+                                           parts[cut] - (double)own[cut]))
+          cut = d;
+      own[cut]--;
+      left++;
+    }
     while (left > 0) {
       size_t best = 0;
       for (size_t d = 1; d < p; d++)
