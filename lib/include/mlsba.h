@@ -573,6 +573,48 @@ MLSBA_EXTERN int mlsba_platform_set_device_link(mlsba_platform_t *pl, size_t i,
 MLSBA_EXTERN int mlsba_link_transfer(const mlsba_link_t *link,
                                      double unit_bytes, double *latency,
                                      double *per_unit);
+
+/** One worker node of FPM plus communication
+ *  (mlsba_partition_nodes_comm()): its devices' models and its network
+ *  link from the master. */
+typedef struct mlsba_comm_node {
+  /** The devices' models: compute, with an accelerator's host link folded
+   *  in by mlsba_model_set_transfer() (or already in a measured model). */
+  const mlsba_model_t *const *models;
+  size_t devices;    /**< >= 1 */
+  mlsba_link_t link; /**< the node's link (bandwidth 0: it costs nothing) */
+  /** 0: B's columns arrive as one message before any device starts.
+   *  Nonzero: seed 001's delivery, one message per device in the order of
+   *  models[] (the accelerator first), each device starting when its own
+   *  columns have arrived, so that the first devices compute while the
+   *  later ones' columns are on the link. */
+  int serial;
+} mlsba_comm_node_t;
+
+/** \brief FPM plus communication for seed 001's application (the problem
+ *  of mlsba_partition_dlt_nodes(): a master that does not compute sends A
+ *  and each node's columns of B, and gets its columns of C back). Node
+ *  j's time for x columns is its devices' compute, balanced by SLBA over
+ *  their models, plus its link's affine cost: l s N M + 3 b + l s (M + N)
+ *  x, with l = 1 / bandwidth and b = latency (A, B's columns and C's
+ *  columns as one message each, none overlapping the computation). SLBA
+ *  over these node models gives each node's share of K, SLBA inside the
+ *  node its devices' columns. A serial node (seed 001's delivery) is
+ *  solved instead as a chain: device i of models[] finishes at
+ *  l s M (x_0 + ... + x_i) + (i + 1) b + t_i(x_i) after A, all of the
+ *  node's devices at the same time (a device whose columns would arrive
+ *  too late gets none), then C returns: l s N M + b + T + l s N x + b.
+ *  \param[out] share  e: columns of each node, summing to K.
+ *  \param[out] columns  one per device, node by node: summing to share.
+ *  \param[out] makespan  may be NULL: the slowest node's time under the
+ *                model.
+ *  \return 0; MLSBA_EINVAL naming the bad argument; MLSBA_ECAPACITY when
+ *          the devices' max_loads hold less than K; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_partition_nodes_comm(const mlsba_dlt_problem_t *problem,
+                                            const mlsba_comm_node_t nodes[],
+                                            size_t e, int64_t share[],
+                                            int64_t columns[],
+                                            double *makespan);
 /** What discovery or a driver knows about a device (strings owned by the
  *  platform; empty when unknown). */
 typedef struct mlsba_device_info {

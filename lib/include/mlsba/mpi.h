@@ -378,6 +378,147 @@ mlsba_mpi_divider_result(const mlsba_mpi_divider_t *divider);
 MLSBA_EXTERN void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *divider);
 /**@}*/
 
+/* ---------------------------------------------------------------------- */
+/** \name Seed 001's application: a master and its workers
+ *
+ *  C = A x B with A (N x M) sent whole to every worker, B (M x K) split
+ *  by columns among the workers' devices and C (N x K) returned: rank 0
+ *  is the master, which holds A, B and C, sends and receives, and
+ *  computes nothing; every other rank is a worker node with its own
+ *  platform. The split of K comes from models: each worker times its
+ *  devices at a few column counts (simulated ones in virtual time), the
+ *  master adds every worker's network link and partitions by one of
+ *  three methods. Delivery is seed 001's: over each worker's own link A
+ *  first, then one message per device, the accelerator's columns first
+ *  and the cores' after, each device starting when its columns arrive;
+ *  the worker sends its C back in one message when its devices are done;
+ *  different workers' links carry their messages at the same time.
+ *
+ *  A simulated device's speed profile counts columns of this product
+ *  (N M multiply-adds each) per second; a file that says "columns_of"
+ *  must say N and M. A simulated device with a host "link" is the node's
+ *  accelerator (seed 001's GPU, its PCIe transfers in its times); cores
+ *  and simulated devices without a link are its cores. OpenCL devices
+ *  take no columns in this mode. Under SimGrid's SMPI the run's times are
+ *  the simulated platform's. */
+/**@{*/
+
+/** How the master splits K's columns. */
+typedef enum mlsba_mpi_mw_split {
+  /** Compute-only FPM ("fpm"): SLBA over every worker device's speed
+   *  function, links ignored (the present FPM partitioning). */
+  MLSBA_MPI_MW_FPM = 0,
+  /** Seed 001's network-aware DLT ("dlt", mlsba_partition_dlt_nodes()):
+   *  each device a line fitted to its times (a node's cores their mean
+   *  line), the accelerator served first, the workers' links. At most
+   *  one accelerator a worker. */
+  MLSBA_MPI_MW_DLT,
+  /** FPM plus communication ("fpm-comm", mlsba_partition_nodes_comm()):
+   *  each worker's compute, its devices balanced by SLBA, plus its link's
+   *  affine cost of A, its columns of B and of C (the default). */
+  MLSBA_MPI_MW_FPM_COMM
+} mlsba_mpi_mw_split_t;
+
+/** Where the workers' network links come from. */
+typedef enum mlsba_mpi_mw_links {
+  /** A ping-pong from the master (mlsba_mpi_measure_links()). */
+  MLSBA_MPI_MW_LINKS_MEASURE = 0,
+  /** Each worker's platform file, its "network" field (none: free). */
+  MLSBA_MPI_MW_LINKS_PLATFORM
+} mlsba_mpi_mw_links_t;
+
+/** Options; initialise with mlsba_mpi_mw_opts_init(). Every rank passes
+ *  the same values except the platform; a rank whose values differ from
+ *  rank 0's makes the call fail on every rank, naming it and the
+ *  option. */
+typedef struct mlsba_mpi_mw_opts {
+  /** Each worker's platform, as mlsba_mpi_opts_t::platform ("auto", or a
+   *  file where "%r" becomes the rank: workers are ranks 1, 2, ...). */
+  const char *platform;
+  int64_t n, m, k; /**< A is n x m, B m x k; k >= the workers */
+  mlsba_precision_t precision;
+  mlsba_mpi_mw_split_t split;
+  mlsba_mpi_mw_links_t links;
+  uint64_t seed;               /**< of the generated A and B */
+  unsigned int verify_samples; /**< elements of C the master checks (64) */
+  /** The application's A and B, as mlsba_mpi_opts_t::fill, called on the
+   *  master only, for the whole A and B (NULL: made from seed). */
+  int (*fill)(void *user, int which, int64_t row, int64_t col, int64_t rows,
+              int64_t cols, void *dst, int64_t ld);
+  void *fill_user;
+} mlsba_mpi_mw_opts_t;
+
+/** One worker as the run went; times in seconds from the common start
+ *  (after the links and the partitioning), on the master's clock for
+ *  sent and returned, the worker's for arrived and finished. */
+typedef struct mlsba_mpi_mw_worker {
+  int rank;
+  int64_t col0, columns; /**< its columns of B and C */
+  mlsba_link_t link;     /**< its link as the partitioners saw it */
+  double a_arrived;      /**< A arrived */
+  double sent;           /**< its last columns of B left the master */
+  double arrived;        /**< they arrived */
+  /** Its devices done (a simulated device starts on its columns'
+   *  arrival; real devices run together after the last). */
+  double finished;
+  double returned; /**< its C arrived at the master */
+  size_t ndevices;
+  /** Its devices: columns and compute time (host link included); rank 0
+   *  only. */
+  mlsba_mpi_device_t *devices;
+} mlsba_mpi_mw_worker_t;
+
+/** What the call found; the same on every rank except where noted.
+ *  Release with mlsba_mpi_mw_result_free(). */
+typedef struct mlsba_mpi_mw_result {
+  int workers;
+  mlsba_mpi_mw_split_t split;
+  /** From the common start to the last C at the master: A, B, compute
+   *  and C (simulated seconds under SMPI; outside it, simulated devices'
+   *  compute is not waited for). */
+  double makespan_s;
+  /** The split's own prediction: the FPM's compute makespan, the DLT's
+   *  T, FPM plus communication's slowest node. */
+  double predicted_s;
+  /** Seed 001's model's time of the split chosen (eq. 27 with the fitted
+   *  lines and the links): one yardstick for the three; NaN where a
+   *  worker does not fit that model. */
+  double dlt_model_s;
+  /** 1 verified, 0 a wrong element, -1 not checked (simulated devices
+   *  compute nothing). */
+  int verified;
+  double max_rel_error;
+  int simulated;                 /**< the workers' devices are simulated */
+  mlsba_mpi_mw_worker_t *worker; /**< workers entries, ranks 1, 2, ... */
+  /** On the master: C, N x K column-major (doubles or floats by
+   *  precision); NULL elsewhere and when simulated. */
+  void *c;
+} mlsba_mpi_mw_result_t;
+
+/** \brief Defaults: "auto", N = M = K = 1024, double, FPM plus
+ *  communication, links measured, seed 1, 64 sampled elements. */
+MLSBA_EXTERN void mlsba_mpi_mw_opts_init(mlsba_mpi_mw_opts_t *opts);
+/** \brief Compute C = A x B on the workers of comm, split by
+ *  opts->split, and check sampled elements of C on the master.
+ *  Collective over comm.
+ *  \return 0; MLSBA_EINVAL (fewer than 2 ranks, K below the workers,
+ *          options that differ between ranks, a worker the DLT cannot
+ *          describe, mixed simulated and real workers), MLSBA_EIO /
+ *          MLSBA_EFORMAT (a platform file), MLSBA_EDEVICE, MLSBA_ENOMEM,
+ *          the same on every rank, mlsba_mpi_last_error() naming the
+ *          rank. */
+MLSBA_EXTERN int mlsba_mpi_master_worker(MPI_Comm comm,
+                                         const mlsba_mpi_mw_opts_t *opts,
+                                         mlsba_mpi_mw_result_t *result);
+/** \brief Release what a result holds (not the struct itself). */
+MLSBA_EXTERN void mlsba_mpi_mw_result_free(mlsba_mpi_mw_result_t *result);
+/** \brief "fpm", "dlt", "fpm-comm"; NULL for an unknown value. */
+MLSBA_EXTERN const char *mlsba_mpi_mw_split_name(mlsba_mpi_mw_split_t split);
+/** \brief The split of a name; MLSBA_EINVAL for an unknown one. */
+MLSBA_EXTERN int mlsba_mpi_mw_split_from_name(const char *name,
+                                              mlsba_mpi_mw_split_t *split);
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

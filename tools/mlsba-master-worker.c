@@ -1,0 +1,308 @@
+/* mlsba-master-worker: seed 001's application across MPI ranks, C = A x B
+ * with rank 0 a master that does not compute and every other rank a
+ * worker node, K's columns split by compute-only FPM, seed 001's DLT or
+ * FPM plus communication (mlsba_mpi_master_worker()).
+ *
+ *   mpirun -np Q mlsba-master-worker [--platform auto|NAME|FILE]
+ *                                    [-n N] [-m M] [-k K] [...]
+ *
+ * Every rank parses the same command line; rank 0 prints the table and the
+ * JSON report. Bad input, or an error on any rank, gives one line on rank
+ * 0's stderr and a non-zero exit on every rank. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cli.h"
+#include "common/paths.h"
+#include "mlsba-master-worker_help.h" /* tools/help/mlsba-master-worker.txt */
+#include "mlsba/mpi.h"
+
+static const char *prog = "mlsba-master-worker";
+
+typedef struct {
+  mlsba_mpi_mw_opts_t o;
+  const char *json;
+  int quiet;
+} args_t;
+
+enum { RUN = 0, HELP = 1, VERSION = 3, USAGE = CLI_EXIT_USAGE };
+enum { WHY_SIZE = 320 };
+
+static int usage(char *why, const char *what, const char *arg) {
+  snprintf(why, WHY_SIZE, "%s%s", what, arg);
+  return USAGE;
+}
+
+static int is_value_option(const char *opt) {
+  static const char *const names[] = {"--platform",  "-n",      "-m",
+                                      "-k",          "--split", "--links",
+                                      "--precision", "--seed",  "--json"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (!strcmp(opt, names[i]))
+      return 1;
+  return 0;
+}
+
+static int units(const char *v, int64_t *out) {
+  return cli_parse_units(v, INT64_C(1) << 40, out) || *out < 1;
+}
+
+/* One option's value; nonzero when it is bad. */
+static int option_value(const char *opt, const char *v, args_t *A) {
+  mlsba_mpi_mw_opts_t *o = &A->o;
+  int64_t it = 0;
+  if (!strcmp(opt, "--platform"))
+    return *(o->platform = v) == '\0';
+  if (!strcmp(opt, "-n"))
+    return units(v, &o->n);
+  if (!strcmp(opt, "-m"))
+    return units(v, &o->m);
+  if (!strcmp(opt, "-k"))
+    return units(v, &o->k);
+  if (!strcmp(opt, "--split"))
+    return mlsba_mpi_mw_split_from_name(v, &o->split) != 0;
+  if (!strcmp(opt, "--links")) {
+    o->links = !strcmp(v, "platform") ? MLSBA_MPI_MW_LINKS_PLATFORM
+                                      : MLSBA_MPI_MW_LINKS_MEASURE;
+    return strcmp(v, "platform") && strcmp(v, "measure");
+  }
+  if (!strcmp(opt, "--precision")) {
+    o->precision =
+        !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
+    return strcmp(v, "single") && strcmp(v, "double");
+  }
+  if (!strcmp(opt, "--seed")) {
+    int bad = cli_parse_units(v, INT64_MAX, &it);
+    o->seed = (uint64_t)it;
+    return bad;
+  }
+  A->json = v; /* --json */
+  return *v == '\0';
+}
+
+static int parse_args(int argc, char **argv, args_t *A, char *why) {
+  mlsba_mpi_mw_opts_init(&A->o);
+  for (int i = 1; i < argc; i++) {
+    const char *opt = argv[i];
+    if (!strcmp(opt, "-h") || !strcmp(opt, "--help"))
+      return HELP;
+    if (!strcmp(opt, "--version"))
+      return VERSION;
+    if (!strcmp(opt, "--quiet")) {
+      A->quiet = 1;
+      continue;
+    }
+    if (!is_value_option(opt))
+      return usage(why, "unknown option ", opt);
+    if (i + 1 >= argc)
+      return usage(why, "missing value after ", opt);
+    const char *v = argv[++i];
+    if (option_value(opt, v, A)) {
+      char what[64];
+      snprintf(what, sizeof what, "bad value for %s: ", opt);
+      return usage(why, what, *v ? v : "\"\"");
+    }
+  }
+  return RUN;
+}
+
+/* Rank 0 writes the report: a destination that cannot take it is refused
+ * before the run. */
+static int check_json_destination(const char *path, char *why) {
+  struct stat st;
+  if (!strcmp(path, "-"))
+    return RUN;
+  if (stat(path, &st) == 0)
+    return S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)
+               ? RUN
+               : usage(why, "--json: not a regular file: ", path);
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0';
+  return access(dir, W_OK) == 0
+             ? RUN
+             : usage(why, "--json: cannot write into the folder of ", path);
+}
+
+/* Collective: the lowest rank that passes differs != 0, or the size. */
+static int first_rank(MPI_Comm comm, int differs) {
+  int rank, size, first;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int mine = differs ? rank : size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  return first;
+}
+
+/* Every rank parses its own command line; all agree on the outcome
+ * before anything else (a rank that stopped alone would leave the others
+ * waiting). */
+static int agree_on_parse(MPI_Comm comm, int outcome, char *why) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int first = first_rank(comm, outcome == USAGE);
+  if (first == size) {
+    int head = outcome;
+    MPI_Bcast(&head, 1, MPI_INT, 0, comm);
+    first = first_rank(comm, outcome != head);
+    if (first == size)
+      return outcome;
+    if (rank == first)
+      snprintf(why, WHY_SIZE,
+               "was given %s, rank 0 another: every rank must be given the "
+               "same options",
+               outcome == HELP      ? "--help"
+               : outcome == VERSION ? "--version"
+                                    : "a run");
+  }
+  MPI_Bcast(why, WHY_SIZE, MPI_CHAR, first, comm);
+  if (rank == 0)
+    fprintf(stderr, "%s: rank %d: %s\nTry '%s --help'.\n", prog, first, why,
+            prog);
+  return USAGE;
+}
+
+static json_t *verified_json(int v) {
+  return v < 0 ? json_null() : json_boolean(v);
+}
+
+static json_t *report(const args_t *A, const mlsba_mpi_mw_result_t *r) {
+  json_t *ranks = json_array();
+  for (int w = 0; w < r->workers; w++) {
+    const mlsba_mpi_mw_worker_t *x = &r->worker[w];
+    json_t *dev = json_array();
+    for (size_t d = 0; d < x->ndevices; d++)
+      json_array_append_new(dev, json_pack("{s:s, s:I, s:f}", "name",
+                                           x->devices[d].full_name, "load",
+                                           (json_int_t)x->devices[d].load,
+                                           "time", x->devices[d].time));
+    json_array_append_new(
+        ranks,
+        json_pack("{s:i, s:I, s:I, s:{s:f, s:f}, s:f, s:f, s:f, s:f, s:f, "
+                  "s:o}",
+                  "rank", x->rank, "col0", (json_int_t)x->col0, "columns",
+                  (json_int_t)x->columns, "link", "latency", x->link.latency,
+                  "bandwidth", x->link.bandwidth, "a_arrived", x->a_arrived,
+                  "sent", x->sent, "arrived", x->arrived, "finished",
+                  x->finished, "returned", x->returned, "devices", dev));
+  }
+  json_t *j = json_pack(
+      "{s:s, s:s, s:i, s:I, s:I, s:I, s:s, s:f, s:f, s:o, s:o, s:f, s:b, "
+      "s:o}",
+      "mode", "master-worker", "split", mlsba_mpi_mw_split_name(r->split),
+      "workers", r->workers, "n", (json_int_t)A->o.n, "m", (json_int_t)A->o.m,
+      "k", (json_int_t)A->o.k, "links",
+      A->o.links == MLSBA_MPI_MW_LINKS_PLATFORM ? "platform" : "measure",
+      "makespan_s", r->makespan_s, "predicted_s", r->predicted_s, "dlt_model_s",
+      isfinite(r->dlt_model_s) ? json_real(r->dlt_model_s) : json_null(),
+      "verified", verified_json(r->verified), "max_rel_error", r->max_rel_error,
+      "simulated", r->simulated, "ranks", ranks);
+  return j;
+}
+
+static void print_table(const mlsba_mpi_mw_result_t *r) {
+  printf("%-9s %4s %8s %10s %9s %9s %9s %9s  %s\n", "split", "rank", "columns",
+         "link Mb/s", "sent", "arrived", "finished", "returned", "devices");
+  for (int w = 0; w < r->workers; w++) {
+    const mlsba_mpi_mw_worker_t *x = &r->worker[w];
+    printf("%-9s %4d %8lld %10.1f %9.3f %9.3f %9.3f %9.3f ",
+           mlsba_mpi_mw_split_name(r->split), x->rank, (long long)x->columns,
+           x->link.bandwidth * 8 / 1e6, x->sent, x->arrived, x->finished,
+           x->returned);
+    for (size_t d = 0; d < x->ndevices; d++)
+      printf(" %s:%lld", x->devices[d].name, (long long)x->devices[d].load);
+    putchar('\n');
+  }
+  printf("makespan %.4f s, predicted %.4f s, seed 001's model %.4f s, %s\n",
+         r->makespan_s, r->predicted_s, r->dlt_model_s,
+         r->verified < 0    ? "not verified (simulated)"
+         : r->verified == 1 ? "verified"
+                            : "WRONG");
+}
+
+static int write_outputs(const args_t *A, const mlsba_mpi_mw_result_t *r) {
+  int status = 0;
+  if (!A->quiet && !(A->json && !strcmp(A->json, "-")))
+    print_table(r);
+  if (A->json) {
+    json_t *j = report(A, r);
+    int flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
+    int rc = j == NULL               ? -1
+             : !strcmp(A->json, "-") ? json_dumpf(j, stdout, flags)
+                                     : json_dump_file(j, A->json, flags);
+    if (!strcmp(A->json, "-"))
+      putchar('\n');
+    if (rc != 0) {
+      fprintf(stderr, "%s: cannot write the JSON report to %s\n", prog,
+              A->json);
+      status = 1;
+    }
+    json_decref(j);
+  }
+  return cli_finish_stdout(prog) || status;
+}
+
+/* --platform for this rank: "%r" expanded, then a sample platform's name
+ * looked up; otherwise the library reports the file collectively. */
+static int resolve_platform(const char *pattern, char *out, size_t size) {
+  char expanded[4096];
+  int err = mlsba_mpi_platform_path(MPI_COMM_WORLD, pattern, expanded,
+                                    sizeof expanded);
+  return err || strchr(expanded, '%') ||
+                 paths_find_platform(expanded, out, size) != 0
+             ? -1
+             : 0;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  args_t A;
+  memset(&A, 0, sizeof A);
+  char why[WHY_SIZE] = "";
+  int outcome = parse_args(argc, argv, &A, why);
+  if (outcome == RUN && rank == 0 && A.json)
+    outcome = check_json_destination(A.json, why);
+  outcome = agree_on_parse(MPI_COMM_WORLD, outcome, why);
+  if (outcome != RUN) {
+    if (rank == 0 && outcome == HELP)
+      paths_print_help(stdout, mlsba_master_worker_help);
+    if (rank == 0 && outcome == VERSION)
+      printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
+    int status = outcome == USAGE ? USAGE
+                 : rank == 0      ? cli_finish_stdout(prog)
+                                  : 0;
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return status;
+  }
+  char platform[4096];
+  if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
+    A.o.platform = platform;
+  mlsba_mpi_mw_result_t r;
+  int err = mlsba_mpi_master_worker(MPI_COMM_WORLD, &A.o, &r);
+  if (err) {
+    if (rank == 0)
+      fprintf(stderr, "%s: %s\n", prog, mlsba_mpi_last_error());
+    MPI_Finalize();
+    return 1;
+  }
+  int status = 0;
+  if (rank == 0)
+    status = write_outputs(&A, &r) || r.verified == 0;
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  mlsba_mpi_mw_result_free(&r);
+  MPI_Finalize();
+  return status;
+}
