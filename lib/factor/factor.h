@@ -26,6 +26,10 @@ typedef struct mlsba__factor_problem {
   void *a;
   int *ipiv;    /* LU: min(m, n) global 1-based pivots, LAPACK's int */
   int64_t info; /* first zero pivot / non-positive minor, 1-based */
+  /* LU: room for two inverses of a panel's L11 (nb x nb, by the panel's
+   * parity: the next panel is factorized while the last one's is in use),
+   * which turn the update's solve into a product; NULL: solve by TRSM. */
+  void *linv;
 } mlsba__factor_problem_t;
 
 /* The panels: min(m, n) columns in blocks of nb. */
@@ -64,9 +68,10 @@ void mlsba__factor_update(const mlsba__factor_problem_t *P, int64_t j,
 void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
                              int64_t jb, int64_t c, int64_t w);
 
-/* LU: the row swaps of every later panel applied to the columns left of
- * each panel (LAPACK leaves A = P L U with all of them). */
-void mlsba__factor_swap_left(const mlsba__factor_problem_t *P);
+/* LU: the row swaps of every later panel applied to columns [c0, c1) of
+ * the panels (LAPACK leaves A = P L U with all of them). */
+void mlsba__factor_swap_left(const mlsba__factor_problem_t *P, int64_t c0,
+                             int64_t c1);
 
 /* ---- the per-step split (pure: no I/O, no clock) ---------------------- */
 
