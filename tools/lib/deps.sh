@@ -29,6 +29,10 @@ MLSBA_PACKAGES=(
   libhwloc-dev libopenmpi-dev openmpi-bin gnuplot-nox
   libscalapack-openmpi-dev python3 doxygen clang-format
 )
+# benchmarks/peers/run-factor-peers adds the LU and Cholesky peers, only
+# when it runs: StarPU's examples, HPL (hpcc), libflame, and reference
+# LAPACK (liblapack3, beside the system's fast LAPACK).
+MLSBA_FACTOR_PEER_PACKAGES=(starpu-examples hpcc libflame1 liblapack3)
 # Optional: tools/test and benchmarks/smpi-inpa add libsimgrid-dev (smpicc,
 # smpirun: mlsba-inpa simulated at scale); without it the SMPI build and
 # its test are skipped.
