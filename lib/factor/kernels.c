@@ -245,54 +245,121 @@ void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
   laswp(P, c, w, j + 1, j + jb);
 }
 
-/* U12 = L11^-1 A12 for columns [c, c + w): a product with the inverse
- * the panel left, through a copy of A12 in blocks of columns. A solve with
- * a jb-wide triangle runs at a third of the GEMM's speed on one core here
- * (16 against 50 GFLOPS, double, jb = 128), and was a tenth of the update;
- * GPU HPL codes solve with the inverse for the same reason. */
+/* A leading dimension of a multiple of 1 KiB (a matrix of order 4096)
+ * maps a column's elements to the same cache sets: BLIS's GEMM, packing
+ * such operands, ran at half its speed in single precision here (46
+ * against 86 GFLOPS for 3840 x 1967 x 128 on one core), which OpenBLAS
+ * does not. The update's operands from the panel then go through copies
+ * with a leading dimension off those multiples (their rows, or columns,
+ * times jb elements against the product's 2 w jb flops a row). */
+static int aliases(const mlsba__factor_problem_t *P) {
+  return (size_t)P->lda * esize(P) % 1024 == 0;
+}
 
-static void lu_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
-                     int64_t c, int64_t w) {
-  void *copy = P->linv ? malloc((size_t)(jb * SOLVE_BLOCK) * esize(P)) : NULL;
-  if (copy == NULL) {
+/* A leading dimension of at least rows, a multiple of 16 elements, not of
+ * 1 KiB. */
+static int64_t padded(const mlsba__factor_problem_t *P, int64_t rows) {
+  int64_t ld = (rows + 15) / 16 * 16;
+  return (size_t)ld * esize(P) % 1024 == 0 ? ld + 16 : ld;
+}
+
+/* rows x cols of the matrix from (i, c) into a new buffer of leading
+ * dimension ld (NULL: no memory). */
+static void *copy_block(const mlsba__factor_problem_t *P, int64_t i, int64_t c,
+                        int64_t rows, int64_t cols, int64_t ld) {
+  char *b = malloc((size_t)(ld * cols) * esize(P) + 1);
+  for (int64_t k = 0; b && k < cols; k++)
+    memcpy(b + (size_t)(k * ld) * esize(P), at(P, i, c + k),
+           (size_t)rows * esize(P));
+  return b;
+}
+
+/* U12 = L11^-1 A12 for columns [c, c + w), by the product with the
+ * inverse the panel left: a solve with a jb-wide triangle runs at a third
+ * of the GEMM's speed on one core here (16 against 50 GFLOPS, double,
+ * jb = 128), and was a tenth of the update; GPU HPL codes solve with the
+ * inverse for the same reason. Returns U12 also as a jb x w buffer of its
+ * own, for the product that follows (NULL: solved in place alone). */
+static void *lu_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                      int64_t c, int64_t w) {
+  char *a12 = P->linv ? copy_block(P, j, c, jb, w, jb) : NULL;
+  char *u12 = a12 ? malloc((size_t)(jb * w) * esize(P)) : NULL;
+  if (u12 == NULL) {
+    free(a12);
     mlsba__cpu_trsm(P->prec, 'L', 'L', 'N', 'U', jb, w, 1.0, at(P, j, j),
                     P->lda, at(P, j, c), P->lda, 1);
-    return;
+    return NULL;
   }
-  for (int64_t c0 = c; c0 < c + w; c0 += SOLVE_BLOCK) {
-    int64_t cw = c + w - c0 < SOLVE_BLOCK ? c + w - c0 : SOLVE_BLOCK;
-    for (int64_t k = 0; k < cw; k++)
-      memcpy((char *)copy + (size_t)(k * jb) * esize(P), at(P, j, c0 + k),
-             (size_t)jb * esize(P));
-    mlsba__cpu_gemm(P->prec, 'N', 'N', jb, cw, jb, 1.0, linv_of(P, j), jb, copy,
-                    jb, 0.0, at(P, j, c0), P->lda, 1);
-  }
-  free(copy);
+  mlsba__cpu_gemm(P->prec, 'N', 'N', jb, w, jb, 1.0, linv_of(P, j), jb, a12, jb,
+                  0.0, u12, jb, 1);
+  for (int64_t k = 0; k < w; k++)
+    memcpy(at(P, j, c + k), u12 + (size_t)(k * jb) * esize(P),
+           (size_t)jb * esize(P));
+  free(a12);
+  return u12;
 }
 
 /* LU: columns [c, c + w) after the panel [j, j + jb). */
 static void lu_columns(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                        int64_t c, int64_t w) {
   laswp(P, c, w, j + 1, j + jb);
-  lu_solve(P, j, jb, c, w);
-  int64_t h = P->m - j - jb;
+  void *u12 = lu_solve(P, j, jb, c, w);
+  int64_t h = P->m - j - jb, ldl = padded(P, h);
+  void *l21 = h > 0 && aliases(P) ? copy_block(P, j + jb, j, h, jb, ldl) : NULL;
   if (h > 0)
-    mlsba__cpu_gemm(P->prec, 'N', 'N', h, w, jb, -1.0, at(P, j + jb, j), P->lda,
-                    at(P, j, c), P->lda, 1.0, at(P, j + jb, c), P->lda, 1);
+    mlsba__cpu_gemm(P->prec, 'N', 'N', h, w, jb, -1.0,
+                    l21 ? l21 : at(P, j + jb, j), l21 ? ldl : P->lda,
+                    u12 ? u12 : at(P, j, c), u12 ? jb : P->lda, 1.0,
+                    at(P, j + jb, c), P->lda, 1);
+  free(l21);
+  free(u12);
+}
+
+/* The panel's part a Cholesky update reads: L21's rows (lower) or U12's
+ * columns (upper), index i (absolute) and k in [0, jb), at
+ * base + (i - first + k ld) or base + (k + (i - first) ld) elements: in
+ * the matrix, or a copy of the rows (columns) from first on. */
+typedef struct {
+  const char *base;
+  int64_t ld, first;
+} panel_t;
+
+/* Where row (lower) or column (upper) i of the panel begins. */
+static const void *panel_at(const mlsba__factor_problem_t *P, const panel_t *L,
+                            int64_t i) {
+  int64_t off =
+      P->op == MLSBA__FACTOR_CHOL_LOWER ? i - L->first : (i - L->first) * L->ld;
+  return L->base + (size_t)off * esize(P);
+}
+
+/* The panel's rows (columns) [first, n) as the update after the panel
+ * [j, j + jb) reads them; *copy the buffer to free (NULL: in place). */
+static panel_t panel_of(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                        int64_t first, void **copy) {
+  int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
+  int64_t count = P->n - first, ld = lower ? padded(P, count) : jb;
+  *copy = !aliases(P) ? NULL
+          : lower     ? copy_block(P, first, j, count, jb, ld)
+                      : copy_block(P, j, first, jb, count, ld);
+  if (*copy)
+    return (panel_t){.base = *copy, .ld = ld, .first = first};
+  return (panel_t){
+      .base = lower ? at(P, 0, j) : at(P, j, 0), .ld = P->lda, .first = 0};
 }
 
 /* The s x s diagonal block at (d, d) of a Cholesky update, through a
  * scratch block so that the other triangle stays as it was. */
-static void chol_diag_block(const mlsba__factor_problem_t *P, int64_t j,
+static void chol_diag_block(const mlsba__factor_problem_t *P, const panel_t *L,
                             int64_t jb, int64_t d, int64_t s) {
   double scratch[DIAG_BLOCK * DIAG_BLOCK];
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
+  const void *x = panel_at(P, L, d);
   if (lower) /* L21(d) L21(d)^T */
-    mlsba__cpu_gemm(P->prec, 'N', 'T', s, s, jb, 1.0, at(P, d, j), P->lda,
-                    at(P, d, j), P->lda, 0.0, scratch, s, 1);
+    mlsba__cpu_gemm(P->prec, 'N', 'T', s, s, jb, 1.0, x, L->ld, x, L->ld, 0.0,
+                    scratch, s, 1);
   else /* U12(d)^T U12(d) */
-    mlsba__cpu_gemm(P->prec, 'T', 'N', s, s, jb, 1.0, at(P, j, d), P->lda,
-                    at(P, j, d), P->lda, 0.0, scratch, s, 1);
+    mlsba__cpu_gemm(P->prec, 'T', 'N', s, s, jb, 1.0, x, L->ld, x, L->ld, 0.0,
+                    scratch, s, 1);
   float *fs = (float *)scratch;
   for (int64_t c = 0; c < s; c++) {
     int64_t r0 = lower ? c : 0, r1 = lower ? s : c + 1;
@@ -310,22 +377,22 @@ static void chol_diag_block(const mlsba__factor_problem_t *P, int64_t j,
  * them in one product. Blocks of DIAG_BLOCK columns, each a product of
  * its own, packed the rows below them again for every block: a run of a
  * thousand columns ran at four fifths of the GEMM's speed. */
-static void chol_triangle(const mlsba__factor_problem_t *P, int64_t j,
+static void chol_triangle(const mlsba__factor_problem_t *P, const panel_t *L,
                           int64_t jb, int64_t d, int64_t w) {
   if (w <= DIAG_BLOCK) {
-    chol_diag_block(P, j, jb, d, w);
+    chol_diag_block(P, L, jb, d, w);
     return;
   }
   int64_t h = w / 2;
-  chol_triangle(P, j, jb, d, h);
+  chol_triangle(P, L, jb, d, h);
+  const void *x = panel_at(P, L, d), *y = panel_at(P, L, d + h);
   if (P->op == MLSBA__FACTOR_CHOL_LOWER) /* L21(d + h..) L21(d..)^T */
-    mlsba__cpu_gemm(P->prec, 'N', 'T', w - h, h, jb, -1.0, at(P, d + h, j),
-                    P->lda, at(P, d, j), P->lda, 1.0, at(P, d + h, d), P->lda,
-                    1);
+    mlsba__cpu_gemm(P->prec, 'N', 'T', w - h, h, jb, -1.0, y, L->ld, x, L->ld,
+                    1.0, at(P, d + h, d), P->lda, 1);
   else /* U12(d..)^T U12(d + h..) */
-    mlsba__cpu_gemm(P->prec, 'T', 'N', h, w - h, jb, -1.0, at(P, j, d), P->lda,
-                    at(P, j, d + h), P->lda, 1.0, at(P, d, d + h), P->lda, 1);
-  chol_triangle(P, j, jb, d + h, w - h);
+    mlsba__cpu_gemm(P->prec, 'T', 'N', h, w - h, jb, -1.0, x, L->ld, y, L->ld,
+                    1.0, at(P, d, d + h), P->lda, 1);
+  chol_triangle(P, L, jb, d + h, w - h);
 }
 
 /* Cholesky: columns [c, c + w) of the trailing matrix, absolute indices,
@@ -335,14 +402,18 @@ static void chol_columns(const mlsba__factor_problem_t *P, int64_t j,
                          int64_t jb, int64_t c, int64_t w) {
   int64_t s0 = j + jb; /* the trailing matrix's first row and column */
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
-  chol_triangle(P, j, jb, c, w);
+  void *copy;
+  panel_t L = panel_of(P, j, jb, lower ? c : s0, &copy);
+  chol_triangle(P, &L, jb, c, w);
   if (lower && c + w < P->n) /* below the run */
     mlsba__cpu_gemm(P->prec, 'N', 'T', P->n - c - w, w, jb, -1.0,
-                    at(P, c + w, j), P->lda, at(P, c, j), P->lda, 1.0,
+                    panel_at(P, &L, c + w), L.ld, panel_at(P, &L, c), L.ld, 1.0,
                     at(P, c + w, c), P->lda, 1);
   if (!lower && c > s0) /* above the run */
-    mlsba__cpu_gemm(P->prec, 'T', 'N', c - s0, w, jb, -1.0, at(P, j, s0),
-                    P->lda, at(P, j, c), P->lda, 1.0, at(P, s0, c), P->lda, 1);
+    mlsba__cpu_gemm(P->prec, 'T', 'N', c - s0, w, jb, -1.0, panel_at(P, &L, s0),
+                    L.ld, panel_at(P, &L, c), L.ld, 1.0, at(P, s0, c), P->lda,
+                    1);
+  free(copy);
 }
 
 void mlsba__factor_update(const mlsba__factor_problem_t *P, int64_t j,
