@@ -302,11 +302,16 @@ END_TEST
  * 12^3 product, 2 * 144 = 288 flops, so core0 runs 28800 flops/s and
  * gpu0 86400.
  *   step 0: panel 0, 12 * 16 - 64 / 3 flops on core0;
- *   step 1: 8 columns of 16 + 2 * 4 * 8 = 80 flops; core0 must hold the
- *           next panel (4 columns) and factorize it (8 * 16 - 64 / 3
- *           flops); the models give the rest to gpu0: 4 and 4;
- *   step 2: 4 columns of 16 + 2 * 4 * 4 = 48 flops, all on core0 (the
- *           next panel), then that panel (4 * 16 - 64 / 3);
+ *   step 1: 8 columns of 16 + 2 * 4 * 8 = 80 flops. gpu0 updates the
+ *           next panel's 4 columns 3x sooner than core0 would, so both
+ *           ways are split: core0 holding them and the panel (8 * 16 -
+ *           64 / 3 flops) takes (4 * 80 + 106.7) / core = 14.8 ms; gpu0
+ *           running them first (320 / gpu = 3.7 ms) and core0 the panel
+ *           after that takes 7.4 ms, gpu0's 8 columns 640 / gpu as long
+ *           (core0 takes at most one, which ends before gpu0's four);
+ *   step 2: 4 columns of 16 + 2 * 4 * 4 = 48 flops, the next panel's:
+ *           on gpu0 (192 / gpu), then that panel (4 * 16 - 64 / 3) on
+ *           core0;
  * the last panel has no update. */
 START_TEST(virtual_times_of_a_small_lu_are_exact) {
   node_t nd = open_node(sim_pair);
@@ -325,30 +330,37 @@ START_TEST(virtual_times_of_a_small_lu_are_exact) {
   ck_assert(r.virtual_time);
   ck_assert_int_eq(r.panel_device, 0);
   ck_assert_uint_eq(r.steps, 3);
+  ck_assert_int_eq(r.ahead_device[0], -1);
   ck_assert_double_eq_tol(r.step_seconds[0], (192 - third) / core, 1e-15);
-  ck_assert_int_eq(r.share[1 * 2 + 0], 4);
-  ck_assert_int_eq(r.share[1 * 2 + 1], 4);
-  ck_assert_double_eq_tol(r.time[1 * 2 + 0], (4 * 80 + 128 - third) / core,
+  ck_assert_int_eq(r.ahead_device[1], 1);
+  ck_assert_int_le(r.share[1 * 2 + 0], 1);
+  ck_assert_int_eq(r.share[1 * 2 + 0] + r.share[1 * 2 + 1], 8);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 0], 320 / gpu + (128 - third) / core,
                           1e-15);
-  ck_assert_double_eq_tol(r.time[1 * 2 + 1], 4 * 80 / gpu, 1e-15);
-  ck_assert_int_eq(r.share[2 * 2 + 0], 4);
-  ck_assert_int_eq(r.share[2 * 2 + 1], 0);
-  ck_assert_double_eq_tol(r.step_seconds[2], (4 * 48 + 64 - third) / core,
+  ck_assert_double_eq_tol(r.time[1 * 2 + 1], r.share[1 * 2 + 1] * 80 / gpu,
+                          1e-15);
+  ck_assert_double_eq_tol(r.step_seconds[1], 640 / gpu, 1e-15);
+  ck_assert_int_eq(r.ahead_device[2], 1);
+  ck_assert_int_eq(r.share[2 * 2 + 0], 0);
+  ck_assert_int_eq(r.share[2 * 2 + 1], 4);
+  ck_assert_double_eq_tol(r.step_seconds[2], 192 / gpu + (64 - third) / core,
                           1e-15);
   double total =
-      (192 - third + 4 * 80 + 128 - third + 4 * 48 + 64 - third) / core;
+      (192 - third) / core + 640 / gpu + 192 / gpu + (64 - third) / core;
   ck_assert_double_eq_tol(r.seconds, total, 1e-15);
   ck_assert_double_eq_tol(r.flops, 1728 - 576, 1e-9);
+  /* The factors are right whoever updated the panels' columns. */
   mlsba_factor_report_free(&r);
   close_node(&nd);
 }
 END_TEST
 
 /* Cholesky, n = 12, nb = 4: a unit is a pair of columns, 2 * 4 * (N + 1)
- * flops for N trailing columns. Step 1 (N = 8): 4 pairs of 72 flops;
- * core0 holds the pairs of the next panel's 4 columns, i.e. all of them,
- * and then that panel (64 / 3 + 4 * 16 flops). Step 2 (N = 4): 2 pairs of
- * 40 flops on core0, then the last panel (64 / 3). */
+ * flops for N trailing columns. Step 1 (N = 8): 4 pairs of 72 flops,
+ * all holding the next panel's columns: gpu0 updates them (288 / gpu),
+ * then core0 factorizes that panel (64 / 3 + 4 * 16 flops), 6.3 ms
+ * against 13 ms on core0 alone. Step 2 (N = 4): 2 pairs of 40 flops on
+ * gpu0, then the last panel (64 / 3) on core0. */
 START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
   node_t nd = open_node(sim_pair);
   double *a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
@@ -361,15 +373,18 @@ START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
                                   &info, &o, &r),
                    0);
   ck_assert_int_eq(info, 0);
-  const double core = 28800, third = 64.0 / 3;
+  const double core = 28800, gpu = 86400, third = 64.0 / 3;
   ck_assert_uint_eq(r.steps, 3);
   ck_assert_double_eq_tol(r.step_seconds[0], (third + 8 * 16) / core, 1e-15);
   ck_assert_int_eq(r.units[1], 4);
-  ck_assert_int_eq(r.share[1 * 2 + 0], 4);
-  ck_assert_double_eq_tol(r.step_seconds[1], (4 * 72 + third + 4 * 16) / core,
-                          1e-15);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 4);
+  ck_assert_int_eq(r.ahead_device[1], 1);
+  ck_assert_double_eq_tol(r.step_seconds[1],
+                          4 * 72 / gpu + (third + 4 * 16) / core, 1e-15);
   ck_assert_int_eq(r.units[2], 2);
-  ck_assert_double_eq_tol(r.step_seconds[2], (2 * 40 + third) / core, 1e-15);
+  ck_assert_int_eq(r.share[2 * 2 + 1], 2);
+  ck_assert_double_eq_tol(r.step_seconds[2], 2 * 40 / gpu + third / core,
+                          1e-15);
   ck_assert_double_eq_tol(r.flops, 576, 1e-9);
   mlsba_factor_report_free(&r);
   free(a);
@@ -395,6 +410,7 @@ START_TEST(every_sim_step_time_follows_the_profiles) {
                    0);
   const double ref = 2.0 * n * n, rate[2] = {100 * ref, 300 * ref};
   double sum = 0;
+  int aheads = 0;
   for (size_t k = 1; k < r.steps; k++) {
     int64_t j = (int64_t)(k - 1) * nb, jb = n - j < nb ? n - j : nb;
     double w = (double)(jb * jb) + 2.0 * (double)(jb * (n - j - jb));
@@ -404,18 +420,28 @@ START_TEST(every_sim_step_time_follows_the_profiles) {
                      rate[0]
                : 0;
     ck_assert_int_eq(r.share[k * 2] + r.share[k * 2 + 1], n - j - jb);
-    ck_assert_double_eq_tol(r.time[k * 2], r.share[k * 2] * w / rate[0] + panel,
-                            1e-12);
+    /* When gpu0 updated the next panel's columns, core0 started the
+     * panel when they were done and its own units were. */
+    double own = r.share[k * 2] * w / rate[0];
+    if (r.ahead_device[k] == 1) {
+      aheads++;
+      double ready = (double)(bn < n - j - jb ? bn : n - j - jb) * w / rate[1];
+      own = own > ready ? own : ready;
+    } else if (jn < n) {
+      ck_assert_int_eq(r.ahead_device[k], 0);
+    }
+    ck_assert_double_eq_tol(r.time[k * 2], own + panel, 1e-12);
     ck_assert_double_eq_tol(r.time[k * 2 + 1], r.share[k * 2 + 1] * w / rate[1],
                             1e-12);
     /* Balanced to a unit, unless core0 is held to the next panel. */
-    if (r.share[k * 2] > nb)
+    if (r.share[k * 2] > nb && r.ahead_device[k] == 0)
       ck_assert_msg(fabs(r.time[k * 2] - r.time[k * 2 + 1]) <=
                         w / rate[0] + 1e-12,
                     "step %zu: %g vs %g", k, r.time[k * 2], r.time[k * 2 + 1]);
     sum += r.step_seconds[k];
   }
   ck_assert_double_eq_tol(r.seconds, sum + r.step_seconds[0], 1e-12);
+  ck_assert_int_gt(aheads, 0); /* gpu0 took the panels' columns at the end */
   mlsba_factor_report_free(&r);
   free(a);
   close_node(&nd);

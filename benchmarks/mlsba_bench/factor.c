@@ -358,11 +358,16 @@ static json_t *row_json(const fbench_t *F, const frow_t *r) {
       json_array_append_new(sh, json_integer(R->share[k * R->p + i]));
       json_array_append_new(tm, json_real(R->time[k * R->p + i]));
     }
-    json_array_append_new(
-        steps,
+    long ahead = R->ahead_device ? R->ahead_device[k] : -1;
+    json_t *step =
         json_pack("{s:I, s:I, s:f, s:f, s:o, s:o}", "step", (json_int_t)k,
                   "units", (json_int_t)R->units[k], "time", R->step_seconds[k],
-                  "panel", R->panel_seconds[k], "shares", sh, "times", tm));
+                  "panel", R->panel_seconds[k], "shares", sh, "times", tm);
+    json_object_set_new(step, "ahead",
+                        ahead >= 0 ? json_string(mlsba_platform_device_name(
+                                         F->pl, (size_t)ahead))
+                                   : json_null());
+    json_array_append_new(steps, step);
   }
   json_object_set_new(o, "devices", devs);
   json_object_set_new(o, "steps", steps);

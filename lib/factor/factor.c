@@ -43,6 +43,8 @@ void mlsba_factor_report_free(mlsba_factor_report_t *r) {
   free(r->panel_seconds);
   free(r->share);
   free(r->time);
+  free(r->ahead_device);
+  r->ahead_device = NULL;
   r->dropped = NULL;
   r->units = NULL;
   r->step_seconds = r->panel_seconds = r->time = NULL;

@@ -76,8 +76,9 @@ static int alloc_report(mlsba__factor_run_t *F) {
   R->panel_seconds = calloc(steps, sizeof *R->panel_seconds);
   R->share = calloc(steps * p, sizeof *R->share);
   R->time = calloc(steps * p, sizeof *R->time);
+  R->ahead_device = malloc(steps * sizeof *R->ahead_device);
   if (!R->dropped || !R->units || !R->step_seconds || !R->panel_seconds ||
-      !R->share || !R->time)
+      !R->share || !R->time || !R->ahead_device)
     return MLSBA_ENOMEM;
   return 0;
 }
@@ -159,6 +160,7 @@ int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
   if (err)
     return err;
   F->panel_dev = choose_panel_device(F);
+  F->ahead_dev = F->panel_dev;
   if (alloc_scratch(F) || alloc_report(F))
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
   if ((err = choose_active(F)) != 0 || (err = open_models(F)) != 0)
@@ -208,8 +210,9 @@ static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
 }
 
 /* The executor lays shares out group by group; the step's units are laid
- * out with the panel's core first, so that its share begins with the next
- * panel. */
+ * out with the device that updates the next panel's columns first (the
+ * panel's core unless another does), so that its share begins with
+ * them. */
 static void lay_out(mlsba__factor_run_t *F) {
   int64_t off = 0, log = 0;
   for (size_t k = 0; k < F->p; k++) {
@@ -217,13 +220,14 @@ static void lay_out(mlsba__factor_run_t *F) {
     F->exec_off[i] = off;
     off += F->load[i];
   }
-  if (F->panel_dev >= 0) {
-    F->log_off[F->panel_dev] = 0;
-    log = F->load[F->panel_dev];
+  long first = F->ahead_dev >= 0 ? F->ahead_dev : F->panel_dev;
+  if (first >= 0) {
+    F->log_off[first] = 0;
+    log = F->load[first];
   }
   for (size_t k = 0; k < F->p; k++) {
     size_t i = F->group_dev[k];
-    if ((long)i == F->panel_dev)
+    if ((long)i == first)
       continue;
     F->log_off[i] = log;
     log += F->load[i];
@@ -390,7 +394,8 @@ static int redo_step(mlsba__factor_run_t *F, step_t *st, long failed,
                                    .active = cores,
                                    .units = n,
                                    .unit_flops = st->unit_flops,
-                                   .panel_dev = -1};
+                                   .panel_dev = -1,
+                                   .ahead_dev = -1};
     int fpm;
     err = cores ? mlsba__factor_split(&in, F->load, &fpm)
                 : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
@@ -444,38 +449,90 @@ static int sim_run(mlsba__factor_run_t *F, int64_t units, const int64_t *load,
   return err;
 }
 
+/* The next panel's columns are updated by another device than the
+ * panel's core in this step. */
+static int ahead_apart(const mlsba__factor_run_t *F, const step_t *st) {
+  return st->lookahead && st->jbn > 0 && st->need > 0 && F->ahead_dev >= 0 &&
+         F->ahead_dev != F->panel_dev;
+}
+
 /* Simulated devices: their shares within what they hold in one run, a
  * share beyond that streamed in further runs; every time scaled from the
- * profile's unit to this step's. */
+ * profile's unit to this step's. A device that updates the next panel's
+ * columns for the panel's core runs them as a first share of their own;
+ * the core starts the panel when they are done (and its own units are),
+ * so its time is max(its units, theirs) + the panel. */
 static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
   int64_t sum = 0;
+  int apart = ahead_apart(F, st);
   for (size_t i = 0; i < F->p; i++) {
     int64_t cap = mlsba_model_max_load(F->rate[i]);
     F->clip[i] = cap >= 0 && F->load[i] > cap ? cap : F->load[i];
+    if (apart && (long)i == F->ahead_dev)
+      F->clip[i] = min64(F->clip[i], st->need);
     sum += F->clip[i];
     F->time[i] = 0;
   }
   int err = sum > 0 ? sim_run(F, sum, F->clip, F->time, failed) : 0;
+  double ready = apart && !err ? F->time[F->ahead_dev] : 0;
   for (size_t i = 0; !err && i < F->p; i++) {
     int64_t cap = mlsba_model_max_load(F->rate[i]);
-    for (int64_t rest = F->load[i] - F->clip[i]; !err && rest > 0 && cap > 0;) {
+    int64_t chunk = cap >= 0 ? cap : F->load[i];
+    for (int64_t rest = F->load[i] - F->clip[i];
+         !err && rest > 0 && chunk > 0;) {
       memset(F->one, 0, F->p * sizeof *F->one);
-      F->one[i] = min64(cap, rest);
+      F->one[i] = min64(chunk, rest);
       err = sim_run(F, F->one[i], F->one, F->extra, failed);
       F->time[i] += err ? 0 : F->extra[i];
       rest -= F->one[i];
     }
   }
+  double scale = st->unit_flops / F->unit_ref;
   for (size_t i = 0; !err && i < F->p; i++)
-    F->time[i] *= st->unit_flops / F->unit_ref;
+    F->time[i] *= scale;
   if (!err && st->lookahead && st->jbn > 0) {
     st->panel_s = sim_panel_time(F, st->jn, st->jbn);
-    F->time[F->panel_dev] += st->panel_s;
+    double *t = &F->time[F->panel_dev];
+    *t = (*t > ready * scale ? *t : ready * scale) + st->panel_s;
   }
   return err;
 }
 
-static int split_step(mlsba__factor_run_t *F, step_t *st) {
+/* The device that updates the next panel's columns first. Every later
+ * step waits for the chain of those columns and the panel, so on a
+ * simulated platform it is whichever of the panel's core and the devices
+ * in use finishes them soonest, within its max_load (an accelerator
+ * several times faster than a core at that width: MAGMA's and NVIDIA's
+ * HPL's lookahead on the GPU). On real devices it is the panel's core:
+ * one executor run cannot make a core wait for another device's columns.
+ * Sets F->ahead_s, that device's time for them. */
+static void choose_ahead_device(mlsba__factor_run_t *F, const step_t *st) {
+  F->ahead_dev = F->panel_dev;
+  F->ahead_s = 0;
+  if (F->panel_dev < 0 || !st->lookahead || st->jbn == 0 || st->need == 0)
+    return;
+  double x = (double)st->need, best = -1;
+  for (size_t i = 0; i < F->p; i++) {
+    if ((long)i != F->panel_dev && (!F->virt || !F->active[i]))
+      continue;
+    int64_t cap = mlsba_model_max_load(F->rate[i]);
+    if (mlsba_model_num_points(F->rate[i]) == 0 ||
+        (cap != MLSBA_NO_MAX_LOAD && cap < st->need))
+      continue;
+    double t = x * st->unit_flops / mlsba__fpm_speed(F->rate[i], x);
+    if (best < 0 || t < best || ((long)i == F->panel_dev && t <= best)) {
+      best = t;
+      F->ahead_dev = (long)i;
+    }
+  }
+  F->ahead_s = best > 0 ? best : 0;
+}
+
+/* The split of the step with `ahead` updating the next panel's columns;
+ * *predicted: the step's time by the models. */
+static int split_with(mlsba__factor_run_t *F, const step_t *st, long ahead,
+                      double ahead_s, int64_t loads[], int *fpm,
+                      double *predicted) {
   mlsba__factor_split_in_t in = {.split = F->o.split,
                                  .p = F->p,
                                  .q = F->q,
@@ -489,14 +546,43 @@ static int split_step(mlsba__factor_run_t *F, step_t *st) {
                                  .panel_s =
                                      st->lookahead ? panel_estimate(F, st) : 0,
                                  .panel_min = st->need,
+                                 .ahead_dev = ahead,
+                                 .ahead_s = ahead_s,
                                  .fraction = F->fraction};
   /* The fixed slice is the models' split of the first update, kept. */
-  int tune = F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction;
-  if (tune)
+  if (F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction)
     in.split = MLSBA_FACTOR_SPLIT_FPM;
+  int err = mlsba__factor_split(&in, loads, fpm);
+  if (!err && predicted)
+    *predicted = mlsba__factor_split_time(&in, loads);
+  return err;
+}
+
+/* The split of the step. When another device would update the next
+ * panel's columns sooner than the panel's core, both ways are split and
+ * the one the models predict shorter is kept: the other device's units
+ * then run as a small share of their own (slower per unit), and the core
+ * may have had time to spare for them. */
+static int split_step(mlsba__factor_run_t *F, step_t *st) {
+  int tune = F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction;
   double t = mlsba__now();
   int fpm = 0;
-  int err = mlsba__factor_split(&in, F->load, &fpm);
+  int err;
+  if (F->ahead_dev == F->panel_dev) {
+    err = split_with(F, st, F->ahead_dev, F->ahead_s, F->load, &fpm, NULL);
+  } else {
+    double apart = 0, own = 0;
+    int fpm_own = 0;
+    err = split_with(F, st, F->ahead_dev, F->ahead_s, F->load, &fpm, &apart);
+    if (!err)
+      err = split_with(F, st, F->panel_dev, 0, F->clip, &fpm_own, &own);
+    if (!err && own <= apart) {
+      memcpy(F->load, F->clip, F->p * sizeof *F->load);
+      F->ahead_dev = F->panel_dev;
+      F->ahead_s = 0;
+      fpm = fpm_own;
+    }
+  }
   F->R->overhead_s += mlsba__now() - t;
   if (!err && tune && fpm) {
     F->fraction = calloc(F->p, sizeof *F->fraction);
@@ -594,6 +680,7 @@ static void record(mlsba__factor_run_t *F, const step_t *st, double extra) {
   R->units[k] = st->units;
   R->step_seconds[k] = longest + extra;
   R->panel_seconds[k] = st->panel_s;
+  R->ahead_device[k] = st->lookahead && st->jbn > 0 ? F->ahead_dev : -1;
   R->steps = F->step;
   F->clock += longest + extra;
   if (st->panel_s > 0) {
@@ -632,6 +719,7 @@ static int update_step(mlsba__factor_run_t *F, step_t *st) {
   if (!F->virt && (err = real_caps(F, st)) != 0)
     return err;
   for (;;) {
+    choose_ahead_device(F, st);
     if ((err = split_step(F, st)) != 0)
       return err;
     lay_out(F);

@@ -15,6 +15,8 @@ typedef struct mlsba__factor_run {
   size_t *group_size, *group_dev;
   int virt;              /* every device simulated: virtual time */
   long panel_dev;        /* the core that factorizes panels, or -1 */
+  long ahead_dev;        /* this step's: who updates the next panel first */
+  double ahead_s;        /* its time for those units (virtual) */
   double unit_ref;       /* flops of a sim profile's unit: 2 n^2 */
   mlsba_model_t **rate;  /* p flop-rate models by units */
   unsigned char *active; /* p: takes update units */

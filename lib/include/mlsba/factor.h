@@ -105,6 +105,9 @@ typedef struct mlsba_factor_report {
   double *panel_seconds;  /**< per step: the panel factorized in it */
   int64_t *share;         /**< share[k * p + i]: device i's units in step k */
   double *time;           /**< time[k * p + i]: device i's time in step k */
+  /** per step: the device that updated the next panel's columns (the
+   *  panel's core, or a faster device in use; -1: no lookahead) */
+  long *ahead_device;
 } mlsba_factor_report_t;
 
 /** \brief Defaults: block 128, the per-step FPM split, every device, no
