@@ -114,14 +114,16 @@ static void check_getrf(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   free(ipiv);
 }
 
-static void check_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
-                        int64_t n, int64_t lda, int64_t nb) {
+static void check_potrf_solved(mlsba_executor_t *ex, mlsba_precision_t prec,
+                               char uplo, int64_t n, int64_t lda, int64_t nb,
+                               mlsba_factor_solve_t solve) {
   void *a = make_matrix(prec, n, n, lda, 1, (unsigned)(n * 17 + uplo));
   void *a0 = copy_of(a, bytes_of(prec, lda, n));
   int64_t info = -1;
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
   o.block = nb;
+  o.solve = solve;
   ck_assert_msg(mlsba_potrf_ex(ex, prec, uplo, n, a, lda, &info, &o, NULL) == 0,
                 "%s", mlsba_last_error());
   ck_assert_int_eq(info, 0);
@@ -141,6 +143,11 @@ static void check_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                       (long long)j);
   free(a);
   free(a0);
+}
+
+static void check_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
+                        int64_t n, int64_t lda, int64_t nb) {
+  check_potrf_solved(ex, prec, uplo, n, lda, nb, MLSBA_FACTOR_SOLVE_AUTO);
 }
 
 START_TEST(both_precisions_factorize_right_on_two_cores) {
@@ -358,9 +365,12 @@ END_TEST
 /* Cholesky, n = 12, nb = 4: a unit is a pair of columns, 2 * 4 * (N + 1)
  * flops for N trailing columns. Step 1 (N = 8): 4 pairs of 72 flops,
  * all holding the next panel's columns: gpu0 updates them (288 / gpu),
- * then core0 factorizes that panel (64 / 3 + 4 * 16 flops), 6.3 ms
- * against 13 ms on core0 alone. Step 2 (N = 4): 2 pairs of 40 flops on
- * gpu0, then the last panel (64 / 3) on core0. */
+ * then core0 factorizes that panel's diagonal block (64 / 3 flops), and
+ * the solve of its 4 rows below (16 flops each) is split, 1 row on core0
+ * and 3 on gpu0 (16 / core = 48 / gpu): 4.6 ms, against 6.3 ms with the
+ * solve on core0 and 13 ms with all on core0. Step 2 (N = 4): 2 pairs of
+ * 40 flops on gpu0, then the last panel (64 / 3, no rows below) on
+ * core0. */
 START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
   node_t nd = open_node(sim_pair);
   double *a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
@@ -380,12 +390,73 @@ START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
   ck_assert_int_eq(r.share[1 * 2 + 1], 4);
   ck_assert_int_eq(r.ahead_device[1], 1);
   ck_assert_double_eq_tol(r.step_seconds[1],
-                          4 * 72 / gpu + (third + 4 * 16) / core, 1e-15);
+                          4 * 72 / gpu + third / core + 16 / core, 1e-15);
+  ck_assert_double_eq_tol(r.panel_seconds[1], third / core, 1e-15);
   ck_assert_int_eq(r.units[2], 2);
   ck_assert_int_eq(r.share[2 * 2 + 1], 2);
   ck_assert_double_eq_tol(r.step_seconds[2], 2 * 40 / gpu + third / core,
                           1e-15);
   ck_assert_double_eq_tol(r.flops, 576, 1e-9);
+  mlsba_factor_report_free(&r);
+  free(a);
+  close_node(&nd);
+}
+END_TEST
+
+/* The panel's solve split by rows between the cores, or kept on the
+ * panel's core: the factors are right either way (odd sizes too), a
+ * matrix that is not positive definite stops where LAPACK's does, and in
+ * virtual time the solve on the core gives step 1 of the case above
+ * 288 / gpu + (64 / 3 + 4 * 16) / core. */
+START_TEST(the_panel_solve_runs_right_split_or_on_the_core) {
+  node_t nd = open_node(two_cores);
+  for (int prec = 0; prec < 2; prec++) {
+    check_potrf_solved(nd.ex, (mlsba_precision_t)prec, 'L', 300, 300, 64,
+                       MLSBA_FACTOR_SOLVE_SPLIT);
+    check_potrf_solved(nd.ex, (mlsba_precision_t)prec, 'L', 131, 140, 32,
+                       MLSBA_FACTOR_SOLVE_SPLIT);
+    check_potrf_solved(nd.ex, (mlsba_precision_t)prec, 'L', 200, 200, 48,
+                       MLSBA_FACTOR_SOLVE_CORE);
+  }
+  const int n = 200;
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 5);
+  a[90 + 90 * n] = -1;
+  double *ref = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+  int64_t info = -1;
+  int linfo = -1;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 32;
+  o.solve = MLSBA_FACTOR_SOLVE_SPLIT;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n,
+                                  &info, &o, NULL),
+                   0);
+  dpotrf_("L", &n, ref, &n, &linfo, 1);
+  ck_assert_int_gt(linfo, 0);
+  ck_assert_int_eq(info, linfo);
+  o.solve = (mlsba_factor_solve_t)7;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n,
+                                  &info, &o, NULL),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "solve"));
+  free(a);
+  free(ref);
+  close_node(&nd);
+
+  nd = open_node(sim_pair);
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
+  mlsba_factor_opts_init(&o);
+  o.block = 4;
+  o.solve = MLSBA_FACTOR_SOLVE_CORE;
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 12, a, 12,
+                                  &info, &o, &r),
+                   0);
+  const double core = 28800, gpu = 86400, third = 64.0 / 3;
+  ck_assert_int_eq(r.ahead_device[1], 1);
+  ck_assert_double_eq_tol(r.step_seconds[1],
+                          4 * 72 / gpu + (third + 4 * 16) / core, 1e-15);
+  ck_assert_double_eq_tol(r.panel_seconds[1], (third + 4 * 16) / core, 1e-15);
   mlsba_factor_report_free(&r);
   free(a);
   close_node(&nd);
@@ -601,6 +672,7 @@ static Suite *factor_suite(void) {
   tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
   tcase_add_test(tc, virtual_times_of_a_small_lu_are_exact);
   tcase_add_test(tc, virtual_times_of_a_small_cholesky_are_exact);
+  tcase_add_test(tc, the_panel_solve_runs_right_split_or_on_the_core);
   tcase_add_test(tc, every_sim_step_time_follows_the_profiles);
   tcase_add_test(tc,
                  a_failing_accelerator_is_dropped_and_the_result_stays_right);

@@ -87,6 +87,9 @@ static int check_args(const char *fn, mlsba_executor_t *ex,
                        (long long)o->block);
   if ((unsigned)o->split >= MLSBA_FACTOR_SPLIT_COUNT)
     return mlsba__fail(MLSBA_EINVAL, "%s: unknown split %d", fn, (int)o->split);
+  if ((unsigned)o->solve >= MLSBA_FACTOR_SOLVE_COUNT)
+    return mlsba__fail(MLSBA_EINVAL, "%s: unknown solve placement %d", fn,
+                       (int)o->solve);
   if (!(o->sim_unit_flops >= 0) || o->sim_unit_flops > 1e30)
     return mlsba__fail(MLSBA_EINVAL,
                        "%s: sim_unit_flops %g must be in [0, "

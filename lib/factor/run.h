@@ -46,6 +46,7 @@ typedef struct mlsba__factor_step {
   unsigned char *done;
   const int64_t *remap;
   int panel_done;
+  int solve_apart; /* lower Cholesky: the panel's solve split (run.c) */
 } mlsba__factor_step_t;
 
 /* The device whose share begins at the executor's unit first (-1: none). */
