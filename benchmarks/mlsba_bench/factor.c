@@ -105,6 +105,8 @@ static size_t plan_rows(fbench_t *F, frow_t *rows) {
                                  ? MLSBA_FACTOR_SPLIT_CONSTANT_RATIO
                              : !strcmp(a->algo_name, "fixed-slice")
                                  ? MLSBA_FACTOR_SPLIT_FIXED_SLICE
+                             : !strcmp(a->algo_name, "kernel-slice")
+                                 ? MLSBA_FACTOR_SPLIT_KERNEL_SLICE
                                  : MLSBA_FACTOR_SPLIT_FPM;
     add_row(rows, &used, s == MLSBA_FACTOR_SPLIT_FPM ? "mlsba" : a->algo_name,
             s, NULL);
@@ -114,6 +116,7 @@ static size_t plan_rows(fbench_t *F, frow_t *rows) {
   add_row(rows, &used, "constant-ratio", MLSBA_FACTOR_SPLIT_CONSTANT_RATIO,
           NULL);
   add_row(rows, &used, "fixed-slice", MLSBA_FACTOR_SPLIT_FIXED_SLICE, NULL);
+  add_row(rows, &used, "kernel-slice", MLSBA_FACTOR_SPLIT_KERNEL_SLICE, NULL);
   unsigned char *cores = calloc(F->p, 1);
   size_t ncores = 0, naccel = 0;
   for (size_t i = 0; cores && i < F->p; i++) {
@@ -238,8 +241,9 @@ static void summarise(fbench_t *F, frow_t *rows, size_t used) {
       alone += rows[i].gflops;
       have = 1;
     }
-  for (size_t i = 0; have && alone > 0 && i < 3 && i < used; i++)
-    rows[i].ppe = rows[i].gflops / alone;
+  for (size_t i = 0; have && alone > 0 && i < used; i++)
+    if (!rows[i].use && !rows[i].lapack) /* the hybrid rows */
+      rows[i].ppe = rows[i].gflops / alone;
 }
 
 static int run_rows(fbench_t *F, frow_t *rows, size_t used) {

@@ -19,7 +19,7 @@
 #include "run.h"
 
 static const char *const split_names[] = {"fpm", "constant-ratio",
-                                          "fixed-slice"};
+                                          "fixed-slice", "kernel-slice"};
 
 const char *mlsba_factor_split_name(mlsba_factor_split_t split) {
   return (unsigned)split < MLSBA_FACTOR_SPLIT_COUNT ? split_names[split] : NULL;

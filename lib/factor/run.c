@@ -714,11 +714,40 @@ static int choose_and_split(mlsba__factor_run_t *F, step_t *st, int *fpm) {
   return err;
 }
 
+/* Seed 004's slice as its paper tunes it: the kernels' speeds alone,
+ * i.e. the models' split of the first update with no panel and no
+ * lookahead counted, kept as fractions. */
+static int tune_kernel_slice(mlsba__factor_run_t *F, const step_t *st) {
+  mlsba__factor_split_in_t in = {.split = MLSBA_FACTOR_SPLIT_FPM,
+                                 .p = F->p,
+                                 .q = F->q,
+                                 .group_size = F->group_size,
+                                 .group_dev = F->group_dev,
+                                 .rate = (const mlsba_model_t *const *)F->rate,
+                                 .active = F->active,
+                                 .units = st->units,
+                                 .unit_flops = st->unit_flops,
+                                 .panel_dev = -1,
+                                 .ahead_dev = -1};
+  int fpm = 0, err = mlsba__factor_split(&in, F->clip, &fpm);
+  if (err || !fpm)
+    return err; /* no models yet: tuned at a later step */
+  F->fraction = calloc(F->p, sizeof *F->fraction);
+  if (F->fraction == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  for (size_t i = 0; i < F->p; i++)
+    F->fraction[i] = (double)F->clip[i] / (double)st->units;
+  return 0;
+}
+
 static int split_step(mlsba__factor_run_t *F, step_t *st) {
   int tune = F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction;
   double t = mlsba__now();
-  int fpm = 0;
-  int err = choose_and_split(F, st, &fpm);
+  int fpm = 0, err = 0;
+  if (F->o.split == MLSBA_FACTOR_SPLIT_KERNEL_SLICE && !F->fraction)
+    err = tune_kernel_slice(F, st);
+  if (!err)
+    err = choose_and_split(F, st, &fpm);
   F->R->overhead_s += mlsba__now() - t;
   if (!err && tune && fpm) {
     F->fraction = calloc(F->p, sizeof *F->fraction);

@@ -241,7 +241,9 @@ int mlsba__factor_split(const mlsba__factor_split_in_t *in, int64_t loads[],
     *fpm = err == 0;
   } else {
     for (size_t i = 0; i < p; i++) {
-      if (in->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && in->fraction)
+      if ((in->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE ||
+           in->split == MLSBA_FACTOR_SPLIT_KERNEL_SLICE) &&
+          in->fraction)
         w[i] = in->fraction[i];
       else if (in->split == MLSBA_FACTOR_SPLIT_CONSTANT_RATIO)
         w[i] = peak(in->rate[i]);

@@ -51,6 +51,10 @@ typedef enum mlsba_factor_split {
    *  Dongarra's tile sizes): the model-optimal split of the first update,
    *  kept as fractions for every later step. */
   MLSBA_FACTOR_SPLIT_FIXED_SLICE,
+  /** Seed 004's slice as its paper tunes it, from the kernels' speeds
+   *  alone: the models' split of the first update with no panel counted
+   *  (every core alike), kept as fractions. */
+  MLSBA_FACTOR_SPLIT_KERNEL_SLICE,
   MLSBA_FACTOR_SPLIT_COUNT /**< number of splits */
 } mlsba_factor_split_t;
 
