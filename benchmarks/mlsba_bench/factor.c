@@ -299,7 +299,7 @@ static void print_steps(const fbench_t *F, const frow_t *r) {
   size_t shown = F->p < 8 ? F->p : 8;
   for (size_t i = 0; i < shown; i++)
     printf(" %6.6s", mlsba_platform_device_name(F->pl, i));
-  printf(" %9s\n", "time");
+  printf(" %9s %6s\n", "time", "ahead");
   size_t every = (R->steps - 1 + MAX_SHOWN_STEPS - 1) / MAX_SHOWN_STEPS;
   for (size_t k = 1; k < R->steps; k++) {
     if ((k - 1) % every != 0 && k != R->steps - 1)
@@ -309,7 +309,9 @@ static void print_steps(const fbench_t *F, const frow_t *r) {
       printf(" %6.1f", R->units[k] ? 100.0 * (double)R->share[k * R->p + i] /
                                          (double)R->units[k]
                                    : 0.0);
-    printf(" %9.4g\n", R->step_seconds[k]);
+    long ahead = R->ahead_device ? R->ahead_device[k] : -1;
+    printf(" %9.4g %6.6s\n", R->step_seconds[k],
+           ahead >= 0 ? mlsba_platform_device_name(F->pl, (size_t)ahead) : "-");
   }
 }
 
