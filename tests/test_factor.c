@@ -403,6 +403,45 @@ START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
 }
 END_TEST
 
+/* Seed 004's slice tuned from the kernels' speeds alone, on the LU case
+ * above: the first update's 8 columns split by the models with no panel
+ * counted, 2 to core0 (100 units/s) and 6 to gpu0 (300), kept as 1/4 and
+ * 3/4. Step 1: gpu0 updates the next panel's 4 columns within its 6
+ * (320 / gpu), core0 its 2 (160 / core, longer) and then the panel
+ * (128 - 64 / 3 flops): 9.3 ms, against 14.8 with core0 held to the 4
+ * columns. Step 2: 1/4 of 4 columns is 1, but gpu0 must hold the next
+ * panel's 4: all on gpu0 (192 / gpu), then the panel on core0. */
+START_TEST(a_kernel_slice_is_the_kernels_split_of_the_first_update) {
+  node_t nd = open_node(sim_pair);
+  double a[144];
+  for (int i = 0; i < 144; i++)
+    a[i] = (i * 7919 % 101) / 50.0 - 1 + (i % 13 == 0 ? 12 : 0);
+  int64_t ipiv[12], info;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 4;
+  o.split = MLSBA_FACTOR_SPLIT_KERNEL_SLICE;
+  ck_assert_str_eq(mlsba_factor_split_name(o.split), "kernel-slice");
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 12, 12, a, 12,
+                                  ipiv, &info, &o, &r),
+                   0);
+  const double core = 28800, gpu = 86400, third = 64.0 / 3;
+  ck_assert_int_eq(r.share[1 * 2 + 0], 2);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 6);
+  ck_assert_int_eq(r.ahead_device[1], 1);
+  ck_assert_double_eq_tol(r.step_seconds[1], (160 + 128 - third) / core, 1e-15);
+  ck_assert_int_eq(r.share[2 * 2 + 1], 4);
+  ck_assert_double_eq_tol(r.step_seconds[2], 192 / gpu + (64 - third) / core,
+                          1e-15);
+  ck_assert_double_eq_tol(
+      r.seconds,
+      (192 - third + 160 + 128 - third + 64 - third) / core + 192 / gpu, 1e-15);
+  mlsba_factor_report_free(&r);
+  close_node(&nd);
+}
+END_TEST
+
 /* The panel's solve split by rows between the cores, or kept on the
  * panel's core: the factors are right either way (odd sizes too), a
  * matrix that is not positive definite stops where LAPACK's does, and in
@@ -673,6 +712,7 @@ static Suite *factor_suite(void) {
   tcase_add_test(tc, virtual_times_of_a_small_lu_are_exact);
   tcase_add_test(tc, virtual_times_of_a_small_cholesky_are_exact);
   tcase_add_test(tc, the_panel_solve_runs_right_split_or_on_the_core);
+  tcase_add_test(tc, a_kernel_slice_is_the_kernels_split_of_the_first_update);
   tcase_add_test(tc, every_sim_step_time_follows_the_profiles);
   tcase_add_test(tc,
                  a_failing_accelerator_is_dropped_and_the_result_stays_right);
