@@ -114,14 +114,16 @@ static void check_getrf(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   free(ipiv);
 }
 
-static void check_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
-                        int64_t n, int64_t lda, int64_t nb) {
+static void check_potrf_solved(mlsba_executor_t *ex, mlsba_precision_t prec,
+                               char uplo, int64_t n, int64_t lda, int64_t nb,
+                               mlsba_factor_solve_t solve) {
   void *a = make_matrix(prec, n, n, lda, 1, (unsigned)(n * 17 + uplo));
   void *a0 = copy_of(a, bytes_of(prec, lda, n));
   int64_t info = -1;
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
   o.block = nb;
+  o.solve = solve;
   ck_assert_msg(mlsba_potrf_ex(ex, prec, uplo, n, a, lda, &info, &o, NULL) == 0,
                 "%s", mlsba_last_error());
   ck_assert_int_eq(info, 0);
@@ -141,6 +143,11 @@ static void check_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                       (long long)j);
   free(a);
   free(a0);
+}
+
+static void check_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
+                        int64_t n, int64_t lda, int64_t nb) {
+  check_potrf_solved(ex, prec, uplo, n, lda, nb, MLSBA_FACTOR_SOLVE_AUTO);
 }
 
 START_TEST(both_precisions_factorize_right_on_two_cores) {
@@ -316,11 +323,16 @@ END_TEST
  * 12^3 product, 2 * 144 = 288 flops, so core0 runs 28800 flops/s and
  * gpu0 86400.
  *   step 0: panel 0, 12 * 16 - 64 / 3 flops on core0;
- *   step 1: 8 columns of 16 + 2 * 4 * 8 = 80 flops; core0 must hold the
- *           next panel (4 columns) and factorize it (8 * 16 - 64 / 3
- *           flops); the models give the rest to gpu0: 4 and 4;
- *   step 2: 4 columns of 16 + 2 * 4 * 4 = 48 flops, all on core0 (the
- *           next panel), then that panel (4 * 16 - 64 / 3);
+ *   step 1: 8 columns of 16 + 2 * 4 * 8 = 80 flops. gpu0 updates the
+ *           next panel's 4 columns 3x sooner than core0 would, so both
+ *           ways are split: core0 holding them and the panel (8 * 16 -
+ *           64 / 3 flops) takes (4 * 80 + 106.7) / core = 14.8 ms; gpu0
+ *           running them first (320 / gpu = 3.7 ms) and core0 the panel
+ *           after that takes 7.4 ms, gpu0's 8 columns 640 / gpu as long
+ *           (core0 takes at most one, which ends before gpu0's four);
+ *   step 2: 4 columns of 16 + 2 * 4 * 4 = 48 flops, the next panel's:
+ *           on gpu0 (192 / gpu), then that panel (4 * 16 - 64 / 3) on
+ *           core0;
  * the last panel has no update. */
 START_TEST(virtual_times_of_a_small_lu_are_exact) {
   node_t nd = open_node(sim_pair);
@@ -339,30 +351,40 @@ START_TEST(virtual_times_of_a_small_lu_are_exact) {
   ck_assert(r.virtual_time);
   ck_assert_int_eq(r.panel_device, 0);
   ck_assert_uint_eq(r.steps, 3);
+  ck_assert_int_eq(r.ahead_device[0], -1);
   ck_assert_double_eq_tol(r.step_seconds[0], (192 - third) / core, 1e-15);
-  ck_assert_int_eq(r.share[1 * 2 + 0], 4);
-  ck_assert_int_eq(r.share[1 * 2 + 1], 4);
-  ck_assert_double_eq_tol(r.time[1 * 2 + 0], (4 * 80 + 128 - third) / core,
+  ck_assert_int_eq(r.ahead_device[1], 1);
+  ck_assert_int_le(r.share[1 * 2 + 0], 1);
+  ck_assert_int_eq(r.share[1 * 2 + 0] + r.share[1 * 2 + 1], 8);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 0], 320 / gpu + (128 - third) / core,
                           1e-15);
-  ck_assert_double_eq_tol(r.time[1 * 2 + 1], 4 * 80 / gpu, 1e-15);
-  ck_assert_int_eq(r.share[2 * 2 + 0], 4);
-  ck_assert_int_eq(r.share[2 * 2 + 1], 0);
-  ck_assert_double_eq_tol(r.step_seconds[2], (4 * 48 + 64 - third) / core,
+  ck_assert_double_eq_tol(r.time[1 * 2 + 1], r.share[1 * 2 + 1] * 80 / gpu,
+                          1e-15);
+  ck_assert_double_eq_tol(r.step_seconds[1], 640 / gpu, 1e-15);
+  ck_assert_int_eq(r.ahead_device[2], 1);
+  ck_assert_int_eq(r.share[2 * 2 + 0], 0);
+  ck_assert_int_eq(r.share[2 * 2 + 1], 4);
+  ck_assert_double_eq_tol(r.step_seconds[2], 192 / gpu + (64 - third) / core,
                           1e-15);
   double total =
-      (192 - third + 4 * 80 + 128 - third + 4 * 48 + 64 - third) / core;
+      (192 - third) / core + 640 / gpu + 192 / gpu + (64 - third) / core;
   ck_assert_double_eq_tol(r.seconds, total, 1e-15);
   ck_assert_double_eq_tol(r.flops, 1728 - 576, 1e-9);
+  /* The factors are right whoever updated the panels' columns. */
   mlsba_factor_report_free(&r);
   close_node(&nd);
 }
 END_TEST
 
 /* Cholesky, n = 12, nb = 4: a unit is a pair of columns, 2 * 4 * (N + 1)
- * flops for N trailing columns. Step 1 (N = 8): 4 pairs of 72 flops;
- * core0 holds the pairs of the next panel's 4 columns, i.e. all of them,
- * and then that panel (64 / 3 + 4 * 16 flops). Step 2 (N = 4): 2 pairs of
- * 40 flops on core0, then the last panel (64 / 3). */
+ * flops for N trailing columns. Step 1 (N = 8): 4 pairs of 72 flops,
+ * all holding the next panel's columns: gpu0 updates them (288 / gpu),
+ * then core0 factorizes that panel's diagonal block (64 / 3 flops), and
+ * the solve of its 4 rows below (16 flops each) is split, 1 row on core0
+ * and 3 on gpu0 (16 / core = 48 / gpu): 4.6 ms, against 6.3 ms with the
+ * solve on core0 and 13 ms with all on core0. Step 2 (N = 4): 2 pairs of
+ * 40 flops on gpu0, then the last panel (64 / 3, no rows below) on
+ * core0. */
 START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
   node_t nd = open_node(sim_pair);
   double *a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
@@ -375,16 +397,119 @@ START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
                                   &info, &o, &r),
                    0);
   ck_assert_int_eq(info, 0);
-  const double core = 28800, third = 64.0 / 3;
+  const double core = 28800, gpu = 86400, third = 64.0 / 3;
   ck_assert_uint_eq(r.steps, 3);
   ck_assert_double_eq_tol(r.step_seconds[0], (third + 8 * 16) / core, 1e-15);
   ck_assert_int_eq(r.units[1], 4);
-  ck_assert_int_eq(r.share[1 * 2 + 0], 4);
-  ck_assert_double_eq_tol(r.step_seconds[1], (4 * 72 + third + 4 * 16) / core,
-                          1e-15);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 4);
+  ck_assert_int_eq(r.ahead_device[1], 1);
+  ck_assert_double_eq_tol(r.step_seconds[1],
+                          4 * 72 / gpu + third / core + 16 / core, 1e-15);
+  ck_assert_double_eq_tol(r.panel_seconds[1], third / core, 1e-15);
   ck_assert_int_eq(r.units[2], 2);
-  ck_assert_double_eq_tol(r.step_seconds[2], (2 * 40 + third) / core, 1e-15);
+  ck_assert_int_eq(r.share[2 * 2 + 1], 2);
+  ck_assert_double_eq_tol(r.step_seconds[2], 2 * 40 / gpu + third / core,
+                          1e-15);
   ck_assert_double_eq_tol(r.flops, 576, 1e-9);
+  mlsba_factor_report_free(&r);
+  free(a);
+  close_node(&nd);
+}
+END_TEST
+
+/* Seed 004's slice tuned from the kernels' speeds alone, on the LU case
+ * above: the first update's 8 columns split by the models with no panel
+ * counted, 2 to core0 (100 units/s) and 6 to gpu0 (300), kept as 1/4 and
+ * 3/4. Step 1: gpu0 updates the next panel's 4 columns within its 6
+ * (320 / gpu), core0 its 2 (160 / core, longer) and then the panel
+ * (128 - 64 / 3 flops): 9.3 ms, against 14.8 with core0 held to the 4
+ * columns. Step 2: 1/4 of 4 columns is 1, but gpu0 must hold the next
+ * panel's 4: all on gpu0 (192 / gpu), then the panel on core0. */
+START_TEST(a_kernel_slice_is_the_kernels_split_of_the_first_update) {
+  node_t nd = open_node(sim_pair);
+  double a[144];
+  for (int i = 0; i < 144; i++)
+    a[i] = (i * 7919 % 101) / 50.0 - 1 + (i % 13 == 0 ? 12 : 0);
+  int64_t ipiv[12], info;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 4;
+  o.split = MLSBA_FACTOR_SPLIT_KERNEL_SLICE;
+  ck_assert_str_eq(mlsba_factor_split_name(o.split), "kernel-slice");
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 12, 12, a, 12,
+                                  ipiv, &info, &o, &r),
+                   0);
+  const double core = 28800, gpu = 86400, third = 64.0 / 3;
+  ck_assert_int_eq(r.share[1 * 2 + 0], 2);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 6);
+  ck_assert_int_eq(r.ahead_device[1], 1);
+  ck_assert_double_eq_tol(r.step_seconds[1], (160 + 128 - third) / core, 1e-15);
+  ck_assert_int_eq(r.share[2 * 2 + 1], 4);
+  ck_assert_double_eq_tol(r.step_seconds[2], 192 / gpu + (64 - third) / core,
+                          1e-15);
+  ck_assert_double_eq_tol(
+      r.seconds,
+      (192 - third + 160 + 128 - third + 64 - third) / core + 192 / gpu, 1e-15);
+  mlsba_factor_report_free(&r);
+  close_node(&nd);
+}
+END_TEST
+
+/* The panel's solve split by rows between the cores, or kept on the
+ * panel's core: the factors are right either way (odd sizes too), a
+ * matrix that is not positive definite stops where LAPACK's does, and in
+ * virtual time the solve on the core gives step 1 of the case above
+ * 288 / gpu + (64 / 3 + 4 * 16) / core. */
+START_TEST(the_panel_solve_runs_right_split_or_on_the_core) {
+  node_t nd = open_node(two_cores);
+  for (int prec = 0; prec < 2; prec++) {
+    check_potrf_solved(nd.ex, (mlsba_precision_t)prec, 'L', 300, 300, 64,
+                       MLSBA_FACTOR_SOLVE_SPLIT);
+    check_potrf_solved(nd.ex, (mlsba_precision_t)prec, 'L', 131, 140, 32,
+                       MLSBA_FACTOR_SOLVE_SPLIT);
+    check_potrf_solved(nd.ex, (mlsba_precision_t)prec, 'L', 200, 200, 48,
+                       MLSBA_FACTOR_SOLVE_CORE);
+  }
+  const int n = 200;
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 5);
+  a[90 + 90 * n] = -1;
+  double *ref = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+  int64_t info = -1;
+  int linfo = -1;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 32;
+  o.solve = MLSBA_FACTOR_SOLVE_SPLIT;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n,
+                                  &info, &o, NULL),
+                   0);
+  dpotrf_("L", &n, ref, &n, &linfo, 1);
+  ck_assert_int_gt(linfo, 0);
+  ck_assert_int_eq(info, linfo);
+  o.solve = (mlsba_factor_solve_t)7;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n,
+                                  &info, &o, NULL),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "solve"));
+  free(a);
+  free(ref);
+  close_node(&nd);
+
+  nd = open_node(sim_pair);
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
+  mlsba_factor_opts_init(&o);
+  o.block = 4;
+  o.solve = MLSBA_FACTOR_SOLVE_CORE;
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 12, a, 12,
+                                  &info, &o, &r),
+                   0);
+  const double core = 28800, gpu = 86400, third = 64.0 / 3;
+  ck_assert_int_eq(r.ahead_device[1], 1);
+  ck_assert_double_eq_tol(r.step_seconds[1],
+                          4 * 72 / gpu + (third + 4 * 16) / core, 1e-15);
+  ck_assert_double_eq_tol(r.panel_seconds[1], (third + 4 * 16) / core, 1e-15);
   mlsba_factor_report_free(&r);
   free(a);
   close_node(&nd);
@@ -409,6 +534,7 @@ START_TEST(every_sim_step_time_follows_the_profiles) {
                    0);
   const double ref = 2.0 * n * n, rate[2] = {100 * ref, 300 * ref};
   double sum = 0;
+  int aheads = 0;
   for (size_t k = 1; k < r.steps; k++) {
     int64_t j = (int64_t)(k - 1) * nb, jb = n - j < nb ? n - j : nb;
     double w = (double)(jb * jb) + 2.0 * (double)(jb * (n - j - jb));
@@ -418,18 +544,28 @@ START_TEST(every_sim_step_time_follows_the_profiles) {
                      rate[0]
                : 0;
     ck_assert_int_eq(r.share[k * 2] + r.share[k * 2 + 1], n - j - jb);
-    ck_assert_double_eq_tol(r.time[k * 2], r.share[k * 2] * w / rate[0] + panel,
-                            1e-12);
+    /* When gpu0 updated the next panel's columns, core0 started the
+     * panel when they were done and its own units were. */
+    double own = r.share[k * 2] * w / rate[0];
+    if (r.ahead_device[k] == 1) {
+      aheads++;
+      double ready = (double)(bn < n - j - jb ? bn : n - j - jb) * w / rate[1];
+      own = own > ready ? own : ready;
+    } else if (jn < n) {
+      ck_assert_int_eq(r.ahead_device[k], 0);
+    }
+    ck_assert_double_eq_tol(r.time[k * 2], own + panel, 1e-12);
     ck_assert_double_eq_tol(r.time[k * 2 + 1], r.share[k * 2 + 1] * w / rate[1],
                             1e-12);
     /* Balanced to a unit, unless core0 is held to the next panel. */
-    if (r.share[k * 2] > nb)
+    if (r.share[k * 2] > nb && r.ahead_device[k] == 0)
       ck_assert_msg(fabs(r.time[k * 2] - r.time[k * 2 + 1]) <=
                         w / rate[0] + 1e-12,
                     "step %zu: %g vs %g", k, r.time[k * 2], r.time[k * 2 + 1]);
     sum += r.step_seconds[k];
   }
   ck_assert_double_eq_tol(r.seconds, sum + r.step_seconds[0], 1e-12);
+  ck_assert_int_gt(aheads, 0); /* gpu0 took the panels' columns at the end */
   mlsba_factor_report_free(&r);
   free(a);
   close_node(&nd);
@@ -589,6 +725,8 @@ static Suite *factor_suite(void) {
   tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
   tcase_add_test(tc, virtual_times_of_a_small_lu_are_exact);
   tcase_add_test(tc, virtual_times_of_a_small_cholesky_are_exact);
+  tcase_add_test(tc, the_panel_solve_runs_right_split_or_on_the_core);
+  tcase_add_test(tc, a_kernel_slice_is_the_kernels_split_of_the_first_update);
   tcase_add_test(tc, every_sim_step_time_follows_the_profiles);
   tcase_add_test(tc,
                  a_failing_accelerator_is_dropped_and_the_result_stays_right);

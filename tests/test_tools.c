@@ -823,24 +823,30 @@ START_TEST(bench_factor_compare_on_the_sim_desktop) {
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
   json_t *j = parse_json(r.out), *res = json_object_get(j, "results");
-  static const char *rows[] = {"mlsba",      "constant-ratio", "fixed-slice",
-                               "cores-only", "device:gpu0",    "device:gpu1"};
-  ck_assert_uint_eq(json_array_size(res), 6);
-  double gflops[6];
-  for (size_t i = 0; i < 6; i++) {
+  static const char *rows[] = {"mlsba",        "constant-ratio", "fixed-slice",
+                               "kernel-slice", "cores-only",     "device:gpu0",
+                               "device:gpu1"};
+  ck_assert_uint_eq(json_array_size(res), 7);
+  double gflops[7];
+  for (size_t i = 0; i < 7; i++) {
     json_t *o = json_array_get(res, i);
     ck_assert_str_eq(json_string_value(json_object_get(o, "algorithm")),
                      rows[i]);
     ck_assert_str_eq(json_string_value(json_object_get(o, "op")), "getrf");
     ck_assert(json_is_null(json_object_get(o, "verified")));
     ck_assert(json_is_null(json_object_get(o, "residual")));
-    ck_assert_int_eq(json_is_number(json_object_get(o, "ppe")), i < 3);
+    ck_assert_int_eq(json_is_number(json_object_get(o, "ppe")), i < 4);
     gflops[i] = json_number_value(json_object_get(o, "gflops"));
     json_t *steps = json_object_get(o, "steps");
     ck_assert_uint_ge(json_array_size(steps), 60);
     for (size_t k = 1; k < json_array_size(steps); k++) {
       json_t *st = json_array_get(steps, k),
              *sh = json_object_get(st, "shares");
+      /* who updated the next panel's columns: a device, or none at the
+       * last step */
+      json_t *ahead = json_object_get(st, "ahead");
+      ck_assert(json_is_string(ahead) ||
+                (json_is_null(ahead) && k + 1 == json_array_size(steps)));
       json_int_t sum = 0;
       for (size_t d = 0; d < json_array_size(sh); d++)
         sum += json_integer_value(json_array_get(sh, d));
@@ -849,9 +855,10 @@ START_TEST(bench_factor_compare_on_the_sim_desktop) {
   }
   double ppe =
       json_number_value(json_object_get(json_array_get(res, 0), "ppe"));
-  ck_assert_double_eq_tol(ppe, gflops[0] / (gflops[3] + gflops[4] + gflops[5]),
+  ck_assert_double_eq_tol(ppe, gflops[0] / (gflops[4] + gflops[5] + gflops[6]),
                           1e-6);
   ck_assert_double_gt(gflops[0], gflops[1]);
+  ck_assert_double_gt(gflops[0], gflops[3]);
   json_decref(j);
   tool_run_free(&r);
 }

@@ -101,9 +101,11 @@ static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
   if (a->compare && strcmp(algo, "mlsba"))
     return bad_usage("--algo and --compare exclude each other", "");
   if (strcmp(algo, "mlsba") && strcmp(algo, "fpm") &&
-      strcmp(algo, "constant-ratio") && strcmp(algo, "fixed-slice"))
+      strcmp(algo, "constant-ratio") && strcmp(algo, "fixed-slice") &&
+      strcmp(algo, "kernel-slice"))
     return bad_usage("--algo of a factorization must be mlsba (the per-step "
-                     "FPM split), constant-ratio or fixed-slice, got ",
+                     "FPM split), constant-ratio, fixed-slice or "
+                     "kernel-slice, got ",
                      algo);
   if (a->quiet && a->progress)
     return bad_usage("--quiet and --progress exclude each other", "");

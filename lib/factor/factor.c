@@ -19,7 +19,7 @@
 #include "run.h"
 
 static const char *const split_names[] = {"fpm", "constant-ratio",
-                                          "fixed-slice"};
+                                          "fixed-slice", "kernel-slice"};
 
 const char *mlsba_factor_split_name(mlsba_factor_split_t split) {
   return (unsigned)split < MLSBA_FACTOR_SPLIT_COUNT ? split_names[split] : NULL;
@@ -43,6 +43,8 @@ void mlsba_factor_report_free(mlsba_factor_report_t *r) {
   free(r->panel_seconds);
   free(r->share);
   free(r->time);
+  free(r->ahead_device);
+  r->ahead_device = NULL;
   r->dropped = NULL;
   r->units = NULL;
   r->step_seconds = r->panel_seconds = r->time = NULL;
@@ -85,6 +87,9 @@ static int check_args(const char *fn, mlsba_executor_t *ex,
                        (long long)o->block);
   if ((unsigned)o->split >= MLSBA_FACTOR_SPLIT_COUNT)
     return mlsba__fail(MLSBA_EINVAL, "%s: unknown split %d", fn, (int)o->split);
+  if ((unsigned)o->solve >= MLSBA_FACTOR_SOLVE_COUNT)
+    return mlsba__fail(MLSBA_EINVAL, "%s: unknown solve placement %d", fn,
+                       (int)o->solve);
   if (!(o->sim_unit_flops >= 0) || o->sim_unit_flops > 1e30)
     return mlsba__fail(MLSBA_EINVAL,
                        "%s: sim_unit_flops %g must be in [0, "

@@ -90,7 +90,13 @@ typedef struct mlsba__factor_split_in {
   long panel_dev;              /* -1: the panel is not on a device */
   double panel_s;              /* its time, added to panel_dev's */
   int64_t panel_min;           /* units panel_dev must take (lookahead) */
-  const double *fraction;      /* FIXED_SLICE: p fractions */
+  /* The device that updates the next panel's panel_min units when it is
+   * not panel_dev (-1 or panel_dev: panel_dev does): it runs them first,
+   * in ahead_s, as a share of their own, and takes them; panel_dev starts
+   * the panel at ahead_s at the earliest. */
+  long ahead_dev;
+  double ahead_s;
+  const double *fraction; /* FIXED_SLICE: p fractions */
 } mlsba__factor_split_in_t;
 
 /* loads[p] (file order) summing to in->units: the split in->split asks
@@ -100,5 +106,11 @@ typedef struct mlsba__factor_split_in {
  * step (they then stream). *fpm: 1 when the models decided it. */
 int mlsba__factor_split(const mlsba__factor_split_in_t *in, int64_t loads[],
                         int *fpm);
+
+/* The step's time as the models predict it for these loads: the longest
+ * device time, the panel's and the next panel's columns' as the split
+ * counts them (devices without a model left out). */
+double mlsba__factor_split_time(const mlsba__factor_split_in_t *in,
+                                const int64_t loads[]);
 
 #endif

@@ -12,6 +12,7 @@
 #include "../partition/fpm.h"
 #include "../platform/platform.h"
 #include "../runtime/executor.h"
+#include "panel.h"
 #include "run.h"
 
 typedef mlsba__factor_step_t step_t;
@@ -76,8 +77,9 @@ static int alloc_report(mlsba__factor_run_t *F) {
   R->panel_seconds = calloc(steps, sizeof *R->panel_seconds);
   R->share = calloc(steps * p, sizeof *R->share);
   R->time = calloc(steps * p, sizeof *R->time);
+  R->ahead_device = malloc(steps * sizeof *R->ahead_device);
   if (!R->dropped || !R->units || !R->step_seconds || !R->panel_seconds ||
-      !R->share || !R->time)
+      !R->share || !R->time || !R->ahead_device)
     return MLSBA_ENOMEM;
   return 0;
 }
@@ -159,6 +161,7 @@ int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
   if (err)
     return err;
   F->panel_dev = choose_panel_device(F);
+  F->ahead_dev = F->panel_dev;
   if (alloc_scratch(F) || alloc_report(F))
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
   if ((err = choose_active(F)) != 0 || (err = open_models(F)) != 0)
@@ -187,11 +190,39 @@ void mlsba__factor_run_close(mlsba__factor_run_t *F) {
 
 /* The virtual time of a panel on the device that factorizes it: its flops
  * at that device's rate for the panel's width. */
-static double sim_panel_time(const mlsba__factor_run_t *F, int64_t j,
+static double sim_panel_time(const mlsba__factor_run_t *F, double flops,
                              int64_t jb) {
   long d = F->panel_dev >= 0 ? F->panel_dev : 0;
-  return mlsba__factor_panel_flops(F->P, j, jb) /
-         mlsba__fpm_speed(F->rate[d], (double)jb);
+  return flops / mlsba__fpm_speed(F->rate[d], (double)jb);
+}
+
+/* Lower Cholesky with lookahead: the panel's core factorizes only the
+ * next panel's diagonal block, and the solve of the rows below it (h x
+ * nb x nb flops, as much as the panel's columns' update at the end) is
+ * split between the devices after the update (solve_step), instead of
+ * lengthening the chain of panels that every step waits for. */
+static int solve_apart(const mlsba__factor_run_t *F, const step_t *st) {
+  (void)F;
+  return st->solve_apart;
+}
+
+/* The step's panel has a solve that may be split. */
+static int solve_splittable(const mlsba__factor_run_t *F, const step_t *st) {
+  return F->P->op == MLSBA__FACTOR_CHOL_LOWER && st->lookahead && st->jbn > 0 &&
+         mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn) > 0;
+}
+
+/* The next panel's flops on the panel's core. */
+static double next_panel_flops(const mlsba__factor_run_t *F, const step_t *st) {
+  double b = (double)st->jbn;
+  return solve_apart(F, st) ? b * b * b / 3
+                            : mlsba__factor_panel_flops(F->P, st->jn, st->jbn);
+}
+
+/* The next panel, as far as its core factorizes it. */
+static int panel_on_core(mlsba__factor_run_t *F, const step_t *st) {
+  return solve_apart(F, st) ? mlsba__factor_chol_diag(F->P, st->jn, st->jbn)
+                            : mlsba__factor_panel(F->P, st->jn, st->jbn);
 }
 
 /* The next panel's time as the split sees it: virtual, or the last panel
@@ -200,16 +231,16 @@ static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
   if (st->jbn == 0)
     return 0;
   if (F->virt)
-    return sim_panel_time(F, st->jn, st->jbn);
+    return sim_panel_time(F, next_panel_flops(F, st), st->jbn);
   if (F->panel_flops <= 0)
     return F->panel_s;
-  return F->panel_s * mlsba__factor_panel_flops(F->P, st->jn, st->jbn) /
-         F->panel_flops;
+  return F->panel_s * next_panel_flops(F, st) / F->panel_flops;
 }
 
 /* The executor lays shares out group by group; the step's units are laid
- * out with the panel's core first, so that its share begins with the next
- * panel. */
+ * out with the device that updates the next panel's columns first (the
+ * panel's core unless another does), so that its share begins with
+ * them. */
 static void lay_out(mlsba__factor_run_t *F) {
   int64_t off = 0, log = 0;
   for (size_t k = 0; k < F->p; k++) {
@@ -217,13 +248,14 @@ static void lay_out(mlsba__factor_run_t *F) {
     F->exec_off[i] = off;
     off += F->load[i];
   }
-  if (F->panel_dev >= 0) {
-    F->log_off[F->panel_dev] = 0;
-    log = F->load[F->panel_dev];
+  long first = F->ahead_dev >= 0 ? F->ahead_dev : F->panel_dev;
+  if (first >= 0) {
+    F->log_off[first] = 0;
+    log = F->load[first];
   }
   for (size_t k = 0; k < F->p; k++) {
     size_t i = F->group_dev[k];
-    if ((long)i == F->panel_dev)
+    if ((long)i == first)
       continue;
     F->log_off[i] = log;
     log += F->load[i];
@@ -267,7 +299,7 @@ static int update_units(void *user, int64_t first, int64_t count) {
   if (i == F->panel_dev && st->lookahead && st->jbn > 0) {
     mlsba__factor_update(F->P, st->j, st->jb, lo, lo + st->need);
     double t = mlsba__now();
-    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+    st->stop = panel_on_core(F, st);
     st->panel_s = mlsba__now() - t;
     st->panel_done = 1;
     lo += st->need;
@@ -390,7 +422,8 @@ static int redo_step(mlsba__factor_run_t *F, step_t *st, long failed,
                                    .active = cores,
                                    .units = n,
                                    .unit_flops = st->unit_flops,
-                                   .panel_dev = -1};
+                                   .panel_dev = -1,
+                                   .ahead_dev = -1};
     int fpm;
     err = cores ? mlsba__factor_split(&in, F->load, &fpm)
                 : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
@@ -404,7 +437,7 @@ static int redo_step(mlsba__factor_run_t *F, step_t *st, long failed,
   }
   if (!err && st->lookahead && st->jbn > 0 && !st->panel_done) {
     double t = mlsba__now();
-    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+    st->stop = panel_on_core(F, st);
     st->panel_s = mlsba__now() - t;
   }
   free(remap);
@@ -444,38 +477,107 @@ static int sim_run(mlsba__factor_run_t *F, int64_t units, const int64_t *load,
   return err;
 }
 
+/* The next panel's columns are updated by another device than the
+ * panel's core in this step. */
+static int ahead_apart(const mlsba__factor_run_t *F, const step_t *st) {
+  return st->lookahead && st->jbn > 0 && st->need > 0 && F->ahead_dev >= 0 &&
+         F->ahead_dev != F->panel_dev;
+}
+
 /* Simulated devices: their shares within what they hold in one run, a
  * share beyond that streamed in further runs; every time scaled from the
- * profile's unit to this step's. */
-static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
+ * profile's unit to this step's. A device that updates the next panel's
+ * columns for the panel's core runs them as a first share of their own;
+ * the core starts the panel when they are done (and its own units are),
+ * so its time is max(its units, theirs) + the panel. */
+/* Simulated shares load[] in profile time into t[]: within what each
+ * device holds in one run, the rest streamed in further runs; device
+ * `first_dev` runs its first `first` units apart, their time in *first_t
+ * (-1: none). */
+static int sim_shares(mlsba__factor_run_t *F, const int64_t *load,
+                      long first_dev, int64_t first, double *t, double *first_t,
+                      long *failed) {
   int64_t sum = 0;
   for (size_t i = 0; i < F->p; i++) {
     int64_t cap = mlsba_model_max_load(F->rate[i]);
-    F->clip[i] = cap >= 0 && F->load[i] > cap ? cap : F->load[i];
+    F->clip[i] = cap >= 0 && load[i] > cap ? cap : load[i];
+    if ((long)i == first_dev)
+      F->clip[i] = min64(F->clip[i], first);
     sum += F->clip[i];
-    F->time[i] = 0;
+    t[i] = 0;
   }
-  int err = sum > 0 ? sim_run(F, sum, F->clip, F->time, failed) : 0;
+  int err = sum > 0 ? sim_run(F, sum, F->clip, t, failed) : 0;
+  *first_t = first_dev >= 0 && !err ? t[first_dev] : 0;
   for (size_t i = 0; !err && i < F->p; i++) {
     int64_t cap = mlsba_model_max_load(F->rate[i]);
-    for (int64_t rest = F->load[i] - F->clip[i]; !err && rest > 0 && cap > 0;) {
+    int64_t chunk = cap >= 0 ? cap : load[i];
+    for (int64_t rest = load[i] - F->clip[i]; !err && rest > 0 && chunk > 0;) {
       memset(F->one, 0, F->p * sizeof *F->one);
-      F->one[i] = min64(cap, rest);
+      F->one[i] = min64(chunk, rest);
       err = sim_run(F, F->one[i], F->one, F->extra, failed);
-      F->time[i] += err ? 0 : F->extra[i];
+      t[i] += err ? 0 : F->extra[i];
       rest -= F->one[i];
     }
-  }
-  for (size_t i = 0; !err && i < F->p; i++)
-    F->time[i] *= st->unit_flops / F->unit_ref;
-  if (!err && st->lookahead && st->jbn > 0) {
-    st->panel_s = sim_panel_time(F, st->jn, st->jbn);
-    F->time[F->panel_dev] += st->panel_s;
   }
   return err;
 }
 
-static int split_step(mlsba__factor_run_t *F, step_t *st) {
+/* Simulated devices: their shares, every time scaled from the profile's
+ * unit to this step's. A device that updates the next panel's columns for
+ * the panel's core runs them as a first share of their own; the core
+ * starts the panel when they are done (and its own units are), so its
+ * time is max(its units, theirs) + the panel. */
+static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
+  int apart = ahead_apart(F, st);
+  double ready = 0;
+  int err = sim_shares(F, F->load, apart ? F->ahead_dev : -1, st->need, F->time,
+                       &ready, failed);
+  double scale = st->unit_flops / F->unit_ref;
+  for (size_t i = 0; !err && i < F->p; i++)
+    F->time[i] *= scale;
+  if (!err && st->lookahead && st->jbn > 0) {
+    st->panel_s = sim_panel_time(F, next_panel_flops(F, st), st->jbn);
+    double *t = &F->time[F->panel_dev];
+    *t = (*t > ready * scale ? *t : ready * scale) + st->panel_s;
+  }
+  return err;
+}
+
+/* The device that updates the next panel's columns first. Every later
+ * step waits for the chain of those columns and the panel, so on a
+ * simulated platform it is whichever of the panel's core and the devices
+ * in use finishes them soonest, within its max_load (an accelerator
+ * several times faster than a core at that width: MAGMA's and NVIDIA's
+ * HPL's lookahead on the GPU). On real devices it is the panel's core:
+ * one executor run cannot make a core wait for another device's columns.
+ * Sets F->ahead_s, that device's time for them. */
+static void choose_ahead_device(mlsba__factor_run_t *F, const step_t *st) {
+  F->ahead_dev = F->panel_dev;
+  F->ahead_s = 0;
+  if (F->panel_dev < 0 || !st->lookahead || st->jbn == 0 || st->need == 0)
+    return;
+  double x = (double)st->need, best = -1;
+  for (size_t i = 0; i < F->p; i++) {
+    if ((long)i != F->panel_dev && (!F->virt || !F->active[i]))
+      continue;
+    int64_t cap = mlsba_model_max_load(F->rate[i]);
+    if (mlsba_model_num_points(F->rate[i]) == 0 ||
+        (cap != MLSBA_NO_MAX_LOAD && cap < st->need))
+      continue;
+    double t = x * st->unit_flops / mlsba__fpm_speed(F->rate[i], x);
+    if (best < 0 || t < best || ((long)i == F->panel_dev && t <= best)) {
+      best = t;
+      F->ahead_dev = (long)i;
+    }
+  }
+  F->ahead_s = best > 0 ? best : 0;
+}
+
+/* The split of the step with `ahead` updating the next panel's columns;
+ * *predicted: the step's time by the models. */
+static int split_with(mlsba__factor_run_t *F, const step_t *st, long ahead,
+                      double ahead_s, int64_t loads[], int *fpm,
+                      double *predicted) {
   mlsba__factor_split_in_t in = {.split = F->o.split,
                                  .p = F->p,
                                  .q = F->q,
@@ -489,14 +591,176 @@ static int split_step(mlsba__factor_run_t *F, step_t *st) {
                                  .panel_s =
                                      st->lookahead ? panel_estimate(F, st) : 0,
                                  .panel_min = st->need,
+                                 .ahead_dev = ahead,
+                                 .ahead_s = ahead_s,
                                  .fraction = F->fraction};
   /* The fixed slice is the models' split of the first update, kept. */
-  int tune = F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction;
-  if (tune)
+  if (F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction)
     in.split = MLSBA_FACTOR_SPLIT_FPM;
+  int err = mlsba__factor_split(&in, loads, fpm);
+  if (!err && predicted)
+    *predicted = mlsba__factor_split_time(&in, loads);
+  return err;
+}
+
+/* Every device the step may use has a model: predictions can be
+ * compared. */
+static int all_modelled(const mlsba__factor_run_t *F) {
+  for (size_t i = 0; i < F->p; i++)
+    if ((F->active[i] || (long)i == F->panel_dev) &&
+        mlsba_model_num_points(F->rate[i]) == 0)
+      return 0;
+  return 1;
+}
+
+static void solve_devices(const mlsba__factor_run_t *F, unsigned char *able);
+
+/* The split of the solve's rows (like an update whose unit is a row of
+ * nb^2 flops) into load[]; *predicted: its time by the models. */
+static int split_solve(mlsba__factor_run_t *F, const step_t *st,
+                       const unsigned char *able, int64_t *load,
+                       double *predicted) {
+  double b = (double)st->jbn;
+  mlsba__factor_split_in_t in = {
+      .split = F->o.split,
+      .p = F->p,
+      .q = F->q,
+      .group_size = F->group_size,
+      .group_dev = F->group_dev,
+      .rate = (const mlsba_model_t *const *)F->rate,
+      .active = able,
+      .units = mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn),
+      .unit_flops = b * b,
+      .panel_dev = -1,
+      .ahead_dev = -1,
+      .fraction = F->fraction};
+  int fpm, err = mlsba__factor_split(&in, load, &fpm);
+  if (!err && predicted)
+    *predicted = mlsba__factor_split_time(&in, load);
+  return err;
+}
+
+/* One way to run a step: who updates the next panel's columns (and its
+ * time for them), and whether the panel's solve is split. */
+typedef struct {
+  long ahead;
+  double ahead_s;
+  int apart;
+} way_t;
+
+/* The ways the step may run: the next panel's columns on the panel's
+ * core or on the device that would update them soonest; a lower Cholesky
+ * panel's solve on the core or split, as the options allow. */
+static size_t ways_of(const mlsba__factor_run_t *F, const step_t *st,
+                      way_t ways[4]) {
+  size_t n = 0;
+  int modes[2] = {0, 1}, m0 = 0, m1 = 1;
+  if (!solve_splittable(F, st) || F->o.solve == MLSBA_FACTOR_SOLVE_CORE)
+    m1 = 0;
+  else if (F->o.solve == MLSBA_FACTOR_SOLVE_SPLIT)
+    m0 = 1;
+  for (int m = m0; m <= m1; m++) {
+    ways[n++] = (way_t){F->panel_dev, 0, modes[m]};
+    if (F->ahead_dev != F->panel_dev)
+      ways[n++] = (way_t){F->ahead_dev, F->ahead_s, modes[m]};
+  }
+  return n;
+}
+
+static void take_way(mlsba__factor_run_t *F, step_t *st, const way_t *w) {
+  F->ahead_dev = w->ahead;
+  F->ahead_s = w->ahead_s;
+  st->solve_apart = w->apart;
+}
+
+/* The split of the step. Where it may run more than one way, each is
+ * split and the one the models predict shortest is kept (the first, the
+ * panel's core doing it all, on a tie or without models): another
+ * device's columns for the panel run as a small share of their own,
+ * slower per unit, and a split solve waits for the update, where on the
+ * core it overlaps it. */
+static int choose_and_split(mlsba__factor_run_t *F, step_t *st, int *fpm) {
+  way_t ways[4];
+  size_t n = ways_of(F, st, ways);
+  take_way(F, st, &ways[0]);
+  if (n == 1 || !all_modelled(F))
+    return split_with(F, st, F->ahead_dev, F->ahead_s, F->load, fpm, NULL);
+  /* The way chosen at a step within a fifth of this one's size is kept:
+   * the choice follows the size, and comparing every way at every step
+   * would multiply the splitting time. */
+  for (size_t k = 0;
+       F->way_units > 0 && 5 * st->units >= 4 * F->way_units && k < n; k++)
+    if ((ways[k].ahead == F->panel_dev) == F->way_on_core &&
+        ways[k].apart == F->way_apart) {
+      take_way(F, st, &ways[k]);
+      return split_with(F, st, F->ahead_dev, F->ahead_s, F->load, fpm, NULL);
+    }
+  double solve = 0, best = -1;
+  int err = 0;
+  if (ways[n - 1].apart) {
+    unsigned char *able = calloc(F->p, 1);
+    err = able ? 0 : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+    if (!err) {
+      solve_devices(F, able);
+      err = split_solve(F, st, able, F->one, &solve);
+    }
+    free(able);
+  }
+  size_t pick = 0;
+  for (size_t k = 0; !err && k < n; k++) {
+    double t = 0;
+    int f = 0;
+    take_way(F, st, &ways[k]);
+    err = split_with(F, st, ways[k].ahead, ways[k].ahead_s, F->clip, &f, &t);
+    t += ways[k].apart ? solve : 0;
+    if (!err && (best < 0 || t < best)) {
+      best = t;
+      pick = k;
+      *fpm = f;
+      memcpy(F->load, F->clip, F->p * sizeof *F->load);
+    }
+  }
+  take_way(F, st, &ways[pick]);
+  F->way_units = st->units;
+  F->way_on_core = ways[pick].ahead == F->panel_dev;
+  F->way_apart = ways[pick].apart;
+  return err;
+}
+
+/* Seed 004's slice as its paper tunes it: the kernels' speeds alone,
+ * i.e. the models' split of the first update with no panel and no
+ * lookahead counted, kept as fractions. */
+static int tune_kernel_slice(mlsba__factor_run_t *F, const step_t *st) {
+  mlsba__factor_split_in_t in = {.split = MLSBA_FACTOR_SPLIT_FPM,
+                                 .p = F->p,
+                                 .q = F->q,
+                                 .group_size = F->group_size,
+                                 .group_dev = F->group_dev,
+                                 .rate = (const mlsba_model_t *const *)F->rate,
+                                 .active = F->active,
+                                 .units = st->units,
+                                 .unit_flops = st->unit_flops,
+                                 .panel_dev = -1,
+                                 .ahead_dev = -1};
+  int fpm = 0, err = mlsba__factor_split(&in, F->clip, &fpm);
+  if (err || !fpm)
+    return err; /* no models yet: tuned at a later step */
+  F->fraction = calloc(F->p, sizeof *F->fraction);
+  if (F->fraction == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  for (size_t i = 0; i < F->p; i++)
+    F->fraction[i] = (double)F->clip[i] / (double)st->units;
+  return 0;
+}
+
+static int split_step(mlsba__factor_run_t *F, step_t *st) {
+  int tune = F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction;
   double t = mlsba__now();
-  int fpm = 0;
-  int err = mlsba__factor_split(&in, F->load, &fpm);
+  int fpm = 0, err = 0;
+  if (F->o.split == MLSBA_FACTOR_SPLIT_KERNEL_SLICE && !F->fraction)
+    err = tune_kernel_slice(F, st);
+  if (!err)
+    err = choose_and_split(F, st, &fpm);
   F->R->overhead_s += mlsba__now() - t;
   if (!err && tune && fpm) {
     F->fraction = calloc(F->p, sizeof *F->fraction);
@@ -581,7 +845,11 @@ static double panel_after(mlsba__factor_run_t *F, step_t *st) {
   double t = mlsba__now();
   if (!F->virt || F->o.compute)
     st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
-  st->panel_s = F->virt ? sim_panel_time(F, st->jn, st->jbn) : mlsba__now() - t;
+  st->panel_s =
+      F->virt
+          ? sim_panel_time(F, mlsba__factor_panel_flops(F->P, st->jn, st->jbn),
+                           st->jbn)
+          : mlsba__now() - t;
   return st->panel_s;
 }
 
@@ -598,11 +866,12 @@ static void record(mlsba__factor_run_t *F, const step_t *st, double extra) {
   R->units[k] = st->units;
   R->step_seconds[k] = longest + extra;
   R->panel_seconds[k] = st->panel_s;
+  R->ahead_device[k] = st->lookahead && st->jbn > 0 ? F->ahead_dev : -1;
   R->steps = F->step;
   F->clock += longest + extra;
   if (st->panel_s > 0) {
     F->panel_s = st->panel_s;
-    F->panel_flops = mlsba__factor_panel_flops(F->P, st->jn, st->jbn);
+    F->panel_flops = next_panel_flops(F, st);
   }
 }
 
@@ -631,11 +900,96 @@ static int real_caps(mlsba__factor_run_t *F, step_t *st) {
   return err;
 }
 
+/* A core's rows of the split solve (units are rows, as the executor
+ * numbers them: any row is any other's equal). */
+static int solve_rows(void *user, int64_t first, int64_t count) {
+  const step_t *st = user;
+  mlsba__factor_chol_solve(st->F->P, st->jn, st->jbn, first, first + count);
+  return 0;
+}
+
+static int real_solve(mlsba__factor_run_t *F, step_t *st, int64_t rows,
+                      const int64_t *load, double *t, long *failed) {
+  mlsba_load_t *w = NULL;
+  int err = mlsba_load_create("potrf-solve", rows, &w);
+  if (!err)
+    err = mlsba_load_set_cpu(w, solve_rows, st);
+  if (!err)
+    err = mlsba_executor_run(F->ex, w, load, MLSBA_DRIVE_SHARED, t, failed);
+  mlsba_load_destroy(w);
+  return err;
+}
+
+/* Devices that can take rows of the solve: the panel's core and, of the
+ * devices in use, cores and simulated devices (the OpenCL path has no
+ * solve). */
+static void solve_devices(const mlsba__factor_run_t *F, unsigned char *able) {
+  for (size_t i = 0; i < F->p; i++)
+    able[i] = F->active[i] &&
+              (F->virt || F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU);
+  if (F->panel_dev >= 0)
+    able[F->panel_dev] = 1;
+}
+
+/* Splits and runs the solve of the next panel's rows below its diagonal
+ * block like an update whose unit is a row of nb^2 flops (the row's own
+ * split by the same rule as the update's); *seconds: its time. */
+static int run_solve(mlsba__factor_run_t *F, step_t *st, int64_t rows,
+                     unsigned char *able, int64_t *load, double *t,
+                     double *seconds) {
+  double b = (double)st->jbn;
+  for (;;) {
+    double t0 = mlsba__now(), first_t;
+    int err = split_solve(F, st, able, load, NULL);
+    F->R->overhead_s += mlsba__now() - t0;
+    if (err)
+      return err;
+    long failed = -1;
+    t0 = mlsba__now();
+    err = F->virt ? sim_shares(F, load, -1, 0, t, &first_t, &failed)
+                  : real_solve(F, st, rows, load, t, &failed);
+    if (!err) {
+      double longest = 0;
+      for (size_t i = 0; i < F->p; i++)
+        longest = t[i] > longest ? t[i] : longest;
+      *seconds = F->virt ? longest * b * b / F->unit_ref : mlsba__now() - t0;
+      return 0;
+    }
+    if (!F->virt || failed == F->panel_dev || !drop_device(F, failed))
+      return err;
+    able[failed] = 0;
+  }
+}
+
+static int solve_step(mlsba__factor_run_t *F, step_t *st, double *seconds) {
+  *seconds = 0;
+  int64_t rows = st->solve_apart && !st->stop
+                     ? mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn)
+                     : 0;
+  if (rows == 0)
+    return 0;
+  unsigned char *able = calloc(F->p, 1);
+  int64_t *load = calloc(F->p, sizeof *load);
+  double *t = calloc(F->p, sizeof *t);
+  int err = able && load && t
+                ? 0
+                : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  if (!err) {
+    solve_devices(F, able);
+    err = run_solve(F, st, rows, able, load, t, seconds);
+  }
+  free(able);
+  free(load);
+  free(t);
+  return err;
+}
+
 static int update_step(mlsba__factor_run_t *F, step_t *st) {
   int err;
   if (!F->virt && (err = real_caps(F, st)) != 0)
     return err;
   for (;;) {
+    choose_ahead_device(F, st);
     if ((err = split_step(F, st)) != 0)
       return err;
     lay_out(F);
@@ -650,8 +1004,11 @@ static int update_step(mlsba__factor_run_t *F, step_t *st) {
     compute_on_host(F, st);
   if (!F->virt)
     learn(F, st);
+  double solve = 0;
+  if ((err = solve_step(F, st, &solve)) != 0)
+    return err;
   double after = panel_after(F, st);
-  record(F, st, after);
+  record(F, st, solve + after);
   return 0;
 }
 
@@ -660,7 +1017,9 @@ static int first_panel(mlsba__factor_run_t *F, int64_t jb) {
   double t = mlsba__now();
   if (!F->virt || F->o.compute)
     st.stop = mlsba__factor_panel(F->P, 0, jb);
-  st.panel_s = F->virt ? sim_panel_time(F, 0, jb) : mlsba__now() - t;
+  st.panel_s =
+      F->virt ? sim_panel_time(F, mlsba__factor_panel_flops(F->P, 0, jb), jb)
+              : mlsba__now() - t;
   for (size_t i = 0; i < F->p; i++)
     F->time[i] = 0;
   if (F->panel_dev >= 0)

@@ -13,13 +13,17 @@ typedef struct mlsba__factor_run {
   mlsba_factor_report_t *R;
   size_t p, q;
   size_t *group_size, *group_dev;
-  int virt;              /* every device simulated: virtual time */
-  long panel_dev;        /* the core that factorizes panels, or -1 */
-  double unit_ref;       /* flops of a sim profile's unit: 2 n^2 */
-  mlsba_model_t **rate;  /* p flop-rate models by units */
-  unsigned char *active; /* p: takes update units */
-  unsigned char *warm;   /* p: an accelerator's first share has run */
-  double *fraction;      /* the fixed slice, once tuned */
+  int virt;          /* every device simulated: virtual time */
+  long panel_dev;    /* the core that factorizes panels, or -1 */
+  long ahead_dev;    /* this step's: who updates the next panel first */
+  double ahead_s;    /* its time for those units (virtual) */
+  int64_t way_units; /* the step at whose size the way was chosen */
+  int way_on_core, way_apart; /* that way (run.c: choose_and_split) */
+  double unit_ref;            /* flops of a sim profile's unit: 2 n^2 */
+  mlsba_model_t **rate;       /* p flop-rate models by units */
+  unsigned char *active;      /* p: takes update units */
+  unsigned char *warm;        /* p: an accelerator's first share has run */
+  double *fraction;           /* the fixed slice, once tuned */
   int64_t *load, *exec_off, *log_off, *clip, *one;
   double *time, *extra;
   double clock;       /* virtual seconds so far */
@@ -44,6 +48,7 @@ typedef struct mlsba__factor_step {
   unsigned char *done;
   const int64_t *remap;
   int panel_done;
+  int solve_apart; /* lower Cholesky: the panel's solve split (run.c) */
 } mlsba__factor_step_t;
 
 /* The device whose share begins at the executor's unit first (-1: none). */

@@ -21,23 +21,49 @@ static int64_t cap_of(const mlsba_model_t *m, int64_t units) {
   return c < 0 || c > units ? units : c;
 }
 
+/* How a device's time for x units of the step is made up, beyond its
+ * units' time x w / s(x): it may first wait until `ready` (the panel's
+ * core, for the next panel's columns from another device), then add
+ * `after` (the panel it factorizes); or it runs `first` units before the
+ * rest as a share of their own, in `first_s` (the device that updates
+ * the next panel's columns when that is not the panel's core). */
+typedef struct {
+  double ready, after;
+  int64_t first;
+  double first_s;
+} step_cost_t;
+
+static double step_time(const mlsba_model_t *rate, double w,
+                        const step_cost_t *c, double x) {
+  double rest = x - (double)c->first, t = c->first_s;
+  if (rest > 0)
+    t += rest * w / mlsba__fpm_speed(rate, rest);
+  return (t > c->ready ? t : c->ready) + c->after;
+}
+
 /* The device's speed in units per second at step k, from its rate model:
- * every point's speed divided by w; plus panel_s on every point when the
- * device factorizes the next panel, sampled on a doubling grid as well. */
-static int step_model(const mlsba_model_t *rate, double w, double panel_s,
+ * every point's speed divided by w, its time made up as c says, sampled
+ * on a doubling grid as well when anything is added, so that the model
+ * keeps the shape of its time between points. */
+static int step_model(const mlsba_model_t *rate, double w, const step_cost_t *c,
                       int64_t units, int streaming, mlsba_model_t **out) {
   mlsba_model_t *m = NULL;
   int err = mlsba_model_create(&m);
+  int added = c->ready > 0 || c->after > 0 || c->first > 0;
   for (size_t k = 0; !err && k < mlsba_model_num_points(rate); k++) {
     double x, s;
     mlsba_model_get_point(rate, k, &x, &s);
-    double t = x * w / s + panel_s;
-    err = mlsba_model_set_point(m, x, x / t);
+    x += (double)c->first;
+    err = mlsba_model_set_point(m, x, x / step_time(rate, w, c, x));
   }
-  for (int64_t x = GRID_FROM; !err && panel_s > 0 && x <= units; x *= 2) {
-    double t = (double)x * w / mlsba__fpm_speed(rate, (double)x) + panel_s;
-    err = mlsba_model_set_point(m, (double)x, (double)x / t);
-  }
+  if (!err && c->first > 0)
+    err = mlsba_model_set_point(m, (double)c->first,
+                                (double)c->first /
+                                    step_time(rate, w, c, (double)c->first));
+  for (int64_t x = GRID_FROM; !err && added && x <= units; x *= 2)
+    if (x > c->first)
+      err = mlsba_model_set_point(m, (double)x,
+                                  (double)x / step_time(rate, w, c, (double)x));
   if (!err && !streaming)
     err = mlsba_model_set_max_load(m, mlsba_model_max_load(rate));
   if (err) {
@@ -46,6 +72,27 @@ static int step_model(const mlsba_model_t *rate, double w, double panel_s,
   }
   *out = m;
   return 0;
+}
+
+/* Another device updates the next panel's columns. */
+static int ahead_apart(const mlsba__factor_split_in_t *in) {
+  return in->panel_min > 0 && in->panel_dev >= 0 && in->ahead_dev >= 0 &&
+         in->ahead_dev != in->panel_dev;
+}
+
+/* What device i's time holds beyond its units' time at this step. */
+static step_cost_t cost_of(const mlsba__factor_split_in_t *in, size_t i) {
+  step_cost_t c = {0, 0, 0, 0};
+  if ((long)i == in->panel_dev) {
+    c.after = in->panel_s;
+    if (ahead_apart(in))
+      c.ready = in->ahead_s;
+  }
+  if (ahead_apart(in) && (long)i == in->ahead_dev) {
+    c.first = in->panel_min < in->units ? in->panel_min : in->units;
+    c.first_s = in->ahead_s;
+  }
+  return c;
 }
 
 /* A model that takes nothing: an inactive device. */
@@ -88,10 +135,10 @@ static int split_fpm(const mlsba__factor_split_in_t *in, int64_t loads[]) {
   int streaming = !fits(in);
   for (size_t k = 0; !err && k < p; k++) {
     size_t i = in->group_dev[k];
+    step_cost_t c = cost_of(in, i);
     if (in->active[i])
-      err = step_model(in->rate[i], in->unit_flops,
-                       (long)i == in->panel_dev ? in->panel_s : 0, in->units,
-                       streaming, &m[k]);
+      err = step_model(in->rate[i], in->unit_flops, &c, in->units, streaming,
+                       &m[k]);
     else
       err = idle_model(&m[k]);
   }
@@ -151,12 +198,13 @@ static int split_weighted(const mlsba__factor_split_in_t *in, const double *w,
   return 0;
 }
 
-/* The device that factorizes the panels takes at least panel_min units,
- * from the devices with the most. */
+/* The device that updates the next panel's columns (the panel's core
+ * unless another does) takes at least panel_min units, from the devices
+ * with the most. */
 static void hold_panel(const mlsba__factor_split_in_t *in, int64_t loads[]) {
   if (in->panel_dev < 0)
     return;
-  size_t d = (size_t)in->panel_dev;
+  size_t d = (size_t)(ahead_apart(in) ? in->ahead_dev : in->panel_dev);
   int64_t need = in->panel_min < in->units ? in->panel_min : in->units;
   while (loads[d] < need) {
     size_t big = d;
@@ -193,7 +241,9 @@ int mlsba__factor_split(const mlsba__factor_split_in_t *in, int64_t loads[],
     *fpm = err == 0;
   } else {
     for (size_t i = 0; i < p; i++) {
-      if (in->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && in->fraction)
+      if ((in->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE ||
+           in->split == MLSBA_FACTOR_SPLIT_KERNEL_SLICE) &&
+          in->fraction)
         w[i] = in->fraction[i];
       else if (in->split == MLSBA_FACTOR_SPLIT_CONSTANT_RATIO)
         w[i] = peak(in->rate[i]);
@@ -204,4 +254,19 @@ int mlsba__factor_split(const mlsba__factor_split_in_t *in, int64_t loads[],
   if (!err)
     hold_panel(in, loads);
   return err;
+}
+
+double mlsba__factor_split_time(const mlsba__factor_split_in_t *in,
+                                const int64_t loads[]) {
+  double worst = 0;
+  for (size_t i = 0; i < in->p; i++) {
+    step_cost_t c = cost_of(in, i);
+    int busy = loads[i] > 0 || c.after > 0;
+    if (!busy || (loads[i] > 0 && (in->rate[i] == NULL ||
+                                   mlsba_model_num_points(in->rate[i]) == 0)))
+      continue;
+    double t = step_time(in->rate[i], in->unit_flops, &c, (double)loads[i]);
+    worst = t > worst ? t : worst;
+  }
+  return worst;
 }

@@ -51,8 +51,26 @@ typedef enum mlsba_factor_split {
    *  Dongarra's tile sizes): the model-optimal split of the first update,
    *  kept as fractions for every later step. */
   MLSBA_FACTOR_SPLIT_FIXED_SLICE,
+  /** Seed 004's slice as its paper tunes it, from the kernels' speeds
+   *  alone: the models' split of the first update with no panel counted
+   *  (every core alike), kept as fractions. */
+  MLSBA_FACTOR_SPLIT_KERNEL_SLICE,
   MLSBA_FACTOR_SPLIT_COUNT /**< number of splits */
 } mlsba_factor_split_t;
+
+/** Lower Cholesky: where a panel's solve (L21 = A21 L11^-T) runs. */
+typedef enum mlsba_factor_solve {
+  /** Per step, the way the models predict shorter (the default). */
+  MLSBA_FACTOR_SOLVE_AUTO = 0,
+  /** On the panel's core, inside its share (it overlaps the update). */
+  MLSBA_FACTOR_SOLVE_CORE,
+  /** Split by rows between the devices in use that can take it (cores
+   *  and simulated devices) after the update, as the update is split:
+   *  the panel's core then factorizes only the diagonal block, which
+   *  shortens the chain of panels every step waits for. */
+  MLSBA_FACTOR_SOLVE_SPLIT,
+  MLSBA_FACTOR_SOLVE_COUNT /**< number of choices */
+} mlsba_factor_solve_t;
 
 /** \brief Name of a split as the tools spell it ("fpm", "constant-ratio",
  *  "fixed-slice"); NULL for an unknown value. */
@@ -83,6 +101,10 @@ typedef struct mlsba_factor_opts {
    *  profiles (0, the default: 2 n^2, a column of an n x n x n product,
    *  which is what the sample desktop's profiles are at n = 8400). */
   double sim_unit_flops;
+  /** Lower Cholesky: where the solve of each panel's rows below its
+   *  diagonal block runs (nb^2 flops a row). MLSBA_FACTOR_SOLVE_AUTO (0,
+   *  the default): at every step the way the models predict shorter. */
+  mlsba_factor_solve_t solve;
 } mlsba_factor_opts_t;
 
 /** What a factorization did, step by step. Arrays are owned by the
@@ -105,6 +127,9 @@ typedef struct mlsba_factor_report {
   double *panel_seconds;  /**< per step: the panel factorized in it */
   int64_t *share;         /**< share[k * p + i]: device i's units in step k */
   double *time;           /**< time[k * p + i]: device i's time in step k */
+  /** per step: the device that updated the next panel's columns (the
+   *  panel's core, or a faster device in use; -1: no lookahead) */
+  long *ahead_device;
 } mlsba_factor_report_t;
 
 /** \brief Defaults: block 128, the per-step FPM split, every device, no
