@@ -83,6 +83,16 @@ typedef struct mlsba_factor_opts {
    *  profiles (0, the default: 2 n^2, a column of an n x n x n product,
    *  which is what the sample desktop's profiles are at n = 8400). */
   double sim_unit_flops;
+  /** With MLSBA_FACTOR_SPLIT_FIXED_SLICE: p fractions in file order, the
+   *  share of every update's units each device takes (>= 0, not all 0;
+   *  those of devices not in use are ignored; the core that factors the
+   *  panels still takes the next panel's columns). NULL (default): the
+   *  slice is tuned from the first update. */
+  const double *fraction;
+  /** OpenCL devices, LU: 0 (default) keeps a device's columns resident
+   *  in its memory from step to step where they fit; 1 streams them at
+   *  every step (sent and read back whole), for comparison. */
+  int stream;
 } mlsba_factor_opts_t;
 
 /** What a factorization did, step by step. Arrays are owned by the
@@ -105,6 +115,10 @@ typedef struct mlsba_factor_report {
   double *panel_seconds;  /**< per step: the panel factorized in it */
   int64_t *share;         /**< share[k * p + i]: device i's units in step k */
   double *time;           /**< time[k * p + i]: device i's time in step k */
+  /** Bytes sent from the host to the OpenCL devices, and back, over the
+   *  factorization (0 without OpenCL devices), and the transfers (each
+   *  write or read enqueued) that moved them. */
+  int64_t bytes_to_devices, bytes_from_devices, transfers;
 } mlsba_factor_report_t;
 
 /** \brief Defaults: block 128, the per-step FPM split, every device, no

@@ -1,0 +1,27 @@
+/* Row interchanges of columns held on a device, as LAPACK's ?laswp with
+ * incx = 1: one work-item per column, which applies k interchanges in
+ * order, row i with row piv[i] (0-based, counted from the first row at
+ * a + off). Elements are moved as bits (ulong for double, uint for float),
+ * so the program builds on a device without doubles. The CPU twin is
+ * cl/laswp_cpu.c. */
+__kernel void laswp_cols_64(__global ulong *a, ulong off, ulong ld, int k,
+                            __global const int *piv) {
+  __global ulong *x = a + off + get_global_id(0) * ld;
+  for (int i = 0; i < k; i++) {
+    int r = piv[i];
+    ulong t = x[i];
+    x[i] = x[r];
+    x[r] = t;
+  }
+}
+
+__kernel void laswp_cols_32(__global uint *a, ulong off, ulong ld, int k,
+                            __global const int *piv) {
+  __global uint *x = a + off + get_global_id(0) * ld;
+  for (int i = 0; i < k; i++) {
+    int r = piv[i];
+    uint t = x[i];
+    x[i] = x[r];
+    x[r] = t;
+  }
+}
