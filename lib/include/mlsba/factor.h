@@ -127,8 +127,8 @@ MLSBA_EXTERN void mlsba_factor_opts_init(mlsba_factor_opts_t *opts);
 
 /** \brief LU with partial pivoting, A = P L U, as LAPACK's ?getrf.
  *  \param ex    the devices: a real platform (cores; OpenCL devices with
- *               CLBlast, their columns streamed at every step) or a
- *               simulated one.
+ *               CLBlast, their columns kept in their memory from step to
+ *               step where they fit) or a simulated one.
  *  \param prec  single (float) or double.
  *  \param m, n  the matrix's size, >= 0.
  *  \param a     m x n, column-major, leading dimension lda >= max(1, m);
