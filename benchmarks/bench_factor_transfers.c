@@ -5,11 +5,12 @@
  * bytes and transfer counts are exact, not a matter of timing.
  *
  *   bench-factor-transfers [--size N] [--block NB] [--fraction F]
- *                          [--precision single|double]
+ *                          [--precision single|double] [--rounds R]
  *
  * Platform: core 0 driving the first OpenCL device (platform 0, device
  * 0), core 1 alone. Prints, per mode, the bytes host -> device and back,
- * the transfers, the scaled residual and the wall time. Exit 77 when the
+ * the transfers, the scaled residual and the wall time, for R rounds
+ * (default 1) of both modes in turn after a warm-up. Exit 77 when the
  * machine has no OpenCL device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ typedef struct {
   int64_t n, nb;
   double fraction;
   mlsba_precision_t prec;
+  int rounds;
 } args_t;
 
 static int parse(int argc, char **argv, args_t *a) {
@@ -38,6 +40,8 @@ static int parse(int argc, char **argv, args_t *a) {
       a->n = atoll(v);
     else if (v && !strcmp(o, "--block"))
       a->nb = atoll(v);
+    else if (v && !strcmp(o, "--rounds"))
+      a->rounds = atoi(v);
     else if (v && !strcmp(o, "--fraction"))
       a->fraction = atof(v);
     else if (v && !strcmp(o, "--precision") &&
@@ -45,15 +49,17 @@ static int parse(int argc, char **argv, args_t *a) {
       a->prec = !strcmp(v, "double") ? MLSBA_PRECISION_DOUBLE
                                      : MLSBA_PRECISION_SINGLE;
     else {
-      fprintf(stderr, "usage: bench-factor-transfers [--size N] [--block NB] "
-                      "[--fraction F] [--precision single|double]\n");
+      fprintf(stderr,
+              "usage: bench-factor-transfers [--size N] [--block NB] "
+              "[--fraction F] [--precision single|double] [--rounds R]\n");
       return 2;
     }
     i++;
   }
-  if (a->n < 1 || a->nb < 1 || !(a->fraction > 0 && a->fraction < 1)) {
-    fprintf(stderr, "bench-factor-transfers: --size and --block must be at "
-                    "least 1, --fraction in (0, 1)\n");
+  if (a->n < 1 || a->nb < 1 || a->rounds < 1 ||
+      !(a->fraction > 0 && a->fraction < 1)) {
+    fprintf(stderr, "bench-factor-transfers: --size, --block and --rounds "
+                    "must be at least 1, --fraction in (0, 1)\n");
     return 2;
   }
   return 0;
@@ -143,8 +149,8 @@ int main(int argc, char **argv) {
          "bytes_from_dev", "transfers", "device_units", "residual", "seconds");
   /* A first run builds CLBlast's kernels for pocl: not shown. */
   rc = run(ex, &a, 0, 0, a0, work, ipiv);
-  for (int stream = 0; !rc && stream < 2; stream++)
-    rc = run(ex, &a, stream, 1, a0, work, ipiv);
+  for (int k = 0; !rc && k < 2 * a.rounds; k++)
+    rc = run(ex, &a, k % 2, 1, a0, work, ipiv);
   free(a0);
   free(work);
   free(ipiv);

@@ -50,6 +50,9 @@ typedef struct {
   int64_t w0, cap;
   int *piv_host; /* nb pivots, 0-based from the panel's first row */
   cl_kernel swap32;
+  size_t group; /* the work-group size of every swap launch */
+  size_t ld;    /* rows per resident column: m */
+  cl_mem block; /* nb x cap: the rows the solve updates, packed */
 } share_t;
 
 static size_t esize(const mlsba__factor_problem_t *P) {
@@ -69,7 +72,9 @@ static void release_resident(share_t *sh) {
     clReleaseMemObject(sh->panel);
   if (sh->piv)
     clReleaseMemObject(sh->piv);
-  sh->cols = sh->panel = sh->piv = NULL;
+  if (sh->block)
+    clReleaseMemObject(sh->block);
+  sh->cols = sh->panel = sh->piv = sh->block = NULL;
   sh->w0 = sh->cap = 0;
 }
 
@@ -139,7 +144,7 @@ static int cl_max_units(void *user, const mlsba_opencl_env_t *env,
   }
   if (P->op == MLSBA__FACTOR_LU && !st->F->o.stream) {
     /* resident: whole columns, and a panel buffer of nb columns */
-    column = (double)P->m * s;
+    column = (double)(P->m + P->nb) * s; /* and its rows of the solve */
     panel = (double)P->m * (double)P->nb * s;
   }
   *max = 0;
@@ -294,6 +299,7 @@ static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
   const mlsba__factor_problem_t *P = sh->P;
   size_t s = esize(P), m = (size_t)P->m, nb = (size_t)P->nb;
   int64_t cap = sh->F->cl_cap[sh->dev];
+  sh->ld = (size_t)P->m;
   sh->cap = cap < st->units ? cap : st->units;
   sh->w0 = hi - sh->cap;
   cl_int e = CL_SUCCESS;
@@ -303,15 +309,24 @@ static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
     return CL_OUT_OF_HOST_MEMORY;
   if (P->prec == MLSBA_PRECISION_SINGLE && sh->swap32 == NULL)
     sh->swap32 = clCreateKernel(env->program, "laswp_cols_32", &e);
+  size_t most = 1;
+  if (e == CL_SUCCESS)
+    e = clGetKernelWorkGroupInfo(
+        P->prec == MLSBA_PRECISION_DOUBLE ? env->kernel : sh->swap32,
+        env->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
+  sh->group = most < 64 ? most : 64;
   if (e == CL_SUCCESS)
     sh->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
-                              (size_t)sh->cap * m * s, NULL, &e);
+                              (size_t)sh->cap * sh->ld * s, NULL, &e);
   if (e == CL_SUCCESS)
     sh->panel =
         clCreateBuffer(env->context, CL_MEM_READ_ONLY, m * nb * s, NULL, &e);
   if (e == CL_SUCCESS)
     sh->piv = clCreateBuffer(env->context, CL_MEM_READ_ONLY, nb * sizeof(int),
                              NULL, &e);
+  if (e == CL_SUCCESS)
+    sh->block = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
+                               nb * (size_t)sh->cap * s, NULL, &e);
   return e;
 }
 
@@ -323,7 +338,7 @@ static cl_int send_joining(mlsba_opencl_env_t *env, share_t *sh,
                            int64_t hi) {
   mlsba__factor_run_t *F = sh->F;
   const mlsba__factor_problem_t *P = sh->P;
-  size_t i = sh->dev, m = (size_t)P->m, rows = (size_t)(P->m - st->j);
+  size_t i = sh->dev, rows = (size_t)(P->m - st->j);
   int64_t rlo = F->res_lo[i], rhi = F->res_hi[i];
   int64_t runs[2][2] = {{lo, rlo < rhi ? rlo : hi}, {rlo < rhi ? rhi : hi, hi}};
   F->res_lo[i] = lo;
@@ -335,8 +350,8 @@ static cl_int send_joining(mlsba_opencl_env_t *env, share_t *sh,
       F->sent_row[c] = st->j;
     if (b > a)
       e = rect(sh, env->queue, 1, CL_FALSE, sh->cols, (size_t)st->j,
-               (size_t)(a - sh->w0), m, at(P, st->j, a), (size_t)P->lda, rows,
-               (size_t)(b - a));
+               (size_t)(a - sh->w0), sh->ld, at(P, st->j, a), (size_t)P->lda,
+               rows, (size_t)(b - a));
   }
   return e;
 }
@@ -353,9 +368,10 @@ static cl_int swap_on_device(mlsba_opencl_env_t *env, share_t *sh,
   cl_int e = clEnqueueWriteBuffer(env->queue, sh->piv, CL_FALSE, 0, bytes,
                                   sh->piv_host, 0, NULL, NULL);
   cl_kernel k = P->prec == MLSBA_PRECISION_DOUBLE ? env->kernel : sh->swap32;
-  cl_ulong off = (cl_ulong)(lo - sh->w0) * (cl_ulong)P->m + (cl_ulong)st->j;
-  cl_ulong ld = (cl_ulong)P->m;
+  cl_ulong off = (cl_ulong)(lo - sh->w0) * sh->ld + (cl_ulong)st->j;
+  cl_ulong ld = sh->ld;
   cl_int jb = (cl_int)st->jb;
+  cl_ulong cols = (cl_ulong)(hi - lo);
   if (e == CL_SUCCESS)
     e = clSetKernelArg(k, 0, sizeof sh->cols, &sh->cols);
   if (e == CL_SUCCESS)
@@ -366,11 +382,31 @@ static cl_int swap_on_device(mlsba_opencl_env_t *env, share_t *sh,
     e = clSetKernelArg(k, 3, sizeof jb, &jb);
   if (e == CL_SUCCESS)
     e = clSetKernelArg(k, 4, sizeof sh->piv, &sh->piv);
-  size_t global = (size_t)(hi - lo);
   if (e == CL_SUCCESS)
-    e = clEnqueueNDRangeKernel(env->queue, k, 1, NULL, &global, NULL, 0, NULL,
+    e = clSetKernelArg(k, 5, sizeof cols, &cols);
+  size_t g = sh->group, global = ((size_t)cols + g - 1) / g * g;
+  if (e == CL_SUCCESS)
+    e = clEnqueueNDRangeKernel(env->queue, k, 1, NULL, &global, &g, 0, NULL,
                                NULL);
   return e;
+}
+
+/* The jb rows of the device's w columns that the solve updates, from the
+ * element top of its columns to the packed block (in = 1) or back, on
+ * the device: CLBlast's solve in place in the resident columns took time
+ * growing with their leading dimension (3.5x the packed solve on pocl at
+ * n = 2048). */
+static cl_int block_copy(mlsba_opencl_env_t *env, share_t *sh, size_t top,
+                         size_t jb, size_t w, int in) {
+  size_t s = esize(sh->P);
+  size_t cols_origin[3] = {top % sh->ld * s, top / sh->ld, 0};
+  size_t block_origin[3] = {0, 0, 0}, region[3] = {jb * s, w, 1};
+  return in ? clEnqueueCopyBufferRect(env->queue, sh->cols, sh->block,
+                                      cols_origin, block_origin, region,
+                                      sh->ld * s, 0, jb * s, 0, 0, NULL, NULL)
+            : clEnqueueCopyBufferRect(env->queue, sh->block, sh->cols,
+                                      block_origin, cols_origin, region, jb * s,
+                                      0, sh->ld * s, 0, 0, NULL, NULL);
 }
 
 /* LU, resident: columns [lo, hi), the panel sent, all on the device. */
@@ -379,7 +415,7 @@ static cl_int lu_resident(mlsba_opencl_env_t *env, share_t *sh,
                           int64_t hi) {
   const mlsba__factor_problem_t *P = sh->P;
   size_t rows = (size_t)(P->m - st->j), jb = (size_t)st->jb;
-  size_t h = rows - jb, w = (size_t)(hi - lo), m = (size_t)P->m;
+  size_t h = rows - jb, w = (size_t)(hi - lo);
   cl_int e = sh->cols ? CL_SUCCESS : open_resident(env, sh, st, hi);
   if (e == CL_SUCCESS)
     e = send_joining(env, sh, st, lo, hi);
@@ -388,27 +424,31 @@ static cl_int lu_resident(mlsba_opencl_env_t *env, share_t *sh,
              at(P, st->j, st->j), (size_t)P->lda, rows, jb);
   if (e == CL_SUCCESS)
     e = swap_on_device(env, sh, st, lo, hi);
-  size_t top = (size_t)(lo - sh->w0) * m + (size_t)st->j;
+  size_t top = (size_t)(lo - sh->w0) * sh->ld + (size_t)st->j;
+  if (e == CL_SUCCESS)
+    e = block_copy(env, sh, top, jb, w, 1);
   CLBlastStatusCode b = CLBlastSuccess;
   int dbl = P->prec == MLSBA_PRECISION_DOUBLE;
   if (e == CL_SUCCESS)
     b = dbl ? CLBlastDtrsm(CLBlastLayoutColMajor, CLBlastSideLeft,
                            CLBlastTriangleLower, CLBlastTransposeNo,
                            CLBlastDiagonalUnit, jb, w, 1.0, sh->panel, 0, rows,
-                           sh->cols, top, m, &env->queue, NULL)
+                           sh->block, 0, jb, &env->queue, NULL)
             : CLBlastStrsm(CLBlastLayoutColMajor, CLBlastSideLeft,
                            CLBlastTriangleLower, CLBlastTransposeNo,
                            CLBlastDiagonalUnit, jb, w, 1.0f, sh->panel, 0, rows,
-                           sh->cols, top, m, &env->queue, NULL);
+                           sh->block, 0, jb, &env->queue, NULL);
+  if (e == CL_SUCCESS && b == CLBlastSuccess)
+    e = block_copy(env, sh, top, jb, w, 0);
   if (e == CL_SUCCESS && b == CLBlastSuccess && h > 0)
     b = dbl ? CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
                            CLBlastTransposeNo, h, w, jb, -1.0, sh->panel, jb,
-                           rows, sh->cols, top, m, 1.0, sh->cols, top + jb, m,
-                           &env->queue, NULL)
+                           rows, sh->block, 0, jb, 1.0, sh->cols, top + jb,
+                           sh->ld, &env->queue, NULL)
             : CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
                            CLBlastTransposeNo, h, w, jb, -1.0f, sh->panel, jb,
-                           rows, sh->cols, top, m, 1.0f, sh->cols, top + jb, m,
-                           &env->queue, NULL);
+                           rows, sh->block, 0, jb, 1.0f, sh->cols, top + jb,
+                           sh->ld, &env->queue, NULL);
   return e != CL_SUCCESS ? e : b == CLBlastSuccess ? CL_SUCCESS : (cl_int)b;
 }
 
@@ -500,7 +540,7 @@ int mlsba__factor_cl_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0,
     if (tmp == NULL)
       return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
     cl_int e = rect(sh, env->queue, 0, CL_TRUE, sh->cols, (size_t)r,
-                    (size_t)(c0 - sh->w0), m, tmp, rows, rows, w);
+                    (size_t)(c0 - sh->w0), sh->ld, tmp, rows, rows, w);
     for (size_t k = 0; e == CL_SUCCESS && k < w; k++)
       memcpy(at(P, r, c0 + (int64_t)k), tmp + k * rows * s, rows * s);
     free(tmp);
