@@ -109,7 +109,7 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
 }
 
 /* Devices that take units: those the options name that have code for the
- * update (cores, simulated devices, OpenCL devices for LU). By default
+ * update (cores, simulated devices, OpenCL devices). By default
  * every one but a device that computes on the other devices' cores (pocl
  * beside the cores), which would slow them with every unit it took. */
 static int choose_active(mlsba__factor_run_t *F) {
@@ -117,17 +117,15 @@ static int choose_active(mlsba__factor_run_t *F) {
   for (size_t i = 0; i < F->p; i++) {
     mlsba_device_type_t type = F->pl->dev[i].backend->type;
     int capable =
-        F->virt || type == MLSBA_DEVICE_CPU ||
-        (type == MLSBA_DEVICE_OPENCL && F->P->op != MLSBA__FACTOR_CHOL_UPPER);
+        F->virt || type == MLSBA_DEVICE_CPU || type == MLSBA_DEVICE_OPENCL;
     int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->opened[i].shares_cores;
     F->active[i] = (unsigned char)(capable && wanted);
     n += F->active[i];
   }
   if (n == 0)
     return mlsba__fail(MLSBA_EINVAL, "factor: no device in use can take the "
-                                     "update (cores, simulated devices and, "
-                                     "but for upper Cholesky, OpenCL devices "
-                                     "can)");
+                                     "update (cores, simulated devices and "
+                                     "OpenCL devices can)");
   return 0;
 }
 

@@ -14,12 +14,13 @@
  * its columns and the panel go to the device at every step, the panel's
  * row interchanges applied on the driving core as they are sent, and the
  * columns come back.
- * Lower Cholesky (streamed): each of its two runs of columns (a unit is a
- * pair) goes with the panel's rows beside it; CLBlast's GEMM updates the
- * run's rectangle, whose part below the run's diagonal block comes back
- * into the matrix and whose diagonal block comes back into host scratch,
- * from which only its lower triangle is copied once the share is done:
- * the upper triangle of the matrix is never written.
+ * Cholesky (streamed): each of its two runs of columns (a unit is a pair)
+ * goes with the panel's part beside it (lower: L21's rows of the run and
+ * below; upper: U12's columns up to the run's last); CLBlast's GEMM
+ * updates the run's rectangle, whose part off the run's diagonal block
+ * comes back into the matrix and whose diagonal block comes back into
+ * host scratch, from which only its triangle is copied once the share is
+ * done: the other triangle of the matrix is never written.
  * Every write and read is counted in the run's bytes and transfers. */
 #include <clblast_c.h>
 #include <stdlib.h>
@@ -101,15 +102,18 @@ static void count(share_t *sh, int write, size_t bytes) {
   F->moves[sh->dev]++;
 }
 
-/* The lower triangle of a run's diagonal block, from the scratch. After
- * a failure it writes what may be garbage into columns that the step's
- * copy then restores (run.c). */
-static void copy_lower(const mlsba__factor_problem_t *P, const run_t *r) {
+/* The triangle (lower, or upper for upper Cholesky) of a run's diagonal
+ * block, from the scratch. After a failure it writes what may be garbage
+ * into columns that the step's copy then restores (run.c). */
+static void copy_triangle(const mlsba__factor_problem_t *P, const run_t *r) {
   size_t s = esize(P);
-  for (int64_t k = 0; k < r->w; k++)
-    memcpy((char *)P->a + (size_t)(r->c + k + (r->c + k) * P->lda) * s,
-           (const char *)r->diag + (size_t)(k + k * r->w) * s,
-           (size_t)(r->w - k) * s);
+  int upper = P->op == MLSBA__FACTOR_CHOL_UPPER;
+  for (int64_t k = 0; k < r->w; k++) {
+    int64_t first = upper ? 0 : k, count = upper ? k + 1 : r->w - k;
+    memcpy((char *)P->a + (size_t)(r->c + first + (r->c + k) * P->lda) * s,
+           (const char *)r->diag + (size_t)(first + k * r->w) * s,
+           (size_t)count * s);
+  }
 }
 
 static void cl_complete(void *user, mlsba_opencl_env_t *env) {
@@ -118,7 +122,7 @@ static void cl_complete(void *user, mlsba_opencl_env_t *env) {
   for (int k = 0; k < 2; k++) {
     run_t *r = &s->run[k];
     if (r->diag)
-      copy_lower(s->P, r);
+      copy_triangle(s->P, r);
     if (r->cols)
       clReleaseMemObject(r->cols);
     if (r->panel)
@@ -137,7 +141,7 @@ static int cl_max_units(void *user, const mlsba_opencl_env_t *env,
   double rows = (double)(P->m - st->j), s = (double)esize(P);
   double panel = rows * (double)st->jb * s, column = rows * s;
   double mem = (double)env->global_mem, alloc = (double)env->max_alloc;
-  if (P->op == MLSBA__FACTOR_CHOL_LOWER) { /* a unit: N + 1 elements */
+  if (P->op != MLSBA__FACTOR_LU) { /* a unit: N + 1 elements */
     rows = (double)(P->n - st->j - st->jb);
     panel = rows * (double)st->jb * s;
     column = 2 * (rows + 1) * s;
@@ -148,7 +152,7 @@ static int cl_max_units(void *user, const mlsba_opencl_env_t *env,
     panel = (double)P->m * (double)P->nb * s;
   }
   *max = 0;
-  if (P->op == MLSBA__FACTOR_CHOL_UPPER || st->remap ||
+  if (st->remap ||
       (P->prec == MLSBA_PRECISION_DOUBLE && !mlsba__cl_has_fp64(env->device)) ||
       panel > alloc || panel + column > mem)
     return 0;
@@ -255,6 +259,58 @@ static cl_int gemm_nt(const mlsba__factor_problem_t *P, size_t m, size_t n,
                          CLBlastTransposeYes, m, n, k, -1.0f, a, 0, lda, a, 0,
                          lda, 1.0f, c, 0, ldc, q, NULL);
   return st == CLBlastSuccess ? CL_SUCCESS : (cl_int)st;
+}
+
+/* Upper Cholesky: C -= A^T B, A the panel's rows (jb x rows) and B its
+ * columns from the element b (jb x n). */
+static cl_int gemm_tn(const mlsba__factor_problem_t *P, size_t m, size_t n,
+                      size_t k, cl_mem a, size_t b, cl_mem c, size_t ldc,
+                      cl_command_queue *q) {
+  CLBlastStatusCode st =
+      P->prec == MLSBA_PRECISION_DOUBLE
+          ? CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeYes,
+                         CLBlastTransposeNo, m, n, k, -1.0, a, 0, k, a, b, k,
+                         1.0, c, 0, ldc, q, NULL)
+          : CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeYes,
+                         CLBlastTransposeNo, m, n, k, -1.0f, a, 0, k, a, b, k,
+                         1.0f, c, 0, ldc, q, NULL);
+  return st == CLBlastSuccess ? CL_SUCCESS : (cl_int)st;
+}
+
+/* Upper Cholesky: columns [c, c + w), rows s0 to c + w (the trailing
+ * matrix's first row down to the run's diagonal block), with the panel's
+ * rows above them (U12, jb x (c + w - s0)): the rectangle above the
+ * diagonal block straight back, the block into scratch. */
+static cl_int chol_upper_enqueue(mlsba_opencl_env_t *env,
+                                 const mlsba__factor_step_t *st, share_t *sh,
+                                 run_t *r) {
+  const mlsba__factor_problem_t *P = st->F->P;
+  int64_t s0 = st->j + st->jb;
+  size_t rows = (size_t)(r->c + r->w - s0), w = (size_t)r->w, s = esize(P);
+  size_t jb = (size_t)st->jb, above = rows - w;
+  r->diag = malloc(w * w * s);
+  if (r->diag == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int e;
+  r->cols =
+      clCreateBuffer(env->context, CL_MEM_READ_WRITE, rows * w * s, NULL, &e);
+  if (e == CL_SUCCESS)
+    r->panel =
+        clCreateBuffer(env->context, CL_MEM_READ_ONLY, jb * rows * s, NULL, &e);
+  if (e == CL_SUCCESS)
+    e = transfer(sh, env->queue, 1, r->cols, s0, r->c, rows, w);
+  if (e == CL_SUCCESS)
+    e = transfer(sh, env->queue, 1, r->panel, st->j, s0, jb, rows);
+  if (e == CL_SUCCESS)
+    e = gemm_tn(P, rows, w, jb, r->panel, above * jb, r->cols, rows,
+                &env->queue);
+  if (e == CL_SUCCESS && above > 0)
+    e = rect(sh, env->queue, 0, CL_FALSE, r->cols, 0, 0, rows, at(P, s0, r->c),
+             (size_t)P->lda, above, w);
+  if (e == CL_SUCCESS)
+    e = rect(sh, env->queue, 0, CL_FALSE, r->cols, above, 0, rows, r->diag, w,
+             w, w);
+  return e;
 }
 
 /* Lower Cholesky: columns [c, c + w), rows c to n: the rectangle below
@@ -476,9 +532,12 @@ static int cl_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
   int64_t N = P->n - s0, lo2 = N - hi > hi ? N - hi : hi;
   sh->run[0] = (run_t){.c = s0 + lo, .w = hi - lo};
   sh->run[1] = (run_t){.c = s0 + lo2, .w = N - lo - lo2};
-  cl_int e = chol_enqueue(env, st, sh, &sh->run[0]);
+  cl_int (*run)(mlsba_opencl_env_t *, const mlsba__factor_step_t *, share_t *,
+                run_t *) =
+      P->op == MLSBA__FACTOR_CHOL_UPPER ? chol_upper_enqueue : chol_enqueue;
+  cl_int e = run(env, st, sh, &sh->run[0]);
   if (e == CL_SUCCESS && sh->run[1].w > 0)
-    e = chol_enqueue(env, st, sh, &sh->run[1]);
+    e = run(env, st, sh, &sh->run[1]);
   return e;
 }
 

@@ -67,8 +67,8 @@ typedef struct mlsba_factor_opts {
    *  the other devices' cores (pocl beside the cores); else p flags in
    *  file order, 0 for a device that takes none (the core that factors
    *  the panels still takes the next panel's columns). At least one
-   *  device must be in use. OpenCL devices take LU and lower Cholesky
-   *  units; upper Cholesky runs on cores and simulated devices. */
+   *  device must be in use. Cores, simulated devices and OpenCL devices
+   *  take units of both factorizations. */
   const unsigned char *use;
   /** Directory of saved models of the update kernel (NULL: none): the
    *  first step of a factorization starts from them, and the models the
