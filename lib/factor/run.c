@@ -133,12 +133,16 @@ static int is_accel(const mlsba__factor_run_t *F, size_t i) {
   return F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
 }
 
-/* What resident columns need: per device, and a row per column. */
+/* What resident columns need: per device, and a row per column where an
+ * OpenCL device may hold columns. */
 static int alloc_resident(mlsba__factor_run_t *F) {
   size_t p = F->p, n = F->P->n > 0 ? (size_t)F->P->n : 1;
+  size_t accels = 0;
+  for (size_t i = 0; i < p; i++)
+    accels += (size_t)is_accel(F, i);
   F->res_lo = calloc(p, sizeof *F->res_lo);
   F->res_hi = calloc(p, sizeof *F->res_hi);
-  F->sent_row = calloc(n, sizeof *F->sent_row);
+  F->sent_row = calloc(accels ? n : 1, sizeof *F->sent_row);
   F->cl_cap = calloc(p, sizeof *F->cl_cap);
   F->streams = calloc(p, 1);
   F->cl_env = calloc(p, sizeof *F->cl_env);
@@ -350,14 +354,15 @@ static int update_units(void *user, int64_t first, int64_t count) {
 
 static int has_opencl(const mlsba__factor_run_t *F) {
   for (size_t i = 0; i < F->p; i++)
-    if (F->active[i] && is_accel(F, i))
+    if (is_accel(F, i))
       return 1;
   return 0;
 }
 
 /* The factorization's one load, set for a run of `units` units of this
  * step: an OpenCL device keeps its state (and columns) while it runs the
- * same load. */
+ * same load. Its OpenCL code is set on every platform with an OpenCL
+ * device, dropped or not, so that the step it sees is this one. */
 static int work_load(mlsba__factor_run_t *F, step_t *st, int64_t units) {
   const char *name =
       F->P->op == MLSBA__FACTOR_LU ? "getrf-update" : "potrf-update";
