@@ -419,11 +419,20 @@ typedef struct {
   const mlsba__cma_rect_t *rect;
   size_t q, ncols;
   int64_t nb, width[8];
+  const mlsba__comm_model_t *comm; /* NULL: compute alone */
 } brute_t;
 
 static double time_at(mlsba_model_t *m, int64_t a) {
   double t;
   ck_assert_int_eq(mlsba_model_time(m, (double)a, &t), 0);
+  return t;
+}
+
+/* Node i's time for h rows of width w, its communication included. */
+static double brute_time(const brute_t *B, size_t i, int64_t h, int64_t w) {
+  double t = time_at(B->m[i], h * w);
+  if (B->comm)
+    t += B->comm->fixed[i] + B->comm->per_block[i] * (double)(h + w);
   return t;
 }
 
@@ -443,7 +452,7 @@ static double best_heights(const brute_t *B, size_t c, int64_t w) {
     if (h[k - 1] >= 1) {
       double t = 0;
       for (size_t e = 0; e < k; e++)
-        t = fmax(t, time_at(B->m[nodes[e]], h[e] * w));
+        t = fmax(t, brute_time(B, nodes[e], h[e], w));
       best = fmin(best, t);
     }
     size_t e = k - 1;
@@ -519,6 +528,65 @@ START_TEST(the_fit_to_models_is_the_constrained_optimum) {
 }
 END_TEST
 
+/* With each node's panels in its time (fixed + per_block (m + n)), the
+ * fit is still the optimum of its columns: checked against every width
+ * and height, on costs from negligible to dominant. */
+START_TEST(the_fit_with_communication_is_the_constrained_optimum) {
+  rng_t r = {.state = 9300 + (uint64_t)_i};
+  int improved = 0;
+  for (int trial = 0; trial < 150; trial++) {
+    size_t q = (size_t)rng_range(&r, 1, 5);
+    int64_t nb = rng_range(&r, 3, 7);
+    int64_t w[8];
+    mlsba_model_t *m[8];
+    mlsba__cma_rect_t rect[8];
+    mlsba__cma_info_t info;
+    double fixed[8], per[8];
+    random_blocks(&r, nb, q, w);
+    for (size_t i = 0; i < q; i++) {
+      m[i] = random_paper_model(&r, 6, (double)(nb * nb));
+      /* the time of one block, times 0.001 to 10 */
+      double one = time_at(m[i], 1);
+      per[i] = one * exp(log(1e-3) + log(1e4) * rng_uniform(&r));
+      fixed[i] = rng_uniform(&r) < 0.5 ? 0 : one * rng_uniform(&r);
+    }
+    mlsba__comm_model_t comm = {fixed, per};
+    ck_assert_int_eq(mlsba__cma(w, q, nb, rect, &info), 0);
+    brute_t B = {.m = m,
+                 .rect = rect,
+                 .q = q,
+                 .ncols = info.columns,
+                 .nb = nb,
+                 .comm = &comm};
+    double before = 0, after = 0, reported;
+    for (size_t i = 0; i < q; i++)
+      before = fmax(before, brute_time(&B, i, rect[i].m, rect[i].n));
+    ck_assert_int_eq(mlsba__cma_fit_models_comm((const mlsba_model_t *const *)m,
+                                                &comm, q, nb, rect, &reported),
+                     0);
+    mlsba__cma_measure(w, q, rect, &info);
+    check_arrangement(w, q, nb, rect, &info);
+    for (size_t i = 0; i < q; i++) {
+      after = fmax(after, brute_time(&B, i, rect[i].m, rect[i].n));
+      ck_assert_double_eq(
+          mlsba__rect_time(m[i], &comm, i, rect[i].m, rect[i].n),
+          brute_time(&B, i, rect[i].m, rect[i].n));
+    }
+    ck_assert_double_eq(after, reported);
+    ck_assert_double_le(after, before);
+    double best = brute_widths(&B, 0, nb);
+    ck_assert_msg(after == best,
+                  "trial %d q=%zu nb=%lld: fit %.17g, "
+                  "optimum %.17g (CMA %.17g)",
+                  trial, q, (long long)nb, after, best, before);
+    improved += after < before;
+    for (size_t i = 0; i < q; i++)
+      mlsba_model_destroy(m[i]);
+  }
+  ck_assert_int_gt(improved, 10);
+}
+END_TEST
+
 static Suite *cma_suite(void) {
   Suite *s = suite_create("cma");
   TCase *tc = tcase_create("cases");
@@ -536,6 +604,8 @@ static Suite *cma_suite(void) {
   tcase_add_loop_test(tc, random_arrangements_tile_the_grid, 0, 4);
   tcase_add_test(tc, large_areas_are_within_one_row_and_column);
   tcase_add_loop_test(tc, the_fit_to_models_is_the_constrained_optimum, 0, 2);
+  tcase_add_loop_test(tc, the_fit_with_communication_is_the_constrained_optimum,
+                      0, 2);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -155,13 +155,16 @@ START_TEST(both_precisions_factorize_right_on_two_cores) {
 END_TEST
 
 /* n not a multiple of the block, n below the block, one column,
- * rectangular matrices, a leading dimension beyond m. */
+ * rectangular matrices, a leading dimension beyond m; panels wide enough
+ * for the recursive LU panel to split unevenly (100: 48 + 24 + 14 + 14)
+ * and shares wider than one block of the solves by inverse (256). */
 START_TEST(odd_sizes_factorize_right) {
   node_t nd = open_node(two_cores);
-  static const int64_t sizes[][4] = {/* m, n, lda, nb */
-                                     {130, 130, 130, 32}, {5, 5, 5, 32},
-                                     {1, 1, 1, 32},       {97, 41, 101, 16},
-                                     {41, 97, 45, 16},    {200, 200, 203, 7}};
+  static const int64_t sizes[][4] = {
+      /* m, n, lda, nb */
+      {130, 130, 130, 32},  {5, 5, 5, 32},        {1, 1, 1, 32},
+      {97, 41, 101, 16},    {41, 97, 45, 16},     {200, 200, 203, 7},
+      {301, 301, 301, 100}, {230, 120, 233, 100}, {700, 700, 701, 40}};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
     for (int prec = 0; prec < 2; prec++) {
       const int64_t *z = sizes[s];

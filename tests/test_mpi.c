@@ -309,6 +309,79 @@ START_TEST(product_runs_the_fastest_distribution_measured) {
 }
 END_TEST
 
+/* --comm-model links with every rank's link in its platform file: the
+ * report gives each rank's link as the file has it and the panels the
+ * model predicts for its rectangle, nb (2 latency + (m + n) b^2 8 /
+ * bandwidth); rank 2's link is 10 to 100 times slower than the others'
+ * and gets the smallest share. */
+START_TEST(links_from_the_platform_files_are_in_the_models) {
+  static const double lat[4] = {5e-5, 5e-5, 1e-4, 5e-5},
+                      bw[4] = {1.25e8, 1.25e9, 1.25e7, 1.25e8};
+  tool_run_t r;
+  run_inpa(4, &r, "--platform", DATA "net%r.json", "--size", "2048", "--block",
+           "64", "--comm-model", "links", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 4, 2048, 64);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "comm_model")),
+                   "links");
+  json_t *ranks = json_object_get(j, "ranks");
+  double nb = 2048 / 64;
+  json_int_t least = 1 << 30;
+  for (size_t i = 0; i < 4; i++) {
+    json_t *rk = json_array_get(ranks, i), *link = json_object_get(rk, "link");
+    ck_assert_ptr_nonnull(link);
+    ck_assert_str_eq(json_string_value(json_object_get(link, "source")),
+                     "platform");
+    ck_assert_double_eq_tol(num_of(link, "latency"), lat[i], 1e-12);
+    ck_assert_double_eq_tol(num_of(link, "bandwidth"), bw[i], 1e-3);
+    double want =
+        nb * (2 * lat[i] + (double)(int_of(rk, "m") + int_of(rk, "n")) * 64 *
+                               64 * 8 / bw[i]);
+    ck_assert_double_eq_tol(num_of(rk, "comm_modelled_s"), want, 1e-9 * want);
+    if (i != 2)
+      least = int_of(rk, "w") < least ? int_of(rk, "w") : least;
+  }
+  ck_assert_int_lt(int_of(json_array_get(ranks, 2), "w"), least);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* Without a network link in the files the links are measured from rank 0
+ * (rank 0 takes the fastest path it measured); without --comm-model the
+ * report says none and carries no links. */
+START_TEST(links_are_measured_where_the_files_give_none) {
+  for (int with = 0; with < 2; with++) {
+    tool_run_t r;
+    run_inpa(3, &r, "--platform", DATA "sim%r.json", "--size", "1024",
+             "--block", "64", "--json", "-", "--comm-model",
+             with ? "links" : "none", NULL);
+    ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+    json_t *j = parse(r.out);
+    check_report(j, 3, 1024, 64);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "comm_model")),
+                     with ? "links" : "none");
+    for (size_t i = 0; i < 3; i++) {
+      json_t *rk = json_array_get(json_object_get(j, "ranks"), i);
+      json_t *link = json_object_get(rk, "link");
+      if (!with) {
+        ck_assert_ptr_null(link);
+        ck_assert_ptr_null(json_object_get(rk, "comm_modelled_s"));
+        continue;
+      }
+      ck_assert_str_eq(json_string_value(json_object_get(link, "source")),
+                       "measured");
+      ck_assert_double_ge(num_of(link, "latency"), 0);
+      ck_assert_double_ge(num_of(link, "bandwidth"), 0);
+      ck_assert_double_ge(num_of(rk, "comm_modelled_s"), 0);
+    }
+    json_decref(j);
+    tool_run_free(&r);
+  }
+}
+END_TEST
+
 START_TEST(simulated_nodes_converge) {
   tool_run_t r;
   run_inpa(4, &r, "--platform", DATA "sim%r.json", "--size", "2048", "--block",
@@ -636,6 +709,8 @@ static const struct {
     {"--size", "", "rank 0: bad value for --size: \"\""},
     {"--max-iter", "0", "rank 0: bad value for --max-iter: 0"},
     {"--eps", NULL, "rank 0: missing value after --eps"},
+    {"--comm-model", "fast", "rank 0: bad value for --comm-model: fast"},
+    {"--comm-model", "", "rank 0: bad value for --comm-model: \"\""},
 };
 
 START_TEST(command_line_errors_say_what_is_wrong) {
@@ -1282,6 +1357,8 @@ static Suite *mpi_suite(void) {
   TCase *tc = tcase_create("mlsba-inpa");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, simulated_nodes_converge);
+  tcase_add_test(tc, links_from_the_platform_files_are_in_the_models);
+  tcase_add_test(tc, links_are_measured_where_the_files_give_none);
   tcase_add_test(tc, ranks_measure_their_links_by_ping_pong);
   tcase_add_test(tc, homogeneous_baseline_stays_uneven);
   tcase_add_test(tc, product_runs_the_fastest_distribution_measured);

@@ -808,6 +808,8 @@ static const struct {
     {{"--op", "getrf", "-m", "8", NULL}, "take --size N"},
     {{"--op", "potrf", "--algo", "slba", NULL}, "--algo of a factorization"},
     {{"--op", "getrf", "--block", "0", NULL}, "--block must be"},
+    {{"--rounds", "3", NULL}, "--rounds goes with --op"},
+    {{"--op", "potrf", "--rounds", "100", NULL}, "--rounds must be"},
 };
 
 /* --op getrf --compare on the seed-002 desktop: every row of the

@@ -8,6 +8,7 @@
  * JSON report. Bad input, or an error on any rank, gives one line on rank
  * 0's stderr and a non-zero exit on every rank. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +54,9 @@ static int flag_option(const char *opt, args_t *A) {
 }
 
 static int is_value_option(const char *opt) {
-  static const char *const names[] = {"--platform", "--size",      "--block",
-                                      "--algo",     "--node-algo", "--eps",
-                                      "--max-iter", "--precision", "--json"};
+  static const char *const names[] = {
+      "--platform", "--size",     "--block",     "--algo", "--node-algo",
+      "--eps",      "--max-iter", "--precision", "--json", "--comm-model"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (!strcmp(opt, names[i]))
       return 1;
@@ -92,6 +93,8 @@ static int option_value(const char *opt, const char *v, args_t *A) {
     o->max_iter = (unsigned)it;
     return bad;
   }
+  if (!strcmp(opt, "--comm-model"))
+    return mlsba_mpi_comm_model_from_name(v, &o->comm_model) != 0;
   if (!strcmp(opt, "--precision")) {
     o->precision =
         !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
@@ -254,6 +257,19 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
          r->simulated ? " (virtual)" : "", r->gflops);
   printf("comm share  %.1f%% of the time in MPI calls, waits included\n",
          100 * r->comm_share);
+  if (A->o.comm_model == MLSBA_MPI_COMM_LINKS) {
+    double most = 0, slowest = INFINITY;
+    for (int i = 0; i < r->nodes; i++) {
+      most =
+          r->ranks[i].comm_modelled > most ? r->ranks[i].comm_modelled : most;
+      if (r->ranks[i].link.bandwidth > 0 &&
+          r->ranks[i].link.bandwidth < slowest)
+        slowest = r->ranks[i].link.bandwidth;
+    }
+    printf("comm model  links: at most %.4f s of panels per rank modelled, "
+           "slowest link %.3g MB/s\n",
+           most, isfinite(slowest) ? slowest / 1e6 : 0.0);
+  }
   if (r->verified < 0)
     printf("verified    n/a (%s)\n",
            r->simulated ? "simulated devices compute nothing" : "not checked");
@@ -300,12 +316,21 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
                                       json_name(k->devices[d].full_name),
                                       "load", (json_int_t)k->devices[d].load,
                                       "time", k->devices[d].time));
-    json_array_append_new(
-        ranks, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:o}",
-                         "rank", i, "w", (json_int_t)k->w, "m",
-                         (json_int_t)k->m, "n", (json_int_t)k->n, "row",
-                         (json_int_t)k->row, "col", (json_int_t)k->col, "time",
-                         k->time, "comm_s", k->comm, "devices", devs));
+    json_t *rk = json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:o}",
+                           "rank", i, "w", (json_int_t)k->w, "m",
+                           (json_int_t)k->m, "n", (json_int_t)k->n, "row",
+                           (json_int_t)k->row, "col", (json_int_t)k->col,
+                           "time", k->time, "comm_s", k->comm, "devices", devs);
+    /* Added: the link the communication model took, and its prediction. */
+    if (rk != NULL && A->o.comm_model == MLSBA_MPI_COMM_LINKS) {
+      json_object_set_new(
+          rk, "link",
+          json_pack("{s:f, s:f, s:s}", "latency", k->link.latency, "bandwidth",
+                    k->link.bandwidth, "source",
+                    k->link_source == 1 ? "platform" : "measured"));
+      json_object_set_new(rk, "comm_modelled_s", json_real(k->comm_modelled));
+    }
+    json_array_append_new(ranks, rk);
   }
   json_t *verified = r->verified < 0 ? json_null() : json_boolean(r->verified);
   json_t *j = json_pack(
@@ -324,8 +349,12 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
       "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop), "eps",
       A->o.eps, "history", hist, "ranks", ranks);
   /* Added after the fields above, which the report's readers know. */
-  if (j != NULL)
+  if (j != NULL) {
     json_object_set_new(j, "run_iteration", json_integer(r->run_iteration));
+    json_object_set_new(
+        j, "comm_model",
+        json_string(mlsba_mpi_comm_model_name(A->o.comm_model)));
+  }
   return j;
 }
 

@@ -59,6 +59,9 @@ static int take_value(const char *o, const char *v, bench_args_t *a,
     if (parse_count(v, 1 << 20, &a->block))
       return bad_usage("--block must be a whole number from 1 to 2^20, got ",
                        v);
+  } else if (!strcmp(o, "--rounds")) {
+    if (parse_count(v, BENCH_MAX_ROUNDS, &a->rounds))
+      return bad_usage("--rounds must be a whole number from 1 to 99, got ", v);
   } else if (!strcmp(o, "--precision")) {
     if (strcmp(v, "single") && strcmp(v, "double"))
       return bad_usage("--precision must be single or double, got ", v);
@@ -109,9 +112,10 @@ static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
 
 int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   static const char *const with_value[] = {
-      "--platform",  "--algo", "--json", "--plot",     "--models",
-      "--precision", "--eps",  "--size", "--max-iter", "-m",
-      "-n",          "-k",     "--op",   "--block",    NULL};
+      "--platform", "--algo",      "--json",   "--plot",
+      "--models",   "--precision", "--eps",    "--size",
+      "--max-iter", "-m",          "-n",       "-k",
+      "--op",       "--block",     "--rounds", NULL};
   int64_t size = 0;
   const char *algo = "mlsba";
   *a = (bench_args_t){.platform = "auto", .eps = 0.05, .max_iter = 20};
@@ -147,6 +151,8 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
     return check_factor_args(a, size, algo);
   if (a->block)
     return bad_usage("--block goes with --op getrf or potrf", "");
+  if (a->rounds)
+    return bad_usage("--rounds goes with --op getrf or potrf", "");
   if (size && (a->m || a->n || a->k))
     return bad_usage("--size and -m/-n/-k exclude each other", "");
   if (!size && !a->m && !a->n && !a->k)

@@ -17,15 +17,19 @@ typedef struct {
   unsigned max_iter;
   /* --op: the product (0), or a factorization of order n (getrf, potrf);
    * --block its nb; algo_name the --algo given, which a factorization
-   * reads as a split (mlsba_factor_split_t). */
+   * reads as a split (mlsba_factor_split_t); --rounds the interleaved
+   * rounds of its real rows (0: the default, 3). */
   enum { BENCH_OP_GEMM = 0, BENCH_OP_GETRF, BENCH_OP_POTRF } op;
-  int64_t block;
+  int64_t block, rounds;
   const char *algo_name;
 } bench_args_t;
 
 /* What bench_parse_args() returns besides 0 (go on) and an exit status
  * for bad input (2, after one line on stderr): --help or --version done. */
 #define BENCH_ARGS_DONE (-1)
+
+/* The most --rounds a factorization's rows take. */
+#define BENCH_MAX_ROUNDS 99
 
 int bench_parse_args(int argc, char **argv, bench_args_t *a);
 

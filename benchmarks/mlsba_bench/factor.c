@@ -26,7 +26,7 @@ typedef struct {
   int lapack;        /* 1: the system LAPACK, not libmlsba */
   mlsba_factor_split_t split;
   unsigned char *use; /* NULL: every device */
-  double seconds[ROUNDS_REAL];
+  double seconds[BENCH_MAX_ROUNDS];
   int rounds;
   double median, gflops, residual, ppe;
   int verified; /* -1: not checked (virtual time) */
@@ -220,7 +220,7 @@ static int by_value(const void *x, const void *y) {
 static void summarise(fbench_t *F, frow_t *rows, size_t used) {
   for (size_t i = 0; i < used; i++) {
     frow_t *r = &rows[i];
-    double s[ROUNDS_REAL];
+    double s[BENCH_MAX_ROUNDS];
     memcpy(s, r->seconds, sizeof s);
     qsort(s, (size_t)r->rounds, sizeof *s, by_value);
     r->median = s[r->rounds / 2];
@@ -243,7 +243,7 @@ static void summarise(fbench_t *F, frow_t *rows, size_t used) {
 }
 
 static int run_rows(fbench_t *F, frow_t *rows, size_t used) {
-  int rounds = F->sim ? 1 : ROUNDS_REAL;
+  int rounds = F->sim ? 1 : F->a->rounds ? (int)F->a->rounds : ROUNDS_REAL;
   /* Interleaved: round k of every row before round k + 1 of any, so that
    * a machine whose speed drifts weighs on all rows alike. */
   for (int k = 0; k < rounds; k++)

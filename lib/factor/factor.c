@@ -149,7 +149,11 @@ int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   P.ipiv = calloc(k > 0 ? (size_t)k : 1, sizeof *P.ipiv);
   if (P.ipiv == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_getrf: out of memory");
+  size_t jb = (size_t)(o.block < k ? o.block : k);
+  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  P.linv = malloc(2 * jb * jb * es + 1); /* NULL: the update solves */
   err = factorize(ex, &P, &o, report);
+  free(P.linv);
   if (!err) {
     for (int64_t i = 0; i < k; i++)
       ipiv[i] = P.ipiv[i];
@@ -189,7 +193,11 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                                .lda = lda,
                                .nb = o.block,
                                .a = a};
+  size_t jb = (size_t)(o.block < n ? o.block : n);
+  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  P.linv = malloc(2 * jb * jb * es + 1); /* NULL: the panel solves */
   err = factorize(ex, &P, &o, report);
+  free(P.linv);
   if (!err)
     *info = P.info;
   return err;

@@ -2,6 +2,8 @@
  * unblocked routines for the panel (called, not rewritten), every solve
  * and product through the project's CPU kernels (cpu_blas.h). */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../devices/cpu/cpu_blas.h"
 #include "factor.h"
@@ -19,6 +21,10 @@ void spotf2_(const char *uplo, const int *n, float *a, const int *lda,
 /* The diagonal blocks of a Cholesky update are computed apart in blocks of
  * this many columns, so that the other triangle is never written. */
 enum { DIAG_BLOCK = 64 };
+
+/* Solves by a triangle's inverse go through copies of this many columns
+ * (rows) of the right-hand side. */
+enum { SOLVE_BLOCK = 256 };
 
 static size_t esize(const mlsba__factor_problem_t *P) {
   return P->prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
@@ -68,21 +74,126 @@ double mlsba__factor_flops(const mlsba__factor_problem_t *P) {
   return m >= n ? m * n * n - n * n * n / 3 : n * m * m - m * m * m / 3;
 }
 
-static int lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
-  int m = (int)(P->m - j), n = (int)jb, lda = (int)P->lda, info = 0;
-  int *piv = P->ipiv + j;
+/* Columns this narrow or narrower are factorized by LAPACK's ?getf2
+ * itself; wider ones are split in two, as LAPACK's ?getrf2 does. */
+enum { PANEL_LEAF = 16 };
+
+static void laswp(const mlsba__factor_problem_t *P, int64_t col, int64_t w,
+                  int64_t k1, int64_t k2);
+
+/* LAPACK's unblocked LU of rows [c, m) of columns [c, c + w), its pivots
+ * made global. */
+static void lu_leaf(mlsba__factor_problem_t *P, int64_t c, int64_t w) {
+  int m = (int)(P->m - c), n = (int)w, lda = (int)P->lda, info = 0;
+  int *piv = P->ipiv + c;
   if (P->prec == MLSBA_PRECISION_DOUBLE)
-    dgetf2_(&m, &n, at(P, j, j), &lda, piv, &info);
+    dgetf2_(&m, &n, at(P, c, c), &lda, piv, &info);
   else
-    sgetf2_(&m, &n, at(P, j, j), &lda, piv, &info);
-  for (int64_t i = 0; i < jb; i++)
-    piv[i] += (int)j; /* ?getf2 counts from the panel's first row */
+    sgetf2_(&m, &n, at(P, c, c), &lda, piv, &info);
+  for (int64_t i = 0; i < w; i++)
+    piv[i] += (int)c; /* ?getf2 counts from its first row */
   if (info > 0 && P->info == 0)
-    P->info = j + info;
+    P->info = c + info;
+}
+
+/* Recursive LU with partial pivoting of rows [c, m) of columns [c, c + w)
+ * (Toledo's, LAPACK's ?getrf2): the left half, its swaps and solve on the
+ * right half, the right half's product, the right half, its swaps on the
+ * left half. ?getf2 alone does a rank-1 update of the whole panel per
+ * column (memory bound: 12 GFLOPS here for a 3968 x 128 double panel);
+ * the halves' products run on the cores' GEMM kernels, single threaded. */
+static void lu_recursive(mlsba__factor_problem_t *P, int64_t c, int64_t w) {
+  int64_t rows = P->m - c;
+  if (w <= PANEL_LEAF || rows <= w) {
+    lu_leaf(P, c, w);
+    return;
+  }
+  int64_t n1 = w / 2 >= PANEL_LEAF ? w / 2 / 8 * 8 : w / 2, n2 = w - n1;
+  lu_recursive(P, c, n1);
+  laswp(P, c + n1, n2, c + 1, c + n1);
+  mlsba__cpu_trsm(P->prec, 'L', 'L', 'N', 'U', n1, n2, 1.0, at(P, c, c), P->lda,
+                  at(P, c, c + n1), P->lda, 1);
+  mlsba__cpu_gemm(P->prec, 'N', 'N', rows - n1, n2, n1, -1.0, at(P, c + n1, c),
+                  P->lda, at(P, c, c + n1), P->lda, 1.0, at(P, c + n1, c + n1),
+                  P->lda, 1);
+  lu_recursive(P, c + n1, n2);
+  laswp(P, c, n1, c + n1 + 1, c + w);
+}
+
+/* x (jb x jb, leading dimension jb) = the inverse of the triangle at
+ * (j, j): the identity solved with it. */
+static void invert_triangle(const mlsba__factor_problem_t *P, int64_t j,
+                            int64_t jb, char uplo, char diag, void *x) {
+  memset(x, 0, (size_t)(jb * jb) * esize(P));
+  for (int64_t i = 0; i < jb; i++) {
+    if (P->prec == MLSBA_PRECISION_DOUBLE)
+      ((double *)x)[i + i * jb] = 1;
+    else
+      ((float *)x)[i + i * jb] = 1;
+  }
+  mlsba__cpu_trsm(P->prec, 'L', uplo, 'N', diag, jb, jb, 1.0, at(P, j, j),
+                  P->lda, x, jb, 1);
+}
+
+/* Where the inverse of panel j's diagonal block is kept. */
+static void *linv_of(const mlsba__factor_problem_t *P, int64_t j) {
+  size_t jb =
+      (size_t)(P->nb < mlsba__factor_diag(P) ? P->nb : mlsba__factor_diag(P));
+  return (char *)P->linv + (size_t)(j / P->nb % 2) * jb * jb * esize(P);
+}
+
+static int lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+  lu_recursive(P, j, jb);
+  if (P->linv) /* for the update: inv(L11) */
+    invert_triangle(P, j, jb, 'L', 'U', linv_of(P, j));
   return 0;
 }
 
-static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+/* Rows [r0, r1) of L21 = A21 L11^-T (lower) or columns [r0, r1) of
+ * U12 = U11^-T A12 (upper), by the product with inv, the triangle's
+ * inverse, through copies of SOLVE_BLOCK rows (columns) at a time: the
+ * solve ran at a third of the GEMM's speed. 0: no memory (not done). */
+static int chol_solve_by_inverse(const mlsba__factor_problem_t *P, int64_t j,
+                                 int64_t jb, const void *inv, int64_t r0,
+                                 int64_t r1) {
+  size_t es = esize(P);
+  char *copy = malloc((size_t)(jb * SOLVE_BLOCK) * es);
+  int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
+  for (int64_t r = r0; copy && r < r1; r += SOLVE_BLOCK) {
+    int64_t h = r1 - r < SOLVE_BLOCK ? r1 - r : SOLVE_BLOCK;
+    if (lower) { /* rows [r, r + h) of the panel's jb columns */
+      for (int64_t c = 0; c < jb; c++)
+        memcpy(copy + (size_t)(c * h) * es, at(P, r, j + c), (size_t)h * es);
+      mlsba__cpu_gemm(P->prec, 'N', 'T', h, jb, jb, 1.0, copy, h, inv, jb, 0.0,
+                      at(P, r, j), P->lda, 1);
+    } else { /* columns [r, r + h) of the panel's jb rows */
+      for (int64_t c = 0; c < h; c++)
+        memcpy(copy + (size_t)(c * jb) * es, at(P, j, r + c), (size_t)jb * es);
+      mlsba__cpu_gemm(P->prec, 'T', 'N', jb, h, jb, 1.0, inv, jb, copy, jb, 0.0,
+                      at(P, j, r), P->lda, 1);
+    }
+  }
+  int done = copy != NULL;
+  free(copy);
+  return done;
+}
+
+/* The Cholesky panel's solve of rows (columns) [r0, r1): by the inverse
+ * in P->linv when there is one, else by TRSM. */
+static void chol_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                       int64_t r0, int64_t r1) {
+  if (r1 <= r0 ||
+      (P->linv && chol_solve_by_inverse(P, j, jb, linv_of(P, j), r0, r1)))
+    return;
+  if (P->op == MLSBA__FACTOR_CHOL_LOWER) /* L21 = A21 L11^-T */
+    mlsba__cpu_trsm(P->prec, 'R', 'L', 'T', 'N', r1 - r0, jb, 1.0, at(P, j, j),
+                    P->lda, at(P, r0, j), P->lda, 1);
+  else /* U12 = U11^-T A12 */
+    mlsba__cpu_trsm(P->prec, 'L', 'U', 'T', 'N', jb, r1 - r0, 1.0, at(P, j, j),
+                    P->lda, at(P, j, r0), P->lda, 1);
+}
+
+int mlsba__factor_chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   int n = (int)jb, lda = (int)P->lda, info = 0;
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
   const char *uplo = lower ? "L" : "U";
@@ -94,15 +205,20 @@ static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
     P->info = j + info;
     return 1;
   }
-  int64_t rest = trailing(P, j, jb);
-  if (rest == 0)
-    return 0;
-  if (lower) /* L21 = A21 L11^-T */
-    mlsba__cpu_trsm(P->prec, 'R', 'L', 'T', 'N', rest, jb, 1.0, at(P, j, j),
-                    P->lda, at(P, j + jb, j), P->lda, 1);
-  else /* U12 = U11^-T A12 */
-    mlsba__cpu_trsm(P->prec, 'L', 'U', 'T', 'N', jb, rest, 1.0, at(P, j, j),
-                    P->lda, at(P, j, j + jb), P->lda, 1);
+  if (P->linv && trailing(P, j, jb) > 0)
+    invert_triangle(P, j, jb, lower ? 'L' : 'U', 'N', linv_of(P, j));
+  return 0;
+}
+
+void mlsba__factor_chol_solve_rows(const mlsba__factor_problem_t *P, int64_t j,
+                                   int64_t jb, int64_t r0, int64_t r1) {
+  chol_solve(P, j, jb, r0, r1);
+}
+
+static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+  if (mlsba__factor_chol_diag(P, j, jb))
+    return 1;
+  chol_solve(P, j, jb, j + jb, P->n);
   return 0;
 }
 
@@ -143,12 +259,36 @@ void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
   laswp(P, c, w, j + 1, j + jb);
 }
 
+/* U12 = L11^-1 A12 for columns [c, c + w): a product with the inverse
+ * the panel left, through a copy of A12 in blocks of columns. A solve with
+ * a jb-wide triangle runs at a third of the GEMM's speed on one core here
+ * (16 against 50 GFLOPS, double, jb = 128), and was a tenth of the update;
+ * GPU HPL codes solve with the inverse for the same reason. */
+
+static void lu_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                     int64_t c, int64_t w) {
+  void *copy = P->linv ? malloc((size_t)(jb * SOLVE_BLOCK) * esize(P)) : NULL;
+  if (copy == NULL) {
+    mlsba__cpu_trsm(P->prec, 'L', 'L', 'N', 'U', jb, w, 1.0, at(P, j, j),
+                    P->lda, at(P, j, c), P->lda, 1);
+    return;
+  }
+  for (int64_t c0 = c; c0 < c + w; c0 += SOLVE_BLOCK) {
+    int64_t cw = c + w - c0 < SOLVE_BLOCK ? c + w - c0 : SOLVE_BLOCK;
+    for (int64_t k = 0; k < cw; k++)
+      memcpy((char *)copy + (size_t)(k * jb) * esize(P), at(P, j, c0 + k),
+             (size_t)jb * esize(P));
+    mlsba__cpu_gemm(P->prec, 'N', 'N', jb, cw, jb, 1.0, linv_of(P, j), jb, copy,
+                    jb, 0.0, at(P, j, c0), P->lda, 1);
+  }
+  free(copy);
+}
+
 /* LU: columns [c, c + w) after the panel [j, j + jb). */
 static void lu_columns(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                        int64_t c, int64_t w) {
   laswp(P, c, w, j + 1, j + jb);
-  mlsba__cpu_trsm(P->prec, 'L', 'L', 'N', 'U', jb, w, 1.0, at(P, j, j), P->lda,
-                  at(P, j, c), P->lda, 1);
+  lu_solve(P, j, jb, c, w);
   int64_t h = P->m - j - jb;
   if (h > 0)
     mlsba__cpu_gemm(P->prec, 'N', 'N', h, w, jb, -1.0, at(P, j + jb, j), P->lda,
@@ -179,27 +319,37 @@ static void chol_diag_block(const mlsba__factor_problem_t *P, int64_t j,
   }
 }
 
+/* The lower (upper) triangle of the update on the diagonal block
+ * [d, d + w), recursively: two half triangles and the rectangle between
+ * them in one product. Blocks of DIAG_BLOCK columns, each a product of
+ * its own, packed the rows below them again for every block: a run of a
+ * thousand columns ran at four fifths of the GEMM's speed. */
+static void chol_triangle(const mlsba__factor_problem_t *P, int64_t j,
+                          int64_t jb, int64_t d, int64_t w) {
+  if (w <= DIAG_BLOCK) {
+    chol_diag_block(P, j, jb, d, w);
+    return;
+  }
+  int64_t h = w / 2;
+  chol_triangle(P, j, jb, d, h);
+  if (P->op == MLSBA__FACTOR_CHOL_LOWER) /* L21(d + h..) L21(d..)^T */
+    mlsba__cpu_gemm(P->prec, 'N', 'T', w - h, h, jb, -1.0, at(P, d + h, j),
+                    P->lda, at(P, d, j), P->lda, 1.0, at(P, d + h, d), P->lda,
+                    1);
+  else /* U12(d..)^T U12(d + h..) */
+    mlsba__cpu_gemm(P->prec, 'T', 'N', h, w - h, jb, -1.0, at(P, j, d), P->lda,
+                    at(P, j, d + h), P->lda, 1.0, at(P, d, d + h), P->lda, 1);
+  chol_triangle(P, j, jb, d + h, w - h);
+}
+
 /* Cholesky: columns [c, c + w) of the trailing matrix, absolute indices,
- * after the panel [j, j + jb): the rectangle off the run's diagonal in one
- * product, the run's own triangle in blocks. */
+ * after the panel [j, j + jb): the run's own triangle, then the rectangle
+ * off it in one product. */
 static void chol_columns(const mlsba__factor_problem_t *P, int64_t j,
                          int64_t jb, int64_t c, int64_t w) {
   int64_t s0 = j + jb; /* the trailing matrix's first row and column */
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
-  for (int64_t d = c; d < c + w; d += DIAG_BLOCK) {
-    int64_t s = c + w - d < DIAG_BLOCK ? c + w - d : DIAG_BLOCK;
-    chol_diag_block(P, j, jb, d, s);
-    int64_t rest = c + w - d - s; /* of the run, beyond this block */
-    if (rest == 0)
-      continue;
-    if (lower) /* rows of the run below the block, the block's columns */
-      mlsba__cpu_gemm(P->prec, 'N', 'T', rest, s, jb, -1.0, at(P, d + s, j),
-                      P->lda, at(P, d, j), P->lda, 1.0, at(P, d + s, d), P->lda,
-                      1);
-    else /* the block's rows, the run's columns right of the block */
-      mlsba__cpu_gemm(P->prec, 'T', 'N', s, rest, jb, -1.0, at(P, j, d), P->lda,
-                      at(P, j, d + s), P->lda, 1.0, at(P, d, d + s), P->lda, 1);
-  }
+  chol_triangle(P, j, jb, c, w);
   if (lower && c + w < P->n) /* below the run */
     mlsba__cpu_gemm(P->prec, 'N', 'T', P->n - c - w, w, jb, -1.0,
                     at(P, c + w, j), P->lda, at(P, c, j), P->lda, 1.0,
@@ -227,11 +377,61 @@ void mlsba__factor_update(const mlsba__factor_problem_t *P, int64_t j,
     chol_columns(P, j, jb, s0 + lo, hi - lo);
 }
 
-void mlsba__factor_swap_left(const mlsba__factor_problem_t *P) {
-  int64_t kmax = mlsba__factor_diag(P);
-  for (int64_t j = 0; j < kmax; j += P->nb) {
-    int64_t jb = kmax - j < P->nb ? kmax - j : P->nb;
-    if (j + jb < kmax)
-      laswp(P, j, jb, j + jb + 1, kmax);
+/* Rows [r0, m) of columns [col, col + w) rearranged so that row t takes
+ * row perm[t - r0]: one gather per column through a scratch column. */
+static void permute_rows(const mlsba__factor_problem_t *P, int64_t col,
+                         int64_t w, int64_t r0, const int64_t *perm,
+                         void *scratch) {
+  int64_t h = P->m - r0;
+  for (int64_t c = col; c < col + w; c++) {
+    if (P->prec == MLSBA_PRECISION_DOUBLE) {
+      double *x = at(P, 0, c), *y = scratch;
+      for (int64_t t = 0; t < h; t++)
+        y[t] = x[perm[t]];
+      memcpy(x + r0, y, (size_t)h * sizeof *y);
+    } else {
+      float *x = at(P, 0, c), *y = scratch;
+      for (int64_t t = 0; t < h; t++)
+        y[t] = x[perm[t]];
+      memcpy(x + r0, y, (size_t)h * sizeof *y);
+    }
   }
+}
+
+/* The interchanges of rows k1..k2 (1-based, as ?laswp takes them)
+ * composed into one permutation of rows [k1 - 1, m). */
+static void compose_swaps(const mlsba__factor_problem_t *P, int64_t k1,
+                          int64_t k2, int64_t *perm) {
+  int64_t r0 = k1 - 1;
+  for (int64_t t = r0; t < P->m; t++)
+    perm[t - r0] = t;
+  for (int64_t i = r0; i < k2; i++) {
+    int64_t r = P->ipiv[i] - 1, keep = perm[i - r0];
+    perm[i - r0] = perm[r - r0];
+    perm[r - r0] = keep;
+  }
+}
+
+/* Each panel's columns take the interchanges of every later panel. Those
+ * composed into one permutation per panel and applied by gathers: swap by
+ * swap (?laswp) it took 17 ms of a 0.57 s LU at n = 4096 here, 13 ms so. */
+void mlsba__factor_swap_left(const mlsba__factor_problem_t *P, int64_t c0,
+                             int64_t c1) {
+  int64_t kmax = mlsba__factor_diag(P);
+  int64_t *perm = malloc((size_t)P->m * sizeof *perm);
+  void *scratch = malloc((size_t)P->m * esize(P));
+  for (int64_t j = c0 / P->nb * P->nb; j < c1 && j < kmax; j += P->nb) {
+    int64_t jb = kmax - j < P->nb ? kmax - j : P->nb;
+    int64_t lo = c0 > j ? c0 : j, hi = c1 < j + jb ? c1 : j + jb;
+    if (j + jb >= kmax || hi <= lo)
+      continue;
+    if (perm == NULL || scratch == NULL) { /* no memory: swap by swap */
+      laswp(P, lo, hi - lo, j + jb + 1, kmax);
+      continue;
+    }
+    compose_swaps(P, j + jb + 1, kmax, perm);
+    permute_rows(P, lo, hi - lo, j + jb, perm, scratch);
+  }
+  free(perm);
+  free(scratch);
 }

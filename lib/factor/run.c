@@ -98,9 +98,10 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
   F->one = calloc(p, sizeof *F->one);
   F->time = calloc(p, sizeof *F->time);
   F->extra = calloc(p, sizeof *F->extra);
+  F->solve_s = calloc(p, sizeof *F->solve_s);
   if (!F->group_size || !F->rate || !F->active || !F->warm || !F->load ||
       !F->exec_off || !F->log_off || !F->clip || !F->one || !F->time ||
-      !F->extra)
+      !F->extra || !F->solve_s)
     return MLSBA_ENOMEM;
   for (size_t g = 0; g < F->q; g++)
     F->group_size[g] = F->pl->group_start[g + 1] - F->pl->group_start[g];
@@ -233,6 +234,7 @@ void mlsba__factor_run_close(mlsba__factor_run_t *F) {
   free(F->one);
   free(F->time);
   free(F->extra);
+  free(F->solve_s);
   for (size_t i = 0; F->cl_env && i < F->p; i++)
     if (F->cl_env[i])
       mlsba__factor_cl_release(F, i);
@@ -259,6 +261,15 @@ static double sim_panel_time(const mlsba__factor_run_t *F, int64_t j,
          mlsba__fpm_speed(F->rate[d], (double)jb);
 }
 
+/* The flops of what the panel core does of panel [j, j + jb) alone: all
+ * of it, or, when the cores share its solve, its diagonal block. */
+static double panel_core_flops(const mlsba__factor_run_t *F, const step_t *st,
+                               int64_t j, int64_t jb) {
+  double b = (double)jb;
+  return st->shared_solve ? b * b * b / 3
+                          : mlsba__factor_panel_flops(F->P, j, jb);
+}
+
 /* The next panel's time as the split sees it: virtual, or the last panel
  * measured scaled by the flops. */
 static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
@@ -268,8 +279,7 @@ static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
     return sim_panel_time(F, st->jn, st->jbn);
   if (F->panel_flops <= 0)
     return F->panel_s;
-  return F->panel_s * mlsba__factor_panel_flops(F->P, st->jn, st->jbn) /
-         F->panel_flops;
+  return F->panel_s * panel_core_flops(F, st, st->jn, st->jbn) / F->panel_flops;
 }
 
 /* The executor lays shares out group by group; the step's units are laid
@@ -325,6 +335,37 @@ static void update_remapped(const step_t *st, int64_t u0, int64_t u1) {
   }
 }
 
+/* The next panel's diagonal block, then its rows open to every core. */
+static int next_diagonal(step_t *st) {
+  int stop = mlsba__factor_chol_diag(st->F->P, st->jn, st->jbn);
+  atomic_store(&st->diag_ready, stop ? -1 : 1);
+  return stop;
+}
+
+/* Rows of the next panel's solve are given out this many at a time. */
+enum { SOLVE_CHUNK = 256 };
+
+/* Core i, its share done, solves chunks of the next panel's rows while
+ * any are left. The panel core always comes here after the diagonal
+ * block, so every row is solved before the step ends; a core that ends
+ * before the block is ready leaves the rows to the others. */
+static void share_solve(step_t *st, long i) {
+  mlsba__factor_run_t *F = st->F;
+  if (atomic_load(&st->diag_ready) != 1)
+    return;
+  int64_t r0 = st->jn + st->jbn, rows = F->P->n - r0;
+  double t = mlsba__now();
+  for (;;) {
+    int64_t r = atomic_fetch_add(&st->solve_next, SOLVE_CHUNK);
+    if (r >= rows)
+      break;
+    int64_t h = rows - r < SOLVE_CHUNK ? rows - r : SOLVE_CHUNK;
+    mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn, r0 + r, r0 + r + h);
+  }
+  if (i >= 0)
+    F->solve_s[i] += mlsba__now() - t;
+}
+
 /* A core's share of the step: units [first, first + count) as the
  * executor numbers them, the next panel factorized after its units. */
 static int update_units(void *user, int64_t first, int64_t count) {
@@ -342,12 +383,15 @@ static int update_units(void *user, int64_t first, int64_t count) {
   if (i == F->panel_dev && st->lookahead && st->jbn > 0) {
     mlsba__factor_update(F->P, st->j, st->jb, lo, lo + st->need);
     double t = mlsba__now();
-    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+    st->stop = st->shared_solve ? next_diagonal(st)
+                                : mlsba__factor_panel(F->P, st->jn, st->jbn);
     st->panel_s = mlsba__now() - t;
     st->panel_done = 1;
     lo += st->need;
   }
   mlsba__factor_update(F->P, st->j, st->jb, lo, hi);
+  if (st->shared_solve)
+    share_solve(st, i);
   st->done[i] = 1;
   return 0;
 }
@@ -393,7 +437,9 @@ static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
  * (runs of columns sent at the same step together). The columns are the
  * host's again. */
 static void replay_resident(mlsba__factor_run_t *F, size_t i, int64_t j_stop) {
-  const mlsba__factor_problem_t *P = F->P;
+  mlsba__factor_problem_t *P = F->P;
+  void *linv = P->linv; /* the kept inverses are the last panels': solve */
+  P->linv = NULL;
   int64_t kmax = mlsba__factor_diag(P);
   for (int64_t c = F->res_lo[i]; c < F->res_hi[i];) {
     int64_t e = c, r = F->sent_row[c];
@@ -405,6 +451,7 @@ static void replay_resident(mlsba__factor_run_t *F, size_t i, int64_t j_stop) {
     }
     c = e;
   }
+  P->linv = linv;
   F->res_lo[i] = F->res_hi[i] = 0;
 }
 
@@ -630,6 +677,8 @@ static int real_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
     *failed = -1;
     err = redo_step(F, st, f, copy);
   }
+  if (!err && st->shared_solve && st->panel_done)
+    share_solve(st, -1); /* rows a redo left (none when the panel core ran) */
   if (!err) {
     F->applied = st->j + st->jb;
     return_next_panel(F, st);
@@ -730,13 +779,17 @@ static int drop_device(mlsba__factor_run_t *F, long failed) {
 
 /* A measured point joins the one within a tenth of its load (their mean
  * at the older load): steps of nearby sizes follow each other, and one
- * noisy step on a shared machine would otherwise swing the next split. */
+ * noisy step on a shared machine would otherwise swing the next split.
+ * Another process only ever makes a step slower: a rate far below the
+ * point's counts a quarter (a 50 ms stall of one core at n = 4096 halved
+ * its rate, and the mean then misled five further steps by 14-18%). */
 static void add_point(mlsba_model_t *m, double x, double rate) {
   for (size_t k = 0; k < mlsba_model_num_points(m); k++) {
     double px, ps;
     mlsba_model_get_point(m, k, &px, &ps);
     if (px >= 0.9 * x && px <= 1.1 * x) {
-      mlsba_model_set_point(m, px, (ps + rate) / 2);
+      double w = rate < 0.75 * ps ? 0.25 : 0.5;
+      mlsba_model_set_point(m, px, (1 - w) * ps + w * rate);
       return;
     }
   }
@@ -758,7 +811,7 @@ static void learn(mlsba__factor_run_t *F, const step_t *st) {
   for (size_t i = 0; i < F->p && !warming; i++) {
     if (F->load[i] <= 0)
       continue;
-    double t = F->time[i];
+    double t = F->time[i] - F->solve_s[i];
     if ((long)i == F->panel_dev && st->lookahead)
       t -= st->panel_s;
     double rate = (double)F->load[i] * st->unit_flops / t;
@@ -805,7 +858,7 @@ static void record(mlsba__factor_run_t *F, const step_t *st, double extra) {
   F->clock += longest + extra;
   if (st->panel_s > 0) {
     F->panel_s = st->panel_s;
-    F->panel_flops = mlsba__factor_panel_flops(F->P, st->jn, st->jbn);
+    F->panel_flops = panel_core_flops(F, st, st->jn, st->jbn);
   }
 }
 
@@ -879,6 +932,40 @@ static void finish_transfers(mlsba__factor_run_t *F) {
   }
 }
 
+static int swap_units(void *user, int64_t first, int64_t count) {
+  mlsba__factor_swap_left(user, first, first + count);
+  return 0;
+}
+
+/* LU's last interchanges, on the columns left of each panel: memory bound
+ * (13 ms of a 0.57 s factorization at n = 4096 on one core here), so
+ * every core in use takes an even share. */
+static int swap_left(mlsba__factor_run_t *F) {
+  int64_t kmax = mlsba__factor_diag(F->P), cores = 0;
+  for (size_t i = 0; !F->virt && i < F->p; i++)
+    cores += F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
+  if (cores == 0) { /* simulated, or accelerators only: the caller's thread */
+    if (!F->virt || F->o.compute)
+      mlsba__factor_swap_left(F->P, 0, kmax);
+    return 0;
+  }
+  for (size_t i = 0, k = 0; i < F->p; i++) {
+    int core = F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
+    F->load[i] = core ? kmax / cores + ((int64_t)k < kmax % cores) : 0;
+    k += (size_t)core;
+  }
+  mlsba_load_t *w = NULL;
+  long failed = -1;
+  int err = mlsba_load_create("getrf-swaps", kmax, &w);
+  if (!err)
+    err = mlsba_load_set_cpu(w, swap_units, F->P);
+  if (!err)
+    err = mlsba_executor_run(F->ex, w, F->load, MLSBA_DRIVE_SHARED, F->time,
+                             &failed);
+  mlsba_load_destroy(w);
+  return err;
+}
+
 int mlsba__factor_run(mlsba__factor_run_t *F) {
   mlsba__factor_problem_t *P = F->P;
   int64_t kmax = mlsba__factor_diag(P), nb = P->nb;
@@ -894,6 +981,9 @@ int mlsba__factor_run(mlsba__factor_run_t *F) {
     st.jbn = st.jn < kmax ? min64(nb, kmax - st.jn) : 0;
     st.lookahead = P->op != MLSBA__FACTOR_CHOL_UPPER && F->panel_dev >= 0;
     st.need = st.lookahead ? min64(st.jbn, st.units) : 0;
+    st.shared_solve = !F->virt && st.lookahead && st.jbn > 0 &&
+                      P->op == MLSBA__FACTOR_CHOL_LOWER;
+    memset(F->solve_s, 0, F->p * sizeof *F->solve_s);
     int err = update_step(F, &st);
     if (err) {
       finish_transfers(F);
@@ -902,8 +992,11 @@ int mlsba__factor_run(mlsba__factor_run_t *F) {
     stop = st.stop;
   }
   finish_transfers(F);
-  if (P->op == MLSBA__FACTOR_LU && (!F->virt || F->o.compute))
-    mlsba__factor_swap_left(P);
+  if (P->op == MLSBA__FACTOR_LU && kmax > 0) {
+    int err = swap_left(F);
+    if (err)
+      return err;
+  }
   mlsba_factor_report_t *R = F->R;
   R->seconds = F->virt ? F->clock : mlsba__now() - t0;
   R->gflops = R->seconds > 0 ? R->flops / R->seconds / 1e9 : 0;

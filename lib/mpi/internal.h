@@ -85,6 +85,9 @@ void mlsba__mpi_node_close(mlsba__mpi_node_t *node);
  * off; -1 when a device has no limit or the node is real (its limit is
  * only known on a shape). */
 int64_t mlsba__mpi_node_capacity(const mlsba__mpi_node_t *node, int64_t nb);
+/* The network link of the rank's platform file ("network"; bandwidth 0
+ * when it gives none). */
+int mlsba__mpi_node_network(const mlsba__mpi_node_t *node, mlsba_link_t *link);
 /* 1 when every device is simulated (virtual time, nothing computed). */
 int mlsba__mpi_node_simulated(const mlsba__mpi_node_t *node);
 size_t mlsba__mpi_node_num_devices(const mlsba__mpi_node_t *node);

@@ -41,6 +41,29 @@ int mlsba_mpi_algo_from_name(const char *name, mlsba_mpi_algo_t *algo) {
   return err;
 }
 
+static const char *const comm_model_names[] = {"none", "links"};
+
+const char *mlsba_mpi_comm_model_name(mlsba_mpi_comm_model_t model) {
+  return (unsigned)model <= MLSBA_MPI_COMM_LINKS ? comm_model_names[model]
+                                                 : NULL;
+}
+
+int mlsba_mpi_comm_model_from_name(const char *name,
+                                   mlsba_mpi_comm_model_t *model) {
+  if (name == NULL || model == NULL)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_comm_model_from_name: %s is "
+                       "NULL",
+                       name == NULL ? "name" : "model");
+  for (int m = MLSBA_MPI_COMM_NONE; m <= MLSBA_MPI_COMM_LINKS; m++)
+    if (!strcmp(name, comm_model_names[m])) {
+      *model = (mlsba_mpi_comm_model_t)m;
+      return 0;
+    }
+  return mlsba__fail(MLSBA_EINVAL,
+                     "unknown communication model '%s' (none, links)", name);
+}
+
 const char *mlsba_mpi_last_error(void) { return mlsba_last_error(); }
 
 const char *mlsba_mpi_stop_name(mlsba_stop_reason_t stop) {
@@ -101,6 +124,9 @@ static int check_opts(const mlsba_mpi_opts_t *o, int q) {
                                    : "too many blocks");
   if (!(o->eps >= 0) || o->max_iter < 1)
     return mlsba__fail(MLSBA_EINVAL, "eps must be >= 0 and max_iter >= 1");
+  if ((unsigned)o->comm_model > MLSBA_MPI_COMM_LINKS)
+    return mlsba__fail(MLSBA_EINVAL, "unknown communication model %d",
+                       (int)o->comm_model);
   if ((unsigned)o->algorithm > MLSBA_MPI_HOMOGENEOUS ||
       (unsigned)o->node_algorithm > MLSBA_MPI_NODE_IDPA ||
       (o->precision != MLSBA_PRECISION_DOUBLE &&
@@ -114,7 +140,7 @@ static int check_opts(const mlsba_mpi_opts_t *o, int q) {
  * overflow, a truncated message), another precision sends other types,
  * another algorithm runs another loop. The platform path is each rank's
  * own (an MPMD launch may name a file per rank). */
-enum { SHARED_OPTS = 9 };
+enum { SHARED_OPTS = 10 };
 
 static void shared_opts(const mlsba_mpi_opts_t *o, int64_t v[SHARED_OPTS]) {
   int64_t eps_bits;
@@ -127,13 +153,14 @@ static void shared_opts(const mlsba_mpi_opts_t *o, int64_t v[SHARED_OPTS]) {
                               (int64_t)o->max_iter,
                               (int64_t)o->precision,
                               (int64_t)o->seed,
-                              (int64_t)o->verify_samples};
+                              (int64_t)o->verify_samples,
+                              (int64_t)o->comm_model};
   memcpy(v, all, sizeof all);
 }
 
 static const char *const shared_opt_names[SHARED_OPTS] = {
     "n (the size)", "block",     "algorithm", "node_algorithm", "eps",
-    "max_iter",     "precision", "seed",      "verify_samples"};
+    "max_iter",     "precision", "seed",      "verify_samples", "comm_model"};
 
 static void shared_opt_text(const int64_t v[SHARED_OPTS], int i, char *out,
                             size_t cap) {
@@ -143,6 +170,7 @@ static void shared_opt_text(const int64_t v[SHARED_OPTS], int i, char *out,
       i == 2   ? mlsba_mpi_algo_name((mlsba_mpi_algo_t)v[2])
       : i == 3 ? (v[3] == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba")
       : i == 6 ? (v[6] == MLSBA_PRECISION_SINGLE ? "single" : "double")
+      : i == 9 ? mlsba_mpi_comm_model_name((mlsba_mpi_comm_model_t)v[9])
                : NULL;
   if (i == 4)
     snprintf(out, cap, "%g", eps);
@@ -188,6 +216,10 @@ typedef struct {
   mlsba__mpi_node_t *node;
   mlsba__inpa_t *head; /* rank 0 */
   rect_t mine;
+  /* With MLSBA_MPI_COMM_LINKS, on every rank: each rank's link and where
+   * it came from (1 platform file, 2 measured); NULL otherwise. */
+  mlsba_link_t *links;
+  int *link_source;
 } ctx_t;
 
 static double imbalance_of(const double *t, int q) {
@@ -305,6 +337,97 @@ static int run_rect(ctx_t *C, double *t) {
   return err;
 }
 
+/* Rank i's communication over the product as the head models it
+ * (MLSBA_MPI_COMM_LINKS): per step one message of its rows of A's block
+ * column and one of its columns of B's block row, fixed + per (m + n)
+ * seconds for an m x n rectangle of blocks. A link of unknown bandwidth
+ * costs nothing. */
+static void comm_cost(const ctx_t *C, int i, double *fixed, double *per) {
+  mlsba_link_t l = C->links[i];
+  double nb = (double)C->nb, b = (double)C->o->block;
+  double es = (double)mlsba__mpi_elem(C->o->precision);
+  *fixed = l.bandwidth > 0 ? nb * 2 * l.latency : 0;
+  *per = l.bandwidth > 0 ? nb * b * b * es / l.bandwidth : 0;
+}
+
+/* Rank 0's own link when the links were measured from it: the fastest
+ * path it measured, which its own link bounds (none with one rank). */
+static mlsba_link_t root_link(const mlsba_link_t *measured, int q) {
+  mlsba_link_t best = {0, 0};
+  for (int i = 1; i < q; i++)
+    if (measured[i].bandwidth > best.bandwidth)
+      best = measured[i];
+  return best;
+}
+
+/* Collective: every rank's network link into C->links, from its platform
+ * file's "network", measured by a ping-pong from rank 0 where a file
+ * gives none (mlsba_mpi_measure_links). */
+static int gather_links(ctx_t *C) {
+  mlsba_link_t mine = {0, 0};
+  int err = mlsba__mpi_node_network(C->node, &mine);
+  int have = mine.bandwidth > 0, all_have = 0;
+  C->links = malloc((size_t)C->q * sizeof *C->links);
+  C->link_source = malloc((size_t)C->q * sizeof *C->link_source);
+  mlsba_link_t *measured = malloc((size_t)C->q * sizeof *measured);
+  if (!err && (!C->links || !C->link_source || !measured))
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, C->comm);
+  if (!all_have) {
+    err = mlsba_mpi_measure_links(C->comm, 0, measured);
+    if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+      goto done;
+    measured[0] = root_link(measured, C->q);
+  }
+  double me[3] = {have ? mine.latency : measured[C->rank].latency,
+                  have ? mine.bandwidth : measured[C->rank].bandwidth,
+                  have ? 1 : 2};
+  double *all = malloc((size_t)C->q * 3 * sizeof *all);
+  err = all ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) == 0) {
+    MPI_Allgather(me, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, C->comm);
+    for (int i = 0; i < C->q; i++) {
+      C->links[i] = (mlsba_link_t){all[3 * i], all[3 * i + 1]};
+      C->link_source[i] = (int)all[3 * i + 2];
+    }
+  }
+  free(all);
+done:
+  free(measured);
+  return err;
+}
+
+/* Rank 0: the head for the ranks, with their capacities and, under
+ * MLSBA_MPI_COMM_LINKS, their communication. */
+static int create_head(ctx_t *C, const int64_t *caps) {
+  mlsba__inpa_opts_t io;
+  mlsba__inpa_opts_init(&io);
+  io.algo = (mlsba__inpa_algo_t)C->o->algorithm;
+  io.eps = C->o->eps;
+  io.max_iter = C->o->max_iter;
+  io.caps = caps;
+  double *fixed = NULL, *per = NULL;
+  if (C->links) {
+    fixed = malloc((size_t)C->q * sizeof *fixed);
+    per = malloc((size_t)C->q * sizeof *per);
+    if (!fixed || !per) {
+      free(fixed);
+      free(per);
+      return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < C->q; i++)
+      comm_cost(C, i, &fixed[i], &per[i]);
+    io.comm_fixed = fixed;
+    io.comm_per_block = per;
+  }
+  int err = mlsba__inpa_create((size_t)C->q, C->nb, &io, &C->head);
+  free(fixed);
+  free(per);
+  return err;
+}
+
 /* Rank 0 scatters the rectangles rc (q of them) to every rank's
  * C->mine. */
 static void scatter_rects(ctx_t *C, const mlsba__cma_rect_t *rc,
@@ -415,6 +538,7 @@ done:
 /* What every rank reports about itself after the product. */
 typedef struct {
   double w, m, n, row, col, time, comm, total, ndev;
+  double latency, bandwidth, link_source, modelled;
 } rank_report_t;
 
 typedef struct {
@@ -513,7 +637,20 @@ static int gather_reports(ctx_t *C, const mlsba__mpi_product_stats_t *st,
                       st->compute,
                       st->comm,
                       st->total,
-                      (double)p};
+                      (double)p,
+                      0,
+                      0,
+                      0,
+                      0};
+  if (C->links) {
+    mlsba_link_t l = C->links[C->rank];
+    double fixed, per;
+    comm_cost(C, C->rank, &fixed, &per);
+    me.latency = l.latency;
+    me.bandwidth = l.bandwidth;
+    me.link_source = C->link_source[C->rank];
+    me.modelled = fixed + per * (double)(C->mine.m + C->mine.n);
+  }
   rank_report_t *all = malloc((size_t)C->q * sizeof *all);
   dev_report_t *mine = calloc(p ? p : 1, sizeof *mine);
   int *counts = malloc((size_t)C->q * sizeof *counts);
@@ -540,6 +677,9 @@ static int gather_reports(ctx_t *C, const mlsba__mpi_product_stats_t *st,
     rk->time = all[i].time;
     rk->comm = all[i].comm;
     rk->ndevices = (size_t)all[i].ndev;
+    rk->link = (mlsba_link_t){all[i].latency, all[i].bandwidth};
+    rk->link_source = (int)all[i].link_source;
+    rk->comm_modelled = all[i].modelled;
     max_total = all[i].total > max_total ? all[i].total : max_total;
     sum_total += all[i].total;
     sum_comm += all[i].comm;
@@ -712,15 +852,12 @@ int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *o,
   if ((err = mlsba__mpi_agree(comm, err)) != 0)
     goto done;
   MPI_Gather(&cap, 1, MPI_INT64_T, caps, 1, MPI_INT64_T, 0, comm);
-  if (C.rank == 0) {
-    mlsba__inpa_opts_t io;
-    mlsba__inpa_opts_init(&io);
-    io.algo = (mlsba__inpa_algo_t)o->algorithm;
-    io.eps = o->eps;
-    io.max_iter = o->max_iter;
-    io.caps = caps;
-    err = mlsba__inpa_create((size_t)C.q, C.nb, &io, &C.head);
+  if (o->comm_model == MLSBA_MPI_COMM_LINKS && (err = gather_links(&C)) != 0) {
+    free(caps);
+    goto done;
   }
+  if (C.rank == 0)
+    err = create_head(&C, caps);
   free(caps);
   if ((err = mlsba__mpi_agree(comm, err)) != 0)
     goto done;
@@ -746,6 +883,8 @@ done:
   if (C.host != MPI_COMM_NULL)
     MPI_Comm_free(&C.host);
   mlsba__inpa_destroy(C.head);
+  free(C.links);
+  free(C.link_source);
   mlsba__mpi_node_close(C.node);
   if (err)
     mlsba_mpi_result_free(r);

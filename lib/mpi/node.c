@@ -222,6 +222,10 @@ int64_t mlsba__mpi_node_capacity(const mlsba__mpi_node_t *nd, int64_t nb) {
   return sum;
 }
 
+int mlsba__mpi_node_network(const mlsba__mpi_node_t *nd, mlsba_link_t *link) {
+  return mlsba_platform_network(nd->file, link);
+}
+
 int mlsba__mpi_node_simulated(const mlsba__mpi_node_t *nd) {
   return nd->simulated;
 }

@@ -111,6 +111,35 @@ int mlsba__cma_fit_models(const mlsba_model_t *const models[], size_t q,
                           int64_t nb, mlsba__cma_rect_t rect[],
                           double *makespan);
 
+/* Each node's communication in one run of the 2-D product, as the head
+ * of INPA models it: fixed[i] + per_block[i] (m + n) seconds for an
+ * m x n rectangle (the panels of A and B it receives over the nb steps
+ * grow with its half-perimeter, not its area). q entries each, finite,
+ * >= 0. */
+typedef struct mlsba__comm_model {
+  const double *fixed;
+  const double *per_block;
+} mlsba__comm_model_t;
+
+/* Node i's predicted time for an m x n rectangle: the model's time for
+ * its area plus its communication (comm NULL: none); INFINITY beyond
+ * the model's max_load. */
+double mlsba__rect_time(const mlsba_model_t *model,
+                        const mlsba__comm_model_t *comm, size_t i, int64_t m,
+                        int64_t n);
+
+/* mlsba__cma_fit_models with each node's time its rectangle's
+ * (mlsba__rect_time): compute for the area plus communication for the
+ * half-perimeter, so that the widths and heights trade one against the
+ * other. comm NULL is mlsba__cma_fit_models. The same optimality holds:
+ * at a time T node i can run the most rows r of width w with
+ * t_i(r w) + fixed_i + per_block_i (r + w) <= T, fewer as w grows, so
+ * the bisections on T and on the widths stay exact. */
+int mlsba__cma_fit_models_comm(const mlsba_model_t *const models[],
+                               const mlsba__comm_model_t *comm, size_t q,
+                               int64_t nb, mlsba__cma_rect_t rect[],
+                               double *makespan);
+
 /* Fills info's half_perimeter, lower_bound, arranged_lower_bound and the
  * area errors of the arrangement rect[q] for the areas w[q] asked;
  * columns and real_half_perimeter are left as they are. */

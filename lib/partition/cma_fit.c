@@ -29,6 +29,8 @@
 
 typedef struct {
   const mlsba_model_t *const *models;
+  const mlsba__comm_model_t *comm; /* NULL: compute alone */
+  double T;                        /* the trial time of loads_at */
   size_t q, ncols;
   int64_t nb;
   size_t *first;   /* ncols + 1: column c's nodes are members[first[c]..] */
@@ -41,6 +43,7 @@ typedef struct {
 
 /* Loads by time T of every node into F->x. */
 static void loads_at(fit_t *F, double T) {
+  F->T = T;
   for (size_t i = 0; i < F->q; i++) {
     /* Never beyond what the node holds (its model's max_load). */
     double cap = (double)mlsba__fpm_cap(F->models[i], F->nb * F->nb);
@@ -49,11 +52,44 @@ static void loads_at(fit_t *F, double T) {
   }
 }
 
+/* Whether node i can run r rows of width w by the trial time with its
+ * communication: the panels of an r x w rectangle cost fixed + per_block
+ * (r + w), which leaves the rest of the time to compute r w blocks. */
+static int rows_fit(const fit_t *F, size_t i, int64_t w, int64_t r) {
+  double left =
+      F->T - F->comm->fixed[i] - F->comm->per_block[i] * (double)(r + w);
+  if (r == 0)
+    return 1;
+  if (!(left >= 0))
+    return 0;
+  double cap = (double)mlsba__fpm_cap(F->models[i], F->nb * F->nb);
+  double x = mlsba__fpm_load_by_time(F->models[i], left);
+  return (double)r * (double)w <= (x < cap ? x : cap);
+}
+
+/* The most rows of width w node i can run by the trial time. Without
+ * communication its load by time over w; with it, the largest r that
+ * rows_fit (a prefix of 0..nb: more rows leave less time for more
+ * blocks), by bisection. */
+static double rows_of(const fit_t *F, size_t i, int64_t w) {
+  if (!F->comm)
+    return floor(F->x[i] / (double)w);
+  int64_t lo = 0, hi = F->nb;
+  while (lo < hi) {
+    int64_t mid = hi - (hi - lo) / 2;
+    if (rows_fit(F, i, w, mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return (double)lo;
+}
+
 /* Whether column c fits at width w: every node a row, nb rows in all. */
 static int column_fits(const fit_t *F, size_t c, int64_t w) {
   double rows = 0;
   for (size_t k = F->first[c]; k < F->first[c + 1]; k++) {
-    double r = floor(F->x[F->members[k]] / (double)w);
+    double r = rows_of(F, F->members[k], w);
     if (r < 1)
       return 0;
     rows += r;
@@ -148,20 +184,29 @@ static void column_heights(fit_t *F, size_t c, double T) {
   loads_at(F, Tc);
   size_t f = F->first[c], k = F->first[c + 1] - f;
   for (size_t e = 0; e < k; e++) {
-    double r = floor(F->x[F->members[f + e]] / (double)F->width[c]);
+    double r = rows_of(F, F->members[f + e], F->width[c]);
     F->height[f + e] = r > (double)F->nb ? F->nb : (int64_t)r;
   }
   trim_to(F->height + f, k, F->nb);
 }
 
+double mlsba__rect_time(const mlsba_model_t *model,
+                        const mlsba__comm_model_t *comm, size_t i, int64_t m,
+                        int64_t n) {
+  int64_t area = m * n;
+  /* An arrangement that gives a node more than it holds cannot run. */
+  if (area > mlsba__fpm_cap(model, area))
+    return INFINITY;
+  double t = mlsba__fpm_time(model, (double)area);
+  if (comm)
+    t += comm->fixed[i] + comm->per_block[i] * (double)(m + n);
+  return t;
+}
+
 static double predicted(const fit_t *F, const mlsba__cma_rect_t *rect) {
   double worst = 0;
   for (size_t i = 0; i < F->q; i++) {
-    int64_t area = rect[i].m * rect[i].n;
-    /* An arrangement that gives a node more than it holds cannot run. */
-    double t = area > mlsba__fpm_cap(F->models[i], area)
-                   ? INFINITY
-                   : mlsba__fpm_time(F->models[i], (double)area);
+    double t = mlsba__rect_time(F->models[i], F->comm, i, rect[i].m, rect[i].n);
     worst = t > worst ? t : worst;
   }
   return worst;
@@ -216,7 +261,14 @@ static void fit_free(fit_t *F) {
 int mlsba__cma_fit_models(const mlsba_model_t *const models[], size_t q,
                           int64_t nb, mlsba__cma_rect_t rect[],
                           double *makespan) {
-  fit_t F = {.models = models, .q = q, .nb = nb};
+  return mlsba__cma_fit_models_comm(models, NULL, q, nb, rect, makespan);
+}
+
+int mlsba__cma_fit_models_comm(const mlsba_model_t *const models[],
+                               const mlsba__comm_model_t *comm, size_t q,
+                               int64_t nb, mlsba__cma_rect_t rect[],
+                               double *makespan) {
+  fit_t F = {.models = models, .comm = comm, .q = q, .nb = nb};
   F.first = malloc((q + 1) * sizeof *F.first);
   F.members = malloc(q * sizeof *F.members);
   F.x = malloc(q * sizeof *F.x);
@@ -234,8 +286,12 @@ int mlsba__cma_fit_models(const mlsba_model_t *const models[], size_t q,
   if (!isfinite(T0)) {
     T0 = 0;
     for (size_t i = 0; i < q; i++) {
-      double t = mlsba__fpm_time(models[i],
-                                 (double)mlsba__fpm_cap(models[i], nb * nb));
+      int64_t c = mlsba__fpm_cap(models[i], nb * nb);
+      /* All it holds, in one column of nb rows: the most panel any
+       * rectangle within the cap costs. */
+      double t =
+          mlsba__fpm_time(models[i], (double)c) +
+          (comm ? comm->fixed[i] + comm->per_block[i] * 2.0 * (double)nb : 0);
       T0 = t > T0 ? t : T0;
     }
   }

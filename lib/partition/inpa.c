@@ -30,10 +30,19 @@ struct mlsba__inpa {
   mlsba__cma_rect_t *alt_rect; /* and its arrangement */
   int64_t *cap;                /* blocks each node can hold (or no limit) */
   double *speed;               /* scratch: constant speeds */
-  mlsba__inpa_record_t *hist;  /* max_iter records */
+  double *total;               /* scratch: the times fed plus comm */
+  /* Each node's communication per run (opts.comm_fixed and
+   * comm_per_block, copied), or comm.fixed NULL for none. */
+  double *comm_fixed, *comm_per_block;
+  mlsba__comm_model_t comm;
+  mlsba__inpa_record_t *hist; /* max_iter records */
   /* The run the models had stopped at when the run just fed explored
    * past it (explore()); SIZE_MAX when the run just fed was the models'. */
   size_t explored_from;
+  /* Nonzero while the fastest run measured runs once more before a stop
+   * (rerun_fastest()); the stop it ends with. */
+  int rerun;
+  mlsba_stop_reason_t rerun_stop;
   size_t nhist;
 };
 
@@ -93,8 +102,109 @@ static size_t latest_donor(const mlsba_model_t *const models[], size_t q,
   return best;
 }
 
+/* Node i's time for an area a with its communication, the area taken
+ * as a square (half-perimeter 2 sqrt(a), the least any rectangle of it
+ * has): what GPA balances before CMA and the fit choose the shapes. */
+static double square_time(const mlsba_model_t *m, const mlsba__comm_model_t *c,
+                          size_t i, double a) {
+  if (a <= 0)
+    return 0;
+  double t = mlsba__fpm_time(m, a);
+  return c ? t + c->fixed[i] + c->per_block[i] * 2 * sqrt(a) : t;
+}
+
+/* The most blocks node i can run by T with its communication: the
+ * largest a in [0, cap] with a <= L(T - fixed - per_block 2 sqrt(a)),
+ * L its model's load by time (a prefix of 0..cap, so bisection). */
+static int64_t area_by_time(const mlsba_model_t *m,
+                            const mlsba__comm_model_t *c, size_t i, double T,
+                            int64_t cap) {
+  int64_t lo = 0, hi = cap;
+  while (lo < hi) {
+    int64_t mid = hi - (hi - lo) / 2;
+    double left = T - c->fixed[i] - c->per_block[i] * 2 * sqrt((double)mid);
+    if (left >= 0 && (double)mid <= mlsba__fpm_load_by_time(m, left))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+static int64_t areas_by_time(const mlsba_model_t *const models[],
+                             const mlsba__comm_model_t *c, size_t q, int64_t W,
+                             double T, int64_t *x) {
+  int64_t sum = 0;
+  for (size_t i = 0; i < q; i++) {
+    x[i] = area_by_time(models[i], c, i, T, mlsba__fpm_cap(models[i], W));
+    sum += x[i];
+  }
+  return sum;
+}
+
+/* GPA with communication: the least T by which the nodes together run W
+ * blocks (bisection), each node's area what it runs by the largest T
+ * below that, and the few blocks left to the nodes that gain them
+ * exactly at T. x is scratch of q. */
+static int gpa_comm(const mlsba_model_t *const models[],
+                    const mlsba__comm_model_t *c, size_t q, int64_t W,
+                    int64_t w[], int64_t *x) {
+  double hi = 0;
+  for (size_t i = 0; i < q; i++) {
+    double t =
+        square_time(models[i], c, i, (double)mlsba__fpm_cap(models[i], W));
+    hi = t > hi ? t : hi;
+  }
+  for (int k = 0; k < 64 && areas_by_time(models, c, q, W, hi, x) < W; k++)
+    hi = hi > 0 ? 2 * hi : 1;
+  if (areas_by_time(models, c, q, W, hi, x) < W)
+    return mlsba__fail(MLSBA_ECAPACITY,
+                       "gpa: the nodes cannot hold %lld blocks", (long long)W);
+  double lo = 0;
+  for (int k = 0; k < 200; k++) {
+    double mid = lo + (hi - lo) / 2;
+    if (!(mid > lo && mid < hi))
+      break;
+    if (areas_by_time(models, c, q, W, mid, x) >= W)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  int64_t left = W - areas_by_time(models, c, q, W, lo, w);
+  areas_by_time(models, c, q, W, hi, x);
+  for (size_t i = 0; i < q && left > 0; i++) {
+    int64_t add = x[i] - w[i] < left ? x[i] - w[i] : left;
+    w[i] += add;
+    left -= add;
+  }
+  return 0;
+}
+
+/* The node whose time with its communication is the latest among those
+ * that can give a block away. */
+static size_t latest_donor_comm(const mlsba_model_t *const models[],
+                                const mlsba__comm_model_t *c, size_t q,
+                                const int64_t w[]) {
+  size_t best = q;
+  double tbest = -1;
+  for (size_t j = 0; j < q; j++) {
+    double t = w[j] > 1 ? square_time(models[j], c, j, (double)w[j]) : -1;
+    if (t > tbest) {
+      tbest = t;
+      best = j;
+    }
+  }
+  return best;
+}
+
 int mlsba__gpa_nodes(const mlsba_model_t *const models[], size_t q, int64_t W,
                      int64_t w[], double *makespan) {
+  return mlsba__gpa_nodes_comm(models, NULL, q, W, w, makespan);
+}
+
+int mlsba__gpa_nodes_comm(const mlsba_model_t *const models[],
+                          const mlsba__comm_model_t *comm, size_t q, int64_t W,
+                          int64_t w[], double *makespan) {
   int err = mlsba__check_partition_args("gpa", models, q, W, w);
   if (err)
     return err;
@@ -106,9 +216,16 @@ int mlsba__gpa_nodes(const mlsba_model_t *const models[], size_t q, int64_t W,
     if (mlsba__fpm_cap(models[i], W) < 1)
       return mlsba__fail(MLSBA_EINVAL,
                          "gpa: node %zu cannot hold a block (max_load 0)", i);
-  mlsba_partition_opts_t opts;
-  mlsba_partition_opts_init(&opts);
-  err = mlsba__slba(models, q, W, &opts, w, NULL, NULL);
+  if (comm) {
+    int64_t *x = malloc(q * sizeof *x);
+    err = x ? gpa_comm(models, comm, q, W, w, x)
+            : mlsba__fail(MLSBA_ENOMEM, "gpa: out of memory");
+    free(x);
+  } else {
+    mlsba_partition_opts_t opts;
+    mlsba_partition_opts_init(&opts);
+    err = mlsba__slba(models, q, W, &opts, w, NULL, NULL);
+  }
   if (err)
     return err;
   /* CMA gives every node a rectangle of at least one block, so a node
@@ -117,14 +234,15 @@ int mlsba__gpa_nodes(const mlsba_model_t *const models[], size_t q, int64_t W,
   for (size_t i = 0; i < q; i++) {
     if (w[i] >= 1)
       continue;
-    size_t j = latest_donor(models, q, w);
+    size_t j = comm ? latest_donor_comm(models, comm, q, w)
+                    : latest_donor(models, q, w);
     w[j]--;
     w[i] = 1;
   }
   if (makespan) {
     double worst = 0;
     for (size_t i = 0; i < q; i++) {
-      double t = mlsba__fpm_time(models[i], (double)w[i]);
+      double t = square_time(models[i], comm, i, (double)w[i]);
       worst = t > worst ? t : worst;
     }
     *makespan = worst;
@@ -148,6 +266,9 @@ void mlsba__inpa_destroy(mlsba__inpa_t *h) {
   free(h->alt);
   free(h->alt_rect);
   free(h->speed);
+  free(h->total);
+  free(h->comm_fixed);
+  free(h->comm_per_block);
   free(h->cap);
   if (h->hist)
     for (size_t k = 0; k < h->nhist; k++)
@@ -259,6 +380,11 @@ static int arrange_next(mlsba__inpa_t *h, mlsba__cma_info_t *info) {
 
 static int propose_cpm(mlsba__inpa_t *h, const double *t, int64_t *w);
 
+/* The head's communication model, NULL when it has none. */
+static const mlsba__comm_model_t *comm_of(const mlsba__inpa_t *h) {
+  return h->comm.fixed ? &h->comm : NULL;
+}
+
 /* Another arrangement for the areas in h->alt: CMA's columns for them,
  * fitted to the models, into h->alt_rect; replaces h->next_rect when the
  * models predict it strictly shorter. */
@@ -266,8 +392,8 @@ static int try_alternative(mlsba__inpa_t *h, double *best) {
   double t;
   int err = mlsba__cma(h->alt, h->q, h->nb, h->alt_rect, NULL);
   if (!err)
-    err = mlsba__cma_fit_models((const mlsba_model_t *const *)h->models, h->q,
-                                h->nb, h->alt_rect, &t);
+    err = mlsba__cma_fit_models_comm((const mlsba_model_t *const *)h->models,
+                                     comm_of(h), h->q, h->nb, h->alt_rect, &t);
   if (!err && t < *best) {
     *best = t;
     memcpy(h->next_rect, h->alt_rect, h->q * sizeof *h->next_rect);
@@ -290,8 +416,9 @@ static int try_alternative(mlsba__inpa_t *h, double *best) {
 static int fit_next(mlsba__inpa_t *h, const double *t,
                     mlsba__cma_info_t *info) {
   double best;
-  int err = mlsba__cma_fit_models((const mlsba_model_t *const *)h->models, h->q,
-                                  h->nb, h->next_rect, &best);
+  int err =
+      mlsba__cma_fit_models_comm((const mlsba_model_t *const *)h->models,
+                                 comm_of(h), h->q, h->nb, h->next_rect, &best);
   for (size_t i = 0; !err && i < h->q; i++)
     h->alt[i] = h->next_rect[i].m * h->next_rect[i].n;
   if (!err)
@@ -357,6 +484,36 @@ static int take_caps(mlsba__inpa_t *h, const int64_t *caps) {
   return 0;
 }
 
+/* The nodes' communication per run, copied; none when both are NULL. */
+static int take_comm(mlsba__inpa_t *h, const double *fixed,
+                     const double *per_block) {
+  h->o.comm_fixed = h->o.comm_per_block = NULL; /* the head keeps a copy */
+  if (!fixed && !per_block)
+    return 0;
+  if (!fixed || !per_block)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "inpa: comm_fixed and comm_per_block go together, "
+                       "%s is NULL",
+                       !fixed ? "comm_fixed" : "comm_per_block");
+  h->comm_fixed = malloc(h->q * sizeof *h->comm_fixed);
+  h->comm_per_block = malloc(h->q * sizeof *h->comm_per_block);
+  if (!h->comm_fixed || !h->comm_per_block)
+    return mlsba__fail(MLSBA_ENOMEM, "inpa: out of memory");
+  for (size_t i = 0; i < h->q; i++) {
+    if (!(fixed[i] >= 0) || !isfinite(fixed[i]) || !(per_block[i] >= 0) ||
+        !isfinite(per_block[i]))
+      return mlsba__fail(MLSBA_EINVAL,
+                         "inpa: node %zu's communication must be finite and "
+                         ">= 0, got %g s per run and %g s per block of "
+                         "half-perimeter",
+                         i, fixed[i], per_block[i]);
+    h->comm_fixed[i] = fixed[i];
+    h->comm_per_block[i] = per_block[i];
+  }
+  h->comm = (mlsba__comm_model_t){h->comm_fixed, h->comm_per_block};
+  return 0;
+}
+
 int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
                        mlsba__inpa_t **head) {
   if (!head)
@@ -394,11 +551,14 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
   h->alt = malloc(q * sizeof *h->alt);
   h->alt_rect = malloc(q * sizeof *h->alt_rect);
   h->speed = malloc(q * sizeof *h->speed);
+  h->total = malloc(q * sizeof *h->total);
   h->cap = malloc(q * sizeof *h->cap);
   h->hist = calloc(o.max_iter, sizeof *h->hist);
   if (!h->models || !h->w || !h->rect || !h->next || !h->next_rect || !h->alt ||
-      !h->alt_rect || !h->speed || !h->cap || !h->hist)
+      !h->alt_rect || !h->speed || !h->total || !h->cap || !h->hist)
     err = mlsba__fail(MLSBA_ENOMEM, "inpa: out of memory");
+  if (!err)
+    err = take_comm(h, o.comm_fixed, o.comm_per_block);
   for (size_t i = 0; i < q && !err; i++)
     err = mlsba_model_create(&h->models[i]);
   if (!err)
@@ -561,6 +721,32 @@ static void finish(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
   h->stop = stop;
 }
 
+/* Before INPA stops at a fixed point or a cycle, when an earlier run
+ * measured faster than the last (the models are wrong between their
+ * points, or a cycle went round past its best), that run is run once
+ * more, max_iter permitting, and the head stops after it with the same
+ * reason: its result is then the fastest distribution measured, the
+ * last run as at every stop. Returns whether it asked for the rerun. */
+static int rerun_fastest(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
+  size_t best = mlsba__inpa_best_run(h);
+  if (best == SIZE_MAX || best + 1 == h->nhist || h->nhist >= h->o.max_iter ||
+      !(makespan_of(&h->hist[best], h->q) <
+        makespan_of(&h->hist[h->nhist - 1], h->q)))
+    return 0;
+  const mlsba__inpa_record_t *r = &h->hist[best];
+  memcpy(h->w, r->w, h->q * sizeof *h->w);
+  memcpy(h->rect, r->rect, h->q * sizeof *h->rect);
+  size_t columns = 0;
+  for (size_t i = 0; i < h->q; i++)
+    columns = r->rect[i].column + 1 > columns ? r->rect[i].column + 1 : columns;
+  h->info.columns = columns;
+  mlsba__cma_measure(h->w, h->q, h->rect, &h->info);
+  h->rerun = 1;
+  h->rerun_stop = stop;
+  h->phase = MLSBA__INPA_RUN;
+  return 1;
+}
+
 /* After a run that neither balanced nor was the last: take the
  * proposal, or stop where it repeats a run. INPA explores first (see
  * explore()); when the models, having seen the exploration, choose again
@@ -594,7 +780,8 @@ static int next_step(mlsba__inpa_t *h, const double *t,
   /* The stop says what the models found, whatever the exploration would
    * have repeated. */
   if (repeats(h, &again, &from)) {
-    finish(h, stop);
+    if (!rerun_fastest(h, stop))
+      finish(h, stop);
     return 0;
   }
   take_next(h, info);
@@ -613,7 +800,8 @@ static int feed_small(mlsba__inpa_t *h, const double *t) {
   return start_homogeneous(h);
 }
 
-/* Steps 5-8 after a run. */
+/* Steps 5-8 after a run. t: what the nodes measured (compute); the head
+ * judges the run by t plus each node's modelled communication. */
 static int feed_run(mlsba__inpa_t *h, const double *t) {
   size_t q = h->q;
   /* The point of step 6 at the area each node ran; set_point replaces a
@@ -624,6 +812,18 @@ static int feed_run(mlsba__inpa_t *h, const double *t) {
     int err = mlsba_model_set_point(h->models[i], a, a / t[i]);
     if (err)
       return err;
+    h->total[i] = t[i];
+    if (h->comm.fixed)
+      h->total[i] +=
+          h->comm.fixed[i] +
+          h->comm.per_block[i] * (double)(h->rect[i].m + h->rect[i].n);
+  }
+  t = h->total;
+  if (h->rerun) { /* the fastest run again: the stop it was rerun for */
+    int err = record(h, t);
+    if (!err)
+      finish(h, h->rerun_stop);
+    return err;
   }
   unsigned runs = (unsigned)h->nhist + 1;
   int balanced = imbalance(t, q) <= h->o.eps;
@@ -633,8 +833,8 @@ static int feed_run(mlsba__inpa_t *h, const double *t) {
   mlsba__cma_info_t info;
   if (!balanced && !last) { /* steps 7 and 4 */
     err = h->o.algo == MLSBA__INPA_FPM
-              ? mlsba__gpa_nodes((const mlsba_model_t *const *)h->models, q,
-                                 h->W, h->next, NULL)
+              ? mlsba__gpa_nodes_comm((const mlsba_model_t *const *)h->models,
+                                      comm_of(h), q, h->W, h->next, NULL)
               : propose_cpm(h, t, h->next);
     if (!err)
       err = arrange_next(h, &info);

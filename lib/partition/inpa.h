@@ -43,6 +43,13 @@
  * run asks for (laid out by CMA), when that is a run not yet run; if the
  * models then choose again the run they had stopped at, it runs once more
  * (the result is always the last run) and the loop goes on from it.
+ * Before INPA stops at a fixed point or a cycle, when an earlier run
+ * measured strictly faster than the last, that run runs once more
+ * (max_iter permitting) and the head stops after it with the same
+ * reason, so that its result is the fastest run measured.
+ * Communication (opts.comm_fixed, comm_per_block): each run is judged by
+ * the times fed plus each node's modelled panels, which grow with its
+ * rectangle's half-perimeter; see mlsba__inpa_opts_t.
  * The baselines of §4 use the same loop, with step 7 replaced:
  *   - multiple-CPM: w_i = W s_i / sum_j s_j with s_i = a_i / t_i the
  *     constant speed measured in the last run; no step 1 (its point feeds
@@ -96,6 +103,18 @@ typedef struct mlsba__inpa_opts {
    * proportional shares move what is above a cap to the nodes with room,
    * fastest first). Copied by mlsba__inpa_create(). */
   const int64_t *caps;
+  /* q entries each, or both NULL (the default): each node's
+   * communication in one run of the product, comm_fixed[i] +
+   * comm_per_block[i] (m_i + n_i) seconds for an m_i x n_i rectangle
+   * (the panels of A and B node i receives, which grow with the
+   * half-perimeter, not the area), finite and >= 0. With them the head
+   * judges every run by the times fed (compute) plus this: the stop test,
+   * the records, the best run, the constant models' speeds; its node
+   * models stay compute alone (points from the times fed), GPA balances
+   * compute plus communication with each area taken as a square
+   * (mlsba__gpa_nodes_comm) and the arrangement is fitted to both
+   * (mlsba__cma_fit_models_comm). Copied by mlsba__inpa_create(). */
+  const double *comm_fixed, *comm_per_block;
 } mlsba__inpa_opts_t;
 
 void mlsba__inpa_opts_init(mlsba__inpa_opts_t *opts);
@@ -117,9 +136,11 @@ typedef enum mlsba__inpa_phase {
 typedef struct mlsba__inpa_record {
   const int64_t *w;              /* areas asked of CMA (sum W) */
   const mlsba__cma_rect_t *rect; /* the arrangement run */
-  const double *t;               /* times fed back */
-  double imbalance;              /* (max t - min t) / max t (step 6) */
-  int64_t half_perimeter;        /* H of the arrangement */
+  /* times fed back, plus the modelled communication when the head has
+   * one (opts.comm_fixed): what the run is judged by */
+  const double *t;
+  double imbalance;       /* (max t - min t) / max t (step 6) */
+  int64_t half_perimeter; /* H of the arrangement */
 } mlsba__inpa_record_t;
 
 /* A head for q >= 1 nodes over an nb x nb grid of blocks (W = nb * nb,
@@ -174,5 +195,14 @@ const mlsba_model_t *mlsba__inpa_model(const mlsba__inpa_t *head, size_t i);
  * MLSBA_ECAPACITY (max_loads too small) or MLSBA_ENOMEM. */
 int mlsba__gpa_nodes(const mlsba_model_t *const models[], size_t q, int64_t W,
                      int64_t w[], double *makespan);
+/* GPA with each node's communication (comm NULL: mlsba__gpa_nodes): node
+ * i's time for an area a is t_i(a) + fixed_i + per_block_i 2 sqrt(a),
+ * its area taken as a square, the least half-perimeter it can have; w
+ * is the integer distribution with the least largest such time
+ * (bisection on the time, then every node raised to a block as above).
+ * makespan receives that largest time. */
+int mlsba__gpa_nodes_comm(const mlsba_model_t *const models[],
+                          const mlsba__comm_model_t *comm, size_t q, int64_t W,
+                          int64_t w[], double *makespan);
 
 #endif

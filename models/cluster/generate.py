@@ -73,16 +73,17 @@ def node_json(name, cores, core_gflops, gpus):
     return "\n".join(lines) + "\n"
 
 
-def xml(clusters, backbone_gbps):
-    """clusters: (id, count, link Gbps); one backbone switch joins them."""
+def xml(clusters, backbone_gbps, lat="2us"):
+    """clusters: (id, count, link Gbps); one backbone switch joins them;
+    lat: a node link's latency."""
     out = ["<?xml version='1.0'?>",
            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
            '<platform version="4.1">',
            '  <zone id="grid" routing="Full">']
     for cid, count, gbps in clusters:
         out.append('    <cluster id="%s" prefix="%s-" suffix="" radical="1-%d"'
-                   ' speed="10Gf" bw="%gGbps" lat="2us" bb_bw="%gGbps"'
-                   ' bb_lat="1us" bb_sharing_policy="FATPIPE"/>' % (cid, cid, count, gbps, 4 * gbps))
+                   ' speed="10Gf" bw="%gGbps" lat="%s" bb_bw="%gGbps"'
+                   ' bb_lat="1us" bb_sharing_policy="FATPIPE"/>' % (cid, cid, count, gbps, lat, 4 * gbps))
     out.append('    <link id="backbone" bandwidth="%gGbps" latency="2us" sharing_policy="FATPIPE"/>'
                % backbone_gbps)
     for i, (a, _, _) in enumerate(clusters):
@@ -146,6 +147,14 @@ def grenoble(dirname):
         clusters.append((cid, k, gbps[cid]))
     assert len(nodes) == 90 and sum(n[2] for n in nodes) == 432
     write(dirname, nodes, xml(clusters, 32))
+    # The same nodes over Ethernet instead of InfiniBand (issue 24): every
+    # node link 1 Gbit/s with 50 us, or 100 Mbit/s with 100 us (a switched
+    # LAN's one-way latency through the TCP stack); the switches stay
+    # non-blocking (FATPIPE backbones 4x a node link, as above).
+    for fname, ggbps, lat in (("platform-1gbe.xml", 1, "50us"),
+                              ("platform-100mbps.xml", 0.1, "100us")):
+        with open(os.path.join(dirname, fname), "w") as f:
+            f.write(xml([(c, k, ggbps) for c, k, _ in clusters], 4 * ggbps, lat))
 
 
 def scale(n, dirname):

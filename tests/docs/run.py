@@ -9,7 +9,8 @@
   as NAME.json (its "name") into a scratch folder; it must be valid, and
   the tools must take it: mlsba-info --platform (here, or naming the
   hardware this machine lacks), mlsba-bench, and, for a simulated one,
-  mlsba-partition.
+  mlsba-partition and (with --mpirun) mlsba-inpa on one rank, with
+  --comm-model links when the file gives a "network" link.
 - A ```json block that is a report follows a line "From `COMMAND`": the
   command is run, and every field the example shows must be in its output
   with the same JSON type (null stands for any).
@@ -84,7 +85,7 @@ def run(cmd, cwd, env, timeout=600):
         return 124, "", f"timed out after {timeout} s"
 
 
-def check_platform(where, doc, cwd, env):
+def check_platform(where, doc, cwd, env, mpirun):
     name = doc.get("name", "platform")
     path = os.path.join(cwd, name + ".json")
     with open(path, "w") as f:
@@ -321,7 +322,7 @@ def main(argv):
                 fail(where, f"not valid JSON: {e}")
                 continue
             if "devices" in doc and not from_line(before):
-                check_platform(where, doc, cwd, env)
+                check_platform(where, doc, cwd, env, mpirun)
             else:
                 check_report(where, doc, before, cwd, env, mpirun)
         for where, lang, body, before in found:

@@ -46,6 +46,35 @@ typedef enum mlsba_mpi_node_algo {
   MLSBA_MPI_NODE_IDPA
 } mlsba_mpi_node_algo_t;
 
+/** What INPA's node models count besides each rank's compute. */
+typedef enum mlsba_mpi_comm_model {
+  /** Compute alone: the times each rank measures on its rectangle. */
+  MLSBA_MPI_COMM_NONE = 0,
+  /** Plus the panels each rank receives over its network link in the
+   *  product's N/b steps: per step one message of its rows of A's block
+   *  column (bm x b) and one of its columns of B's block row (b x bn),
+   *  2 latency + (m + n) b^2 element size / bandwidth seconds for an
+   *  m x n rectangle of blocks, so its cost grows with the half-perimeter
+   *  m + n, not the area. A rank's link is its platform file's "network"
+   *  when every rank's file has one, else measured by
+   *  mlsba_mpi_measure_links() from rank 0 (a rank whose file has one
+   *  keeps it; rank 0 takes the fastest path measured, which its own link
+   *  bounds). Every algorithm then judges a run by compute plus this
+   *  (stop test, history times, the run chosen); INPA also balances and
+   *  arranges with it. The model assumes a rank's receives do not overlap
+   *  its compute (a step starts when its panels are in), while what it
+   *  forwards down the trees does: see docs/mpi-api.md. */
+  MLSBA_MPI_COMM_LINKS
+} mlsba_mpi_comm_model_t;
+
+/** "none" or "links"; NULL if unknown. */
+MLSBA_EXTERN const char *
+mlsba_mpi_comm_model_name(mlsba_mpi_comm_model_t model);
+/** The model of a name ("none", "links"); MLSBA_EINVAL naming it if
+ *  unknown. */
+MLSBA_EXTERN int mlsba_mpi_comm_model_from_name(const char *name,
+                                                mlsba_mpi_comm_model_t *model);
+
 /** Options; initialise with mlsba_mpi_opts_init(). Every rank passes the
  *  same values except the platform: mlsba_mpi_multiply() compares them
  *  with rank 0's first and fails on every rank, naming the first rank
@@ -89,6 +118,9 @@ typedef struct mlsba_mpi_opts {
   /** Nonzero: every rank's C' is also gathered, as the whole C (N x N,
    *  column-major), into result->c_all on rank 0. */
   int gather;
+  /** What the node models count besides compute (default
+   *  MLSBA_MPI_COMM_NONE). */
+  mlsba_mpi_comm_model_t comm_model;
 } mlsba_mpi_opts_t;
 
 /** One device of a rank, as the product ran it. */
@@ -111,6 +143,14 @@ typedef struct mlsba_mpi_rank {
   double comm;      /**< time in MPI calls, waits included */
   size_t ndevices;
   mlsba_mpi_device_t *devices; /**< filled on rank 0 only */
+  /** With MLSBA_MPI_COMM_LINKS: the rank's network link as the model
+   *  took it (bandwidth 0: unknown, counted as free), where from
+   *  (1 its platform file, 2 measured; 0 without the model), and the
+   *  communication the model predicts for its rectangle over the whole
+   *  product, seconds. */
+  mlsba_link_t link;
+  int link_source;
+  double comm_modelled;
 } mlsba_mpi_rank_t;
 
 /** What the call found; the same on every rank except where noted.
