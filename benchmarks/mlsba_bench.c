@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
   bench_args_t a;
   int status = bench_parse_args(argc, argv, &a);
   if (status)
-    return status == BENCH_ARGS_DONE ? 0 : status;
+    return status == BENCH_ARGS_DONE ? cli_finish_stdout(bench_prog) : status;
   /* Destinations are checked before anything runs. */
   if ((a.json &&
        (status = paths_check_output_file(bench_prog, "--json", a.json))) ||

@@ -1178,7 +1178,8 @@ START_TEST(the_slowest_platform_at_2_to_the_53_gives_a_valid_report) {
   scratch_remove();
 }
 END_TEST
-/* A table or report written to a full disk ends with a failure status. */
+/* A table, report, help or version written to a full disk ends with a
+ * failure status. */
 START_TEST(the_tools_fail_when_their_output_cannot_be_written) {
   const char *platform = MLSBA_SOURCE_DIR "/models/sim/desktop-seed002.json";
   char *part[] = {
@@ -1187,8 +1188,12 @@ START_TEST(the_tools_fail_when_their_output_cannot_be_written) {
   char *bench_argv[] = {MLSBA_BENCH_BIN, "--platform", (char *)platform,
                         "--size",        "300",        "--models",
                         "none",          NULL};
-  char *const *tools[] = {part, info_argv, bench_argv};
-  for (int t = 0; t < 3; t++) {
+  char *part_help[] = {MLSBA_PARTITION_BIN, "--help", NULL};
+  char *info_version[] = {MLSBA_INFO_BIN, "--version", NULL};
+  char *bench_help[] = {MLSBA_BENCH_BIN, "--help", NULL};
+  char *const *tools[] = {part,      info_argv,    bench_argv,
+                          part_help, info_version, bench_help};
+  for (int t = 0; t < 6; t++) {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {

@@ -259,11 +259,11 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       paths_print_help(stdout, mlsba_info_help);
-      return 0;
+      return cli_finish_stdout(prog);
     }
     if (!strcmp(argv[i], "--version")) {
       printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
-      return 0;
+      return cli_finish_stdout(prog);
     }
     if (!strcmp(argv[i], "--list-models")) {
       list = 1;

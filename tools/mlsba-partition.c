@@ -295,11 +295,11 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       paths_print_help(stdout, mlsba_partition_help);
-      return 0;
+      return cli_finish_stdout(prog);
     }
     if (!strcmp(a, "--version")) {
       printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
-      return 0;
+      return cli_finish_stdout(prog);
     }
     const char **slot = !strcmp(a, "--platform")     ? &platform_path
                         : !strcmp(a, "--n")          ? &n_arg

@@ -193,11 +193,7 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                                .lda = lda,
                                .nb = o.block,
                                .a = a};
-  size_t jb = (size_t)(o.block < n ? o.block : n);
-  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-  P.linv = malloc(2 * jb * jb * es + 1); /* NULL: the panel solves */
   err = factorize(ex, &P, &o, report);
-  free(P.linv);
   if (!err)
     *info = P.info;
   return err;

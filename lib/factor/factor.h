@@ -26,10 +26,9 @@ typedef struct mlsba__factor_problem {
   void *a;
   int *ipiv;    /* LU: min(m, n) global 1-based pivots, LAPACK's int */
   int64_t info; /* first zero pivot / non-positive minor, 1-based */
-  /* Room for two inverses of a panel's diagonal block (nb x nb, by the
-   * panel's parity: the next panel is factorized while the last one's is
-   * in use), which turn solves into products (LU: the update's; lower
-   * Cholesky: the panel's, shared by the cores); NULL: solve by TRSM. */
+  /* LU: room for two inverses of a panel's L11 (nb x nb, by the panel's
+   * parity: the next panel is factorized while the last one's is in use),
+   * which turn the update's solve into a product; NULL: solve by TRSM. */
   void *linv;
 } mlsba__factor_problem_t;
 
@@ -42,14 +41,6 @@ int64_t mlsba__factor_diag(const mlsba__factor_problem_t *P);
  * the first zero pivot; returns 1 when a Cholesky panel is not positive
  * definite (the factorization stops), else 0. */
 int mlsba__factor_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
-
-/* Lower Cholesky's panel in two parts, so that the cores share its solve:
- * the diagonal block (?potf2, and its inverse kept in P->linv; 1 when not
- * positive definite, P->info set), then rows [r0, r1) of L21 (absolute
- * rows, from j + jb on). mlsba__factor_panel does both. */
-int mlsba__factor_chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
-void mlsba__factor_chol_solve_rows(const mlsba__factor_problem_t *P, int64_t j,
-                                   int64_t jb, int64_t r0, int64_t r1);
 
 /* Units of the update after panel [j, j + jb): its columns right of the
  * panel for LU; for Cholesky the pairs {c, N - 1 - c} of its N columns,

@@ -135,7 +135,7 @@ static void invert_triangle(const mlsba__factor_problem_t *P, int64_t j,
                   P->lda, x, jb, 1);
 }
 
-/* Where the inverse of panel j's diagonal block is kept. */
+/* Where the inverse of panel j's L11 is kept. */
 static void *linv_of(const mlsba__factor_problem_t *P, int64_t j) {
   size_t jb =
       (size_t)(P->nb < mlsba__factor_diag(P) ? P->nb : mlsba__factor_diag(P));
@@ -149,51 +149,42 @@ static int lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   return 0;
 }
 
-/* Rows [r0, r1) of L21 = A21 L11^-T (lower) or columns [r0, r1) of
- * U12 = U11^-T A12 (upper), by the product with inv, the triangle's
- * inverse, through copies of SOLVE_BLOCK rows (columns) at a time: the
- * solve ran at a third of the GEMM's speed. 0: no memory (not done). */
+/* The Cholesky panel's solve (L21 = A21 L11^-T, or U12 = U11^-T A12) as
+ * a product with the triangle's inverse, through copies of SOLVE_BLOCK
+ * rows (columns) at a time: the solve ran at a third of the GEMM's speed
+ * and was 15% of the panel core's time at n = 4096. 0: no memory (the
+ * caller solves). */
 static int chol_solve_by_inverse(const mlsba__factor_problem_t *P, int64_t j,
-                                 int64_t jb, const void *inv, int64_t r0,
-                                 int64_t r1) {
+                                 int64_t jb, int64_t rest) {
   size_t es = esize(P);
+  char *inv = malloc((size_t)(jb * jb) * es);
   char *copy = malloc((size_t)(jb * SOLVE_BLOCK) * es);
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
-  for (int64_t r = r0; copy && r < r1; r += SOLVE_BLOCK) {
-    int64_t h = r1 - r < SOLVE_BLOCK ? r1 - r : SOLVE_BLOCK;
-    if (lower) { /* rows [r, r + h) of the panel's jb columns */
+  if (inv && copy)
+    invert_triangle(P, j, jb, lower ? 'L' : 'U', 'N', inv);
+  for (int64_t r = 0; inv && copy && r < rest; r += SOLVE_BLOCK) {
+    int64_t h = rest - r < SOLVE_BLOCK ? rest - r : SOLVE_BLOCK;
+    if (lower) { /* rows [j + jb + r, + h) of the panel's jb columns */
       for (int64_t c = 0; c < jb; c++)
-        memcpy(copy + (size_t)(c * h) * es, at(P, r, j + c), (size_t)h * es);
+        memcpy(copy + (size_t)(c * h) * es, at(P, j + jb + r, j + c),
+               (size_t)h * es);
       mlsba__cpu_gemm(P->prec, 'N', 'T', h, jb, jb, 1.0, copy, h, inv, jb, 0.0,
-                      at(P, r, j), P->lda, 1);
-    } else { /* columns [r, r + h) of the panel's jb rows */
+                      at(P, j + jb + r, j), P->lda, 1);
+    } else { /* columns [j + jb + r, + h) of the panel's jb rows */
       for (int64_t c = 0; c < h; c++)
-        memcpy(copy + (size_t)(c * jb) * es, at(P, j, r + c), (size_t)jb * es);
+        memcpy(copy + (size_t)(c * jb) * es, at(P, j, j + jb + r + c),
+               (size_t)jb * es);
       mlsba__cpu_gemm(P->prec, 'T', 'N', jb, h, jb, 1.0, inv, jb, copy, jb, 0.0,
-                      at(P, j, r), P->lda, 1);
+                      at(P, j, j + jb + r), P->lda, 1);
     }
   }
-  int done = copy != NULL;
+  int done = inv && copy;
+  free(inv);
   free(copy);
   return done;
 }
 
-/* The Cholesky panel's solve of rows (columns) [r0, r1): by the inverse
- * in P->linv when there is one, else by TRSM. */
-static void chol_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
-                       int64_t r0, int64_t r1) {
-  if (r1 <= r0 ||
-      (P->linv && chol_solve_by_inverse(P, j, jb, linv_of(P, j), r0, r1)))
-    return;
-  if (P->op == MLSBA__FACTOR_CHOL_LOWER) /* L21 = A21 L11^-T */
-    mlsba__cpu_trsm(P->prec, 'R', 'L', 'T', 'N', r1 - r0, jb, 1.0, at(P, j, j),
-                    P->lda, at(P, r0, j), P->lda, 1);
-  else /* U12 = U11^-T A12 */
-    mlsba__cpu_trsm(P->prec, 'L', 'U', 'T', 'N', jb, r1 - r0, 1.0, at(P, j, j),
-                    P->lda, at(P, j, r0), P->lda, 1);
-}
-
-int mlsba__factor_chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   int n = (int)jb, lda = (int)P->lda, info = 0;
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
   const char *uplo = lower ? "L" : "U";
@@ -205,20 +196,15 @@ int mlsba__factor_chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
     P->info = j + info;
     return 1;
   }
-  if (P->linv && trailing(P, j, jb) > 0)
-    invert_triangle(P, j, jb, lower ? 'L' : 'U', 'N', linv_of(P, j));
-  return 0;
-}
-
-void mlsba__factor_chol_solve_rows(const mlsba__factor_problem_t *P, int64_t j,
-                                   int64_t jb, int64_t r0, int64_t r1) {
-  chol_solve(P, j, jb, r0, r1);
-}
-
-static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
-  if (mlsba__factor_chol_diag(P, j, jb))
-    return 1;
-  chol_solve(P, j, jb, j + jb, P->n);
+  int64_t rest = trailing(P, j, jb);
+  if (rest > 0 && !chol_solve_by_inverse(P, j, jb, rest)) {
+    if (lower) /* L21 = A21 L11^-T */
+      mlsba__cpu_trsm(P->prec, 'R', 'L', 'T', 'N', rest, jb, 1.0, at(P, j, j),
+                      P->lda, at(P, j + jb, j), P->lda, 1);
+    else /* U12 = U11^-T A12 */
+      mlsba__cpu_trsm(P->prec, 'L', 'U', 'T', 'N', jb, rest, 1.0, at(P, j, j),
+                      P->lda, at(P, j, j + jb), P->lda, 1);
+  }
   return 0;
 }
 

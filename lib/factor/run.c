@@ -98,10 +98,9 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
   F->one = calloc(p, sizeof *F->one);
   F->time = calloc(p, sizeof *F->time);
   F->extra = calloc(p, sizeof *F->extra);
-  F->solve_s = calloc(p, sizeof *F->solve_s);
   if (!F->group_size || !F->rate || !F->active || !F->warm || !F->load ||
       !F->exec_off || !F->log_off || !F->clip || !F->one || !F->time ||
-      !F->extra || !F->solve_s)
+      !F->extra)
     return MLSBA_ENOMEM;
   for (size_t g = 0; g < F->q; g++)
     F->group_size[g] = F->pl->group_start[g + 1] - F->pl->group_start[g];
@@ -234,7 +233,6 @@ void mlsba__factor_run_close(mlsba__factor_run_t *F) {
   free(F->one);
   free(F->time);
   free(F->extra);
-  free(F->solve_s);
   for (size_t i = 0; F->cl_env && i < F->p; i++)
     if (F->cl_env[i])
       mlsba__factor_cl_release(F, i);
@@ -261,15 +259,6 @@ static double sim_panel_time(const mlsba__factor_run_t *F, int64_t j,
          mlsba__fpm_speed(F->rate[d], (double)jb);
 }
 
-/* The flops of what the panel core does of panel [j, j + jb) alone: all
- * of it, or, when the cores share its solve, its diagonal block. */
-static double panel_core_flops(const mlsba__factor_run_t *F, const step_t *st,
-                               int64_t j, int64_t jb) {
-  double b = (double)jb;
-  return st->shared_solve ? b * b * b / 3
-                          : mlsba__factor_panel_flops(F->P, j, jb);
-}
-
 /* The next panel's time as the split sees it: virtual, or the last panel
  * measured scaled by the flops. */
 static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
@@ -279,7 +268,8 @@ static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
     return sim_panel_time(F, st->jn, st->jbn);
   if (F->panel_flops <= 0)
     return F->panel_s;
-  return F->panel_s * panel_core_flops(F, st, st->jn, st->jbn) / F->panel_flops;
+  return F->panel_s * mlsba__factor_panel_flops(F->P, st->jn, st->jbn) /
+         F->panel_flops;
 }
 
 /* The executor lays shares out group by group; the step's units are laid
@@ -335,37 +325,6 @@ static void update_remapped(const step_t *st, int64_t u0, int64_t u1) {
   }
 }
 
-/* The next panel's diagonal block, then its rows open to every core. */
-static int next_diagonal(step_t *st) {
-  int stop = mlsba__factor_chol_diag(st->F->P, st->jn, st->jbn);
-  atomic_store(&st->diag_ready, stop ? -1 : 1);
-  return stop;
-}
-
-/* Rows of the next panel's solve are given out this many at a time. */
-enum { SOLVE_CHUNK = 256 };
-
-/* Core i, its share done, solves chunks of the next panel's rows while
- * any are left. The panel core always comes here after the diagonal
- * block, so every row is solved before the step ends; a core that ends
- * before the block is ready leaves the rows to the others. */
-static void share_solve(step_t *st, long i) {
-  mlsba__factor_run_t *F = st->F;
-  if (atomic_load(&st->diag_ready) != 1)
-    return;
-  int64_t r0 = st->jn + st->jbn, rows = F->P->n - r0;
-  double t = mlsba__now();
-  for (;;) {
-    int64_t r = atomic_fetch_add(&st->solve_next, SOLVE_CHUNK);
-    if (r >= rows)
-      break;
-    int64_t h = rows - r < SOLVE_CHUNK ? rows - r : SOLVE_CHUNK;
-    mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn, r0 + r, r0 + r + h);
-  }
-  if (i >= 0)
-    F->solve_s[i] += mlsba__now() - t;
-}
-
 /* A core's share of the step: units [first, first + count) as the
  * executor numbers them, the next panel factorized after its units. */
 static int update_units(void *user, int64_t first, int64_t count) {
@@ -383,15 +342,12 @@ static int update_units(void *user, int64_t first, int64_t count) {
   if (i == F->panel_dev && st->lookahead && st->jbn > 0) {
     mlsba__factor_update(F->P, st->j, st->jb, lo, lo + st->need);
     double t = mlsba__now();
-    st->stop = st->shared_solve ? next_diagonal(st)
-                                : mlsba__factor_panel(F->P, st->jn, st->jbn);
+    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
     st->panel_s = mlsba__now() - t;
     st->panel_done = 1;
     lo += st->need;
   }
   mlsba__factor_update(F->P, st->j, st->jb, lo, hi);
-  if (st->shared_solve)
-    share_solve(st, i);
   st->done[i] = 1;
   return 0;
 }
@@ -677,8 +633,6 @@ static int real_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
     *failed = -1;
     err = redo_step(F, st, f, copy);
   }
-  if (!err && st->shared_solve && st->panel_done)
-    share_solve(st, -1); /* rows a redo left (none when the panel core ran) */
   if (!err) {
     F->applied = st->j + st->jb;
     return_next_panel(F, st);
@@ -811,7 +765,7 @@ static void learn(mlsba__factor_run_t *F, const step_t *st) {
   for (size_t i = 0; i < F->p && !warming; i++) {
     if (F->load[i] <= 0)
       continue;
-    double t = F->time[i] - F->solve_s[i];
+    double t = F->time[i];
     if ((long)i == F->panel_dev && st->lookahead)
       t -= st->panel_s;
     double rate = (double)F->load[i] * st->unit_flops / t;
@@ -858,7 +812,7 @@ static void record(mlsba__factor_run_t *F, const step_t *st, double extra) {
   F->clock += longest + extra;
   if (st->panel_s > 0) {
     F->panel_s = st->panel_s;
-    F->panel_flops = panel_core_flops(F, st, st->jn, st->jbn);
+    F->panel_flops = mlsba__factor_panel_flops(F->P, st->jn, st->jbn);
   }
 }
 
@@ -981,9 +935,6 @@ int mlsba__factor_run(mlsba__factor_run_t *F) {
     st.jbn = st.jn < kmax ? min64(nb, kmax - st.jn) : 0;
     st.lookahead = P->op != MLSBA__FACTOR_CHOL_UPPER && F->panel_dev >= 0;
     st.need = st.lookahead ? min64(st.jbn, st.units) : 0;
-    st.shared_solve = !F->virt && st.lookahead && st.jbn > 0 &&
-                      P->op == MLSBA__FACTOR_CHOL_LOWER;
-    memset(F->solve_s, 0, F->p * sizeof *F->solve_s);
     int err = update_step(F, &st);
     if (err) {
       finish_transfers(F);

@@ -3,8 +3,6 @@
 #ifndef MLSBA_FACTOR_RUN_H
 #define MLSBA_FACTOR_RUN_H
 
-#include <stdatomic.h>
-
 #include "factor.h"
 
 typedef struct mlsba__factor_run {
@@ -24,7 +22,6 @@ typedef struct mlsba__factor_run {
   double *fraction;      /* the fixed slice, once tuned */
   int64_t *load, *exec_off, *log_off, *clip, *one;
   double *time, *extra;
-  double *solve_s;    /* p: a step's seconds in the shared panel solve */
   double clock;       /* virtual seconds so far */
   double panel_flops; /* of the last panel measured (real devices) */
   double panel_s;     /* its time */
@@ -63,13 +60,6 @@ typedef struct mlsba__factor_step {
   unsigned char *done;
   const int64_t *remap;
   int panel_done;
-  /* Lower Cholesky on real cores: the panel core factorizes the next
-   * panel's diagonal block (diag_ready 1; -1: not positive definite), and
-   * every core, as it ends its share, takes chunks of the rows below it to
-   * solve (solve_next counts the rows given out). */
-  int shared_solve;
-  atomic_int diag_ready;
-  atomic_llong solve_next;
 } mlsba__factor_step_t;
 
 /* The device whose share begins at the executor's unit first (-1: none). */
