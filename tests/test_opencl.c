@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/device.h" /* the test-only fault injection hook */
+#include "../cl/laswp_cpu.h"
+#include "devices/device.h"  /* the test-only fault injection hook */
+#include "laswp_cl_source.h" /* cl/laswp.cl, as the library carries it */
 #include "mlsba.h"
 #include "mlsba/opencl.h"
 #include "support/gemm_data.h"
@@ -477,15 +479,25 @@ START_TEST(mandelbrot_on_opencl_matches_the_cpu) {
 }
 END_TEST
 
-/* LU with the OpenCL device taking update columns (CLBlast), in both
- * precisions: right factors, and the device took part. */
-static void lu_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
-                           int64_t n, mlsba_factor_report_t *rep,
-                           double *residual) {
+/* LU of a random m x n matrix (block nb) with the OpenCL device taking
+ * update columns (CLBlast): right factors. fraction (NULL: the models'
+ * split) names every device's share of each step, so that the device
+ * takes columns at every step whatever the machine's load; stream 1
+ * streams its columns instead of keeping them. */
+typedef struct {
+  int64_t m, n, nb;
+  const double *fraction;
+  int stream;
+} lu_case_t;
+
+static void lu_case(mlsba_executor_t *ex, mlsba_precision_t prec,
+                    const lu_case_t *c, mlsba_factor_report_t *rep,
+                    double *residual) {
   size_t es = prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
-  void *a = malloc((size_t)(n * n) * es), *a0 = malloc((size_t)(n * n) * es);
+  int64_t m = c->m, n = c->n, k = m < n ? m : n, mn = m * n;
+  void *a = malloc((size_t)mn * es), *a0 = malloc((size_t)mn * es);
   unsigned seed = 99;
-  for (int64_t i = 0; i < n * n; i++) {
+  for (int64_t i = 0; i < mn; i++) {
     seed = seed * 1103515245u + 12345u;
     double v = ((seed >> 8) & 0xFFFF) / 32768.0 - 1.0;
     if (es == 8)
@@ -493,21 +505,36 @@ static void lu_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
     else
       ((float *)a)[i] = (float)v;
   }
-  memcpy(a0, a, (size_t)(n * n) * es);
-  int64_t *ipiv = calloc((size_t)n, sizeof *ipiv), info = -1;
-  unsigned char use[3] = {1, 1, 1}; /* pocl too, beside the cores */
+  memcpy(a0, a, (size_t)mn * es);
+  int64_t *ipiv = calloc((size_t)(k > 0 ? k : 1), sizeof *ipiv), info = -1;
+  unsigned char use[5] = {1, 1, 1, 1, 1}; /* pocl too, beside the cores */
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
-  o.block = 32;
+  o.block = c->nb;
   o.use = use;
-  ck_assert_msg(mlsba_getrf_ex(ex, prec, n, n, a, n, ipiv, &info, &o, rep) == 0,
+  o.stream = c->stream;
+  if (c->fraction) {
+    o.split = MLSBA_FACTOR_SPLIT_FIXED_SLICE;
+    o.fraction = c->fraction;
+  }
+  ck_assert_msg(mlsba_getrf_ex(ex, prec, m, n, a, m, ipiv, &info, &o, rep) == 0,
                 "%s", mlsba_last_error());
   ck_assert_int_eq(info, 0);
   ck_assert_int_eq(
-      mlsba_getrf_residual(prec, n, n, a0, n, a, n, ipiv, residual), 0);
+      mlsba_getrf_residual(prec, m, n, a0, m, a, m, ipiv, residual), 0);
   free(a);
   free(a0);
   free(ipiv);
+}
+
+/* Cores and pocl each a third of every step's units. */
+static const double thirds[3] = {1, 1, 1};
+
+static void lu_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
+                           int64_t n, mlsba_factor_report_t *rep,
+                           double *residual) {
+  lu_case_t c = {.m = n, .n = n, .nb = 32, .fraction = thirds};
+  lu_case(ex, prec, &c, rep, residual);
 }
 
 static int64_t units_of(const mlsba_factor_report_t *r, size_t dev) {
@@ -523,10 +550,103 @@ START_TEST(lu_on_cores_and_opencl_is_right) {
   for (int prec = 0; prec < 2; prec++) {
     mlsba_factor_report_t r;
     double res;
-    lu_with_opencl(ex, (mlsba_precision_t)prec, 200, &r, &res);
+    lu_case_t c = {.m = 200, .n = 200, .nb = 32}; /* the models' split */
+    lu_case(ex, (mlsba_precision_t)prec, &c, &r, &res);
     ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "precision %d: residual %g",
                   prec, res);
-    ck_assert_int_gt(units_of(&r, 1), 0); /* ocl0 took columns */
+    ck_assert_int_gt(units_of(&r, 1), 0); /* ocl0 took columns (step 1) */
+    ck_assert_uint_eq(r.lost, 0);
+    mlsba_factor_report_free(&r);
+  }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* Resident columns: odd sizes, n below the block, tall and wide matrices,
+ * both precisions, the device's share (a third of each step's) moving
+ * left to right as the trailing matrix shrinks. The factors are right,
+ * the device took columns at every step, and keeping them moved fewer
+ * bytes than streaming the same shares. */
+START_TEST(lu_with_resident_columns_is_right) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  static const int64_t shapes[][3] = {{203, 203, 32},
+                                      {20, 20, 32},
+                                      {301, 150, 16},
+                                      {120, 257, 24},
+                                      {97, 97, 1}};
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+    for (int prec = 0; prec < 2; prec++) {
+      mlsba_factor_report_t r[2];
+      for (int stream = 0; stream < 2; stream++) {
+        lu_case_t c = {.m = shapes[k][0],
+                       .n = shapes[k][1],
+                       .nb = shapes[k][2],
+                       .fraction = thirds,
+                       .stream = stream};
+        double res;
+        lu_case(ex, (mlsba_precision_t)prec, &c, &r[stream], &res);
+        ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                      "%lldx%lld nb %lld precision %d stream %d: residual %g",
+                      (long long)c.m, (long long)c.n, (long long)c.nb, prec,
+                      stream, res);
+        ck_assert_uint_eq(r[stream].lost, 0);
+      }
+      /* Every step whose third holds the next panel gave pocl some (else
+       * the panel's core takes units from the device with the most). */
+      for (size_t s = 1; s < r[0].steps; s++)
+        if (r[0].units[s] >= 3 * shapes[k][2])
+          ck_assert_msg(r[0].share[s * 3 + 1] > 0,
+                        "shape %zu precision %d step %zu: %lld %lld %lld", k,
+                        prec, s, (long long)r[0].share[s * 3],
+                        (long long)r[0].share[s * 3 + 1],
+                        (long long)r[0].share[s * 3 + 2]);
+      int any = units_of(&r[0], 1) > 0;
+      ck_assert_int_eq(r[0].bytes_to_devices > 0, any);
+      ck_assert_int_eq(r[0].bytes_from_devices > 0, any);
+      ck_assert_int_eq(r[0].transfers > 0, any);
+      if (r[0].steps > 3) { /* more than one update: residency pays */
+        ck_assert_int_lt(r[0].bytes_to_devices, r[1].bytes_to_devices);
+        ck_assert_int_lt(r[0].bytes_from_devices, r[1].bytes_from_devices);
+      }
+      mlsba_factor_report_free(&r[0]);
+      mlsba_factor_report_free(&r[1]);
+    }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* Two OpenCL devices (pocl twice), each a quarter of every step: the
+ * second sits left of the first, so as the first's share shrinks the
+ * second's right boundary moves right and columns pass from one device
+ * to the other (read back from one, sent to the other). */
+START_TEST(resident_columns_move_between_two_devices) {
+  mlsba_platform_t *pl = NULL;
+  ck_assert_int_eq(
+      mlsba_platform_parse(
+          "{\"devices\": ["
+          "{\"name\": \"core0\", \"type\": \"cpu\", \"core\": 0},"
+          "{\"name\": \"ocl0\", \"type\": \"opencl\", \"platform\": 0, "
+          "\"device\": 0},"
+          "{\"name\": \"core1\", \"type\": \"cpu\", \"core\": 1},"
+          "{\"name\": \"ocl1\", \"type\": \"opencl\", \"platform\": 0, "
+          "\"device\": 0}],"
+          "\"groups\": [[\"core0\", \"ocl0\"], [\"core1\", \"ocl1\"]]}",
+          "test", &pl),
+      0);
+  mlsba_executor_t *ex = open_executor(pl);
+  static const double quarters[4] = {1, 1, 1, 1};
+  for (int prec = 0; prec < 2; prec++) {
+    lu_case_t c = {.m = 211, .n = 211, .nb = 16, .fraction = quarters};
+    mlsba_factor_report_t r;
+    double res;
+    lu_case(ex, (mlsba_precision_t)prec, &c, &r, &res);
+    ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "precision %d: residual %g",
+                  prec, res);
+    ck_assert_int_gt(units_of(&r, 1), 0);
+    ck_assert_int_gt(units_of(&r, 3), 0);
     ck_assert_uint_eq(r.lost, 0);
     mlsba_factor_report_free(&r);
   }
@@ -538,9 +658,8 @@ END_TEST
 /* The OpenCL device fails as its share of the first update starts (as
  * its first OpenCL call would), after the first panel: its columns are
  * taken back by the cores, the device is dropped for the rest of the
- * factorization, and the factors are right. (Its first share is the one
- * certain to exist: later splits follow the models, which on a shared
- * machine may give pocl nothing.) */
+ * factorization, and the factors are right. The split is named (a third
+ * each), so that the device's first share exists on a loaded machine. */
 START_TEST(an_opencl_failure_mid_lu_is_taken_back) {
   mlsba_platform_t *pl = cores_and_opencl("");
   mlsba_executor_t *ex = open_executor(pl);
@@ -560,11 +679,143 @@ START_TEST(an_opencl_failure_mid_lu_is_taken_back) {
 }
 END_TEST
 
-/* Lower Cholesky with pocl taking pairs of columns (upper runs on the
- * cores): right factors, the other triangle untouched, the device used. */
+/* The device fails at its fourth share, holding the columns of three
+ * steps that exist only in its memory: the host replays the updates they
+ * missed from their checkpoints, the cores redo the step, and the factors
+ * are right. Streamed too (its columns then come back every step). */
+START_TEST(an_opencl_failure_with_resident_columns_is_taken_back) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  for (int prec = 0; prec < 2; prec++)
+    for (int stream = 0; stream < 2; stream++) {
+      lu_case_t c = {
+          .m = 230, .n = 201, .nb = 16, .fraction = thirds, .stream = stream};
+      mlsba_factor_report_t r;
+      double res;
+      mlsba__opencl_inject_fault(4, CL_OUT_OF_RESOURCES);
+      lu_case(ex, (mlsba_precision_t)prec, &c, &r, &res);
+      mlsba__opencl_inject_fault(0, 0);
+      ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                    "precision %d stream %d: residual %g", prec, stream, res);
+      ck_assert_uint_eq(r.lost, 1);
+      ck_assert_int_eq(r.dropped[1], 1);
+      for (size_t s = 1; s < r.steps; s++) /* steps 1-3 on the device */
+        ck_assert_int_eq(r.share[s * 3 + 1] > 0, s <= 3);
+      mlsba_factor_report_free(&r);
+    }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* LAPACK's row interchanges, the reference of cl/laswp.cl. */
+void dlaswp_(const int *n, double *a, const int *lda, const int *k1,
+             const int *k2, const int *ipiv, const int *incx);
+void slaswp_(const int *n, float *a, const int *lda, const int *k1,
+             const int *k2, const int *ipiv, const int *incx);
+
+/* The row-interchange kernel over cols columns of a buffer (leading
+ * dimension ld, from element off), k pivots: the buffer's new contents. */
+static void swap_on_device(int dbl, void *a, size_t bytes, cl_ulong off,
+                           cl_ulong ld, size_t cols, int k, const int *piv) {
+  cl_platform_id plat;
+  cl_device_id dev;
+  cl_int e = clGetPlatformIDs(1, &plat, NULL);
+  ck_assert_int_eq(e, CL_SUCCESS);
+  ck_assert_int_eq(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL),
+                   CL_SUCCESS);
+  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+  ck_assert_int_eq(e, CL_SUCCESS);
+  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &e);
+  ck_assert_int_eq(e, CL_SUCCESS);
+  const char *src = mlsba__laswp_cl_source;
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &e);
+  ck_assert_int_eq(e, CL_SUCCESS);
+  ck_assert_int_eq(clBuildProgram(prog, 1, &dev, "-cl-std=CL1.2", NULL, NULL),
+                   CL_SUCCESS);
+  cl_kernel kern =
+      clCreateKernel(prog, dbl ? "laswp_cols_64" : "laswp_cols_32", &e);
+  ck_assert_int_eq(e, CL_SUCCESS);
+  cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                              bytes, a, &e);
+  ck_assert_int_eq(e, CL_SUCCESS);
+  cl_mem pb = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                             (size_t)k * sizeof(int), (void *)piv, &e);
+  ck_assert_int_eq(e, CL_SUCCESS);
+  clSetKernelArg(kern, 0, sizeof buf, &buf);
+  clSetKernelArg(kern, 1, sizeof off, &off);
+  clSetKernelArg(kern, 2, sizeof ld, &ld);
+  clSetKernelArg(kern, 3, sizeof k, &k);
+  clSetKernelArg(kern, 4, sizeof pb, &pb);
+  cl_ulong ncols = cols;
+  clSetKernelArg(kern, 5, sizeof ncols, &ncols);
+  size_t group = 4, global = (cols + group - 1) / group * group; /* past it */
+  ck_assert_int_eq(
+      clEnqueueNDRangeKernel(q, kern, 1, NULL, &global, &group, 0, NULL, NULL),
+      CL_SUCCESS);
+  ck_assert_int_eq(
+      clEnqueueReadBuffer(q, buf, CL_TRUE, 0, bytes, a, 0, NULL, NULL),
+      CL_SUCCESS);
+  clReleaseMemObject(pb);
+  clReleaseMemObject(buf);
+  clReleaseKernel(kern);
+  clReleaseProgram(prog);
+  clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+}
+
+/* cl/laswp.cl and its CPU twin interchange rows as LAPACK's ?laswp does,
+ * on a block of columns inside a larger buffer (rows above and columns
+ * beside it untouched), with pivots as ?getf2 gives them (row i with a
+ * row at or below it, itself included). */
+START_TEST(the_row_swap_kernel_matches_laswp) {
+  enum { LD = 41, COLS = 9, OFF_ROW = 3, OFF_COL = 2, ROWS = 35, K = 13 };
+  int piv[K], piv1[K]; /* 0-based for ours, 1-based for LAPACK */
+  unsigned seed = 5;
+  for (int i = 0; i < K; i++) {
+    seed = seed * 1103515245u + 12345u;
+    piv[i] = i % 4 == 3 ? i : i + (int)((seed >> 8) % (unsigned)(ROWS - i));
+    piv1[i] = piv[i] + 1;
+  }
+  for (int dbl = 0; dbl < 2; dbl++) {
+    size_t es = dbl ? 8 : 4, n = (size_t)LD * COLS;
+    char *dev = malloc(n * es), *cpu = malloc(n * es), *ref = malloc(n * es);
+    for (size_t i = 0; i < n; i++) {
+      if (dbl)
+        ((double *)dev)[i] = (double)i + 0.25;
+      else
+        ((float *)dev)[i] = (float)i + 0.25f;
+    }
+    memcpy(cpu, dev, n * es);
+    memcpy(ref, dev, n * es);
+    char *orig = malloc(n * es);
+    memcpy(orig, dev, n * es);
+    size_t off = (size_t)OFF_COL * LD + OFF_ROW;
+    int cols = COLS - OFF_COL, lda = LD, k1 = 1, k2 = K, inc = 1;
+    if (dbl)
+      dlaswp_(&cols, (double *)ref + off, &lda, &k1, &k2, piv1, &inc);
+    else
+      slaswp_(&cols, (float *)ref + off, &lda, &k1, &k2, piv1, &inc);
+    swap_on_device(dbl, dev, n * es, off, LD, (size_t)cols, K, piv);
+    mlsba__laswp_cols(cpu + off * es, es, LD, cols, K, piv);
+    ck_assert(memcmp(orig, ref, n * es) != 0); /* rows did move */
+    free(orig);
+    ck_assert_msg(memcmp(dev, ref, n * es) == 0, "device, %s",
+                  dbl ? "64" : "32");
+    ck_assert_msg(memcmp(cpu, ref, n * es) == 0, "CPU twin, %s",
+                  dbl ? "64" : "32");
+    free(dev);
+    free(cpu);
+    free(ref);
+  }
+}
+END_TEST
+
+/* Cholesky with pocl taking pairs of columns, lower and upper: right
+ * factors, the other triangle untouched, the device used. */
 static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
-                             char uplo, int64_t n, mlsba_factor_report_t *rep,
-                             double *residual) {
+                             char uplo, int64_t n, const double *fraction,
+                             mlsba_factor_report_t *rep, double *residual) {
   size_t es = prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   void *a = malloc((size_t)(n * n) * es), *a0 = malloc((size_t)(n * n) * es);
   unsigned seed = 7;
@@ -586,6 +837,10 @@ static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
   mlsba_factor_opts_init(&o);
   o.block = 32;
   o.use = use;
+  if (fraction) {
+    o.split = MLSBA_FACTOR_SPLIT_FIXED_SLICE;
+    o.fraction = fraction;
+  }
   ck_assert_msg(mlsba_potrf_ex(ex, prec, uplo, n, a, n, &info, &o, rep) == 0,
                 "%s", mlsba_last_error());
   ck_assert_int_eq(info, 0);
@@ -608,23 +863,34 @@ START_TEST(cholesky_on_cores_and_opencl_is_right) {
     for (int lower = 0; lower < 2; lower++) {
       mlsba_factor_report_t r;
       double res;
-      chol_with_opencl(ex, (mlsba_precision_t)prec, lower ? 'L' : 'U', 201, &r,
-                       &res);
+      chol_with_opencl(ex, (mlsba_precision_t)prec, lower ? 'L' : 'U', 201,
+                       NULL, &r, &res);
       ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
                     "precision %d lower %d: residual %g", prec, lower, res);
-      /* pocl takes pairs of the lower factorization only */
-      ck_assert_int_eq(units_of(&r, 1) > 0, lower);
+      ck_assert_int_gt(units_of(&r, 1), 0); /* pocl took pairs */
       mlsba_factor_report_free(&r);
     }
-  mlsba__opencl_inject_fault(1, CL_OUT_OF_RESOURCES);
-  mlsba_factor_report_t r;
-  double res;
-  chol_with_opencl(ex, MLSBA_PRECISION_DOUBLE, 'L', 201, &r, &res);
-  mlsba__opencl_inject_fault(0, 0);
-  ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "after a failure: %g", res);
-  ck_assert_uint_eq(r.lost, 1);
-  ck_assert_int_eq(units_of(&r, 1), 0);
-  mlsba_factor_report_free(&r);
+  /* It fails at its first share, then (a third of every step named, so
+   * that it has shares) at its third, mid-factorization; lower and upper. */
+  static const struct {
+    char uplo;
+    unsigned nth;
+  } faults[] = {{'L', 1}, {'L', 3}, {'U', 1}, {'U', 3}};
+  for (size_t f = 0; f < sizeof faults / sizeof *faults; f++) {
+    unsigned nth = faults[f].nth;
+    mlsba__opencl_inject_fault(nth, CL_OUT_OF_RESOURCES);
+    mlsba_factor_report_t r;
+    double res;
+    chol_with_opencl(ex, MLSBA_PRECISION_DOUBLE, faults[f].uplo, 201, thirds,
+                     &r, &res);
+    mlsba__opencl_inject_fault(0, 0);
+    ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "%c, failure at share %u: %g",
+                  faults[f].uplo, nth, res);
+    ck_assert_uint_eq(r.lost, 1);
+    for (size_t s = 1; s < r.steps; s++)
+      ck_assert_int_eq(r.share[s * 3 + 1] > 0, s < nth);
+    mlsba_factor_report_free(&r);
+  }
   mlsba_executor_destroy(ex);
   mlsba_platform_destroy(pl);
 }
@@ -646,7 +912,11 @@ static Suite *opencl_suite(void) {
   tcase_add_test(tc, a_memory_limit_beyond_the_device_is_harmless);
   tcase_add_test(tc, mandelbrot_on_opencl_matches_the_cpu);
   tcase_add_test(tc, lu_on_cores_and_opencl_is_right);
+  tcase_add_test(tc, the_row_swap_kernel_matches_laswp);
+  tcase_add_test(tc, lu_with_resident_columns_is_right);
+  tcase_add_test(tc, resident_columns_move_between_two_devices);
   tcase_add_test(tc, an_opencl_failure_mid_lu_is_taken_back);
+  tcase_add_test(tc, an_opencl_failure_with_resident_columns_is_taken_back);
   tcase_add_test(tc, cholesky_on_cores_and_opencl_is_right);
   suite_add_tcase(s, tc);
   return s;

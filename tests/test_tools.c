@@ -892,6 +892,16 @@ START_TEST(bench_factor_verifies_on_real_cores) {
       ck_assert(json_is_true(json_object_get(o, "verified")));
       ck_assert_double_lt(json_number_value(json_object_get(o, "residual")),
                           16);
+      /* nothing moves to a device on cores alone (the libmlsba rows) */
+      if (strcmp(json_string_value(json_object_get(o, "algorithm")),
+                 "openblas"))
+        for (int f = 0; f < 3; f++) {
+          static const char *const moved[] = {
+              "bytes_to_devices", "bytes_from_devices", "transfers"};
+          json_t *v = json_object_get(o, moved[f]);
+          ck_assert_msg(json_is_integer(v), "%s", moved[f]);
+          ck_assert_int_eq(json_integer_value(v), 0);
+        }
     }
     if (json_array_size(res) == 4)
       ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 3),

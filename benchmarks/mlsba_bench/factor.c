@@ -343,6 +343,11 @@ static json_t *row_json(const fbench_t *F, const frow_t *r) {
   }
   const mlsba_factor_report_t *R = &r->rep;
   json_object_set_new(o, "overhead_s", json_real(R->overhead_s));
+  json_object_set_new(o, "bytes_to_devices",
+                      json_integer((json_int_t)R->bytes_to_devices));
+  json_object_set_new(o, "bytes_from_devices",
+                      json_integer((json_int_t)R->bytes_from_devices));
+  json_object_set_new(o, "transfers", json_integer((json_int_t)R->transfers));
   json_object_set_new(o, "panel_device",
                       R->panel_device >= 0
                           ? json_string(mlsba_platform_device_name(

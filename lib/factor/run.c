@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "../core/clock.h"
 #include "../core/error.h"
+#include "../core/load.h"
 #include "../partition/fpm.h"
 #include "../platform/platform.h"
 #include "../runtime/executor.h"
@@ -108,7 +111,7 @@ static int alloc_scratch(mlsba__factor_run_t *F) {
 }
 
 /* Devices that take units: those the options name that have code for the
- * update (cores, simulated devices, OpenCL devices for LU). By default
+ * update (cores, simulated devices, OpenCL devices). By default
  * every one but a device that computes on the other devices' cores (pocl
  * beside the cores), which would slow them with every unit it took. */
 static int choose_active(mlsba__factor_run_t *F) {
@@ -116,17 +119,65 @@ static int choose_active(mlsba__factor_run_t *F) {
   for (size_t i = 0; i < F->p; i++) {
     mlsba_device_type_t type = F->pl->dev[i].backend->type;
     int capable =
-        F->virt || type == MLSBA_DEVICE_CPU ||
-        (type == MLSBA_DEVICE_OPENCL && F->P->op != MLSBA__FACTOR_CHOL_UPPER);
+        F->virt || type == MLSBA_DEVICE_CPU || type == MLSBA_DEVICE_OPENCL;
     int wanted = F->o.use ? F->o.use[i] != 0 : !F->ex->opened[i].shares_cores;
     F->active[i] = (unsigned char)(capable && wanted);
     n += F->active[i];
   }
   if (n == 0)
     return mlsba__fail(MLSBA_EINVAL, "factor: no device in use can take the "
-                                     "update (cores, simulated devices and, "
-                                     "but for upper Cholesky, OpenCL devices "
-                                     "can)");
+                                     "update (cores, simulated devices and "
+                                     "OpenCL devices can)");
+  return 0;
+}
+
+static int is_accel(const mlsba__factor_run_t *F, size_t i) {
+  return F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
+}
+
+/* What resident columns need: per device, and a row per column where an
+ * OpenCL device may hold columns. */
+static int alloc_resident(mlsba__factor_run_t *F) {
+  size_t p = F->p, n = F->P->n > 0 ? (size_t)F->P->n : 1;
+  size_t accels = 0;
+  for (size_t i = 0; i < p; i++)
+    accels += (size_t)is_accel(F, i);
+  F->res_lo = calloc(p, sizeof *F->res_lo);
+  F->res_hi = calloc(p, sizeof *F->res_hi);
+  F->sent_row = calloc(accels ? n : 1, sizeof *F->sent_row);
+  F->cl_cap = calloc(p, sizeof *F->cl_cap);
+  F->streams = calloc(p, 1);
+  F->cl_env = calloc(p, sizeof *F->cl_env);
+  F->to_dev = calloc(p, sizeof *F->to_dev);
+  F->from_dev = calloc(p, sizeof *F->from_dev);
+  F->moves = calloc(p, sizeof *F->moves);
+  return F->res_lo && F->res_hi && F->sent_row && F->cl_cap && F->streams &&
+                 F->cl_env && F->to_dev && F->from_dev && F->moves
+             ? 0
+             : MLSBA_ENOMEM;
+}
+
+/* The caller's fixed slice (opts.fraction), checked. */
+static int take_fraction(mlsba__factor_run_t *F) {
+  if (F->o.split != MLSBA_FACTOR_SPLIT_FIXED_SLICE || F->o.fraction == NULL)
+    return 0;
+  double sum = 0;
+  for (size_t i = 0; i < F->p; i++) {
+    double f = F->o.fraction[i];
+    if (!isfinite(f) || f < 0)
+      return mlsba__fail(MLSBA_EINVAL,
+                         "factor: fraction[%zu] = %g must be finite and "
+                         ">= 0",
+                         i, f);
+    sum += F->active[i] ? f : 0;
+  }
+  if (!(sum > 0))
+    return mlsba__fail(MLSBA_EINVAL, "factor: the fractions of the devices in "
+                                     "use sum to 0");
+  F->fraction = malloc(F->p * sizeof *F->fraction);
+  if (F->fraction == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  memcpy(F->fraction, F->o.fraction, F->p * sizeof *F->fraction);
   return 0;
 }
 
@@ -162,9 +213,10 @@ int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
     return err;
   F->panel_dev = choose_panel_device(F);
   F->ahead_dev = F->panel_dev;
-  if (alloc_scratch(F) || alloc_report(F))
+  if (alloc_scratch(F) || alloc_report(F) || alloc_resident(F))
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
-  if ((err = choose_active(F)) != 0 || (err = open_models(F)) != 0)
+  if ((err = choose_active(F)) != 0 || (err = take_fraction(F)) != 0 ||
+      (err = open_models(F)) != 0)
     return err;
   return 0;
 }
@@ -184,6 +236,19 @@ void mlsba__factor_run_close(mlsba__factor_run_t *F) {
   free(F->one);
   free(F->time);
   free(F->extra);
+  for (size_t i = 0; F->cl_env && i < F->p; i++)
+    if (F->cl_env[i])
+      mlsba__factor_cl_release(F, i);
+  mlsba_load_destroy(F->work);
+  free(F->res_lo);
+  free(F->res_hi);
+  free(F->sent_row);
+  free(F->cl_cap);
+  free(F->streams);
+  free(F->cl_env);
+  free(F->to_dev);
+  free(F->from_dev);
+  free(F->moves);
 }
 
 /* ---- one step ----------------------------------------------------------- */
@@ -239,8 +304,11 @@ static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
 
 /* The executor lays shares out group by group; the step's units are laid
  * out with the device that updates the next panel's columns first (the
- * panel's core unless another does), so that its share begins with
- * them. */
+ * panel's core unless another does), so that its share begins with them,
+ * then the other cores, and the accelerators at the right end (the first
+ * in group order rightmost): the trailing matrix shrinks from the left, so
+ * an accelerator's share of step k + 1 overlaps most of its columns of
+ * step k, and only its left boundary moves. */
 static void lay_out(mlsba__factor_run_t *F) {
   int64_t off = 0, log = 0;
   for (size_t k = 0; k < F->p; k++) {
@@ -255,10 +323,17 @@ static void lay_out(mlsba__factor_run_t *F) {
   }
   for (size_t k = 0; k < F->p; k++) {
     size_t i = F->group_dev[k];
-    if ((long)i == first)
+    if ((long)i == first || is_accel(F, i))
       continue;
     F->log_off[i] = log;
     log += F->load[i];
+  }
+  for (size_t k = 0; k < F->p; k++) {
+    size_t i = F->group_dev[k];
+    if ((long)i == first || !is_accel(F, i))
+      continue;
+    off -= F->load[i];
+    F->log_off[i] = off;
   }
 }
 
@@ -309,38 +384,157 @@ static int update_units(void *user, int64_t first, int64_t count) {
   return 0;
 }
 
-static int uses_opencl(const mlsba__factor_run_t *F) {
+static int has_opencl(const mlsba__factor_run_t *F) {
   for (size_t i = 0; i < F->p; i++)
-    if (F->load[i] > 0 && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL)
+    if (is_accel(F, i))
       return 1;
   return 0;
 }
 
-static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
-                    long *failed) {
-  mlsba_load_t *w = NULL;
+/* The factorization's one load, set for a run of `units` units of this
+ * step: an OpenCL device keeps its state (and columns) while it runs the
+ * same load. Its OpenCL code is set on every platform with an OpenCL
+ * device, dropped or not, so that the step it sees is this one. */
+static int work_load(mlsba__factor_run_t *F, step_t *st, int64_t units) {
   const char *name =
       F->P->op == MLSBA__FACTOR_LU ? "getrf-update" : "potrf-update";
-  memset(st->done, 0, F->p);
-  int err = mlsba_load_create(name, units, &w);
-  if (!err)
-    err = mlsba_load_set_cpu(w, update_units, st);
-  if (!err && uses_opencl(F))
-    err = mlsba__factor_set_opencl(w, st);
-  if (!err)
-    err = mlsba_executor_run(F->ex, w, F->load, MLSBA_DRIVE_SHARED, F->time,
-                             failed);
-  mlsba_load_destroy(w);
+  int err = F->work ? 0 : mlsba_load_create(name, units, &F->work);
+  if (err)
+    return err;
+  F->work->units = units;
+  err = mlsba_load_set_cpu(F->work, update_units, st);
+  if (!err && has_opencl(F))
+    err = mlsba__factor_set_opencl(F->work, st);
   return err;
 }
 
+static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
+                    long *failed) {
+  memset(st->done, 0, F->p);
+  int err = work_load(F, st, units);
+  if (!err)
+    err = mlsba_executor_run(F->ex, F->work, F->load, MLSBA_DRIVE_SHARED,
+                             F->time, failed);
+  return err;
+}
+
+/* ---- resident columns (LU on OpenCL devices) ---------------------------- */
+
+/* The host computes the updates a resident column of device i missed:
+ * from the panel of its checkpoint up to, not including, panel j_stop
+ * (runs of columns sent at the same step together). The columns are the
+ * host's again. */
+static void replay_resident(mlsba__factor_run_t *F, size_t i, int64_t j_stop) {
+  mlsba__factor_problem_t *P = F->P;
+  void *linv = P->linv; /* the kept inverses are the last panels': solve */
+  P->linv = NULL;
+  int64_t kmax = mlsba__factor_diag(P);
+  for (int64_t c = F->res_lo[i]; c < F->res_hi[i];) {
+    int64_t e = c, r = F->sent_row[c];
+    while (e < F->res_hi[i] && F->sent_row[e] == r)
+      e++;
+    for (int64_t j = r; j < j_stop; j += P->nb) {
+      int64_t jb = min64(P->nb, kmax - j), s0 = j + jb;
+      mlsba__factor_update(P, j, jb, c - s0, e - s0);
+    }
+    c = e;
+  }
+  P->linv = linv;
+  F->res_lo[i] = F->res_hi[i] = 0;
+}
+
+static void drop_accelerator(mlsba__factor_run_t *F, size_t i) {
+  F->active[i] = 0;
+  F->R->dropped[i] = 1;
+  F->R->lost++;
+}
+
+/* Device i's resident columns outside [lo, hi) come back to the host. */
+static int fetch_outside(mlsba__factor_run_t *F, size_t i, int64_t lo,
+                         int64_t hi) {
+  int64_t rlo = F->res_lo[i], rhi = F->res_hi[i];
+  int err = 0;
+  if (rlo < rhi && rlo < lo)
+    err = mlsba__factor_cl_fetch(F, i, rlo, min64(rhi, lo));
+  if (!err && rlo < rhi && rhi > hi)
+    err = mlsba__factor_cl_fetch(F, i, rlo > hi ? rlo : hi, rhi);
+  if (!err) {
+    F->res_lo[i] = rlo > lo ? rlo : lo;
+    F->res_hi[i] = min64(rhi, hi);
+    if (F->res_lo[i] >= F->res_hi[i])
+      F->res_lo[i] = F->res_hi[i] = 0;
+  }
+  return err;
+}
+
+/* Before a run: each accelerator keeps its columns of this step resident
+ * or streams them; what it holds beyond the columns it keeps comes back.
+ * A device whose read fails is dropped and the host replays its columns:
+ * returns 1 then (the step is split again). */
+static int settle_resident(mlsba__factor_run_t *F, step_t *st) {
+  int64_t s0 = st->j + st->jb;
+  for (size_t i = 0; i < F->p; i++) {
+    if (!is_accel(F, i))
+      continue;
+    int64_t lo = s0 + F->log_off[i], hi = lo + F->load[i];
+    int keep = F->load[i] > 0 && mlsba__factor_cl_resident(st, i, lo, hi);
+    F->streams[i] = F->load[i] > 0 && !keep;
+    if (!keep)
+      lo = hi = 0;
+    if (F->res_lo[i] < F->res_hi[i] && fetch_outside(F, i, lo, hi) != 0) {
+      replay_resident(F, i, st->j);
+      drop_accelerator(F, i);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* After a step without lookahead: the next panel's columns that an
+ * accelerator holds come back before the panel is factorized. A failed
+ * read: the host replays that device's columns through this step. */
+static void return_next_panel(mlsba__factor_run_t *F, const step_t *st) {
+  int64_t end = st->jn + st->jbn;
+  for (size_t i = 0; st->jbn > 0 && i < F->p; i++) {
+    if (F->res_lo[i] >= F->res_hi[i] || F->res_lo[i] >= end)
+      continue;
+    int64_t c1 = min64(F->res_hi[i], end);
+    if (mlsba__factor_cl_fetch(F, i, F->res_lo[i], c1) != 0) {
+      replay_resident(F, i, st->j + st->jb);
+      drop_accelerator(F, i);
+      continue;
+    }
+    F->res_lo[i] = c1;
+    if (c1 >= F->res_hi[i])
+      F->res_lo[i] = F->res_hi[i] = 0;
+  }
+}
+
+/* At the end (or a stop): every resident column comes back; where a
+ * device cannot give them, the host replays them. */
+static void flush_resident(mlsba__factor_run_t *F) {
+  for (size_t i = 0; i < F->p; i++) {
+    if (F->res_lo[i] >= F->res_hi[i])
+      continue;
+    if (mlsba__factor_cl_fetch(F, i, F->res_lo[i], F->res_hi[i]) == 0)
+      F->res_lo[i] = F->res_hi[i] = 0;
+    else
+      replay_resident(F, i, F->applied);
+  }
+}
+
+/* ---- streamed shares and failures --------------------------------------- */
+
 /* Every trailing column, from the panel's first row down, kept before a
- * step in which an OpenCL device takes units: a device that fails may
- * have written part of its columns back. */
+ * step in which an OpenCL device streams its share: a device that fails
+ * may have written part of its columns back. */
 static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
                                void **copy) {
   *copy = NULL;
-  if (!uses_opencl(F))
+  int streams = 0;
+  for (size_t i = 0; i < F->p; i++)
+    streams |= F->streams[i];
+  if (!streams)
     return 0;
   size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   size_t rows = (size_t)(F->P->m - st->j);
@@ -384,28 +578,32 @@ static void restore_units(mlsba__factor_run_t *F, const step_t *st,
 }
 
 /* After a run that failed on OpenCL device `failed`: the device is
- * dropped; every accelerator's columns go back to the copy, and the units
- * of the accelerators and of the cores that did not finish are done again
- * by the cores, then the next panel if its core did not factorize it. */
+ * dropped; the accelerators' resident columns are replayed on the host up
+ * to this step (their device copies cannot be trusted), their streamed
+ * columns go back to the copy, and the units of the accelerators and of
+ * the cores that did not finish are done again by the cores, then the
+ * next panel if its core did not factorize it. */
 static int redo_step(mlsba__factor_run_t *F, step_t *st, long failed,
                      const void *copy) {
   int64_t *remap = malloc((size_t)st->units * sizeof *remap);
   if (remap == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
-  F->active[failed] = 0;
-  F->R->dropped[failed] = 1;
-  F->R->lost++;
+  drop_accelerator(F, (size_t)failed);
+  for (size_t i = 0; i < F->p; i++)
+    if (F->res_lo[i] < F->res_hi[i])
+      replay_resident(F, i, st->j);
   int64_t n = 0;
   for (size_t k = 0; k < F->p; k++) {
     size_t i = F->group_dev[k];
-    int accel = F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
+    int accel = is_accel(F, i);
     if (F->load[i] == 0 || (!accel && st->done[i]))
       continue;
-    if (accel)
+    if (accel && F->streams[i])
       restore_units(F, st, copy, F->log_off[i], F->log_off[i] + F->load[i]);
     for (int64_t u = 0; u < F->load[i]; u++)
       remap[n++] = F->log_off[i] + u;
   }
+  memset(F->streams, 0, F->p);
   int err = 0;
   if (n > 0) {
     unsigned char *cores = calloc(F->p, 1);
@@ -444,21 +642,33 @@ static int redo_step(mlsba__factor_run_t *F, step_t *st, long failed,
   return err;
 }
 
-/* A real step: the run, and after an OpenCL device failed, the redo. */
+static int split_step(mlsba__factor_run_t *F, step_t *st);
+
+/* A real step: the accelerators' columns settled, the run, and after an
+ * OpenCL device failed, the redo. */
 static int real_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
+  int err;
+  while ((err = settle_resident(F, st)) == 1) { /* a device was dropped */
+    if ((err = split_step(F, st)) != 0)
+      return err;
+    lay_out(F);
+  }
   void *copy = NULL;
   unsigned char *done = calloc(F->p, 1);
-  int err = done ? backup_accelerators(F, st, &copy)
-                 : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  err = done ? backup_accelerators(F, st, &copy)
+             : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
   st->done = done;
   st->panel_done = 0;
   if (!err)
     err = real_run(F, st, st->units, failed);
   long f = *failed;
-  if (err && copy && f >= 0 &&
-      F->pl->dev[f].backend->type == MLSBA_DEVICE_OPENCL) {
+  if (err && f >= 0 && is_accel(F, (size_t)f) && (copy || !F->streams[f])) {
     *failed = -1;
     err = redo_step(F, st, f, copy);
+  }
+  if (!err) {
+    F->applied = st->j + st->jb;
+    return_next_panel(F, st);
   }
   st->done = NULL;
   free(done);
@@ -878,24 +1088,16 @@ static void record(mlsba__factor_run_t *F, const step_t *st, double extra) {
 /* Real devices: what each can hold of this step (an accelerator's memory)
  * becomes its model's max_load, which the split respects. */
 static int real_caps(mlsba__factor_run_t *F, step_t *st) {
-  mlsba_load_t *w = NULL;
   int64_t *max = calloc(F->p, sizeof *max);
-  int err = max ? mlsba_load_create("factor-update", st->units, &w)
+  int err = max ? work_load(F, st, st->units)
                 : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
   if (!err)
-    err = mlsba_load_set_cpu(w, update_units, st);
-  int opencl = 0;
-  for (size_t i = 0; i < F->p; i++)
-    opencl |=
-        F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_OPENCL;
-  if (!err && opencl)
-    err = mlsba__factor_set_opencl(w, st);
-  if (!err)
-    err = mlsba_executor_max_units(F->ex, w, max);
-  for (size_t i = 0; !err && i < F->p; i++)
+    err = mlsba_executor_max_units(F->ex, F->work, max);
+  for (size_t i = 0; !err && i < F->p; i++) {
     mlsba_model_set_max_load(F->rate[i],
                              max[i] >= st->units ? MLSBA_NO_MAX_LOAD : max[i]);
-  mlsba_load_destroy(w);
+    F->cl_cap[i] = max[i];
+  }
   free(max);
   return err;
 }
@@ -1031,6 +1233,18 @@ static int first_panel(mlsba__factor_run_t *F, int64_t jb) {
   return st.stop;
 }
 
+/* The resident columns back to the host, and the bytes moved into the
+ * report. */
+static void finish_transfers(mlsba__factor_run_t *F) {
+  flush_resident(F);
+  mlsba_factor_report_t *R = F->R;
+  for (size_t i = 0; i < F->p; i++) {
+    R->bytes_to_devices += F->to_dev[i];
+    R->bytes_from_devices += F->from_dev[i];
+    R->transfers += F->moves[i];
+  }
+}
+
 static int swap_units(void *user, int64_t first, int64_t count) {
   mlsba__factor_swap_left(user, first, first + count);
   return 0;
@@ -1081,10 +1295,13 @@ int mlsba__factor_run(mlsba__factor_run_t *F) {
     st.lookahead = P->op != MLSBA__FACTOR_CHOL_UPPER && F->panel_dev >= 0;
     st.need = st.lookahead ? min64(st.jbn, st.units) : 0;
     int err = update_step(F, &st);
-    if (err)
+    if (err) {
+      finish_transfers(F);
       return err;
+    }
     stop = st.stop;
   }
+  finish_transfers(F);
   if (P->op == MLSBA__FACTOR_LU && kmax > 0) {
     int err = swap_left(F);
     if (err)

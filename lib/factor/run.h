@@ -30,6 +30,22 @@ typedef struct mlsba__factor_run {
   double panel_flops; /* of the last panel measured (real devices) */
   double panel_s;     /* its time */
   size_t step;        /* the next report entry */
+  /* Real devices: the load of every run of the factorization (its units
+   * set per run), so that an OpenCL device keeps its state, and its
+   * resident columns, from step to step. */
+  mlsba_load_t *work;
+  /* Resident columns (LU on OpenCL devices, see update_cl.c): device i
+   * holds columns [res_lo[i], res_hi[i]) (p each). The host copy of a
+   * resident column c is left as it was before the step of panel
+   * sent_row[c] (n), a checkpoint nothing writes until the column comes
+   * back. applied: the first panel whose update is not yet done. */
+  int64_t *res_lo, *res_hi, *sent_row, applied;
+  int64_t *cl_cap;        /* p: the columns an OpenCL device can hold */
+  unsigned char *streams; /* p: an accelerator streamed its share */
+  void **cl_env;          /* p: its mlsba_opencl_env_t, once it ran */
+  /* p: bytes host -> device, device -> host, transfers, per device (each
+   * written by the thread that drives it). */
+  int64_t *to_dev, *from_dev, *moves;
 } mlsba__factor_run_t;
 
 /* One step: the panel whose update it is, and the next. */
@@ -57,6 +73,19 @@ long mlsba__factor_share_device(const mlsba__factor_run_t *F, int64_t first);
 /* The OpenCL half of the update (update_cl.c): LU columns on an OpenCL
  * device with CLBlast. Sets it on load; MLSBA_ENOTSUP without OpenCL. */
 int mlsba__factor_set_opencl(mlsba_load_t *load, mlsba__factor_step_t *st);
+
+/* Whether OpenCL device i keeps its columns [lo, hi) of this step
+ * resident (else it streams them). */
+int mlsba__factor_cl_resident(const mlsba__factor_step_t *st, size_t i,
+                              int64_t lo, int64_t hi);
+/* Reads resident columns [c0, c1) of device i back into the matrix
+ * (through host scratch, so that a failed read leaves the checkpoint as it
+ * was), each from its sent_row down. Synchronous; the residency is the
+ * caller's to change. 0 or MLSBA_EDEVICE / MLSBA_EDEVMEM. */
+int mlsba__factor_cl_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0,
+                           int64_t c1);
+/* Releases device i's resident buffer (its columns are the host's). */
+void mlsba__factor_cl_release(mlsba__factor_run_t *F, size_t i);
 
 int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
                            mlsba__factor_problem_t *P,

@@ -1,22 +1,34 @@
 /* The update on an OpenCL device, on its in-order queue while its core
- * computes its own share; columns are streamed at every step (not kept on
- * the device).
- * LU: its columns (from the panel's first row down) and the panel go to
- * the device, CLBlast solves with L11 and multiplies by L21 there, and the
- * columns come back. The panel's row interchanges are applied to the
- * columns on the driving core as they are sent: a kernel of our own would
- * be built again for every step's load.
- * Lower Cholesky: each of its two runs of columns (a unit is a pair) goes
- * with the panel's rows beside it; CLBlast's GEMM updates the run's
- * rectangle, whose part below the run's diagonal block comes back into
- * the matrix and whose diagonal block comes back into host scratch, from
- * which only its lower triangle is copied once the share is done: the
- * upper triangle of the matrix is never written. */
+ * computes its own share.
+ * LU, resident (the default): the device keeps its columns in its memory
+ * from step to step. Each step sends the panel (L11 and L21, from the
+ * panel's first row down), its pivots, and the columns that joined the
+ * device's share (from the panel's first row down); the row interchanges
+ * run on the device (cl/laswp.cl) over all its columns, CLBlast solves
+ * with L11 and multiplies by L21, and nothing comes back: columns return
+ * to the host only when they leave the share, when the device streams,
+ * and at the end (run.c decides when, mlsba__factor_cl_fetch reads).
+ * The host copy of a resident column is left untouched meanwhile, so
+ * that after a failure the host can replay the updates it missed.
+ * LU, streamed (opts.stream, or a share beyond what the device holds):
+ * its columns and the panel go to the device at every step, the panel's
+ * row interchanges applied on the driving core as they are sent, and the
+ * columns come back.
+ * Cholesky (streamed): each of its two runs of columns (a unit is a pair)
+ * goes with the panel's part beside it (lower: L21's rows of the run and
+ * below; upper: U12's columns up to the run's last); CLBlast's GEMM
+ * updates the run's rectangle, whose part off the run's diagonal block
+ * comes back into the matrix and whose diagonal block comes back into
+ * host scratch, from which only its triangle is copied once the share is
+ * done: the other triangle of the matrix is never written.
+ * Every write and read is counted in the run's bytes and transfers. */
 #include <clblast_c.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/error.h"
 #include "../devices/opencl/cl_error.h"
+#include "laswp_cl_source.h" /* generated from cl/laswp.cl */
 #include "mlsba/opencl.h"
 #include "run.h"
 
@@ -27,9 +39,21 @@ typedef struct {
   void *diag; /* Cholesky: the w x w diagonal block, back from the device */
 } run_t;
 
+/* A device's state for one factorization: the streamed runs of the
+ * share in flight, and the resident columns [w0, w0 + cap) of m rows
+ * each, with the panel and its pivots. */
 typedef struct {
   run_t run[2];
   const mlsba__factor_problem_t *P;
+  mlsba__factor_run_t *F;
+  size_t dev;
+  cl_mem cols, panel, piv;
+  int64_t w0, cap;
+  int *piv_host; /* nb pivots, 0-based from the panel's first row */
+  cl_kernel swap32;
+  size_t group; /* the work-group size of every swap launch */
+  size_t ld;    /* rows per resident column: m */
+  cl_mem block; /* nb x cap: the rows the solve updates, packed */
 } share_t;
 
 static size_t esize(const mlsba__factor_problem_t *P) {
@@ -42,20 +66,54 @@ static int cl_setup(void *user, mlsba_opencl_env_t *env) {
   return env->state ? 0 : CL_OUT_OF_HOST_MEMORY;
 }
 
-static void cl_teardown(void *user, mlsba_opencl_env_t *env) {
-  (void)user;
-  free(env->state);
+static void release_resident(share_t *sh) {
+  if (sh->cols)
+    clReleaseMemObject(sh->cols);
+  if (sh->panel)
+    clReleaseMemObject(sh->panel);
+  if (sh->piv)
+    clReleaseMemObject(sh->piv);
+  if (sh->block)
+    clReleaseMemObject(sh->block);
+  sh->cols = sh->panel = sh->piv = sh->block = NULL;
+  sh->w0 = sh->cap = 0;
 }
 
-/* The lower triangle of a run's diagonal block, from the scratch. After
- * a failure it writes what may be garbage into columns that the step's
- * copy then restores (run.c). */
-static void copy_lower(const mlsba__factor_problem_t *P, const run_t *r) {
+/* When the device runs another load or closes: the factorization is
+ * over (its run released the columns already; user is gone). */
+static void cl_teardown(void *user, mlsba_opencl_env_t *env) {
+  (void)user;
+  share_t *sh = env->state;
+  if (sh == NULL)
+    return;
+  release_resident(sh);
+  if (sh->swap32)
+    clReleaseKernel(sh->swap32);
+  free(sh->piv_host);
+  free(sh);
+}
+
+static void count(share_t *sh, int write, size_t bytes) {
+  mlsba__factor_run_t *F = sh->F;
+  if (write)
+    F->to_dev[sh->dev] += (int64_t)bytes;
+  else
+    F->from_dev[sh->dev] += (int64_t)bytes;
+  F->moves[sh->dev]++;
+}
+
+/* The triangle (lower, or upper for upper Cholesky) of a run's diagonal
+ * block, from the scratch. After a failure it writes what may be garbage
+ * into columns that the step's copy then restores (run.c). */
+static void copy_triangle(const mlsba__factor_problem_t *P, const run_t *r) {
   size_t s = esize(P);
-  for (int64_t k = 0; k < r->w; k++)
-    memcpy((char *)P->a + (size_t)(r->c + k + (r->c + k) * P->lda) * s,
-           (const char *)r->diag + (size_t)(k + k * r->w) * s,
-           (size_t)(r->w - k) * s);
+  int upper = P->op == MLSBA__FACTOR_CHOL_UPPER;
+  for (int64_t k = 0; k < r->w; k++) {
+    int64_t first = upper ? 0 : k, count = upper ? k + 1 : r->w - k;
+    memcpy((char *)P->a + (size_t)(r->c + first + (r->c + k) * P->lda) * s,
+           (const char *)r->diag + (size_t)(first + k * r->w) * s,
+           (size_t)count * s);
+  }
 }
 
 static void cl_complete(void *user, mlsba_opencl_env_t *env) {
@@ -64,7 +122,7 @@ static void cl_complete(void *user, mlsba_opencl_env_t *env) {
   for (int k = 0; k < 2; k++) {
     run_t *r = &s->run[k];
     if (r->diag)
-      copy_lower(s->P, r);
+      copy_triangle(s->P, r);
     if (r->cols)
       clReleaseMemObject(r->cols);
     if (r->panel)
@@ -83,13 +141,18 @@ static int cl_max_units(void *user, const mlsba_opencl_env_t *env,
   double rows = (double)(P->m - st->j), s = (double)esize(P);
   double panel = rows * (double)st->jb * s, column = rows * s;
   double mem = (double)env->global_mem, alloc = (double)env->max_alloc;
-  if (P->op == MLSBA__FACTOR_CHOL_LOWER) { /* a unit: N + 1 elements */
+  if (P->op != MLSBA__FACTOR_LU) { /* a unit: N + 1 elements */
     rows = (double)(P->n - st->j - st->jb);
     panel = rows * (double)st->jb * s;
     column = 2 * (rows + 1) * s;
   }
+  if (P->op == MLSBA__FACTOR_LU && !st->F->o.stream) {
+    /* resident: whole columns, and a panel buffer of nb columns */
+    column = (double)(P->m + P->nb) * s; /* and its rows of the solve */
+    panel = (double)P->m * (double)P->nb * s;
+  }
   *max = 0;
-  if (P->op == MLSBA__FACTOR_CHOL_UPPER || st->remap ||
+  if (st->remap ||
       (P->prec == MLSBA_PRECISION_DOUBLE && !mlsba__cl_has_fp64(env->device)) ||
       panel > alloc || panel + column > mem)
     return 0;
@@ -99,21 +162,34 @@ static int cl_max_units(void *user, const mlsba_opencl_env_t *env,
   return 0;
 }
 
-/* rows x cols of A from (i, j) to or from a buffer packed with ld rows. */
-static cl_int transfer(cl_command_queue q, int write, cl_mem buf,
-                       const mlsba__factor_problem_t *P, int64_t i, int64_t j,
-                       size_t rows, size_t cols) {
-  size_t s = esize(P);
-  size_t buf_origin[3] = {0, 0, 0};
-  size_t host_origin[3] = {(size_t)i * s, (size_t)j, 0};
+/* rows x cols between host memory (the element at host, hld rows per
+ * column) and a buffer from its element (r, c), ld rows per column. */
+static cl_int rect(share_t *sh, cl_command_queue q, int write, cl_bool block,
+                   cl_mem buf, size_t r, size_t c, size_t ld, void *host,
+                   size_t hld, size_t rows, size_t cols) {
+  size_t s = esize(sh->P);
+  size_t buf_origin[3] = {r * s, c, 0}, host_origin[3] = {0, 0, 0};
   size_t region[3] = {rows * s, cols, 1};
-  size_t host_pitch = (size_t)P->lda * s;
-  return write ? clEnqueueWriteBufferRect(q, buf, CL_FALSE, buf_origin,
-                                          host_origin, region, rows * s, 0,
-                                          host_pitch, 0, P->a, 0, NULL, NULL)
-               : clEnqueueReadBufferRect(q, buf, CL_FALSE, buf_origin,
-                                         host_origin, region, rows * s, 0,
-                                         host_pitch, 0, P->a, 0, NULL, NULL);
+  if (rows == 0 || cols == 0)
+    return CL_SUCCESS;
+  count(sh, write, rows * cols * s);
+  return write ? clEnqueueWriteBufferRect(q, buf, block, buf_origin,
+                                          host_origin, region, ld * s, 0,
+                                          hld * s, 0, host, 0, NULL, NULL)
+               : clEnqueueReadBufferRect(q, buf, block, buf_origin, host_origin,
+                                         region, ld * s, 0, hld * s, 0, host, 0,
+                                         NULL, NULL);
+}
+
+static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {
+  return (char *)P->a + (size_t)(i + j * P->lda) * esize(P);
+}
+
+/* rows x cols of A from (i, j) to or from a buffer packed with rows rows. */
+static cl_int transfer(share_t *sh, cl_command_queue q, int write, cl_mem buf,
+                       int64_t i, int64_t j, size_t rows, size_t cols) {
+  return rect(sh, q, write, CL_FALSE, buf, 0, 0, rows, at(sh->P, i, j),
+              (size_t)sh->P->lda, rows, cols);
 }
 
 /* On the device: top jb rows = L11^-1 top, the rest -= L21 top. */
@@ -148,7 +224,8 @@ static cl_int solve_and_update(const mlsba__factor_problem_t *P, size_t rows,
 
 /* LU: columns [c, c + w) of A. */
 static cl_int lu_enqueue(mlsba_opencl_env_t *env,
-                         const mlsba__factor_step_t *st, run_t *r) {
+                         const mlsba__factor_step_t *st, share_t *sh,
+                         run_t *r) {
   const mlsba__factor_problem_t *P = st->F->P;
   size_t rows = (size_t)(P->m - st->j), w = (size_t)r->w, s = esize(P);
   mlsba__factor_swap_rows(P, st->j, st->jb, r->c, r->w);
@@ -159,14 +236,14 @@ static cl_int lu_enqueue(mlsba_opencl_env_t *env,
     r->panel = clCreateBuffer(env->context, CL_MEM_READ_ONLY,
                               rows * (size_t)st->jb * s, NULL, &e);
   if (e == CL_SUCCESS)
-    e = transfer(env->queue, 1, r->cols, P, st->j, r->c, rows, w);
+    e = transfer(sh, env->queue, 1, r->cols, st->j, r->c, rows, w);
   if (e == CL_SUCCESS)
-    e = transfer(env->queue, 1, r->panel, P, st->j, st->j, rows,
+    e = transfer(sh, env->queue, 1, r->panel, st->j, st->j, rows,
                  (size_t)st->jb);
   if (e == CL_SUCCESS)
     e = solve_and_update(P, rows, (size_t)st->jb, w, r, &env->queue);
   if (e == CL_SUCCESS)
-    e = transfer(env->queue, 0, r->cols, P, st->j, r->c, rows, w);
+    e = transfer(sh, env->queue, 0, r->cols, st->j, r->c, rows, w);
   return e;
 }
 
@@ -184,10 +261,63 @@ static cl_int gemm_nt(const mlsba__factor_problem_t *P, size_t m, size_t n,
   return st == CLBlastSuccess ? CL_SUCCESS : (cl_int)st;
 }
 
+/* Upper Cholesky: C -= A^T B, A the panel's rows (jb x rows) and B its
+ * columns from the element b (jb x n). */
+static cl_int gemm_tn(const mlsba__factor_problem_t *P, size_t m, size_t n,
+                      size_t k, cl_mem a, size_t b, cl_mem c, size_t ldc,
+                      cl_command_queue *q) {
+  CLBlastStatusCode st =
+      P->prec == MLSBA_PRECISION_DOUBLE
+          ? CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeYes,
+                         CLBlastTransposeNo, m, n, k, -1.0, a, 0, k, a, b, k,
+                         1.0, c, 0, ldc, q, NULL)
+          : CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeYes,
+                         CLBlastTransposeNo, m, n, k, -1.0f, a, 0, k, a, b, k,
+                         1.0f, c, 0, ldc, q, NULL);
+  return st == CLBlastSuccess ? CL_SUCCESS : (cl_int)st;
+}
+
+/* Upper Cholesky: columns [c, c + w), rows s0 to c + w (the trailing
+ * matrix's first row down to the run's diagonal block), with the panel's
+ * rows above them (U12, jb x (c + w - s0)): the rectangle above the
+ * diagonal block straight back, the block into scratch. */
+static cl_int chol_upper_enqueue(mlsba_opencl_env_t *env,
+                                 const mlsba__factor_step_t *st, share_t *sh,
+                                 run_t *r) {
+  const mlsba__factor_problem_t *P = st->F->P;
+  int64_t s0 = st->j + st->jb;
+  size_t rows = (size_t)(r->c + r->w - s0), w = (size_t)r->w, s = esize(P);
+  size_t jb = (size_t)st->jb, above = rows - w;
+  r->diag = malloc(w * w * s);
+  if (r->diag == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  cl_int e;
+  r->cols =
+      clCreateBuffer(env->context, CL_MEM_READ_WRITE, rows * w * s, NULL, &e);
+  if (e == CL_SUCCESS)
+    r->panel =
+        clCreateBuffer(env->context, CL_MEM_READ_ONLY, jb * rows * s, NULL, &e);
+  if (e == CL_SUCCESS)
+    e = transfer(sh, env->queue, 1, r->cols, s0, r->c, rows, w);
+  if (e == CL_SUCCESS)
+    e = transfer(sh, env->queue, 1, r->panel, st->j, s0, jb, rows);
+  if (e == CL_SUCCESS)
+    e = gemm_tn(P, rows, w, jb, r->panel, above * jb, r->cols, rows,
+                &env->queue);
+  if (e == CL_SUCCESS && above > 0)
+    e = rect(sh, env->queue, 0, CL_FALSE, r->cols, 0, 0, rows, at(P, s0, r->c),
+             (size_t)P->lda, above, w);
+  if (e == CL_SUCCESS)
+    e = rect(sh, env->queue, 0, CL_FALSE, r->cols, above, 0, rows, r->diag, w,
+             w, w);
+  return e;
+}
+
 /* Lower Cholesky: columns [c, c + w), rows c to n: the rectangle below
  * the diagonal block straight back, the block into scratch. */
 static cl_int chol_enqueue(mlsba_opencl_env_t *env,
-                           const mlsba__factor_step_t *st, run_t *r) {
+                           const mlsba__factor_step_t *st, share_t *sh,
+                           run_t *r) {
   const mlsba__factor_problem_t *P = st->F->P;
   size_t rows = (size_t)(P->n - r->c), w = (size_t)r->w, s = esize(P);
   r->diag = malloc(w * w * s);
@@ -200,55 +330,231 @@ static cl_int chol_enqueue(mlsba_opencl_env_t *env,
     r->panel = clCreateBuffer(env->context, CL_MEM_READ_ONLY,
                               rows * (size_t)st->jb * s, NULL, &e);
   if (e == CL_SUCCESS)
-    e = transfer(env->queue, 1, r->cols, P, r->c, r->c, rows, w);
+    e = transfer(sh, env->queue, 1, r->cols, r->c, r->c, rows, w);
   if (e == CL_SUCCESS)
-    e = transfer(env->queue, 1, r->panel, P, r->c, st->j, rows, (size_t)st->jb);
+    e = transfer(sh, env->queue, 1, r->panel, r->c, st->j, rows,
+                 (size_t)st->jb);
   if (e == CL_SUCCESS)
     e = gemm_nt(P, rows, w, (size_t)st->jb, r->panel, rows, r->cols, rows,
                 &env->queue);
-  if (e == CL_SUCCESS && rows > w) {
-    size_t buf_origin[3] = {w * s, 0, 0};
-    size_t host_origin[3] = {(size_t)(r->c + r->w) * s, (size_t)r->c, 0};
-    size_t region[3] = {(rows - w) * s, w, 1};
-    e = clEnqueueReadBufferRect(env->queue, r->cols, CL_FALSE, buf_origin,
-                                host_origin, region, rows * s, 0,
-                                (size_t)P->lda * s, 0, P->a, 0, NULL, NULL);
-  }
-  if (e == CL_SUCCESS) {
-    size_t origin[3] = {0, 0, 0}, region[3] = {w * s, w, 1};
-    e = clEnqueueReadBufferRect(env->queue, r->cols, CL_FALSE, origin, origin,
-                                region, rows * s, 0, w * s, 0, r->diag, 0, NULL,
-                                NULL);
+  if (e == CL_SUCCESS && rows > w)
+    e = rect(sh, env->queue, 0, CL_FALSE, r->cols, w, 0, rows,
+             at(P, r->c + r->w, r->c), (size_t)P->lda, rows - w, w);
+  if (e == CL_SUCCESS)
+    e = rect(sh, env->queue, 0, CL_FALSE, r->cols, 0, 0, rows, r->diag, w, w,
+             w);
+  return e;
+}
+
+/* The resident buffer at the device's first resident share: as many
+ * columns as it can hold of this step's, ending at the share's last
+ * column (later shares, which end there too, fall inside), with the
+ * panel's buffer and its pivots. */
+static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
+                            const mlsba__factor_step_t *st, int64_t hi) {
+  const mlsba__factor_problem_t *P = sh->P;
+  size_t s = esize(P), m = (size_t)P->m, nb = (size_t)P->nb;
+  int64_t cap = sh->F->cl_cap[sh->dev];
+  sh->ld = (size_t)P->m;
+  sh->cap = cap < st->units ? cap : st->units;
+  sh->w0 = hi - sh->cap;
+  cl_int e = CL_SUCCESS;
+  if (sh->piv_host == NULL)
+    sh->piv_host = malloc(nb * sizeof *sh->piv_host);
+  if (sh->piv_host == NULL)
+    return CL_OUT_OF_HOST_MEMORY;
+  if (P->prec == MLSBA_PRECISION_SINGLE && sh->swap32 == NULL)
+    sh->swap32 = clCreateKernel(env->program, "laswp_cols_32", &e);
+  size_t most = 1;
+  if (e == CL_SUCCESS)
+    e = clGetKernelWorkGroupInfo(
+        P->prec == MLSBA_PRECISION_DOUBLE ? env->kernel : sh->swap32,
+        env->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
+  sh->group = most < 64 ? most : 64;
+  if (e == CL_SUCCESS)
+    sh->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
+                              (size_t)sh->cap * sh->ld * s, NULL, &e);
+  if (e == CL_SUCCESS)
+    sh->panel =
+        clCreateBuffer(env->context, CL_MEM_READ_ONLY, m * nb * s, NULL, &e);
+  if (e == CL_SUCCESS)
+    sh->piv = clCreateBuffer(env->context, CL_MEM_READ_ONLY, nb * sizeof(int),
+                             NULL, &e);
+  if (e == CL_SUCCESS)
+    sh->block = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
+                               nb * (size_t)sh->cap * s, NULL, &e);
+  return e;
+}
+
+/* The columns [lo, hi) that are not resident yet go to the device, from
+ * the panel's first row down; they are resident from here on (and their
+ * host copies the checkpoint of this step). */
+static cl_int send_joining(mlsba_opencl_env_t *env, share_t *sh,
+                           const mlsba__factor_step_t *st, int64_t lo,
+                           int64_t hi) {
+  mlsba__factor_run_t *F = sh->F;
+  const mlsba__factor_problem_t *P = sh->P;
+  size_t i = sh->dev, rows = (size_t)(P->m - st->j);
+  int64_t rlo = F->res_lo[i], rhi = F->res_hi[i];
+  int64_t runs[2][2] = {{lo, rlo < rhi ? rlo : hi}, {rlo < rhi ? rhi : hi, hi}};
+  F->res_lo[i] = lo;
+  F->res_hi[i] = hi;
+  cl_int e = CL_SUCCESS;
+  for (int k = 0; k < 2 && e == CL_SUCCESS; k++) {
+    int64_t a = runs[k][0], b = runs[k][1];
+    for (int64_t c = a; c < b; c++)
+      F->sent_row[c] = st->j;
+    if (b > a)
+      e = rect(sh, env->queue, 1, CL_FALSE, sh->cols, (size_t)st->j,
+               (size_t)(a - sh->w0), sh->ld, at(P, st->j, a), (size_t)P->lda,
+               rows, (size_t)(b - a));
   }
   return e;
+}
+
+/* The panel's row interchanges on the device's columns [lo, hi). */
+static cl_int swap_on_device(mlsba_opencl_env_t *env, share_t *sh,
+                             const mlsba__factor_step_t *st, int64_t lo,
+                             int64_t hi) {
+  const mlsba__factor_problem_t *P = sh->P;
+  for (int64_t k = 0; k < st->jb; k++)
+    sh->piv_host[k] = P->ipiv[st->j + k] - 1 - (int)st->j;
+  size_t bytes = (size_t)st->jb * sizeof(int);
+  count(sh, 1, bytes);
+  cl_int e = clEnqueueWriteBuffer(env->queue, sh->piv, CL_FALSE, 0, bytes,
+                                  sh->piv_host, 0, NULL, NULL);
+  cl_kernel k = P->prec == MLSBA_PRECISION_DOUBLE ? env->kernel : sh->swap32;
+  cl_ulong off = (cl_ulong)(lo - sh->w0) * sh->ld + (cl_ulong)st->j;
+  cl_ulong ld = sh->ld;
+  cl_int jb = (cl_int)st->jb;
+  cl_ulong cols = (cl_ulong)(hi - lo);
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(k, 0, sizeof sh->cols, &sh->cols);
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(k, 1, sizeof off, &off);
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(k, 2, sizeof ld, &ld);
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(k, 3, sizeof jb, &jb);
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(k, 4, sizeof sh->piv, &sh->piv);
+  if (e == CL_SUCCESS)
+    e = clSetKernelArg(k, 5, sizeof cols, &cols);
+  size_t g = sh->group, global = ((size_t)cols + g - 1) / g * g;
+  if (e == CL_SUCCESS)
+    e = clEnqueueNDRangeKernel(env->queue, k, 1, NULL, &global, &g, 0, NULL,
+                               NULL);
+  return e;
+}
+
+/* The jb rows of the device's w columns that the solve updates, from the
+ * element top of its columns to the packed block (in = 1) or back, on
+ * the device: CLBlast's solve in place in the resident columns took time
+ * growing with their leading dimension (3.5x the packed solve on pocl at
+ * n = 2048). */
+static cl_int block_copy(mlsba_opencl_env_t *env, share_t *sh, size_t top,
+                         size_t jb, size_t w, int in) {
+  size_t s = esize(sh->P);
+  size_t cols_origin[3] = {top % sh->ld * s, top / sh->ld, 0};
+  size_t block_origin[3] = {0, 0, 0}, region[3] = {jb * s, w, 1};
+  return in ? clEnqueueCopyBufferRect(env->queue, sh->cols, sh->block,
+                                      cols_origin, block_origin, region,
+                                      sh->ld * s, 0, jb * s, 0, 0, NULL, NULL)
+            : clEnqueueCopyBufferRect(env->queue, sh->block, sh->cols,
+                                      block_origin, cols_origin, region, jb * s,
+                                      0, sh->ld * s, 0, 0, NULL, NULL);
+}
+
+/* LU, resident: columns [lo, hi), the panel sent, all on the device. */
+static cl_int lu_resident(mlsba_opencl_env_t *env, share_t *sh,
+                          const mlsba__factor_step_t *st, int64_t lo,
+                          int64_t hi) {
+  const mlsba__factor_problem_t *P = sh->P;
+  size_t rows = (size_t)(P->m - st->j), jb = (size_t)st->jb;
+  size_t h = rows - jb, w = (size_t)(hi - lo);
+  cl_int e = sh->cols ? CL_SUCCESS : open_resident(env, sh, st, hi);
+  if (e == CL_SUCCESS)
+    e = send_joining(env, sh, st, lo, hi);
+  if (e == CL_SUCCESS)
+    e = rect(sh, env->queue, 1, CL_FALSE, sh->panel, 0, 0, rows,
+             at(P, st->j, st->j), (size_t)P->lda, rows, jb);
+  if (e == CL_SUCCESS)
+    e = swap_on_device(env, sh, st, lo, hi);
+  size_t top = (size_t)(lo - sh->w0) * sh->ld + (size_t)st->j;
+  if (e == CL_SUCCESS)
+    e = block_copy(env, sh, top, jb, w, 1);
+  CLBlastStatusCode b = CLBlastSuccess;
+  int dbl = P->prec == MLSBA_PRECISION_DOUBLE;
+  if (e == CL_SUCCESS)
+    b = dbl ? CLBlastDtrsm(CLBlastLayoutColMajor, CLBlastSideLeft,
+                           CLBlastTriangleLower, CLBlastTransposeNo,
+                           CLBlastDiagonalUnit, jb, w, 1.0, sh->panel, 0, rows,
+                           sh->block, 0, jb, &env->queue, NULL)
+            : CLBlastStrsm(CLBlastLayoutColMajor, CLBlastSideLeft,
+                           CLBlastTriangleLower, CLBlastTransposeNo,
+                           CLBlastDiagonalUnit, jb, w, 1.0f, sh->panel, 0, rows,
+                           sh->block, 0, jb, &env->queue, NULL);
+  if (e == CL_SUCCESS && b == CLBlastSuccess)
+    e = block_copy(env, sh, top, jb, w, 0);
+  if (e == CL_SUCCESS && b == CLBlastSuccess && h > 0)
+    b = dbl ? CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
+                           CLBlastTransposeNo, h, w, jb, -1.0, sh->panel, jb,
+                           rows, sh->block, 0, jb, 1.0, sh->cols, top + jb,
+                           sh->ld, &env->queue, NULL)
+            : CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
+                           CLBlastTransposeNo, h, w, jb, -1.0f, sh->panel, jb,
+                           rows, sh->block, 0, jb, 1.0f, sh->cols, top + jb,
+                           sh->ld, &env->queue, NULL);
+  return e != CL_SUCCESS ? e : b == CLBlastSuccess ? CL_SUCCESS : (cl_int)b;
 }
 
 static int cl_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
                       int64_t count) {
   mlsba__factor_step_t *st = user;
-  const mlsba__factor_run_t *F = st->F;
+  mlsba__factor_run_t *F = st->F;
   const mlsba__factor_problem_t *P = F->P;
   long i = mlsba__factor_share_device(F, first);
   if (i < 0)
     return CL_INVALID_VALUE;
   share_t *sh = env->state;
   sh->P = P;
+  sh->F = F;
+  sh->dev = (size_t)i;
+  F->cl_env[i] = env;
   int64_t s0 = st->j + st->jb, lo = F->log_off[i], hi = lo + count;
+  if (P->op == MLSBA__FACTOR_LU && !F->streams[i])
+    return lu_resident(env, sh, st, s0 + lo, s0 + hi);
   if (P->op == MLSBA__FACTOR_LU) {
     sh->run[0] = (run_t){.c = s0 + lo, .w = count};
-    return lu_enqueue(env, st, &sh->run[0]);
+    return lu_enqueue(env, st, sh, &sh->run[0]);
   }
   /* Pairs [lo, hi): columns [lo, hi) and [max(N - hi, hi), N - lo). */
   int64_t N = P->n - s0, lo2 = N - hi > hi ? N - hi : hi;
   sh->run[0] = (run_t){.c = s0 + lo, .w = hi - lo};
   sh->run[1] = (run_t){.c = s0 + lo2, .w = N - lo - lo2};
-  cl_int e = chol_enqueue(env, st, &sh->run[0]);
+  cl_int (*run)(mlsba_opencl_env_t *, const mlsba__factor_step_t *, share_t *,
+                run_t *) =
+      P->op == MLSBA__FACTOR_CHOL_UPPER ? chol_upper_enqueue : chol_enqueue;
+  cl_int e = run(env, st, sh, &sh->run[0]);
   if (e == CL_SUCCESS && sh->run[1].w > 0)
-    e = chol_enqueue(env, st, &sh->run[1]);
+    e = run(env, st, sh, &sh->run[1]);
   return e;
 }
 
-static const mlsba_opencl_ops_t update_ops = {
+/* LU builds the row-interchange kernels (cl/laswp.cl); Cholesky needs
+ * none. */
+static const mlsba_opencl_ops_t lu_ops = {
+    .source = mlsba__laswp_cl_source,
+    .kernel_name = "laswp_cols_64",
+    .build_options = "-cl-std=CL1.2",
+    .setup = cl_setup,
+    .max_units = cl_max_units,
+    .enqueue = cl_enqueue,
+    .complete = cl_complete,
+    .teardown = cl_teardown,
+};
+
+static const mlsba_opencl_ops_t chol_ops = {
     .setup = cl_setup,
     .max_units = cl_max_units,
     .enqueue = cl_enqueue,
@@ -257,5 +563,55 @@ static const mlsba_opencl_ops_t update_ops = {
 };
 
 int mlsba__factor_set_opencl(mlsba_load_t *load, mlsba__factor_step_t *st) {
-  return mlsba_load_set_opencl(load, &update_ops, st);
+  return mlsba_load_set_opencl(
+      load, st->F->P->op == MLSBA__FACTOR_LU ? &lu_ops : &chol_ops, st);
+}
+
+static share_t *state_of(const mlsba__factor_run_t *F, size_t i) {
+  const mlsba_opencl_env_t *env = F->cl_env ? F->cl_env[i] : NULL;
+  return env ? env->state : NULL;
+}
+
+int mlsba__factor_cl_resident(const mlsba__factor_step_t *st, size_t i,
+                              int64_t lo, int64_t hi) {
+  const mlsba__factor_run_t *F = st->F;
+  if (F->P->op != MLSBA__FACTOR_LU || F->o.stream || hi <= lo ||
+      hi - lo > F->cl_cap[i])
+    return 0;
+  const share_t *sh = state_of(F, i);
+  if (sh == NULL || sh->cols == NULL) /* opened at this share */
+    return hi - lo <= st->units;
+  return lo >= sh->w0 && hi <= sh->w0 + sh->cap;
+}
+
+int mlsba__factor_cl_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0,
+                           int64_t c1) {
+  share_t *sh = state_of(F, i);
+  const mlsba_opencl_env_t *env = F->cl_env[i];
+  const mlsba__factor_problem_t *P = F->P;
+  size_t s = esize(P), m = (size_t)P->m;
+  while (c0 < c1) { /* runs of columns sent at the same step */
+    int64_t c = c0, r = F->sent_row[c0];
+    while (c < c1 && F->sent_row[c] == r)
+      c++;
+    size_t rows = m - (size_t)r, w = (size_t)(c - c0);
+    char *tmp = malloc(rows * w * s);
+    if (tmp == NULL)
+      return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+    cl_int e = rect(sh, env->queue, 0, CL_TRUE, sh->cols, (size_t)r,
+                    (size_t)(c0 - sh->w0), sh->ld, tmp, rows, rows, w);
+    for (size_t k = 0; e == CL_SUCCESS && k < w; k++)
+      memcpy(at(P, r, c0 + (int64_t)k), tmp + k * rows * s, rows * s);
+    free(tmp);
+    if (e != CL_SUCCESS)
+      return mlsba__cl_fail(env->name, "reading its columns back", e);
+    c0 = c;
+  }
+  return 0;
+}
+
+void mlsba__factor_cl_release(mlsba__factor_run_t *F, size_t i) {
+  share_t *sh = state_of(F, i);
+  if (sh)
+    release_resident(sh);
 }

@@ -85,8 +85,8 @@ typedef struct mlsba_factor_opts {
    *  the other devices' cores (pocl beside the cores); else p flags in
    *  file order, 0 for a device that takes none (the core that factors
    *  the panels still takes the next panel's columns). At least one
-   *  device must be in use. OpenCL devices take LU and lower Cholesky
-   *  units; upper Cholesky runs on cores and simulated devices. */
+   *  device must be in use. Cores, simulated devices and OpenCL devices
+   *  take units of both factorizations. */
   const unsigned char *use;
   /** Directory of saved models of the update kernel (NULL: none): the
    *  first step of a factorization starts from them, and the models the
@@ -105,6 +105,16 @@ typedef struct mlsba_factor_opts {
    *  diagonal block runs (nb^2 flops a row). MLSBA_FACTOR_SOLVE_AUTO (0,
    *  the default): at every step the way the models predict shorter. */
   mlsba_factor_solve_t solve;
+  /** With MLSBA_FACTOR_SPLIT_FIXED_SLICE: p fractions in file order, the
+   *  share of every update's units each device takes (>= 0, not all 0;
+   *  those of devices not in use are ignored; the core that factors the
+   *  panels still takes the next panel's columns). NULL (default): the
+   *  slice is tuned from the first update. */
+  const double *fraction;
+  /** OpenCL devices, LU: 0 (default) keeps a device's columns resident
+   *  in its memory from step to step where they fit; 1 streams them at
+   *  every step (sent and read back whole), for comparison. */
+  int stream;
 } mlsba_factor_opts_t;
 
 /** What a factorization did, step by step. Arrays are owned by the
@@ -130,6 +140,10 @@ typedef struct mlsba_factor_report {
   /** per step: the device that updated the next panel's columns (the
    *  panel's core, or a faster device in use; -1: no lookahead) */
   long *ahead_device;
+  /** Bytes sent from the host to the OpenCL devices, and back, over the
+   *  factorization (0 without OpenCL devices), and the transfers (each
+   *  write or read enqueued) that moved them. */
+  int64_t bytes_to_devices, bytes_from_devices, transfers;
 } mlsba_factor_report_t;
 
 /** \brief Defaults: block 128, the per-step FPM split, every device, no
@@ -138,8 +152,8 @@ MLSBA_EXTERN void mlsba_factor_opts_init(mlsba_factor_opts_t *opts);
 
 /** \brief LU with partial pivoting, A = P L U, as LAPACK's ?getrf.
  *  \param ex    the devices: a real platform (cores; OpenCL devices with
- *               CLBlast, their columns streamed at every step) or a
- *               simulated one.
+ *               CLBlast, their columns kept in their memory from step to
+ *               step where they fit) or a simulated one.
  *  \param prec  single (float) or double.
  *  \param m, n  the matrix's size, >= 0.
  *  \param a     m x n, column-major, leading dimension lda >= max(1, m);

@@ -1,0 +1,160 @@
+/* What an OpenCL device's columns cost in transfers during mlsba_getrf:
+ * kept resident from step to step (the default) against streamed at every
+ * step (opts.stream), on the same matrix and the same fixed split (the
+ * device a fraction of every update's units, two cores the rest), so the
+ * bytes and transfer counts are exact, not a matter of timing.
+ *
+ *   bench-factor-transfers [--size N] [--block NB] [--fraction F]
+ *                          [--precision single|double] [--rounds R]
+ *
+ * Platform: core 0 driving the first OpenCL device (platform 0, device
+ * 0), core 1 alone. Prints, per mode, the bytes host -> device and back,
+ * the transfers, the scaled residual and the wall time, for R rounds
+ * (default 1) of both modes in turn after a warm-up. Exit 77 when the
+ * machine has no OpenCL device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlsba.h"
+
+static const char platform_json[] =
+    "{\"devices\": ["
+    "{\"name\": \"core0\", \"type\": \"cpu\", \"core\": 0},"
+    "{\"name\": \"ocl0\", \"type\": \"opencl\", \"platform\": 0, "
+    "\"device\": 0},"
+    "{\"name\": \"core1\", \"type\": \"cpu\", \"core\": 1}],"
+    "\"groups\": [[\"core0\", \"ocl0\"], [\"core1\"]]}";
+
+typedef struct {
+  int64_t n, nb;
+  double fraction;
+  mlsba_precision_t prec;
+  int rounds;
+} args_t;
+
+static int parse(int argc, char **argv, args_t *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (v && !strcmp(o, "--size"))
+      a->n = atoll(v);
+    else if (v && !strcmp(o, "--block"))
+      a->nb = atoll(v);
+    else if (v && !strcmp(o, "--rounds"))
+      a->rounds = atoi(v);
+    else if (v && !strcmp(o, "--fraction"))
+      a->fraction = atof(v);
+    else if (v && !strcmp(o, "--precision") &&
+             (!strcmp(v, "single") || !strcmp(v, "double")))
+      a->prec = !strcmp(v, "double") ? MLSBA_PRECISION_DOUBLE
+                                     : MLSBA_PRECISION_SINGLE;
+    else {
+      fprintf(stderr,
+              "usage: bench-factor-transfers [--size N] [--block NB] "
+              "[--fraction F] [--precision single|double] [--rounds R]\n");
+      return 2;
+    }
+    i++;
+  }
+  if (a->n < 1 || a->nb < 1 || a->rounds < 1 ||
+      !(a->fraction > 0 && a->fraction < 1)) {
+    fprintf(stderr, "bench-factor-transfers: --size, --block and --rounds "
+                    "must be at least 1, --fraction in (0, 1)\n");
+    return 2;
+  }
+  return 0;
+}
+
+static void fill(void *a, size_t count, size_t es) {
+  unsigned seed = 99;
+  for (size_t i = 0; i < count; i++) {
+    seed = seed * 1103515245u + 12345u;
+    double v = ((seed >> 8) & 0xFFFF) / 32768.0 - 1.0;
+    if (es == 8)
+      ((double *)a)[i] = v;
+    else
+      ((float *)a)[i] = (float)v;
+  }
+}
+
+/* One factorization; prints its row. */
+static int run(mlsba_executor_t *ex, const args_t *a, int stream, int show,
+               const void *a0, void *work, int64_t *ipiv) {
+  size_t es = a->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  size_t bytes = (size_t)(a->n * a->n) * es;
+  memcpy(work, a0, bytes);
+  double core = (1 - a->fraction) / 2;
+  double fraction[3] = {core, a->fraction, core};
+  unsigned char use[3] = {1, 1, 1};
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = a->nb;
+  o.split = MLSBA_FACTOR_SPLIT_FIXED_SLICE;
+  o.fraction = fraction;
+  o.use = use;
+  o.stream = stream;
+  mlsba_factor_report_t r;
+  int64_t info = 0;
+  int err =
+      mlsba_getrf_ex(ex, a->prec, a->n, a->n, work, a->n, ipiv, &info, &o, &r);
+  double res = -1;
+  if (!err)
+    err = mlsba_getrf_residual(a->prec, a->n, a->n, a0, a->n, work, a->n, ipiv,
+                               &res);
+  if (err) {
+    fprintf(stderr, "bench-factor-transfers: %s\n", mlsba_last_error());
+    mlsba_factor_report_free(&r);
+    return 1;
+  }
+  int64_t units = 0;
+  for (size_t k = 0; k < r.steps; k++)
+    units += r.share[k * r.p + 1];
+  if (show)
+    printf("%-9s %15lld %15lld %10lld %12lld %9.3g %9.3f\n",
+           stream ? "streamed" : "resident", (long long)r.bytes_to_devices,
+           (long long)r.bytes_from_devices, (long long)r.transfers,
+           (long long)units, res, r.seconds);
+  mlsba_factor_report_free(&r);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  args_t a = {
+      .n = 2048, .nb = 128, .fraction = 0.5, .prec = MLSBA_PRECISION_DOUBLE};
+  int rc = parse(argc, argv, &a);
+  if (rc)
+    return rc;
+  mlsba_platform_t *pl = NULL;
+  mlsba_executor_t *ex = NULL;
+  if (mlsba_platform_parse(platform_json, "core-pocl", &pl) ||
+      mlsba_executor_create(pl, &ex)) {
+    fprintf(stderr, "bench-factor-transfers: no OpenCL device: %s\n",
+            mlsba_last_error());
+    mlsba_platform_destroy(pl);
+    return 77;
+  }
+  size_t es = a.prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  size_t count = (size_t)(a.n * a.n);
+  void *a0 = malloc(count * es), *work = malloc(count * es);
+  int64_t *ipiv = malloc((size_t)a.n * sizeof *ipiv);
+  if (!a0 || !work || !ipiv) {
+    fprintf(stderr, "bench-factor-transfers: out of memory\n");
+    return 1;
+  }
+  fill(a0, count, es);
+  printf("getrf n = %lld, nb = %lld, %s; the device %.2f of every update\n",
+         (long long)a.n, (long long)a.nb,
+         a.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single", a.fraction);
+  printf("%-9s %15s %15s %10s %12s %9s %9s\n", "mode", "bytes_to_dev",
+         "bytes_from_dev", "transfers", "device_units", "residual", "seconds");
+  /* A first run builds CLBlast's kernels for pocl: not shown. */
+  rc = run(ex, &a, 0, 0, a0, work, ipiv);
+  for (int k = 0; !rc && k < 2 * a.rounds; k++)
+    rc = run(ex, &a, k % 2, 1, a0, work, ipiv);
+  free(a0);
+  free(work);
+  free(ipiv);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+  return rc;
+}
