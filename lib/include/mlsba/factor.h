@@ -60,7 +60,8 @@ typedef enum mlsba_factor_split {
 
 /** Lower Cholesky: where a panel's solve (L21 = A21 L11^-T) runs. */
 typedef enum mlsba_factor_solve {
-  /** Per step, the way the models predict shorter (the default). */
+  /** Per step, the way the models predict shorter on simulated devices;
+   *  on real devices, on the core (the default). */
   MLSBA_FACTOR_SOLVE_AUTO = 0,
   /** On the panel's core, inside its share (it overlaps the update). */
   MLSBA_FACTOR_SOLVE_CORE,
@@ -103,7 +104,8 @@ typedef struct mlsba_factor_opts {
   double sim_unit_flops;
   /** Lower Cholesky: where the solve of each panel's rows below its
    *  diagonal block runs (nb^2 flops a row). MLSBA_FACTOR_SOLVE_AUTO (0,
-   *  the default): at every step the way the models predict shorter. */
+   *  the default): on simulated devices, at every step the way the models
+   *  predict shorter; on real devices on the panel's core. */
   mlsba_factor_solve_t solve;
   /** With MLSBA_FACTOR_SPLIT_FIXED_SLICE: p fractions in file order, the
    *  share of every update's units each device takes (>= 0, not all 0;
