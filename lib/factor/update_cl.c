@@ -23,6 +23,7 @@
  * done: the other triangle of the matrix is never written.
  * Every write and read is counted in the run's bytes and transfers. */
 #include <clblast_c.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -508,8 +509,8 @@ static cl_int lu_resident(mlsba_opencl_env_t *env, share_t *sh,
   return e != CL_SUCCESS ? e : b == CLBlastSuccess ? CL_SUCCESS : (cl_int)b;
 }
 
-static int cl_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
-                      int64_t count) {
+static int enqueue_share(void *user, mlsba_opencl_env_t *env, int64_t first,
+                         int64_t count) {
   mlsba__factor_step_t *st = user;
   mlsba__factor_run_t *F = st->F;
   const mlsba__factor_problem_t *P = F->P;
@@ -538,6 +539,21 @@ static int cl_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
   cl_int e = run(env, st, sh, &sh->run[0]);
   if (e == CL_SUCCESS && sh->run[1].w > 0)
     e = run(env, st, sh, &sh->run[1]);
+  return e;
+}
+
+/* CLBlast's first call of a routine in the process fills a cache of its
+ * tuning database that two threads corrupt when they fill it at once
+ * (ASan: a use after free inside clblast::Database with two OpenCL
+ * devices): the devices' threads enqueue one after the other. The queues
+ * still run at once. */
+static pthread_mutex_t clblast_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cl_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
+                      int64_t count) {
+  pthread_mutex_lock(&clblast_lock);
+  int e = enqueue_share(user, env, first, count);
+  pthread_mutex_unlock(&clblast_lock);
   return e;
 }
 
