@@ -7,6 +7,7 @@
 
 #include "../devices/cpu/cpu_blas.h"
 #include "factor.h"
+#include "panel.h"
 
 /* LAPACK (Fortran): the string lengths are the hidden last arguments. */
 void dgetf2_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
@@ -149,21 +150,22 @@ static int lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   return 0;
 }
 
-/* The Cholesky panel's solve (L21 = A21 L11^-T, or U12 = U11^-T A12) as
- * a product with the triangle's inverse, through copies of SOLVE_BLOCK
- * rows (columns) at a time: the solve ran at a third of the GEMM's speed
- * and was 15% of the panel core's time at n = 4096. 0: no memory (the
- * caller solves). */
+/* Rows (columns) [r0, r1) below (right of) the panel's diagonal block,
+ * 0 its first, of the Cholesky panel's solve (L21 = A21 L11^-T, or
+ * U12 = U11^-T A12) as a product with the triangle's inverse, through
+ * copies of SOLVE_BLOCK rows (columns) at a time: the solve ran at a third
+ * of the GEMM's speed and was 15% of the panel core's time at n = 4096.
+ * 0: no memory (the caller solves). */
 static int chol_solve_by_inverse(const mlsba__factor_problem_t *P, int64_t j,
-                                 int64_t jb, int64_t rest) {
+                                 int64_t jb, int64_t r0, int64_t r1) {
   size_t es = esize(P);
   char *inv = malloc((size_t)(jb * jb) * es);
   char *copy = malloc((size_t)(jb * SOLVE_BLOCK) * es);
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
   if (inv && copy)
     invert_triangle(P, j, jb, lower ? 'L' : 'U', 'N', inv);
-  for (int64_t r = 0; inv && copy && r < rest; r += SOLVE_BLOCK) {
-    int64_t h = rest - r < SOLVE_BLOCK ? rest - r : SOLVE_BLOCK;
+  for (int64_t r = r0; inv && copy && r < r1; r += SOLVE_BLOCK) {
+    int64_t h = r1 - r < SOLVE_BLOCK ? r1 - r : SOLVE_BLOCK;
     if (lower) { /* rows [j + jb + r, + h) of the panel's jb columns */
       for (int64_t c = 0; c < jb; c++)
         memcpy(copy + (size_t)(c * h) * es, at(P, j + jb + r, j + c),
@@ -184,10 +186,9 @@ static int chol_solve_by_inverse(const mlsba__factor_problem_t *P, int64_t j,
   return done;
 }
 
-static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+int mlsba__factor_chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   int n = (int)jb, lda = (int)P->lda, info = 0;
-  int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
-  const char *uplo = lower ? "L" : "U";
+  const char *uplo = P->op == MLSBA__FACTOR_CHOL_LOWER ? "L" : "U";
   if (P->prec == MLSBA_PRECISION_DOUBLE)
     dpotf2_(uplo, &n, at(P, j, j), &lda, &info, 1);
   else
@@ -196,15 +197,30 @@ static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
     P->info = j + info;
     return 1;
   }
-  int64_t rest = trailing(P, j, jb);
-  if (rest > 0 && !chol_solve_by_inverse(P, j, jb, rest)) {
-    if (lower) /* L21 = A21 L11^-T */
-      mlsba__cpu_trsm(P->prec, 'R', 'L', 'T', 'N', rest, jb, 1.0, at(P, j, j),
-                      P->lda, at(P, j + jb, j), P->lda, 1);
-    else /* U12 = U11^-T A12 */
-      mlsba__cpu_trsm(P->prec, 'L', 'U', 'T', 'N', jb, rest, 1.0, at(P, j, j),
-                      P->lda, at(P, j, j + jb), P->lda, 1);
-  }
+  return 0;
+}
+
+void mlsba__factor_chol_solve(const mlsba__factor_problem_t *P, int64_t j,
+                              int64_t jb, int64_t r0, int64_t r1) {
+  if (r1 <= r0 || chol_solve_by_inverse(P, j, jb, r0, r1))
+    return;
+  if (P->op == MLSBA__FACTOR_CHOL_LOWER) /* L21 = A21 L11^-T */
+    mlsba__cpu_trsm(P->prec, 'R', 'L', 'T', 'N', r1 - r0, jb, 1.0, at(P, j, j),
+                    P->lda, at(P, j + jb + r0, j), P->lda, 1);
+  else /* U12 = U11^-T A12 */
+    mlsba__cpu_trsm(P->prec, 'L', 'U', 'T', 'N', jb, r1 - r0, 1.0, at(P, j, j),
+                    P->lda, at(P, j, j + jb + r0), P->lda, 1);
+}
+
+int64_t mlsba__factor_chol_solve_rows(const mlsba__factor_problem_t *P,
+                                      int64_t j, int64_t jb) {
+  return trailing(P, j, jb);
+}
+
+static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+  if (mlsba__factor_chol_diag(P, j, jb))
+    return 1;
+  mlsba__factor_chol_solve(P, j, jb, 0, trailing(P, j, jb));
   return 0;
 }
 
