@@ -23,10 +23,6 @@ void spotf2_(const char *uplo, const int *n, float *a, const int *lda,
  * this many columns, so that the other triangle is never written. */
 enum { DIAG_BLOCK = 64 };
 
-/* Solves by a triangle's inverse go through copies of this many columns
- * (rows) of the right-hand side. */
-enum { SOLVE_BLOCK = 256 };
-
 static size_t esize(const mlsba__factor_problem_t *P) {
   return P->prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
 }
@@ -151,39 +147,27 @@ static int lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
 }
 
 /* Rows (columns) [r0, r1) below (right of) the panel's diagonal block,
- * 0 its first, of the Cholesky panel's solve (L21 = A21 L11^-T, or
- * U12 = U11^-T A12) as a product with the triangle's inverse, through
- * copies of SOLVE_BLOCK rows (columns) at a time: the solve ran at a third
- * of the GEMM's speed and was 15% of the panel core's time at n = 4096.
- * 0: no memory (the caller solves). */
+ * 0 its first, of the Cholesky panel's solve (L21 = A21 L11^-T, or U12 =
+ * U11^-T A12) as a product with the triangle's inverse, in place (TRMM:
+ * the solve's own flops). A 3968 x 128 solve took 4.9 ms here by TRSM,
+ * 3.5 by a GEMM with the full inverse through copies (twice the flops),
+ * 2.1 by TRMM. 0: no memory (the caller solves). */
 static int chol_solve_by_inverse(const mlsba__factor_problem_t *P, int64_t j,
                                  int64_t jb, int64_t r0, int64_t r1) {
-  size_t es = esize(P);
-  char *inv = malloc((size_t)(jb * jb) * es);
-  char *copy = malloc((size_t)(jb * SOLVE_BLOCK) * es);
-  int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
-  if (inv && copy)
-    invert_triangle(P, j, jb, lower ? 'L' : 'U', 'N', inv);
-  for (int64_t r = r0; inv && copy && r < r1; r += SOLVE_BLOCK) {
-    int64_t h = r1 - r < SOLVE_BLOCK ? r1 - r : SOLVE_BLOCK;
-    if (lower) { /* rows [j + jb + r, + h) of the panel's jb columns */
-      for (int64_t c = 0; c < jb; c++)
-        memcpy(copy + (size_t)(c * h) * es, at(P, j + jb + r, j + c),
-               (size_t)h * es);
-      mlsba__cpu_gemm(P->prec, 'N', 'T', h, jb, jb, 1.0, copy, h, inv, jb, 0.0,
-                      at(P, j + jb + r, j), P->lda, 1);
-    } else { /* columns [j + jb + r, + h) of the panel's jb rows */
-      for (int64_t c = 0; c < h; c++)
-        memcpy(copy + (size_t)(c * jb) * es, at(P, j, j + jb + r + c),
-               (size_t)jb * es);
-      mlsba__cpu_gemm(P->prec, 'T', 'N', jb, h, jb, 1.0, inv, jb, copy, jb, 0.0,
-                      at(P, j, j + jb + r), P->lda, 1);
-    }
+  char *inv = malloc((size_t)(jb * jb) * esize(P));
+  if (inv == NULL)
+    return 0;
+  if (P->op == MLSBA__FACTOR_CHOL_LOWER) {
+    invert_triangle(P, j, jb, 'L', 'N', inv);
+    mlsba__cpu_trmm(P->prec, 'R', 'L', 'T', 'N', r1 - r0, jb, 1.0, inv, jb,
+                    at(P, j + jb + r0, j), P->lda, 1);
+  } else {
+    invert_triangle(P, j, jb, 'U', 'N', inv);
+    mlsba__cpu_trmm(P->prec, 'L', 'U', 'T', 'N', jb, r1 - r0, 1.0, inv, jb,
+                    at(P, j, j + jb + r0), P->lda, 1);
   }
-  int done = inv && copy;
   free(inv);
-  free(copy);
-  return done;
+  return 1;
 }
 
 int mlsba__factor_chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
@@ -290,45 +274,35 @@ static void *copy_block(const mlsba__factor_problem_t *P, int64_t i, int64_t c,
   return b;
 }
 
-/* U12 = L11^-1 A12 for columns [c, c + w), by the product with the
- * inverse the panel left: a solve with a jb-wide triangle runs at a third
- * of the GEMM's speed on one core here (16 against 50 GFLOPS, double,
- * jb = 128), and was a tenth of the update; GPU HPL codes solve with the
- * inverse for the same reason. Returns U12 also as a jb x w buffer of its
- * own, for the product that follows (NULL: solved in place alone). */
-static void *lu_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
-                      int64_t c, int64_t w) {
-  char *a12 = P->linv ? copy_block(P, j, c, jb, w, jb) : NULL;
-  char *u12 = a12 ? malloc((size_t)(jb * w) * esize(P)) : NULL;
-  if (u12 == NULL) {
-    free(a12);
+/* U12 = L11^-1 A12 for columns [c, c + w), in place, by the product with
+ * the inverse the panel left (TRMM): a solve with a jb-wide triangle runs
+ * at a third of the GEMM's speed on one core here (16 against 50 GFLOPS,
+ * double, jb = 128), and GPU HPL codes solve with the inverse for the
+ * same reason. Half of a 3968-row LU update at n = 4096 took 47.5 ms on
+ * one core with the product through copies (the full inverse, twice the
+ * flops), 42 ms by TRMM. */
+static void lu_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                     int64_t c, int64_t w) {
+  if (P->linv)
+    mlsba__cpu_trmm(P->prec, 'L', 'L', 'N', 'U', jb, w, 1.0, linv_of(P, j), jb,
+                    at(P, j, c), P->lda, 1);
+  else
     mlsba__cpu_trsm(P->prec, 'L', 'L', 'N', 'U', jb, w, 1.0, at(P, j, j),
                     P->lda, at(P, j, c), P->lda, 1);
-    return NULL;
-  }
-  mlsba__cpu_gemm(P->prec, 'N', 'N', jb, w, jb, 1.0, linv_of(P, j), jb, a12, jb,
-                  0.0, u12, jb, 1);
-  for (int64_t k = 0; k < w; k++)
-    memcpy(at(P, j, c + k), u12 + (size_t)(k * jb) * esize(P),
-           (size_t)jb * esize(P));
-  free(a12);
-  return u12;
 }
 
 /* LU: columns [c, c + w) after the panel [j, j + jb). */
 static void lu_columns(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                        int64_t c, int64_t w) {
   laswp(P, c, w, j + 1, j + jb);
-  void *u12 = lu_solve(P, j, jb, c, w);
+  lu_solve(P, j, jb, c, w);
   int64_t h = P->m - j - jb, ldl = padded(P, h);
   void *l21 = h > 0 && aliases(P) ? copy_block(P, j + jb, j, h, jb, ldl) : NULL;
   if (h > 0)
     mlsba__cpu_gemm(P->prec, 'N', 'N', h, w, jb, -1.0,
                     l21 ? l21 : at(P, j + jb, j), l21 ? ldl : P->lda,
-                    u12 ? u12 : at(P, j, c), u12 ? jb : P->lda, 1.0,
-                    at(P, j + jb, c), P->lda, 1);
+                    at(P, j, c), P->lda, 1.0, at(P, j + jb, c), P->lda, 1);
   free(l21);
-  free(u12);
 }
 
 /* The panel's part a Cholesky update reads: L21's rows (lower) or U12's

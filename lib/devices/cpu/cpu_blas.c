@@ -53,6 +53,27 @@ void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
   }
 }
 
+void mlsba__cpu_trmm(mlsba_precision_t p, char side, char uplo, char trans,
+                     char diag, int64_t m, int64_t n, double alpha,
+                     const void *a, int64_t lda, void *b, int64_t ldb,
+                     unsigned threads) {
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_num_threads((dim_t)(threads ? threads : 1), &rntm);
+  cntx_t *cntx = mlsba__cpu_kernel_context(p);
+  side_t s = (side == 'R' || side == 'r') ? BLIS_RIGHT : BLIS_LEFT;
+  uplo_t u = (uplo == 'U' || uplo == 'u') ? BLIS_UPPER : BLIS_LOWER;
+  diag_t d = (diag == 'U' || diag == 'u') ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG;
+  if (p == MLSBA_PRECISION_DOUBLE) {
+    double al = alpha;
+    bli_dtrmm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (double *)a,
+                 1, (inc_t)lda, (double *)b, 1, (inc_t)ldb, cntx, &rntm);
+  } else {
+    float al = (float)alpha;
+    bli_strmm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (float *)a,
+                 1, (inc_t)lda, (float *)b, 1, (inc_t)ldb, cntx, &rntm);
+  }
+}
+
 void mlsba__cpu_blas_library(char *buf, size_t size) {
   snprintf(buf, size, "BLIS %s", bli_info_get_version_str());
 }

@@ -1,4 +1,4 @@
-/* The dense kernels every CPU core of the project runs: GEMM and TRSM,
+/* The dense kernels every CPU core of the project runs: GEMM, TRSM, TRMM,
  * column-major, with BLAS's argument letters. One place chooses the
  * kernels (cpu_blas.c), so core devices, the GEMM load, the all-cores
  * baseline, the MPI node kernel and the factorizations all run the same
@@ -23,6 +23,14 @@ void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
 /* B = alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'), A
  * triangular: uplo 'L'/'U', trans 'N'/'T', diag 'N'/'U'. */
 void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
+                     char diag, int64_t m, int64_t n, double alpha,
+                     const void *a, int64_t lda, void *b, int64_t ldb,
+                     unsigned threads);
+
+/* B = alpha op(A) B (side 'L') or alpha B op(A) (side 'R'), A
+ * triangular, in place: a solve by a triangle's inverse at half the
+ * flops of the product with the full inverse. */
+void mlsba__cpu_trmm(mlsba_precision_t p, char side, char uplo, char trans,
                      char diag, int64_t m, int64_t n, double alpha,
                      const void *a, int64_t lda, void *b, int64_t ldb,
                      unsigned threads);
