@@ -32,10 +32,18 @@ void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
   }
 }
 
-void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
-                     char diag, int64_t m, int64_t n, double alpha,
-                     const void *a, int64_t lda, void *b, int64_t ldb,
-                     unsigned threads) {
+/* BLIS's TRSM and TRMM take the same arguments. */
+typedef void (*dtri_fn)(side_t, uplo_t, trans_t, diag_t, dim_t, dim_t, double *,
+                        double *, inc_t, inc_t, double *, inc_t, inc_t,
+                        cntx_t *, rntm_t *);
+typedef void (*stri_fn)(side_t, uplo_t, trans_t, diag_t, dim_t, dim_t, float *,
+                        float *, inc_t, inc_t, float *, inc_t, inc_t, cntx_t *,
+                        rntm_t *);
+
+static void triangular(dtri_fn dfn, stri_fn sfn, mlsba_precision_t p, char side,
+                       char uplo, char trans, char diag, int64_t m, int64_t n,
+                       double alpha, const void *a, int64_t lda, void *b,
+                       int64_t ldb, unsigned threads) {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
   bli_rntm_set_num_threads((dim_t)(threads ? threads : 1), &rntm);
   cntx_t *cntx = mlsba__cpu_kernel_context(p);
@@ -44,34 +52,29 @@ void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
   diag_t d = (diag == 'U' || diag == 'u') ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG;
   if (p == MLSBA_PRECISION_DOUBLE) {
     double al = alpha;
-    bli_dtrsm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (double *)a,
-                 1, (inc_t)lda, (double *)b, 1, (inc_t)ldb, cntx, &rntm);
+    dfn(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (double *)a, 1,
+        (inc_t)lda, (double *)b, 1, (inc_t)ldb, cntx, &rntm);
   } else {
     float al = (float)alpha;
-    bli_strsm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (float *)a,
-                 1, (inc_t)lda, (float *)b, 1, (inc_t)ldb, cntx, &rntm);
+    sfn(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (float *)a, 1,
+        (inc_t)lda, (float *)b, 1, (inc_t)ldb, cntx, &rntm);
   }
+}
+
+void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
+                     char diag, int64_t m, int64_t n, double alpha,
+                     const void *a, int64_t lda, void *b, int64_t ldb,
+                     unsigned threads) {
+  triangular(bli_dtrsm_ex, bli_strsm_ex, p, side, uplo, trans, diag, m, n,
+             alpha, a, lda, b, ldb, threads);
 }
 
 void mlsba__cpu_trmm(mlsba_precision_t p, char side, char uplo, char trans,
                      char diag, int64_t m, int64_t n, double alpha,
                      const void *a, int64_t lda, void *b, int64_t ldb,
                      unsigned threads) {
-  rntm_t rntm = BLIS_RNTM_INITIALIZER;
-  bli_rntm_set_num_threads((dim_t)(threads ? threads : 1), &rntm);
-  cntx_t *cntx = mlsba__cpu_kernel_context(p);
-  side_t s = (side == 'R' || side == 'r') ? BLIS_RIGHT : BLIS_LEFT;
-  uplo_t u = (uplo == 'U' || uplo == 'u') ? BLIS_UPPER : BLIS_LOWER;
-  diag_t d = (diag == 'U' || diag == 'u') ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG;
-  if (p == MLSBA_PRECISION_DOUBLE) {
-    double al = alpha;
-    bli_dtrmm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (double *)a,
-                 1, (inc_t)lda, (double *)b, 1, (inc_t)ldb, cntx, &rntm);
-  } else {
-    float al = (float)alpha;
-    bli_strmm_ex(s, u, trans_of(trans), d, (dim_t)m, (dim_t)n, &al, (float *)a,
-                 1, (inc_t)lda, (float *)b, 1, (inc_t)ldb, cntx, &rntm);
-  }
+  triangular(bli_dtrmm_ex, bli_strmm_ex, p, side, uplo, trans, diag, m, n,
+             alpha, a, lda, b, ldb, threads);
 }
 
 void mlsba__cpu_blas_library(char *buf, size_t size) {
