@@ -713,6 +713,70 @@ START_TEST(models_of_the_update_are_kept_for_the_next_run) {
 }
 END_TEST
 
+/* Two cores that take from each other's shares (the end of a core's
+ * share goes to the core that finished first): in every step of both
+ * factorizations the shares reported, what each core updated, add up to
+ * the step's units, and the results are right. Both devices pinned to
+ * one core as well, where one runs while the other waits for the core,
+ * so that shares move often. */
+static void check_shares(const mlsba_factor_report_t *r) {
+  for (size_t k = 1; k < r->steps; k++) {
+    int64_t sum = 0;
+    for (size_t i = 0; i < r->p; i++) {
+      ck_assert_int_ge(r->share[k * r->p + i], 0);
+      sum += r->share[k * r->p + i];
+    }
+    ck_assert_msg(sum == r->units[k], "step %zu: shares %lld, units %lld", k,
+                  (long long)sum, (long long)r->units[k]);
+  }
+}
+
+START_TEST(cores_share_their_steps_and_every_unit_is_updated_once) {
+  const char *one_core = "{\"devices\": ["
+                         "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
+                         "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 0}],"
+                         "\"groups\": [[\"c0\"], [\"c1\"]]}";
+  const char *platforms[] = {two_cores, one_core};
+  for (int k = 0; k < 2; k++) {
+    node_t nd = open_node(platforms[k]);
+    const int64_t n = 700;
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = 64;
+    for (int op = 0; op < 2; op++) {
+      double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, op, 5);
+      double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+      int64_t ipiv[700], info = -1;
+      mlsba_factor_report_t r;
+      double res = -1;
+      if (op == 0) {
+        ck_assert_msg(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
+                                     ipiv, &info, &o, &r) == 0,
+                      "%s", mlsba_last_error());
+        ck_assert_int_eq(mlsba_getrf_residual(MLSBA_PRECISION_DOUBLE, n, n, a0,
+                                              n, a, n, ipiv, &res),
+                         0);
+      } else {
+        ck_assert_msg(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a,
+                                     n, &info, &o, &r) == 0,
+                      "%s", mlsba_last_error());
+        ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', n,
+                                              a0, n, a, n, &res),
+                         0);
+      }
+      ck_assert_int_eq(info, 0);
+      ck_assert_msg(res >= 0 && res < MLSBA_FACTOR_RESIDUAL_OK,
+                    "op %d platform %d: residual %g", op, k, res);
+      check_shares(&r);
+      mlsba_factor_report_free(&r);
+      free(a);
+      free(a0);
+    }
+    close_node(&nd);
+  }
+}
+END_TEST
+
 static Suite *factor_suite(void) {
   Suite *s = suite_create("factor");
   TCase *tc = tcase_create("factor");
@@ -732,6 +796,7 @@ static Suite *factor_suite(void) {
                  a_failing_accelerator_is_dropped_and_the_result_stays_right);
   tcase_add_test(tc, the_splits_on_the_sim_desktop);
   tcase_add_test(tc, models_of_the_update_are_kept_for_the_next_run);
+  tcase_add_test(tc, cores_share_their_steps_and_every_unit_is_updated_once);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -157,6 +157,20 @@ static int alloc_resident(mlsba__factor_run_t *F) {
              : MLSBA_ENOMEM;
 }
 
+/* What the cores need to take from each other's shares. */
+static int alloc_shares(mlsba__factor_run_t *F) {
+  F->next = calloc(F->p, sizeof *F->next);
+  F->end = calloc(F->p, sizeof *F->end);
+  F->did = calloc(F->p, sizeof *F->did);
+  F->started = calloc(F->p, 1);
+  if (!F->next || !F->end || !F->did || !F->started)
+    return MLSBA_ENOMEM;
+  if (pthread_mutex_init(&F->share_mu, NULL) != 0)
+    return MLSBA_ENOMEM;
+  F->share_mu_ready = 1;
+  return 0;
+}
+
 /* The caller's fixed slice (opts.fraction), checked. */
 static int take_fraction(mlsba__factor_run_t *F) {
   if (F->o.split != MLSBA_FACTOR_SPLIT_FIXED_SLICE || F->o.fraction == NULL)
@@ -213,7 +227,8 @@ int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
     return err;
   F->panel_dev = choose_panel_device(F);
   F->ahead_dev = F->panel_dev;
-  if (alloc_scratch(F) || alloc_report(F) || alloc_resident(F))
+  if (alloc_scratch(F) || alloc_report(F) || alloc_resident(F) ||
+      alloc_shares(F))
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
   if ((err = choose_active(F)) != 0 || (err = take_fraction(F)) != 0 ||
       (err = open_models(F)) != 0)
@@ -249,6 +264,12 @@ void mlsba__factor_run_close(mlsba__factor_run_t *F) {
   free(F->to_dev);
   free(F->from_dev);
   free(F->moves);
+  free(F->next);
+  free(F->end);
+  free(F->did);
+  free(F->started);
+  if (F->share_mu_ready)
+    pthread_mutex_destroy(&F->share_mu);
 }
 
 /* ---- one step ----------------------------------------------------------- */
@@ -357,6 +378,87 @@ static void update_remapped(const step_t *st, int64_t u0, int64_t u1) {
   }
 }
 
+/* ---- cores share the ends of their shares ------------------------------ */
+
+/* The models split a step before it runs; a core still ends before or
+ * after the other by a few percent (a step that another process or the
+ * panel's time made longer, a model point a tenth off): 55 ms of a 0.6 s
+ * LU at n = 4096 here, one core idle at the end of every step. So a core
+ * updates its share in pieces from its front, a large one first (all but
+ * an eighth), then halves, and a core whose share is done takes half of what
+ * another core has not begun, from its end. Every extra piece packs the panel's
+ * operand again (as much as 11 columns' update, 3968 rows), so no piece
+ * is smaller than SHARE_PIECE units unless it is all that is left. */
+enum { SHARE_PIECE = 32 };
+
+/* Before a run: each core's range of logical units, the next panel's
+ * units excepted (the panel's core updates them first, then factorizes
+ * the panel). Sharing needs two cores and no redo (a redo's units are
+ * remapped). */
+static void open_shares(mlsba__factor_run_t *F, step_t *st) {
+  size_t cores = 0;
+  for (size_t i = 0; i < F->p; i++) {
+    int core =
+        F->load[i] > 0 && F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
+    int64_t ahead =
+        (long)i == F->panel_dev && st->lookahead && st->jbn > 0 ? st->need : 0;
+    F->next[i] = core ? F->log_off[i] + ahead : 0;
+    F->end[i] = core ? F->log_off[i] + F->load[i] : 0;
+    F->did[i] = core ? ahead : 0;
+    F->started[i] = 0;
+    cores += (size_t)core;
+  }
+  st->sharing = cores >= 2 && st->remap == NULL;
+}
+
+/* The next piece of core i's own share: *n units from *u (0: none left). */
+static void take_own(mlsba__factor_run_t *F, const step_t *st, size_t i,
+                     int64_t *u, int64_t *n) {
+  pthread_mutex_lock(&F->share_mu);
+  int64_t rest = F->end[i] - F->next[i];
+  *n = !st->sharing || rest < 2 * SHARE_PIECE ? rest
+       : rest / 8 >= SHARE_PIECE              ? rest - rest / 8
+                                              : rest / 2;
+  *u = F->next[i];
+  F->next[i] += *n;
+  F->did[i] += *n;
+  pthread_mutex_unlock(&F->share_mu);
+}
+
+/* Half of what the core furthest from its end has not begun, from that
+ * end, for core i: 0 when no core has two pieces left. A core that has
+ * not begun is left alone: if its group fails before it does, a redo
+ * takes its whole share. */
+static int take_other(mlsba__factor_run_t *F, size_t i, int64_t *u,
+                      int64_t *n) {
+  pthread_mutex_lock(&F->share_mu);
+  size_t from = F->p;
+  int64_t most = 2 * SHARE_PIECE - 1;
+  for (size_t v = 0; v < F->p; v++)
+    if (v != i && F->started[v] && F->end[v] - F->next[v] > most) {
+      most = F->end[v] - F->next[v];
+      from = v;
+    }
+  if (from < F->p) {
+    *n = most / 2;
+    F->end[from] -= *n;
+    *u = F->end[from];
+    F->did[i] += *n;
+  }
+  pthread_mutex_unlock(&F->share_mu);
+  return from < F->p;
+}
+
+/* A core's units after the next panel's: its own in pieces, then, when
+ * the step shares, what it can take from the others. */
+static void update_shared(mlsba__factor_run_t *F, const step_t *st, size_t i) {
+  int64_t u, n;
+  for (take_own(F, st, i, &u, &n); n > 0; take_own(F, st, i, &u, &n))
+    mlsba__factor_update(F->P, st->j, st->jb, u, u + n);
+  while (st->sharing && take_other(F, i, &u, &n))
+    mlsba__factor_update(F->P, st->j, st->jb, u, u + n);
+}
+
 /* A core's share of the step: units [first, first + count) as the
  * executor numbers them, the next panel factorized after its units. */
 static int update_units(void *user, int64_t first, int64_t count) {
@@ -370,16 +472,18 @@ static int update_units(void *user, int64_t first, int64_t count) {
     st->done[i] = 1;
     return 0;
   }
-  int64_t lo = F->log_off[i], hi = lo + count;
+  pthread_mutex_lock(&F->share_mu);
+  F->started[i] = 1;
+  pthread_mutex_unlock(&F->share_mu);
+  int64_t lo = F->log_off[i];
   if (i == F->panel_dev && st->lookahead && st->jbn > 0) {
     mlsba__factor_update(F->P, st->j, st->jb, lo, lo + st->need);
     double t = mlsba__now();
     st->stop = panel_on_core(F, st);
     st->panel_s = mlsba__now() - t;
     st->panel_done = 1;
-    lo += st->need;
   }
-  mlsba__factor_update(F->P, st->j, st->jb, lo, hi);
+  update_shared(F, st, (size_t)i);
   st->done[i] = 1;
   return 0;
 }
@@ -411,10 +515,14 @@ static int work_load(mlsba__factor_run_t *F, step_t *st, int64_t units) {
 static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
                     long *failed) {
   memset(st->done, 0, F->p);
+  open_shares(F, st);
   int err = work_load(F, st, units);
   if (!err)
     err = mlsba_executor_run(F->ex, F->work, F->load, MLSBA_DRIVE_SHARED,
                              F->time, failed);
+  for (size_t i = 0; !err && st->sharing && i < F->p; i++)
+    if (F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU && F->load[i] > 0)
+      F->load[i] = F->did[i]; /* what the core updated: its point's load */
   return err;
 }
 

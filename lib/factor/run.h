@@ -3,6 +3,8 @@
 #ifndef MLSBA_FACTOR_RUN_H
 #define MLSBA_FACTOR_RUN_H
 
+#include <pthread.h>
+
 #include "factor.h"
 
 typedef struct mlsba__factor_run {
@@ -46,6 +48,13 @@ typedef struct mlsba__factor_run {
   /* p: bytes host -> device, device -> host, transfers, per device (each
    * written by the thread that drives it). */
   int64_t *to_dev, *from_dev, *moves;
+  /* The cores' shares of a step as they go (run.c, "cores share the
+   * ends of their shares"): core i has logical units [next[i], end[i])
+   * left, has updated did[i] units, and began (started[i]). */
+  pthread_mutex_t share_mu;
+  int share_mu_ready;
+  int64_t *next, *end, *did;
+  unsigned char *started;
 } mlsba__factor_run_t;
 
 /* One step: the panel whose update it is, and the next. */
@@ -65,6 +74,7 @@ typedef struct mlsba__factor_step {
   const int64_t *remap;
   int panel_done;
   int solve_apart; /* lower Cholesky: the panel's solve split (run.c) */
+  int sharing;     /* the cores take from each other's shares */
 } mlsba__factor_step_t;
 
 /* The device whose share begins at the executor's unit first (-1: none). */

@@ -137,8 +137,10 @@ typedef struct mlsba_factor_report {
   int64_t *units;         /**< per step: units of the update */
   double *step_seconds;   /**< per step: its time */
   double *panel_seconds;  /**< per step: the panel factorized in it */
-  int64_t *share;         /**< share[k * p + i]: device i's units in step k */
-  double *time;           /**< time[k * p + i]: device i's time in step k */
+  /** share[k * p + i]: device i's units in step k (a core's: what it
+   *  updated, the end of another core's share that it took included) */
+  int64_t *share;
+  double *time; /**< time[k * p + i]: device i's time in step k */
   /** per step: the device that updated the next panel's columns (the
    *  panel's core, or a faster device in use; -1: no lookahead) */
   long *ahead_device;
