@@ -182,7 +182,8 @@ START_TEST(odd_sizes_factorize_right) {
       /* leading dimensions of 1 KiB multiples: the operands copied */
       {256, 256, 256, 64},
       {300, 300, 512, 48},
-      {200, 120, 256, 40}};
+      {200, 120, 256, 40},
+      {120, 200, 256, 40}};
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
     for (int prec = 0; prec < 2; prec++) {
       const int64_t *z = sizes[s];

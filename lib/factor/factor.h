@@ -30,6 +30,13 @@ typedef struct mlsba__factor_problem {
    * parity: the next panel is factorized while the last one's is in use),
    * which turn the update's solve into a product; NULL: solve by TRSM. */
   void *linv;
+  /* Where the leading dimension makes the panel's operand slow to pack
+   * (kernels.c), room for two copies of the part of a panel that its
+   * update reads (by the panel's parity), each made once by the panel's
+   * core for every device's units: kept_j[k] is the panel a copy holds
+   * (-1: none). NULL: every update reads the matrix or copies itself. */
+  void *kept;
+  int64_t kept_ld, kept_j[2];
 } mlsba__factor_problem_t;
 
 /* The panels: min(m, n) columns in blocks of nb. */
@@ -41,6 +48,10 @@ int64_t mlsba__factor_diag(const mlsba__factor_problem_t *P);
  * the first zero pivot; returns 1 when a Cholesky panel is not positive
  * definite (the factorization stops), else 0. */
 int mlsba__factor_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+
+/* Sets P->kept where the leading dimension calls for it and memory
+ * allows (else NULL); the caller frees it. */
+void mlsba__factor_keep_open(mlsba__factor_problem_t *P);
 
 /* Units of the update after panel [j, j + jb): its columns right of the
  * panel for LU; for Cholesky the pairs {c, N - 1 - c} of its N columns,

@@ -77,6 +77,7 @@ enum { PANEL_LEAF = 16 };
 
 static void laswp(const mlsba__factor_problem_t *P, int64_t col, int64_t w,
                   int64_t k1, int64_t k2);
+static void keep_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
 
 /* LAPACK's unblocked LU of rows [c, m) of columns [c, c + w), its pivots
  * made global. */
@@ -143,6 +144,7 @@ static int lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   lu_recursive(P, j, jb);
   if (P->linv) /* for the update: inv(L11) */
     invert_triangle(P, j, jb, 'L', 'U', linv_of(P, j));
+  keep_panel(P, j, jb);
   return 0;
 }
 
@@ -205,6 +207,7 @@ static int chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   if (mlsba__factor_chol_diag(P, j, jb))
     return 1;
   mlsba__factor_chol_solve(P, j, jb, 0, trailing(P, j, jb));
+  keep_panel(P, j, jb);
   return 0;
 }
 
@@ -263,15 +266,66 @@ static int64_t padded(const mlsba__factor_problem_t *P, int64_t rows) {
   return (size_t)ld * esize(P) % 1024 == 0 ? ld + 16 : ld;
 }
 
-/* rows x cols of the matrix from (i, c) into a new buffer of leading
- * dimension ld (NULL: no memory). */
+/* rows x cols of the matrix from (i, c) into b, of leading dimension ld. */
+static void copy_into(const mlsba__factor_problem_t *P, int64_t i, int64_t c,
+                      int64_t rows, int64_t cols, char *b, int64_t ld) {
+  for (int64_t k = 0; k < cols; k++)
+    memcpy(b + (size_t)(k * ld) * esize(P), at(P, i, c + k),
+           (size_t)rows * esize(P));
+}
+
+/* The same into a new buffer (NULL: no memory). */
 static void *copy_block(const mlsba__factor_problem_t *P, int64_t i, int64_t c,
                         int64_t rows, int64_t cols, int64_t ld) {
   char *b = malloc((size_t)(ld * cols) * esize(P) + 1);
-  for (int64_t k = 0; b && k < cols; k++)
-    memcpy(b + (size_t)(k * ld) * esize(P), at(P, i, c + k),
-           (size_t)rows * esize(P));
+  if (b)
+    copy_into(P, i, c, rows, cols, b, ld);
   return b;
+}
+
+/* ---- the panel's copy, made once for every device ------------------------
+ * Each update of a step read its panel's operand through a copy of its
+ * own, as many as there are devices and pieces of shares in the step
+ * (each as long as packing the operand again); the panel's core now makes
+ * one, after the panel, for all of them. */
+
+static int64_t kept_width(const mlsba__factor_problem_t *P) {
+  int64_t k = mlsba__factor_diag(P);
+  return P->nb < k ? P->nb : k;
+}
+
+void mlsba__factor_keep_open(mlsba__factor_problem_t *P) {
+  P->kept = NULL;
+  P->kept_j[0] = P->kept_j[1] = -1;
+  P->kept_ld = padded(P, P->m > P->n ? P->m : P->n);
+  if (aliases(P) && kept_width(P) > 0) /* LU, lower: rows; upper: columns */
+    P->kept = malloc(2 * (size_t)(P->kept_ld * kept_width(P)) * esize(P));
+}
+
+static char *kept_copy(const mlsba__factor_problem_t *P, int64_t j) {
+  size_t each = (size_t)(P->kept_ld * kept_width(P)) * esize(P);
+  return (char *)P->kept + (size_t)(j / P->nb % 2) * each;
+}
+
+/* Whether the copy of panel j is kept. */
+static int kept(const mlsba__factor_problem_t *P, int64_t j) {
+  return P->kept && P->kept_j[j / P->nb % 2] == j;
+}
+
+/* After the panel [j, j + jb): its rows below the diagonal block (LU,
+ * lower Cholesky) or columns right of it (upper) into the copy of its
+ * parity; the update of the step before still reads the other one. */
+static void keep_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+  if (P->kept == NULL)
+    return;
+  char *b = kept_copy(P, j);
+  if (P->op == MLSBA__FACTOR_CHOL_UPPER)
+    for (int64_t c = j + jb; c < P->n; c++)
+      memcpy(b + (size_t)((c - j - jb) * jb) * esize(P), at(P, j, c),
+             (size_t)jb * esize(P));
+  else
+    copy_into(P, j + jb, j, P->m - j - jb, jb, b, P->kept_ld);
+  P->kept_j[j / P->nb % 2] = j;
 }
 
 /* U12 = L11^-1 A12 for columns [c, c + w), in place, by the product with
@@ -296,13 +350,16 @@ static void lu_columns(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                        int64_t c, int64_t w) {
   laswp(P, c, w, j + 1, j + jb);
   lu_solve(P, j, jb, c, w);
-  int64_t h = P->m - j - jb, ldl = padded(P, h);
-  void *l21 = h > 0 && aliases(P) ? copy_block(P, j + jb, j, h, jb, ldl) : NULL;
+  int64_t h = P->m - j - jb, ldl = kept(P, j) ? P->kept_ld : padded(P, h);
+  void *own = h > 0 && !kept(P, j) && aliases(P)
+                  ? copy_block(P, j + jb, j, h, jb, ldl)
+                  : NULL;
+  const void *l21 = kept(P, j) ? kept_copy(P, j) : own;
   if (h > 0)
     mlsba__cpu_gemm(P->prec, 'N', 'N', h, w, jb, -1.0,
                     l21 ? l21 : at(P, j + jb, j), l21 ? ldl : P->lda,
                     at(P, j, c), P->lda, 1.0, at(P, j + jb, c), P->lda, 1);
-  free(l21);
+  free(own);
 }
 
 /* The panel's part a Cholesky update reads: L21's rows (lower) or U12's
@@ -327,6 +384,11 @@ static const void *panel_at(const mlsba__factor_problem_t *P, const panel_t *L,
 static panel_t panel_of(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                         int64_t first, void **copy) {
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
+  *copy = NULL;
+  if (kept(P, j))
+    return (panel_t){.base = kept_copy(P, j),
+                     .ld = lower ? P->kept_ld : jb,
+                     .first = j + jb};
   int64_t count = P->n - first, ld = lower ? padded(P, count) : jb;
   *copy = !aliases(P) ? NULL
           : lower     ? copy_block(P, first, j, count, jb, ld)
