@@ -32,6 +32,27 @@ void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
   }
 }
 
+void mlsba__cpu_gemmt(mlsba_precision_t p, char uplo, char transa, char transb,
+                      int64_t m, int64_t k, double alpha, const void *a,
+                      int64_t lda, const void *b, int64_t ldb, double beta,
+                      void *c, int64_t ldc, unsigned threads) {
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_num_threads((dim_t)(threads ? threads : 1), &rntm);
+  cntx_t *cntx = mlsba__cpu_kernel_context(p);
+  uplo_t u = (uplo == 'U' || uplo == 'u') ? BLIS_UPPER : BLIS_LOWER;
+  if (p == MLSBA_PRECISION_DOUBLE) {
+    double al = alpha, be = beta;
+    bli_dgemmt_ex(u, trans_of(transa), trans_of(transb), (dim_t)m, (dim_t)k,
+                  &al, (double *)a, 1, (inc_t)lda, (double *)b, 1, (inc_t)ldb,
+                  &be, (double *)c, 1, (inc_t)ldc, cntx, &rntm);
+  } else {
+    float al = (float)alpha, be = (float)beta;
+    bli_sgemmt_ex(u, trans_of(transa), trans_of(transb), (dim_t)m, (dim_t)k,
+                  &al, (float *)a, 1, (inc_t)lda, (float *)b, 1, (inc_t)ldb,
+                  &be, (float *)c, 1, (inc_t)ldc, cntx, &rntm);
+  }
+}
+
 /* BLIS's TRSM and TRMM take the same arguments. */
 typedef void (*dtri_fn)(side_t, uplo_t, trans_t, diag_t, dim_t, dim_t, double *,
                         double *, inc_t, inc_t, double *, inc_t, inc_t,

@@ -1,4 +1,5 @@
-/* The dense kernels every CPU core of the project runs: GEMM, TRSM, TRMM,
+/* The dense kernels every CPU core of the project runs: GEMM, GEMMT, TRSM,
+ * TRMM,
  * column-major, with BLAS's argument letters. One place chooses the
  * kernels (cpu_blas.c), so core devices, the GEMM load, the all-cores
  * baseline, the MPI node kernel and the factorizations all run the same
@@ -19,6 +20,14 @@ void mlsba__cpu_gemm(mlsba_precision_t p, char transa, char transb, int64_t m,
                      int64_t n, int64_t k, double alpha, const void *a,
                      int64_t lda, const void *b, int64_t ldb, double beta,
                      void *c, int64_t ldc, unsigned threads);
+
+/* The uplo ('L'/'U') triangle of the m x m matrix C = alpha op(A) op(B) +
+ * beta C, the other triangle untouched (BLIS's GEMMT; SYRK when B is A):
+ * the diagonal blocks of a Cholesky update. */
+void mlsba__cpu_gemmt(mlsba_precision_t p, char uplo, char transa, char transb,
+                      int64_t m, int64_t k, double alpha, const void *a,
+                      int64_t lda, const void *b, int64_t ldb, double beta,
+                      void *c, int64_t ldc, unsigned threads);
 
 /* B = alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'), A
  * triangular: uplo 'L'/'U', trans 'N'/'T', diag 'N'/'U'. */
