@@ -119,14 +119,14 @@ static int factorize(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
   mlsba_factor_report_t *R = report ? report : &local;
   memset(R, 0, sizeof *R);
   mlsba__factor_run_t F;
-  mlsba__factor_keep_open(P);
+  mlsba__factor_scratch_open(P);
   int err = mlsba__factor_run_open(&F, ex, P, o, R);
   if (!err)
     err = mlsba__factor_run(&F);
   if (!err && o->model_dir)
     err = mlsba__factor_run_save(&F);
   mlsba__factor_run_close(&F);
-  free(P->kept);
+  mlsba__factor_scratch_close(P);
   if (report == NULL)
     mlsba_factor_report_free(&local);
   return err;

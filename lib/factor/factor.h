@@ -37,6 +37,12 @@ typedef struct mlsba__factor_problem {
    * (-1: none). NULL: every update reads the matrix or copies itself. */
   void *kept;
   int64_t kept_ld, kept_j[2];
+  /* LU: room for two panels' interchanges composed into moves (by the
+   * panel's parity): nmoves[k] rows, row dst takes row src, the dst at
+   * moves + k 4 nb, the src 2 nb after them; moves_j[k] is the panel
+   * (-1: none). NULL: the update swaps row by row. */
+  int64_t *moves;
+  int64_t nmoves[2], moves_j[2];
 } mlsba__factor_problem_t;
 
 /* The panels: min(m, n) columns in blocks of nb. */
@@ -49,9 +55,11 @@ int64_t mlsba__factor_diag(const mlsba__factor_problem_t *P);
  * definite (the factorization stops), else 0. */
 int mlsba__factor_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
 
-/* Sets P->kept where the leading dimension calls for it and memory
- * allows (else NULL); the caller frees it. */
-void mlsba__factor_keep_open(mlsba__factor_problem_t *P);
+/* The room the kernels keep between steps: P->kept where the leading
+ * dimension calls for it, P->moves for LU (each NULL where memory does
+ * not allow). */
+void mlsba__factor_scratch_open(mlsba__factor_problem_t *P);
+void mlsba__factor_scratch_close(mlsba__factor_problem_t *P);
 
 /* Units of the update after panel [j, j + jb): its columns right of the
  * panel for LU; for Cholesky the pairs {c, N - 1 - c} of its N columns,

@@ -136,8 +136,80 @@ static void *linv_of(const mlsba__factor_problem_t *P, int64_t j) {
   return (char *)P->linv + (size_t)(j / P->nb % 2) * jb * jb * esize(P);
 }
 
+/* ---- a panel's interchanges as moves ----------------------------------
+ * ?laswp swaps a column's rows one interchange after the other, each
+ * load waiting for the swap before it (they may touch the same row); the
+ * panel's jb interchanges compose into at most 2 jb moves, "row dst takes
+ * row src", whose loads are independent. */
+
+static int64_t *moves_of(const mlsba__factor_problem_t *P, int64_t j) {
+  return P->moves + (size_t)(j / P->nb % 2) * 4 * (size_t)P->nb;
+}
+
+/* The index of row r among the n rows touched so far, added if new. */
+static int64_t touched(int64_t *rows, int64_t *from, int64_t *n, int64_t r) {
+  for (int64_t k = 0; k < *n; k++)
+    if (rows[k] == r)
+      return k;
+  rows[*n] = r;
+  from[*n] = r;
+  return (*n)++;
+}
+
+/* The interchanges of the panel [j, j + jb) as moves, for its update. */
+static void compose_moves(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+  if (P->moves == NULL)
+    return;
+  int64_t *dst = moves_of(P, j), *src = dst + 2 * P->nb, n = 0;
+  for (int64_t i = j; i < j + jb; i++) {
+    int64_t a = touched(dst, src, &n, i);
+    int64_t b = touched(dst, src, &n, P->ipiv[i] - 1);
+    int64_t keep = src[a];
+    src[a] = src[b];
+    src[b] = keep;
+  }
+  int64_t moved = 0;
+  for (int64_t k = 0; k < n; k++)
+    if (src[k] != dst[k]) {
+      dst[moved] = dst[k];
+      src[moved++] = src[k];
+    }
+  P->nmoves[j / P->nb % 2] = moved;
+  P->moves_j[j / P->nb % 2] = j;
+}
+
+/* Columns [c, c + w) take the panel [j, j + jb)'s interchanges: by its
+ * moves where the panel kept them, else as ?laswp would. */
+static void swap_panel_rows(const mlsba__factor_problem_t *P, int64_t j,
+                            int64_t jb, int64_t c, int64_t w) {
+  int64_t par = j / P->nb % 2, n = P->nmoves[par];
+  void *t = P->moves && P->moves_j[par] == j ? malloc((size_t)n * 8 + 1) : NULL;
+  if (t == NULL) {
+    laswp(P, c, w, j + 1, j + jb);
+    return;
+  }
+  const int64_t *dst = moves_of(P, j), *src = dst + 2 * P->nb;
+  for (int64_t k = c; k < c + w; k++) {
+    if (P->prec == MLSBA_PRECISION_DOUBLE) {
+      double *x = at(P, 0, k), *y = t;
+      for (int64_t i = 0; i < n; i++)
+        y[i] = x[src[i]];
+      for (int64_t i = 0; i < n; i++)
+        x[dst[i]] = y[i];
+    } else {
+      float *x = at(P, 0, k), *y = t;
+      for (int64_t i = 0; i < n; i++)
+        y[i] = x[src[i]];
+      for (int64_t i = 0; i < n; i++)
+        x[dst[i]] = y[i];
+    }
+  }
+  free(t);
+}
+
 static int lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   lu_recursive(P, j, jb);
+  compose_moves(P, j, jb);
   if (P->linv) /* for the update: inv(L11) */
     invert_triangle(P, j, jb, 'L', 'U', linv_of(P, j));
   keep_panel(P, j, jb);
@@ -241,7 +313,7 @@ static void laswp(const mlsba__factor_problem_t *P, int64_t col, int64_t w,
 
 void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
                              int64_t jb, int64_t c, int64_t w) {
-  laswp(P, c, w, j + 1, j + jb);
+  swap_panel_rows(P, j, jb, c, w);
 }
 
 /* A leading dimension of a multiple of 1 KiB (a matrix of order 4096)
@@ -290,12 +362,23 @@ static int64_t kept_width(const mlsba__factor_problem_t *P) {
   return P->nb < k ? P->nb : k;
 }
 
-void mlsba__factor_keep_open(mlsba__factor_problem_t *P) {
+void mlsba__factor_scratch_open(mlsba__factor_problem_t *P) {
   P->kept = NULL;
   P->kept_j[0] = P->kept_j[1] = -1;
   P->kept_ld = padded(P, P->m > P->n ? P->m : P->n);
   if (aliases(P) && kept_width(P) > 0) /* LU, lower: rows; upper: columns */
     P->kept = malloc(2 * (size_t)(P->kept_ld * kept_width(P)) * esize(P));
+  P->moves = NULL;
+  P->moves_j[0] = P->moves_j[1] = -1;
+  if (P->op == MLSBA__FACTOR_LU && kept_width(P) > 0)
+    P->moves = malloc(8 * (size_t)P->nb * sizeof *P->moves);
+}
+
+void mlsba__factor_scratch_close(mlsba__factor_problem_t *P) {
+  free(P->kept);
+  free(P->moves);
+  P->kept = NULL;
+  P->moves = NULL;
 }
 
 static char *kept_copy(const mlsba__factor_problem_t *P, int64_t j) {
@@ -344,7 +427,7 @@ static void lu_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
 /* LU: columns [c, c + w) after the panel [j, j + jb). */
 static void lu_columns(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                        int64_t c, int64_t w) {
-  laswp(P, c, w, j + 1, j + jb);
+  swap_panel_rows(P, j, jb, c, w);
   lu_solve(P, j, jb, c, w);
   int64_t h = P->m - j - jb, ldl = kept(P, j) ? P->kept_ld : padded(P, h);
   void *own = h > 0 && !kept(P, j) && aliases(P)
