@@ -778,6 +778,25 @@ START_TEST(cores_share_their_steps_and_every_unit_is_updated_once) {
 }
 END_TEST
 
+/* The block left to the library: 128 in double precision; in single
+ * min(m, n) / 16 in multiples of 64, from 128 to 256. */
+START_TEST(the_default_block_follows_precision_and_size) {
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  ck_assert_int_eq(o.block, 0);
+  const mlsba_precision_t d = MLSBA_PRECISION_DOUBLE,
+                          f = MLSBA_PRECISION_SINGLE;
+  ck_assert_int_eq(mlsba_factor_default_block(d, 100000, 100000), 128);
+  ck_assert_int_eq(mlsba_factor_default_block(f, 1, 1), 128);
+  ck_assert_int_eq(mlsba_factor_default_block(f, 2048, 2048), 128);
+  ck_assert_int_eq(mlsba_factor_default_block(f, 3071, 3071), 128);
+  ck_assert_int_eq(mlsba_factor_default_block(f, 3072, 3072), 192);
+  ck_assert_int_eq(mlsba_factor_default_block(f, 4096, 8192), 256);
+  ck_assert_int_eq(mlsba_factor_default_block(f, 8192, 3500), 192);
+  ck_assert_int_eq(mlsba_factor_default_block(f, 100000, 100000), 256);
+}
+END_TEST
+
 static Suite *factor_suite(void) {
   Suite *s = suite_create("factor");
   TCase *tc = tcase_create("factor");
@@ -798,6 +817,7 @@ static Suite *factor_suite(void) {
   tcase_add_test(tc, the_splits_on_the_sim_desktop);
   tcase_add_test(tc, models_of_the_update_are_kept_for_the_next_run);
   tcase_add_test(tc, cores_share_their_steps_and_every_unit_is_updated_once);
+  tcase_add_test(tc, the_default_block_follows_precision_and_size);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -175,6 +175,12 @@ static int run_openblas(fbench_t *F, frow_t *r, double *seconds) {
   return 0;
 }
 
+/* The block the rows run with: --block, or the library's default. */
+static int64_t block_of(const fbench_t *F) {
+  return F->a->block ? F->a->block
+                     : mlsba_factor_default_block(F->a->precision, F->n, F->n);
+}
+
 /* One round of one row into r (the report of libmlsba rows kept). */
 static int run_once(fbench_t *F, frow_t *r) {
   memcpy(F->work, F->a0, F->bytes);
@@ -320,12 +326,12 @@ static void print_steps(const fbench_t *F, const frow_t *r) {
 
 static json_t *row_json(const fbench_t *F, const frow_t *r) {
   const bench_args_t *a = F->a;
-  json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:f}", "op",
-                        op_name(a), "algorithm", r->name, "platform",
-                        mlsba_platform_name(F->pl), "n", (json_int_t)F->n,
-                        "block", (json_int_t)(a->block ? a->block : 128),
-                        "precision", a->precision ? "double" : "single",
-                        "makespan_s", r->median, "gflops", r->gflops);
+  json_t *o =
+      json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:f}", "op", op_name(a),
+                "algorithm", r->name, "platform", mlsba_platform_name(F->pl),
+                "n", (json_int_t)F->n, "block", (json_int_t)block_of(F),
+                "precision", a->precision ? "double" : "single", "makespan_s",
+                r->median, "gflops", r->gflops);
   json_object_set_new(
       o, "verified", r->verified < 0 ? json_null() : json_boolean(r->verified));
   json_object_set_new(o, "residual",
@@ -485,7 +491,7 @@ int bench_factor(const bench_args_t *a, const mlsba_platform_t *pl, int sim,
     used = plan_rows(&F, rows);
     if (!to_stdout)
       printf("%s, n = %lld, nb = %lld, %s, platform %s (%s)\n", op_name(a),
-             (long long)F.n, (long long)(a->block ? a->block : 128),
+             (long long)F.n, (long long)block_of(&F),
              a->precision ? "double" : "single", mlsba_platform_name(pl),
              sim ? "simulated: virtual time" : "wall clock");
     status = run_rows(&F, rows, used) ? 1 : 0;

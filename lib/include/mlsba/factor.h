@@ -79,7 +79,8 @@ MLSBA_EXTERN const char *mlsba_factor_split_name(mlsba_factor_split_t split);
 
 /** Options of the expert calls; initialise with mlsba_factor_opts_init(). */
 typedef struct mlsba_factor_opts {
-  /** Block size nb: the panel's width (default 128; 0 takes it). */
+  /** Block size nb: the panel's width; 0 (the default) takes
+   *  mlsba_factor_default_block(). */
   int64_t block;
   mlsba_factor_split_t split; /**< default MLSBA_FACTOR_SPLIT_FPM */
   /** NULL: every device takes update columns but one that computes on
@@ -150,9 +151,17 @@ typedef struct mlsba_factor_report {
   int64_t bytes_to_devices, bytes_from_devices, transfers;
 } mlsba_factor_report_t;
 
-/** \brief Defaults: block 128, the per-step FPM split, every device, no
- *  model directory, computed results. */
+/** \brief Defaults: the block by precision and size, the per-step FPM
+ *  split, every device, no model directory, computed results. */
 MLSBA_EXTERN void mlsba_factor_opts_init(mlsba_factor_opts_t *opts);
+
+/** \brief The block a factorization of an m x n matrix takes when the
+ *  options leave it at 0: 128 in double precision; in single precision
+ *  min(m, n) / 16 in multiples of 64, from 128 to 256 (BLIS's single
+ *  precision product runs a third faster with 256-deep operands than
+ *  with 128-deep ones, worth the wider panels from about 16 steps on). */
+MLSBA_EXTERN int64_t mlsba_factor_default_block(mlsba_precision_t prec,
+                                                int64_t m, int64_t n);
 
 /** \brief LU with partial pivoting, A = P L U, as LAPACK's ?getrf.
  *  \param ex    the devices: a real platform (cores; OpenCL devices with
