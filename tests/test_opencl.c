@@ -812,10 +812,11 @@ START_TEST(the_row_swap_kernel_matches_laswp) {
 END_TEST
 
 /* Cholesky with pocl taking pairs of columns, lower and upper: right
- * factors, the other triangle untouched, the device used. */
-static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
-                             char uplo, int64_t n, const double *fraction,
-                             mlsba_factor_report_t *rep, double *residual) {
+ * factors, the other triangle untouched, the device used. Block nb (0:
+ * 32); stream 1 streams the device's columns instead of keeping them. */
+static void chol_case(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
+                      int64_t n, int64_t nb, int stream, const double *fraction,
+                      mlsba_factor_report_t *rep, double *residual) {
   size_t es = prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   void *a = malloc((size_t)(n * n) * es), *a0 = malloc((size_t)(n * n) * es);
   unsigned seed = 7;
@@ -835,8 +836,9 @@ static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
   unsigned char use[3] = {1, 1, 1};
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
-  o.block = 32;
+  o.block = nb > 0 ? nb : 32;
   o.use = use;
+  o.stream = stream;
   if (fraction) {
     o.split = MLSBA_FACTOR_SPLIT_FIXED_SLICE;
     o.fraction = fraction;
@@ -854,6 +856,12 @@ static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
                       "(%lld, %lld) written", (long long)i, (long long)j);
   free(a);
   free(a0);
+}
+
+static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
+                             char uplo, int64_t n, const double *fraction,
+                             mlsba_factor_report_t *rep, double *residual) {
+  chol_case(ex, prec, uplo, n, 0, 0, fraction, rep, residual);
 }
 
 START_TEST(cholesky_on_cores_and_opencl_is_right) {
@@ -896,6 +904,79 @@ START_TEST(cholesky_on_cores_and_opencl_is_right) {
 }
 END_TEST
 
+/* Resident Cholesky columns, lower and upper, both precisions: n not a
+ * multiple of the block, n below it, block 1; the device a third of each
+ * step's pairs (the middle ones: one run of columns that moves right as
+ * the trailing matrix shrinks). Right factors, the other triangle never
+ * written, the device used at every step that gives it pairs, and fewer
+ * bytes both ways than streaming the same shares. */
+START_TEST(cholesky_with_resident_columns_is_right) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  static const int64_t shapes[][2] = {{203, 32}, {20, 32}, {97, 16}, {41, 1}};
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+    for (int prec = 0; prec < 2; prec++)
+      for (int lower = 0; lower < 2; lower++) {
+        mlsba_factor_report_t r[2];
+        for (int stream = 0; stream < 2; stream++) {
+          double res;
+          chol_case(ex, (mlsba_precision_t)prec, lower ? 'L' : 'U',
+                    shapes[k][0], shapes[k][1], stream, thirds, &r[stream],
+                    &res);
+          ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                        "n %lld nb %lld precision %d lower %d stream %d: "
+                        "residual %g",
+                        (long long)shapes[k][0], (long long)shapes[k][1], prec,
+                        lower, stream, res);
+          ck_assert_uint_eq(r[stream].lost, 0);
+        }
+        int any = units_of(&r[0], 1) > 0;
+        ck_assert_int_eq(r[0].bytes_to_devices > 0, any);
+        ck_assert_int_eq(r[0].bytes_from_devices > 0, any);
+        if (r[0].steps > 3) { /* more than one update: residency pays */
+          ck_assert_int_gt(units_of(&r[0], 1), 0);
+          ck_assert_int_lt(r[0].bytes_to_devices, r[1].bytes_to_devices);
+          ck_assert_int_lt(r[0].bytes_from_devices, r[1].bytes_from_devices);
+          ck_assert_int_lt(r[0].transfers, r[1].transfers);
+        }
+        mlsba_factor_report_free(&r[0]);
+        mlsba_factor_report_free(&r[1]);
+      }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* The device fails at its fourth share holding pairs of three steps that
+ * exist only in its memory (upper: all but the block rows that came back
+ * for the panels): the host replays the updates they missed, the cores
+ * redo the step, and the factors are right. Streamed too. */
+START_TEST(a_cholesky_failure_with_resident_columns_is_taken_back) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  for (int prec = 0; prec < 2; prec++)
+    for (int lower = 0; lower < 2; lower++)
+      for (int stream = 0; stream < 2; stream++) {
+        mlsba_factor_report_t r;
+        double res;
+        mlsba__opencl_inject_fault(4, CL_OUT_OF_RESOURCES);
+        chol_case(ex, (mlsba_precision_t)prec, lower ? 'L' : 'U', 181, 16,
+                  stream, thirds, &r, &res);
+        mlsba__opencl_inject_fault(0, 0);
+        ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                      "precision %d lower %d stream %d: residual %g", prec,
+                      lower, stream, res);
+        ck_assert_uint_eq(r.lost, 1);
+        ck_assert_int_eq(r.dropped[1], 1);
+        for (size_t s = 1; s < r.steps; s++) /* steps 1-3 on the device */
+          ck_assert_int_eq(r.share[s * 3 + 1] > 0, s <= 3);
+        mlsba_factor_report_free(&r);
+      }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *opencl_suite(void) {
   Suite *s = suite_create("opencl");
   TCase *tc = tcase_create("device");
@@ -919,6 +1000,11 @@ static Suite *opencl_suite(void) {
   tcase_add_test(tc, an_opencl_failure_with_resident_columns_is_taken_back);
   tcase_add_test(tc, cholesky_on_cores_and_opencl_is_right);
   suite_add_tcase(s, tc);
+  TCase *chol = tcase_create("resident_cholesky");
+  tcase_set_timeout(chol, 600);
+  tcase_add_test(chol, cholesky_with_resident_columns_is_right);
+  tcase_add_test(chol, a_cholesky_failure_with_resident_columns_is_taken_back);
+  suite_add_tcase(s, chol);
   return s;
 }
 
