@@ -36,7 +36,6 @@
  * done: the other triangle of the matrix is never written.
  * Every write and read is counted in the run's bytes and transfers. */
 #include <clblast_c.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -661,18 +660,13 @@ static int enqueue_share(void *user, mlsba_opencl_env_t *env, int64_t first,
   return e;
 }
 
-/* CLBlast's first call of a routine in the process fills a cache of its
- * tuning database that two threads corrupt when they fill it at once
- * (ASan: a use after free inside clblast::Database with two OpenCL
- * devices): the devices' threads enqueue one after the other. The queues
- * still run at once. */
-static pthread_mutex_t clblast_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/* A share's CLBlast calls hold the process's lock around CLBlast
+ * (cl_error.h); its whole enqueue does, as its calls are many. */
 static int cl_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
                       int64_t count) {
-  pthread_mutex_lock(&clblast_lock);
+  mlsba__clblast_lock();
   int e = enqueue_share(user, env, first, count);
-  pthread_mutex_unlock(&clblast_lock);
+  mlsba__clblast_unlock();
   return e;
 }
 
