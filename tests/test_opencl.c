@@ -1019,6 +1019,38 @@ START_TEST(cholesky_with_resident_columns_is_right) {
 }
 END_TEST
 
+/* A device that holds fewer pairs than its third (mem_limit_mb): its
+ * share is what it holds (streamed, a little more: a streamed pair needs
+ * less room), kept in a ring of columns through which the run moves
+ * right, wrapping around; right factors, fewer bytes than streaming. */
+START_TEST(cholesky_resident_in_a_small_device) {
+  mlsba_platform_t *pl = cores_and_opencl(", \"mem_limit_mb\": 1");
+  mlsba_executor_t *ex = open_executor(pl);
+  for (int lower = 0; lower < 2; lower++) {
+    mlsba_factor_report_t r[2];
+    for (int stream = 0; stream < 2; stream++) {
+      double res;
+      chol_case(ex, MLSBA_PRECISION_DOUBLE, lower ? 'L' : 'U', 700, 32, stream,
+                thirds, &r[stream], &res);
+      ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                    "lower %d stream %d: residual %g", lower, stream, res);
+      ck_assert_uint_eq(r[stream].lost, 0);
+    }
+    ck_assert_int_gt(units_of(&r[0], 1), 0);
+    ck_assert_msg(
+        r[0].bytes_to_devices < r[1].bytes_to_devices &&
+            r[0].bytes_from_devices < r[1].bytes_from_devices,
+        "lower %d: %lld %lld against %lld %lld", lower,
+        (long long)r[0].bytes_to_devices, (long long)r[0].bytes_from_devices,
+        (long long)r[1].bytes_to_devices, (long long)r[1].bytes_from_devices);
+    mlsba_factor_report_free(&r[0]);
+    mlsba_factor_report_free(&r[1]);
+  }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 /* What a Cholesky factorization on cores and one OpenCL device (device
  * 1) moves, from its shares in the report, as update_cl.c describes it.
  * Its units are the rightmost pairs (the middle ones): streamed, each of
@@ -1193,6 +1225,7 @@ static Suite *opencl_suite(void) {
   tcase_set_timeout(chol, 600);
   tcase_add_test(chol, cholesky_with_resident_columns_is_right);
   tcase_add_test(chol, cholesky_transfers_are_exact);
+  tcase_add_test(chol, cholesky_resident_in_a_small_device);
   tcase_add_test(chol, a_cholesky_failure_with_resident_columns_is_taken_back);
   suite_add_tcase(s, chol);
   /* Two OpenCL devices in one process (under ASan: CLBlast's caches). */

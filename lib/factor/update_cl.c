@@ -23,7 +23,10 @@
  * U12's columns up to the run's last), and CLBlast updates the run's
  * rectangle in place; columns come back when they leave the share (its
  * left end), when the device streams, and at the end, each column only
- * within its triangle. Upper Cholesky's panel solves a block row of every
+ * within its triangle. The buffer is a ring of as many columns as the
+ * device holds (all the trailing matrix's where they fit): a run that
+ * passes its end wraps around to slots its left end freed. Upper
+ * Cholesky's panel solves a block row of every
  * trailing column: that block row of the resident columns comes back
  * after each step (run.c: return_next_panel). A share of two runs (a
  * second accelerator, or one updating the next panel's pairs) streams.
@@ -53,8 +56,9 @@ typedef struct {
 } run_t;
 
 /* A device's state for one factorization: the streamed runs of the
- * share in flight, and the resident columns [w0, w0 + cap) of m rows
- * each, with the panel and its pivots. */
+ * share in flight, and the resident columns: LU's [w0, w0 + cap) of m
+ * rows each, with the panel and its pivots; Cholesky's a ring of cap
+ * columns of rows [row0, n) (slot()), with the panel's part. */
 typedef struct {
   run_t run[2];
   const mlsba__factor_problem_t *P;
@@ -404,6 +408,23 @@ static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
   return e;
 }
 
+/* Where column c lies in the resident buffer: LU's from w0 on; a
+ * Cholesky column in slot (c - row0) mod cap, a ring, since its run
+ * moves right step by step and any run of cap columns fits (a device
+ * that holds the whole trailing matrix never wraps). A run of columns
+ * lies in pieces, each up to the ring's end. */
+static size_t slot(const share_t *sh, int64_t c) {
+  return (size_t)(sh->P->op == MLSBA__FACTOR_LU ? c - sh->w0
+                                                : (c - sh->row0) % sh->cap);
+}
+
+static int64_t piece_end(const share_t *sh, int64_t x, int64_t y) {
+  if (sh->P->op == MLSBA__FACTOR_LU)
+    return y;
+  int64_t end = x + sh->cap - (int64_t)slot(sh, x);
+  return end < y ? end : y;
+}
+
 /* The rows [*r0, *r1) of the columns [a, b) that this step and the later
  * ones update: LU from the panel's first row down; lower Cholesky from
  * the run's diagonal down; upper from the trailing matrix's first row to
@@ -435,12 +456,14 @@ static cl_int send_joining(mlsba_opencl_env_t *env, share_t *sh,
     int64_t a = runs[k][0], b = runs[k][1];
     for (int64_t c = a; c < b; c++)
       F->sent_row[c] = st->j;
-    int64_t r0, r1;
-    column_rows(sh, st, a, b, &r0, &r1);
-    if (b > a)
+    for (int64_t x = a, y; x < b && e == CL_SUCCESS; x = y) {
+      y = piece_end(sh, x, b);
+      int64_t r0, r1;
+      column_rows(sh, st, x, y, &r0, &r1);
       e = rect(sh, env->queue, 1, CL_FALSE, sh->cols, (size_t)(r0 - sh->row0),
-               (size_t)(a - sh->w0), sh->ld, at(P, r0, a), (size_t)P->lda,
-               (size_t)(r1 - r0), (size_t)(b - a));
+               slot(sh, x), sh->ld, at(P, r0, x), (size_t)P->lda,
+               (size_t)(r1 - r0), (size_t)(y - x));
+    }
   }
   return e;
 }
@@ -541,22 +564,18 @@ static cl_int lu_resident(mlsba_opencl_env_t *env, share_t *sh,
   return e != CL_SUCCESS ? e : b == CLBlastSuccess ? CL_SUCCESS : (cl_int)b;
 }
 
-/* Cholesky's resident buffer at the device's first resident share, or
- * anchored again when it holds nothing: cap columns from the share's
- * first (as many as the device holds, the pairs of cl_cap, up to the last
- * column: the share moves right as the trailing matrix shrinks), each
- * from this step's first row down, and the panel's buffer. */
+/* Cholesky's resident buffer at the device's first resident share: a
+ * ring of cap columns (as many as the device holds, the pairs of cl_cap,
+ * at most the trailing matrix's), each from this step's first row down,
+ * and the panel's buffer. */
 static cl_int open_chol(mlsba_opencl_env_t *env, share_t *sh,
-                        const mlsba__factor_step_t *st, int64_t a) {
+                        const mlsba__factor_step_t *st) {
   const mlsba__factor_problem_t *P = sh->P;
   int64_t cap = 2 * sh->F->cl_cap[sh->dev];
-  sh->w0 = a;
-  if (sh->cols) /* anchored again: its rows, from an earlier step, hold */
-    return CL_SUCCESS;
   size_t s = esize(P);
   sh->row0 = st->j + st->jb;
   sh->ld = (size_t)(P->n - sh->row0);
-  sh->cap = cap < P->n - a ? cap : P->n - a;
+  sh->cap = cap < P->n - sh->row0 ? cap : P->n - sh->row0;
   cl_int e;
   sh->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
                             (size_t)sh->cap * sh->ld * s, NULL, &e);
@@ -594,34 +613,31 @@ static cl_int chol_resident(mlsba_opencl_env_t *env, share_t *sh,
                             const mlsba__factor_step_t *st, int64_t a,
                             int64_t b) {
   const mlsba__factor_problem_t *P = sh->P;
-  mlsba__factor_run_t *F = sh->F;
   int64_t s0 = st->j + st->jb, n = P->n;
-  size_t jb = (size_t)st->jb, w = (size_t)(b - a);
-  int held = F->res_lo[sh->dev] < F->res_hi[sh->dev];
-  cl_int e = CL_SUCCESS;
-  if (sh->cols == NULL || (!held && (a < sh->w0 || b > sh->w0 + sh->cap)))
-    e = open_chol(env, sh, st, a);
+  size_t jb = (size_t)st->jb;
+  int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
+  cl_int e = sh->cols ? CL_SUCCESS : open_chol(env, sh, st);
   if (e == CL_SUCCESS)
     e = send_joining(env, sh, st, a, b);
-  size_t ld = sh->ld, col = (size_t)(a - sh->w0) * ld;
-  if (P->op == MLSBA__FACTOR_CHOL_LOWER) {
-    size_t rows = (size_t)(n - a);
-    if (e == CL_SUCCESS)
-      e = rect(sh, env->queue, 1, CL_FALSE, sh->panel, 0, 0, rows,
-               at(P, a, st->j), (size_t)P->lda, rows, jb);
-    if (e == CL_SUCCESS)
-      e = gemm_at(P, 0, 1, rows, w, jb, sh->panel, 0, rows, sh->panel, 0, rows,
-                  sh->cols, col + (size_t)(a - sh->row0), ld, &env->queue);
-    return e;
+  /* the panel's part: L21's rows a to n, or U12's columns s0 to b */
+  size_t prows = (size_t)(lower ? n - a : b - s0);
+  if (e == CL_SUCCESS)
+    e = lower ? rect(sh, env->queue, 1, CL_FALSE, sh->panel, 0, 0, prows,
+                     at(P, a, st->j), (size_t)P->lda, prows, jb)
+              : rect(sh, env->queue, 1, CL_FALSE, sh->panel, 0, 0, jb,
+                     at(P, st->j, s0), (size_t)P->lda, jb, prows);
+  for (int64_t x = a, y; x < b && e == CL_SUCCESS; x = y) {
+    y = piece_end(sh, x, b);
+    size_t w = (size_t)(y - x), col = slot(sh, x) * sh->ld;
+    if (lower) /* rows x to n -= L21(x..) L21(x..y)^T */
+      e = gemm_at(P, 0, 1, (size_t)(n - x), w, jb, sh->panel, (size_t)(x - a),
+                  prows, sh->panel, (size_t)(x - a), prows, sh->cols,
+                  col + (size_t)(x - sh->row0), sh->ld, &env->queue);
+    else /* rows s0 to y -= U12(s0..y)^T U12(x..y) */
+      e = gemm_at(P, 1, 0, (size_t)(y - s0), w, jb, sh->panel, 0, jb, sh->panel,
+                  (size_t)(x - s0) * jb, jb, sh->cols,
+                  col + (size_t)(s0 - sh->row0), sh->ld, &env->queue);
   }
-  size_t rows = (size_t)(b - s0);
-  if (e == CL_SUCCESS)
-    e = rect(sh, env->queue, 1, CL_FALSE, sh->panel, 0, 0, jb, at(P, st->j, s0),
-             (size_t)P->lda, jb, rows);
-  if (e == CL_SUCCESS)
-    e = gemm_at(P, 1, 0, rows, w, jb, sh->panel, 0, jb, sh->panel,
-                (size_t)(a - s0) * jb, jb, sh->cols,
-                col + (size_t)(s0 - sh->row0), ld, &env->queue);
   return e;
 }
 
@@ -712,9 +728,7 @@ static int chol_resident_at(const mlsba__factor_step_t *st, size_t i,
     return 0; /* two runs, or more than it holds */
   int64_t a = s0 + *lo, b = s0 + N - *lo;
   const share_t *sh = state_of(F, i);
-  int fits = sh == NULL || sh->cols == NULL ||
-             (a >= sh->w0 && b <= sh->w0 + sh->cap) ||
-             (F->res_lo[i] >= F->res_hi[i] && b - a <= sh->cap);
+  int fits = sh == NULL || sh->cols == NULL || b - a <= sh->cap;
   if (fits) {
     *lo = a;
     *hi = b;
@@ -756,8 +770,13 @@ static int chol_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0, int64_t c1,
   char *tmp = malloc(rows * w * s);
   if (tmp == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
-  cl_int e = rect(sh, env->queue, 0, CL_TRUE, sh->cols, (size_t)(r0 - sh->row0),
-                  (size_t)(c0 - sh->w0), sh->ld, tmp, rows, rows, w);
+  cl_int e = CL_SUCCESS;
+  for (int64_t x = c0, y; x < c1 && e == CL_SUCCESS; x = y) {
+    y = piece_end(sh, x, c1);
+    e = rect(sh, env->queue, 0, CL_TRUE, sh->cols, (size_t)(r0 - sh->row0),
+             slot(sh, x), sh->ld, tmp + (size_t)(x - c0) * rows * s, rows, rows,
+             (size_t)(y - x));
+  }
   int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
   for (int64_t c = c0; e == CL_SUCCESS && c < c1; c++) {
     int64_t a = lower && c > r0 ? c : r0, b = !lower && c + 1 < r1 ? c + 1 : r1;
