@@ -1051,6 +1051,51 @@ START_TEST(cholesky_resident_in_a_small_device) {
 }
 END_TEST
 
+/* A matrix that is not positive definite (a negative diagonal element
+ * at 150 of 203): info names its minor, the resident columns come back,
+ * the other triangle is never written, nothing crashes. */
+START_TEST(a_non_spd_matrix_with_resident_columns_sets_info) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  enum { N = 203 };
+  double *a = malloc(sizeof(double) * N * N), *a0 = malloc(sizeof *a0 * N * N);
+  for (int lower = 0; lower < 2; lower++) {
+    unsigned seed = 3;
+    for (int j = 0; j < N; j++)
+      for (int i = 0; i <= j; i++) {
+        seed = seed * 1103515245u + 12345u;
+        double v = i == j ? N : ((seed >> 8) & 0xFFFF) / 32768.0 - 1.0;
+        a[i + j * N] = a[j + i * N] = i == 150 && j == 150 ? -1.0 : v;
+      }
+    memcpy(a0, a, sizeof(double) * N * N);
+    unsigned char use[3] = {1, 1, 1};
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = 32;
+    o.use = use;
+    o.split = MLSBA_FACTOR_SPLIT_FIXED_SLICE;
+    o.fraction = thirds;
+    mlsba_factor_report_t r;
+    int64_t info = 0;
+    ck_assert_msg(mlsba_potrf_ex(ex, MLSBA_PRECISION_DOUBLE, lower ? 'L' : 'U',
+                                 N, a, N, &info, &o, &r) == 0,
+                  "%s", mlsba_last_error());
+    ck_assert_int_eq(info, 151);
+    ck_assert_int_gt(units_of(&r, 1), 0);
+    ck_assert_uint_eq(r.lost, 0);
+    for (int j = 0; j < N; j++)
+      for (int i = 0; i < N; i++)
+        if (lower ? i < j : i > j)
+          ck_assert(a[i + j * N] == a0[i + j * N]);
+    mlsba_factor_report_free(&r);
+  }
+  free(a);
+  free(a0);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 /* What a Cholesky factorization on cores and one OpenCL device (device
  * 1) moves, from its shares in the report, as update_cl.c describes it.
  * Its units are the rightmost pairs (the middle ones): streamed, each of
@@ -1226,6 +1271,7 @@ static Suite *opencl_suite(void) {
   tcase_add_test(chol, cholesky_with_resident_columns_is_right);
   tcase_add_test(chol, cholesky_transfers_are_exact);
   tcase_add_test(chol, cholesky_resident_in_a_small_device);
+  tcase_add_test(chol, a_non_spd_matrix_with_resident_columns_sets_info);
   tcase_add_test(chol, a_cholesky_failure_with_resident_columns_is_taken_back);
   suite_add_tcase(s, chol);
   /* Two OpenCL devices in one process (under ASan: CLBlast's caches). */
