@@ -6,19 +6,30 @@
  * timing.
  *
  *   bench-factor-transfers [--op getrf|potrf] [--uplo L|U] [--size N]
- *                          [--block NB] [--fraction F]
+ *                          [--block NB] [--fraction F] [--devices 1|2]
  *                          [--precision single|double] [--rounds R]
  *
  * Platform: core 0 driving the first OpenCL device (platform 0, device
- * 0), core 1 alone. Prints, per mode, the bytes host -> device and back,
- * the transfers, the scaled residual and the wall time, for R rounds
- * (default 1) of both modes in turn after a warm-up. Exit 77 when the
- * machine has no OpenCL device. */
+ * 0), core 1 alone; with --devices 2, core 1 driving the same device
+ * listed again (pocl twice), each device half of the fraction. Prints, per
+ * mode, the bytes host -> device and back, the transfers, the scaled residual
+ * and the wall time, for R rounds (default 1) of both modes in turn after a
+ * warm-up. Exit 77 when the machine has no OpenCL device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlsba.h"
+
+static const char platform_json2[] =
+    "{\"devices\": ["
+    "{\"name\": \"core0\", \"type\": \"cpu\", \"core\": 0},"
+    "{\"name\": \"ocl0\", \"type\": \"opencl\", \"platform\": 0, "
+    "\"device\": 0},"
+    "{\"name\": \"core1\", \"type\": \"cpu\", \"core\": 1},"
+    "{\"name\": \"ocl1\", \"type\": \"opencl\", \"platform\": 0, "
+    "\"device\": 0}],"
+    "\"groups\": [[\"core0\", \"ocl0\"], [\"core1\", \"ocl1\"]]}";
 
 static const char platform_json[] =
     "{\"devices\": ["
@@ -32,6 +43,7 @@ typedef struct {
   int chol;  /* potrf */
   char uplo; /* its triangle */
   int64_t n, nb;
+  int devices; /* OpenCL devices: 1, or 2 (the same listed twice) */
   double fraction;
   mlsba_precision_t prec;
   int rounds;
@@ -44,6 +56,9 @@ static int parse(int argc, char **argv, args_t *a) {
       a->chol = !strcmp(v, "potrf");
     else if (v && !strcmp(o, "--uplo") && (!strcmp(v, "L") || !strcmp(v, "U")))
       a->uplo = v[0];
+    else if (v && !strcmp(o, "--devices") &&
+             (!strcmp(v, "1") || !strcmp(v, "2")))
+      a->devices = atoi(v);
     else if (v && !strcmp(o, "--size"))
       a->n = atoll(v);
     else if (v && !strcmp(o, "--block"))
@@ -59,7 +74,7 @@ static int parse(int argc, char **argv, args_t *a) {
     else {
       fprintf(stderr,
               "usage: bench-factor-transfers [--op getrf|potrf] [--uplo L|U] "
-              "[--size N] [--block NB] [--fraction F] "
+              "[--size N] [--block NB] [--fraction F] [--devices 1|2] "
               "[--precision single|double] [--rounds R]\n");
       return 2;
     }
@@ -117,8 +132,9 @@ static int run(mlsba_executor_t *ex, const args_t *a, int stream, int show,
   size_t bytes = (size_t)(a->n * a->n) * es;
   memcpy(work, a0, bytes);
   double core = (1 - a->fraction) / 2;
-  double fraction[3] = {core, a->fraction, core};
-  unsigned char use[3] = {1, 1, 1};
+  double dev = a->fraction / a->devices;
+  double fraction[4] = {core, dev, core, dev};
+  unsigned char use[4] = {1, 1, 1, 1};
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
   o.block = a->nb;
@@ -134,9 +150,10 @@ static int run(mlsba_executor_t *ex, const args_t *a, int stream, int show,
     mlsba_factor_report_free(&r);
     return 1;
   }
-  int64_t units = 0;
+  int64_t units = 0; /* the OpenCL devices' */
   for (size_t k = 0; k < r.steps; k++)
-    units += r.share[k * r.p + 1];
+    for (size_t i = 1; i < r.p; i += 2)
+      units += r.share[k * r.p + i];
   if (show)
     printf("%-9s %15lld %15lld %10lld %12lld %9.3g %9.3f\n",
            stream ? "streamed" : "resident", (long long)r.bytes_to_devices,
@@ -152,13 +169,15 @@ int main(int argc, char **argv) {
               .nb = 128,
               .fraction = 0.5,
               .prec = MLSBA_PRECISION_DOUBLE,
-              .rounds = 1};
+              .rounds = 1,
+              .devices = 1};
   int rc = parse(argc, argv, &a);
   if (rc)
     return rc;
   mlsba_platform_t *pl = NULL;
   mlsba_executor_t *ex = NULL;
-  if (mlsba_platform_parse(platform_json, "core-pocl", &pl) ||
+  if (mlsba_platform_parse(a.devices == 2 ? platform_json2 : platform_json,
+                           "core-pocl", &pl) ||
       mlsba_executor_create(pl, &ex)) {
     fprintf(stderr, "bench-factor-transfers: no OpenCL device: %s\n",
             mlsba_last_error());
@@ -174,10 +193,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   fill(a0, a.n, es, a.chol);
-  printf("%s n = %lld, nb = %lld, %s; the device %.2f of every update\n",
+  printf("%s n = %lld, nb = %lld, %s; %s %.2f of every update\n",
          a.chol ? (a.uplo == 'L' ? "potrf lower" : "potrf upper") : "getrf",
          (long long)a.n, (long long)a.nb,
-         a.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single", a.fraction);
+         a.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single",
+         a.devices == 2 ? "two devices (pocl twice)" : "the device",
+         a.fraction);
   printf("%-9s %15s %15s %10s %12s %9s %9s\n", "mode", "bytes_to_dev",
          "bytes_from_dev", "transfers", "device_units", "residual", "seconds");
   /* A first run builds CLBlast's kernels for pocl: not shown. */
