@@ -26,10 +26,10 @@
  * within its triangle. The buffer is a ring of as many columns as the
  * device holds (all the trailing matrix's where they fit): a run that
  * passes its end wraps around to slots its left end freed. Upper
- * Cholesky's panel solves a block row of every
- * trailing column: that block row of the resident columns comes back
- * after each step (run.c: return_next_panel). A share of two runs (a
- * second accelerator, or one updating the next panel's pairs) streams.
+ * Cholesky's panel solves a block row of every trailing column: that
+ * block row of the resident columns comes back after each step (run.c:
+ * return_next_panel). A share of two runs (a second accelerator, or one
+ * updating the next panel's pairs) streams.
  * Cholesky, streamed: each of its two runs of columns (a unit is a pair)
  * goes with the panel's part beside it (lower: L21's rows of the run and
  * below; upper: U12's columns up to the run's last); CLBlast's GEMM
@@ -718,8 +718,8 @@ static share_t *state_of(const mlsba__factor_run_t *F, size_t i) {
 }
 
 /* Cholesky: a share of the middle pairs [lo, units) is one run of
- * columns, kept where the device holds its pairs: in its buffer, or in
- * the buffer anchored again at it when the device holds nothing. */
+ * columns, kept when it is no wider than the device's ring (or than the
+ * pairs it holds, before the ring exists). */
 static int chol_resident_at(const mlsba__factor_step_t *st, size_t i,
                             int64_t *lo, int64_t *hi) {
   const mlsba__factor_run_t *F = st->F;
