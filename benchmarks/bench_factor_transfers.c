@@ -1,22 +1,35 @@
-/* What an OpenCL device's columns cost in transfers during mlsba_getrf:
- * kept resident from step to step (the default) against streamed at every
- * step (opts.stream), on the same matrix and the same fixed split (the
- * device a fraction of every update's units, two cores the rest), so the
- * bytes and transfer counts are exact, not a matter of timing.
+/* What an OpenCL device's columns cost in transfers during mlsba_getrf
+ * or mlsba_potrf: kept resident from step to step (the default) against
+ * streamed at every step (opts.stream), on the same matrix and the same
+ * fixed split (the device a fraction of every update's units, two cores
+ * the rest), so the bytes and transfer counts are exact, not a matter of
+ * timing.
  *
- *   bench-factor-transfers [--size N] [--block NB] [--fraction F]
+ *   bench-factor-transfers [--op getrf|potrf] [--uplo L|U] [--size N]
+ *                          [--block NB] [--fraction F] [--devices 1|2]
  *                          [--precision single|double] [--rounds R]
  *
  * Platform: core 0 driving the first OpenCL device (platform 0, device
- * 0), core 1 alone. Prints, per mode, the bytes host -> device and back,
- * the transfers, the scaled residual and the wall time, for R rounds
- * (default 1) of both modes in turn after a warm-up. Exit 77 when the
- * machine has no OpenCL device. */
+ * 0), core 1 alone; with --devices 2, core 1 driving the same device
+ * listed again (pocl twice), each device half of the fraction. Prints, per
+ * mode, the bytes host -> device and back, the transfers, the scaled residual
+ * and the wall time, for R rounds (default 1) of both modes in turn after a
+ * warm-up. Exit 77 when the machine has no OpenCL device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlsba.h"
+
+static const char platform_json2[] =
+    "{\"devices\": ["
+    "{\"name\": \"core0\", \"type\": \"cpu\", \"core\": 0},"
+    "{\"name\": \"ocl0\", \"type\": \"opencl\", \"platform\": 0, "
+    "\"device\": 0},"
+    "{\"name\": \"core1\", \"type\": \"cpu\", \"core\": 1},"
+    "{\"name\": \"ocl1\", \"type\": \"opencl\", \"platform\": 0, "
+    "\"device\": 0}],"
+    "\"groups\": [[\"core0\", \"ocl0\"], [\"core1\", \"ocl1\"]]}";
 
 static const char platform_json[] =
     "{\"devices\": ["
@@ -27,7 +40,10 @@ static const char platform_json[] =
     "\"groups\": [[\"core0\", \"ocl0\"], [\"core1\"]]}";
 
 typedef struct {
+  int chol;  /* potrf */
+  char uplo; /* its triangle */
   int64_t n, nb;
+  int devices; /* OpenCL devices: 1, or 2 (the same listed twice) */
   double fraction;
   mlsba_precision_t prec;
   int rounds;
@@ -36,7 +52,14 @@ typedef struct {
 static int parse(int argc, char **argv, args_t *a) {
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (v && !strcmp(o, "--size"))
+    if (v && !strcmp(o, "--op") && (!strcmp(v, "getrf") || !strcmp(v, "potrf")))
+      a->chol = !strcmp(v, "potrf");
+    else if (v && !strcmp(o, "--uplo") && (!strcmp(v, "L") || !strcmp(v, "U")))
+      a->uplo = v[0];
+    else if (v && !strcmp(o, "--devices") &&
+             (!strcmp(v, "1") || !strcmp(v, "2")))
+      a->devices = atoi(v);
+    else if (v && !strcmp(o, "--size"))
       a->n = atoll(v);
     else if (v && !strcmp(o, "--block"))
       a->nb = atoll(v);
@@ -50,8 +73,9 @@ static int parse(int argc, char **argv, args_t *a) {
                                      : MLSBA_PRECISION_SINGLE;
     else {
       fprintf(stderr,
-              "usage: bench-factor-transfers [--size N] [--block NB] "
-              "[--fraction F] [--precision single|double] [--rounds R]\n");
+              "usage: bench-factor-transfers [--op getrf|potrf] [--uplo L|U] "
+              "[--size N] [--block NB] [--fraction F] [--devices 1|2] "
+              "[--precision single|double] [--rounds R]\n");
       return 2;
     }
     i++;
@@ -65,16 +89,40 @@ static int parse(int argc, char **argv, args_t *a) {
   return 0;
 }
 
-static void fill(void *a, size_t count, size_t es) {
+/* Random in [-1, 1); for Cholesky symmetric with n on the diagonal. */
+static void fill(void *a, int64_t n, size_t es, int spd) {
   unsigned seed = 99;
-  for (size_t i = 0; i < count; i++) {
-    seed = seed * 1103515245u + 12345u;
-    double v = ((seed >> 8) & 0xFFFF) / 32768.0 - 1.0;
-    if (es == 8)
-      ((double *)a)[i] = v;
-    else
-      ((float *)a)[i] = (float)v;
-  }
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      double v = ((seed >> 8) & 0xFFFF) / 32768.0 - 1.0;
+      size_t k = (size_t)(i + j * n), t = (size_t)(j + i * n);
+      if (spd && i == j)
+        v = (double)n;
+      else if (spd && i < j) /* the mirror of an element set already */
+        v = es == 8 ? ((double *)a)[t] : ((float *)a)[t];
+      if (es == 8)
+        ((double *)a)[k] = v;
+      else
+        ((float *)a)[k] = (float)v;
+    }
+}
+
+static int factorize(mlsba_executor_t *ex, const args_t *a, void *work,
+                     int64_t *ipiv, const mlsba_factor_opts_t *o,
+                     mlsba_factor_report_t *r, const void *a0, double *res) {
+  int64_t info = 0;
+  int err = a->chol ? mlsba_potrf_ex(ex, a->prec, a->uplo, a->n, work, a->n,
+                                     &info, o, r)
+                    : mlsba_getrf_ex(ex, a->prec, a->n, a->n, work, a->n, ipiv,
+                                     &info, o, r);
+  if (!err && a->chol)
+    err =
+        mlsba_potrf_residual(a->prec, a->uplo, a->n, a0, a->n, work, a->n, res);
+  else if (!err)
+    err = mlsba_getrf_residual(a->prec, a->n, a->n, a0, a->n, work, a->n, ipiv,
+                               res);
+  return err;
 }
 
 /* One factorization; prints its row. */
@@ -84,8 +132,9 @@ static int run(mlsba_executor_t *ex, const args_t *a, int stream, int show,
   size_t bytes = (size_t)(a->n * a->n) * es;
   memcpy(work, a0, bytes);
   double core = (1 - a->fraction) / 2;
-  double fraction[3] = {core, a->fraction, core};
-  unsigned char use[3] = {1, 1, 1};
+  double dev = a->fraction / a->devices;
+  double fraction[4] = {core, dev, core, dev};
+  unsigned char use[4] = {1, 1, 1, 1};
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
   o.block = a->nb;
@@ -94,21 +143,17 @@ static int run(mlsba_executor_t *ex, const args_t *a, int stream, int show,
   o.use = use;
   o.stream = stream;
   mlsba_factor_report_t r;
-  int64_t info = 0;
-  int err =
-      mlsba_getrf_ex(ex, a->prec, a->n, a->n, work, a->n, ipiv, &info, &o, &r);
   double res = -1;
-  if (!err)
-    err = mlsba_getrf_residual(a->prec, a->n, a->n, a0, a->n, work, a->n, ipiv,
-                               &res);
+  int err = factorize(ex, a, work, ipiv, &o, &r, a0, &res);
   if (err) {
     fprintf(stderr, "bench-factor-transfers: %s\n", mlsba_last_error());
     mlsba_factor_report_free(&r);
     return 1;
   }
-  int64_t units = 0;
+  int64_t units = 0; /* the OpenCL devices' */
   for (size_t k = 0; k < r.steps; k++)
-    units += r.share[k * r.p + 1];
+    for (size_t i = 1; i < r.p; i += 2)
+      units += r.share[k * r.p + i];
   if (show)
     printf("%-9s %15lld %15lld %10lld %12lld %9.3g %9.3f\n",
            stream ? "streamed" : "resident", (long long)r.bytes_to_devices,
@@ -119,14 +164,20 @@ static int run(mlsba_executor_t *ex, const args_t *a, int stream, int show,
 }
 
 int main(int argc, char **argv) {
-  args_t a = {
-      .n = 2048, .nb = 128, .fraction = 0.5, .prec = MLSBA_PRECISION_DOUBLE};
+  args_t a = {.uplo = 'L',
+              .n = 2048,
+              .nb = 128,
+              .fraction = 0.5,
+              .prec = MLSBA_PRECISION_DOUBLE,
+              .rounds = 1,
+              .devices = 1};
   int rc = parse(argc, argv, &a);
   if (rc)
     return rc;
   mlsba_platform_t *pl = NULL;
   mlsba_executor_t *ex = NULL;
-  if (mlsba_platform_parse(platform_json, "core-pocl", &pl) ||
+  if (mlsba_platform_parse(a.devices == 2 ? platform_json2 : platform_json,
+                           "core-pocl", &pl) ||
       mlsba_executor_create(pl, &ex)) {
     fprintf(stderr, "bench-factor-transfers: no OpenCL device: %s\n",
             mlsba_last_error());
@@ -141,10 +192,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench-factor-transfers: out of memory\n");
     return 1;
   }
-  fill(a0, count, es);
-  printf("getrf n = %lld, nb = %lld, %s; the device %.2f of every update\n",
+  fill(a0, a.n, es, a.chol);
+  printf("%s n = %lld, nb = %lld, %s; %s %.2f of every update\n",
+         a.chol ? (a.uplo == 'L' ? "potrf lower" : "potrf upper") : "getrf",
          (long long)a.n, (long long)a.nb,
-         a.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single", a.fraction);
+         a.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single",
+         a.devices == 2 ? "two devices (pocl twice)" : "the device",
+         a.fraction);
   printf("%-9s %15s %15s %10s %12s %9s %9s\n", "mode", "bytes_to_dev",
          "bytes_from_dev", "transfers", "device_units", "residual", "seconds");
   /* A first run builds CLBlast's kernels for pocl: not shown. */

@@ -618,11 +618,9 @@ START_TEST(lu_with_resident_columns_is_right) {
 }
 END_TEST
 
-/* Two OpenCL devices (pocl twice), each a quarter of every step: the
- * second sits left of the first, so as the first's share shrinks the
- * second's right boundary moves right and columns pass from one device
- * to the other (read back from one, sent to the other). */
-START_TEST(resident_columns_move_between_two_devices) {
+/* Two groups, each a core and the first OpenCL device (pocl twice): two
+ * devices whose threads call CLBlast at once. */
+static mlsba_platform_t *two_opencl_devices(void) {
   mlsba_platform_t *pl = NULL;
   ck_assert_int_eq(
       mlsba_platform_parse(
@@ -636,6 +634,15 @@ START_TEST(resident_columns_move_between_two_devices) {
           "\"groups\": [[\"core0\", \"ocl0\"], [\"core1\", \"ocl1\"]]}",
           "test", &pl),
       0);
+  return pl;
+}
+
+/* Two OpenCL devices (pocl twice), each a quarter of every step: the
+ * second sits left of the first, so as the first's share shrinks the
+ * second's right boundary moves right and columns pass from one device
+ * to the other (read back from one, sent to the other). */
+START_TEST(resident_columns_move_between_two_devices) {
+  mlsba_platform_t *pl = two_opencl_devices();
   mlsba_executor_t *ex = open_executor(pl);
   static const double quarters[4] = {1, 1, 1, 1};
   for (int prec = 0; prec < 2; prec++) {
@@ -812,10 +819,12 @@ START_TEST(the_row_swap_kernel_matches_laswp) {
 END_TEST
 
 /* Cholesky with pocl taking pairs of columns, lower and upper: right
- * factors, the other triangle untouched, the device used. */
-static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
-                             char uplo, int64_t n, const double *fraction,
-                             mlsba_factor_report_t *rep, double *residual) {
+ * factors, the other triangle untouched, the device used. Block nb (0:
+ * 32); stream 1 streams the device's columns instead of keeping them. */
+static void chol_case_on(mlsba_executor_t *ex, const unsigned char *use,
+                         mlsba_precision_t prec, char uplo, int64_t n,
+                         int64_t nb, int stream, const double *fraction,
+                         mlsba_factor_report_t *rep, double *residual) {
   size_t es = prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   void *a = malloc((size_t)(n * n) * es), *a0 = malloc((size_t)(n * n) * es);
   unsigned seed = 7;
@@ -832,11 +841,11 @@ static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
     }
   memcpy(a0, a, (size_t)(n * n) * es);
   int64_t info = -1;
-  unsigned char use[3] = {1, 1, 1};
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
-  o.block = 32;
+  o.block = nb > 0 ? nb : 32;
   o.use = use;
+  o.stream = stream;
   if (fraction) {
     o.split = MLSBA_FACTOR_SPLIT_FIXED_SLICE;
     o.fraction = fraction;
@@ -854,6 +863,19 @@ static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
                       "(%lld, %lld) written", (long long)i, (long long)j);
   free(a);
   free(a0);
+}
+
+static void chol_case(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
+                      int64_t n, int64_t nb, int stream, const double *fraction,
+                      mlsba_factor_report_t *rep, double *residual) {
+  static const unsigned char use[3] = {1, 1, 1};
+  chol_case_on(ex, use, prec, uplo, n, nb, stream, fraction, rep, residual);
+}
+
+static void chol_with_opencl(mlsba_executor_t *ex, mlsba_precision_t prec,
+                             char uplo, int64_t n, const double *fraction,
+                             mlsba_factor_report_t *rep, double *residual) {
+  chol_case(ex, prec, uplo, n, 0, 0, fraction, rep, residual);
 }
 
 START_TEST(cholesky_on_cores_and_opencl_is_right) {
@@ -896,6 +918,332 @@ START_TEST(cholesky_on_cores_and_opencl_is_right) {
 }
 END_TEST
 
+/* Two OpenCL devices multiply at once, each half of the columns, from
+ * the process's first CLBlast call on (each test runs in a fresh fork):
+ * both precisions, sizes that pick CLBlast's direct and its indirect
+ * GEMM kernels. Under ASan this is the race in CLBlast's caches that the
+ * lock around CLBlast (cl_error.h) prevents. */
+START_TEST(two_opencl_devices_multiply_at_once) {
+  mlsba_platform_t *pl = two_opencl_devices();
+  mlsba_executor_t *ex = open_executor(pl);
+  static const int64_t shapes[][3] = {{64, 64, 64}, {300, 256, 200}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int prec = 0; prec < 2; prec++) {
+      mlsba_gemm_t g;
+      gemm_data_make(&g, shapes[s][0], shapes[s][1], shapes[s][2],
+                     (mlsba_precision_t)prec, 40 + s);
+      int64_t n = g.n, load[4] = {0, n / 2, 0, n - n / 2};
+      double time[4];
+      ck_assert_msg(
+          mlsba_executor_run_gemm(ex, &g, load, MLSBA_DRIVE_SHARED, time) == 0,
+          "%s", mlsba_last_error());
+      double e;
+      int ok;
+      ck_assert_int_eq(mlsba_gemm_verify(&g, 7, &e, &ok), 0);
+      ck_assert_msg(ok, "shape %zu precision %d: error %g", s, prec, e);
+      ck_assert_double_gt(time[1], 0);
+      ck_assert_double_gt(time[3], 0);
+      gemm_data_free(&g);
+    }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* Cholesky on two OpenCL devices, each a quarter of every step's pairs:
+ * the first's share holds the middle pairs (resident), the second's is
+ * two runs (streamed); lower and upper, both precisions. */
+START_TEST(cholesky_on_two_opencl_devices_is_right) {
+  mlsba_platform_t *pl = two_opencl_devices();
+  mlsba_executor_t *ex = open_executor(pl);
+  static const double quarters[4] = {1, 1, 1, 1};
+  static const unsigned char use[4] = {1, 1, 1, 1};
+  for (int prec = 0; prec < 2; prec++)
+    for (int lower = 0; lower < 2; lower++) {
+      mlsba_factor_report_t r;
+      double res;
+      chol_case_on(ex, use, (mlsba_precision_t)prec, lower ? 'L' : 'U', 171, 16,
+                   0, quarters, &r, &res);
+      ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                    "precision %d lower %d: residual %g", prec, lower, res);
+      ck_assert_int_gt(units_of(&r, 1), 0);
+      ck_assert_int_gt(units_of(&r, 3), 0);
+      ck_assert_uint_eq(r.lost, 0);
+      mlsba_factor_report_free(&r);
+    }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* Resident Cholesky columns, lower and upper, both precisions: n not a
+ * multiple of the block, n below it, block 1; the device a third of each
+ * step's pairs (the middle ones: one run of columns that moves right as
+ * the trailing matrix shrinks). Right factors, the other triangle never
+ * written, the device used at every step that gives it pairs, and fewer
+ * bytes both ways than streaming the same shares. */
+START_TEST(cholesky_with_resident_columns_is_right) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  static const int64_t shapes[][2] = {{203, 32}, {20, 32}, {97, 16}, {41, 1}};
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+    for (int prec = 0; prec < 2; prec++)
+      for (int lower = 0; lower < 2; lower++) {
+        mlsba_factor_report_t r[2];
+        for (int stream = 0; stream < 2; stream++) {
+          double res;
+          chol_case(ex, (mlsba_precision_t)prec, lower ? 'L' : 'U',
+                    shapes[k][0], shapes[k][1], stream, thirds, &r[stream],
+                    &res);
+          ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                        "n %lld nb %lld precision %d lower %d stream %d: "
+                        "residual %g",
+                        (long long)shapes[k][0], (long long)shapes[k][1], prec,
+                        lower, stream, res);
+          ck_assert_uint_eq(r[stream].lost, 0);
+        }
+        int any = units_of(&r[0], 1) > 0;
+        ck_assert_int_eq(r[0].bytes_to_devices > 0, any);
+        ck_assert_int_eq(r[0].bytes_from_devices > 0, any);
+        if (r[0].steps > 3) { /* more than one update: residency pays */
+          ck_assert_int_gt(units_of(&r[0], 1), 0);
+          ck_assert_int_lt(r[0].bytes_to_devices, r[1].bytes_to_devices);
+          ck_assert_int_lt(r[0].bytes_from_devices, r[1].bytes_from_devices);
+          ck_assert_int_lt(r[0].transfers, r[1].transfers);
+        }
+        mlsba_factor_report_free(&r[0]);
+        mlsba_factor_report_free(&r[1]);
+      }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* A device that holds fewer pairs than its third (mem_limit_mb): its
+ * share is what it holds (streamed, a little more: a streamed pair needs
+ * less room), kept in a ring of columns through which the run moves
+ * right, wrapping around; right factors, fewer bytes than streaming. */
+START_TEST(cholesky_resident_in_a_small_device) {
+  mlsba_platform_t *pl = cores_and_opencl(", \"mem_limit_mb\": 1");
+  mlsba_executor_t *ex = open_executor(pl);
+  for (int lower = 0; lower < 2; lower++) {
+    mlsba_factor_report_t r[2];
+    for (int stream = 0; stream < 2; stream++) {
+      double res;
+      chol_case(ex, MLSBA_PRECISION_DOUBLE, lower ? 'L' : 'U', 700, 32, stream,
+                thirds, &r[stream], &res);
+      ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                    "lower %d stream %d: residual %g", lower, stream, res);
+      ck_assert_uint_eq(r[stream].lost, 0);
+    }
+    ck_assert_int_gt(units_of(&r[0], 1), 0);
+    ck_assert_msg(
+        r[0].bytes_to_devices < r[1].bytes_to_devices &&
+            r[0].bytes_from_devices < r[1].bytes_from_devices,
+        "lower %d: %lld %lld against %lld %lld", lower,
+        (long long)r[0].bytes_to_devices, (long long)r[0].bytes_from_devices,
+        (long long)r[1].bytes_to_devices, (long long)r[1].bytes_from_devices);
+    mlsba_factor_report_free(&r[0]);
+    mlsba_factor_report_free(&r[1]);
+  }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* A matrix that is not positive definite (a negative diagonal element
+ * at 150 of 203): info names its minor, the resident columns come back,
+ * the other triangle is never written, nothing crashes. */
+START_TEST(a_non_spd_matrix_with_resident_columns_sets_info) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  enum { N = 203 };
+  double *a = malloc(sizeof(double) * N * N), *a0 = malloc(sizeof *a0 * N * N);
+  for (int lower = 0; lower < 2; lower++) {
+    unsigned seed = 3;
+    for (int j = 0; j < N; j++)
+      for (int i = 0; i <= j; i++) {
+        seed = seed * 1103515245u + 12345u;
+        double v = i == j ? N : ((seed >> 8) & 0xFFFF) / 32768.0 - 1.0;
+        a[i + j * N] = a[j + i * N] = i == 150 && j == 150 ? -1.0 : v;
+      }
+    memcpy(a0, a, sizeof(double) * N * N);
+    unsigned char use[3] = {1, 1, 1};
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = 32;
+    o.use = use;
+    o.split = MLSBA_FACTOR_SPLIT_FIXED_SLICE;
+    o.fraction = thirds;
+    mlsba_factor_report_t r;
+    int64_t info = 0;
+    ck_assert_msg(mlsba_potrf_ex(ex, MLSBA_PRECISION_DOUBLE, lower ? 'L' : 'U',
+                                 N, a, N, &info, &o, &r) == 0,
+                  "%s", mlsba_last_error());
+    ck_assert_int_eq(info, 151);
+    ck_assert_int_gt(units_of(&r, 1), 0);
+    ck_assert_uint_eq(r.lost, 0);
+    for (int j = 0; j < N; j++)
+      for (int i = 0; i < N; i++)
+        if (lower ? i < j : i > j)
+          ck_assert(a[i + j * N] == a0[i + j * N]);
+    mlsba_factor_report_free(&r);
+  }
+  free(a);
+  free(a0);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* What a Cholesky factorization on cores and one OpenCL device (device
+ * 1) moves, from its shares in the report, as update_cl.c describes it.
+ * Its units are the rightmost pairs (the middle ones): streamed, each of
+ * its two runs goes with its part of the panel, and its rectangle and
+ * diagonal block come back; resident, its one run of columns [a, b)
+ * keeps what it held of it, columns that leave come back (lower: from
+ * their first row down; upper: from the first row not back yet), those
+ * that join are sent with the panel's part, upper's next block row comes
+ * back after each step, and the rest at the end. */
+typedef struct {
+  int64_t to, from, moves;
+} traffic_t;
+
+static void move(traffic_t *t, int to, int64_t elems, int64_t es) {
+  if (elems <= 0)
+    return;
+  *(to ? &t->to : &t->from) += elems * es;
+  t->moves++;
+}
+
+static void streamed_run(traffic_t *t, int lower, int64_t s0, int64_t n,
+                         int64_t jb, int64_t c, int64_t w, int64_t es) {
+  int64_t rows = lower ? n - c : c + w - s0;
+  move(t, 1, rows * w, es);
+  move(t, 1, rows * jb, es);
+  move(t, 0, (rows - w) * w, es);
+  move(t, 0, w * w, es);
+}
+
+/* Resident columns [c0, c1) back (rows from r0: upper's first row not
+ * back yet, ignored for lower). */
+static void fetch(traffic_t *t, int lower, int64_t n, int64_t r0, int64_t c0,
+                  int64_t c1, int64_t es) {
+  if (c1 > c0)
+    move(t, 0, (lower ? n - c0 : c1 - r0) * (c1 - c0), es);
+}
+
+static traffic_t chol_traffic(const mlsba_factor_report_t *r, int lower,
+                              int stream, int64_t n, int64_t nb, int64_t es) {
+  traffic_t t = {0, 0, 0};
+  int64_t ra = 0, rb = 0, top = 0; /* resident [ra, rb) */
+  for (size_t s = 1; s < r->steps; s++) {
+    int64_t j = (int64_t)(s - 1) * nb, jb = n - j < nb ? n - j : nb;
+    int64_t s0 = j + jb, N = n - s0, U = (N + 1) / 2;
+    int64_t k = r->share[s * r->p + 1], lo = U - k;
+    if (stream) {
+      int64_t lo2 = N - U > U ? N - U : U;
+      if (k > 0)
+        streamed_run(&t, lower, s0, n, jb, s0 + lo, k, es);
+      if (k > 0 && N - lo - lo2 > 0)
+        streamed_run(&t, lower, s0, n, jb, s0 + lo2, N - lo - lo2, es);
+      continue;
+    }
+    int64_t a = k > 0 ? s0 + lo : 0, b = k > 0 ? s0 + N - lo : 0;
+    if (ra < rb) { /* what leaves the share comes back */
+      fetch(&t, lower, n, top, ra, rb < a ? rb : a, es);
+      fetch(&t, lower, n, top, ra > b ? ra : b, rb, es);
+      ra = ra > a ? ra : a;
+      rb = rb < b ? rb : b;
+      if (ra >= rb)
+        ra = rb = 0;
+    }
+    if (k > 0) { /* the joining columns, then the panel's part */
+      int64_t runs[2][2] = {{a, ra < rb ? ra : b}, {ra < rb ? rb : b, b}};
+      for (int q = 0; q < 2; q++) {
+        int64_t x = runs[q][0], y = runs[q][1];
+        move(&t, 1, (lower ? n - x : y - s0) * (y - x), es);
+      }
+      move(&t, 1, (lower ? n - a : b - s0) * jb, es);
+      ra = a;
+      rb = b;
+    }
+    int64_t jbn = n - s0 < nb ? n - s0 : nb;
+    if (!lower && ra < rb && jbn > 0) { /* the next block row back */
+      int64_t c0 = ra > s0 ? ra : s0;
+      move(&t, 0, jbn * (rb - c0), es);
+      ra = ra > s0 + jbn ? ra : s0 + jbn;
+      if (ra >= rb)
+        ra = rb = 0;
+    }
+    top = s0 + jbn;
+  }
+  if (ra < rb)
+    fetch(&t, lower, n, top, ra, rb, es);
+  return t;
+}
+
+/* The bytes and transfers of the report are exactly what the scheme
+ * moves for the shares the device had, resident and streamed, lower and
+ * upper, on a small case (n not a multiple of the block). */
+START_TEST(cholesky_transfers_are_exact) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  enum { N = 101, NB = 16 };
+  for (int lower = 0; lower < 2; lower++)
+    for (int stream = 0; stream < 2; stream++) {
+      mlsba_factor_report_t r;
+      double res;
+      chol_case(ex, MLSBA_PRECISION_DOUBLE, lower ? 'L' : 'U', N, NB, stream,
+                thirds, &r, &res);
+      ck_assert(res < MLSBA_FACTOR_RESIDUAL_OK);
+      ck_assert_int_gt(units_of(&r, 1), 0);
+      traffic_t t = chol_traffic(&r, lower, stream, N, NB, 8);
+      ck_assert_msg(r.bytes_to_devices == t.to &&
+                        r.bytes_from_devices == t.from &&
+                        r.transfers == t.moves,
+                    "lower %d stream %d: %lld %lld %lld, expected %lld %lld "
+                    "%lld",
+                    lower, stream, (long long)r.bytes_to_devices,
+                    (long long)r.bytes_from_devices, (long long)r.transfers,
+                    (long long)t.to, (long long)t.from, (long long)t.moves);
+      mlsba_factor_report_free(&r);
+    }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* The device fails at its fourth share holding pairs of three steps that
+ * exist only in its memory (upper: all but the block rows that came back
+ * for the panels): the host replays the updates they missed, the cores
+ * redo the step, and the factors are right. Streamed too. */
+START_TEST(a_cholesky_failure_with_resident_columns_is_taken_back) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  for (int prec = 0; prec < 2; prec++)
+    for (int lower = 0; lower < 2; lower++)
+      for (int stream = 0; stream < 2; stream++) {
+        mlsba_factor_report_t r;
+        double res;
+        mlsba__opencl_inject_fault(4, CL_OUT_OF_RESOURCES);
+        chol_case(ex, (mlsba_precision_t)prec, lower ? 'L' : 'U', 181, 16,
+                  stream, thirds, &r, &res);
+        mlsba__opencl_inject_fault(0, 0);
+        ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK,
+                      "precision %d lower %d stream %d: residual %g", prec,
+                      lower, stream, res);
+        ck_assert_uint_eq(r.lost, 1);
+        ck_assert_int_eq(r.dropped[1], 1);
+        for (size_t s = 1; s < r.steps; s++) /* steps 1-3 on the device */
+          ck_assert_int_eq(r.share[s * 3 + 1] > 0, s <= 3);
+        mlsba_factor_report_free(&r);
+      }
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *opencl_suite(void) {
   Suite *s = suite_create("opencl");
   TCase *tc = tcase_create("device");
@@ -914,11 +1262,25 @@ static Suite *opencl_suite(void) {
   tcase_add_test(tc, lu_on_cores_and_opencl_is_right);
   tcase_add_test(tc, the_row_swap_kernel_matches_laswp);
   tcase_add_test(tc, lu_with_resident_columns_is_right);
-  tcase_add_test(tc, resident_columns_move_between_two_devices);
   tcase_add_test(tc, an_opencl_failure_mid_lu_is_taken_back);
   tcase_add_test(tc, an_opencl_failure_with_resident_columns_is_taken_back);
   tcase_add_test(tc, cholesky_on_cores_and_opencl_is_right);
   suite_add_tcase(s, tc);
+  TCase *chol = tcase_create("resident_cholesky");
+  tcase_set_timeout(chol, 600);
+  tcase_add_test(chol, cholesky_with_resident_columns_is_right);
+  tcase_add_test(chol, cholesky_transfers_are_exact);
+  tcase_add_test(chol, cholesky_resident_in_a_small_device);
+  tcase_add_test(chol, a_non_spd_matrix_with_resident_columns_sets_info);
+  tcase_add_test(chol, a_cholesky_failure_with_resident_columns_is_taken_back);
+  suite_add_tcase(s, chol);
+  /* Two OpenCL devices in one process (under ASan: CLBlast's caches). */
+  TCase *two = tcase_create("two_devices");
+  tcase_set_timeout(two, 600);
+  tcase_add_test(two, two_opencl_devices_multiply_at_once);
+  tcase_add_test(two, resident_columns_move_between_two_devices);
+  tcase_add_test(two, cholesky_on_two_opencl_devices_is_right);
+  suite_add_tcase(s, two);
   return s;
 }
 

@@ -526,12 +526,13 @@ static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
   return err;
 }
 
-/* ---- resident columns (LU on OpenCL devices) ---------------------------- */
+/* ---- resident columns (OpenCL devices) ---------------------------------- */
 
 /* The host computes the updates a resident column of device i missed:
  * from the panel of its checkpoint up to, not including, panel j_stop
- * (runs of columns sent at the same step together). The columns are the
- * host's again. */
+ * (runs of columns sent at the same step together; upper Cholesky: on
+ * the rows from top_row down, above it they came back already). The
+ * columns are the host's again. */
 static void replay_resident(mlsba__factor_run_t *F, size_t i, int64_t j_stop) {
   mlsba__factor_problem_t *P = F->P;
   void *linv = P->linv; /* the kept inverses are the last panels': solve */
@@ -543,7 +544,10 @@ static void replay_resident(mlsba__factor_run_t *F, size_t i, int64_t j_stop) {
       e++;
     for (int64_t j = r; j < j_stop; j += P->nb) {
       int64_t jb = min64(P->nb, kmax - j), s0 = j + jb;
-      mlsba__factor_update(P, j, jb, c - s0, e - s0);
+      if (P->op == MLSBA__FACTOR_LU)
+        mlsba__factor_update(P, j, jb, c - s0, e - s0);
+      else
+        mlsba__factor_chol_replay(P, j, jb, c, e, F->top_row);
     }
     c = e;
   }
@@ -580,12 +584,11 @@ static int fetch_outside(mlsba__factor_run_t *F, size_t i, int64_t lo,
  * A device whose read fails is dropped and the host replays its columns:
  * returns 1 then (the step is split again). */
 static int settle_resident(mlsba__factor_run_t *F, step_t *st) {
-  int64_t s0 = st->j + st->jb;
   for (size_t i = 0; i < F->p; i++) {
     if (!is_accel(F, i))
       continue;
-    int64_t lo = s0 + F->log_off[i], hi = lo + F->load[i];
-    int keep = F->load[i] > 0 && mlsba__factor_cl_resident(st, i, lo, hi);
+    int64_t lo = F->log_off[i], hi = lo + F->load[i];
+    int keep = F->load[i] > 0 && mlsba__factor_cl_resident(st, i, &lo, &hi);
     F->streams[i] = F->load[i] > 0 && !keep;
     if (!keep)
       lo = hi = 0;
@@ -599,23 +602,28 @@ static int settle_resident(mlsba__factor_run_t *F, step_t *st) {
 }
 
 /* After a step without lookahead: the next panel's columns that an
- * accelerator holds come back before the panel is factorized. A failed
- * read: the host replays that device's columns through this step. */
+ * accelerator holds come back before the panel is factorized (upper
+ * Cholesky: its block row of every resident column, and its own columns
+ * are the host's from then on). A failed read: the host replays that
+ * device's columns through this step. */
 static void return_next_panel(mlsba__factor_run_t *F, const step_t *st) {
   int64_t end = st->jn + st->jbn;
+  int upper = F->P->op == MLSBA__FACTOR_CHOL_UPPER;
   for (size_t i = 0; st->jbn > 0 && i < F->p; i++) {
-    if (F->res_lo[i] >= F->res_hi[i] || F->res_lo[i] >= end)
+    if (F->res_lo[i] >= F->res_hi[i] || (!upper && F->res_lo[i] >= end))
       continue;
     int64_t c1 = min64(F->res_hi[i], end);
-    if (mlsba__factor_cl_fetch(F, i, F->res_lo[i], c1) != 0) {
+    if (upper ? mlsba__factor_cl_fetch_rows(F, i, st->jn, end) != 0
+              : mlsba__factor_cl_fetch(F, i, F->res_lo[i], c1) != 0) {
       replay_resident(F, i, st->j + st->jb);
       drop_accelerator(F, i);
       continue;
     }
-    F->res_lo[i] = c1;
+    F->res_lo[i] = c1 > F->res_lo[i] ? c1 : F->res_lo[i];
     if (c1 >= F->res_hi[i])
       F->res_lo[i] = F->res_hi[i] = 0;
   }
+  F->top_row = end;
 }
 
 /* At the end (or a stop): every resident column comes back; where a

@@ -36,12 +36,15 @@ typedef struct mlsba__factor_run {
    * set per run), so that an OpenCL device keeps its state, and its
    * resident columns, from step to step. */
   mlsba_load_t *work;
-  /* Resident columns (LU on OpenCL devices, see update_cl.c): device i
-   * holds columns [res_lo[i], res_hi[i]) (p each). The host copy of a
-   * resident column c is left as it was before the step of panel
-   * sent_row[c] (n), a checkpoint nothing writes until the column comes
-   * back. applied: the first panel whose update is not yet done. */
-  int64_t *res_lo, *res_hi, *sent_row, applied;
+  /* Resident columns (OpenCL devices, see update_cl.c): device i holds
+   * columns [res_lo[i], res_hi[i]) (p each). The host copy of a resident
+   * column c is left as it was before the step of panel sent_row[c] (n),
+   * a checkpoint nothing writes until the column comes back. applied: the
+   * first panel whose update is not yet done. Upper Cholesky: each next
+   * panel's block row of the resident columns comes back after its step
+   * (the panel solves it), so only rows from top_row down are still the
+   * checkpoint. */
+  int64_t *res_lo, *res_hi, *sent_row, applied, top_row;
   int64_t *cl_cap;        /* p: the columns an OpenCL device can hold */
   unsigned char *streams; /* p: an accelerator streamed its share */
   void **cl_env;          /* p: its mlsba_opencl_env_t, once it ran */
@@ -84,18 +87,31 @@ long mlsba__factor_share_device(const mlsba__factor_run_t *F, int64_t first);
  * device with CLBlast. Sets it on load; MLSBA_ENOTSUP without OpenCL. */
 int mlsba__factor_set_opencl(mlsba_load_t *load, mlsba__factor_step_t *st);
 
-/* Whether OpenCL device i keeps its columns [lo, hi) of this step
- * resident (else it streams them). */
+/* Whether OpenCL device i keeps its share of this step, units [*lo,
+ * *hi), resident (else it streams them); if so *lo and *hi become its
+ * columns (LU: the units' columns; Cholesky: a share of the middle pairs,
+ * one run of columns; a share of two runs streams). */
 int mlsba__factor_cl_resident(const mlsba__factor_step_t *st, size_t i,
-                              int64_t lo, int64_t hi);
+                              int64_t *lo, int64_t *hi);
 /* Reads resident columns [c0, c1) of device i back into the matrix
  * (through host scratch, so that a failed read leaves the checkpoint as it
  * was), each from its sent_row down. Synchronous; the residency is the
  * caller's to change. 0 or MLSBA_EDEVICE / MLSBA_EDEVMEM. */
 int mlsba__factor_cl_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0,
                            int64_t c1);
+/* Upper Cholesky: rows [r0, r1) (the next panel's block row) of device
+ * i's resident columns back into the matrix (each within its triangle).
+ * Synchronous. 0 or MLSBA_EDEVICE / MLSBA_EDEVMEM. */
+int mlsba__factor_cl_fetch_rows(mlsba__factor_run_t *F, size_t i, int64_t r0,
+                                int64_t r1);
 /* Releases device i's resident buffer (its columns are the host's). */
 void mlsba__factor_cl_release(mlsba__factor_run_t *F, size_t i);
+
+/* replay.c: the update after the panel [j, j + jb) of Cholesky columns
+ * [c0, c1) on the host, within their triangle: lower rows c to n, upper
+ * rows top to c. */
+void mlsba__factor_chol_replay(const mlsba__factor_problem_t *P, int64_t j,
+                               int64_t jb, int64_t c0, int64_t c1, int64_t top);
 
 int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
                            mlsba__factor_problem_t *P,

@@ -14,7 +14,23 @@
  * its columns and the panel go to the device at every step, the panel's
  * row interchanges applied on the driving core as they are sent, and the
  * columns come back.
- * Cholesky (streamed): each of its two runs of columns (a unit is a pair)
+ * Cholesky, resident (the default): a device whose share holds the middle
+ * pair (the accelerator laid out rightmost, run.c: lay_out) has one run
+ * of columns, centred on the trailing matrix, that moves right by about
+ * nb / 2 a step as the matrix shrinks: each step sends the columns that
+ * joined it (each from its first row the later updates touch) and the
+ * panel's part the run reads (lower: L21's rows from the run down; upper:
+ * U12's columns up to the run's last), and CLBlast updates the run's
+ * rectangle in place; columns come back when they leave the share (its
+ * left end), when the device streams, and at the end, each column only
+ * within its triangle. The buffer is a ring of as many columns as the
+ * device holds (all the trailing matrix's where they fit): a run that
+ * passes its end wraps around to slots its left end freed. Upper
+ * Cholesky's panel solves a block row of every trailing column: that
+ * block row of the resident columns comes back after each step (run.c:
+ * return_next_panel). A share of two runs (a second accelerator, or one
+ * updating the next panel's pairs) streams.
+ * Cholesky, streamed: each of its two runs of columns (a unit is a pair)
  * goes with the panel's part beside it (lower: L21's rows of the run and
  * below; upper: U12's columns up to the run's last); CLBlast's GEMM
  * updates the run's rectangle, whose part off the run's diagonal block
@@ -23,7 +39,6 @@
  * done: the other triangle of the matrix is never written.
  * Every write and read is counted in the run's bytes and transfers. */
 #include <clblast_c.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +56,9 @@ typedef struct {
 } run_t;
 
 /* A device's state for one factorization: the streamed runs of the
- * share in flight, and the resident columns [w0, w0 + cap) of m rows
- * each, with the panel and its pivots. */
+ * share in flight, and the resident columns: LU's [w0, w0 + cap) of m
+ * rows each, with the panel and its pivots; Cholesky's a ring of cap
+ * columns of rows [row0, n) (slot()), with the panel's part. */
 typedef struct {
   run_t run[2];
   const mlsba__factor_problem_t *P;
@@ -50,6 +66,7 @@ typedef struct {
   size_t dev;
   cl_mem cols, panel, piv;
   int64_t w0, cap;
+  int64_t row0;  /* the first row the columns hold (Cholesky; LU: 0) */
   int *piv_host; /* nb pivots, 0-based from the panel's first row */
   cl_kernel swap32;
   size_t group; /* the work-group size of every swap launch */
@@ -77,7 +94,7 @@ static void release_resident(share_t *sh) {
   if (sh->block)
     clReleaseMemObject(sh->block);
   sh->cols = sh->panel = sh->piv = sh->block = NULL;
-  sh->w0 = sh->cap = 0;
+  sh->w0 = sh->cap = sh->row0 = 0;
 }
 
 /* When the device runs another load or closes: the factorization is
@@ -151,6 +168,10 @@ static int cl_max_units(void *user, const mlsba_opencl_env_t *env,
     /* resident: whole columns, and a panel buffer of nb columns */
     column = (double)(P->m + P->nb) * s; /* and its rows of the solve */
     panel = (double)P->m * (double)P->nb * s;
+  } else if (!st->F->o.stream) { /* resident pairs, from this step's row */
+    rows = (double)(P->n - st->j);
+    column = 2 * rows * s;
+    panel = rows * (double)P->nb * s;
   }
   *max = 0;
   if (st->remap ||
@@ -387,15 +408,45 @@ static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
   return e;
 }
 
-/* The columns [lo, hi) that are not resident yet go to the device, from
- * the panel's first row down; they are resident from here on (and their
- * host copies the checkpoint of this step). */
+/* Where column c lies in the resident buffer: LU's from w0 on; a
+ * Cholesky column in slot (c - row0) mod cap, a ring, since its run
+ * moves right step by step and any run of cap columns fits (a device
+ * that holds the whole trailing matrix never wraps). A run of columns
+ * lies in pieces, each up to the ring's end. */
+static size_t slot(const share_t *sh, int64_t c) {
+  return (size_t)(sh->P->op == MLSBA__FACTOR_LU ? c - sh->w0
+                                                : (c - sh->row0) % sh->cap);
+}
+
+static int64_t piece_end(const share_t *sh, int64_t x, int64_t y) {
+  if (sh->P->op == MLSBA__FACTOR_LU)
+    return y;
+  int64_t end = x + sh->cap - (int64_t)slot(sh, x);
+  return end < y ? end : y;
+}
+
+/* The rows [*r0, *r1) of the columns [a, b) that this step and the later
+ * ones update: LU from the panel's first row down; lower Cholesky from
+ * the run's diagonal down; upper from the trailing matrix's first row to
+ * the run's last row. */
+static void column_rows(const share_t *sh, const mlsba__factor_step_t *st,
+                        int64_t a, int64_t b, int64_t *r0, int64_t *r1) {
+  const mlsba__factor_problem_t *P = sh->P;
+  *r0 = P->op == MLSBA__FACTOR_LU           ? st->j
+        : P->op == MLSBA__FACTOR_CHOL_LOWER ? a
+                                            : st->j + st->jb;
+  *r1 = P->op == MLSBA__FACTOR_CHOL_UPPER ? b : P->m;
+}
+
+/* The columns [lo, hi) that are not resident yet go to the device (their
+ * rows of column_rows); they are resident from here on (and their host
+ * copies the checkpoint of this step). */
 static cl_int send_joining(mlsba_opencl_env_t *env, share_t *sh,
                            const mlsba__factor_step_t *st, int64_t lo,
                            int64_t hi) {
   mlsba__factor_run_t *F = sh->F;
   const mlsba__factor_problem_t *P = sh->P;
-  size_t i = sh->dev, rows = (size_t)(P->m - st->j);
+  size_t i = sh->dev;
   int64_t rlo = F->res_lo[i], rhi = F->res_hi[i];
   int64_t runs[2][2] = {{lo, rlo < rhi ? rlo : hi}, {rlo < rhi ? rhi : hi, hi}};
   F->res_lo[i] = lo;
@@ -405,10 +456,14 @@ static cl_int send_joining(mlsba_opencl_env_t *env, share_t *sh,
     int64_t a = runs[k][0], b = runs[k][1];
     for (int64_t c = a; c < b; c++)
       F->sent_row[c] = st->j;
-    if (b > a)
-      e = rect(sh, env->queue, 1, CL_FALSE, sh->cols, (size_t)st->j,
-               (size_t)(a - sh->w0), sh->ld, at(P, st->j, a), (size_t)P->lda,
-               rows, (size_t)(b - a));
+    for (int64_t x = a, y; x < b && e == CL_SUCCESS; x = y) {
+      y = piece_end(sh, x, b);
+      int64_t r0, r1;
+      column_rows(sh, st, x, y, &r0, &r1);
+      e = rect(sh, env->queue, 1, CL_FALSE, sh->cols, (size_t)(r0 - sh->row0),
+               slot(sh, x), sh->ld, at(P, r0, x), (size_t)P->lda,
+               (size_t)(r1 - r0), (size_t)(y - x));
+    }
   }
   return e;
 }
@@ -509,6 +564,83 @@ static cl_int lu_resident(mlsba_opencl_env_t *env, share_t *sh,
   return e != CL_SUCCESS ? e : b == CLBlastSuccess ? CL_SUCCESS : (cl_int)b;
 }
 
+/* Cholesky's resident buffer at the device's first resident share: a
+ * ring of cap columns (as many as the device holds, the pairs of cl_cap,
+ * at most the trailing matrix's), each from this step's first row down,
+ * and the panel's buffer. */
+static cl_int open_chol(mlsba_opencl_env_t *env, share_t *sh,
+                        const mlsba__factor_step_t *st) {
+  const mlsba__factor_problem_t *P = sh->P;
+  int64_t cap = 2 * sh->F->cl_cap[sh->dev];
+  size_t s = esize(P);
+  sh->row0 = st->j + st->jb;
+  sh->ld = (size_t)(P->n - sh->row0);
+  sh->cap = cap < P->n - sh->row0 ? cap : P->n - sh->row0;
+  cl_int e;
+  sh->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
+                            (size_t)sh->cap * sh->ld * s, NULL, &e);
+  if (e == CL_SUCCESS)
+    sh->panel = clCreateBuffer(env->context, CL_MEM_READ_ONLY,
+                               sh->ld * (size_t)P->nb * s, NULL, &e);
+  return e;
+}
+
+/* C -= op(A) op(B) in one product, every operand from an element offset
+ * (a, b, c) of its buffer: the resident Cholesky update. */
+static cl_int gemm_at(const mlsba__factor_problem_t *P, int ta, int tb,
+                      size_t m, size_t n, size_t k, cl_mem A, size_t a,
+                      size_t lda, cl_mem B, size_t b, size_t ldb, cl_mem C,
+                      size_t c, size_t ldc, cl_command_queue *q) {
+  CLBlastTranspose tra = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
+  CLBlastTranspose trb = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
+  CLBlastStatusCode st =
+      P->prec == MLSBA_PRECISION_DOUBLE
+          ? CLBlastDgemm(CLBlastLayoutColMajor, tra, trb, m, n, k, -1.0, A, a,
+                         lda, B, b, ldb, 1.0, C, c, ldc, q, NULL)
+          : CLBlastSgemm(CLBlastLayoutColMajor, tra, trb, m, n, k, -1.0f, A, a,
+                         lda, B, b, ldb, 1.0f, C, c, ldc, q, NULL);
+  return st == CLBlastSuccess ? CL_SUCCESS : (cl_int)st;
+}
+
+/* Cholesky, resident: columns [a, b) (the share's pairs, one run), the
+ * joining ones and the panel's part they read sent, and their rectangle
+ * updated in one product: lower rows a to n with L21's rows a to n,
+ * upper rows s0 to b with U12's columns s0 to b. The product writes the
+ * other triangle of the run's diagonal block too, on the device only:
+ * nothing reads it back (mlsba__factor_cl_fetch copies each column's own
+ * triangle). */
+static cl_int chol_resident(mlsba_opencl_env_t *env, share_t *sh,
+                            const mlsba__factor_step_t *st, int64_t a,
+                            int64_t b) {
+  const mlsba__factor_problem_t *P = sh->P;
+  int64_t s0 = st->j + st->jb, n = P->n;
+  size_t jb = (size_t)st->jb;
+  int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
+  cl_int e = sh->cols ? CL_SUCCESS : open_chol(env, sh, st);
+  if (e == CL_SUCCESS)
+    e = send_joining(env, sh, st, a, b);
+  /* the panel's part: L21's rows a to n, or U12's columns s0 to b */
+  size_t prows = (size_t)(lower ? n - a : b - s0);
+  if (e == CL_SUCCESS)
+    e = lower ? rect(sh, env->queue, 1, CL_FALSE, sh->panel, 0, 0, prows,
+                     at(P, a, st->j), (size_t)P->lda, prows, jb)
+              : rect(sh, env->queue, 1, CL_FALSE, sh->panel, 0, 0, jb,
+                     at(P, st->j, s0), (size_t)P->lda, jb, prows);
+  for (int64_t x = a, y; x < b && e == CL_SUCCESS; x = y) {
+    y = piece_end(sh, x, b);
+    size_t w = (size_t)(y - x), col = slot(sh, x) * sh->ld;
+    if (lower) /* rows x to n -= L21(x..) L21(x..y)^T */
+      e = gemm_at(P, 0, 1, (size_t)(n - x), w, jb, sh->panel, (size_t)(x - a),
+                  prows, sh->panel, (size_t)(x - a), prows, sh->cols,
+                  col + (size_t)(x - sh->row0), sh->ld, &env->queue);
+    else /* rows s0 to y -= U12(s0..y)^T U12(x..y) */
+      e = gemm_at(P, 1, 0, (size_t)(y - s0), w, jb, sh->panel, 0, jb, sh->panel,
+                  (size_t)(x - s0) * jb, jb, sh->cols,
+                  col + (size_t)(s0 - sh->row0), sh->ld, &env->queue);
+  }
+  return e;
+}
+
 static int enqueue_share(void *user, mlsba_opencl_env_t *env, int64_t first,
                          int64_t count) {
   mlsba__factor_step_t *st = user;
@@ -531,6 +663,8 @@ static int enqueue_share(void *user, mlsba_opencl_env_t *env, int64_t first,
   }
   /* Pairs [lo, hi): columns [lo, hi) and [max(N - hi, hi), N - lo). */
   int64_t N = P->n - s0, lo2 = N - hi > hi ? N - hi : hi;
+  if (!F->streams[i]) /* one run: hi is the middle pair's */
+    return chol_resident(env, sh, st, s0 + lo, s0 + N - lo);
   sh->run[0] = (run_t){.c = s0 + lo, .w = hi - lo};
   sh->run[1] = (run_t){.c = s0 + lo2, .w = N - lo - lo2};
   cl_int (*run)(mlsba_opencl_env_t *, const mlsba__factor_step_t *, share_t *,
@@ -542,18 +676,13 @@ static int enqueue_share(void *user, mlsba_opencl_env_t *env, int64_t first,
   return e;
 }
 
-/* CLBlast's first call of a routine in the process fills a cache of its
- * tuning database that two threads corrupt when they fill it at once
- * (ASan: a use after free inside clblast::Database with two OpenCL
- * devices): the devices' threads enqueue one after the other. The queues
- * still run at once. */
-static pthread_mutex_t clblast_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/* A share's CLBlast calls hold the process's lock around CLBlast
+ * (cl_error.h); its whole enqueue does, as its calls are many. */
 static int cl_enqueue(void *user, mlsba_opencl_env_t *env, int64_t first,
                       int64_t count) {
-  pthread_mutex_lock(&clblast_lock);
+  mlsba__clblast_lock();
   int e = enqueue_share(user, env, first, count);
-  pthread_mutex_unlock(&clblast_lock);
+  mlsba__clblast_unlock();
   return e;
 }
 
@@ -588,20 +717,92 @@ static share_t *state_of(const mlsba__factor_run_t *F, size_t i) {
   return env ? env->state : NULL;
 }
 
-int mlsba__factor_cl_resident(const mlsba__factor_step_t *st, size_t i,
-                              int64_t lo, int64_t hi) {
+/* Cholesky: a share of the middle pairs [lo, units) is one run of
+ * columns, kept when it is no wider than the device's ring (or than the
+ * pairs it holds, before the ring exists). */
+static int chol_resident_at(const mlsba__factor_step_t *st, size_t i,
+                            int64_t *lo, int64_t *hi) {
   const mlsba__factor_run_t *F = st->F;
-  if (F->P->op != MLSBA__FACTOR_LU || F->o.stream || hi <= lo ||
-      hi - lo > F->cl_cap[i])
-    return 0;
+  int64_t s0 = st->j + st->jb, N = F->P->n - s0;
+  if (*hi != st->units || *hi - *lo > F->cl_cap[i])
+    return 0; /* two runs, or more than it holds */
+  int64_t a = s0 + *lo, b = s0 + N - *lo;
   const share_t *sh = state_of(F, i);
-  if (sh == NULL || sh->cols == NULL) /* opened at this share */
-    return hi - lo <= st->units;
-  return lo >= sh->w0 && hi <= sh->w0 + sh->cap;
+  int fits = sh == NULL || sh->cols == NULL || b - a <= sh->cap;
+  if (fits) {
+    *lo = a;
+    *hi = b;
+  }
+  return fits;
+}
+
+int mlsba__factor_cl_resident(const mlsba__factor_step_t *st, size_t i,
+                              int64_t *lo, int64_t *hi) {
+  const mlsba__factor_run_t *F = st->F;
+  if (F->o.stream || *hi <= *lo)
+    return 0;
+  if (F->P->op != MLSBA__FACTOR_LU)
+    return chol_resident_at(st, i, lo, hi);
+  int64_t s0 = st->j + st->jb, a = s0 + *lo, b = s0 + *hi;
+  const share_t *sh = state_of(F, i);
+  int fits = b - a <= F->cl_cap[i] &&
+             (sh == NULL || sh->cols == NULL /* opened at this share */
+                  ? b - a <= st->units
+                  : a >= sh->w0 && b <= sh->w0 + sh->cap);
+  if (fits) {
+    *lo = a;
+    *hi = b;
+  }
+  return fits;
+}
+
+/* Cholesky: rows [r0, r1) of resident columns [c0, c1) through host
+ * scratch, then into the matrix each column's part within its triangle
+ * (lower: its diagonal down, upper: down to its diagonal). */
+static int chol_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0, int64_t c1,
+                      int64_t r0, int64_t r1) {
+  share_t *sh = state_of(F, i);
+  const mlsba_opencl_env_t *env = F->cl_env[i];
+  const mlsba__factor_problem_t *P = F->P;
+  size_t s = esize(P), rows = (size_t)(r1 - r0), w = (size_t)(c1 - c0);
+  if (rows == 0 || w == 0)
+    return 0;
+  char *tmp = malloc(rows * w * s);
+  if (tmp == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  cl_int e = CL_SUCCESS;
+  for (int64_t x = c0, y; x < c1 && e == CL_SUCCESS; x = y) {
+    y = piece_end(sh, x, c1);
+    e = rect(sh, env->queue, 0, CL_TRUE, sh->cols, (size_t)(r0 - sh->row0),
+             slot(sh, x), sh->ld, tmp + (size_t)(x - c0) * rows * s, rows, rows,
+             (size_t)(y - x));
+  }
+  int lower = P->op == MLSBA__FACTOR_CHOL_LOWER;
+  for (int64_t c = c0; e == CL_SUCCESS && c < c1; c++) {
+    int64_t a = lower && c > r0 ? c : r0, b = !lower && c + 1 < r1 ? c + 1 : r1;
+    if (b > a)
+      memcpy(at(P, a, c),
+             tmp + ((size_t)(c - c0) * rows + (size_t)(a - r0)) * s,
+             (size_t)(b - a) * s);
+  }
+  free(tmp);
+  return e == CL_SUCCESS
+             ? 0
+             : mlsba__cl_fail(env->name, "reading its columns back", e);
+}
+
+int mlsba__factor_cl_fetch_rows(mlsba__factor_run_t *F, size_t i, int64_t r0,
+                                int64_t r1) {
+  int64_t c0 = F->res_lo[i] > r0 ? F->res_lo[i] : r0;
+  return chol_fetch(F, i, c0, F->res_hi[i], r0, r1);
 }
 
 int mlsba__factor_cl_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0,
                            int64_t c1) {
+  if (F->P->op == MLSBA__FACTOR_CHOL_LOWER)
+    return chol_fetch(F, i, c0, c1, c0, F->P->n);
+  if (F->P->op == MLSBA__FACTOR_CHOL_UPPER) /* above top_row: back already */
+    return chol_fetch(F, i, c0, c1, F->top_row, c1);
   share_t *sh = state_of(F, i);
   const mlsba_opencl_env_t *env = F->cl_env[i];
   const mlsba__factor_problem_t *P = F->P;

@@ -12,6 +12,7 @@
  * the load's setup made); a different load tears it down and sets up its
  * own. */
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -88,6 +89,12 @@ static const char *cl_error_name(cl_int e) {
     return e <= -1024 ? "CLBlast error" : "OpenCL error";
   }
 }
+
+static pthread_mutex_t clblast_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void mlsba__clblast_lock(void) { pthread_mutex_lock(&clblast_mutex); }
+
+void mlsba__clblast_unlock(void) { pthread_mutex_unlock(&clblast_mutex); }
 
 int mlsba__cl_fail(const char *dev, const char *call, cl_int e) {
   int code =

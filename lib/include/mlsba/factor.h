@@ -114,9 +114,10 @@ typedef struct mlsba_factor_opts {
    *  panels still takes the next panel's columns). NULL (default): the
    *  slice is tuned from the first update. */
   const double *fraction;
-  /** OpenCL devices, LU: 0 (default) keeps a device's columns resident
-   *  in its memory from step to step where they fit; 1 streams them at
-   *  every step (sent and read back whole), for comparison. */
+  /** OpenCL devices: 0 (default) keeps a device's columns resident in
+   *  its memory from step to step where they fit (Cholesky: a share of
+   *  the middle pairs, one run of columns); 1 streams them at every step
+   *  (sent and read back whole), for comparison. */
   int stream;
 } mlsba_factor_opts_t;
 

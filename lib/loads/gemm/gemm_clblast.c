@@ -61,6 +61,7 @@ cl_int mlsba__gemm_cl_multiply(mlsba_precision_t precision, size_t m, size_t n,
                                size_t k, cl_mem a, cl_mem b, double beta,
                                cl_mem c, cl_command_queue *queue) {
   CLBlastStatusCode st;
+  mlsba__clblast_lock(); /* cl_error.h: CLBlast's caches */
   if (precision == MLSBA_PRECISION_DOUBLE)
     st = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
                       CLBlastTransposeNo, m, n, k, 1.0, a, 0, m, b, 0, k, beta,
@@ -69,6 +70,7 @@ cl_int mlsba__gemm_cl_multiply(mlsba_precision_t precision, size_t m, size_t n,
     st = CLBlastSgemm(CLBlastLayoutColMajor, CLBlastTransposeNo,
                       CLBlastTransposeNo, m, n, k, 1.0f, a, 0, m, b, 0, k,
                       (float)beta, c, 0, m, queue, NULL);
+  mlsba__clblast_unlock();
   return st == CLBlastSuccess ? CL_SUCCESS : (cl_int)st;
 }
 
