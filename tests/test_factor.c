@@ -377,14 +377,18 @@ START_TEST(virtual_times_of_a_small_lu_are_exact) {
 END_TEST
 
 /* Cholesky, n = 12, nb = 4: a unit is a pair of columns, 2 * 4 * (N + 1)
- * flops for N trailing columns. Step 1 (N = 8): 4 pairs of 72 flops,
- * all holding the next panel's columns: gpu0 updates them (288 / gpu),
- * then core0 factorizes that panel's diagonal block (64 / 3 flops), and
- * the solve of its 4 rows below (16 flops each) is split, 1 row on core0
- * and 3 on gpu0 (16 / core = 48 / gpu): 4.6 ms, against 6.3 ms with the
- * solve on core0 and 13 ms with all on core0. Step 2 (N = 4): 2 pairs of
- * 40 flops on gpu0, then the last panel (64 / 3, no rows below) on
- * core0. */
+ * flops for N trailing columns. Step 0: panel 0's diagonal block (64 / 3
+ * flops) on core0, then the solve of its 8 rows below (16 flops each)
+ * split, 2 rows on core0 and 6 on gpu0 (32 / core = 96 / gpu): 1.9 ms,
+ * against 5.2 ms with the solve on core0. Step 1 (N = 8): 4 pairs of 72
+ * flops, all holding the next panel's columns. Without lookahead they
+ * are split as any update, 1 pair on core0 and 3 on gpu0 (72 / core =
+ * 216 / gpu), then core0 factorizes that panel's diagonal block and the
+ * solve of its 4 rows is split, 1 row on core0 and 3 on gpu0 (16 / core
+ * = 48 / gpu): 3.8 ms, against 4.6 ms with gpu0 updating them first
+ * (288 / gpu), 6.3 ms with the solve on core0 as well and 13 ms with all
+ * on core0. Step 2 (N = 4): 2 pairs of 40 flops on gpu0, then the last
+ * panel (64 / 3, no rows below) on core0. */
 START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
   node_t nd = open_node(sim_pair);
   double *a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
@@ -399,17 +403,24 @@ START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
   ck_assert_int_eq(info, 0);
   const double core = 28800, gpu = 86400, third = 64.0 / 3;
   ck_assert_uint_eq(r.steps, 3);
-  ck_assert_double_eq_tol(r.step_seconds[0], (third + 8 * 16) / core, 1e-15);
+  ck_assert_double_eq_tol(r.step_seconds[0], (third + 2 * 16) / core, 1e-15);
+  ck_assert_double_eq_tol(r.panel_seconds[0], third / core, 1e-15);
   ck_assert_int_eq(r.units[1], 4);
-  ck_assert_int_eq(r.share[1 * 2 + 1], 4);
-  ck_assert_int_eq(r.ahead_device[1], 1);
-  ck_assert_double_eq_tol(r.step_seconds[1],
-                          4 * 72 / gpu + third / core + 16 / core, 1e-15);
+  ck_assert_int_eq(r.share[1 * 2 + 0], 1);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 3);
+  ck_assert_int_eq(r.ahead_device[1], -1);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 0], 72 / core, 1e-15);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 1], 3 * 72 / gpu, 1e-15);
+  ck_assert_double_eq_tol(r.step_seconds[1], (72 + third + 16) / core, 1e-15);
   ck_assert_double_eq_tol(r.panel_seconds[1], third / core, 1e-15);
   ck_assert_int_eq(r.units[2], 2);
   ck_assert_int_eq(r.share[2 * 2 + 1], 2);
+  ck_assert_int_eq(r.ahead_device[2], 1);
   ck_assert_double_eq_tol(r.step_seconds[2], 2 * 40 / gpu + third / core,
                           1e-15);
+  ck_assert_double_eq_tol(
+      r.seconds, (third + 32 + 72 + third + 16 + third) / core + 80 / gpu,
+      1e-15);
   ck_assert_double_eq_tol(r.flops, 576, 1e-9);
   mlsba_factor_report_free(&r);
   free(a);
