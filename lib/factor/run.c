@@ -298,6 +298,17 @@ static int panel_alone(mlsba__factor_run_t *F, const step_t *st) {
                  : panel_on_core(F, st);
 }
 
+/* A step without lookahead that updates the next panel's diagonal block
+ * first: that block's update on the panel's core, its lower triangle
+ * with the step's panel, jb nb (nb + 1) flops (its columns' owners update
+ * them whole as well: counted twice, not saved). 0 otherwise. */
+static double diag_update_time(const mlsba__factor_run_t *F, const step_t *st) {
+  if (!st->diag_first)
+    return 0;
+  double b = (double)st->jbn;
+  return sim_panel_time(F, (double)st->jb * b * (b + 1), st->jbn);
+}
+
 /* The next panel's time as the split sees it: virtual, or the last panel
  * measured scaled by the flops. */
 static double panel_estimate(const mlsba__factor_run_t *F, const step_t *st) {
@@ -753,10 +764,11 @@ static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
   double scale = st->unit_flops / F->unit_ref;
   for (size_t i = 0; !err && i < F->p; i++)
     F->time[i] *= scale;
-  if (!err && st->lookahead && st->jbn > 0) {
+  if (!err && (st->lookahead || st->diag_first) && st->jbn > 0) {
     st->panel_s = sim_panel_time(F, next_panel_flops(F, st), st->jbn);
     double *t = &F->time[F->panel_dev];
-    *t = (*t > ready * scale ? *t : ready * scale) + st->panel_s;
+    *t = (*t > ready * scale ? *t : ready * scale) + st->panel_s +
+         diag_update_time(F, st);
   }
   return err;
 }
@@ -797,22 +809,24 @@ static void choose_ahead_device(mlsba__factor_run_t *F, const step_t *st) {
 static int split_with(mlsba__factor_run_t *F, const step_t *st, long ahead,
                       double ahead_s, int64_t loads[], int *fpm,
                       double *predicted) {
-  mlsba__factor_split_in_t in = {.split = F->o.split,
-                                 .p = F->p,
-                                 .q = F->q,
-                                 .group_size = F->group_size,
-                                 .group_dev = F->group_dev,
-                                 .rate = (const mlsba_model_t *const *)F->rate,
-                                 .active = F->active,
-                                 .units = st->units,
-                                 .unit_flops = st->unit_flops,
-                                 .panel_dev = st->lookahead ? F->panel_dev : -1,
-                                 .panel_s =
-                                     st->lookahead ? panel_estimate(F, st) : 0,
-                                 .panel_min = st->need,
-                                 .ahead_dev = ahead,
-                                 .ahead_s = ahead_s,
-                                 .fraction = F->fraction};
+  mlsba__factor_split_in_t in = {
+      .split = F->o.split,
+      .p = F->p,
+      .q = F->q,
+      .group_size = F->group_size,
+      .group_dev = F->group_dev,
+      .rate = (const mlsba_model_t *const *)F->rate,
+      .active = F->active,
+      .units = st->units,
+      .unit_flops = st->unit_flops,
+      .panel_dev = st->lookahead || st->diag_first ? F->panel_dev : -1,
+      .panel_s = st->lookahead || st->diag_first
+                     ? panel_estimate(F, st) + diag_update_time(F, st)
+                     : 0,
+      .panel_min = st->need,
+      .ahead_dev = ahead,
+      .ahead_s = ahead_s,
+      .fraction = F->fraction};
   /* The fixed slice is the models' split of the first update, kept. */
   if (F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction)
     in.split = MLSBA_FACTOR_SPLIT_FPM;
@@ -871,19 +885,22 @@ static int split_solve(mlsba__factor_run_t *F, const step_t *st,
 typedef struct {
   long ahead;
   double ahead_s;
-  int apart, look;
+  int apart, look, diag;
 } way_t;
 
-enum { WAYS_MAX = 5 };
+enum { WAYS_MAX = 6 };
 
 /* The ways the step may run: the next panel's columns on the panel's
  * core or on the device that would update them soonest; a lower Cholesky
  * panel's solve on the core or split, as the options allow; and on a
  * simulated platform, where the solve is split, no lookahead at all: the
  * next panel's columns are units like the others, in every device's one
- * share, and only the panel's diagonal block (nb^3 / 3 flops) waits for
- * the update, where a device that runs them first runs them as a small
- * share of their own, at its speed for nb units. */
+ * share (a device that runs them first runs them as a small share of
+ * their own, at its speed for nb units), and the panel's diagonal block
+ * (nb^3 / 3 flops) is factorized either after the update or, with the
+ * block updated first on the panel's core, inside that core's share
+ * (MAGMA's hybrid Cholesky: the block goes to the host while the
+ * accelerator updates the rows below it). */
 static size_t ways_of(const mlsba__factor_run_t *F, const step_t *st,
                       way_t ways[WAYS_MAX]) {
   size_t n = 0;
@@ -899,12 +916,14 @@ static size_t ways_of(const mlsba__factor_run_t *F, const step_t *st,
   else if (F->o.solve == MLSBA_FACTOR_SOLVE_SPLIT)
     m0 = 1;
   for (int m = m0; m <= m1; m++) {
-    ways[n++] = (way_t){F->panel_dev, 0, modes[m], 1};
+    ways[n++] = (way_t){F->panel_dev, 0, modes[m], 1, 0};
     if (F->ahead_dev != F->panel_dev)
-      ways[n++] = (way_t){F->ahead_dev, F->ahead_s, modes[m], 1};
+      ways[n++] = (way_t){F->ahead_dev, F->ahead_s, modes[m], 1, 0};
   }
-  if (F->virt && m1 == 1)
-    ways[n++] = (way_t){F->panel_dev, 0, 1, 0};
+  if (F->virt && m1 == 1) {
+    ways[n++] = (way_t){F->panel_dev, 0, 1, 0, 0};
+    ways[n++] = (way_t){F->panel_dev, 0, 1, 0, 1};
+  }
   return n;
 }
 
@@ -914,6 +933,7 @@ static void take_way(mlsba__factor_run_t *F, step_t *st, const way_t *w) {
   st->solve_apart = w->apart;
   st->lookahead = st->may_look && w->look;
   st->need = st->lookahead ? min64(st->jbn, st->units) : 0;
+  st->diag_first = st->may_look && !w->look && w->diag;
 }
 
 /* The split of the step. Where it may run more than one way, each is
@@ -936,7 +956,8 @@ static int choose_and_split(mlsba__factor_run_t *F, step_t *st, int *fpm) {
   for (size_t k = 0;
        F->way_units > 0 && 5 * st->units >= 4 * F->way_units && k < n; k++)
     if ((ways[k].ahead == F->panel_dev) == F->way_on_core &&
-        ways[k].apart == F->way_apart && ways[k].look == F->way_look) {
+        ways[k].apart == F->way_apart && ways[k].look == F->way_look &&
+        ways[k].diag == F->way_diag) {
       take_way(F, st, &ways[k]);
       int err = split_with(F, st, F->ahead_dev, F->ahead_s, F->load, fpm, NULL);
       if (err || !st->lookahead || F->ahead_dev < 0 ||
@@ -965,7 +986,8 @@ static int choose_and_split(mlsba__factor_run_t *F, step_t *st, int *fpm) {
     take_way(F, st, &ways[k]);
     err = split_with(F, st, ways[k].ahead, ways[k].ahead_s, F->clip, &f, &t);
     t += ways[k].apart ? solve : 0;
-    t += ways[k].look ? 0 : panel_estimate(F, st); /* after the update */
+    if (!ways[k].look && !ways[k].diag) /* the panel after the update */
+      t += panel_estimate(F, st);
     if (!err && (best < 0 || t < best)) {
       best = t;
       pick = k;
@@ -978,6 +1000,7 @@ static int choose_and_split(mlsba__factor_run_t *F, step_t *st, int *fpm) {
   F->way_on_core = ways[pick].ahead == F->panel_dev;
   F->way_apart = ways[pick].apart;
   F->way_look = ways[pick].look;
+  F->way_diag = ways[pick].diag;
   return err;
 }
 
@@ -1089,13 +1112,15 @@ static void compute_on_host(mlsba__factor_run_t *F, step_t *st) {
   if (st->lookahead && st->jbn > 0)
     st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
   mlsba__factor_update(F->P, st->j, st->jb, st->need, st->units);
+  if (st->diag_first && st->jbn > 0) /* the same numbers, whole */
+    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
 }
 
 /* Without lookahead the next panel (its diagonal block, where its solve
  * is split) runs after the update: on the calling thread, or in virtual
  * time on the panel's device. */
 static double panel_after(mlsba__factor_run_t *F, step_t *st) {
-  if (st->lookahead || st->jbn == 0)
+  if (st->lookahead || st->diag_first || st->jbn == 0)
     return 0;
   double t = mlsba__now();
   if (!F->virt || F->o.compute)
