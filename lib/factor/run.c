@@ -773,6 +773,21 @@ static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
   return err;
 }
 
+/* Every step runs the same way (the seeds' baselines). */
+static int is_static(const mlsba__factor_run_t *F) {
+  return F->o.ways == MLSBA_FACTOR_WAYS_STATIC;
+}
+
+/* Where a lower Cholesky panel's solve may run: as the options say,
+ * static steps on a simulated platform split it by the row's own split
+ * at every step (seed 003 splits every DTRSM between the GPU and the
+ * cores as it splits DGEMM). */
+static mlsba_factor_solve_t solve_placement(const mlsba__factor_run_t *F) {
+  if (F->o.solve == MLSBA_FACTOR_SOLVE_AUTO && F->virt && is_static(F))
+    return MLSBA_FACTOR_SOLVE_SPLIT;
+  return F->o.solve;
+}
+
 /* The device that updates the next panel's columns first. Every later
  * step waits for the chain of those columns and the panel, so on a
  * simulated platform it is whichever of the panel's core and the devices
@@ -785,7 +800,7 @@ static void choose_ahead_device(mlsba__factor_run_t *F, const step_t *st) {
   F->ahead_dev = F->panel_dev;
   F->ahead_s = 0;
   int64_t need = min64(st->jbn, st->units);
-  if (F->panel_dev < 0 || !st->may_look || need == 0)
+  if (F->panel_dev < 0 || !st->may_look || need == 0 || is_static(F))
     return;
   double x = (double)need, best = -1;
   for (size_t i = 0; i < F->p; i++) {
@@ -910,17 +925,18 @@ static size_t ways_of(const mlsba__factor_run_t *F, const step_t *st,
    * adds a run of the executor after the update: measured on this
    * machine's two cores, mlsba_potrf at n = 4096 ran at 0.76 of OpenBLAS's
    * dpotrf with AUTO choosing it, 0.86 without. */
-  if (!solve_splittable(F, st) || F->o.solve == MLSBA_FACTOR_SOLVE_CORE ||
-      (!F->virt && F->o.solve == MLSBA_FACTOR_SOLVE_AUTO))
+  mlsba_factor_solve_t placed = solve_placement(F);
+  if (!solve_splittable(F, st) || placed == MLSBA_FACTOR_SOLVE_CORE ||
+      (!F->virt && placed == MLSBA_FACTOR_SOLVE_AUTO))
     m1 = 0;
-  else if (F->o.solve == MLSBA_FACTOR_SOLVE_SPLIT)
+  else if (placed == MLSBA_FACTOR_SOLVE_SPLIT)
     m0 = 1;
   for (int m = m0; m <= m1; m++) {
     ways[n++] = (way_t){F->panel_dev, 0, modes[m], 1, 0};
     if (F->ahead_dev != F->panel_dev)
       ways[n++] = (way_t){F->ahead_dev, F->ahead_s, modes[m], 1, 0};
   }
-  if (F->virt && m1 == 1) {
+  if (F->virt && m1 == 1 && !is_static(F)) {
     ways[n++] = (way_t){F->panel_dev, 0, 1, 0, 0};
     ways[n++] = (way_t){F->panel_dev, 0, 1, 0, 1};
   }
@@ -1286,9 +1302,9 @@ static int update_step(mlsba__factor_run_t *F, step_t *st) {
 static int first_solve_apart(mlsba__factor_run_t *F, step_t *st) {
   st->may_look = F->panel_dev >= 0;
   if (!F->virt || !solve_splittable(F, st) ||
-      F->o.solve == MLSBA_FACTOR_SOLVE_CORE || !all_modelled(F))
+      solve_placement(F) == MLSBA_FACTOR_SOLVE_CORE || !all_modelled(F))
     return 0;
-  if (F->o.solve == MLSBA_FACTOR_SOLVE_SPLIT)
+  if (solve_placement(F) == MLSBA_FACTOR_SOLVE_SPLIT)
     return 1;
   unsigned char *able = calloc(F->p, 1);
   double solve = 0;
