@@ -481,12 +481,14 @@ END_TEST
  * core0 (100), n = 24, nb = 4: a profile unit is 2 * 576 = 1152 flops,
  * core0 runs 115200 flops/s. Step 1: 10 pairs of 2 * 4 * 21 = 168
  * flops. gpu0 would take 6.2 ms to update the next panel's 4 pairs first
- * and the rest; without lookahead core0 first updates the next panel's
- * diagonal block (4 * 4 * 5 = 80 flops), factorizes it (64 / 3) and then
- * its 1 pair, while gpu0 updates 9 (s(9) = 1100 / 3 units/s, 422400
- * flops/s): 3.58 ms, against 3.68 ms with the block factorized after the
- * update. Then the solve's 16 rows (16 flops each): 2 on core0, 14 on
- * gpu0 (s(14) = 1600 / 3, 614400 flops/s). */
+ * and the rest; without lookahead core0's share begins with the next
+ * panel's columns: it takes 2 pairs, updates the 2 columns of the
+ * panel's diagonal block they leave out (4 * 2 * 3 = 24 flops of its
+ * lower triangle), factorizes the block (64 / 3) while gpu0 updates 8
+ * pairs (s(8) = 1000 / 3 units/s, 384000 flops/s): 3.5 ms, against 3.68
+ * ms with the block factorized after the update. Then the solve's 16
+ * rows (16 flops each): 2 on core0, 14 on gpu0 (s(14) = 1600 / 3, 614400
+ * flops/s). */
 START_TEST(the_diagonal_block_first_hides_the_panel) {
   node_t nd = open_node(
       "{\"devices\": ["
@@ -507,13 +509,14 @@ START_TEST(the_diagonal_block_first_hides_the_panel) {
   const double core = 115200, third = 64.0 / 3;
   ck_assert_int_eq(r.units[1], 10);
   ck_assert_int_eq(r.ahead_device[1], -1);
-  ck_assert_int_eq(r.share[1 * 2 + 0], 1);
-  ck_assert_int_eq(r.share[1 * 2 + 1], 9);
-  ck_assert_double_eq_tol(r.time[1 * 2 + 0], (80 + third + 168) / core, 1e-15);
-  ck_assert_double_eq_tol(r.time[1 * 2 + 1], 9 * 168 / 422400.0, 1e-15);
+  ck_assert_int_eq(r.share[1 * 2 + 0], 2);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 8);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 0], (2 * 168 + 24 + third) / core,
+                          1e-15);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 1], 8 * 168 / 384000.0, 1e-15);
   ck_assert_double_eq_tol(r.panel_seconds[1], third / core, 1e-15);
   ck_assert_double_eq_tol(r.step_seconds[1],
-                          9 * 168 / 422400.0 + 14 * 16 / 614400.0, 1e-15);
+                          8 * 168 / 384000.0 + 14 * 16 / 614400.0, 1e-15);
   double res = -1;
   ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', 24, a0, 24,
                                         a, 24, &res),

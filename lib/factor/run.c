@@ -298,15 +298,25 @@ static int panel_alone(mlsba__factor_run_t *F, const step_t *st) {
                  : panel_on_core(F, st);
 }
 
-/* A step without lookahead that updates the next panel's diagonal block
- * first: that block's update on the panel's core, its lower triangle
- * with the step's panel, jb nb (nb + 1) flops (its columns' owners update
- * them whole as well: counted twice, not saved). 0 otherwise. */
+/* A step without lookahead where the panel's core factorizes the next
+ * panel's diagonal block inside its share: the update of that whole
+ * block's lower triangle with the step's panel, jb nb (nb + 1) flops, on
+ * the panel's core. 0 otherwise. */
 static double diag_update_time(const mlsba__factor_run_t *F, const step_t *st) {
   if (!st->diag_first)
     return 0;
   double b = (double)st->jbn;
   return sim_panel_time(F, (double)st->jb * b * (b + 1), st->jbn);
+}
+
+/* Its part that the core's own x units leave out: its share begins with
+ * the next panel's first columns, so it updates the rest of the block,
+ * r = nb - x columns of it, r (r + 1) / (nb (nb + 1)) of the whole (their
+ * owners update those columns whole as well: counted twice, not saved). */
+static double diag_rest_time(const mlsba__factor_run_t *F, const step_t *st,
+                             int64_t x) {
+  double b = (double)st->jbn, r = (double)(st->jbn - x);
+  return r > 0 ? diag_update_time(F, st) * r * (r + 1) / (b * (b + 1)) : 0;
 }
 
 /* The next panel's time as the split sees it: virtual, or the last panel
@@ -768,7 +778,7 @@ static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
     st->panel_s = sim_panel_time(F, next_panel_flops(F, st), st->jbn);
     double *t = &F->time[F->panel_dev];
     *t = (*t > ready * scale ? *t : ready * scale) + st->panel_s +
-         diag_update_time(F, st);
+         diag_rest_time(F, st, F->load[F->panel_dev]);
   }
   return err;
 }
@@ -835,12 +845,12 @@ static int split_with(mlsba__factor_run_t *F, const step_t *st, long ahead,
       .units = st->units,
       .unit_flops = st->unit_flops,
       .panel_dev = st->lookahead || st->diag_first ? F->panel_dev : -1,
-      .panel_s = st->lookahead || st->diag_first
-                     ? panel_estimate(F, st) + diag_update_time(F, st)
-                     : 0,
+      .panel_s = st->lookahead || st->diag_first ? panel_estimate(F, st) : 0,
       .panel_min = st->need,
       .ahead_dev = ahead,
       .ahead_s = ahead_s,
+      .diag_units = st->diag_first ? st->jbn : 0,
+      .diag_s = diag_update_time(F, st),
       .fraction = F->fraction};
   /* The fixed slice is the models' split of the first update, kept. */
   if (F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction)
