@@ -378,14 +378,18 @@ START_TEST(virtual_times_of_a_small_lu_are_exact) {
 END_TEST
 
 /* Cholesky, n = 12, nb = 4: a unit is a pair of columns, 2 * 4 * (N + 1)
- * flops for N trailing columns. Step 1 (N = 8): 4 pairs of 72 flops,
- * all holding the next panel's columns: gpu0 updates them (288 / gpu),
- * then core0 factorizes that panel's diagonal block (64 / 3 flops), and
- * the solve of its 4 rows below (16 flops each) is split, 1 row on core0
- * and 3 on gpu0 (16 / core = 48 / gpu): 4.6 ms, against 6.3 ms with the
- * solve on core0 and 13 ms with all on core0. Step 2 (N = 4): 2 pairs of
- * 40 flops on gpu0, then the last panel (64 / 3, no rows below) on
- * core0. */
+ * flops for N trailing columns. Step 0: panel 0's diagonal block (64 / 3
+ * flops) on core0, then the solve of its 8 rows below (16 flops each)
+ * split, 2 rows on core0 and 6 on gpu0 (32 / core = 96 / gpu): 1.9 ms,
+ * against 5.2 ms with the solve on core0. Step 1 (N = 8): 4 pairs of 72
+ * flops, all holding the next panel's columns. Without lookahead they
+ * are split as any update, 1 pair on core0 and 3 on gpu0 (72 / core =
+ * 216 / gpu), then core0 factorizes that panel's diagonal block and the
+ * solve of its 4 rows is split, 1 row on core0 and 3 on gpu0 (16 / core
+ * = 48 / gpu): 3.8 ms, against 4.6 ms with gpu0 updating them first
+ * (288 / gpu), 6.3 ms with the solve on core0 as well and 13 ms with all
+ * on core0. Step 2 (N = 4): 2 pairs of 40 flops on gpu0, then the last
+ * panel (64 / 3, no rows below) on core0. */
 START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
   node_t nd = open_node(sim_pair);
   double *a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
@@ -400,20 +404,128 @@ START_TEST(virtual_times_of_a_small_cholesky_are_exact) {
   ck_assert_int_eq(info, 0);
   const double core = 28800, gpu = 86400, third = 64.0 / 3;
   ck_assert_uint_eq(r.steps, 3);
-  ck_assert_double_eq_tol(r.step_seconds[0], (third + 8 * 16) / core, 1e-15);
+  ck_assert_double_eq_tol(r.step_seconds[0], (third + 2 * 16) / core, 1e-15);
+  ck_assert_double_eq_tol(r.panel_seconds[0], third / core, 1e-15);
   ck_assert_int_eq(r.units[1], 4);
-  ck_assert_int_eq(r.share[1 * 2 + 1], 4);
-  ck_assert_int_eq(r.ahead_device[1], 1);
-  ck_assert_double_eq_tol(r.step_seconds[1],
-                          4 * 72 / gpu + third / core + 16 / core, 1e-15);
+  ck_assert_int_eq(r.share[1 * 2 + 0], 1);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 3);
+  ck_assert_int_eq(r.ahead_device[1], -1);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 0], 72 / core, 1e-15);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 1], 3 * 72 / gpu, 1e-15);
+  ck_assert_double_eq_tol(r.step_seconds[1], (72 + third + 16) / core, 1e-15);
   ck_assert_double_eq_tol(r.panel_seconds[1], third / core, 1e-15);
   ck_assert_int_eq(r.units[2], 2);
   ck_assert_int_eq(r.share[2 * 2 + 1], 2);
+  ck_assert_int_eq(r.ahead_device[2], 1);
   ck_assert_double_eq_tol(r.step_seconds[2], 2 * 40 / gpu + third / core,
                           1e-15);
+  ck_assert_double_eq_tol(
+      r.seconds, (third + 32 + 72 + third + 16 + third) / core + 80 / gpu,
+      1e-15);
   ck_assert_double_eq_tol(r.flops, 576, 1e-9);
   mlsba_factor_report_free(&r);
   free(a);
+  close_node(&nd);
+}
+END_TEST
+
+/* The seeds' static steps on the Cholesky case above: core0 updates the
+ * next panel's columns and factorizes its diagonal block in every step,
+ * and each panel's solve is split by the step's own split after the
+ * update (here the models'). Step 0: as above, 2 rows of the solve on
+ * core0 and 6 on gpu0. Step 1: core0 holds the 4 pairs (4 * 72 flops)
+ * and the block (64 / 3), gpu0 none; then 1 row of the solve on core0
+ * and 3 on gpu0. Step 2: the 2 pairs left (80 flops) and the last block
+ * on core0. */
+START_TEST(static_ways_keep_the_panel_on_its_core) {
+  node_t nd = open_node(sim_pair);
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 1, 9);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, 12, 12));
+  int64_t info;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 4;
+  o.ways = MLSBA_FACTOR_WAYS_STATIC;
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 12, a, 12,
+                                  &info, &o, &r),
+                   0);
+  const double core = 28800, third = 64.0 / 3;
+  ck_assert_double_eq_tol(r.step_seconds[0], (third + 2 * 16) / core, 1e-15);
+  ck_assert_int_eq(r.share[1 * 2 + 0], 4);
+  ck_assert_int_eq(r.ahead_device[1], 0);
+  ck_assert_double_eq_tol(r.step_seconds[1], (4 * 72 + third + 16) / core,
+                          1e-15);
+  ck_assert_int_eq(r.share[2 * 2 + 0], 2);
+  ck_assert_int_eq(r.ahead_device[2], 0);
+  ck_assert_double_eq_tol(r.step_seconds[2], (80 + third) / core, 1e-15);
+  ck_assert_double_eq_tol(
+      r.seconds, (third + 32 + 288 + third + 16 + 80 + third) / core, 1e-15);
+  double res = -1;
+  ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', 12, a0, 12,
+                                        a, 12, &res),
+                   0);
+  ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
+  o.ways = (mlsba_factor_ways_t)9;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 12, a, 12,
+                                  &info, &o, NULL),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "ways"));
+  mlsba_factor_report_free(&r);
+  free(a);
+  free(a0);
+  close_node(&nd);
+}
+END_TEST
+
+/* A gpu0 slow at a few units (100 units/s at 1, 600 from 16 on) beside
+ * core0 (100), n = 24, nb = 4: a profile unit is 2 * 576 = 1152 flops,
+ * core0 runs 115200 flops/s. Step 1: 10 pairs of 2 * 4 * 21 = 168
+ * flops. gpu0 would take 6.2 ms to update the next panel's 4 pairs first
+ * and the rest; without lookahead core0's share begins with the next
+ * panel's columns: it takes 2 pairs, updates the 2 columns of the
+ * panel's diagonal block they leave out (4 * 2 * 3 = 24 flops of its
+ * lower triangle), factorizes the block (64 / 3) while gpu0 updates 8
+ * pairs (s(8) = 1000 / 3 units/s, 384000 flops/s): 3.5 ms, against 3.68
+ * ms with the block factorized after the update. Then the solve's 16
+ * rows (16 flops each): 2 on core0, 14 on gpu0 (s(14) = 1600 / 3, 614400
+ * flops/s). */
+START_TEST(the_diagonal_block_first_hides_the_panel) {
+  node_t nd = open_node(
+      "{\"devices\": ["
+      "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 100]]},"
+      "{\"name\": \"gpu0\", \"type\": \"sim\","
+      " \"speed\": [[1, 100], [16, 600]]}],"
+      "\"groups\": [[\"core0\"], [\"gpu0\"]]}");
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, 24, 24, 24, 1, 3);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, 24, 24));
+  int64_t info;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 4;
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 24, a, 24,
+                                  &info, &o, &r),
+                   0);
+  const double core = 115200, third = 64.0 / 3;
+  ck_assert_int_eq(r.units[1], 10);
+  ck_assert_int_eq(r.ahead_device[1], -1);
+  ck_assert_int_eq(r.share[1 * 2 + 0], 2);
+  ck_assert_int_eq(r.share[1 * 2 + 1], 8);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 0], (2 * 168 + 24 + third) / core,
+                          1e-15);
+  ck_assert_double_eq_tol(r.time[1 * 2 + 1], 8 * 168 / 384000.0, 1e-15);
+  ck_assert_double_eq_tol(r.panel_seconds[1], third / core, 1e-15);
+  ck_assert_double_eq_tol(r.step_seconds[1],
+                          8 * 168 / 384000.0 + 14 * 16 / 614400.0, 1e-15);
+  double res = -1;
+  ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', 24, a0, 24,
+                                        a, 24, &res),
+                   0);
+  ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
+  mlsba_factor_report_free(&r);
+  free(a);
+  free(a0);
   close_node(&nd);
 }
 END_TEST
@@ -811,6 +923,8 @@ static Suite *factor_suite(void) {
   tcase_add_test(tc, virtual_times_of_a_small_cholesky_are_exact);
   tcase_add_test(tc, the_panel_solve_runs_right_split_or_on_the_core);
   tcase_add_test(tc, a_kernel_slice_is_the_kernels_split_of_the_first_update);
+  tcase_add_test(tc, static_ways_keep_the_panel_on_its_core);
+  tcase_add_test(tc, the_diagonal_block_first_hides_the_panel);
   tcase_add_test(tc, every_sim_step_time_follows_the_profiles);
   tcase_add_test(tc,
                  a_failing_accelerator_is_dropped_and_the_result_stays_right);

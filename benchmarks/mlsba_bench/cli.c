@@ -100,12 +100,21 @@ static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
   a->m = a->n = a->k = size ? size : 4096;
   if (a->compare && strcmp(algo, "mlsba"))
     return bad_usage("--algo and --compare exclude each other", "");
-  if (strcmp(algo, "mlsba") && strcmp(algo, "fpm") &&
-      strcmp(algo, "constant-ratio") && strcmp(algo, "fixed-slice") &&
-      strcmp(algo, "kernel-slice"))
+  static const char *const splits[] = {"mlsba",
+                                       "fpm",
+                                       "constant-ratio",
+                                       "fixed-slice",
+                                       "kernel-slice",
+                                       "constant-ratio+ways",
+                                       "fixed-slice+ways",
+                                       "kernel-slice+ways"};
+  int known = 0;
+  for (size_t i = 0; i < sizeof splits / sizeof *splits; i++)
+    known |= !strcmp(algo, splits[i]);
+  if (!known)
     return bad_usage("--algo of a factorization must be mlsba (the per-step "
-                     "FPM split), constant-ratio, fixed-slice or "
-                     "kernel-slice, got ",
+                     "FPM split), constant-ratio, fixed-slice, kernel-slice "
+                     "or one of those with +ways, got ",
                      algo);
   if (a->quiet && a->progress)
     return bad_usage("--quiet and --progress exclude each other", "");

@@ -25,6 +25,7 @@ typedef struct {
   char kernels[160]; /* the OpenBLAS row: its version and kernels */
   int lapack;        /* 1: the system LAPACK, not libmlsba */
   mlsba_factor_split_t split;
+  mlsba_factor_ways_t ways;
   unsigned char *use; /* NULL: every device */
   double seconds[BENCH_MAX_ROUNDS];
   int rounds;
@@ -91,6 +92,12 @@ static int add_row(frow_t *rows, size_t *used, const char *name,
   memset(r, 0, sizeof *r);
   snprintf(r->name, sizeof r->name, "%s", name);
   r->split = split;
+  /* The seeds' baselines place their tasks statically (seed 003's panel
+   * on the CPU, seed 004's tasks where their output lives); "+ways": the
+   * same split with the per-step choices the models make for mlsba. */
+  r->ways = split != MLSBA_FACTOR_SPLIT_FPM && !strstr(name, "+ways")
+                ? MLSBA_FACTOR_WAYS_STATIC
+                : MLSBA_FACTOR_WAYS_AUTO;
   r->use = use;
   r->ppe = NAN;
   r->verified = -1;
@@ -101,13 +108,12 @@ static size_t plan_rows(fbench_t *F, frow_t *rows) {
   const bench_args_t *a = F->a;
   size_t used = 0;
   if (!a->compare) {
-    mlsba_factor_split_t s = !strcmp(a->algo_name, "constant-ratio")
-                                 ? MLSBA_FACTOR_SPLIT_CONSTANT_RATIO
-                             : !strcmp(a->algo_name, "fixed-slice")
-                                 ? MLSBA_FACTOR_SPLIT_FIXED_SLICE
-                             : !strcmp(a->algo_name, "kernel-slice")
-                                 ? MLSBA_FACTOR_SPLIT_KERNEL_SLICE
-                                 : MLSBA_FACTOR_SPLIT_FPM;
+    const char *n = a->algo_name;
+    mlsba_factor_split_t s =
+        !strncmp(n, "constant-ratio", 14) ? MLSBA_FACTOR_SPLIT_CONSTANT_RATIO
+        : !strncmp(n, "fixed-slice", 11)  ? MLSBA_FACTOR_SPLIT_FIXED_SLICE
+        : !strncmp(n, "kernel-slice", 12) ? MLSBA_FACTOR_SPLIT_KERNEL_SLICE
+                                          : MLSBA_FACTOR_SPLIT_FPM;
     add_row(rows, &used, s == MLSBA_FACTOR_SPLIT_FPM ? "mlsba" : a->algo_name,
             s, NULL);
     return used;
@@ -120,6 +126,15 @@ static size_t plan_rows(fbench_t *F, frow_t *rows) {
    * row is for the simulated platforms' accelerators. */
   if (F->sim)
     add_row(rows, &used, "kernel-slice", MLSBA_FACTOR_SPLIT_KERNEL_SLICE, NULL);
+  /* On real devices every step runs one way: the rows would repeat. */
+  if (F->sim) {
+    add_row(rows, &used, "constant-ratio+ways",
+            MLSBA_FACTOR_SPLIT_CONSTANT_RATIO, NULL);
+    add_row(rows, &used, "fixed-slice+ways", MLSBA_FACTOR_SPLIT_FIXED_SLICE,
+            NULL);
+    add_row(rows, &used, "kernel-slice+ways", MLSBA_FACTOR_SPLIT_KERNEL_SLICE,
+            NULL);
+  }
   unsigned char *cores = calloc(F->p, 1);
   size_t ncores = 0, naccel = 0;
   for (size_t i = 0; cores && i < F->p; i++) {
@@ -193,6 +208,7 @@ static int run_once(fbench_t *F, frow_t *r) {
     if (F->a->block)
       o.block = F->a->block;
     o.split = r->split;
+    o.ways = r->ways;
     o.use = r->use;
     o.model_dir = F->sim ? NULL : F->models;
     o.compute = !F->sim;
@@ -483,7 +499,7 @@ static void close_bench(fbench_t *F, frow_t *rows, size_t used) {
 int bench_factor(const bench_args_t *a, const mlsba_platform_t *pl, int sim,
                  const char *models) {
   fbench_t F;
-  frow_t *rows = calloc(8 + mlsba_platform_num_devices(pl), sizeof *rows);
+  frow_t *rows = calloc(12 + mlsba_platform_num_devices(pl), sizeof *rows);
   size_t used = 0;
   int status = rows ? open_bench(&F, a, pl, sim, models) : 1;
   int to_stdout = a->json && strcmp(a->json, "-") == 0;

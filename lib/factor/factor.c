@@ -90,6 +90,8 @@ static int check_args(const char *fn, mlsba_executor_t *ex,
   if ((unsigned)o->solve >= MLSBA_FACTOR_SOLVE_COUNT)
     return mlsba__fail(MLSBA_EINVAL, "%s: unknown solve placement %d", fn,
                        (int)o->solve);
+  if ((unsigned)o->ways >= MLSBA_FACTOR_WAYS_COUNT)
+    return mlsba__fail(MLSBA_EINVAL, "%s: unknown ways %d", fn, (int)o->ways);
   if (!(o->sim_unit_flops >= 0) || o->sim_unit_flops > 1e30)
     return mlsba__fail(MLSBA_EINVAL,
                        "%s: sim_unit_flops %g must be in [0, "

@@ -115,6 +115,13 @@ typedef struct mlsba__factor_split_in {
    * the panel at ahead_s at the earliest. */
   long ahead_dev;
   double ahead_s;
+  /* Without lookahead (diag_units > 0): panel_dev's share begins with the
+   * next panel's first columns, and before the panel it updates the part
+   * of that panel's diagonal block its units leave out: diag_s for the
+   * whole block of diag_units columns, r (r + 1) / (diag_units
+   * (diag_units + 1)) of it when it holds diag_units - r of them. */
+  int64_t diag_units;
+  double diag_s;
   const double *fraction; /* FIXED_SLICE: p fractions */
 } mlsba__factor_split_in_t;
 

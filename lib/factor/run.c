@@ -294,7 +294,7 @@ static int solve_apart(const mlsba__factor_run_t *F, const step_t *st) {
 
 /* The step's panel has a solve that may be split. */
 static int solve_splittable(const mlsba__factor_run_t *F, const step_t *st) {
-  return F->P->op == MLSBA__FACTOR_CHOL_LOWER && st->lookahead && st->jbn > 0 &&
+  return F->P->op == MLSBA__FACTOR_CHOL_LOWER && st->may_look && st->jbn > 0 &&
          mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn) > 0;
 }
 
@@ -309,6 +309,35 @@ static double next_panel_flops(const mlsba__factor_run_t *F, const step_t *st) {
 static int panel_on_core(mlsba__factor_run_t *F, const step_t *st) {
   return solve_apart(F, st) ? mlsba__factor_chol_diag(F->P, st->jn, st->jbn)
                             : mlsba__factor_panel(F->P, st->jn, st->jbn);
+}
+
+/* The next panel after an update or first: on a simulated platform the
+ * calling thread computes it whole (a split solve's rows are only timed
+ * there), else its core as far as it factorizes it. */
+static int panel_alone(mlsba__factor_run_t *F, const step_t *st) {
+  return F->virt ? mlsba__factor_panel(F->P, st->jn, st->jbn)
+                 : panel_on_core(F, st);
+}
+
+/* A step without lookahead where the panel's core factorizes the next
+ * panel's diagonal block inside its share: the update of that whole
+ * block's lower triangle with the step's panel, jb nb (nb + 1) flops, on
+ * the panel's core. 0 otherwise. */
+static double diag_update_time(const mlsba__factor_run_t *F, const step_t *st) {
+  if (!st->diag_first)
+    return 0;
+  double b = (double)st->jbn;
+  return sim_panel_time(F, (double)st->jb * b * (b + 1), st->jbn);
+}
+
+/* Its part that the core's own x units leave out: its share begins with
+ * the next panel's first columns, so it updates the rest of the block,
+ * r = nb - x columns of it, r (r + 1) / (nb (nb + 1)) of the whole (their
+ * owners update those columns whole as well: counted twice, not saved). */
+static double diag_rest_time(const mlsba__factor_run_t *F, const step_t *st,
+                             int64_t x) {
+  double b = (double)st->jbn, r = (double)(st->jbn - x);
+  return r > 0 ? diag_update_time(F, st) * r * (r + 1) / (b * (b + 1)) : 0;
 }
 
 /* The next panel's time as the split sees it: virtual, or the last panel
@@ -861,12 +890,28 @@ static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
   double scale = st->unit_flops / F->unit_ref;
   for (size_t i = 0; !err && i < F->p; i++)
     F->time[i] *= scale;
-  if (!err && st->lookahead && st->jbn > 0) {
+  if (!err && (st->lookahead || st->diag_first) && st->jbn > 0) {
     st->panel_s = sim_panel_time(F, next_panel_flops(F, st), st->jbn);
     double *t = &F->time[F->panel_dev];
-    *t = (*t > ready * scale ? *t : ready * scale) + st->panel_s;
+    *t = (*t > ready * scale ? *t : ready * scale) + st->panel_s +
+         diag_rest_time(F, st, F->load[F->panel_dev]);
   }
   return err;
+}
+
+/* Every step runs the same way (the seeds' baselines). */
+static int is_static(const mlsba__factor_run_t *F) {
+  return F->o.ways == MLSBA_FACTOR_WAYS_STATIC;
+}
+
+/* Where a lower Cholesky panel's solve may run: as the options say,
+ * static steps on a simulated platform split it by the row's own split
+ * at every step (seed 003 splits every DTRSM between the GPU and the
+ * cores as it splits DGEMM). */
+static mlsba_factor_solve_t solve_placement(const mlsba__factor_run_t *F) {
+  if (F->o.solve == MLSBA_FACTOR_SOLVE_AUTO && F->virt && is_static(F))
+    return MLSBA_FACTOR_SOLVE_SPLIT;
+  return F->o.solve;
 }
 
 /* The device that updates the next panel's columns first. Every later
@@ -880,15 +925,16 @@ static int sim_step(mlsba__factor_run_t *F, step_t *st, long *failed) {
 static void choose_ahead_device(mlsba__factor_run_t *F, const step_t *st) {
   F->ahead_dev = F->panel_dev;
   F->ahead_s = 0;
-  if (F->panel_dev < 0 || !st->lookahead || st->jbn == 0 || st->need == 0)
+  int64_t need = min64(st->jbn, st->units);
+  if (F->panel_dev < 0 || !st->may_look || need == 0 || is_static(F))
     return;
-  double x = (double)st->need, best = -1;
+  double x = (double)need, best = -1;
   for (size_t i = 0; i < F->p; i++) {
     if ((long)i != F->panel_dev && (!F->virt || !F->active[i]))
       continue;
     int64_t cap = mlsba_model_max_load(F->rate[i]);
     if (mlsba_model_num_points(F->rate[i]) == 0 ||
-        (cap != MLSBA_NO_MAX_LOAD && cap < st->need))
+        (cap != MLSBA_NO_MAX_LOAD && cap < need))
       continue;
     double t = x * st->unit_flops / mlsba__fpm_speed(F->rate[i], x);
     if (best < 0 || t < best || ((long)i == F->panel_dev && t <= best)) {
@@ -904,22 +950,24 @@ static void choose_ahead_device(mlsba__factor_run_t *F, const step_t *st) {
 static int split_with(mlsba__factor_run_t *F, const step_t *st, long ahead,
                       double ahead_s, int64_t loads[], int *fpm,
                       double *predicted) {
-  mlsba__factor_split_in_t in = {.split = F->o.split,
-                                 .p = F->p,
-                                 .q = F->q,
-                                 .group_size = F->group_size,
-                                 .group_dev = F->group_dev,
-                                 .rate = (const mlsba_model_t *const *)F->rate,
-                                 .active = F->active,
-                                 .units = st->units,
-                                 .unit_flops = st->unit_flops,
-                                 .panel_dev = st->lookahead ? F->panel_dev : -1,
-                                 .panel_s =
-                                     st->lookahead ? panel_estimate(F, st) : 0,
-                                 .panel_min = st->need,
-                                 .ahead_dev = ahead,
-                                 .ahead_s = ahead_s,
-                                 .fraction = F->fraction};
+  mlsba__factor_split_in_t in = {
+      .split = F->o.split,
+      .p = F->p,
+      .q = F->q,
+      .group_size = F->group_size,
+      .group_dev = F->group_dev,
+      .rate = (const mlsba_model_t *const *)F->rate,
+      .active = F->active,
+      .units = st->units,
+      .unit_flops = st->unit_flops,
+      .panel_dev = st->lookahead || st->diag_first ? F->panel_dev : -1,
+      .panel_s = st->lookahead || st->diag_first ? panel_estimate(F, st) : 0,
+      .panel_min = st->need,
+      .ahead_dev = ahead,
+      .ahead_s = ahead_s,
+      .diag_units = st->diag_first ? st->jbn : 0,
+      .diag_s = diag_update_time(F, st),
+      .fraction = F->fraction};
   /* The fixed slice is the models' split of the first update, kept. */
   if (F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && !F->fraction)
     in.split = MLSBA_FACTOR_SPLIT_FPM;
@@ -960,6 +1008,12 @@ static int split_solve(mlsba__factor_run_t *F, const step_t *st,
       .panel_dev = -1,
       .ahead_dev = -1,
       .fraction = F->fraction};
+  /* Before the slice is tuned (the first panel's, the first update's
+   * prediction) the models split it, as they tune the slice. */
+  if ((F->o.split == MLSBA_FACTOR_SPLIT_FIXED_SLICE ||
+       F->o.split == MLSBA_FACTOR_SPLIT_KERNEL_SLICE) &&
+      !F->fraction)
+    in.split = MLSBA_FACTOR_SPLIT_FPM;
   int fpm, err = mlsba__factor_split(&in, load, &fpm);
   if (!err && predicted)
     *predicted = mlsba__factor_split_time(&in, load);
@@ -967,18 +1021,29 @@ static int split_solve(mlsba__factor_run_t *F, const step_t *st,
 }
 
 /* One way to run a step: who updates the next panel's columns (and its
- * time for them), and whether the panel's solve is split. */
+ * time for them), whether the panel's solve is split, and whether the
+ * panel is factorized inside the update (lookahead) or after it. */
 typedef struct {
   long ahead;
   double ahead_s;
-  int apart;
+  int apart, look, diag;
 } way_t;
+
+enum { WAYS_MAX = 6 };
 
 /* The ways the step may run: the next panel's columns on the panel's
  * core or on the device that would update them soonest; a lower Cholesky
- * panel's solve on the core or split, as the options allow. */
+ * panel's solve on the core or split, as the options allow; and on a
+ * simulated platform, where the solve is split, no lookahead at all: the
+ * next panel's columns are units like the others, in every device's one
+ * share (a device that runs them first runs them as a small share of
+ * their own, at its speed for nb units), and the panel's diagonal block
+ * (nb^3 / 3 flops) is factorized either after the update or, with the
+ * block updated first on the panel's core, inside that core's share
+ * (MAGMA's hybrid Cholesky: the block goes to the host while the
+ * accelerator updates the rows below it). */
 static size_t ways_of(const mlsba__factor_run_t *F, const step_t *st,
-                      way_t ways[4]) {
+                      way_t ways[WAYS_MAX]) {
   size_t n = 0;
   int modes[2] = {0, 1}, m0 = 0, m1 = 1;
   /* On real devices the models are of the update, not of the solve (a
@@ -986,15 +1051,20 @@ static size_t ways_of(const mlsba__factor_run_t *F, const step_t *st,
    * adds a run of the executor after the update: measured on this
    * machine's two cores, mlsba_potrf at n = 4096 ran at 0.76 of OpenBLAS's
    * dpotrf with AUTO choosing it, 0.86 without. */
-  if (!solve_splittable(F, st) || F->o.solve == MLSBA_FACTOR_SOLVE_CORE ||
-      (!F->virt && F->o.solve == MLSBA_FACTOR_SOLVE_AUTO))
+  mlsba_factor_solve_t placed = solve_placement(F);
+  if (!solve_splittable(F, st) || placed == MLSBA_FACTOR_SOLVE_CORE ||
+      (!F->virt && placed == MLSBA_FACTOR_SOLVE_AUTO))
     m1 = 0;
-  else if (F->o.solve == MLSBA_FACTOR_SOLVE_SPLIT)
+  else if (placed == MLSBA_FACTOR_SOLVE_SPLIT)
     m0 = 1;
   for (int m = m0; m <= m1; m++) {
-    ways[n++] = (way_t){F->panel_dev, 0, modes[m]};
+    ways[n++] = (way_t){F->panel_dev, 0, modes[m], 1, 0};
     if (F->ahead_dev != F->panel_dev)
-      ways[n++] = (way_t){F->ahead_dev, F->ahead_s, modes[m]};
+      ways[n++] = (way_t){F->ahead_dev, F->ahead_s, modes[m], 1, 0};
+  }
+  if (F->virt && m1 == 1 && !is_static(F)) {
+    ways[n++] = (way_t){F->panel_dev, 0, 1, 0, 0};
+    ways[n++] = (way_t){F->panel_dev, 0, 1, 0, 1};
   }
   return n;
 }
@@ -1003,6 +1073,9 @@ static void take_way(mlsba__factor_run_t *F, step_t *st, const way_t *w) {
   F->ahead_dev = w->ahead;
   F->ahead_s = w->ahead_s;
   st->solve_apart = w->apart;
+  st->lookahead = st->may_look && w->look;
+  st->need = st->lookahead ? min64(st->jbn, st->units) : 0;
+  st->diag_first = st->may_look && !w->look && w->diag;
 }
 
 /* The split of the step. Where it may run more than one way, each is
@@ -1012,24 +1085,34 @@ static void take_way(mlsba__factor_run_t *F, step_t *st, const way_t *w) {
  * slower per unit, and a split solve waits for the update, where on the
  * core it overlaps it. */
 static int choose_and_split(mlsba__factor_run_t *F, step_t *st, int *fpm) {
-  way_t ways[4];
+  way_t ways[WAYS_MAX];
   size_t n = ways_of(F, st, ways);
   take_way(F, st, &ways[0]);
   if (n == 1 || !all_modelled(F))
     return split_with(F, st, F->ahead_dev, F->ahead_s, F->load, fpm, NULL);
   /* The way chosen at a step within a fifth of this one's size is kept:
    * the choice follows the size, and comparing every way at every step
-   * would multiply the splitting time. */
+   * would multiply the splitting time. Unless the device that updates
+   * the next panel's columns is held to them: its share of the update
+   * has shrunk below them, and another way may be shorter. */
   for (size_t k = 0;
        F->way_units > 0 && 5 * st->units >= 4 * F->way_units && k < n; k++)
     if ((ways[k].ahead == F->panel_dev) == F->way_on_core &&
-        ways[k].apart == F->way_apart) {
+        ways[k].apart == F->way_apart && ways[k].look == F->way_look &&
+        ways[k].diag == F->way_diag) {
       take_way(F, st, &ways[k]);
-      return split_with(F, st, F->ahead_dev, F->ahead_s, F->load, fpm, NULL);
+      int err = split_with(F, st, F->ahead_dev, F->ahead_s, F->load, fpm, NULL);
+      if (err || !st->lookahead || F->ahead_dev < 0 ||
+          F->load[F->ahead_dev] > st->need)
+        return err;
+      break;
     }
   double solve = 0, best = -1;
   int err = 0;
-  if (ways[n - 1].apart) {
+  int any_apart = 0;
+  for (size_t k = 0; k < n; k++)
+    any_apart |= ways[k].apart;
+  if (any_apart) {
     unsigned char *able = calloc(F->p, 1);
     err = able ? 0 : mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
     if (!err) {
@@ -1045,6 +1128,8 @@ static int choose_and_split(mlsba__factor_run_t *F, step_t *st, int *fpm) {
     take_way(F, st, &ways[k]);
     err = split_with(F, st, ways[k].ahead, ways[k].ahead_s, F->clip, &f, &t);
     t += ways[k].apart ? solve : 0;
+    if (!ways[k].look && !ways[k].diag) /* the panel after the update */
+      t += panel_estimate(F, st);
     if (!err && (best < 0 || t < best)) {
       best = t;
       pick = k;
@@ -1056,6 +1141,8 @@ static int choose_and_split(mlsba__factor_run_t *F, step_t *st, int *fpm) {
   F->way_units = st->units;
   F->way_on_core = ways[pick].ahead == F->panel_dev;
   F->way_apart = ways[pick].apart;
+  F->way_look = ways[pick].look;
+  F->way_diag = ways[pick].diag;
   return err;
 }
 
@@ -1167,21 +1254,21 @@ static void compute_on_host(mlsba__factor_run_t *F, step_t *st) {
   if (st->lookahead && st->jbn > 0)
     st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
   mlsba__factor_update(F->P, st->j, st->jb, st->need, st->units);
+  if (st->diag_first && st->jbn > 0) /* the same numbers, whole */
+    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
 }
 
-/* Without lookahead the next panel runs after the update: on the calling
- * thread, or in virtual time on the panel's device. */
+/* Without lookahead the next panel (its diagonal block, where its solve
+ * is split) runs after the update: on the calling thread, or in virtual
+ * time on the panel's device. */
 static double panel_after(mlsba__factor_run_t *F, step_t *st) {
-  if (st->lookahead || st->jbn == 0)
+  if (st->lookahead || st->diag_first || st->jbn == 0)
     return 0;
   double t = mlsba__now();
   if (!F->virt || F->o.compute)
-    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
-  st->panel_s =
-      F->virt
-          ? sim_panel_time(F, mlsba__factor_panel_flops(F->P, st->jn, st->jbn),
-                           st->jbn)
-          : mlsba__now() - t;
+    st->stop = panel_alone(F, st);
+  st->panel_s = F->virt ? sim_panel_time(F, next_panel_flops(F, st), st->jbn)
+                        : mlsba__now() - t;
   return st->panel_s;
 }
 
@@ -1328,31 +1415,61 @@ static int update_step(mlsba__factor_run_t *F, step_t *st) {
     compute_on_host(F, st);
   if (!F->virt)
     learn(F, st);
-  double solve = 0;
+  double after = panel_after(F, st), solve = 0;
   if ((err = solve_step(F, st, &solve)) != 0)
     return err;
-  double after = panel_after(F, st);
   record(F, st, solve + after);
   return 0;
 }
 
-static int first_panel(mlsba__factor_run_t *F, int64_t jb) {
+/* Simulated lower Cholesky: the first panel's solve is split like the
+ * later panels' where the models predict it shorter than on the panel's
+ * core (all the other devices wait for this panel). */
+static int first_solve_apart(mlsba__factor_run_t *F, step_t *st) {
+  st->may_look = F->panel_dev >= 0;
+  if (!F->virt || !solve_splittable(F, st) ||
+      solve_placement(F) == MLSBA_FACTOR_SOLVE_CORE || !all_modelled(F))
+    return 0;
+  if (solve_placement(F) == MLSBA_FACTOR_SOLVE_SPLIT)
+    return 1;
+  unsigned char *able = calloc(F->p, 1);
+  double solve = 0;
+  int apart = 0;
+  if (able) {
+    solve_devices(F, able);
+    double whole = panel_estimate(F, st);
+    st->solve_apart = 1;
+    apart = split_solve(F, st, able, F->one, &solve) == 0 &&
+            panel_estimate(F, st) + solve < whole;
+  }
+  free(able);
+  return apart;
+}
+
+static int first_panel(mlsba__factor_run_t *F, int64_t jb, int *stop) {
   step_t st = {.F = F, .jn = 0, .jbn = jb};
+  double t0 = mlsba__now();
+  st.solve_apart = first_solve_apart(F, &st);
+  F->R->overhead_s += mlsba__now() - t0;
   double t = mlsba__now();
   if (!F->virt || F->o.compute)
-    st.stop = mlsba__factor_panel(F->P, 0, jb);
-  st.panel_s =
-      F->virt ? sim_panel_time(F, mlsba__factor_panel_flops(F->P, 0, jb), jb)
-              : mlsba__now() - t;
+    st.stop = panel_alone(F, &st);
+  st.panel_s = F->virt ? sim_panel_time(F, next_panel_flops(F, &st), jb)
+                       : mlsba__now() - t;
   for (size_t i = 0; i < F->p; i++)
     F->time[i] = 0;
   if (F->panel_dev >= 0)
     F->time[F->panel_dev] = st.panel_s;
+  double solve = 0;
+  int err = solve_step(F, &st, &solve);
+  if (err)
+    return err;
   st.units = 1; /* so that record() keeps the panel core's time */
   memset(F->load, 0, F->p * sizeof *F->load);
-  record(F, &st, 0);
+  record(F, &st, solve);
   F->R->units[0] = 0;
-  return st.stop;
+  *stop = st.stop;
+  return 0;
 }
 
 /* The resident columns back to the host, and the bytes moved into the
@@ -1405,7 +1522,12 @@ int mlsba__factor_run(mlsba__factor_run_t *F) {
   mlsba__factor_problem_t *P = F->P;
   int64_t kmax = mlsba__factor_diag(P), nb = P->nb;
   double t0 = mlsba__now();
-  int stop = kmax > 0 ? first_panel(F, min64(nb, kmax)) : 0;
+  int stop = 0;
+  if (kmax > 0) {
+    int err = first_panel(F, min64(nb, kmax), &stop);
+    if (err)
+      return err;
+  }
   for (int64_t j = 0; j < kmax && !stop; j += nb) {
     step_t st = {.F = F, .j = j, .jb = min64(nb, kmax - j)};
     st.units = mlsba__factor_units(P, j, st.jb);
@@ -1414,7 +1536,8 @@ int mlsba__factor_run(mlsba__factor_run_t *F) {
     st.unit_flops = mlsba__factor_unit_flops(P, j, st.jb);
     st.jn = j + st.jb;
     st.jbn = st.jn < kmax ? min64(nb, kmax - st.jn) : 0;
-    st.lookahead = P->op != MLSBA__FACTOR_CHOL_UPPER && F->panel_dev >= 0;
+    st.may_look = P->op != MLSBA__FACTOR_CHOL_UPPER && F->panel_dev >= 0;
+    st.lookahead = st.may_look;
     st.need = st.lookahead ? min64(st.jbn, st.units) : 0;
     int err = update_step(F, &st);
     if (err) {

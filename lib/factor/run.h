@@ -20,12 +20,13 @@ typedef struct mlsba__factor_run {
   long ahead_dev;    /* this step's: who updates the next panel first */
   double ahead_s;    /* its time for those units (virtual) */
   int64_t way_units; /* the step at whose size the way was chosen */
-  int way_on_core, way_apart; /* that way (run.c: choose_and_split) */
-  double unit_ref;            /* flops of a sim profile's unit: 2 n^2 */
-  mlsba_model_t **rate;       /* p flop-rate models by units */
-  unsigned char *active;      /* p: takes update units */
-  unsigned char *warm;        /* p: an accelerator's first share has run */
-  double *fraction;           /* the fixed slice, once tuned */
+  int way_on_core, way_apart, way_look,
+      way_diag;          /* that way (choose_and_split) */
+  double unit_ref;       /* flops of a sim profile's unit: 2 n^2 */
+  mlsba_model_t **rate;  /* p flop-rate models by units */
+  unsigned char *active; /* p: takes update units */
+  unsigned char *warm;   /* p: an accelerator's first share has run */
+  double *fraction;      /* the fixed slice, once tuned */
   int64_t *load, *exec_off, *log_off, *clip, *one;
   double *time, *extra;
   double clock;       /* virtual seconds so far */
@@ -67,7 +68,12 @@ typedef struct mlsba__factor_step {
   int64_t jn, jbn; /* the next panel (jbn = 0: none) */
   int64_t units, need;
   double unit_flops;
-  int lookahead;
+  int may_look;  /* the step may run with lookahead (LU, lower Cholesky) */
+  int lookahead; /* it does (the way chosen: run.c) */
+  /* Simulated lower Cholesky without lookahead: the panel's core first
+   * updates the next panel's diagonal block and factorizes it, then its
+   * share; the rest of the panel's columns are units like the others. */
+  int diag_first;
   double panel_s; /* the next panel's time, measured or virtual */
   int stop;       /* a Cholesky panel was not positive definite */
   /* Which devices finished their share (cores mark it as they end), and

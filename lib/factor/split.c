@@ -31,14 +31,23 @@ typedef struct {
   double ready, after;
   int64_t first;
   double first_s;
+  int64_t diag; /* the panel's core: the next panel's diagonal block */
+  double diag_s;
 } step_cost_t;
+
+/* The part of the next panel's diagonal block (c->diag columns) that x
+ * units leave out, updated on the panel's core before the panel. */
+static double diag_rest(const step_cost_t *c, double x) {
+  double b = (double)c->diag, r = b - x;
+  return c->diag > 0 && r > 0 ? c->diag_s * r * (r + 1) / (b * (b + 1)) : 0;
+}
 
 static double step_time(const mlsba_model_t *rate, double w,
                         const step_cost_t *c, double x) {
   double rest = x - (double)c->first, t = c->first_s;
   if (rest > 0)
     t += rest * w / mlsba__fpm_speed(rate, rest);
-  return (t > c->ready ? t : c->ready) + c->after;
+  return (t > c->ready ? t : c->ready) + c->after + diag_rest(c, x);
 }
 
 /* The device's speed in units per second at step k, from its rate model:
@@ -49,7 +58,7 @@ static int step_model(const mlsba_model_t *rate, double w, const step_cost_t *c,
                       int64_t units, int streaming, mlsba_model_t **out) {
   mlsba_model_t *m = NULL;
   int err = mlsba_model_create(&m);
-  int added = c->ready > 0 || c->after > 0 || c->first > 0;
+  int added = c->ready > 0 || c->after > 0 || c->first > 0 || c->diag > 0;
   for (size_t k = 0; !err && k < mlsba_model_num_points(rate); k++) {
     double x, s;
     mlsba_model_get_point(rate, k, &x, &s);
@@ -64,6 +73,13 @@ static int step_model(const mlsba_model_t *rate, double w, const step_cost_t *c,
     if (x > c->first)
       err = mlsba_model_set_point(m, (double)x,
                                   (double)x / step_time(rate, w, c, (double)x));
+  /* the diagonal block's part, quadratic in the columns left out */
+  for (int64_t k = 1; !err && c->diag > 0 && k <= 8; k++) {
+    int64_t x = c->diag * k / 8;
+    if (x >= 1 && x <= units)
+      err = mlsba_model_set_point(m, (double)x,
+                                  (double)x / step_time(rate, w, c, (double)x));
+  }
   if (!err && !streaming)
     err = mlsba_model_set_max_load(m, mlsba_model_max_load(rate));
   if (err) {
@@ -82,9 +98,11 @@ static int ahead_apart(const mlsba__factor_split_in_t *in) {
 
 /* What device i's time holds beyond its units' time at this step. */
 static step_cost_t cost_of(const mlsba__factor_split_in_t *in, size_t i) {
-  step_cost_t c = {0, 0, 0, 0};
+  step_cost_t c = {0, 0, 0, 0, 0, 0};
   if ((long)i == in->panel_dev) {
     c.after = in->panel_s;
+    c.diag = in->diag_units;
+    c.diag_s = in->diag_s;
     if (ahead_apart(in))
       c.ready = in->ahead_s;
   }
@@ -261,7 +279,7 @@ double mlsba__factor_split_time(const mlsba__factor_split_in_t *in,
   double worst = 0;
   for (size_t i = 0; i < in->p; i++) {
     step_cost_t c = cost_of(in, i);
-    int busy = loads[i] > 0 || c.after > 0;
+    int busy = loads[i] > 0 || c.after > 0 || c.diag_s > 0;
     if (!busy || (loads[i] > 0 && (in->rate[i] == NULL ||
                                    mlsba_model_num_points(in->rate[i]) == 0)))
       continue;

@@ -73,6 +73,22 @@ typedef enum mlsba_factor_solve {
   MLSBA_FACTOR_SOLVE_COUNT /**< number of choices */
 } mlsba_factor_solve_t;
 
+/** How each step runs besides its split: who updates the next panel's
+ *  columns, whether the next panel is factorized inside the update
+ *  (lookahead), and where a lower Cholesky panel's solve runs. */
+typedef enum mlsba_factor_ways {
+  /** On simulated platforms, per step the way the models predict
+   *  shortest (the default); on real devices the panel's core updates
+   *  the next panel's columns and factorizes it inside its share. */
+  MLSBA_FACTOR_WAYS_AUTO = 0,
+  /** Every step alike, as the seeds place their tasks statically: the
+   *  panel's core updates the next panel's columns first and factorizes
+   *  the whole panel inside its share (its solve too, unless `solve` is
+   *  MLSBA_FACTOR_SOLVE_SPLIT). On real devices the same as AUTO. */
+  MLSBA_FACTOR_WAYS_STATIC,
+  MLSBA_FACTOR_WAYS_COUNT /**< number of choices */
+} mlsba_factor_ways_t;
+
 /** \brief Name of a split as the tools spell it ("fpm", "constant-ratio",
  *  "fixed-slice"); NULL for an unknown value. */
 MLSBA_EXTERN const char *mlsba_factor_split_name(mlsba_factor_split_t split);
@@ -119,6 +135,10 @@ typedef struct mlsba_factor_opts {
    *  the middle pairs, one run of columns); 1 streams them at every step
    *  (sent and read back whole), for comparison. */
   int stream;
+  /** How each step runs besides its split (default
+   *  MLSBA_FACTOR_WAYS_AUTO); MLSBA_FACTOR_WAYS_STATIC for the seeds'
+   *  baselines as they place their tasks. */
+  mlsba_factor_ways_t ways;
 } mlsba_factor_opts_t;
 
 /** What a factorization did, step by step. Arrays are owned by the
