@@ -7,9 +7,12 @@
 #include <hwloc.h>
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mlsba.h"
 #include "runtime/executor.h"
@@ -554,6 +557,46 @@ START_TEST(a_cpu_function_cannot_run_its_own_executor) {
 }
 END_TEST
 
+/* A child forked after the threads started has none of them: its runs
+ * start threads of its own (instead of waiting for the parent's for
+ * ever), and destroying the executor there frees without joining. */
+START_TEST(a_forked_child_runs_with_threads_of_its_own) {
+#ifdef __SANITIZE_THREAD__
+  return; /* TSan refuses threads in a child forked with threads */
+#endif
+  mlsba_platform_t *pl = platform(two_cores);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_load_t *w = NULL;
+  stamps_t *s = stamps_new(8, &w);
+  run_stamps(ex, w, s, 4, 1);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    signal(SIGALRM, SIG_DFL);
+    alarm(60); /* a hang fails the test instead of blocking it */
+    int64_t units[2] = {5, 3};
+    double t[2];
+    s->run = 2;
+    int bad = mlsba_executor_run(ex, w, units, 0, t, NULL) != 0;
+    for (int64_t i = 0; i < s->n; i++)
+      bad |= s->stamp[i] != 2;
+    mlsba_executor_destroy(ex);
+    stamps_free(s, w); /* nothing left for valgrind to call a leak */
+    mlsba_platform_destroy(pl);
+    _exit(bad ? 3 : 0);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "the child's run: status %d", status);
+  run_stamps(ex, w, s, 2, 3); /* the parent's threads are still there */
+  stamps_free(s, w);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *execute_suite(void) {
   Suite *s = suite_create("execute");
   TCase *tc = tcase_create("cores and sim");
@@ -575,6 +618,7 @@ static Suite *execute_suite(void) {
   tcase_add_test(threads, the_threads_live_from_the_first_run_to_destroy);
   tcase_add_test(threads, a_thread_that_cannot_start_calls_the_run_off);
   tcase_add_test(threads, a_cpu_function_cannot_run_its_own_executor);
+  tcase_add_test(threads, a_forked_child_runs_with_threads_of_its_own);
   suite_add_tcase(s, threads);
   return s;
 }

@@ -307,7 +307,8 @@ typedef struct mlsba__group_pool {
   atomic_ulong gate_open; /* the run whose gate is open */
   atomic_ulong done;      /* groups done with the run in flight */
   size_t ready;
-  size_t started; /* threads started */
+  size_t started;           /* threads started */
+  unsigned long generation; /* the process's, at the start (forks) */
   int stop;
   group_thread_t *threads;
 } group_pool_t;
@@ -419,8 +420,29 @@ static void *group_main(void *arg) {
   return NULL;
 }
 
-/* Stops the pool's threads (idle between runs) and frees it. */
+/* A process forked after the threads started has none of them (only the
+ * thread that called fork() goes on in the child): the child's executor
+ * leaves the parent's pool alone and starts its own. */
+static atomic_ulong fork_generation;
+static pthread_once_t fork_watch_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void) { atomic_fetch_add(&fork_generation, 1); }
+
+static void watch_forks(void) { pthread_atfork(NULL, NULL, count_fork); }
+
+static int pool_forked(const group_pool_t *P) {
+  return P->generation != atomic_load(&fork_generation);
+}
+
+/* Stops the pool's threads (idle between runs) and frees it; in a forked
+ * child, where its threads do not exist and its lock may be held, only
+ * frees it. */
 static void pool_destroy(group_pool_t *P) {
+  if (pool_forked(P)) {
+    free(P->threads);
+    free(P);
+    return;
+  }
   pthread_mutex_lock(&P->mu);
   P->stop = 1;
   pthread_cond_broadcast(&P->to_groups);
@@ -434,12 +456,10 @@ static void pool_destroy(group_pool_t *P) {
   free(P);
 }
 
-/* The pool of ex, started on the first threaded run. A thread that cannot
- * start calls the pool off (the others are stopped), so that the next run
- * tries again. */
-static int pool_get(mlsba_executor_t *ex, group_pool_t **out) {
-  if ((*out = ex->pool) != NULL)
-    return 0;
+/* Starts a pool for ex. A thread that cannot start calls it off (the
+ * others are stopped), so that the next run tries again. */
+static int pool_start(mlsba_executor_t *ex, group_pool_t **out) {
+  pthread_once(&fork_watch_once, watch_forks);
   size_t q = ex->pl->ngroups;
   group_pool_t *P = calloc(1, sizeof *P);
   group_thread_t *threads = calloc(q, sizeof *threads);
@@ -448,7 +468,10 @@ static int pool_get(mlsba_executor_t *ex, group_pool_t **out) {
     free(threads);
     return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
   }
-  *P = (group_pool_t){.ex = ex, .q = q, .threads = threads};
+  *P = (group_pool_t){.ex = ex,
+                      .q = q,
+                      .generation = atomic_load(&fork_generation),
+                      .threads = threads};
   pthread_mutex_init(&P->mu, NULL);
   pthread_cond_init(&P->to_groups, NULL);
   pthread_cond_init(&P->to_caller, NULL);
@@ -465,6 +488,21 @@ static int pool_get(mlsba_executor_t *ex, group_pool_t **out) {
   }
   *out = ex->pool = P;
   return 0;
+}
+
+/* The pool of ex, started on the first threaded run (or the first in a
+ * forked child). */
+static int pool_get(mlsba_executor_t *ex, group_pool_t **out) {
+  if ((*out = ex->pool) != NULL && !pool_forked(ex->pool))
+    return 0;
+  /* The parent's pool is freed after the new one is made: at its address
+   * helgrind would take the new pool's lock for the parent's. */
+  group_pool_t *parents = ex->pool;
+  ex->pool = NULL;
+  int err = pool_start(ex, out);
+  if (parents)
+    pool_destroy(parents);
+  return err;
 }
 
 /* Every group on its own thread, started together at the gate. */
