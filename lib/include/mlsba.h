@@ -740,7 +740,8 @@ typedef enum mlsba_drive {
  *  processing group runs on a thread of its own, pinned to the group's
  *  core: the threads start with the first run and are kept, asleep
  *  between runs, until mlsba_executor_destroy() stops them (a platform of
- *  simulated devices only runs in the calling thread and starts none).
+ *  simulated devices only runs in the calling thread and starts none; a
+ *  process forked after a run starts threads of its own at its first).
  *  Thread safety: one run at a time per executor; a run started while
  *  another is in flight, from another thread or from a CPU function of
  *  that run, fails with MLSBA_EINVAL. */
