@@ -1,13 +1,21 @@
 /* The execution layer without accelerators: GEMM verification, the CPU
  * cores through BLIS, simulated devices, the executor's checks, and
  * discovery of the cores. (OpenCL devices: test_opencl.c.) */
+#define _GNU_SOURCE /* sched_getcpu */
 #include <check.h>
+#include <dirent.h>
 #include <hwloc.h>
 #include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mlsba.h"
+#include "runtime/executor.h"
 #include "support/gemm_data.h"
 #include "support/run_suite.h"
 
@@ -324,6 +332,272 @@ START_TEST(discovery_tells_core_kinds_apart) {
 }
 END_TEST
 
+/* ---- the groups' threads, kept from run to run ------------------------- */
+
+/* A load of n units that stamps every unit with the run's number and the
+ * CPU it ran on; it fails (returning 7) while fail is set, and runs its
+ * own executor when nested is set. */
+typedef struct {
+  int64_t n;
+  int run;
+  int *stamp, *cpu;
+  atomic_int calls, fail;
+  mlsba_executor_t *nested;
+  int nested_rc;
+  char nested_msg[256];
+} stamps_t;
+
+static int stamp_units(void *user, int64_t first, int64_t count) {
+  stamps_t *s = user;
+  atomic_fetch_add(&s->calls, 1);
+  if (atomic_load(&s->fail))
+    return 7;
+  if (s->nested) {
+    int64_t units[2] = {s->n, 0};
+    double t[2];
+    mlsba_load_t *w = NULL; /* no ck_assert off the test's thread */
+    s->nested_rc = mlsba_load_create("inner", s->n, &w) != 0
+                       ? -2
+                       : mlsba_executor_run(s->nested, w, units, 0, t, NULL);
+    snprintf(s->nested_msg, sizeof s->nested_msg, "%s", mlsba_last_error());
+    mlsba_load_destroy(w);
+  }
+  for (int64_t i = first; i < first + count; i++) {
+    s->stamp[i] = s->run;
+    s->cpu[i] = sched_getcpu();
+  }
+  return 0;
+}
+
+static stamps_t *stamps_new(int64_t n, mlsba_load_t **w) {
+  stamps_t *s = calloc(1, sizeof *s);
+  s->n = n;
+  s->stamp = calloc((size_t)n, sizeof *s->stamp);
+  s->cpu = calloc((size_t)n, sizeof *s->cpu);
+  ck_assert_int_eq(mlsba_load_create("stamps", n, w), 0);
+  ck_assert_int_eq(mlsba_load_set_cpu(*w, stamp_units, s), 0);
+  return s;
+}
+
+static void stamps_free(stamps_t *s, mlsba_load_t *w) {
+  mlsba_load_destroy(w);
+  free(s->stamp);
+  free(s->cpu);
+  free(s);
+}
+
+/* Runs s's load with units[0] units on c0 and the rest on c1, as run
+ * number run; every unit stamped by it. */
+static void run_stamps(mlsba_executor_t *ex, mlsba_load_t *w, stamps_t *s,
+                       int64_t on_c0, int run) {
+  s->run = run;
+  int64_t units[2] = {on_c0, s->n - on_c0};
+  double t[2] = {-1, -1};
+  long failed = 5;
+  ck_assert_msg(mlsba_executor_run(ex, w, units, 0, t, &failed) == 0,
+                "run %d: %s", run, mlsba_last_error());
+  ck_assert_int_eq(failed, -1);
+  for (int64_t i = 0; i < s->n; i++)
+    ck_assert_msg(s->stamp[i] == run, "run %d: unit %lld not computed", run,
+                  (long long)i);
+  for (int d = 0; d < 2; d++)
+    ck_assert_msg(t[d] >= 0 && (units[d] > 0 || t[d] == 0),
+                  "run %d: device %d: time %g for %lld units", run, d, t[d],
+                  (long long)units[d]);
+}
+
+/* The threads of this process, from /proc/self/task. */
+static int process_threads(void) {
+  DIR *dir = opendir("/proc/self/task");
+  ck_assert_ptr_nonnull(dir);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(dir)) != NULL;)
+    n += e->d_name[0] != '.';
+  closedir(dir);
+  return n;
+}
+
+/* Whether CPU cpu is one of physical core core's. */
+static int cpu_of_core(hwloc_topology_t topo, int cpu, unsigned core) {
+  hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, core);
+  return obj != NULL && cpu >= 0 && hwloc_bitmap_isset(obj->cpuset, cpu);
+}
+
+/* Hundreds of runs on one executor, with shares that change from run to
+ * run (a core with none included): every unit computed by every run, on
+ * its core's CPU, with no thread started after the first run. */
+START_TEST(many_runs_in_a_row_reuse_the_pinned_threads) {
+  mlsba_platform_t *pl = platform(two_cores);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_load_t *w = NULL;
+  stamps_t *s = stamps_new(64, &w);
+  hwloc_topology_t topo;
+  ck_assert_int_eq(hwloc_topology_init(&topo), 0);
+  ck_assert_int_eq(hwloc_topology_load(topo), 0);
+  run_stamps(ex, w, s, 32, 1);
+  int threads = process_threads();
+  for (int run = 2; run <= 400; run++) {
+    int64_t on_c0 = (run * 7) % 65;
+    run_stamps(ex, w, s, on_c0, run);
+    for (int64_t i = 0; i < s->n; i++)
+      ck_assert_msg(cpu_of_core(topo, s->cpu[i], i < on_c0 ? 0 : 1),
+                    "run %d: unit %lld ran on CPU %d", run, (long long)i,
+                    s->cpu[i]);
+  }
+  ck_assert_int_eq(process_threads(), threads);
+  hwloc_topology_destroy(topo);
+  stamps_free(s, w);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* A run whose CPU function fails names the core and leaves the executor
+ * as it was: the next run on it computes everything. */
+START_TEST(a_failed_run_leaves_the_executor_usable) {
+  mlsba_platform_t *pl = platform(two_cores);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_load_t *w = NULL;
+  stamps_t *s = stamps_new(10, &w);
+  for (int run = 1; run <= 3; run++) {
+    atomic_store(&s->fail, 1);
+    int64_t units[2] = {0, 10};
+    double t[2];
+    long failed = -1;
+    ck_assert_int_eq(mlsba_executor_run(ex, w, units, 0, t, &failed),
+                     MLSBA_EDEVICE);
+    ck_assert_int_eq(failed, 1);
+    ck_assert_msg(strstr(mlsba_last_error(), "c1") != NULL, "%s",
+                  mlsba_last_error());
+    atomic_store(&s->fail, 0);
+    run_stamps(ex, w, s, 4, run);
+  }
+  stamps_free(s, w);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* The threads start with the first run and stop with the executor; an
+ * executor destroyed before any run started none. */
+START_TEST(the_threads_live_from_the_first_run_to_destroy) {
+  mlsba_platform_t *pl = platform(two_cores);
+  int before = process_threads();
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  int64_t max[2];
+  mlsba_load_t *w = NULL;
+  stamps_t *s = stamps_new(8, &w);
+  ck_assert_int_eq(mlsba_executor_max_units(ex, w, max), 0);
+  ck_assert_int_eq(process_threads(), before);
+  mlsba_executor_destroy(ex);
+  ck_assert_int_eq(process_threads(), before);
+
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  run_stamps(ex, w, s, 3, 1);
+  ck_assert_int_eq(process_threads(), before + 2);
+  mlsba_executor_destroy(ex);
+  ck_assert_int_eq(process_threads(), before);
+  stamps_free(s, w);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* A group whose thread cannot start: the run is called off with an error
+ * that says so, no device computes, the threads already started stop,
+ * and the next run starts them again. */
+START_TEST(a_thread_that_cannot_start_calls_the_run_off) {
+  mlsba_platform_t *pl = platform(two_cores);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_load_t *w = NULL;
+  stamps_t *s = stamps_new(6, &w);
+  int before = process_threads();
+  mlsba__executor_inject_thread_fault(2);
+  int64_t units[2] = {3, 3};
+  double t[2];
+  long failed = 5;
+  ck_assert_int_eq(mlsba_executor_run(ex, w, units, 0, t, &failed),
+                   MLSBA_EDEVICE);
+  mlsba__executor_inject_thread_fault(0);
+  ck_assert_msg(
+      strstr(mlsba_last_error(), "cannot start the thread of group 1") != NULL,
+      "%s", mlsba_last_error());
+  ck_assert_int_eq(failed, -1);
+  ck_assert_int_eq(atomic_load(&s->calls), 0);
+  ck_assert_int_eq(process_threads(), before);
+  run_stamps(ex, w, s, 3, 1);
+  ck_assert_int_eq(process_threads(), before + 2);
+  stamps_free(s, w);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* A CPU function that runs the executor running it gets an error instead
+ * of waiting for its own thread for ever; the outer run completes. */
+START_TEST(a_cpu_function_cannot_run_its_own_executor) {
+  mlsba_platform_t *pl = platform(two_cores);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_load_t *w = NULL;
+  stamps_t *s = stamps_new(4, &w);
+  s->nested = ex;
+  s->nested_rc = -1;
+  run_stamps(ex, w, s, 4, 1);
+  ck_assert_int_eq(s->nested_rc, MLSBA_EINVAL);
+  ck_assert_msg(strstr(s->nested_msg, "running a load already") != NULL, "%s",
+                s->nested_msg);
+  s->nested = NULL;
+  run_stamps(ex, w, s, 2, 2);
+  stamps_free(s, w);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
+/* A child forked after the threads started has none of them: its runs
+ * start threads of its own (instead of waiting for the parent's for
+ * ever), and destroying the executor there frees without joining. */
+START_TEST(a_forked_child_runs_with_threads_of_its_own) {
+#ifdef __SANITIZE_THREAD__
+  return; /* TSan refuses threads in a child forked with threads */
+#endif
+  mlsba_platform_t *pl = platform(two_cores);
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  mlsba_load_t *w = NULL;
+  stamps_t *s = stamps_new(8, &w);
+  run_stamps(ex, w, s, 4, 1);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    signal(SIGALRM, SIG_DFL);
+    alarm(60); /* a hang fails the test instead of blocking it */
+    int64_t units[2] = {5, 3};
+    double t[2];
+    s->run = 2;
+    int bad = mlsba_executor_run(ex, w, units, 0, t, NULL) != 0;
+    for (int64_t i = 0; i < s->n; i++)
+      bad |= s->stamp[i] != 2;
+    mlsba_executor_destroy(ex);
+    stamps_free(s, w); /* nothing left for valgrind to call a leak */
+    mlsba_platform_destroy(pl);
+    _exit(bad ? 3 : 0);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "the child's run: status %d", status);
+  run_stamps(ex, w, s, 2, 3); /* the parent's threads are still there */
+  stamps_free(s, w);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *execute_suite(void) {
   Suite *s = suite_create("execute");
   TCase *tc = tcase_create("cores and sim");
@@ -338,6 +612,15 @@ static Suite *execute_suite(void) {
   tcase_add_test(tc, discovery_finds_every_core);
   tcase_add_test(tc, discovery_tells_core_kinds_apart);
   suite_add_tcase(s, tc);
+  TCase *threads = tcase_create("the groups' threads");
+  tcase_set_timeout(threads, 300);
+  tcase_add_test(threads, many_runs_in_a_row_reuse_the_pinned_threads);
+  tcase_add_test(threads, a_failed_run_leaves_the_executor_usable);
+  tcase_add_test(threads, the_threads_live_from_the_first_run_to_destroy);
+  tcase_add_test(threads, a_thread_that_cannot_start_calls_the_run_off);
+  tcase_add_test(threads, a_cpu_function_cannot_run_its_own_executor);
+  tcase_add_test(threads, a_forked_child_runs_with_threads_of_its_own);
+  suite_add_tcase(s, threads);
   return s;
 }
 

@@ -675,9 +675,11 @@ typedef struct mlsba_load mlsba_load_t;
 
 /** \brief What a CPU core does with units [first, first + count).
  *
- *  Called on a thread pinned to one core, concurrently with other cores
- *  working on disjoint ranges: use one thread (a single-threaded BLAS
- *  call, no OpenMP team). count is >= 1.
+ *  Called on a thread pinned to one core (the same thread from run to
+ *  run of an executor), concurrently with other cores working on
+ *  disjoint ranges: use one thread (a single-threaded BLAS call, no
+ *  OpenMP team), and do not run the executor that calls it. count is
+ *  >= 1.
  *  \param user  the pointer given to mlsba_load_set_cpu().
  *  \return 0, or nonzero to report a failure (the run fails with
  *          MLSBA_EDEVICE naming the core and the value). */
@@ -734,8 +736,15 @@ typedef enum mlsba_drive {
 } mlsba_drive_t;
 
 /** Runs loads on the devices of a platform. Opening it opens every real
- *  device (OpenCL contexts and queues, the topology for pinning).
- *  Thread safety: one run at a time per executor. */
+ *  device (OpenCL contexts and queues, the topology for pinning). Each
+ *  processing group runs on a thread of its own, pinned to the group's
+ *  core: the threads start with the first run and are kept, asleep
+ *  between runs, until mlsba_executor_destroy() stops them (a platform of
+ *  simulated devices only runs in the calling thread and starts none; a
+ *  process forked after a run starts threads of its own at its first).
+ *  Thread safety: one run at a time per executor; a run started while
+ *  another is in flight, from another thread or from a CPU function of
+ *  that run, fails with MLSBA_EINVAL. */
 typedef struct mlsba_executor mlsba_executor_t;
 
 /** \brief Open the devices of a platform. The platform must outlive the
@@ -743,7 +752,8 @@ typedef struct mlsba_executor mlsba_executor_t;
  *  failed, MLSBA_ENOTSUP for an OpenCL device in a build without OpenCL. */
 MLSBA_EXTERN int mlsba_executor_create(const mlsba_platform_t *pl,
                                        mlsba_executor_t **ex);
-/** \brief Close the devices; NULL is ignored. */
+/** \brief Stop the groups' threads and close the devices; NULL is
+ *  ignored. Not while a run is in flight. */
 MLSBA_EXTERN void mlsba_executor_destroy(mlsba_executor_t *ex);
 
 /** \brief The largest load every device can hold for this product, in
@@ -776,9 +786,12 @@ MLSBA_EXTERN int mlsba_executor_max_units(mlsba_executor_t *ex,
  *  \param[out] failed  may be NULL; receives the index of the device whose
  *                      error is returned, or -1.
  *  \return 0; MLSBA_EINVAL for units that do not sum to the load's or
- *          exceed what a device can take; MLSBA_EDEVMEM or MLSBA_EDEVICE
- *          naming the device, the call and the error. Every device has
- *          stopped writing when the call returns, even after an error. */
+ *          exceed what a device can take, or while another run of the
+ *          executor is in flight; MLSBA_EDEVMEM or MLSBA_EDEVICE naming the
+ *          device, the call and the error; MLSBA_EDEVICE when a group's
+ *          thread cannot start (nothing ran; the next run tries again).
+ *          Every device has stopped writing when the call returns, even
+ *          after an error, and the executor is ready for the next run. */
 MLSBA_EXTERN int mlsba_executor_run(mlsba_executor_t *ex,
                                     const mlsba_load_t *load,
                                     const int64_t units[], mlsba_drive_t drive,

@@ -1,7 +1,8 @@
 /* Running a load on the devices of a platform, in processing groups as the
  * MLSBA paper runs them.
  *
- * One thread per group (a platform of simulated devices alone, which
+ * One thread per group, started by the first run and kept until the
+ * executor is destroyed (a platform of simulated devices alone, which
  * take no wall time, runs its groups one after another in the caller's
  * thread instead). A group's thread is pinned (hwloc) to the group's
  * core when it has one; it starts its accelerators' shares (they return at
@@ -10,6 +11,7 @@
  * from a common instant t0, and every device's time runs from t0 to the
  * completion of its own share. In the devoted mode (SLBA) the core only
  * drives: its load must be 0. */
+#include <errno.h>
 #include <hwloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,9 +27,13 @@
 #include "../platform/platform.h"
 #include "executor.h"
 
+static void pool_destroy(struct mlsba__group_pool *P);
+
 void mlsba_executor_destroy(mlsba_executor_t *ex) {
   if (ex == NULL)
     return;
+  if (ex->pool)
+    pool_destroy(ex->pool);
   for (size_t i = 0; ex->opened && i < ex->pl->ndev; i++)
     if (ex->opened[i].ops)
       ex->opened[i].ops->destroy(&ex->opened[i]);
@@ -170,23 +176,17 @@ typedef struct run run_t;
 typedef struct {
   run_t *run;
   size_t g;
-  pthread_t thread;
   int err;
   long failed;   /* the device whose error err is, or -1 */
   char msg[512]; /* the thread's error message, for the caller's thread */
 } group_job_t;
 
-/* The start gate: every group thread reports ready (pinned), then waits
- * until the caller sets t0 and opens the gate, or calls the run off. */
+/* What one run asks of the groups; t0 is the common start. */
 struct run {
   mlsba_executor_t *ex;
   const mlsba_load_t *work;
   const int64_t *load, *offset;
   double *time;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  size_t ready;
-  int go, abort;
   double t0;
 };
 
@@ -268,31 +268,6 @@ static void run_group(group_job_t *job, int err) {
   job->err = err;
 }
 
-static void *group_main(void *arg) {
-  group_job_t *job = arg;
-  run_t *R = job->run;
-  const mlsba_platform_t *pl = R->ex->pl;
-  long core_dev = group_core_device(pl, job->g);
-  int err = core_dev >= 0
-                ? pin_to_core(R->ex, mlsba__platform_core(pl, (size_t)core_dev))
-                : 0;
-  if (!err)
-    err = prepare_group(job);
-  pthread_mutex_lock(&R->mu);
-  R->ready++;
-  pthread_cond_broadcast(&R->cv);
-  while (!R->go && !R->abort)
-    pthread_cond_wait(&R->cv, &R->mu);
-  int abort = R->abort;
-  pthread_mutex_unlock(&R->mu);
-  if (abort) {
-    job->err = 0;
-    return NULL;
-  }
-  run_group(job, err);
-  return NULL;
-}
-
 /* Devices in virtual time take no wall time, so their groups run one
  * after another in the caller's thread: a thousand simulated MPI ranks
  * would otherwise start a thread per group for every run. */
@@ -303,40 +278,251 @@ static void run_inline(run_t *R, group_job_t *jobs, size_t q) {
   }
 }
 
-/* One thread per group, started together at the gate. */
-static int run_threads(run_t *R, group_job_t *jobs, size_t q) {
+/* ---- the groups' threads ------------------------------------------------ */
+
+/* One thread per group, started once and kept: starting and pinning
+ * threads for every run cost about 0.2 ms, a run per step of a
+ * factorization. Between runs they sleep on a condition variable. */
+typedef struct group_thread {
+  struct mlsba__group_pool *pool;
+  pthread_t thread;
+  int pinned;
+  group_job_t job; /* this run's outcome */
+} group_thread_t;
+
+/* A run goes through the pool in three moves, each made under mu: the
+ * caller posts it (posted++); every group readies itself (pins its thread
+ * the first time, prepares its devices) and reports ready; the last one
+ * ready sets t0 and opens the gate (gate_open = posted), so that every
+ * group starts from it; the caller waits until every group is done. */
+typedef struct mlsba__group_pool {
+  mlsba_executor_t *ex;
+  size_t q;
+  pthread_mutex_t mu;
+  pthread_cond_t to_groups; /* a run posted, the gate open, or stop */
+  pthread_cond_t to_caller; /* every group done */
+  run_t *run;               /* the run in flight */
+  /* Written under mu, read without it by a thread that spins. */
+  atomic_ulong posted;    /* runs posted so far */
+  atomic_ulong gate_open; /* the run whose gate is open */
+  atomic_ulong done;      /* groups done with the run in flight */
+  size_t ready;
+  size_t started;           /* threads started */
+  unsigned long generation; /* the process's, at the start (forks) */
+  int stop;
+  group_thread_t *threads;
+} group_pool_t;
+
+static atomic_uint thread_fault; /* mlsba__executor_inject_thread_fault */
+
+void mlsba__executor_inject_thread_fault(unsigned nth) {
+  atomic_store(&thread_fault, nth);
+}
+
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg) {
+  unsigned n = atomic_load(&thread_fault);
+  while (n > 0 && !atomic_compare_exchange_weak(&thread_fault, &n, n - 1))
+    ;
+  if (n == 1)
+    return EAGAIN;
+  return pthread_create(t, NULL, fn, arg);
+}
+
+/* Pins the thread (once: the pin lasts), then prepares the devices. */
+static int ready_group(group_thread_t *t) {
+  run_t *R = t->job.run;
+  const mlsba_platform_t *pl = R->ex->pl;
+  long core_dev = group_core_device(pl, t->job.g);
   int err = 0;
-  pthread_mutex_init(&R->mu, NULL);
-  pthread_cond_init(&R->cv, NULL);
-  size_t started = 0;
-  while (started < q) {
-    jobs[started] = (group_job_t){.run = R, .g = started};
-    if (pthread_create(&jobs[started].thread, NULL, group_main,
-                       &jobs[started]) != 0)
+  if (core_dev >= 0 && !t->pinned) {
+    err = pin_to_core(R->ex, mlsba__platform_core(pl, (size_t)core_dev));
+    t->pinned = !err;
+  }
+  return err ? err : prepare_group(&t->job);
+}
+
+/* How long a group that is ready spins for the others before it sleeps:
+ * they were woken together and are due within microseconds, and waking a
+ * sleeper costs tens of them (a no-op run on two cores here: 27 us with
+ * the spin, 47-72 without). Spinning elsewhere did not pay: the caller's
+ * thread and a group's between runs would take a core from the others. */
+#define GATE_SPIN 20e-6
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
+/* Spins for up to seconds until *word == want: whether it came. */
+static int spin_for(atomic_ulong *word, unsigned long want, double seconds) {
+  double end = mlsba__now() + seconds;
+  do {
+    for (int i = 0; i < 64; i++) {
+      if (atomic_load_explicit(word, memory_order_acquire) == want)
+        return 1;
+      cpu_relax();
+    }
+  } while (mlsba__now() < end);
+  return 0;
+}
+
+/* Called and returning with P->mu held: waits until *word == want or
+ * stop, spinning first (without the lock) for up to spin seconds, then
+ * asleep on cv. */
+static void await(group_pool_t *P, pthread_cond_t *cv, atomic_ulong *word,
+                  unsigned long want, double spin) {
+  if (spin > 0 && atomic_load(word) != want) {
+    pthread_mutex_unlock(&P->mu);
+    spin_for(word, want, spin);
+    pthread_mutex_lock(&P->mu);
+  }
+  while (!P->stop && atomic_load(word) != want)
+    pthread_cond_wait(cv, &P->mu);
+}
+
+/* Under P->mu: this group is ready; the last one opens the gate. */
+static void report_ready(group_pool_t *P, unsigned long run) {
+  if (++P->ready < P->q) {
+    await(P, &P->to_groups, &P->gate_open, run, GATE_SPIN);
+    return;
+  }
+  P->run->t0 = mlsba__now();
+  atomic_store(&P->gate_open, run);
+  pthread_cond_broadcast(&P->to_groups);
+}
+
+static void *group_main(void *arg) {
+  group_thread_t *t = arg;
+  group_pool_t *P = t->pool;
+  size_t g = (size_t)(t - P->threads);
+  unsigned long seen = 0;
+  pthread_mutex_lock(&P->mu);
+  for (;;) {
+    await(P, &P->to_groups, &P->posted, seen + 1, 0);
+    if (P->stop)
       break;
-    started++;
+    seen = atomic_load(&P->posted);
+    t->job = (group_job_t){.run = P->run, .g = g};
+    pthread_mutex_unlock(&P->mu);
+    int err = ready_group(t);
+    pthread_mutex_lock(&P->mu);
+    report_ready(P, seen);
+    pthread_mutex_unlock(&P->mu);
+    run_group(&t->job, err);
+    pthread_mutex_lock(&P->mu);
+    if (atomic_fetch_add(&P->done, 1) + 1 == P->q)
+      pthread_cond_signal(&P->to_caller);
   }
-  pthread_mutex_lock(&R->mu);
-  if (started < q) {
-    R->abort = 1; /* call off the groups already waiting at the gate */
-  } else {
-    while (R->ready < q)
-      pthread_cond_wait(&R->cv, &R->mu);
-    R->t0 = mlsba__now();
-    R->go = 1;
+  pthread_mutex_unlock(&P->mu);
+  return NULL;
+}
+
+/* A process forked after the threads started has none of them (only the
+ * thread that called fork() goes on in the child): the child's executor
+ * leaves the parent's pool alone and starts its own. */
+static atomic_ulong fork_generation;
+static pthread_once_t fork_watch_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void) { atomic_fetch_add(&fork_generation, 1); }
+
+static void watch_forks(void) { pthread_atfork(NULL, NULL, count_fork); }
+
+static int pool_forked(const group_pool_t *P) {
+  return P->generation != atomic_load(&fork_generation);
+}
+
+/* Stops the pool's threads (idle between runs) and frees it; in a forked
+ * child, where its threads do not exist and its lock may be held, only
+ * frees it. */
+static void pool_destroy(group_pool_t *P) {
+  if (pool_forked(P)) {
+    free(P->threads);
+    free(P);
+    return;
   }
-  pthread_cond_broadcast(&R->cv);
-  pthread_mutex_unlock(&R->mu);
-  for (size_t i = 0; i < started; i++)
-    pthread_join(jobs[i].thread, NULL);
-  if (started < q)
-    err = mlsba__fail(MLSBA_EDEVICE,
-                      "executor: cannot start the thread of "
-                      "group %zu",
-                      started);
-  pthread_cond_destroy(&R->cv);
-  pthread_mutex_destroy(&R->mu);
+  pthread_mutex_lock(&P->mu);
+  P->stop = 1;
+  pthread_cond_broadcast(&P->to_groups);
+  pthread_mutex_unlock(&P->mu);
+  for (size_t g = 0; g < P->started; g++)
+    pthread_join(P->threads[g].thread, NULL);
+  pthread_cond_destroy(&P->to_caller);
+  pthread_cond_destroy(&P->to_groups);
+  pthread_mutex_destroy(&P->mu);
+  free(P->threads);
+  free(P);
+}
+
+/* Starts a pool for ex. A thread that cannot start calls it off (the
+ * others are stopped), so that the next run tries again. */
+static int pool_start(mlsba_executor_t *ex, group_pool_t **out) {
+  pthread_once(&fork_watch_once, watch_forks);
+  size_t q = ex->pl->ngroups;
+  group_pool_t *P = calloc(1, sizeof *P);
+  group_thread_t *threads = calloc(q, sizeof *threads);
+  if (P == NULL || threads == NULL) {
+    free(P);
+    free(threads);
+    return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
+  }
+  *P = (group_pool_t){.ex = ex,
+                      .q = q,
+                      .generation = atomic_load(&fork_generation),
+                      .threads = threads};
+  pthread_mutex_init(&P->mu, NULL);
+  pthread_cond_init(&P->to_groups, NULL);
+  pthread_cond_init(&P->to_caller, NULL);
+  for (size_t g = 0; g < q; g++) {
+    threads[g].pool = P;
+    int rc = start_thread(&threads[g].thread, group_main, &threads[g]);
+    if (rc != 0) {
+      pool_destroy(P);
+      return mlsba__fail(MLSBA_EDEVICE,
+                         "executor: cannot start the thread of group %zu (%s)",
+                         g, strerror(rc));
+    }
+    P->started++;
+  }
+  *out = ex->pool = P;
+  return 0;
+}
+
+/* The pool of ex, started on the first threaded run (or the first in a
+ * forked child). */
+static int pool_get(mlsba_executor_t *ex, group_pool_t **out) {
+  if ((*out = ex->pool) != NULL && !pool_forked(ex->pool))
+    return 0;
+  /* The parent's pool is freed after the new one is made: at its address
+   * helgrind would take the new pool's lock for the parent's. */
+  group_pool_t *parents = ex->pool;
+  ex->pool = NULL;
+  int err = pool_start(ex, out);
+  if (parents)
+    pool_destroy(parents);
   return err;
+}
+
+/* Every group on its own thread, started together at the gate. */
+static int run_threads(run_t *R, group_job_t *jobs, size_t q) {
+  group_pool_t *P = NULL;
+  int err = pool_get(R->ex, &P);
+  if (err)
+    return err;
+  pthread_mutex_lock(&P->mu);
+  P->run = R;
+  P->ready = 0;
+  atomic_store(&P->done, 0);
+  atomic_fetch_add(&P->posted, 1);
+  pthread_cond_broadcast(&P->to_groups);
+  await(P, &P->to_caller, &P->done, q, 0);
+  P->run = NULL;
+  pthread_mutex_unlock(&P->mu);
+  for (size_t g = 0; g < q; g++)
+    jobs[g] = P->threads[g].job;
+  return 0;
 }
 
 /* A device that slows others while it runs (a sim device with
@@ -391,13 +577,10 @@ static int check_loads(mlsba_executor_t *ex, const mlsba_load_t *w,
   return err;
 }
 
-int mlsba_executor_run(mlsba_executor_t *ex, const mlsba_load_t *w,
-                       const int64_t load[], mlsba_drive_t drive, double time[],
-                       long *failed) {
-  if (failed)
-    *failed = -1;
-  if (ex == NULL || w == NULL || load == NULL || time == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_run: NULL argument");
+/* One run of an executor that is not running already. */
+static int run_once(mlsba_executor_t *ex, const mlsba_load_t *w,
+                    const int64_t load[], mlsba_drive_t drive, double time[],
+                    long *failed) {
   int err = 0;
   const mlsba_platform_t *pl = ex->pl;
   size_t q = pl->ngroups;
@@ -427,6 +610,25 @@ int mlsba_executor_run(mlsba_executor_t *ex, const mlsba_load_t *w,
 done:
   free(offset);
   free(jobs);
+  return err;
+}
+
+int mlsba_executor_run(mlsba_executor_t *ex, const mlsba_load_t *w,
+                       const int64_t load[], mlsba_drive_t drive, double time[],
+                       long *failed) {
+  if (failed)
+    *failed = -1;
+  if (ex == NULL || w == NULL || load == NULL || time == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_executor_run: NULL argument");
+  /* A second run would wait for the groups' threads that run the first:
+   * from a CPU function of the first, for ever. */
+  if (atomic_exchange(&ex->running, 1))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_executor_run: the executor is running a load "
+                       "already (one run at a time; a CPU function must not "
+                       "run the executor that calls it)");
+  int err = run_once(ex, w, load, drive, time, failed);
+  atomic_store(&ex->running, 0);
   return err;
 }
 

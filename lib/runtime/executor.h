@@ -3,6 +3,7 @@
 #define MLSBA_RUNTIME_EXECUTOR_H
 
 #include <hwloc.h>
+#include <stdatomic.h>
 
 #include "../devices/device.h"
 #include "mlsba.h"
@@ -14,6 +15,15 @@ struct mlsba_executor {
   hwloc_bitmap_t bound; /* the process's binding, when it has cores */
   int ncores;
   int virtual_only; /* every device reports virtual times */
+  /* The groups' threads: started by the first run that needs them, kept
+   * (and kept pinned) until the executor is destroyed. */
+  struct mlsba__group_pool *pool;
+  atomic_int running; /* a run is in flight */
 };
+
+/* Test-only fault injection: the nth group thread started from now on (1 =
+ * the next) fails to start, as pthread_create() does when the process is
+ * out of threads. nth = 0 disarms. */
+void mlsba__executor_inject_thread_fault(unsigned nth);
 
 #endif
