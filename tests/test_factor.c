@@ -890,15 +890,18 @@ START_TEST(cores_share_their_steps_and_every_unit_is_updated_once) {
 }
 END_TEST
 
-/* The block left to the library: 128 in double precision; in single
- * min(m, n) / 16 in multiples of 64, from 128 to 256. */
+/* The block left to the library: min(m, n) / 16 in multiples of 64, from
+ * 128 to 192 in double precision and to 256 in single. */
 START_TEST(the_default_block_follows_precision_and_size) {
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
   ck_assert_int_eq(o.block, 0);
   const mlsba_precision_t d = MLSBA_PRECISION_DOUBLE,
                           f = MLSBA_PRECISION_SINGLE;
-  ck_assert_int_eq(mlsba_factor_default_block(d, 100000, 100000), 128);
+  ck_assert_int_eq(mlsba_factor_default_block(d, 1, 1), 128);
+  ck_assert_int_eq(mlsba_factor_default_block(d, 2048, 2048), 128);
+  ck_assert_int_eq(mlsba_factor_default_block(d, 3072, 5000), 192);
+  ck_assert_int_eq(mlsba_factor_default_block(d, 100000, 100000), 192);
   ck_assert_int_eq(mlsba_factor_default_block(f, 1, 1), 128);
   ck_assert_int_eq(mlsba_factor_default_block(f, 2048, 2048), 128);
   ck_assert_int_eq(mlsba_factor_default_block(f, 3071, 3071), 128);

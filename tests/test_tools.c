@@ -817,9 +817,9 @@ static const struct {
  * per-step ways), the per-step shares summing to each step's units, PPE
  * on the hybrid rows, and the per-step split ahead of every other. */
 START_TEST(bench_factor_compare_on_the_sim_desktop) {
-  char *argv[] = {bench,    "--op", "getrf",       "--platform", SEED002,
-                  "--size", "8400", "--precision", "double",     "--compare",
-                  "--json", "-",    NULL};
+  char *argv[] = {bench,    "--op",      "getrf",   "--platform", SEED002,
+                  "--size", "8400",      "--block", "128",        "--precision",
+                  "double", "--compare", "--json",  "-",          NULL};
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);

@@ -102,17 +102,19 @@ static int check_args(const char *fn, mlsba_executor_t *ex,
   return 0;
 }
 
-/* The block when the caller leaves it to the library: 128 in double
- * precision, where BLIS's product with 128-deep operands already runs at
- * its peak on a core; in single precision a deeper one runs faster (the
- * update's product at n = 4096 on one core here: 75 GFLOPS at 128, 100
- * at 256), worth its panels' cost from about 16 steps on. */
+/* The block when the caller leaves it to the library: min(m, n) / 16 in
+ * multiples of 64, from 128 to 192 in double precision and to 256 in
+ * single. A deeper product runs faster when both cores compute (the
+ * trailing matrix is read and written once per panel), worth the wider
+ * panels from about 16 steps on: at n = 4096 on this machine's two cores
+ * mlsba_getrf and mlsba_potrf ran at 0.92-0.94 of OpenBLAS's with 128,
+ * 0.93-1.01 with 192, 0.89-0.95 with 256 (double); in single precision
+ * the update's product on one core ran at 75 GFLOPS 128 deep, 100 at 256. */
 int64_t mlsba_factor_default_block(mlsba_precision_t prec, int64_t m,
                                    int64_t n) {
   int64_t k = m < n ? m : n, nb = k / 16 / 64 * 64;
-  if (prec == MLSBA_PRECISION_DOUBLE || nb < 128)
-    return 128;
-  return nb > 256 ? 256 : nb;
+  int64_t most = prec == MLSBA_PRECISION_DOUBLE ? 192 : 256;
+  return nb < 128 ? 128 : nb > most ? most : nb;
 }
 
 /* Options with the defaults where the caller gave none. */

@@ -177,10 +177,9 @@ typedef struct mlsba_factor_report {
 MLSBA_EXTERN void mlsba_factor_opts_init(mlsba_factor_opts_t *opts);
 
 /** \brief The block a factorization of an m x n matrix takes when the
- *  options leave it at 0: 128 in double precision; in single precision
- *  min(m, n) / 16 in multiples of 64, from 128 to 256 (BLIS's single
- *  precision product runs a third faster with 256-deep operands than
- *  with 128-deep ones, worth the wider panels from about 16 steps on). */
+ *  options leave it at 0: min(m, n) / 16 in multiples of 64, from 128 to
+ *  192 in double precision and to 256 in single (a deeper product runs
+ *  faster, worth the wider panels from about 16 steps on). */
 MLSBA_EXTERN int64_t mlsba_factor_default_block(mlsba_precision_t prec,
                                                 int64_t m, int64_t n);
 
