@@ -21,6 +21,7 @@
 #include "inpa_load.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
 #include "mlsba/mpi.h"
+#include "mpi_cli.h"
 
 static const char *prog = "mlsba-inpa";
 
@@ -31,16 +32,6 @@ typedef struct {
 } args_t;
 
 /* What a rank's command line asks for. */
-enum { RUN = 0, HELP = 1, VERSION = 3, USAGE = CLI_EXIT_USAGE };
-
-/* Why a rank's command line was refused: the same size on every rank, as
- * the first failing rank's reason is broadcast to all. */
-enum { WHY_SIZE = 320 };
-
-static int usage(char *why, const char *what, const char *arg) {
-  snprintf(why, WHY_SIZE, "%s%s", what, arg);
-  return USAGE;
-}
 
 /* Options without a value. Returns 1 when opt is one. */
 static int flag_option(const char *opt, args_t *A) {
@@ -121,86 +112,18 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
     if (flag_option(opt, A))
       continue;
     if (!is_value_option(opt))
-      return usage(why, "unknown option ", opt);
+      return mpi_cli_usage(why, "unknown option ", opt);
     if (i + 1 >= argc)
-      return usage(why, "missing value after ", opt);
+      return mpi_cli_usage(why, "missing value after ", opt);
     const char *v = argv[++i];
     if (option_value(opt, v, A)) {
       char what[64];
       snprintf(what, sizeof what, "bad value for %s: ", opt);
-      return usage(why, what, *v ? v : "\"\"");
+      return mpi_cli_usage(why, what, *v ? v : "\"\"");
     }
   }
-  return A->o.platform == NULL ? usage(why, "missing ", "--platform") : RUN;
-}
-
-/* Rank 0 writes the report: a destination that cannot take it is refused
- * before the run, not after it (a FIFO there would block rank 0 in
- * open() while the others wait). */
-static int check_json_destination(const char *path, char *why) {
-  struct stat st;
-  if (!strcmp(path, "-"))
-    return RUN;
-  if (stat(path, &st) == 0) {
-    if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))
-      return RUN;
-    return usage(why, "--json: not a regular file: ", path);
-  }
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash == NULL)
-    snprintf(dir, sizeof dir, ".");
-  else
-    slash[slash == dir] = '\0'; /* "/x" keeps its "/" */
-  if (access(dir, W_OK) != 0)
-    return usage(why, "--json: cannot write into the folder of ", path);
-  return RUN;
-}
-
-static const char *outcome_words(int outcome) {
-  return outcome == HELP      ? "was given --help"
-         : outcome == VERSION ? "was given --version"
-                              : "was given a run";
-}
-
-/* Collective: the lowest rank that passes differs != 0, or the size. */
-static int first_rank(MPI_Comm comm, int differs) {
-  int rank, size, first;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int mine = differs ? rank : size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  return first;
-}
-
-/* Every rank parses its own command line (an MPMD launch or a wrapper
- * script can give them different ones), so before anything else all
- * agree on the outcome: a rank that stopped alone would leave the others
- * waiting in their first collective. A usage error on any rank, or ranks
- * that disagree on --help or --version, end every rank with status 2;
- * rank 0 prints the first such rank's reason. Returns the common outcome. */
-static int agree_on_parse(MPI_Comm comm, int outcome, char *why) {
-  int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int first = first_rank(comm, outcome == USAGE);
-  if (first == size) {
-    int head = outcome;
-    MPI_Bcast(&head, 1, MPI_INT, 0, comm);
-    first = first_rank(comm, outcome != head);
-    if (first == size)
-      return outcome;
-    if (rank == first)
-      snprintf(why, WHY_SIZE,
-               "%s, rank 0 %s: every rank must be given the same options",
-               outcome_words(outcome), outcome_words(head));
-  }
-  MPI_Bcast(why, WHY_SIZE, MPI_CHAR, first, comm);
-  if (rank == 0)
-    fprintf(stderr, "%s: rank %d: %s\nTry '%s --help'.\n", prog, first, why,
-            prog);
-  return USAGE;
+  return A->o.platform == NULL ? mpi_cli_usage(why, "missing ", "--platform")
+                               : RUN;
 }
 
 /* Why INPA stopped, in words: a fixed point converged, but may have left
@@ -418,8 +341,8 @@ int main(int argc, char **argv) {
   char why[WHY_SIZE] = "";
   int outcome = parse_args(argc, argv, &A, why);
   if (outcome == RUN && rank == 0 && A.json)
-    outcome = check_json_destination(A.json, why);
-  outcome = agree_on_parse(MPI_COMM_WORLD, outcome, why);
+    outcome = mpi_cli_check_json(A.json, why);
+  outcome = mpi_cli_agree(MPI_COMM_WORLD, outcome, why, prog);
   if (outcome != RUN) {
     if (rank == 0 && outcome == HELP)
       paths_print_help(stdout, mlsba_inpa_help);

@@ -21,6 +21,7 @@
 #include "common/paths.h"
 #include "mlsba-master-worker_help.h" /* tools/help/mlsba-master-worker.txt */
 #include "mlsba/mpi.h"
+#include "mpi_cli.h"
 
 static const char *prog = "mlsba-master-worker";
 
@@ -29,14 +30,6 @@ typedef struct {
   const char *json;
   int quiet;
 } args_t;
-
-enum { RUN = 0, HELP = 1, VERSION = 3, USAGE = CLI_EXIT_USAGE };
-enum { WHY_SIZE = 320 };
-
-static int usage(char *why, const char *what, const char *arg) {
-  snprintf(why, WHY_SIZE, "%s%s", what, arg);
-  return USAGE;
-}
 
 static int is_value_option(const char *opt) {
   static const char *const names[] = {"--platform",  "-n",      "-m",
@@ -98,78 +91,17 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
       continue;
     }
     if (!is_value_option(opt))
-      return usage(why, "unknown option ", opt);
+      return mpi_cli_usage(why, "unknown option ", opt);
     if (i + 1 >= argc)
-      return usage(why, "missing value after ", opt);
+      return mpi_cli_usage(why, "missing value after ", opt);
     const char *v = argv[++i];
     if (option_value(opt, v, A)) {
       char what[64];
       snprintf(what, sizeof what, "bad value for %s: ", opt);
-      return usage(why, what, *v ? v : "\"\"");
+      return mpi_cli_usage(why, what, *v ? v : "\"\"");
     }
   }
   return RUN;
-}
-
-/* Rank 0 writes the report: a destination that cannot take it is refused
- * before the run. */
-static int check_json_destination(const char *path, char *why) {
-  struct stat st;
-  if (!strcmp(path, "-"))
-    return RUN;
-  if (stat(path, &st) == 0)
-    return S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)
-               ? RUN
-               : usage(why, "--json: not a regular file: ", path);
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash == NULL)
-    snprintf(dir, sizeof dir, ".");
-  else
-    slash[slash == dir] = '\0';
-  return access(dir, W_OK) == 0
-             ? RUN
-             : usage(why, "--json: cannot write into the folder of ", path);
-}
-
-/* Collective: the lowest rank that passes differs != 0, or the size. */
-static int first_rank(MPI_Comm comm, int differs) {
-  int rank, size, first;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int mine = differs ? rank : size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  return first;
-}
-
-/* Every rank parses its own command line; all agree on the outcome
- * before anything else (a rank that stopped alone would leave the others
- * waiting). */
-static int agree_on_parse(MPI_Comm comm, int outcome, char *why) {
-  int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int first = first_rank(comm, outcome == USAGE);
-  if (first == size) {
-    int head = outcome;
-    MPI_Bcast(&head, 1, MPI_INT, 0, comm);
-    first = first_rank(comm, outcome != head);
-    if (first == size)
-      return outcome;
-    if (rank == first)
-      snprintf(why, WHY_SIZE,
-               "was given %s, rank 0 another: every rank must be given the "
-               "same options",
-               outcome == HELP      ? "--help"
-               : outcome == VERSION ? "--version"
-                                    : "a run");
-  }
-  MPI_Bcast(why, WHY_SIZE, MPI_CHAR, first, comm);
-  if (rank == 0)
-    fprintf(stderr, "%s: rank %d: %s\nTry '%s --help'.\n", prog, first, why,
-            prog);
-  return USAGE;
 }
 
 static json_t *verified_json(int v) {
@@ -273,8 +205,8 @@ int main(int argc, char **argv) {
   char why[WHY_SIZE] = "";
   int outcome = parse_args(argc, argv, &A, why);
   if (outcome == RUN && rank == 0 && A.json)
-    outcome = check_json_destination(A.json, why);
-  outcome = agree_on_parse(MPI_COMM_WORLD, outcome, why);
+    outcome = mpi_cli_check_json(A.json, why);
+  outcome = mpi_cli_agree(MPI_COMM_WORLD, outcome, why, prog);
   if (outcome != RUN) {
     if (rank == 0 && outcome == HELP)
       paths_print_help(stdout, mlsba_master_worker_help);

@@ -1,0 +1,76 @@
+/* The MPI tools' command lines, agreed on by every rank. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mpi_cli.h"
+
+int mpi_cli_usage(char *why, const char *what, const char *arg) {
+  snprintf(why, WHY_SIZE, "%s%s", what, arg);
+  return USAGE;
+}
+
+int mpi_cli_check_json(const char *path, char *why) {
+  struct stat st;
+  if (!strcmp(path, "-"))
+    return RUN;
+  if (stat(path, &st) == 0)
+    return S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)
+               ? RUN
+               : mpi_cli_usage(why, "--json: not a regular file: ", path);
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0'; /* "/x" keeps its "/" */
+  return access(dir, W_OK) == 0
+             ? RUN
+             : mpi_cli_usage(why, "--json: cannot write into the folder of ",
+                             path);
+}
+
+static const char *outcome_words(int outcome) {
+  return outcome == HELP      ? "was given --help"
+         : outcome == VERSION ? "was given --version"
+                              : "was given a run";
+}
+
+/* Collective: the lowest rank that passes differs != 0, or the size. */
+static int first_rank(MPI_Comm comm, int differs) {
+  int rank, size, first;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int mine = differs ? rank : size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  return first;
+}
+
+/* Every rank parses its own command line (an MPMD launch or a wrapper
+ * script can give them different ones), so before anything else all
+ * agree on the outcome: a rank that stopped alone would leave the others
+ * waiting in their first collective. */
+int mpi_cli_agree(MPI_Comm comm, int outcome, char *why, const char *prog) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int first = first_rank(comm, outcome == USAGE);
+  if (first == size) {
+    int head = outcome;
+    MPI_Bcast(&head, 1, MPI_INT, 0, comm);
+    first = first_rank(comm, outcome != head);
+    if (first == size)
+      return outcome;
+    if (rank == first)
+      snprintf(why, WHY_SIZE,
+               "%s, rank 0 %s: every rank must be given the same options",
+               outcome_words(outcome), outcome_words(head));
+  }
+  MPI_Bcast(why, WHY_SIZE, MPI_CHAR, first, comm);
+  if (rank == 0)
+    fprintf(stderr, "%s: rank %d: %s\nTry '%s --help'.\n", prog, first, why,
+            prog);
+  return USAGE;
+}

@@ -1,0 +1,31 @@
+/* What the MPI tools (mlsba-inpa, mlsba-master-worker) share about their
+ * command lines: every rank parses its own, and all agree on the outcome
+ * before anything else (tools/mpi_cli.c). */
+#ifndef MLSBA_TOOLS_MPI_CLI_H
+#define MLSBA_TOOLS_MPI_CLI_H
+
+#include <mpi.h>
+
+#include "common/cli.h"
+
+/* A rank's parse: run, --help, --version, or a usage error. */
+enum { RUN = 0, HELP = 1, VERSION = 3, USAGE = CLI_EXIT_USAGE };
+
+/* Why a rank's command line was refused: the same size on every rank, as
+ * the first failing rank's reason is broadcast to all. */
+enum { WHY_SIZE = 320 };
+
+/* why = what arg; returns USAGE. */
+int mpi_cli_usage(char *why, const char *what, const char *arg);
+
+/* Rank 0 writes the report: a destination that cannot take it is refused
+ * before the run, not after it (a FIFO there would block rank 0 in open()
+ * while the others wait). RUN, or USAGE with why set. */
+int mpi_cli_check_json(const char *path, char *why);
+
+/* Collective. A usage error on any rank, or ranks that disagree on --help
+ * or --version, end every rank with USAGE; rank 0 prints the first such
+ * rank's reason as prog's. Returns the common outcome. */
+int mpi_cli_agree(MPI_Comm comm, int outcome, char *why, const char *prog);
+
+#endif
