@@ -725,8 +725,9 @@ static void finish(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
  * measured faster than the last (the models are wrong between their
  * points, or a cycle went round past its best), that run is run once
  * more, max_iter permitting, and the head stops after it with the same
- * reason: its result is then the fastest distribution measured, the
- * last run as at every stop. Returns whether it asked for the rerun. */
+ * reason (balanced if the rerun came within eps): its result is then the
+ * fastest distribution measured, the last run as at every stop. Returns whether
+ * it asked for the rerun. */
 static int rerun_fastest(mlsba__inpa_t *h, mlsba_stop_reason_t stop) {
   size_t best = mlsba__inpa_best_run(h);
   if (best == SIZE_MAX || best + 1 == h->nhist || h->nhist >= h->o.max_iter ||
