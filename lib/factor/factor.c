@@ -175,8 +175,8 @@ int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   if (P.ipiv == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_getrf: out of memory");
   size_t jb = (size_t)(o.block < k ? o.block : k);
-  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-  P.linv = malloc(2 * jb * jb * es + 1); /* NULL: the update solves */
+  P.linv = malloc(2 * jb * jb * mlsba__factor_esize(&P) +
+                  1); /* NULL: the update solves */
   err = factorize(ex, &P, &o, report);
   free(P.linv);
   if (!err) {

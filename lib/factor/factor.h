@@ -45,6 +45,9 @@ typedef struct mlsba__factor_problem {
   int64_t nmoves[2], moves_j[2];
 } mlsba__factor_problem_t;
 
+/* Bytes of one element of the matrix. */
+size_t mlsba__factor_esize(const mlsba__factor_problem_t *P);
+
 /* The panels: min(m, n) columns in blocks of nb. */
 int64_t mlsba__factor_diag(const mlsba__factor_problem_t *P);
 

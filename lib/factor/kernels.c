@@ -19,12 +19,12 @@ void dpotf2_(const char *uplo, const int *n, double *a, const int *lda,
 void spotf2_(const char *uplo, const int *n, float *a, const int *lda,
              int *info, size_t uplo_len);
 
-static size_t esize(const mlsba__factor_problem_t *P) {
+size_t mlsba__factor_esize(const mlsba__factor_problem_t *P) {
   return P->prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
 }
 
 static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {
-  return (char *)P->a + (size_t)(i + j * P->lda) * esize(P);
+  return (char *)P->a + (size_t)(i + j * P->lda) * mlsba__factor_esize(P);
 }
 
 int64_t mlsba__factor_diag(const mlsba__factor_problem_t *P) {
@@ -118,7 +118,7 @@ static void lu_recursive(mlsba__factor_problem_t *P, int64_t c, int64_t w) {
  * (j, j): the identity solved with it. */
 static void invert_triangle(const mlsba__factor_problem_t *P, int64_t j,
                             int64_t jb, char uplo, char diag, void *x) {
-  memset(x, 0, (size_t)(jb * jb) * esize(P));
+  memset(x, 0, (size_t)(jb * jb) * mlsba__factor_esize(P));
   for (int64_t i = 0; i < jb; i++) {
     if (P->prec == MLSBA_PRECISION_DOUBLE)
       ((double *)x)[i + i * jb] = 1;
@@ -133,7 +133,8 @@ static void invert_triangle(const mlsba__factor_problem_t *P, int64_t j,
 static void *linv_of(const mlsba__factor_problem_t *P, int64_t j) {
   size_t jb =
       (size_t)(P->nb < mlsba__factor_diag(P) ? P->nb : mlsba__factor_diag(P));
-  return (char *)P->linv + (size_t)(j / P->nb % 2) * jb * jb * esize(P);
+  return (char *)P->linv +
+         (size_t)(j / P->nb % 2) * jb * jb * mlsba__factor_esize(P);
 }
 
 /* ---- a panel's interchanges as moves ----------------------------------
@@ -224,7 +225,7 @@ static int lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
  * 2.1 by TRMM. 0: no memory (the caller solves). */
 static int chol_solve_by_inverse(const mlsba__factor_problem_t *P, int64_t j,
                                  int64_t jb, int64_t r0, int64_t r1) {
-  char *inv = malloc((size_t)(jb * jb) * esize(P));
+  char *inv = malloc((size_t)(jb * jb) * mlsba__factor_esize(P));
   if (inv == NULL)
     return 0;
   if (P->op == MLSBA__FACTOR_CHOL_LOWER) {
@@ -324,28 +325,28 @@ void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
  * with a leading dimension off those multiples (their rows, or columns,
  * times jb elements against the product's 2 w jb flops a row). */
 static int aliases(const mlsba__factor_problem_t *P) {
-  return (size_t)P->lda * esize(P) % 1024 == 0;
+  return (size_t)P->lda * mlsba__factor_esize(P) % 1024 == 0;
 }
 
 /* A leading dimension of at least rows, a multiple of 16 elements, not of
  * 1 KiB. */
 static int64_t padded(const mlsba__factor_problem_t *P, int64_t rows) {
   int64_t ld = (rows + 15) / 16 * 16;
-  return (size_t)ld * esize(P) % 1024 == 0 ? ld + 16 : ld;
+  return (size_t)ld * mlsba__factor_esize(P) % 1024 == 0 ? ld + 16 : ld;
 }
 
 /* rows x cols of the matrix from (i, c) into b, of leading dimension ld. */
 static void copy_into(const mlsba__factor_problem_t *P, int64_t i, int64_t c,
                       int64_t rows, int64_t cols, char *b, int64_t ld) {
   for (int64_t k = 0; k < cols; k++)
-    memcpy(b + (size_t)(k * ld) * esize(P), at(P, i, c + k),
-           (size_t)rows * esize(P));
+    memcpy(b + (size_t)(k * ld) * mlsba__factor_esize(P), at(P, i, c + k),
+           (size_t)rows * mlsba__factor_esize(P));
 }
 
 /* The same into a new buffer (NULL: no memory). */
 static void *copy_block(const mlsba__factor_problem_t *P, int64_t i, int64_t c,
                         int64_t rows, int64_t cols, int64_t ld) {
-  char *b = malloc((size_t)(ld * cols) * esize(P) + 1);
+  char *b = malloc((size_t)(ld * cols) * mlsba__factor_esize(P) + 1);
   if (b)
     copy_into(P, i, c, rows, cols, b, ld);
   return b;
@@ -367,7 +368,8 @@ void mlsba__factor_scratch_open(mlsba__factor_problem_t *P) {
   P->kept_j[0] = P->kept_j[1] = -1;
   P->kept_ld = padded(P, P->m > P->n ? P->m : P->n);
   if (aliases(P) && kept_width(P) > 0) /* LU, lower: rows; upper: columns */
-    P->kept = malloc(2 * (size_t)(P->kept_ld * kept_width(P)) * esize(P));
+    P->kept = malloc(2 * (size_t)(P->kept_ld * kept_width(P)) *
+                     mlsba__factor_esize(P));
   P->moves = NULL;
   P->moves_j[0] = P->moves_j[1] = -1;
   if (P->op == MLSBA__FACTOR_LU && kept_width(P) > 0)
@@ -382,7 +384,7 @@ void mlsba__factor_scratch_close(mlsba__factor_problem_t *P) {
 }
 
 static char *kept_copy(const mlsba__factor_problem_t *P, int64_t j) {
-  size_t each = (size_t)(P->kept_ld * kept_width(P)) * esize(P);
+  size_t each = (size_t)(P->kept_ld * kept_width(P)) * mlsba__factor_esize(P);
   return (char *)P->kept + (size_t)(j / P->nb % 2) * each;
 }
 
@@ -399,9 +401,7 @@ static void keep_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
     return;
   char *b = kept_copy(P, j);
   if (P->op == MLSBA__FACTOR_CHOL_UPPER)
-    for (int64_t c = j + jb; c < P->n; c++)
-      memcpy(b + (size_t)((c - j - jb) * jb) * esize(P), at(P, j, c),
-             (size_t)jb * esize(P));
+    copy_into(P, j, j + jb, jb, P->n - j - jb, b, jb);
   else
     copy_into(P, j + jb, j, P->m - j - jb, jb, b, P->kept_ld);
   P->kept_j[j / P->nb % 2] = j;
@@ -455,7 +455,7 @@ static const void *panel_at(const mlsba__factor_problem_t *P, const panel_t *L,
                             int64_t i) {
   int64_t off =
       P->op == MLSBA__FACTOR_CHOL_LOWER ? i - L->first : (i - L->first) * L->ld;
-  return L->base + (size_t)off * esize(P);
+  return L->base + (size_t)off * mlsba__factor_esize(P);
 }
 
 /* The panel's rows (columns) [first, n) as the update after the panel
@@ -575,7 +575,7 @@ void mlsba__factor_swap_left(const mlsba__factor_problem_t *P, int64_t c0,
                              int64_t c1) {
   int64_t kmax = mlsba__factor_diag(P);
   int64_t *perm = malloc((size_t)P->m * sizeof *perm);
-  void *scratch = malloc((size_t)P->m * esize(P));
+  void *scratch = malloc((size_t)P->m * mlsba__factor_esize(P));
   for (int64_t j = c0 / P->nb * P->nb; j < c1 && j < kmax; j += P->nb) {
     int64_t jb = kmax - j < P->nb ? kmax - j : P->nb;
     int64_t lo = c0 > j ? c0 : j, hi = c1 < j + jb ? c1 : j + jb;

@@ -6,8 +6,7 @@
 #include "run.h"
 
 static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {
-  size_t s = P->prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-  return (char *)P->a + (size_t)(i + j * P->lda) * s;
+  return (char *)P->a + (size_t)(i + j * P->lda) * mlsba__factor_esize(P);
 }
 
 void mlsba__factor_chol_replay(const mlsba__factor_problem_t *P, int64_t j,

@@ -433,7 +433,7 @@ static void open_shares(mlsba__factor_run_t *F, step_t *st) {
         (long)i == F->panel_dev && st->lookahead && st->jbn > 0 ? st->need : 0;
     F->next[i] = core ? F->log_off[i] + ahead : 0;
     F->end[i] = core ? F->log_off[i] + F->load[i] : 0;
-    F->did[i] = core ? ahead : 0;
+    F->did[i] = core ? ahead : F->load[i]; /* the others keep theirs */
     F->started[i] = 0;
     cores += (size_t)core;
   }
@@ -549,9 +549,8 @@ static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
   if (!err)
     err = mlsba_executor_run(F->ex, F->work, F->load, MLSBA_DRIVE_SHARED,
                              F->time, failed);
-  for (size_t i = 0; !err && st->sharing && i < F->p; i++)
-    if (F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU && F->load[i] > 0)
-      F->load[i] = F->did[i]; /* what the core updated: its point's load */
+  if (!err && st->sharing) /* what each core updated: its point's load */
+    memcpy(F->load, F->did, F->p * sizeof *F->load);
   return err;
 }
 
@@ -681,7 +680,7 @@ static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
     streams |= F->streams[i];
   if (!streams)
     return 0;
-  size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  size_t es = mlsba__factor_esize(F->P);
   size_t rows = (size_t)(F->P->m - st->j);
   size_t cols = (size_t)(F->P->n - st->j - st->jb);
   char *b = malloc(rows * cols * es);
@@ -701,7 +700,7 @@ static int backup_accelerators(mlsba__factor_run_t *F, const step_t *st,
 /* Puts back trailing column c (relative) from the copy. */
 static void restore_column(mlsba__factor_run_t *F, const step_t *st,
                            const void *copy, int64_t c) {
-  size_t es = F->P->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  size_t es = mlsba__factor_esize(F->P);
   size_t rows = (size_t)(F->P->m - st->j);
   char *a = F->P->a;
   memcpy(

@@ -54,7 +54,8 @@ typedef struct mlsba__factor_run {
   int64_t *to_dev, *from_dev, *moves;
   /* The cores' shares of a step as they go (run.c, "cores share the
    * ends of their shares"): core i has logical units [next[i], end[i])
-   * left, has updated did[i] units, and began (started[i]). */
+   * left, has updated did[i] units (another device: its share), and
+   * began (started[i]). */
   pthread_mutex_t share_mu;
   int share_mu_ready;
   int64_t *next, *end, *did;

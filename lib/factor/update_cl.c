@@ -74,10 +74,6 @@ typedef struct {
   cl_mem block; /* nb x cap: the rows the solve updates, packed */
 } share_t;
 
-static size_t esize(const mlsba__factor_problem_t *P) {
-  return P->prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-}
-
 static int cl_setup(void *user, mlsba_opencl_env_t *env) {
   (void)user;
   env->state = calloc(1, sizeof(share_t));
@@ -124,7 +120,7 @@ static void count(share_t *sh, int write, size_t bytes) {
  * block, from the scratch. After a failure it writes what may be garbage
  * into columns that the step's copy then restores (run.c). */
 static void copy_triangle(const mlsba__factor_problem_t *P, const run_t *r) {
-  size_t s = esize(P);
+  size_t s = mlsba__factor_esize(P);
   int upper = P->op == MLSBA__FACTOR_CHOL_UPPER;
   for (int64_t k = 0; k < r->w; k++) {
     int64_t first = upper ? 0 : k, count = upper ? k + 1 : r->w - k;
@@ -156,7 +152,7 @@ static int cl_max_units(void *user, const mlsba_opencl_env_t *env,
                         int64_t *max) {
   const mlsba__factor_step_t *st = user;
   const mlsba__factor_problem_t *P = st->F->P;
-  double rows = (double)(P->m - st->j), s = (double)esize(P);
+  double rows = (double)(P->m - st->j), s = (double)mlsba__factor_esize(P);
   double panel = rows * (double)st->jb * s, column = rows * s;
   double mem = (double)env->global_mem, alloc = (double)env->max_alloc;
   if (P->op != MLSBA__FACTOR_LU) { /* a unit: N + 1 elements */
@@ -189,7 +185,7 @@ static int cl_max_units(void *user, const mlsba_opencl_env_t *env,
 static cl_int rect(share_t *sh, cl_command_queue q, int write, cl_bool block,
                    cl_mem buf, size_t r, size_t c, size_t ld, void *host,
                    size_t hld, size_t rows, size_t cols) {
-  size_t s = esize(sh->P);
+  size_t s = mlsba__factor_esize(sh->P);
   size_t buf_origin[3] = {r * s, c, 0}, host_origin[3] = {0, 0, 0};
   size_t region[3] = {rows * s, cols, 1};
   if (rows == 0 || cols == 0)
@@ -204,7 +200,7 @@ static cl_int rect(share_t *sh, cl_command_queue q, int write, cl_bool block,
 }
 
 static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {
-  return (char *)P->a + (size_t)(i + j * P->lda) * esize(P);
+  return (char *)P->a + (size_t)(i + j * P->lda) * mlsba__factor_esize(P);
 }
 
 /* rows x cols of A from (i, j) to or from a buffer packed with rows rows. */
@@ -249,7 +245,8 @@ static cl_int lu_enqueue(mlsba_opencl_env_t *env,
                          const mlsba__factor_step_t *st, share_t *sh,
                          run_t *r) {
   const mlsba__factor_problem_t *P = st->F->P;
-  size_t rows = (size_t)(P->m - st->j), w = (size_t)r->w, s = esize(P);
+  size_t rows = (size_t)(P->m - st->j), w = (size_t)r->w,
+         s = mlsba__factor_esize(P);
   mlsba__factor_swap_rows(P, st->j, st->jb, r->c, r->w);
   cl_int e;
   r->cols =
@@ -308,7 +305,8 @@ static cl_int chol_upper_enqueue(mlsba_opencl_env_t *env,
                                  run_t *r) {
   const mlsba__factor_problem_t *P = st->F->P;
   int64_t s0 = st->j + st->jb;
-  size_t rows = (size_t)(r->c + r->w - s0), w = (size_t)r->w, s = esize(P);
+  size_t rows = (size_t)(r->c + r->w - s0), w = (size_t)r->w,
+         s = mlsba__factor_esize(P);
   size_t jb = (size_t)st->jb, above = rows - w;
   r->diag = malloc(w * w * s);
   if (r->diag == NULL)
@@ -341,7 +339,8 @@ static cl_int chol_enqueue(mlsba_opencl_env_t *env,
                            const mlsba__factor_step_t *st, share_t *sh,
                            run_t *r) {
   const mlsba__factor_problem_t *P = st->F->P;
-  size_t rows = (size_t)(P->n - r->c), w = (size_t)r->w, s = esize(P);
+  size_t rows = (size_t)(P->n - r->c), w = (size_t)r->w,
+         s = mlsba__factor_esize(P);
   r->diag = malloc(w * w * s);
   if (r->diag == NULL)
     return CL_OUT_OF_HOST_MEMORY;
@@ -375,7 +374,7 @@ static cl_int chol_enqueue(mlsba_opencl_env_t *env,
 static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
                             const mlsba__factor_step_t *st, int64_t hi) {
   const mlsba__factor_problem_t *P = sh->P;
-  size_t s = esize(P), m = (size_t)P->m, nb = (size_t)P->nb;
+  size_t s = mlsba__factor_esize(P), m = (size_t)P->m, nb = (size_t)P->nb;
   int64_t cap = sh->F->cl_cap[sh->dev];
   sh->ld = (size_t)P->m;
   sh->cap = cap < st->units ? cap : st->units;
@@ -510,7 +509,7 @@ static cl_int swap_on_device(mlsba_opencl_env_t *env, share_t *sh,
  * n = 2048). */
 static cl_int block_copy(mlsba_opencl_env_t *env, share_t *sh, size_t top,
                          size_t jb, size_t w, int in) {
-  size_t s = esize(sh->P);
+  size_t s = mlsba__factor_esize(sh->P);
   size_t cols_origin[3] = {top % sh->ld * s, top / sh->ld, 0};
   size_t block_origin[3] = {0, 0, 0}, region[3] = {jb * s, w, 1};
   return in ? clEnqueueCopyBufferRect(env->queue, sh->cols, sh->block,
@@ -572,7 +571,7 @@ static cl_int open_chol(mlsba_opencl_env_t *env, share_t *sh,
                         const mlsba__factor_step_t *st) {
   const mlsba__factor_problem_t *P = sh->P;
   int64_t cap = 2 * sh->F->cl_cap[sh->dev];
-  size_t s = esize(P);
+  size_t s = mlsba__factor_esize(P);
   sh->row0 = st->j + st->jb;
   sh->ld = (size_t)(P->n - sh->row0);
   sh->cap = cap < P->n - sh->row0 ? cap : P->n - sh->row0;
@@ -764,7 +763,8 @@ static int chol_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0, int64_t c1,
   share_t *sh = state_of(F, i);
   const mlsba_opencl_env_t *env = F->cl_env[i];
   const mlsba__factor_problem_t *P = F->P;
-  size_t s = esize(P), rows = (size_t)(r1 - r0), w = (size_t)(c1 - c0);
+  size_t s = mlsba__factor_esize(P), rows = (size_t)(r1 - r0),
+         w = (size_t)(c1 - c0);
   if (rows == 0 || w == 0)
     return 0;
   char *tmp = malloc(rows * w * s);
@@ -806,7 +806,7 @@ int mlsba__factor_cl_fetch(mlsba__factor_run_t *F, size_t i, int64_t c0,
   share_t *sh = state_of(F, i);
   const mlsba_opencl_env_t *env = F->cl_env[i];
   const mlsba__factor_problem_t *P = F->P;
-  size_t s = esize(P), m = (size_t)P->m;
+  size_t s = mlsba__factor_esize(P), m = (size_t)P->m;
   while (c0 < c1) { /* runs of columns sent at the same step */
     int64_t c = c0, r = F->sent_row[c0];
     while (c < c1 && F->sent_row[c] == r)
