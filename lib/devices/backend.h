@@ -28,12 +28,30 @@ typedef struct mlsba__peers {
   int (*named_again)(const void *self, size_t by, size_t o);
 } mlsba__peers_t;
 
+/* The roles of a backend's devices (StarPU's way: the layers above ask
+ * what a device can do, never which backend it is). A device may have
+ * none (pocl computes on the host's cores but through OpenCL: an
+ * accelerator that happens to share the cores, see
+ * mlsba__device_t::shares_cores). */
+enum {
+  /* Computes on one host core, pinned, with the CPU kernels
+   * (devices/cpu/cpu_blas.h): it can take a share of any host-side kernel,
+   * and the thread that drives its group is pinned to it. */
+  MLSBA__ROLE_CORE = 1u << 0,
+  /* An accelerator with memory of its own: its share's data moves over a
+   * link, and may stay resident from run to run. */
+  MLSBA__ROLE_OWN_MEMORY = 1u << 1,
+  /* Computes nothing and reports virtual times: a run of such devices
+   * needs no thread, clock or pinning. */
+  MLSBA__ROLE_VIRTUAL = 1u << 2,
+};
+
 typedef struct mlsba__backend {
   const char *name;         /* the platform file's "type" */
   mlsba_device_type_t type; /* the public enum of its devices */
-  /* 1 when its devices compute nothing and report virtual times: a run of
-   * such devices needs no thread, clock or pinning. */
-  int virtual_time;
+  /* What its devices are (MLSBA__ROLE_*), as the layers above ask it:
+   * they ask a role, never the type. */
+  unsigned roles;
   /* Every field a device of this backend may have, the generic ones
    * (name, type, kind) included, in the order unknown-field errors list
    * them. */

@@ -62,6 +62,13 @@ int mlsba__platform_alloc(const char *name, size_t p, size_t q,
 /* A copy of s kept in pl->strings, or NULL when out of memory. */
 char *mlsba__platform_strdup(mlsba_platform_t *pl, const char *s);
 
+/* The roles of device i (MLSBA__ROLE_*, devices/backend.h): what the
+ * layers above ask of a device instead of its type. */
+static inline unsigned mlsba__platform_device_roles(const mlsba_platform_t *pl,
+                                                    size_t i) {
+  return pl->dev[i].backend->roles;
+}
+
 /* The core of device i when it is a cpu device, else -1. */
 int mlsba__platform_core(const mlsba_platform_t *pl, size_t i);
 

@@ -44,10 +44,16 @@ void mlsba_executor_destroy(mlsba_executor_t *ex) {
   free(ex);
 }
 
-/* The one cpu device of group g, or -1. */
+/* Device i computes on a host core (the one its group's thread is
+ * pinned to). */
+static int is_core(const mlsba_platform_t *pl, size_t i) {
+  return (mlsba__platform_device_roles(pl, i) & MLSBA__ROLE_CORE) != 0;
+}
+
+/* The one core device of group g, or -1. */
 static long group_core_device(const mlsba_platform_t *pl, size_t g) {
   for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
-    if (pl->dev[pl->group_dev[k]].backend->type == MLSBA_DEVICE_CPU)
+    if (is_core(pl, pl->group_dev[k]))
       return (long)pl->group_dev[k];
   return -1;
 }
@@ -67,8 +73,9 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
   int has_core = 0;
   ex->virtual_only = 1;
   for (size_t i = 0; i < pl->ndev; i++) {
-    has_core |= pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
-    ex->virtual_only &= pl->dev[i].backend->virtual_time;
+    has_core |= is_core(pl, i);
+    ex->virtual_only &=
+        (mlsba__platform_device_roles(pl, i) & MLSBA__ROLE_VIRTUAL) != 0;
   }
   if (has_core && (hwloc_topology_init(&ex->topo) != 0 ||
                    hwloc_topology_load(ex->topo) != 0)) {
@@ -89,7 +96,7 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
   for (size_t g = 0; g < pl->ngroups; g++) {
     int cores = 0;
     for (size_t k = pl->group_start[g]; k < pl->group_start[g + 1]; k++)
-      cores += pl->dev[pl->group_dev[k]].backend->type == MLSBA_DEVICE_CPU;
+      cores += is_core(pl, pl->group_dev[k]);
     if (cores > 1) {
       err = mlsba__fail(MLSBA_EINVAL,
                         "group %zu has %d cpu devices: a group is driven by "
@@ -216,7 +223,7 @@ static int start_devices(group_job_t *job, int core_share) {
   for (size_t k = pl->group_start[job->g]; k < pl->group_start[job->g + 1];
        k++) {
     size_t i = pl->group_dev[k];
-    if ((pl->dev[i].backend->type == MLSBA_DEVICE_CPU) != core_share)
+    if (is_core(pl, i) != core_share)
       continue;
     mlsba__device_t *d = &R->ex->opened[i];
     int err = d->ops->start(d, R->work, R->offset[i], R->load[i], R->t0);

@@ -135,6 +135,7 @@ static const char *const cpu_keys[] = {"name", "type", "core",
 const mlsba__backend_t mlsba__cpu_backend = {
     .name = "cpu",
     .type = MLSBA_DEVICE_CPU,
+    .roles = MLSBA__ROLE_CORE,
     .keys = cpu_keys,
     .default_kind = "cpu", /* the cores of a machine are alike */
     .parse = cpu_parse,

@@ -71,6 +71,7 @@ static const char *const opencl_keys[] = {
 const mlsba__backend_t mlsba__opencl_backend = {
     .name = "opencl",
     .type = MLSBA_DEVICE_OPENCL,
+    .roles = MLSBA__ROLE_OWN_MEMORY,
     .keys = opencl_keys,
     .parse = opencl_parse,
     .save = opencl_save,
