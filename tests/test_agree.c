@@ -10,8 +10,8 @@
  * rank only, mlsba-master-worker given another split.
  *
  * The ranks are this program itself (test_agree --ranks CASE PLATFORM),
- * which also drives agree.c white-box (compiled in): how a double apart beyond %g's
- * digits is spelled, and a head's results shared by name. */
+ * which also drives agree.c white-box (compiled in): how a double apart beyond
+ * %g's digits is spelled, and a head's results shared by name. */
 #include <check.h>
 #include <math.h>
 #include <mpi.h>

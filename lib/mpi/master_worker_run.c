@@ -359,12 +359,11 @@ int mlsba__mw_run(mlsba__mw_t *W, mlsba_mpi_mw_result_t *r) {
   r->verified = -1;
   if (!err && W->rank == 0 && !W->simulated && W->o->verify_samples > 0)
     check_c(W, A, B, C, r);
-  double v[2] = {r->verified, r->max_rel_error};
-  if (!err) {
-    MPI_Bcast(v, 2, MPI_DOUBLE, 0, W->comm);
-    r->verified = (int)v[0];
-    r->max_rel_error = v[1];
-  }
+  const mlsba__mpi_value_t check[] = {
+      MLSBA__MPI_NUMBER("verified", r->verified),
+      MLSBA__MPI_NUMBER("max_rel_error", r->max_rel_error)};
+  if (!err) /* the master's check, for every rank */
+    mlsba__mpi_share_values(W->comm, 0, check, 2);
   if (!err && W->rank == 0 && !W->simulated) {
     r->c = C; /* the result owns it now */
     C = NULL;

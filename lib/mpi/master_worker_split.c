@@ -297,8 +297,11 @@ int mlsba__mw_partition(mlsba__mw_t *W, mlsba_mpi_mw_result_t *r) {
   if ((err = mlsba__mpi_agree(W->comm, err)) != 0)
     return err;
   MPI_Bcast(W->cols, (int)W->total, MPI_INT64_T, 0, W->comm);
-  MPI_Bcast(times, 2, MPI_DOUBLE, 0, W->comm);
   r->predicted_s = times[0];
   r->dlt_model_s = times[1];
+  const mlsba__mpi_value_t predicted[] = {
+      MLSBA__MPI_NUMBER("predicted_s", r->predicted_s),
+      MLSBA__MPI_NUMBER("dlt_model_s", r->dlt_model_s)};
+  mlsba__mpi_share_values(W->comm, 0, predicted, 2);
   return 0;
 }
