@@ -13,6 +13,7 @@
 
 #include "common/cli.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "mlsba.h"
 #include "mlsba/mpi.h"
 
@@ -119,21 +120,6 @@ static void devices_text(const mlsba_mpi_divide_result_t *r, char *out) {
   json_decref(devs);
 }
 
-static const char *stop_words(const mlsba_mpi_divide_result_t *r, double eps) {
-  switch (r->stop) {
-  case MLSBA_STOP_BALANCED:
-    return "balanced: rank times within eps";
-  case MLSBA_STOP_FIXED_POINT:
-    return r->imbalance > eps
-               ? "converged at a fixed point, imbalance above eps"
-               : "converged at a fixed point";
-  case MLSBA_STOP_MAX_ITER:
-    return "not converged: --max-iter reached";
-  default:
-    return "not converged: a distribution came back";
-  }
-}
-
 static void print_table(const load_args_t *A,
                         const mlsba_mpi_divide_result_t *r, json_t *devices,
                         int verified, double wall) {
@@ -152,7 +138,7 @@ static void print_table(const load_args_t *A,
                (long long)json_integer_value(json_object_get(d, "load")),
                json_number_value(json_object_get(d, "time")));
   }
-  printf("\niterations  %u (%s)\n", r->iterations, stop_words(r, A->o.eps));
+  text_print_stop(r->iterations, r->stop, r->imbalance, A->o.eps);
   printf("imbalance   %.4f (max - min) / max of the rank times\n",
          r->imbalance);
   printf("makespan    %.4f s%s, the last run\n", r->makespan,
@@ -192,7 +178,7 @@ static json_t *report(const load_args_t *A, const mlsba_mpi_divide_result_t *r,
       "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "load", "mandelbrot",
       "nodes", r->nodes, "n", (json_int_t)A->rows, "width",
       (json_int_t)A->width, "iterations", (json_int_t)r->iterations,
-      "converged", r->converged, "stop", mlsba_mpi_stop_name(r->stop), "eps",
+      "converged", r->converged, "stop", mlsba_stop_reason_name(r->stop), "eps",
       A->o.eps, "imbalance", r->imbalance, "makespan_s", r->makespan,
       "simulated", r->simulated, "verified",
       verified < 0 ? json_null() : json_boolean(verified), "history", hist,

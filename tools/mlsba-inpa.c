@@ -18,6 +18,7 @@
 #include "common/cli.h"
 #include "common/escape.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "inpa_load.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
 #include "mlsba/mpi.h"
@@ -126,23 +127,6 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
                                : RUN;
 }
 
-/* Why INPA stopped, in words: a fixed point converged, but may have left
- * the node times further apart than eps. */
-static const char *stop_words(const mlsba_mpi_result_t *r, double eps) {
-  switch (r->stop) {
-  case MLSBA_STOP_BALANCED:
-    return "balanced: node times within eps";
-  case MLSBA_STOP_FIXED_POINT:
-    return r->imbalance > eps
-               ? "converged at a fixed point, imbalance above eps"
-               : "converged at a fixed point";
-  case MLSBA_STOP_MAX_ITER:
-    return "not converged: --max-iter reached";
-  default:
-    return "not converged: a distribution came back";
-  }
-}
-
 static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
   printf("%s over %d ranks: N = %lld, block %lld, %s precision\n\n",
          mlsba_mpi_algo_name(A->o.algorithm), r->nodes, (long long)A->o.n,
@@ -164,7 +148,7 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
              (long long)k->devices[d].load, k->devices[d].time);
     }
   }
-  printf("\niterations  %u (%s)\n", r->iterations, stop_words(r, A->o.eps));
+  text_print_stop(r->iterations, r->stop, r->imbalance, A->o.eps);
   if (r->run_iteration != r->iterations)
     printf("ran         distribution %u, the fastest measured (the last "
            "was slower)\n",
@@ -269,7 +253,7 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
       A->o.node_algorithm == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba",
       "precision",
       A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
-      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop), "eps",
+      "simulated", r->simulated, "stop", mlsba_stop_reason_name(r->stop), "eps",
       A->o.eps, "history", hist, "ranks", ranks);
   /* Added after the fields above, which the report's readers know. */
   if (j != NULL) {
