@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../devices/cpu/cpu_blas.h"
+#include "../devices/kernels.h"
 #include "internal.h"
 
 enum { TAG_A = 11, TAG_B = 12, TAG_C = 13 };
