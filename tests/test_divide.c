@@ -308,6 +308,82 @@ START_TEST(a_bad_rank_stops_every_rank_with_one_line) {
 }
 END_TEST
 
+/* mlsba-inpa --load's command line (tools/common/options.c, as the
+ * product's): every option's bad and missing value, the product's options
+ * that the load has no use for, and a missing --size. */
+static const struct {
+  const char *arg, *value, *want;
+} cli[] = {
+    {"--load", "fractal", "bad value for --load: fractal"},
+    {"--size", "0", "bad value for --size: 0"},
+    {"--width", "1048577", "bad value for --width: 1048577"},
+    {"--iterations", "x", "bad value for --iterations: x"},
+    {"--algo", "fast", "bad value for --algo: fast"},
+    {"--eps", "", "bad value for --eps: \"\""}, /* once read as 0 */
+    {"--eps", "1", "bad value for --eps: 1"},
+    {"--max-iter", "0", "bad value for --max-iter: 0"},
+    {"--block", "64", "not an option of --load: --block"},
+    {"--precision", "single", "not an option of --load: --precision"},
+    {"--bogus", NULL, "unknown option --bogus"},
+    {"--platform", NULL, "a value is missing after --platform"},
+    {"--width", NULL, "a value is missing after --width"},
+    {"--iterations", NULL, "a value is missing after --iterations"},
+    {"--algo", NULL, "a value is missing after --algo"},
+    {"--eps", NULL, "a value is missing after --eps"},
+    {"--max-iter", NULL, "a value is missing after --max-iter"},
+    {"--json", NULL, "a value is missing after --json"},
+    {"--load", NULL, "a value is missing after --load"},
+};
+
+START_TEST(every_load_option_refuses_a_bad_or_missing_value) {
+  char *args[] = {inpa,
+                  "--load",
+                  "mandelbrot",
+                  "--size",
+                  "64",
+                  (char *)cli[_i].arg,
+                  (char *)cli[_i].value,
+                  NULL};
+  tool_run_t r;
+  run_ranks("1", args, &r);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  char *text = unwrap_lines(r.err);
+  ck_assert_msg(strstr(text, cli[_i].want) != NULL, "no '%s' in: %s",
+                cli[_i].want, text);
+  ck_assert_msg(strstr(text, "Try 'mlsba-inpa --help'.") != NULL, "%s", text);
+  ck_assert_str_eq(r.out, "");
+  tool_run_free(&r);
+}
+END_TEST
+
+/* Without --size, and a repeated option (the last one wins); --help in
+ * --load's command line is mlsba-inpa's. */
+START_TEST(a_load_needs_its_size_and_takes_the_last_value) {
+  char *nosize[] = {inpa, "--load", "mandelbrot", NULL};
+  tool_run_t r;
+  run_ranks("1", nosize, &r);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  ck_assert_ptr_nonnull(strstr(r.err, "mlsba-inpa: missing --size"));
+  tool_run_free(&r);
+  char *twice[] = {inpa,          "--load",  "mandelbrot", "--platform",
+                   "inpa-node%r", "--size",  "100",        "--size",
+                   "256",         "--width", "16",         "--json",
+                   "-",           NULL};
+  run_ranks("2", twice, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert_int_eq(ival(j, "n"), 256);
+  ck_assert_int_eq(ival(j, "width"), 16);
+  json_decref(j);
+  tool_run_free(&r);
+  char *help[] = {inpa, "--load", "mandelbrot", "--help", NULL};
+  run_ranks("2", help, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "mlsba-inpa - "));
+  tool_run_free(&r);
+}
+END_TEST
+
 #ifdef MLSBA_INPA_SMPI_BIN
 /* The same program built with smpicc, four simulated ranks under
  * SimGrid's smpirun: the ranks balance within eps, their devices' times
@@ -407,6 +483,9 @@ static Suite *divide_suite(void) {
   tcase_add_test(mpi, two_real_ranks_compute_the_reference_image);
   tcase_add_test(mpi, a_divider_run_computes_each_rank_its_share);
   tcase_add_test(mpi, a_bad_rank_stops_every_rank_with_one_line);
+  tcase_add_loop_test(mpi, every_load_option_refuses_a_bad_or_missing_value, 0,
+                      (int)(sizeof cli / sizeof cli[0]));
+  tcase_add_test(mpi, a_load_needs_its_size_and_takes_the_last_value);
 #ifdef MLSBA_PDGEMM_BIN
   tcase_add_test(mpi, the_product_of_the_applications_matrices_is_right);
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../devices/cpu/cpu_blas.h"
+#include "../devices/kernels.h"
 #include "factor.h"
 #include "panel.h"
 

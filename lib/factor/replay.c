@@ -2,7 +2,7 @@
  * when its device failed (run.c: replay_resident): column by column, a
  * product with one column each, so that no element of the other triangle
  * is written. Only a failure takes this path; speed does not matter. */
-#include "../devices/cpu/cpu_blas.h"
+#include "../devices/kernels.h"
 #include "run.h"
 
 static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {

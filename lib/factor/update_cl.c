@@ -43,7 +43,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../devices/opencl/cl_error.h"
+#include "../devices/cl.h"
 #include "laswp_cl_source.h" /* generated from cl/laswp.cl */
 #include "mlsba/opencl.h"
 #include "run.h"
