@@ -363,7 +363,7 @@ START_TEST(a_load_needs_its_size_and_takes_the_last_value) {
   tool_run_t r;
   run_ranks("1", nosize, &r);
   ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
-  ck_assert_ptr_nonnull(strstr(r.err, "mlsba-inpa: missing --size"));
+  ck_assert_ptr_nonnull(strstr(r.err, "mlsba-inpa: rank 0: missing --size"));
   tool_run_free(&r);
   char *twice[] = {inpa,          "--load",  "mandelbrot", "--platform",
                    "inpa-node%r", "--size",  "100",        "--size",
