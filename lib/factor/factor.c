@@ -51,10 +51,6 @@ void mlsba_factor_report_free(mlsba_factor_report_t *r) {
   r->share = NULL;
 }
 
-static const char *op_name(mlsba__factor_op_t op) {
-  return op == MLSBA__FACTOR_LU ? "getrf" : "potrf";
-}
-
 /* The arguments LAPACK would check, with a message naming the bad one;
  * sizes within LAPACK's int. */
 static int check_args(const char *fn, mlsba_executor_t *ex,
@@ -164,7 +160,8 @@ int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   if (ipiv == NULL && k > 0)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_getrf: ipiv is NULL");
   *info = 0;
-  mlsba__factor_problem_t P = {.op = MLSBA__FACTOR_LU,
+  mlsba__factor_problem_t P = {.ops = &mlsba__factor_getrf_ops,
+                               .op = MLSBA__FACTOR_LU,
                                .prec = prec,
                                .m = m,
                                .n = n,
@@ -210,7 +207,9 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                        "got '%c'",
                        uplo);
   *info = 0;
-  mlsba__factor_problem_t P = {.op = lower ? MLSBA__FACTOR_CHOL_LOWER
+  mlsba__factor_problem_t P = {.ops = lower ? &mlsba__factor_potrf_lower_ops
+                                            : &mlsba__factor_potrf_upper_ops,
+                               .op = lower ? MLSBA__FACTOR_CHOL_LOWER
                                            : MLSBA__FACTOR_CHOL_UPPER,
                                .prec = prec,
                                .m = n,
@@ -234,7 +233,7 @@ int mlsba_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
 static void model_path(const mlsba__factor_run_t *F, size_t i, char *buf,
                        size_t size) {
   snprintf(buf, size, "%s/%s-update-%s-nb%lld-%s.model", F->o.model_dir,
-           op_name(F->P->op),
+           F->P->ops->name,
            F->P->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single",
            (long long)F->P->nb, F->pl->dev[i].name);
 }
@@ -248,7 +247,7 @@ static void model_key(const mlsba__factor_run_t *F, size_t i, char *buf,
   snprintf(buf, size,
            "factor %s update, flops per second by units, %s, "
            "nb=%lld, %s",
-           op_name(F->P->op),
+           F->P->ops->name,
            F->P->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single",
            (long long)F->P->nb, ident);
 }

@@ -15,7 +15,6 @@
 #include "../partition/fpm.h"
 #include "../platform/platform.h"
 #include "../runtime/executor.h"
-#include "panel.h"
 #include "run.h"
 
 typedef mlsba__factor_step_t step_t;
@@ -73,7 +72,7 @@ static int alloc_report(mlsba__factor_run_t *F) {
   R->p = p;
   R->virtual_time = F->virt;
   R->panel_device = F->panel_dev;
-  R->flops = mlsba__factor_flops(F->P);
+  R->flops = F->P->ops->flops(F->P);
   R->dropped = calloc(p, 1);
   R->units = calloc(steps, sizeof *R->units);
   R->step_seconds = calloc(steps, sizeof *R->step_seconds);
@@ -294,28 +293,28 @@ static int solve_apart(const mlsba__factor_run_t *F, const step_t *st) {
 
 /* The step's panel has a solve that may be split. */
 static int solve_splittable(const mlsba__factor_run_t *F, const step_t *st) {
-  return F->P->op == MLSBA__FACTOR_CHOL_LOWER && st->may_look && st->jbn > 0 &&
-         mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn) > 0;
+  return F->P->ops->solve_rows && st->may_look && st->jbn > 0 &&
+         F->P->ops->solve_rows(F->P, st->jn, st->jbn) > 0;
 }
 
 /* The next panel's flops on the panel's core. */
 static double next_panel_flops(const mlsba__factor_run_t *F, const step_t *st) {
   double b = (double)st->jbn;
   return solve_apart(F, st) ? b * b * b / 3
-                            : mlsba__factor_panel_flops(F->P, st->jn, st->jbn);
+                            : F->P->ops->panel_flops(F->P, st->jn, st->jbn);
 }
 
 /* The next panel, as far as its core factorizes it. */
 static int panel_on_core(mlsba__factor_run_t *F, const step_t *st) {
-  return solve_apart(F, st) ? mlsba__factor_chol_diag(F->P, st->jn, st->jbn)
-                            : mlsba__factor_panel(F->P, st->jn, st->jbn);
+  return solve_apart(F, st) ? F->P->ops->panel_diag(F->P, st->jn, st->jbn)
+                            : F->P->ops->panel(F->P, st->jn, st->jbn);
 }
 
 /* The next panel after an update or first: on a simulated platform the
  * calling thread computes it whole (a split solve's rows are only timed
  * there), else its core as far as it factorizes it. */
 static int panel_alone(mlsba__factor_run_t *F, const step_t *st) {
-  return F->virt ? mlsba__factor_panel(F->P, st->jn, st->jbn)
+  return F->virt ? F->P->ops->panel(F->P, st->jn, st->jbn)
                  : panel_on_core(F, st);
 }
 
@@ -401,8 +400,8 @@ static void update_remapped(const step_t *st, int64_t u0, int64_t u1) {
     int64_t run = 1;
     while (u0 + run < u1 && st->remap[u0 + run] == st->remap[u0] + run)
       run++;
-    mlsba__factor_update(st->F->P, st->j, st->jb, st->remap[u0],
-                         st->remap[u0] + run);
+    st->F->P->ops->update(st->F->P, st->j, st->jb, st->remap[u0],
+                          st->remap[u0] + run);
     u0 += run;
   }
 }
@@ -483,9 +482,9 @@ static int take_other(mlsba__factor_run_t *F, size_t i, int64_t *u,
 static void update_shared(mlsba__factor_run_t *F, const step_t *st, size_t i) {
   int64_t u, n;
   for (take_own(F, st, i, &u, &n); n > 0; take_own(F, st, i, &u, &n))
-    mlsba__factor_update(F->P, st->j, st->jb, u, u + n);
+    F->P->ops->update(F->P, st->j, st->jb, u, u + n);
   while (st->sharing && take_other(F, i, &u, &n))
-    mlsba__factor_update(F->P, st->j, st->jb, u, u + n);
+    F->P->ops->update(F->P, st->j, st->jb, u, u + n);
 }
 
 /* A core's share of the step: units [first, first + count) as the
@@ -506,7 +505,7 @@ static int update_units(void *user, int64_t first, int64_t count) {
   pthread_mutex_unlock(&F->share_mu);
   int64_t lo = F->log_off[i];
   if (i == F->panel_dev && st->lookahead && st->jbn > 0) {
-    mlsba__factor_update(F->P, st->j, st->jb, lo, lo + st->need);
+    F->P->ops->update(F->P, st->j, st->jb, lo, lo + st->need);
     double t = mlsba__now();
     st->stop = panel_on_core(F, st);
     st->panel_s = mlsba__now() - t;
@@ -529,9 +528,8 @@ static int has_opencl(const mlsba__factor_run_t *F) {
  * same load. Its OpenCL code is set on every platform with an OpenCL
  * device, dropped or not, so that the step it sees is this one. */
 static int work_load(mlsba__factor_run_t *F, step_t *st, int64_t units) {
-  const char *name =
-      F->P->op == MLSBA__FACTOR_LU ? "getrf-update" : "potrf-update";
-  int err = F->work ? 0 : mlsba_load_create(name, units, &F->work);
+  int err =
+      F->work ? 0 : mlsba_load_create(F->P->ops->update_load, units, &F->work);
   if (err)
     return err;
   F->work->units = units;
@@ -563,23 +561,15 @@ static int real_run(mlsba__factor_run_t *F, step_t *st, int64_t units,
  * columns are the host's again. */
 static void replay_resident(mlsba__factor_run_t *F, size_t i, int64_t j_stop) {
   mlsba__factor_problem_t *P = F->P;
-  void *linv = P->linv; /* the kept inverses are the last panels': solve */
-  P->linv = NULL;
   int64_t kmax = mlsba__factor_diag(P);
   for (int64_t c = F->res_lo[i]; c < F->res_hi[i];) {
     int64_t e = c, r = F->sent_row[c];
     while (e < F->res_hi[i] && F->sent_row[e] == r)
       e++;
-    for (int64_t j = r; j < j_stop; j += P->nb) {
-      int64_t jb = min64(P->nb, kmax - j), s0 = j + jb;
-      if (P->op == MLSBA__FACTOR_LU)
-        mlsba__factor_update(P, j, jb, c - s0, e - s0);
-      else
-        mlsba__factor_chol_replay(P, j, jb, c, e, F->top_row);
-    }
+    for (int64_t j = r; j < j_stop; j += P->nb)
+      P->ops->replay(P, j, min64(P->nb, kmax - j), c, e, F->top_row);
     c = e;
   }
-  P->linv = linv;
   F->res_lo[i] = F->res_hi[i] = 0;
 }
 
@@ -636,7 +626,7 @@ static int settle_resident(mlsba__factor_run_t *F, step_t *st) {
  * device's columns through this step. */
 static void return_next_panel(mlsba__factor_run_t *F, const step_t *st) {
   int64_t end = st->jn + st->jbn;
-  int upper = F->P->op == MLSBA__FACTOR_CHOL_UPPER;
+  int upper = F->P->ops->returns_block_row;
   for (size_t i = 0; st->jbn > 0 && i < F->p; i++) {
     if (F->res_lo[i] >= F->res_hi[i] || (!upper && F->res_lo[i] >= end))
       continue;
@@ -713,12 +703,10 @@ static void restore_column(mlsba__factor_run_t *F, const step_t *st,
  * each pair's two columns for Cholesky. */
 static void restore_units(mlsba__factor_run_t *F, const step_t *st,
                           const void *copy, int64_t lo, int64_t hi) {
-  int64_t N = F->P->n - st->j - st->jb;
-  for (int64_t u = lo; u < hi; u++) {
-    restore_column(F, st, copy, u);
-    if (F->P->op != MLSBA__FACTOR_LU && N - 1 - u != u)
-      restore_column(F, st, copy, N - 1 - u);
-  }
+  int64_t N = F->P->n - st->j - st->jb, cols[2];
+  for (int64_t u = lo; u < hi; u++)
+    for (int k = 0, n = F->P->ops->unit_columns(N, u, cols); k < n; k++)
+      restore_column(F, st, copy, cols[k]);
 }
 
 /* After a run that failed on OpenCL device `failed`: the device is
@@ -1002,7 +990,7 @@ static int split_solve(mlsba__factor_run_t *F, const step_t *st,
       .group_dev = F->group_dev,
       .rate = (const mlsba_model_t *const *)F->rate,
       .active = able,
-      .units = mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn),
+      .units = F->P->ops->solve_rows(F->P, st->jn, st->jbn),
       .unit_flops = b * b,
       .panel_dev = -1,
       .ahead_dev = -1,
@@ -1249,12 +1237,12 @@ static void learn(mlsba__factor_run_t *F, const step_t *st) {
 /* The calling thread computes a simulated step's numbers, in the order a
  * core would: the next panel's units, the panel, the rest. */
 static void compute_on_host(mlsba__factor_run_t *F, step_t *st) {
-  mlsba__factor_update(F->P, st->j, st->jb, 0, st->need);
+  F->P->ops->update(F->P, st->j, st->jb, 0, st->need);
   if (st->lookahead && st->jbn > 0)
-    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
-  mlsba__factor_update(F->P, st->j, st->jb, st->need, st->units);
+    st->stop = F->P->ops->panel(F->P, st->jn, st->jbn);
+  F->P->ops->update(F->P, st->j, st->jb, st->need, st->units);
   if (st->diag_first && st->jbn > 0) /* the same numbers, whole */
-    st->stop = mlsba__factor_panel(F->P, st->jn, st->jbn);
+    st->stop = F->P->ops->panel(F->P, st->jn, st->jbn);
 }
 
 /* Without lookahead the next panel (its diagonal block, where its solve
@@ -1314,14 +1302,14 @@ static int real_caps(mlsba__factor_run_t *F, step_t *st) {
  * numbers them: any row is any other's equal). */
 static int solve_rows(void *user, int64_t first, int64_t count) {
   const step_t *st = user;
-  mlsba__factor_chol_solve(st->F->P, st->jn, st->jbn, first, first + count);
+  st->F->P->ops->solve(st->F->P, st->jn, st->jbn, first, first + count);
   return 0;
 }
 
 static int real_solve(mlsba__factor_run_t *F, step_t *st, int64_t rows,
                       const int64_t *load, double *t, long *failed) {
   mlsba_load_t *w = NULL;
-  int err = mlsba_load_create("potrf-solve", rows, &w);
+  int err = mlsba_load_create(F->P->ops->solve_load, rows, &w);
   if (!err)
     err = mlsba_load_set_cpu(w, solve_rows, st);
   if (!err)
@@ -1374,7 +1362,7 @@ static int run_solve(mlsba__factor_run_t *F, step_t *st, int64_t rows,
 static int solve_step(mlsba__factor_run_t *F, step_t *st, double *seconds) {
   *seconds = 0;
   int64_t rows = st->solve_apart && !st->stop
-                     ? mlsba__factor_chol_solve_rows(F->P, st->jn, st->jbn)
+                     ? F->P->ops->solve_rows(F->P, st->jn, st->jbn)
                      : 0;
   if (rows == 0)
     return 0;
@@ -1483,8 +1471,9 @@ static void finish_transfers(mlsba__factor_run_t *F) {
   }
 }
 
-static int swap_units(void *user, int64_t first, int64_t count) {
-  mlsba__factor_swap_left(user, first, first + count);
+static int finish_units(void *user, int64_t first, int64_t count) {
+  const mlsba__factor_problem_t *P = user;
+  P->ops->finish(P, first, first + count);
   return 0;
 }
 
@@ -1497,7 +1486,7 @@ static int swap_left(mlsba__factor_run_t *F) {
     cores += F->active[i] && F->pl->dev[i].backend->type == MLSBA_DEVICE_CPU;
   if (cores == 0) { /* simulated, or accelerators only: the caller's thread */
     if (!F->virt || F->o.compute)
-      mlsba__factor_swap_left(F->P, 0, kmax);
+      F->P->ops->finish(F->P, 0, kmax);
     return 0;
   }
   for (size_t i = 0, k = 0; i < F->p; i++) {
@@ -1507,9 +1496,9 @@ static int swap_left(mlsba__factor_run_t *F) {
   }
   mlsba_load_t *w = NULL;
   long failed = -1;
-  int err = mlsba_load_create("getrf-swaps", kmax, &w);
+  int err = mlsba_load_create(F->P->ops->finish_load, kmax, &w);
   if (!err)
-    err = mlsba_load_set_cpu(w, swap_units, F->P);
+    err = mlsba_load_set_cpu(w, finish_units, F->P);
   if (!err)
     err = mlsba_executor_run(F->ex, w, F->load, MLSBA_DRIVE_SHARED, F->time,
                              &failed);
@@ -1529,13 +1518,13 @@ int mlsba__factor_run(mlsba__factor_run_t *F) {
   }
   for (int64_t j = 0; j < kmax && !stop; j += nb) {
     step_t st = {.F = F, .j = j, .jb = min64(nb, kmax - j)};
-    st.units = mlsba__factor_units(P, j, st.jb);
+    st.units = P->ops->units(P, j, st.jb);
     if (st.units == 0)
       break;
-    st.unit_flops = mlsba__factor_unit_flops(P, j, st.jb);
+    st.unit_flops = P->ops->unit_flops(P, j, st.jb);
     st.jn = j + st.jb;
     st.jbn = st.jn < kmax ? min64(nb, kmax - st.jn) : 0;
-    st.may_look = P->op != MLSBA__FACTOR_CHOL_UPPER && F->panel_dev >= 0;
+    st.may_look = P->ops->lookahead && F->panel_dev >= 0;
     st.lookahead = st.may_look;
     st.need = st.lookahead ? min64(st.jbn, st.units) : 0;
     int err = update_step(F, &st);
@@ -1546,7 +1535,7 @@ int mlsba__factor_run(mlsba__factor_run_t *F) {
     stop = st.stop;
   }
   finish_transfers(F);
-  if (P->op == MLSBA__FACTOR_LU && kmax > 0) {
+  if (P->ops->finish && kmax > 0) {
     int err = swap_left(F);
     if (err)
       return err;

@@ -114,12 +114,6 @@ int mlsba__factor_cl_fetch_rows(mlsba__factor_run_t *F, size_t i, int64_t r0,
 /* Releases device i's resident buffer (its columns are the host's). */
 void mlsba__factor_cl_release(mlsba__factor_run_t *F, size_t i);
 
-/* replay.c: the update after the panel [j, j + jb) of Cholesky columns
- * [c0, c1) on the host, within their triangle: lower rows c to n, upper
- * rows top to c. */
-void mlsba__factor_chol_replay(const mlsba__factor_problem_t *P, int64_t j,
-                               int64_t jb, int64_t c0, int64_t c1, int64_t top);
-
 int mlsba__factor_run_open(mlsba__factor_run_t *F, mlsba_executor_t *ex,
                            mlsba__factor_problem_t *P,
                            const mlsba_factor_opts_t *o,
