@@ -121,6 +121,11 @@ struct mlsba__factor_ops {
   const mlsba__factor_cl_ops_t *cl;
 };
 
+/* The OpenCL halves (cl_lu.c, cl_chol.c; cl_none.c in a build without
+ * OpenCL, which has no OpenCL device to read them). */
+extern const mlsba__factor_cl_ops_t mlsba__factor_cl_lu;
+extern const mlsba__factor_cl_ops_t mlsba__factor_cl_chol;
+
 /* ops.c: the tables. */
 extern const mlsba__factor_ops_t mlsba__factor_getrf_ops;
 extern const mlsba__factor_ops_t mlsba__factor_potrf_lower_ops;

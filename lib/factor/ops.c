@@ -20,6 +20,7 @@ const mlsba__factor_ops_t mlsba__factor_getrf_ops = {
     .finish_load = "getrf-swaps",
     .open = mlsba__lu_open,
     .close = mlsba__lu_close,
+    .cl = &mlsba__factor_cl_lu,
 };
 
 /* The lower panel's solve may be split: its rows are independent, and
@@ -41,6 +42,7 @@ const mlsba__factor_ops_t mlsba__factor_potrf_lower_ops = {
     .solve = mlsba__chol_solve,
     .solve_rows = mlsba__chol_solve_rows,
     .solve_load = "potrf-solve",
+    .cl = &mlsba__factor_cl_chol,
 };
 
 /* The upper panel solves a block row of every trailing column: it waits
@@ -58,4 +60,5 @@ const mlsba__factor_ops_t mlsba__factor_potrf_upper_ops = {
     .panel = mlsba__chol_panel,
     .update = mlsba__chol_update,
     .replay = mlsba__chol_replay,
+    .cl = &mlsba__factor_cl_chol,
 };
