@@ -104,9 +104,10 @@ typedef struct {
   int64_t *rows; /* p: a solve's split, while the ways are compared */
 } mlsba__factor_memory_t;
 
-/* The step's shares: the planner's split, laid out for the executor
- * (plan.c). After a real run a core's load is what it updated
- * (real_run.c: the cores take from each other's shares). */
+/* The step's shares: the planner's split (a redo's too), laid out for
+ * the executor (plan.c). After a real run a core's load is what it
+ * updated (real_run.c: the cores take from each other's shares); the
+ * first panel's step has none (drive.c). */
 typedef struct {
   size_t p;
   int64_t *load;     /* p units, file order */
@@ -114,8 +115,8 @@ typedef struct {
   int64_t *log_off;  /* p: where its logical units begin */
 } mlsba__factor_layout_t;
 
-/* Buffers of a step: the devices' times, and the simulated executor's
- * work (sim_step.c). */
+/* Buffers of a step: the devices' times, the simulated executor's work
+ * (sim_step.c), the last phase's loads (drive.c). */
 typedef struct {
   double *time; /* p: each device's time in the step */
   int64_t *clip, *one;
