@@ -223,8 +223,6 @@ static int propose(mlsba__divide_t *h, const double *t) {
 }
 
 static int check_times(const mlsba__divide_t *h, const double t[]) {
-  if (h->done)
-    return mlsba__fail(MLSBA_EINVAL, "divide: the head has stopped");
   for (size_t i = 0; i < h->q; i++)
     if (!isfinite(t[i]) || !(t[i] > 0))
       return mlsba__fail(MLSBA_EINVAL,
@@ -267,6 +265,8 @@ static int take_run(mlsba__divide_t *h, const double t[], double tol) {
 }
 
 int mlsba__divide_feed(mlsba__divide_t *h, const double t[]) {
+  if (h->done)
+    return mlsba__fail(MLSBA_EINVAL, "divide: the head has stopped");
   int err = check_times(h, t);
   if (err)
     return err;
@@ -283,24 +283,18 @@ int mlsba__divide_resume(mlsba__divide_t *h, const double t[], double tol) {
                        "divide: the drift tolerance must be a positive "
                        "number, got %g",
                        tol);
+  int err = t != NULL ? check_times(h, t) : 0;
+  if (err)
+    return err;
   h->done = 0;
   h->begun = h->runs;
   h->limit = (unsigned)h->runs + h->o.max_iter;
-  if (t != NULL) {
-    int err = check_times(h, t);
-    if (err) {
-      h->done = 1;
-      return err;
-    }
+  if (t != NULL)
     return take_run(h, t, tol);
-  }
-  /* No run since the last: the next counts from the models as they are,
-   * and the run of them checks the models. */
-  const double *last = h->runs ? h->hist_times + (h->runs - 1) * h->q : NULL;
-  int err = h->o.algo == MLSBA__INPA_FPM || last == NULL
-                ? mlsba__gpa_nodes((const mlsba_model_t *const *)h->models,
-                                   h->q, h->n, h->next, NULL)
-                : propose(h, last);
+  /* No run since the last (a stopped head has run at least once): the
+   * next counts from the models as they are, or from the last run's
+   * speeds, and the run of them checks the models. */
+  err = propose(h, h->hist_times + (h->runs - 1) * h->q);
   if (err) {
     h->done = 1;
     return err;

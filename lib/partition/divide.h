@@ -74,7 +74,8 @@ double mlsba__divide_history_imbalance(const mlsba__divide_t *head, size_t k);
  * against the speed functions: a node whose time is further than tol
  * (relative, > 0) from its function's forgets its older points. The head
  * then stops (balanced: no other run needed) or asks for the next counts.
- * Without t the next counts come from the functions as they are, and the
+ * Without t the next counts come from the functions as they are (the
+ * baselines': from the last run's speeds, or the even split), and the
  * run of them that is fed next is checked so. 0 (and nothing done when
  * the head has not stopped); MLSBA_EINVAL for a bad tol or time (the head
  * stays stopped); an error of the partitioner. */
