@@ -1,15 +1,20 @@
 /* An application's own load across ranks: the head of the
  * one-dimensional INPA (lib/partition/divide.h) on synthetic nodes whose
  * time is a pure function of their units (converges where speeds differ,
- * stops as documented, refuses bad input); then <mlsba/mpi.h> under
+ * stops as documented, refuses bad input, follows a change of speed after
+ * a resume, its cycles counted since the drift); then <mlsba/mpi.h> under
  * mpirun: four simulated ranks of unequal speed converge through
  * mlsba-inpa --load mandelbrot, with every rank's share the head's;
  * two real ranks compute the Mandelbrot image that a single-rank
  * reference confirms; a divider's run computes every unit once, each
- * rank exactly its share; a bad rank (a missing platform, a load of
- * another size) stops every rank with one line; and the two-dimensional
- * product on an application's own matrices gives back its C (each rank's
- * rectangle and the gathered whole), a failing fill stopping every rank. */
+ * rank exactly its share; a divider follows a 4x slowdown of one
+ * simulated rank and its end within three re-balances on 1, 2 and 4
+ * ranks, every step reporting its runs and the whole call's time; a
+ * failing callback's message names its global units; a bad rank (a missing
+ * platform, a load of another size) stops every rank with one line; and the
+ * two-dimensional product on an application's own matrices gives back its C
+ * (each rank's rectangle and the gathered whole), a failing fill stopping every
+ * rank. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
