@@ -256,7 +256,8 @@ mlsba_balance_result_describe(const mlsba_balance_result_t *result, char *text,
 /**@{*/
 typedef struct mlsba_balancer mlsba_balancer_t;
 
-/** What one mlsba_balancer_run() measured. */
+/** What one mlsba_balancer_run() measured (and one
+ *  mlsba_mpi_divider_run() of <mlsba/mpi.h>, over ranks for devices). */
 typedef struct mlsba_run_info {
   double makespan;   /**< largest device time of the run, seconds (of the
                           re-balancing's last run when it re-balanced) */
