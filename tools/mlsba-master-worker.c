@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/output.h"
 #include "common/paths.h"
 #include "mlsba-master-worker_help.h" /* tools/help/mlsba-master-worker.txt */
 #include "mlsba/mpi.h"
@@ -168,17 +169,9 @@ static int write_outputs(const args_t *A, const mlsba_mpi_mw_result_t *r) {
     print_table(r);
   if (A->json) {
     json_t *j = report(A, r);
-    int flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
-    int rc = j == NULL               ? -1
-             : !strcmp(A->json, "-") ? json_dumpf(j, stdout, flags)
-                                     : json_dump_file(j, A->json, flags);
-    if (!strcmp(A->json, "-"))
-      putchar('\n');
-    if (rc != 0) {
-      fprintf(stderr, "%s: cannot write the JSON report to %s\n", prog,
-              A->json);
-      status = 1;
-    }
+    status = output_json(prog, "--json", A->json, j,
+                         JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                             JSON_REAL_PRECISION(9));
     json_decref(j);
   }
   return cli_finish_stdout(prog) || status;

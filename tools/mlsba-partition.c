@@ -3,13 +3,13 @@
  * without running anything. The command line is in
  * tools/help/mlsba-partition.txt, the JSON report in
  * docs/partition-report.md. */
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/output.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "common/timing.h"
@@ -420,23 +420,13 @@ int main(int argc, char **argv) {
     } else {
       doc = result_json(&P, &res[0]);
     }
-    int to_stdout = strcmp(json_path, "-") == 0;
-    FILE *f = doc == NULL ? NULL : to_stdout ? stdout : fopen(json_path, "w");
     if (doc == NULL) { /* a makespan JSON cannot hold (infinite) */
       fprintf(stderr, "%s: --json: the results cannot be written as JSON\n",
               prog);
       status = EXIT_USAGE;
-    } else if (f == NULL) {
-      fprintf(stderr, "%s: --json: cannot write '%s': %s\n", prog, json_path,
-              strerror(errno));
-      status = EXIT_USAGE;
     } else {
-      json_dumpf(doc, f, JSON_REAL_PRECISION(9));
-      fputc('\n', f);
-      if ((!to_stdout && fclose(f) != 0) || (to_stdout && fflush(f) != 0)) {
-        fprintf(stderr, "%s: --json: error writing '%s'\n", prog, json_path);
-        status = 1;
-      }
+      status =
+          output_json(prog, "--json", json_path, doc, JSON_REAL_PRECISION(9));
     }
     json_decref(doc);
   }
