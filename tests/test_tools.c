@@ -1398,6 +1398,66 @@ START_TEST(every_output_keeps_what_its_path_names) {
 }
 END_TEST
 
+/* A folder the user cannot write into, and a file there the user may
+ * not write: refused before anything runs, naming why. Root writes
+ * anywhere, so as root the tools run as nobody (setpriv). */
+START_TEST(an_unwritable_destination_is_refused_up_front) {
+  char dir[] = "/tmp/mlsba-unwritable-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char closed[128], in_closed[160], open_dir[128], readonly[160];
+  snprintf(closed, sizeof closed, "%s/closed", dir);
+  snprintf(in_closed, sizeof in_closed, "%s/report.json", closed);
+  snprintf(open_dir, sizeof open_dir, "%s/open", dir);
+  snprintf(readonly, sizeof readonly, "%s/readonly.json", open_dir);
+  ck_assert_int_eq(mkdir(closed, 0555), 0);
+  ck_assert_int_eq(mkdir(open_dir, 0777), 0);
+  ck_assert_int_eq(chmod(dir, 0755), 0);
+  ck_assert_int_eq(chmod(open_dir, 0777), 0);
+  write_text(readonly, "{}\n");
+  ck_assert_int_eq(chmod(readonly, 0444), 0);
+  int root = geteuid() == 0;
+  if (root && access("/usr/bin/setpriv", X_OK) != 0) {
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    return; /* no way to be another user here */
+  }
+  char *as_nobody[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                       "--clear-groups"};
+  size_t skip = root ? 0 : 4;
+  const char *dests[][2] = {{in_closed, "its folder takes no new file"},
+                            {readonly, "Permission denied"}};
+  for (size_t d = 0; d < 2; d++) {
+    char *dest = (char *)dests[d][0];
+    char *argvs[][16] = {
+        {as_nobody[0], as_nobody[1], as_nobody[2], as_nobody[3], partition,
+         "--platform", SEED002, "--n", "100", "--json", dest, NULL},
+        {as_nobody[0], as_nobody[1], as_nobody[2], as_nobody[3], info,
+         "--platform", SEED002, "--write", dest, NULL},
+        {as_nobody[0], as_nobody[1], as_nobody[2], as_nobody[3], bench,
+         "--platform", SEED002, "--size", "300", "--models", "none", "--json",
+         dest, NULL},
+        {as_nobody[0], as_nobody[1], as_nobody[2], as_nobody[3], bench, "--op",
+         "getrf", "--platform", SEED002, "--size", "256", "--models", "none",
+         "--json", dest, NULL}};
+    for (size_t t = 0; t < 4; t++) {
+      tool_run_t r;
+      run_tool(argvs[t] + skip, &r);
+      ck_assert_msg(r.exited && r.status == 2, "%s %s: status %d: %s",
+                    argvs[t][4], dest, r.status, r.err);
+      unwrap_lines(r.err);
+      ck_assert_msg(strstr(r.err, dests[d][1]) && strstr(r.err, dest), "%s",
+                    r.err);
+      ck_assert_msg(r.out[0] == '\0', "ran before refusing: %s", r.out);
+      tool_run_free(&r);
+    }
+  }
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* --list-models on a folder with a FIFO named *.model (which hung for
  * ever, opened before the regular-file check) and names and keys holding
  * escape sequences (which reached the terminal raw). */
@@ -1535,6 +1595,7 @@ static Suite *tools_suite(void) {
   TCase *tc_out = tcase_create("outputs");
   tcase_set_timeout(tc_out, 300);
   tcase_add_test(tc_out, every_output_keeps_what_its_path_names);
+  tcase_add_test(tc_out, an_unwritable_destination_is_refused_up_front);
   tcase_add_test(tc_out,
                  list_models_neither_hangs_on_a_fifo_nor_prints_escapes);
   tcase_add_test(tc_out, plot_files_keep_what_their_names_are);
