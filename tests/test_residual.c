@@ -40,16 +40,16 @@ static void lu_of(double *a, double *lu, int64_t *ipiv) {
 static double getrf_residual(const double *a, const double *lu,
                              const int64_t *ipiv) {
   double r = -1;
-  ck_assert_int_eq(mlsba_getrf_residual(MLSBA_PRECISION_DOUBLE, N, N, a, N, lu,
-                                        N, ipiv, &r),
-                   0);
+  ck_assert_int_eq(
+      mlsba_getrf_residual(MLSBA_PRECISION_DOUBLE, N, N, a, N, lu, N, ipiv, &r),
+      0);
   return r;
 }
 
 /* Not below 16, whatever NaN does to a comparison. */
 static void expect_wrong(double r, const char *what) {
-  ck_assert_msg(!(r < MLSBA_FACTOR_RESIDUAL_OK) && isinf(r),
-                "%s: residual %g", what, r);
+  ck_assert_msg(!(r < MLSBA_FACTOR_RESIDUAL_OK) && isinf(r), "%s: residual %g",
+                what, r);
 }
 
 START_TEST(lu_factors_with_a_nan_or_an_inf_are_never_right) {
@@ -112,14 +112,14 @@ START_TEST(cholesky_factors_with_a_nan_or_an_inf_are_never_right) {
       spd[i + j * N] = s;
     }
   double r = -1;
-  ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', N, spd, N,
-                                        l, N, &r),
-                   0);
+  ck_assert_int_eq(
+      mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', N, spd, N, l, N, &r),
+      0);
   ck_assert_msg(r >= 0 && r < 1, "right factor: residual %g", r);
   l[6 + 2 * N] = NAN;
-  ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', N, spd, N,
-                                        l, N, &r),
-                   0);
+  ck_assert_int_eq(
+      mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', N, spd, N, l, N, &r),
+      0);
   expect_wrong(r, "one NaN in L");
   /* U = L^T, the upper triangle read: an Inf there. */
   double u[N * N];
@@ -127,15 +127,15 @@ START_TEST(cholesky_factors_with_a_nan_or_an_inf_are_never_right) {
     for (int i = 0; i < N; i++)
       u[i + j * N] = l[j + i * N];
   u[2 + 6 * N] = INFINITY;
-  ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'U', N, spd, N,
-                                        u, N, &r),
-                   0);
+  ck_assert_int_eq(
+      mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'U', N, spd, N, u, N, &r),
+      0);
   expect_wrong(r, "an Inf in U");
   for (int i = 0; i < N * N; i++)
     u[i] = NAN;
-  ck_assert_int_eq(mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'U', N, spd, N,
-                                        u, N, &r),
-                   0);
+  ck_assert_int_eq(
+      mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'U', N, spd, N, u, N, &r),
+      0);
   expect_wrong(r, "NaN everywhere");
 }
 END_TEST
@@ -143,6 +143,8 @@ END_TEST
 static Suite *residual_suite(void) {
   Suite *s = suite_create("residual");
   TCase *tc = tcase_create("nan");
+  /* The first product may time the cores' kernels (lib/devices/cpu). */
+  tcase_set_timeout(tc, 120);
   tcase_add_test(tc, lu_factors_with_a_nan_or_an_inf_are_never_right);
   tcase_add_test(tc, cholesky_factors_with_a_nan_or_an_inf_are_never_right);
   suite_add_tcase(s, tc);
