@@ -302,8 +302,8 @@ START_TEST(a_bad_rank_stops_every_rank_with_one_line) {
                       MLSBA_SOURCE_DIR "/models/sim/inpa-node%r.json", "1000",
                       "mismatch", NULL};
   expect_one_line_error("2", mismatch,
-                        "error: rank 1: its load divide-test has 1001 units, "
-                        "rank 0's 1000",
+                        "error: rank 1: the load's unit count is 1001 here, "
+                        "1000 on rank 0",
                         1);
 }
 END_TEST

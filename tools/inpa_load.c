@@ -418,9 +418,18 @@ int inpa_load_main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   load_args_t A;
   memset(&A, 0, sizeof A);
-  int status = parse(argc, argv, &A, rank == 0);
-  if (status)
-    return status;
+  int status = parse(argc, argv, &A, rank == 0), size, first;
+  /* Every rank parsed its own command line: one refused alone would leave
+   * the others waiting in their first message. All stop; the first such
+   * rank says why (rank 0 has already). */
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int mine = status ? rank : size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first < size) {
+    if (rank == first && first != 0)
+      parse(argc, argv, &A, 1);
+    return CLI_EXIT_USAGE;
+  }
   /* The report's destination, checked by rank 0 before anything runs and
    * the outcome shared: a rank that stopped alone would leave the others
    * waiting in the divider. */

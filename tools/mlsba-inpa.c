@@ -317,11 +317,39 @@ static void print_version(void) {
   printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
 }
 
+/* --load takes the one-dimensional path (tools/inpa_load.c), whose
+ * messages a rank of the product would not expect: every rank takes rank
+ * 0's path, or all stop naming the first rank given the other. RUN with
+ * *wanted set, or USAGE. Collective. */
+static int agree_on_load(int argc, char **argv, int *wanted) {
+  int mine = inpa_load_wanted(argc, argv), head = mine, any = 0;
+  MPI_Bcast(&head, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int differs = mine != head;
+  MPI_Allreduce(&differs, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  *wanted = head;
+  if (!any)
+    return RUN;
+  char why[WHY_SIZE] = "";
+  int outcome = differs ? mpi_cli_usage(why,
+                                        mine ? "was given --load, rank 0 "
+                                               "was not"
+                                             : "was not given --load, "
+                                               "rank 0 was",
+                                        ": every rank must be given the "
+                                        "same options")
+                        : RUN;
+  return mpi_cli_agree(MPI_COMM_WORLD, outcome, why, prog);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int rank;
+  int rank, wants_load = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (inpa_load_wanted(argc, argv)) { /* the 1-D API: tools/inpa_load.c */
+  if (agree_on_load(argc, argv, &wants_load) != RUN) {
+    MPI_Finalize();
+    return USAGE;
+  }
+  if (wants_load) { /* the 1-D API: tools/inpa_load.c */
     int load_status = inpa_load_main(argc, argv);
     MPI_Finalize();
     return load_status;

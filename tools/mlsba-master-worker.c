@@ -159,7 +159,7 @@ static void print_table(const mlsba_mpi_mw_result_t *r) {
       printf(" %s:%lld", x->devices[d].name, (long long)x->devices[d].load);
     putchar('\n');
   }
-  printf("makespan %.4f s, predicted %.4f s, seed 001's model %.4f s, %s\n",
+  printf("makespan %.4f s, predicted %.4f s, DLT model %.4f s, %s\n",
          r->makespan_s, r->predicted_s, r->dlt_model_s,
          r->verified < 0    ? "not verified (simulated)"
          : r->verified == 1 ? "verified"

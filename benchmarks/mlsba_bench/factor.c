@@ -294,7 +294,7 @@ static void print_rows(const fbench_t *F, const frow_t *rows, size_t used) {
   for (size_t i = 0; i < used; i++)
     best = rows[i].gflops > best ? rows[i].gflops : best;
   printf("%-22s %10s %9s %8s %9s %6s\n", "row",
-         F->sim ? "time (vs)" : "time (s)", "GFLOPS", "vs best", "residual",
+         F->sim ? "virtual s" : "time (s)", "GFLOPS", "vs best", "residual",
          "PPE");
   for (size_t i = 0; i < used; i++) {
     const frow_t *r = &rows[i];

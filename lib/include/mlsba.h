@@ -463,7 +463,7 @@ MLSBA_EXTERN int mlsba_dlt_nodes_time(const mlsba_dlt_problem_t *problem,
 /** \name Platforms
  *
  *  A platform is a set of devices arranged in processing groups, read from
- *  a platform file (JSON, format in the README). Simulated devices carry a
+ *  a platform file (JSON, docs/platform-file.md). Simulated devices carry a
  *  speed profile, which serves as their complete model; real devices (CPU
  *  cores, OpenCL devices) are described and validated here and measured
  *  at run time.

@@ -15,6 +15,7 @@
 #include "../core/error.h"
 #include "../core/load.h"
 #include "../partition/divide.h"
+#include "../platform/platform.h"
 #ifdef MLSBA_HAVE_OPENCL
 #include "mlsba/opencl.h"
 #endif
@@ -153,7 +154,8 @@ static int open_devices(mlsba_mpi_divider_t *D) {
     return err;
   D->simulated = 1;
   for (size_t i = 0; i < p; i++)
-    D->simulated &= mlsba_platform_device_type(D->pl, i) == MLSBA_DEVICE_SIM;
+    D->simulated &=
+        (mlsba__platform_device_roles(D->pl, i) & MLSBA__ROLE_VIRTUAL) != 0;
   int mine = D->simulated, head = mine;
   MPI_Bcast(&head, 1, MPI_INT, 0, D->comm);
   D->r.simulated = head;
@@ -252,6 +254,8 @@ static int share_result(mlsba_mpi_divider_t *D) {
  */
 
 void mlsba_mpi_divide_opts_init(mlsba_mpi_divide_opts_t *o) {
+  if (o == NULL)
+    return;
   memset(o, 0, sizeof *o);
   o->platform = "auto";
   o->algorithm = MLSBA_MPI_INPA;
@@ -290,30 +294,40 @@ void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *D) {
   free(D);
 }
 
-/* What every rank checks before any device opens: options, and a load of
- * the same number of units everywhere. */
+/* What every rank checks before any device opens: its arguments (bad:
+ * the caller's verdict on those it holds), then that every rank passes
+ * rank 0's load (the same units: the callbacks compute global units) and
+ * options (each rank decides on its own when to re-balance by drift). */
 static int check_input(mlsba_mpi_divider_t *D, const mlsba_load_t *load,
-                       const mlsba_mpi_divide_opts_t *o) {
-  /* Every rank takes part in the broadcast before anything can fail. */
-  int64_t mine = load ? load->units : -1, head = mine;
-  MPI_Bcast(&head, 1, MPI_INT64_T, 0, D->comm);
-  if (load == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divide: the load is NULL");
-  if (!(o->eps >= 0) || o->max_iter < 1 || !(o->drift >= 0) ||
-      mlsba_mpi_algo_name(o->algorithm) == NULL)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "mlsba_mpi_divide: eps and drift must be >= 0, "
-                       "max_iter >= 1 and the algorithm known");
-  if (mine != head)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "its load %s has %lld units, rank 0's %lld: every "
-                       "rank passes the same load",
-                       load->name, (long long)mine, (long long)head);
-  if (mine < D->q)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%lld units for %d ranks: every rank needs one",
-                       (long long)mine, D->q);
-  return 0;
+                       const mlsba_mpi_divide_opts_t *o, int bad) {
+  int err = bad;
+  if (!err && load == NULL)
+    err = mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divide: the load is NULL");
+  if (!err && (!(o->eps >= 0) || o->max_iter < 1 || !(o->drift >= 0) ||
+               mlsba_mpi_algo_name(o->algorithm) == NULL))
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "mlsba_mpi_divide: eps and drift must be >= 0, "
+                      "max_iter >= 1 and the algorithm known");
+  if ((err = mlsba__mpi_agree(D->comm, err)) != 0)
+    return err;
+  const mlsba__mpi_value_t same[] = {
+      MLSBA__MPI_TEXT_VALUE("the load's name", load->name),
+      MLSBA__MPI_NUMBER("the load's unit count", load->units),
+      MLSBA__MPI_TEXT_VALUE("the load's shape", load->shape),
+      MLSBA__MPI_ENUM_VALUE("option algorithm", o->algorithm,
+                            mlsba__mpi_spell_algo),
+      MLSBA__MPI_NUMBER("option eps", o->eps),
+      MLSBA__MPI_NUMBER("option max_iter", o->max_iter),
+      MLSBA__MPI_NUMBER("option drift", o->drift)};
+  if ((err = mlsba__mpi_agree_values(
+           D->comm, same, sizeof same / sizeof *same,
+           "every rank passes the same load and options")) != 0)
+    return err;
+  if (load->units < D->q)
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "%lld units for %d ranks: every rank needs one",
+                      (long long)load->units, D->q);
+  return mlsba__mpi_agree(D->comm, err);
 }
 
 static int divider_init(mlsba_mpi_divider_t *D, mlsba_load_t *load) {
@@ -345,15 +359,20 @@ static int divider_init(mlsba_mpi_divider_t *D, mlsba_load_t *load) {
   return err;
 }
 
-int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
-                             const mlsba_mpi_divide_opts_t *opts,
-                             mlsba_mpi_divider_t **out) {
-  if (out == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divider_create: NULL");
-  *out = NULL;
+/* Collective, whatever this rank's arguments: bad is its verdict on
+ * those only the public call holds (NULL result or divider). */
+static int create(MPI_Comm comm, mlsba_load_t *load,
+                  const mlsba_mpi_divide_opts_t *opts, int bad,
+                  mlsba_mpi_divider_t **out) {
+  if (comm == MPI_COMM_NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divide: comm is "
+                                     "MPI_COMM_NULL");
   mlsba_mpi_divider_t *D = calloc(1, sizeof *D);
-  if (D == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  int err = D ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(comm, err)) != 0) {
+    free(D);
+    return err;
+  }
   D->comm = MPI_COMM_NULL;
   MPI_Comm_dup(comm, &D->comm);
   MPI_Comm_rank(D->comm, &D->rank);
@@ -362,7 +381,7 @@ int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
     D->o = *opts;
   else
     mlsba_mpi_divide_opts_init(&D->o);
-  int err = mlsba__mpi_agree(D->comm, check_input(D, load, &D->o));
+  err = check_input(D, load, &D->o, bad);
   if (!err)
     err = open_devices(D);
   if (!err)
@@ -377,6 +396,22 @@ int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
   }
   *out = D;
   return 0;
+}
+
+int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
+                             const mlsba_mpi_divide_opts_t *opts,
+                             mlsba_mpi_divider_t **out) {
+  mlsba_mpi_divider_t *D = NULL;
+  int bad = out == NULL ? mlsba__fail(MLSBA_EINVAL,
+                                      "mlsba_mpi_divider_create: divider is "
+                                      "NULL")
+                        : 0;
+  if (out)
+    *out = NULL;
+  int err = create(comm, load, opts, bad, &D);
+  if (!err)
+    *out = D;
+  return err;
 }
 
 int mlsba_mpi_divider_rebalance(mlsba_mpi_divider_t *D) {
@@ -431,11 +466,13 @@ mlsba_mpi_divider_result(const mlsba_mpi_divider_t *D) {
 int mlsba_mpi_divide(MPI_Comm comm, mlsba_load_t *load,
                      const mlsba_mpi_divide_opts_t *opts,
                      mlsba_mpi_divide_result_t *result) {
-  if (result == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divide: result is NULL");
-  memset(result, 0, sizeof *result);
+  int bad = result == NULL
+                ? mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divide: result is NULL")
+                : 0;
+  if (result)
+    memset(result, 0, sizeof *result);
   mlsba_mpi_divider_t *D = NULL;
-  int err = mlsba_mpi_divider_create(comm, load, opts, &D);
+  int err = create(comm, load, opts, bad, &D);
   if (err)
     return err;
   *result = D->r; /* the arrays move to the caller */

@@ -91,8 +91,9 @@ for page in "$tmp/prefix/share/man/man1/"*.1; do
   grep -q '^\.SH ENVIRONMENT' "$page" &&
     grep -q 'MLSBA_NCPU' "$page" || { echo "no ENVIRONMENT in $page"; exit 1; }
 done
-for d in platform-file model-file left-out-file bench-report partition-report \
-  inpa-report mpi-api; do
+for d in README status tools library balancing building across-nodes \
+  platform-file model-file left-out-file bench-report partition-report \
+  inpa-report mpi-api master-worker factor cpu-kernels; do
   [ -s "$tmp/prefix/share/doc/mlsba/$d.md" ] || { echo "no $d.md"; exit 1; }
 done
 [ -s "$tmp/prefix/share/doc/mlsba/LICENSE" ] || { echo "no LICENSE"; exit 1; }
