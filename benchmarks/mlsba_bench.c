@@ -232,7 +232,7 @@ int main(int argc, char **argv) {
   if (!err)
     err = bench_measure_steady(&B, rows, used, a.compare ? 5 : 3);
   if (!err)
-    err = bench_measure_peak(&B, 3);
+    err = bench_measure_peak(&B, rows, used, 5);
   status = err ? fail(err) : report(&B, rows, used);
 done:
   for (size_t i = 0; rows && i < nrows; i++)

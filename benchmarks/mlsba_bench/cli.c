@@ -129,7 +129,12 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
       "--op",       "--block",     "--rounds", NULL};
   int64_t size = 0;
   const char *algo = "mlsba";
-  *a = (bench_args_t){.platform = "auto", .eps = 0.05, .max_iter = 20};
+  /* The precision left unset until every option is read: a
+   * factorization's default is double, the precision users factorize in,
+   * the product's single. */
+  const mlsba_precision_t unset = (mlsba_precision_t)-1;
+  *a = (bench_args_t){
+      .platform = "auto", .eps = 0.05, .max_iter = 20, .precision = unset};
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
@@ -158,6 +163,9 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
       return status;
   }
   a->algo_name = algo;
+  if (a->precision == unset)
+    a->precision = a->op != BENCH_OP_GEMM ? MLSBA_PRECISION_DOUBLE
+                                          : MLSBA_PRECISION_SINGLE;
   if (a->op != BENCH_OP_GEMM)
     return check_factor_args(a, size, algo);
   if (a->block)
