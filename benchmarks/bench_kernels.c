@@ -323,8 +323,8 @@ static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
 /* ---- --classes ---------------------------------------------------------- */
 
 static const char *const class_shapes[MLSBA__CPU_CLASSES] = {
-    "768 x 256 x 768, C = A B", "1024 x 1024 x 192, C -= A B",
-    "TRMM + TRSM, 192-triangle on 1024, both sides",
+    "768 x 256 x 768, C = A B", "1024 x 768 x 192, C -= A B",
+    "TRMM + TRSM, 192-triangle on 768, both sides",
     "3072 x 128 x 128, C -= A B"};
 
 enum { MAX_SETS = 16 };

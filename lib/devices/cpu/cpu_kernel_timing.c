@@ -4,9 +4,9 @@
  *
  *   product   768 x 256 x 768, C = A B: a core's block of columns of a
  *             product (the GEMM load, the all-cores baseline)
- *   update    1024 x 1024 x 192, C -= A B: a factorization's trailing
+ *   update    1024 x 768 x 192, C -= A B: a factorization's trailing
  *             update with its block of 192, and the MPI node kernel's
- *   triangle  TRMM then TRSM of a unit lower triangle of 192 on 1024
+ *   triangle  TRMM then TRSM of a unit lower triangle of 192 on 768
  *             columns, from the left and from the right (transposed): the
  *             solves of LU and Cholesky (the TRSM undoes the TRMM, so the
  *             values stay put from round to round)
@@ -18,7 +18,7 @@
 #include "cpu_blas.h"
 #include "cpu_kernels.h"
 
-enum { NB = 192, WIDTH = 1024 };
+enum { NB = 192, ROWS = 1024, WIDTH = 768 };
 
 struct mlsba__cpu_timing {
   void *a, *b, *x; /* room for the largest operand of each role */
@@ -86,14 +86,14 @@ double mlsba__cpu_class_time(mlsba__cpu_timing_t *ws, int id,
   double t0 = mlsba__now();
   switch (c) {
   case MLSBA__CPU_PRODUCT:
-    mlsba__cpu_gemm_with(id, p, 'N', 'N', 768, 256, 768, 1.0, ws->a, 768,
-                         ws->b, 768, 0.0, ws->x, 768);
+    mlsba__cpu_gemm_with(id, p, 'N', 'N', 768, 256, 768, 1.0, ws->a, 768, ws->b,
+                         768, 0.0, ws->x, 768);
     *flops = 2.0 * 768 * 256 * 768;
     break;
   case MLSBA__CPU_UPDATE:
-    mlsba__cpu_gemm_with(id, p, 'N', 'N', WIDTH, WIDTH, NB, -1.0, ws->a, WIDTH,
-                         ws->b, NB, 1.0, ws->x, WIDTH);
-    *flops = 2.0 * WIDTH * WIDTH * NB;
+    mlsba__cpu_gemm_with(id, p, 'N', 'N', ROWS, WIDTH, NB, -1.0, ws->a, ROWS,
+                         ws->b, NB, 1.0, ws->x, ROWS);
+    *flops = 2.0 * ROWS * WIDTH * NB;
     break;
   case MLSBA__CPU_PANEL:
     mlsba__cpu_gemm_with(id, p, 'N', 'N', 3072, 128, 128, -1.0, ws->a, 3072,

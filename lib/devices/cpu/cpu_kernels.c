@@ -178,6 +178,8 @@ static void cpu_key(unsigned features, char *buf, size_t size) {
                   &r[4 * i + 3]);
     memcpy(brand, r, 48);
     brand[48] = '\0';
+    for (size_t n = strlen(brand); n > 0 && brand[n - 1] == ' '; n--)
+      brand[n - 1] = '\0'; /* CPUID pads it */
   }
   if (__get_cpuid(1, &a, &b, &c, &d)) {
     family = ((a >> 8) & 0xf) + ((a >> 20) & 0xff);
@@ -268,19 +270,39 @@ static void pick_all(int id, int blis) {
       choice.picks.pick[p][c] = (mlsba__cpu_pick_t){id, blis, 0, 0};
 }
 
+/* Whether the CPU is an Intel one (CPUID's vendor string). */
+static int intel_cpu(void) {
+#ifdef MLSBA__X86
+  unsigned a, b, c, d;
+  if (__get_cpuid(0, &a, &b, &c, &d))
+    return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;
+#endif
+  return 0;
+}
+
 /* The BLIS kernel sets the choice weighs, in the order of preference
- * (ids); BLIS's own only when it is none of them and not the reference
- * kernels beside faster ones (it would run as one of them anyway). */
+ * (ids). zen3 and haswell run the same micro-kernels with other block
+ * sizes (timing both measures noise, and the choice flipped between
+ * them): only the one for the CPU's maker is timed, haswell on Intel,
+ * zen3 elsewhere. BLIS's own only when it is none of them and not the
+ * reference kernels beside faster ones (it would run as one of them
+ * anyway). */
 static size_t blis_candidates(int *ids, size_t max) {
   const mlsba__cpu_config_t *cand[NCONFIGS];
   size_t nc = mlsba__cpu_kernel_candidates(choice.features, cand, NCONFIGS),
          n = 0, own_is_one = 0;
+  const char *twin = intel_cpu() ? "zen3" : "haswell";
+  int have_both = 0;
+  for (size_t j = 0; j < nc; j++)
+    have_both += strcmp(cand[j]->name, "zen3") == 0 ||
+                 strcmp(cand[j]->name, "haswell") == 0;
   for (size_t j = 0; j < nc && n < max; j++) {
     int i = config_index(cand[j]->name);
-    if (runnable(i)) {
+    own_is_one |= strcmp(cand[j]->name, choice.detected) == 0;
+    if (have_both == 2 && strcmp(cand[j]->name, twin) == 0)
+      continue;
+    if (runnable(i))
       ids[n++] = i;
-      own_is_one |= strcmp(cand[j]->name, choice.detected) == 0;
-    }
   }
   int own_is_reference = strcmp(choice.detected, "generic") == 0 && n > 0;
   if (runnable(MLSBA__CPU_KERNEL_AUTO) && !own_is_one && !own_is_reference &&
@@ -346,57 +368,149 @@ static int forced(void) {
   return 1;
 }
 
-enum { ROUNDS = 5, MAX_TIMED = NCONFIGS + 2 };
+/* Rounds of every kernel set on every class; then at least MORE_ROUNDS
+ * more for the sets within CLOSE of a class's fastest, and up to
+ * MAX_ROUNDS while a decision is within 3% of its threshold (a close
+ * call: more rounds make its median steadier), as long as the whole choice
+ * stays under BUDGET seconds. */
+enum { ROUNDS = 4, MORE_ROUNDS = 4, MAX_ROUNDS = 16 };
+enum { MAX_TIMED = NCONFIGS + 2 };
+#define CLOSE 0.9
+#define BUDGET 0.8
 
-/* Class c in precision p from the best round of each kernel set:
- * interference only slows a call down, so the best of a few rounds is the
- * steadiest measure of a kernel. Among BLIS's, the first in the order of
- * preference within 2% of the fastest (two that close are the same speed,
- * and a fixed preference keeps the choice from flipping with noise);
- * OpenBLAS where it beats that by more than 5%. */
-static mlsba__cpu_pick_t pick_class(const int *ids, const double *gflops,
-                                    size_t n) {
-  double fastest = 0;
+/* One class's measurements: GFLOPS per kernel set and round (0: not run
+ * in that round). */
+typedef struct {
+  double g[MAX_TIMED][MAX_ROUNDS];
+  int rounds;
+} runs_t;
+
+static int by_value(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* The median over the rounds both ran of set j's speed over set k's: the
+ * two ran within milliseconds of each other in each round, so a machine
+ * whose speed drifts (a busy neighbour, a clock that moves) cancels out
+ * of the ratio, and the median leaves out a round that one of them lost
+ * to an interruption. */
+static double ratio(const runs_t *R, size_t j, size_t k) {
+  double q[MAX_ROUNDS];
+  size_t n = 0;
+  for (int r = 0; r < R->rounds; r++)
+    if (R->g[j][r] > 0 && R->g[k][r] > 0)
+      q[n++] = R->g[j][r] / R->g[k][r];
+  if (n == 0)
+    return 0;
+  qsort(q, n, sizeof *q, by_value);
+  return n % 2 ? q[n / 2] : 0.5 * (q[n / 2 - 1] + q[n / 2]);
+}
+
+static double best_of(const runs_t *R, size_t j) {
+  double b = 0;
+  for (int r = 0; r < R->rounds; r++)
+    b = R->g[j][r] > b ? R->g[j][r] : b;
+  return b;
+}
+
+/* A class's choice from its rounds. Among BLIS's sets, the fastest by the
+ * paired ratios, or the first in the order of preference within 2% of it
+ * (two that close run at the same speed, and a fixed preference keeps the
+ * choice from flipping with noise); OpenBLAS where it beats that by more
+ * than 5%. The speeds kept are each set's best round. */
+static mlsba__cpu_pick_t pick_class(const int *ids, const runs_t *R, size_t n) {
+  size_t fastest = n;
   for (size_t j = 0; j < n; j++)
-    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS && gflops[j] > fastest)
-      fastest = gflops[j];
-  mlsba__cpu_pick_t pick = {MLSBA__CPU_KERNEL_AUTO, MLSBA__CPU_KERNEL_AUTO, 0,
-                            0};
-  int found = 0;
-  for (size_t j = 0; j < n && !found; j++)
-    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS && gflops[j] >= 0.98 * fastest) {
-      pick = (mlsba__cpu_pick_t){ids[j], ids[j], gflops[j], gflops[j]};
-      found = 1;
-    }
+    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS &&
+        (fastest == n || ratio(R, j, fastest) > 1))
+      fastest = j;
+  size_t keep = fastest;
+  for (size_t j = 0; j < fastest && keep == fastest; j++)
+    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS && ratio(R, j, fastest) >= 0.98)
+      keep = j;
+  if (keep == n) /* nothing of BLIS's timed */
+    return (mlsba__cpu_pick_t){MLSBA__CPU_KERNEL_AUTO, MLSBA__CPU_KERNEL_AUTO,
+                               0, 0};
+  double g = best_of(R, keep);
+  mlsba__cpu_pick_t pick = {ids[keep], ids[keep], g, g};
   for (size_t j = 0; j < n; j++)
-    if (ids[j] == MLSBA__CPU_KERNEL_OPENBLAS &&
-        gflops[j] > 1.05 * pick.gflops) {
+    if (ids[j] == MLSBA__CPU_KERNEL_OPENBLAS && ratio(R, j, keep) > 1.05) {
       pick.kernel = MLSBA__CPU_KERNEL_OPENBLAS;
-      pick.gflops = gflops[j];
+      pick.gflops = best_of(R, j);
     }
   return pick;
 }
 
-/* Times every kernel set on every class, in interleaved rounds after a
- * warm-up round; 0, or -1 without the memory to. */
+/* Whether a decision of pick_class is within 3% of its threshold: the
+ * BLIS set kept against the others (2%), OpenBLAS against it (5%). */
+static int close_call(const int *ids, const runs_t *R, size_t n) {
+  mlsba__cpu_pick_t pick = pick_class(ids, R, n);
+  size_t keep = n;
+  for (size_t j = 0; j < n; j++)
+    keep = ids[j] == pick.blis ? j : keep;
+  for (size_t j = 0; j < n && keep < n; j++) {
+    if (j == keep)
+      continue;
+    double q = ratio(R, j, keep),
+           threshold = ids[j] == MLSBA__CPU_KERNEL_OPENBLAS
+                           ? 1.05
+                           : (j < keep ? 0.98 : 1 / 0.98);
+    if (q > 0 && q > threshold / 1.03 && q < threshold * 1.03)
+      return 1;
+  }
+  return 0;
+}
+
+/* One round of the sets of ids marked in `which` on class c, in order or
+ * (odd rounds) in reverse, so that none always runs first. */
+static void time_round(mlsba__cpu_timing_t *ws, mlsba_precision_t p,
+                       mlsba__cpu_class_t c, const int *ids, const int *which,
+                       size_t n, runs_t *R) {
+  int r = R->rounds++;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = r % 2 ? n - 1 - i : i;
+    R->g[j][r] = 0;
+    if (!which[j])
+      continue;
+    double flops = 0, t = mlsba__cpu_class_time(ws, ids[j], p, c, &flops);
+    R->g[j][r] = t > 0 ? flops / t * 1e-9 : 0;
+  }
+}
+
+/* Times every kernel set on every class; 0, or -1 without the memory to. */
 static int measure(const int *ids, size_t n) {
   mlsba__cpu_timing_t *ws = mlsba__cpu_timing_create();
   if (ws == NULL)
     return -1;
+  int all[MAX_TIMED];
+  for (size_t j = 0; j < n; j++)
+    all[j] = 1;
   for (int p = 0; p < 2; p++) {
-    double best[MLSBA__CPU_CLASSES][MAX_TIMED], flops = 0;
-    for (int r = -1; r < ROUNDS; r++)
+    mlsba_precision_t prec = (mlsba_precision_t)p;
+    runs_t R[MLSBA__CPU_CLASSES];
+    memset(R, 0, sizeof R);
+    for (int r = 0; r < ROUNDS; r++) /* interleaved over the classes too */
       for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
-        for (size_t j = 0; j < n; j++) {
-          double t = mlsba__cpu_class_time(ws, ids[j], (mlsba_precision_t)p,
-                                           (mlsba__cpu_class_t)c, &flops);
-          if (r < 0)
-            continue;
-          double g = t > 0 ? flops / t * 1e-9 : 0;
-          best[c][j] = r == 0 || g > best[c][j] ? g : best[c][j];
-        }
-    for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
-      choice.picks.pick[p][c] = pick_class(ids, best[c], n);
+        time_round(ws, prec, (mlsba__cpu_class_t)c, ids, all, n, &R[c]);
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
+      /* The first round is a cold one (buffers to map): left out. */
+      for (size_t j = 0; j < n; j++)
+        R[c].g[j][0] = 0;
+      double fastest = 0;
+      int close[MAX_TIMED], contenders = 0;
+      for (size_t j = 0; j < n; j++)
+        fastest = best_of(&R[c], j) > fastest ? best_of(&R[c], j) : fastest;
+      for (size_t j = 0; j < n; j++)
+        contenders += close[j] = best_of(&R[c], j) >= CLOSE * fastest;
+      for (int r = 0; contenders > 1 && R[c].rounds < MAX_ROUNDS; r++) {
+        if (r >= MORE_ROUNDS && (!close_call(ids, &R[c], n) ||
+                                 mlsba__now() - choice.start > BUDGET))
+          break;
+        time_round(ws, prec, (mlsba__cpu_class_t)c, ids, close, n, &R[c]);
+      }
+      choice.picks.pick[p][c] = pick_class(ids, &R[c], n);
+    }
   }
   mlsba__cpu_timing_destroy(ws);
   return 0;

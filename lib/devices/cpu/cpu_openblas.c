@@ -39,8 +39,8 @@ typedef void (*ssyrk_fn)(int, int, int, int, int, float, const float *, int,
                          float, float *, int);
 typedef void (*dsyrk_fn)(int, int, int, int, int, double, const double *, int,
                          double, double *, int);
-typedef void (*stri_fn)(int, int, int, int, int, int, int, float,
-                        const float *, int, float *, int);
+typedef void (*stri_fn)(int, int, int, int, int, int, int, float, const float *,
+                        int, float *, int);
 typedef void (*dtri_fn)(int, int, int, int, int, int, int, double,
                         const double *, int, double *, int);
 
@@ -100,8 +100,8 @@ static int find_calls(void) {
   *(void **)&ob.dtrsm = dlsym(ob.lib, "cblas_dtrsm");
   *(void **)&ob.strmm = dlsym(ob.lib, "cblas_strmm");
   *(void **)&ob.dtrmm = dlsym(ob.lib, "cblas_dtrmm");
-  return ob.sgemm && ob.dgemm && ob.ssyrk && ob.dsyrk && ob.strsm &&
-         ob.dtrsm && ob.strmm && ob.dtrmm;
+  return ob.sgemm && ob.dgemm && ob.ssyrk && ob.dsyrk && ob.strsm && ob.dtrsm &&
+         ob.strmm && ob.dtrmm;
 }
 
 /* What it says of itself: the core type asked for, one thread, and room
@@ -204,8 +204,8 @@ static int uplo_of(char u) { return u == 'U' || u == 'u' ? UPPER : LOWER; }
 
 int mlsba__openblas_gemm(mlsba_precision_t p, char transa, char transb,
                          int64_t m, int64_t n, int64_t k, double alpha,
-                         const void *a, int64_t lda, const void *b,
-                         int64_t ldb, double beta, void *c, int64_t ldc) {
+                         const void *a, int64_t lda, const void *b, int64_t ldb,
+                         double beta, void *c, int64_t ldc) {
   if (!ob.loaded || !fits(m) || !fits(n) || !fits(k) || !fits(lda) ||
       !fits(ldb) || !fits(ldc))
     return 1;
@@ -254,13 +254,11 @@ static int triangular(int trmm, mlsba_precision_t p, char side, char uplo,
 int mlsba__openblas_trsm(mlsba_precision_t p, char side, char uplo, char trans,
                          char diag, int64_t m, int64_t n, double alpha,
                          const void *a, int64_t lda, void *b, int64_t ldb) {
-  return triangular(0, p, side, uplo, trans, diag, m, n, alpha, a, lda, b,
-                    ldb);
+  return triangular(0, p, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);
 }
 
 int mlsba__openblas_trmm(mlsba_precision_t p, char side, char uplo, char trans,
                          char diag, int64_t m, int64_t n, double alpha,
                          const void *a, int64_t lda, void *b, int64_t ldb) {
-  return triangular(1, p, side, uplo, trans, diag, m, n, alpha, a, lda, b,
-                    ldb);
+  return triangular(1, p, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);
 }

@@ -48,8 +48,8 @@ const char *mlsba__openblas_label(void);
  * the caller uses BLIS), else 0. */
 int mlsba__openblas_gemm(mlsba_precision_t p, char transa, char transb,
                          int64_t m, int64_t n, int64_t k, double alpha,
-                         const void *a, int64_t lda, const void *b,
-                         int64_t ldb, double beta, void *c, int64_t ldc);
+                         const void *a, int64_t lda, const void *b, int64_t ldb,
+                         double beta, void *c, int64_t ldc);
 /* The uplo triangle of C = alpha op(A) op(A)^T + beta C (trans 'N': A A^T,
  * 'T': A^T A), n x n, A n x k (or k x n). */
 int mlsba__openblas_syrk(mlsba_precision_t p, char uplo, char trans, int64_t n,
