@@ -750,21 +750,27 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
 END_TEST
 
 /* A cache folder whose path is too long is refused, in the reason, never
- * cut short (which would put the file elsewhere). */
+ * cut short (which would put the file elsewhere); one that cannot hold
+ * the host's folder is said too. */
 START_TEST(a_cache_dir_too_long_is_refused) {
   static char dir[PATH_MAX + 64];
   int lengths[] = {PATH_MAX + 10, PATH_MAX - 8};
-  memset(dir, 'x', sizeof dir);
-  dir[0] = '/';
-  dir[lengths[_i]] = '\0';
+  if (_i < 2) {
+    memset(dir, 'x', sizeof dir);
+    dir[0] = '/';
+    dir[lengths[_i]] = '\0';
+  } else {
+    snprintf(dir, sizeof dir, "/nonexistent-mlsba-cache/deeper");
+  }
   setenv("MLSBA_CACHE_DIR", dir, 1);
   setenv("MLSBA_CPU_KERNELS", "", 1);
   mlsba_cpu_kernels_t k;
   mlsba_cpu_kernels(&k);
   if (strncmp(k.reason, "measured", 8) != 0)
     return; /* nothing timed, nothing cached on this CPU */
-  ck_assert_msg(strstr(k.reason, "MLSBA_CACHE_DIR refused"), "reason: %s",
-                k.reason);
+  ck_assert_msg(strstr(k.reason, _i < 2 ? "MLSBA_CACHE_DIR refused"
+                                        : "cannot hold the host's folder"),
+                "reason: %s", k.reason);
   ck_assert_ptr_nonnull(strstr(k.reason, "not cached"));
 }
 END_TEST
@@ -819,7 +825,7 @@ int main(void) {
   tcase_add_test(tc, openblas_gives_blis_results);
   tcase_add_test(tc, openblas_from_two_threads_at_once);
   tcase_add_test(tc, the_cache_text_is_read_strictly);
-  tcase_add_loop_test(tc, a_cache_dir_too_long_is_refused, 0, 2);
+  tcase_add_loop_test(tc, a_cache_dir_too_long_is_refused, 0, 3);
   tcase_add_test(tc, cpu_gemm_refuses_bad_arguments);
   suite_add_tcase(s, tc);
   /* Each case of this one times the kernels in a fresh process, seven

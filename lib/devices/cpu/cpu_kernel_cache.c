@@ -66,8 +66,11 @@ int mlsba__cpu_cache_path(char *buf, size_t size, const char **refused) {
   }
   /* The host's folder, then the file's path again. */
   snprintf(buf, size, "%s/%s", root, host);
-  if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+  if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+    *refused = "the cache folder (MLSBA_CACHE_DIR, else the user's cache) "
+               "cannot hold the host's folder; the choice is not cached";
     return 0;
+  }
   snprintf(buf, size, "%s/%s/cpu-kernels", root, host);
   return 1;
 }
