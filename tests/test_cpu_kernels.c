@@ -125,12 +125,13 @@ START_TEST(a_calls_shape_gives_its_class) {
       {MLSBA__CPU_OP_GEMM, 4096, 4096, 384, MLSBA__CPU_PRODUCT},
       /* a factorization's update with its block, the MPI node kernel's */
       {MLSBA__CPU_OP_GEMM, 3900, 1950, 192, MLSBA__CPU_UPDATE},
-      {MLSBA__CPU_OP_GEMM, 384, 384, 383, MLSBA__CPU_UPDATE},
+      {MLSBA__CPU_OP_GEMM, 256, 256, 383, MLSBA__CPU_UPDATE},
       {MLSBA__CPU_OP_GEMMT, 892, 892, 128, MLSBA__CPU_UPDATE},
-      /* inside a panel, and the narrow runs of an update */
+      {MLSBA__CPU_OP_GEMM, 3840, 256, 256, MLSBA__CPU_UPDATE}, /* lookahead */
+      /* inside a panel, and the narrow pieces of an update */
       {MLSBA__CPU_OP_GEMM, 3968, 64, 64, MLSBA__CPU_PANEL},
-      {MLSBA__CPU_OP_GEMM, 383, 4096, 128, MLSBA__CPU_PANEL},
-      {MLSBA__CPU_OP_GEMM, 4096, 383, 256, MLSBA__CPU_PANEL},
+      {MLSBA__CPU_OP_GEMM, 255, 4096, 128, MLSBA__CPU_PANEL},
+      {MLSBA__CPU_OP_GEMM, 4096, 255, 256, MLSBA__CPU_PANEL},
       {MLSBA__CPU_OP_GEMM, 0, 0, 0, MLSBA__CPU_PANEL},
       /* the solves, whatever their shape */
       {MLSBA__CPU_OP_TRSM, 128, 4096, 0, MLSBA__CPU_TRIANGLE},

@@ -1,32 +1,39 @@
 /* What the choice of kernels times: one shape per class, as the library
  * runs it, small enough that every kernel set on every class and both
- * precisions take well under a second together.
+ * precisions take well under a second together. nb is the factorizations'
+ * widest default block: 256 in single precision, 192 in double
+ * (mlsba_factor_default_block).
  *
  *   product   768 x 256 x 768, C = A B: a core's block of columns of a
  *             product (the GEMM load, the all-cores baseline)
- *   update    1024 x 768 x 192, C -= A B: a factorization's trailing
- *             update with its block of 192, and the MPI node kernel's
+ *   update    3072 x 384 x nb, C -= A B: a factorization's trailing
+ *             update, and the MPI node kernel's rank-b update (thousands
+ *             of rows: BLIS's skx kernels ran as fast as OpenBLAS's on
+ *             1024 rows, 0.87 of them on 3840)
  *   triangle  TRMM then TRSM of a unit lower triangle of 192 on 768
  *             columns, from the left and from the right (transposed): the
  *             solves of LU and Cholesky (the TRSM undoes the TRMM, so the
  *             values stay put from round to round)
- *   panel     3072 x 128 x 128, C -= A B: the products inside a panel's
- *             recursive LU and the narrow runs of an update */
+ *   panel     3072 x w x w for w = 128, 64, 32, 16, then 3072 x 64 x nb,
+ *             C -= A B: the products of a panel's recursive LU (whose
+ *             halves are 128, 64, ... wide and deep), then an update's
+ *             narrow piece (a core's last one, what it takes from
+ *             another), the flops weighing each as they come */
 #include <stdlib.h>
 
 #include "../../core/clock.h"
 #include "cpu_blas.h"
 #include "cpu_kernels.h"
 
-enum { NB = 192, ROWS = 1024, WIDTH = 768 };
+enum { NB = 192, WIDTH = 768, TALL = 3072, NARROW = 128, UPDATE = 384 };
 
 struct mlsba__cpu_timing {
   void *a, *b, *x; /* room for the largest operand of each role */
   int filled;      /* the precision the values are in, or -1 */
 };
 
-/* Elements: a, 768 x 768; b, 768 x 256 (and 192 x 1024); x, 1024 x 1024. */
-enum { A_SIZE = 768 * 768, B_SIZE = 768 * 256, X_SIZE = 1024 * 1024 };
+/* Elements: a, 3072 x 256; b, 768 x 256; x, 3072 x 384. */
+enum { A_SIZE = 3072 * 256, B_SIZE = 768 * 256, X_SIZE = 3072 * 384 };
 
 mlsba__cpu_timing_t *mlsba__cpu_timing_create(void) {
   mlsba__cpu_timing_t *ws = calloc(1, sizeof *ws);
@@ -83,6 +90,7 @@ double mlsba__cpu_class_time(mlsba__cpu_timing_t *ws, int id,
                              double *flops) {
   if (ws->filled != (int)p)
     fill_all(ws, p);
+  int64_t nb = p == MLSBA_PRECISION_DOUBLE ? 192 : 256;
   double t0 = mlsba__now();
   switch (c) {
   case MLSBA__CPU_PRODUCT:
@@ -91,14 +99,20 @@ double mlsba__cpu_class_time(mlsba__cpu_timing_t *ws, int id,
     *flops = 2.0 * 768 * 256 * 768;
     break;
   case MLSBA__CPU_UPDATE:
-    mlsba__cpu_gemm_with(id, p, 'N', 'N', ROWS, WIDTH, NB, -1.0, ws->a, ROWS,
-                         ws->b, NB, 1.0, ws->x, ROWS);
-    *flops = 2.0 * ROWS * WIDTH * NB;
+    mlsba__cpu_gemm_with(id, p, 'N', 'N', TALL, UPDATE, nb, -1.0, ws->a, TALL,
+                         ws->b, nb, 1.0, ws->x, TALL);
+    *flops = 2.0 * TALL * UPDATE * (double)nb;
     break;
   case MLSBA__CPU_PANEL:
-    mlsba__cpu_gemm_with(id, p, 'N', 'N', 3072, 128, 128, -1.0, ws->a, 3072,
-                         ws->b, 128, 1.0, ws->x, 3072);
-    *flops = 2.0 * 3072 * 128 * 128;
+    *flops = 0;
+    for (int64_t w = NARROW; w >= 16; w /= 2) {
+      mlsba__cpu_gemm_with(id, p, 'N', 'N', TALL, w, w, -1.0, ws->a, TALL,
+                           ws->b, w, 1.0, ws->x, TALL);
+      *flops += 2.0 * TALL * (double)w * (double)w;
+    }
+    mlsba__cpu_gemm_with(id, p, 'N', 'N', TALL, NARROW / 2, nb, -1.0, ws->a,
+                         TALL, ws->b, nb, 1.0, ws->x, TALL);
+    *flops += 2.0 * TALL * (NARROW / 2) * (double)nb;
     break;
   default: { /* the triangle: LU's solve, then Cholesky's */
     void *left = ws->x, *right = offset(ws, ws->x, (size_t)NB * WIDTH);

@@ -5,9 +5,11 @@
  * context initializer, bli_cntx_init_<name>, and passed to the expert
  * calls; the shared libblis exports none of them. Without the archive only
  * BLIS's own choice is possible, and the reason says so. */
+#define _GNU_SOURCE /* sched_getcpu, CPU_SET: the timing thread's core */
 #include <blis.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +78,7 @@ size_t mlsba__cpu_kernel_candidates(unsigned features,
 
 /* An inner dimension below DEEP is a rank-k update's (the factorizations'
  * blocks are 128 to 256 deep); a side below WIDE makes it a panel's. */
-enum { DEEP = 384, WIDE = 384 };
+enum { DEEP = 384, WIDE = 256 };
 
 mlsba__cpu_class_t mlsba__cpu_shape_class(mlsba__cpu_op_t op, int64_t m,
                                           int64_t n, int64_t k) {
@@ -368,15 +370,16 @@ static int forced(void) {
   return 1;
 }
 
-/* Rounds of every kernel set on every class; then at least MORE_ROUNDS
- * more for the sets within CLOSE of a class's fastest, and up to
- * MAX_ROUNDS while a decision is within 3% of its threshold (a close
- * call: more rounds make its median steadier), as long as the whole choice
- * stays under BUDGET seconds. */
-enum { ROUNDS = 4, MORE_ROUNDS = 4, MAX_ROUNDS = 16 };
+/* ROUNDS rounds of every kernel set on every class (the first a cold one,
+ * left out); then at least MORE_ROUNDS more for the sets within CLOSE of
+ * a class's fastest (a set that runs at half the speed of another needs no
+ * more to be left behind), and up to MAX_ROUNDS while a decision is within
+ * 3% of its threshold (a close call: more rounds make it steadier), as long
+ * as the whole choice stays under BUDGET seconds. */
+enum { ROUNDS = 3, MORE_ROUNDS = 5, MAX_ROUNDS = 16 };
 enum { MAX_TIMED = NCONFIGS + 2 };
-#define CLOSE 0.9
-#define BUDGET 0.8
+#define CLOSE 0.85
+#define BUDGET 0.7
 
 /* One class's measurements: GFLOPS per kernel set and round (0: not run
  * in that round). */
@@ -385,40 +388,38 @@ typedef struct {
   int rounds;
 } runs_t;
 
-static int by_value(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
+/* Set j's speed on a class: the second best of its rounds (the best with
+ * fewer than three). Interference only slows a call down, so the best
+ * rounds are the steadiest measure of a kernel; the second best leaves out
+ * one round that a passing boost of the clock made faster than the
+ * kernel runs. */
+static double speed_of(const runs_t *R, size_t j) {
+  double first = 0, second = 0;
+  int n = 0;
+  for (int r = 0; r < R->rounds; r++) {
+    double g = R->g[j][r];
+    if (g <= 0)
+      continue;
+    n++;
+    if (g > first) {
+      second = first;
+      first = g;
+    } else if (g > second) {
+      second = g;
+    }
+  }
+  return n >= 3 ? second : first;
 }
 
-/* The median over the rounds both ran of set j's speed over set k's: the
- * two ran within milliseconds of each other in each round, so a machine
- * whose speed drifts (a busy neighbour, a clock that moves) cancels out
- * of the ratio, and the median leaves out a round that one of them lost
- * to an interruption. */
 static double ratio(const runs_t *R, size_t j, size_t k) {
-  double q[MAX_ROUNDS];
-  size_t n = 0;
-  for (int r = 0; r < R->rounds; r++)
-    if (R->g[j][r] > 0 && R->g[k][r] > 0)
-      q[n++] = R->g[j][r] / R->g[k][r];
-  if (n == 0)
-    return 0;
-  qsort(q, n, sizeof *q, by_value);
-  return n % 2 ? q[n / 2] : 0.5 * (q[n / 2 - 1] + q[n / 2]);
+  double b = speed_of(R, k);
+  return b > 0 ? speed_of(R, j) / b : 0;
 }
 
-static double best_of(const runs_t *R, size_t j) {
-  double b = 0;
-  for (int r = 0; r < R->rounds; r++)
-    b = R->g[j][r] > b ? R->g[j][r] : b;
-  return b;
-}
-
-/* A class's choice from its rounds. Among BLIS's sets, the fastest by the
- * paired ratios, or the first in the order of preference within 2% of it
- * (two that close run at the same speed, and a fixed preference keeps the
- * choice from flipping with noise); OpenBLAS where it beats that by more
- * than 5%. The speeds kept are each set's best round. */
+/* A class's choice from its rounds. Among BLIS's sets, the fastest, or
+ * the first in the order of preference within 2% of it (two that close
+ * run at the same speed, and a fixed preference keeps the choice from
+ * flipping with noise); OpenBLAS where it beats that by more than 5%. */
 static mlsba__cpu_pick_t pick_class(const int *ids, const runs_t *R, size_t n) {
   size_t fastest = n;
   for (size_t j = 0; j < n; j++)
@@ -432,12 +433,12 @@ static mlsba__cpu_pick_t pick_class(const int *ids, const runs_t *R, size_t n) {
   if (keep == n) /* nothing of BLIS's timed */
     return (mlsba__cpu_pick_t){MLSBA__CPU_KERNEL_AUTO, MLSBA__CPU_KERNEL_AUTO,
                                0, 0};
-  double g = best_of(R, keep);
+  double g = speed_of(R, keep);
   mlsba__cpu_pick_t pick = {ids[keep], ids[keep], g, g};
   for (size_t j = 0; j < n; j++)
     if (ids[j] == MLSBA__CPU_KERNEL_OPENBLAS && ratio(R, j, keep) > 1.05) {
       pick.kernel = MLSBA__CPU_KERNEL_OPENBLAS;
-      pick.gflops = best_of(R, j);
+      pick.gflops = speed_of(R, j);
     }
   return pick;
 }
@@ -478,11 +479,29 @@ static void time_round(mlsba__cpu_timing_t *ws, mlsba_precision_t p,
   }
 }
 
+/* The cores run pinned, one thread each; a thread that moves from core to
+ * core finds its caches cold (BLIS's skx kernels ran a rank-256 update at
+ * 160 GFLOPS on a wandering thread, 185 on a pinned one). So the calling
+ * thread is held on the core it is on while it times, and given back its
+ * own set of cores after; 0 when it could not be (it times where it
+ * runs). */
+static int hold_core(cpu_set_t *before) {
+  int cpu = sched_getcpu();
+  if (cpu < 0 || sched_getaffinity(0, sizeof *before, before) != 0)
+    return 0;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
 /* Times every kernel set on every class; 0, or -1 without the memory to. */
 static int measure(const int *ids, size_t n) {
   mlsba__cpu_timing_t *ws = mlsba__cpu_timing_create();
   if (ws == NULL)
     return -1;
+  cpu_set_t before;
+  int held = hold_core(&before);
   int all[MAX_TIMED];
   for (size_t j = 0; j < n; j++)
     all[j] = 1;
@@ -500,9 +519,9 @@ static int measure(const int *ids, size_t n) {
       double fastest = 0;
       int close[MAX_TIMED], contenders = 0;
       for (size_t j = 0; j < n; j++)
-        fastest = best_of(&R[c], j) > fastest ? best_of(&R[c], j) : fastest;
+        fastest = speed_of(&R[c], j) > fastest ? speed_of(&R[c], j) : fastest;
       for (size_t j = 0; j < n; j++)
-        contenders += close[j] = best_of(&R[c], j) >= CLOSE * fastest;
+        contenders += close[j] = speed_of(&R[c], j) >= CLOSE * fastest;
       for (int r = 0; contenders > 1 && R[c].rounds < MAX_ROUNDS; r++) {
         if (r >= MORE_ROUNDS && (!close_call(ids, &R[c], n) ||
                                  mlsba__now() - choice.start > BUDGET))
@@ -512,6 +531,8 @@ static int measure(const int *ids, size_t n) {
       choice.picks.pick[p][c] = pick_class(ids, &R[c], n);
     }
   }
+  if (held)
+    (void)sched_setaffinity(0, sizeof before, &before);
   mlsba__cpu_timing_destroy(ws);
   return 0;
 }

@@ -88,9 +88,9 @@ typedef struct mlsba_cpu_kernels {
  *  between a product (k >= 384) and the rank-k classes. */
 typedef enum mlsba_cpu_class {
   MLSBA_CPU_CLASS_PRODUCT = 0, /**< k >= 384: a load's block of columns */
-  MLSBA_CPU_CLASS_UPDATE,      /**< k < 384, m and n >= 384: a rank-k update */
+  MLSBA_CPU_CLASS_UPDATE,      /**< k < 384, m and n >= 256: a rank-k update */
   MLSBA_CPU_CLASS_TRIANGLE,    /**< TRSM and TRMM: the triangle solves */
-  MLSBA_CPU_CLASS_PANEL,       /**< k < 384 and m or n < 384: tall-skinny */
+  MLSBA_CPU_CLASS_PANEL,       /**< k < 384 and m or n < 256: tall-skinny */
   MLSBA_CPU_CLASS_COUNT
 } mlsba_cpu_class_t;
 
