@@ -376,10 +376,10 @@ static int forced(void) {
  * more to be left behind), and up to MAX_ROUNDS while a decision is within
  * 3% of its threshold (a close call: more rounds make it steadier), as long
  * as the whole choice stays under BUDGET seconds. */
-enum { ROUNDS = 3, MORE_ROUNDS = 5, MAX_ROUNDS = 16 };
+enum { ROUNDS = 3, MORE_ROUNDS = 4, MAX_ROUNDS = 16 };
 enum { MAX_TIMED = NCONFIGS + 2 };
 #define CLOSE 0.85
-#define BUDGET 0.7
+#define BUDGET 0.6
 
 /* One class's measurements: GFLOPS per kernel set and round (0: not run
  * in that round). */
