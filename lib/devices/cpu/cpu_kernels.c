@@ -370,16 +370,23 @@ static int forced(void) {
   return 1;
 }
 
-/* ROUNDS rounds of every kernel set on every class (the first a cold one,
- * left out); then at least MORE_ROUNDS more for the sets within CLOSE of
- * a class's fastest (a set that runs at half the speed of another needs no
- * more to be left behind), and up to MAX_ROUNDS while a decision is within
- * 3% of its threshold (a close call: more rounds make it steadier), as long
- * as the whole choice stays under BUDGET seconds. */
-enum { ROUNDS = 3, MORE_ROUNDS = 4, MAX_ROUNDS = 16 };
+/* Rounds of every class, each round running a class's kernel sets one
+ * after the other, then the next class's, as the library's calls follow
+ * each other (timed back to back on one class, BLIS's skx kernels ran a
+ * narrow update 1.4 times faster than after the other classes' calls,
+ * OpenBLAS's 0.8 times: the choice went against what a factorization
+ * gains). The first round is a cold one, left out. In a class, a set
+ * below FAR of the fastest after one or two warm rounds, or below CLOSE
+ * after three, is left behind (one at half the speed of another needs no
+ * more rounds to lose); the others run until each has WARM rounds, and up
+ * to MAX_ROUNDS while a decision is within 3% of its threshold (a close
+ * call: more rounds make it steadier). Past BUDGET seconds for the whole
+ * choice, a class stops at MIN_WARM rounds. */
+enum { WARM = 8, MIN_WARM = 4, MAX_ROUNDS = 16 };
 enum { MAX_TIMED = NCONFIGS + 2 };
+#define FAR 0.7
 #define CLOSE 0.85
-#define BUDGET 0.6
+#define BUDGET 0.7
 
 /* One class's measurements: GFLOPS per kernel set and round (0: not run
  * in that round). */
@@ -502,33 +509,43 @@ static int measure(const int *ids, size_t n) {
     return -1;
   cpu_set_t before;
   int held = hold_core(&before);
-  int all[MAX_TIMED];
-  for (size_t j = 0; j < n; j++)
-    all[j] = 1;
   for (int p = 0; p < 2; p++) {
     mlsba_precision_t prec = (mlsba_precision_t)p;
     runs_t R[MLSBA__CPU_CLASSES];
+    int active[MLSBA__CPU_CLASSES][MAX_TIMED], done[MLSBA__CPU_CLASSES] = {0};
     memset(R, 0, sizeof R);
-    for (int r = 0; r < ROUNDS; r++) /* interleaved over the classes too */
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
+      for (size_t j = 0; j < n; j++)
+        active[c][j] = 1;
+    for (int warm = 0, left = MLSBA__CPU_CLASSES; left > 0; warm++) {
       for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
-        time_round(ws, prec, (mlsba__cpu_class_t)c, ids, all, n, &R[c]);
-    for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
-      /* The first round is a cold one (buffers to map): left out. */
-      for (size_t j = 0; j < n; j++)
-        R[c].g[j][0] = 0;
-      double fastest = 0;
-      int close[MAX_TIMED], contenders = 0;
-      for (size_t j = 0; j < n; j++)
-        fastest = speed_of(&R[c], j) > fastest ? speed_of(&R[c], j) : fastest;
-      for (size_t j = 0; j < n; j++)
-        contenders += close[j] = speed_of(&R[c], j) >= CLOSE * fastest;
-      for (int r = 0; contenders > 1 && R[c].rounds < MAX_ROUNDS; r++) {
-        if (r >= MORE_ROUNDS && (!close_call(ids, &R[c], n) ||
-                                 mlsba__now() - choice.start > BUDGET))
-          break;
-        time_round(ws, prec, (mlsba__cpu_class_t)c, ids, close, n, &R[c]);
+        if (!done[c])
+          time_round(ws, prec, (mlsba__cpu_class_t)c, ids, active[c], n, &R[c]);
+      for (int c = 0; c < MLSBA__CPU_CLASSES && warm == 0; c++)
+        for (size_t j = 0; j < n; j++) /* the cold round: buffers to map */
+          R[c].g[j][0] = 0;
+      for (int c = 0; c < MLSBA__CPU_CLASSES && warm > 0; c++) {
+        if (done[c])
+          continue;
+        runs_t *Rc = &R[c];
+        double fastest = 0;
+        int running = 0;
+        for (size_t j = 0; j < n; j++)
+          fastest = speed_of(Rc, j) > fastest ? speed_of(Rc, j) : fastest;
+        /* One or two rounds tell only who is far behind. */
+        double keep = warm < 3 ? FAR : CLOSE;
+        for (size_t j = 0; j < n; j++)
+          running += active[c][j] =
+              active[c][j] && speed_of(Rc, j) >= keep * fastest;
+        int enough = warm >= WARM ? !close_call(ids, Rc, n)
+                                  : warm >= MIN_WARM &&
+                                        mlsba__now() - choice.start > BUDGET;
+        if (running < 2 || enough || Rc->rounds >= MAX_ROUNDS) {
+          done[c] = 1;
+          left--;
+          choice.picks.pick[p][c] = pick_class(ids, Rc, n);
+        }
       }
-      choice.picks.pick[p][c] = pick_class(ids, &R[c], n);
     }
   }
   if (held)
