@@ -315,7 +315,7 @@ static void print_rows(const fbench_t *F, const frow_t *rows, size_t used) {
   double best = used ? rows[best_row(rows, used)].gflops : 0;
   int ties = 0;
   printf("%-22s %10s %9s %6s %8s %9s %6s\n", "row",
-         F->sim ? "time (vs)" : "time (s)", "GFLOPS", "spread", "vs best",
+         F->sim ? "virtual s" : "time (s)", "GFLOPS", "spread", "vs best",
          "residual", "PPE");
   for (size_t i = 0; i < used; i++) {
     const frow_t *r = &rows[i];

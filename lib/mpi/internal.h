@@ -16,6 +16,84 @@
  * last-error message then reads "rank R: <that rank's message>". */
 int mlsba__mpi_agree(MPI_Comm comm, int err);
 
+/* A named value of this rank: an option every rank must pass alike, or a
+ * result the head shares. Build one with the MLSBA__MPI_* macros below,
+ * which take the kind from the variable's type. */
+typedef enum mlsba__mpi_kind {
+  MLSBA__MPI_SIGNED,   /* a signed integer of `size` bytes */
+  MLSBA__MPI_UNSIGNED, /* an unsigned integer of `size` bytes */
+  MLSBA__MPI_DOUBLE,
+  MLSBA__MPI_ENUM, /* an enum, spelled by `spell` as the user writes it */
+  /* A string (at points at its first character, or is NULL): compared by
+   * a hash of the whole, spelled by its first bytes. Agreed on only. */
+  MLSBA__MPI_TEXT
+} mlsba__mpi_kind_t;
+
+typedef struct mlsba__mpi_value {
+  /* What the user knows it as, the subject of the message: "option
+   * split", "the load's shape". */
+  const char *name;
+  mlsba__mpi_kind_t kind;
+  /* The variable. mlsba__mpi_share_values() writes through it, so a
+   * table for it points at writable variables. */
+  const void *at;
+  size_t size; /* sizeof the variable (numbers and enums) */
+  /* MLSBA__MPI_ENUM: the name of a value (NULL for one it does not
+   * know, then spelled as a number). */
+  const char *(*spell)(int64_t value);
+} mlsba__mpi_value_t;
+
+/* A number: an integer of any size or signedness, or a double. */
+#define MLSBA__MPI_NUMBER(label, var)                                          \
+  {                                                                            \
+    (label),                                                                   \
+        _Generic((var), double                                                 \
+                 : MLSBA__MPI_DOUBLE, signed char                              \
+                 : MLSBA__MPI_SIGNED, short                                    \
+                 : MLSBA__MPI_SIGNED, int                                      \
+                 : MLSBA__MPI_SIGNED, long                                     \
+                 : MLSBA__MPI_SIGNED, long long                                \
+                 : MLSBA__MPI_SIGNED, _Bool                                    \
+                 : MLSBA__MPI_UNSIGNED, unsigned char                          \
+                 : MLSBA__MPI_UNSIGNED, unsigned short                         \
+                 : MLSBA__MPI_UNSIGNED, unsigned int                           \
+                 : MLSBA__MPI_UNSIGNED, unsigned long                          \
+                 : MLSBA__MPI_UNSIGNED, unsigned long long                     \
+                 : MLSBA__MPI_UNSIGNED),                                       \
+        &(var), sizeof(var), NULL                                              \
+  }
+/* An enum, with the function that names its values. */
+#define MLSBA__MPI_ENUM_VALUE(label, var, spell_fn)                            \
+  { (label), MLSBA__MPI_ENUM, &(var), sizeof(var), (spell_fn) }
+/* A string (char array or pointer; NULL allowed). */
+#define MLSBA__MPI_TEXT_VALUE(label, str)                                      \
+  { (label), MLSBA__MPI_TEXT, (str), 0, NULL }
+
+/* Collective, after every rank's arguments are known to be valid: each
+ * rank compares its values v[n] with rank 0's. When one differs, every
+ * rank fails with MLSBA_EINVAL and the message of the lowest rank that
+ * differs, for its first value that does, both spelled as the user
+ * wrote them: "rank 2: option split is dlt here, fpm on rank 0: <why>".
+ * Every rank passes the same table (names, kinds, sizes, order). */
+int mlsba__mpi_agree_values(MPI_Comm comm, const mlsba__mpi_value_t v[],
+                            size_t n, const char *why);
+/* Collective: root's values v[n] into every rank's variables (the head's
+ * results, for every rank). No MLSBA__MPI_TEXT. */
+void mlsba__mpi_share_values(MPI_Comm comm, int root,
+                             const mlsba__mpi_value_t v[], size_t n);
+
+/* ---- names.c: the spellers of the layer's enums, for the values above -- */
+
+/* The name a user writes for a value; NULL for a value it does not know. */
+const char *mlsba__mpi_spell_algo(int64_t v);
+const char *mlsba__mpi_spell_node_algo(int64_t v);
+const char *mlsba__mpi_spell_comm_model(int64_t v);
+const char *mlsba__mpi_spell_precision(int64_t v);
+const char *mlsba__mpi_spell_split(int64_t v);
+const char *mlsba__mpi_spell_links(int64_t v);
+/* A callback given or not: "set" or "NULL". */
+const char *mlsba__mpi_spell_set(int64_t v);
+
 /* ---- matgen.c: matrices from their global indices --------------------- */
 
 /* Element (i, j) of A (which = 0) or B (which = 1), in [-1, 1), a function
@@ -40,18 +118,19 @@ void mlsba__mpi_verify(const void *c, uint64_t seed, int64_t n, int64_t r0,
 
 /* A' and B' of the rectangle of C at element (r0, c0), rows x cols: the
  * application's (o->fill), or generated from o->seed. */
-int mlsba__mpi_fill_operands(const mlsba_mpi_opts_t *o, int64_t r0, int64_t c0,
-                             int64_t rows, int64_t cols, void *a, void *b);
+int mlsba__mpi_fill_operands(const mlsba_mpi_multiply_opts_t *o, int64_t r0,
+                             int64_t c0, int64_t rows, int64_t cols, void *a,
+                             void *b);
 /* o->verify_samples elements of C' against long-double sums over the
  * application's or the generated A and B. */
-int mlsba__mpi_check_c(const mlsba_mpi_opts_t *o, const void *c, int64_t r0,
-                       int64_t c0, int64_t rows, int64_t cols,
+int mlsba__mpi_check_c(const mlsba_mpi_multiply_opts_t *o, const void *c,
+                       int64_t r0, int64_t c0, int64_t rows, int64_t cols,
                        uint64_t sample_seed, double *max_rel_error, int *ok);
 /* Collective: C' (*c, may be NULL on simulated ranks) moves into the
  * result with its place, and with o->gather the whole C to rank 0. */
-int mlsba__mpi_hand_back_c(MPI_Comm comm, const mlsba_mpi_opts_t *o, void **c,
-                           int64_t r0, int64_t c0, int64_t rows, int64_t cols,
-                           mlsba_mpi_result_t *r);
+int mlsba__mpi_hand_back_c(MPI_Comm comm, const mlsba_mpi_multiply_opts_t *o,
+                           void **c, int64_t r0, int64_t c0, int64_t rows,
+                           int64_t cols, mlsba_mpi_result_t *r);
 
 /* ---- place.c: where a rank runs ------------------------------------------ */
 
@@ -71,13 +150,13 @@ typedef struct mlsba__mpi_node mlsba__mpi_node_t;
 /* Loads the platform file (path already has %r replaced), checks that its
  * devices are all simulated or all real, opens it. b and prec shape the
  * kernel C' += A_(b) B_(b). */
-int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
+int mlsba__mpi_node_open(const char *path, const mlsba_mpi_multiply_opts_t *o,
                          mlsba__mpi_node_t **node);
 /* The same for rank local_rank of local_size on its host, which "auto"
  * needs (mlsba__mpi_node_open takes them from the launcher's
  * environment). */
 int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
-                            const mlsba_mpi_opts_t *o,
+                            const mlsba_mpi_multiply_opts_t *o,
                             mlsba__mpi_node_t **node);
 void mlsba__mpi_node_close(mlsba__mpi_node_t *node);
 /* The blocks of C this node can hold in a grid of nb x nb blocks: the

@@ -12,8 +12,9 @@
 #include "../core/error.h"
 #include "internal.h"
 
-int mlsba__mpi_fill_operands(const mlsba_mpi_opts_t *o, int64_t r0, int64_t c0,
-                             int64_t rows, int64_t cols, void *a, void *b) {
+int mlsba__mpi_fill_operands(const mlsba_mpi_multiply_opts_t *o, int64_t r0,
+                             int64_t c0, int64_t rows, int64_t cols, void *a,
+                             void *b) {
   if (o->fill == NULL) {
     mlsba__mpi_fill(a, o->seed, 0, r0, c0, rows, cols, o->precision);
     mlsba__mpi_fill(b, o->seed, 1, r0, c0, rows, cols, o->precision);
@@ -40,8 +41,8 @@ static long double element(const void *x, int64_t i, mlsba_precision_t p) {
 
 /* Sampled elements of C' against long-double sums over the application's
  * rows of A and columns of B, asked of its callback one at a time. */
-static int check_own(const mlsba_mpi_opts_t *o, const void *c, int64_t r0,
-                     int64_t c0, int64_t rows, int64_t cols,
+static int check_own(const mlsba_mpi_multiply_opts_t *o, const void *c,
+                     int64_t r0, int64_t c0, int64_t rows, int64_t cols,
                      uint64_t sample_seed, double *max_rel_error, int *ok) {
   size_t es = mlsba__mpi_elem(o->precision);
   void *arow = malloc((size_t)o->n * es), *bcol = malloc((size_t)o->n * es);
@@ -85,8 +86,8 @@ static int check_own(const mlsba_mpi_opts_t *o, const void *c, int64_t r0,
   return err;
 }
 
-int mlsba__mpi_check_c(const mlsba_mpi_opts_t *o, const void *c, int64_t r0,
-                       int64_t c0, int64_t rows, int64_t cols,
+int mlsba__mpi_check_c(const mlsba_mpi_multiply_opts_t *o, const void *c,
+                       int64_t r0, int64_t c0, int64_t rows, int64_t cols,
                        uint64_t sample_seed, double *max_rel_error, int *ok) {
   if (o->fill != NULL)
     return check_own(o, c, r0, c0, rows, cols, sample_seed, max_rel_error, ok);
@@ -96,8 +97,8 @@ int mlsba__mpi_check_c(const mlsba_mpi_opts_t *o, const void *c, int64_t r0,
 }
 
 /* Every rank's C' into the whole C on rank 0 (column-major, N x N). */
-static int gather_c(MPI_Comm comm, const mlsba_mpi_opts_t *o, const void *c,
-                    const int64_t me[4], mlsba_mpi_result_t *r) {
+static int gather_c(MPI_Comm comm, const mlsba_mpi_multiply_opts_t *o,
+                    const void *c, const int64_t me[4], mlsba_mpi_result_t *r) {
   int rank, q;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &q);
@@ -153,9 +154,9 @@ static int gather_c(MPI_Comm comm, const mlsba_mpi_opts_t *o, const void *c,
   return mlsba__mpi_agree(comm, err);
 }
 
-int mlsba__mpi_hand_back_c(MPI_Comm comm, const mlsba_mpi_opts_t *o, void **c,
-                           int64_t r0, int64_t c0, int64_t rows, int64_t cols,
-                           mlsba_mpi_result_t *r) {
+int mlsba__mpi_hand_back_c(MPI_Comm comm, const mlsba_mpi_multiply_opts_t *o,
+                           void **c, int64_t r0, int64_t c0, int64_t rows,
+                           int64_t cols, mlsba_mpi_result_t *r) {
   r->c_row0 = r0;
   r->c_col0 = c0;
   r->c_rows = rows;

@@ -24,6 +24,7 @@
 #include "../core/atomic_file.h"
 #include "../core/error.h"
 #include "../platform/binding.h"
+#include "../platform/platform.h"
 #ifdef MLSBA_HAVE_OPENCL
 #include "mlsba/opencl.h"
 #endif
@@ -51,7 +52,8 @@ struct mlsba__mpi_node {
   mlsba_platform_t *scaled; /* simulated nodes: profiles in columns */
   mlsba_executor_t *ex;
   mlsba_load_t *load;
-  int accelerators;       /* OpenCL devices, which may keep slices of C' */
+  int accelerators;       /* devices with memory of their own (OpenCL), which
+                             may keep slices of C' */
   int placed;             /* slices of C' may be out for units on load */
   int64_t bal_bm, bal_bn; /* the shape units was balanced for */
   int64_t *units;         /* the balanced columns per device */
@@ -97,7 +99,7 @@ static int read_platform_text(const char *path, char **text) {
   return 0;
 }
 
-int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
+int mlsba__mpi_node_open(const char *path, const mlsba_mpi_multiply_opts_t *o,
                          mlsba__mpi_node_t **out) {
   int local_rank, local_size;
   mlsba__binding_local_rank(&local_rank, &local_size);
@@ -105,7 +107,7 @@ int mlsba__mpi_node_open(const char *path, const mlsba_mpi_opts_t *o,
 }
 
 int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
-                            const mlsba_mpi_opts_t *o,
+                            const mlsba_mpi_multiply_opts_t *o,
                             mlsba__mpi_node_t **out) {
   *out = NULL;
   mlsba__mpi_node_t *nd = calloc(1, sizeof *nd);
@@ -131,9 +133,9 @@ int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
   nd->p = mlsba_platform_num_devices(nd->file);
   size_t sims = 0;
   for (size_t i = 0; i < nd->p; i++) {
-    sims += mlsba_platform_device_type(nd->file, i) == MLSBA_DEVICE_SIM;
-    nd->accelerators +=
-        mlsba_platform_device_type(nd->file, i) == MLSBA_DEVICE_OPENCL;
+    unsigned roles = mlsba__platform_device_roles(nd->file, i);
+    sims += (roles & MLSBA__ROLE_VIRTUAL) != 0;
+    nd->accelerators += (roles & MLSBA__ROLE_OWN_MEMORY) != 0;
   }
   nd->simulated = sims == nd->p;
   if (sims != 0 && sims != nd->p) {

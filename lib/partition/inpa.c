@@ -9,7 +9,7 @@
 
 #include "../core/error.h"
 #include "fpm.h"
-#include "slba.h"
+#include "inpa_caps.h"
 
 /* Runs of step 5 at most, as the single-node routine allows. */
 #define INPA_MAX_ITER 100000u
@@ -82,174 +82,6 @@ void mlsba__inpa_opts_init(mlsba__inpa_opts_t *opts) {
   opts->max_iter = 20;
 }
 
-/* ---- GPA over node models -------------------------------------------- */
-
-/* The node that the models expect to finish last among those that can
- * give a block away (w > 1); q <= sum w guarantees one. */
-static size_t latest_donor(const mlsba_model_t *const models[], size_t q,
-                           const int64_t w[]) {
-  size_t best = q;
-  double tbest = -1;
-  for (size_t j = 0; j < q; j++) {
-    if (w[j] <= 1)
-      continue;
-    double t = mlsba__fpm_time(models[j], (double)w[j]);
-    if (t > tbest) {
-      tbest = t;
-      best = j;
-    }
-  }
-  return best;
-}
-
-/* Node i's time for an area a with its communication, the area taken
- * as a square (half-perimeter 2 sqrt(a), the least any rectangle of it
- * has): what GPA balances before CMA and the fit choose the shapes. */
-static double square_time(const mlsba_model_t *m, const mlsba__comm_model_t *c,
-                          size_t i, double a) {
-  if (a <= 0)
-    return 0;
-  double t = mlsba__fpm_time(m, a);
-  return c ? t + c->fixed[i] + c->per_block[i] * 2 * sqrt(a) : t;
-}
-
-/* The most blocks node i can run by T with its communication: the
- * largest a in [0, cap] with a <= L(T - fixed - per_block 2 sqrt(a)),
- * L its model's load by time (a prefix of 0..cap, so bisection). */
-static int64_t area_by_time(const mlsba_model_t *m,
-                            const mlsba__comm_model_t *c, size_t i, double T,
-                            int64_t cap) {
-  int64_t lo = 0, hi = cap;
-  while (lo < hi) {
-    int64_t mid = hi - (hi - lo) / 2;
-    double left = T - c->fixed[i] - c->per_block[i] * 2 * sqrt((double)mid);
-    if (left >= 0 && (double)mid <= mlsba__fpm_load_by_time(m, left))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
-}
-
-static int64_t areas_by_time(const mlsba_model_t *const models[],
-                             const mlsba__comm_model_t *c, size_t q, int64_t W,
-                             double T, int64_t *x) {
-  int64_t sum = 0;
-  for (size_t i = 0; i < q; i++) {
-    x[i] = area_by_time(models[i], c, i, T, mlsba__fpm_cap(models[i], W));
-    sum += x[i];
-  }
-  return sum;
-}
-
-/* GPA with communication: the least T by which the nodes together run W
- * blocks (bisection), each node's area what it runs by the largest T
- * below that, and the few blocks left to the nodes that gain them
- * exactly at T. x is scratch of q. */
-static int gpa_comm(const mlsba_model_t *const models[],
-                    const mlsba__comm_model_t *c, size_t q, int64_t W,
-                    int64_t w[], int64_t *x) {
-  double hi = 0;
-  for (size_t i = 0; i < q; i++) {
-    double t =
-        square_time(models[i], c, i, (double)mlsba__fpm_cap(models[i], W));
-    hi = t > hi ? t : hi;
-  }
-  for (int k = 0; k < 64 && areas_by_time(models, c, q, W, hi, x) < W; k++)
-    hi = hi > 0 ? 2 * hi : 1;
-  if (areas_by_time(models, c, q, W, hi, x) < W)
-    return mlsba__fail(MLSBA_ECAPACITY,
-                       "gpa: the nodes cannot hold %lld blocks", (long long)W);
-  double lo = 0;
-  for (int k = 0; k < 200; k++) {
-    double mid = lo + (hi - lo) / 2;
-    if (!(mid > lo && mid < hi))
-      break;
-    if (areas_by_time(models, c, q, W, mid, x) >= W)
-      hi = mid;
-    else
-      lo = mid;
-  }
-  int64_t left = W - areas_by_time(models, c, q, W, lo, w);
-  areas_by_time(models, c, q, W, hi, x);
-  for (size_t i = 0; i < q && left > 0; i++) {
-    int64_t add = x[i] - w[i] < left ? x[i] - w[i] : left;
-    w[i] += add;
-    left -= add;
-  }
-  return 0;
-}
-
-/* The node whose time with its communication is the latest among those
- * that can give a block away. */
-static size_t latest_donor_comm(const mlsba_model_t *const models[],
-                                const mlsba__comm_model_t *c, size_t q,
-                                const int64_t w[]) {
-  size_t best = q;
-  double tbest = -1;
-  for (size_t j = 0; j < q; j++) {
-    double t = w[j] > 1 ? square_time(models[j], c, j, (double)w[j]) : -1;
-    if (t > tbest) {
-      tbest = t;
-      best = j;
-    }
-  }
-  return best;
-}
-
-int mlsba__gpa_nodes(const mlsba_model_t *const models[], size_t q, int64_t W,
-                     int64_t w[], double *makespan) {
-  return mlsba__gpa_nodes_comm(models, NULL, q, W, w, makespan);
-}
-
-int mlsba__gpa_nodes_comm(const mlsba_model_t *const models[],
-                          const mlsba__comm_model_t *comm, size_t q, int64_t W,
-                          int64_t w[], double *makespan) {
-  int err = mlsba__check_partition_args("gpa", models, q, W, w);
-  if (err)
-    return err;
-  if ((uint64_t)q > (uint64_t)W)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "gpa: %zu nodes but %lld blocks: every node needs one",
-                       q, (long long)W);
-  for (size_t i = 0; i < q; i++)
-    if (mlsba__fpm_cap(models[i], W) < 1)
-      return mlsba__fail(MLSBA_EINVAL,
-                         "gpa: node %zu cannot hold a block (max_load 0)", i);
-  if (comm) {
-    int64_t *x = malloc(q * sizeof *x);
-    err = x ? gpa_comm(models, comm, q, W, w, x)
-            : mlsba__fail(MLSBA_ENOMEM, "gpa: out of memory");
-    free(x);
-  } else {
-    mlsba_partition_opts_t opts;
-    mlsba_partition_opts_init(&opts);
-    err = mlsba__slba(models, q, W, &opts, w, NULL, NULL);
-  }
-  if (err)
-    return err;
-  /* CMA gives every node a rectangle of at least one block, so a node
-   * that SLBA leaves idle (too slow to help) still gets one; it comes from
-   * the node the models expect to finish last, which can only gain. */
-  for (size_t i = 0; i < q; i++) {
-    if (w[i] >= 1)
-      continue;
-    size_t j = comm ? latest_donor_comm(models, comm, q, w)
-                    : latest_donor(models, q, w);
-    w[j]--;
-    w[i] = 1;
-  }
-  if (makespan) {
-    double worst = 0;
-    for (size_t i = 0; i < q; i++) {
-      double t = square_time(models[i], comm, i, (double)w[i]);
-      worst = t > worst ? t : worst;
-    }
-    *makespan = worst;
-  }
-  return 0;
-}
-
 /* ---- the head --------------------------------------------------------- */
 
 void mlsba__inpa_destroy(mlsba__inpa_t *h) {
@@ -277,104 +109,12 @@ void mlsba__inpa_destroy(mlsba__inpa_t *h) {
   free(h);
 }
 
-/* Step 3: w_i = W / q, the remainder one block each to the first nodes;
- * a node that cannot hold its share gets what it holds, and the rest is
- * shared the same way among the others (the caps sum to W or more). */
-static void homogeneous(size_t q, int64_t W, const int64_t *cap, int64_t *w) {
-  int64_t left = W;
-  size_t open = q;
-  for (size_t i = 0; i < q; i++)
-    w[i] = -1; /* not given yet */
-  for (int capped = 1; capped && open > 0;) {
-    capped = 0;
-    int64_t share = left / (int64_t)open;
-    for (size_t i = 0; i < q; i++)
-      if (w[i] < 0 && cap[i] < share + 1) {
-        w[i] = cap[i];
-        left -= cap[i];
-        open--;
-        capped = 1;
-      }
-  }
-  int64_t share = open ? left / (int64_t)open : 0;
-  int64_t extra = open ? left % (int64_t)open : 0;
-  for (size_t i = 0; i < q; i++)
-    if (w[i] < 0)
-      w[i] = share + (extra-- > 0 ? 1 : 0);
-}
-
-/* Proportional shares moved off nodes above their caps, onto the nodes
- * with room, fastest first. */
-static void within_caps(const mlsba__inpa_t *h, int64_t *w) {
-  int64_t excess = 0;
-  for (size_t i = 0; i < h->q; i++)
-    if (w[i] > h->cap[i]) {
-      excess += w[i] - h->cap[i];
-      w[i] = h->cap[i];
-    }
-  while (excess > 0) {
-    size_t best = h->q;
-    for (size_t i = 0; i < h->q; i++)
-      if (w[i] < h->cap[i] && (best == h->q || h->speed[i] > h->speed[best]))
-        best = i;
-    if (best == h->q)
-      return; /* cannot happen: the caps sum to W or more */
-    int64_t room = h->cap[best] - w[best], give = room < excess ? room : excess;
-    w[best] += give;
-    excess -= give;
-    h->speed[best] = -1; /* full or done: not picked again */
-  }
-}
-
 /* Step 4 for the proposal in h->next: its arrangement into h->next_rect
- * and *info; the request is unchanged. */
-/* The rows of each column laid out again from the top, in their order,
- * after heights changed (a column's heights still sum to nb); row is
- * scratch of q. */
-static void restack(size_t q, mlsba__cma_rect_t *r, int64_t *row) {
-  for (size_t i = 0; i < q; i++) {
-    row[i] = 0; /* the heights of the nodes above i in its column */
-    for (size_t j = 0; j < q; j++)
-      if (r[j].column == r[i].column && r[j].row < r[i].row)
-        row[i] += r[j].m;
-  }
-  for (size_t i = 0; i < q; i++)
-    r[i].row = row[i];
-}
-
-/* CMA rounds areas to whole rows and columns, so a rectangle can exceed
- * its node's capacity by part of a row though the area asked was within
- * it: rows move from such a node to the node of its column with the most
- * room left, which keeps the tiling. (A node alone in its column, or in
- * one with no room, keeps its rectangle; the node then reports it.) */
-static void keep_within_caps(mlsba__inpa_t *h, mlsba__cma_rect_t *r) {
-  int moved = 0;
-  for (size_t i = 0; i < h->q; i++) {
-    while (r[i].m > 1 && r[i].m * r[i].n > h->cap[i]) {
-      size_t to = h->q;
-      int64_t room = -1;
-      for (size_t j = 0; j < h->q; j++) {
-        int64_t left = h->cap[j] - (r[j].m + 1) * r[j].n;
-        if (j != i && r[j].column == r[i].column && left > room) {
-          to = j;
-          room = left;
-        }
-      }
-      if (to == h->q || room < 0)
-        break;
-      r[i].m--;
-      r[to].m++;
-      moved = 1;
-    }
-  }
-  if (moved)
-    restack(h->q, r, h->alt); /* alt: free once the proposal is laid out */
-}
-
+ * and *info, within the nodes' capacities; the request is unchanged. */
 static int arrange_next(mlsba__inpa_t *h, mlsba__cma_info_t *info) {
   int err = mlsba__cma(h->next, h->q, h->nb, h->next_rect, info);
-  if (!err)
-    keep_within_caps(h, h->next_rect);
+  if (!err) /* alt: scratch, free once the proposal is laid out */
+    mlsba__inpa_rects_within_caps(h->q, h->cap, h->next_rect, h->alt);
   return err;
 }
 
@@ -428,7 +168,7 @@ static int fit_next(mlsba__inpa_t *h, const double *t,
   if (!err)
     err = try_alternative(h, &best);
   if (!err) {
-    keep_within_caps(h, h->next_rect);
+    mlsba__inpa_rects_within_caps(h->q, h->cap, h->next_rect, h->alt);
     size_t columns = 0;
     for (size_t i = 0; i < h->q; i++)
       columns = h->next_rect[i].column + 1 > columns
@@ -453,7 +193,7 @@ static void take_next(mlsba__inpa_t *h, const mlsba__cma_info_t *info) {
 /* Steps 3-4: the homogeneous distribution becomes the request. */
 static int start_homogeneous(mlsba__inpa_t *h) {
   mlsba__cma_info_t info;
-  homogeneous(h->q, h->W, h->cap, h->next);
+  mlsba__inpa_even_split(h->q, h->W, h->cap, h->next);
   int err = arrange_next(h, &info);
   if (!err)
     take_next(h, &info);
@@ -667,7 +407,7 @@ static int propose_cpm(mlsba__inpa_t *h, const double *t, int64_t *w) {
     h->speed[i] = (double)h->W * (h->speed[i] / sum);
   int err = mlsba__shares_at_least_one(h->speed, h->q, h->W, w);
   if (!err)
-    within_caps(h, w);
+    mlsba__inpa_shares_within_caps(h->q, h->cap, h->speed, w);
   return err;
 }
 

@@ -54,8 +54,8 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   app_t app = {.fail_on_rank = -1, .rank = rank};
-  mlsba_mpi_opts_t opts;
-  mlsba_mpi_opts_init(&opts);
+  mlsba_mpi_multiply_opts_t opts;
+  mlsba_mpi_multiply_opts_init(&opts);
   opts.n = argc > 1 ? atoll(argv[1]) : 1024;
   opts.block = argc > 2 ? atoll(argv[2]) : 128;
   if (argc > 3)

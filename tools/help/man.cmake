@@ -5,6 +5,7 @@
 #   paragraphs       up to the first heading          -> DESCRIPTION
 #   "Heading:"       a line of its own                -> a section
 #   "  -x, --opt V   text" and indented continuations -> a tagged paragraph
+#   "  value         text" (a lower-case word, two spaces) -> the same
 #   other lines      text; a blank line ends a paragraph
 #   "PREFIX/share/doc/mlsba", "PREFIX/share/..." -> DOCDIR, DATADIR/...
 #   cmake -DIN=x.txt -DOUT=x.1 -DTOOL=x -DVERSION=1.2.3
@@ -64,6 +65,11 @@ foreach(_line IN LISTS _lines)
     set(_state option)
   elseif(_line MATCHES "^  (MLSBA_[A-Z_]+( [^ ]+)?)$")
     string(APPEND _out ".TP\n.B ${CMAKE_MATCH_1}\n")
+    set(_state option)
+  elseif(_line MATCHES "^  ([a-z][a-z0-9+\\\\-]*)  +(.*)$")
+    # A value and what it means (the Algorithms of mlsba-bench: "-" is
+    # "\\-" by now), as an option.
+    string(APPEND _out ".TP\n.B ${CMAKE_MATCH_1}\n${CMAKE_MATCH_2}\n")
     set(_state option)
   elseif(_line MATCHES "^  (\\\\-.*)$")
     string(APPEND _out ".TP\n.B ${CMAKE_MATCH_1}\n")

@@ -75,12 +75,14 @@ mlsba_mpi_comm_model_name(mlsba_mpi_comm_model_t model);
 MLSBA_EXTERN int mlsba_mpi_comm_model_from_name(const char *name,
                                                 mlsba_mpi_comm_model_t *model);
 
-/** Options; initialise with mlsba_mpi_opts_init(). Every rank passes the
- *  same values except the platform: mlsba_mpi_multiply() compares them
- *  with rank 0's first and fails on every rank, naming the first rank
- *  that differs and the option, rather than size its messages on values
- *  another rank does not share. */
-typedef struct mlsba_mpi_opts {
+/** Options of mlsba_mpi_multiply(); initialise with
+ *  mlsba_mpi_multiply_opts_init(). Every rank passes the same values
+ *  except the platform (fill and fill_user: each rank its own callback,
+ *  but a callback on every rank or on none): mlsba_mpi_multiply()
+ *  compares them with rank 0's first and fails on every rank, naming the
+ *  first rank that differs, the option and both values, rather than size
+ *  its messages on values another rank does not share. */
+typedef struct mlsba_mpi_multiply_opts {
   /** The platform of each rank: "auto" (the default) discovers the
    *  devices the rank is bound to, and its share of its host's OpenCL
    *  devices by its rank on the host (see mlsba_platform_discover());
@@ -121,7 +123,10 @@ typedef struct mlsba_mpi_opts {
   /** What the node models count besides compute (default
    *  MLSBA_MPI_COMM_NONE). */
   mlsba_mpi_comm_model_t comm_model;
-} mlsba_mpi_opts_t;
+} mlsba_mpi_multiply_opts_t;
+
+/** The former name of mlsba_mpi_multiply_opts_t, kept. */
+typedef mlsba_mpi_multiply_opts_t mlsba_mpi_opts_t;
 
 /** One device of a rank, as the product ran it. */
 typedef struct mlsba_mpi_device {
@@ -199,8 +204,10 @@ typedef struct mlsba_mpi_result {
 } mlsba_mpi_result_t;
 
 /** \brief Defaults: INPA, MLSBA inside nodes, eps 0.05, 20 iterations,
- *  double precision, 64 sampled elements. */
-MLSBA_EXTERN void mlsba_mpi_opts_init(mlsba_mpi_opts_t *opts);
+ *  double precision, 64 sampled elements. NULL is ignored. */
+MLSBA_EXTERN void mlsba_mpi_multiply_opts_init(mlsba_mpi_multiply_opts_t *opts);
+/** \brief The former name of mlsba_mpi_multiply_opts_init(), kept. */
+MLSBA_EXTERN void mlsba_mpi_opts_init(mlsba_mpi_multiply_opts_t *opts);
 
 /** \brief Balance the nodes of comm with INPA (or a baseline), then compute
  *  C = A x B with the two-dimensional blocked algorithm, every rank on its
@@ -209,14 +216,16 @@ MLSBA_EXTERN void mlsba_mpi_opts_init(mlsba_mpi_opts_t *opts);
  *  rank's C' is in result->c, and with opts->gather the whole C in
  *  result->c_all on rank 0.
  *
- *  Collective over comm. An error on any rank (a platform file that is
- *  missing or malformed, N not a multiple of the block, fewer blocks than
- *  ranks, a device failure) stops every rank with the same code; the
+ *  Collective over comm. An error on any rank (a NULL opts or result,
+ *  options that differ from rank 0's, a platform file that is missing or
+ *  malformed, N not a multiple of the block, fewer blocks than ranks, a
+ *  device failure) stops every rank with the same code; the
  *  message from mlsba_mpi_last_error() names the rank and the problem, on
  *  every rank.
  *  \return 0; MLSBA_EINVAL, MLSBA_EIO, MLSBA_EFORMAT, MLSBA_ENOMEM,
  *          MLSBA_EDEVICE as libmlsba reports them. */
-MLSBA_EXTERN int mlsba_mpi_multiply(MPI_Comm comm, const mlsba_mpi_opts_t *opts,
+MLSBA_EXTERN int mlsba_mpi_multiply(MPI_Comm comm,
+                                    const mlsba_mpi_multiply_opts_t *opts,
                                     mlsba_mpi_result_t *result);
 /** \brief A rank's platform path from a pattern: "%r" becomes its rank in
  *  comm, "%h" its host name (MPI_Get_processor_name), "%l" its rank among
@@ -280,9 +289,12 @@ MLSBA_EXTERN const char *mlsba_mpi_stop_name(mlsba_stop_reason_t stop);
 /**@{*/
 
 /** Options; initialise with mlsba_mpi_divide_opts_init(). Every rank
- *  passes the same values (the head's decide). */
+ *  passes the same algorithm, eps, max_iter and drift: the calls compare
+ *  them with rank 0's first and fail on every rank, naming the first
+ *  rank that differs, the option and both values. The platform and the
+ *  node options are each rank's own. */
 typedef struct mlsba_mpi_divide_opts {
-  /** Each rank's platform, as mlsba_mpi_opts_t::platform ("auto"). */
+  /** Each rank's platform, as mlsba_mpi_multiply_opts_t::platform ("auto"). */
   const char *platform;
   /** INPA (default): rank speed functions and geometric partitioning;
    *  or the baselines (constant speeds re-measured, measured once, or
@@ -292,7 +304,10 @@ typedef struct mlsba_mpi_divide_opts {
   unsigned int max_iter; /**< at most this many distributions (20) */
   /** mlsba_mpi_divider_run(): after two runs in a row whose rank times
    *  are further apart than this, the ranks are balanced again, from the
-   *  speed functions learned so far (default 2 eps; 0: never). */
+   *  speed functions learned so far (default 2 eps; 0: never). The run
+   *  that showed the drift is the re-balance's first: a rank whose time
+   *  there is further than this (relative) from its speed function has
+   *  changed, and its older points are forgotten. */
   double drift;
   /** How each rank balances its own devices (mlsba_balance_opts_init()'s
    *  defaults): algorithm, eps, max_iter, drive, fault handling... */
@@ -326,15 +341,20 @@ typedef struct mlsba_mpi_divide_result {
 } mlsba_mpi_divide_result_t;
 
 /** \brief Defaults: "auto", INPA, eps 0.05, 20 distributions, drift 2 eps,
- *  the single-node routine's defaults inside each rank. */
+ *  the single-node routine's defaults inside each rank. NULL is
+ *  ignored. */
 MLSBA_EXTERN void mlsba_mpi_divide_opts_init(mlsba_mpi_divide_opts_t *opts);
 
 /** \brief Balance load across the ranks of comm and compute it: when the
  *  call returns 0, the last distribution's run has computed every unit
  *  once (each rank its [offset, offset + count)).
  *  \param load  the application's load, its units global; every rank's
- *               has the same number of units (at least one per rank).
- *               The caller keeps it.
+ *               has the same name, number of units (at least one per
+ *               rank) and shape (mlsba_load_set_shape()). The caller
+ *               keeps it.
+ *  \param opts  NULL: the defaults (compared with rank 0's all the
+ *               same).
+ *  A NULL load or result on any rank fails every rank.
  *  \return 0; MLSBA_EINVAL (different unit counts, fewer units than
  *          ranks, bad options, ranks mixing simulated and real devices),
  *          MLSBA_EIO / MLSBA_EFORMAT (a platform file), MLSBA_EDEVICE /
@@ -356,15 +376,20 @@ typedef struct mlsba_mpi_divider mlsba_mpi_divider_t;
 /** \brief Balance as mlsba_mpi_divide() does and keep the devices open
  *  (the load has been computed once when it returns).
  *  \param[out] divider  destroy with mlsba_mpi_divider_destroy(), on
- *                       every rank. */
+ *                       every rank; NULL on any rank fails every rank. */
 MLSBA_EXTERN int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
                                           const mlsba_mpi_divide_opts_t *opts,
                                           mlsba_mpi_divider_t **divider);
 /** \brief Run the whole load once more, every rank its share with its
  *  balanced devices. info (may be NULL): the slowest rank's time, the
  *  imbalance of the rank times, and whether this run re-balanced (the
- *  load was then computed by the re-balancing's last run, and the shares
- *  may have changed: see mlsba_mpi_divider_result()). */
+ *  load was then computed by the re-balancing's last run, whose time and
+ *  imbalance info gives, and the shares may have changed: see
+ *  mlsba_mpi_divider_result()); runs: the distributions the call ran (1,
+ *  or 1 plus the re-balance's); wall_s: the whole call's seconds, every
+ *  run included (this rank's wall clock; on simulated ranks the virtual
+ *  seconds of the runs, the slowest rank's each time, its devices' own
+ *  balancing included); drift: opts.drift. */
 MLSBA_EXTERN int mlsba_mpi_divider_run(mlsba_mpi_divider_t *divider,
                                        mlsba_run_info_t *info);
 /** \brief Balance the ranks again now, from the speed functions learned. */
@@ -427,13 +452,14 @@ typedef enum mlsba_mpi_mw_links {
   MLSBA_MPI_MW_LINKS_PLATFORM
 } mlsba_mpi_mw_links_t;
 
-/** Options; initialise with mlsba_mpi_mw_opts_init(). Every rank passes
- *  the same values except the platform; a rank whose values differ from
- *  rank 0's makes the call fail on every rank, naming it and the
- *  option. */
-typedef struct mlsba_mpi_mw_opts {
-  /** Each worker's platform, as mlsba_mpi_opts_t::platform ("auto", or a
-   *  file where "%r" becomes the rank: workers are ranks 1, 2, ...). */
+/** Options of mlsba_mpi_master_worker(); initialise with
+ *  mlsba_mpi_master_worker_opts_init(). Every rank passes the same values
+ *  except the platform (and fill_user; fill on every rank or on none); a
+ *  rank whose values differ from rank 0's makes the call fail on every
+ *  rank, naming it, the option and both values. */
+typedef struct mlsba_mpi_master_worker_opts {
+  /** Each worker's platform, as mlsba_mpi_multiply_opts_t::platform ("auto", or
+   * a file where "%r" becomes the rank: workers are ranks 1, 2, ...). */
   const char *platform;
   int64_t n, m, k; /**< A is n x m, B m x k; k >= the workers */
   mlsba_precision_t precision;
@@ -441,12 +467,15 @@ typedef struct mlsba_mpi_mw_opts {
   mlsba_mpi_mw_links_t links;
   uint64_t seed;               /**< of the generated A and B */
   unsigned int verify_samples; /**< elements of C the master checks (64) */
-  /** The application's A and B, as mlsba_mpi_opts_t::fill, called on the
-   *  master only, for the whole A and B (NULL: made from seed). */
+  /** The application's A and B, as mlsba_mpi_multiply_opts_t::fill, called on
+   * the master only, for the whole A and B (NULL: made from seed). */
   int (*fill)(void *user, int which, int64_t row, int64_t col, int64_t rows,
               int64_t cols, void *dst, int64_t ld);
   void *fill_user;
-} mlsba_mpi_mw_opts_t;
+} mlsba_mpi_master_worker_opts_t;
+
+/** The former name of mlsba_mpi_master_worker_opts_t, kept. */
+typedef mlsba_mpi_master_worker_opts_t mlsba_mpi_mw_opts_t;
 
 /** One worker as the run went; times in seconds from the common start
  *  (after the links and the partitioning), on the master's clock for
@@ -496,8 +525,12 @@ typedef struct mlsba_mpi_mw_result {
 } mlsba_mpi_mw_result_t;
 
 /** \brief Defaults: "auto", N = M = K = 1024, double, FPM plus
- *  communication, links measured, seed 1, 64 sampled elements. */
-MLSBA_EXTERN void mlsba_mpi_mw_opts_init(mlsba_mpi_mw_opts_t *opts);
+ *  communication, links measured, seed 1, 64 sampled elements. NULL is
+ *  ignored. */
+MLSBA_EXTERN void
+mlsba_mpi_master_worker_opts_init(mlsba_mpi_master_worker_opts_t *opts);
+/** \brief The former name of mlsba_mpi_master_worker_opts_init(), kept. */
+MLSBA_EXTERN void mlsba_mpi_mw_opts_init(mlsba_mpi_master_worker_opts_t *opts);
 /** \brief Compute C = A x B on the workers of comm, split by
  *  opts->split, and check sampled elements of C on the master.
  *  Collective over comm.
@@ -507,9 +540,10 @@ MLSBA_EXTERN void mlsba_mpi_mw_opts_init(mlsba_mpi_mw_opts_t *opts);
  *          MLSBA_EFORMAT (a platform file), MLSBA_EDEVICE, MLSBA_ENOMEM,
  *          the same on every rank, mlsba_mpi_last_error() naming the
  *          rank. */
-MLSBA_EXTERN int mlsba_mpi_master_worker(MPI_Comm comm,
-                                         const mlsba_mpi_mw_opts_t *opts,
-                                         mlsba_mpi_mw_result_t *result);
+MLSBA_EXTERN int
+mlsba_mpi_master_worker(MPI_Comm comm,
+                        const mlsba_mpi_master_worker_opts_t *opts,
+                        mlsba_mpi_mw_result_t *result);
 /** \brief Release what a result holds (not the struct itself). */
 MLSBA_EXTERN void mlsba_mpi_mw_result_free(mlsba_mpi_mw_result_t *result);
 /** \brief "fpm", "dlt", "fpm-comm"; NULL for an unknown value. */

@@ -9,8 +9,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  mlsba_mpi_opts_t opts;
-  mlsba_mpi_opts_init(&opts);
+  mlsba_mpi_multiply_opts_t opts;
+  mlsba_mpi_multiply_opts_init(&opts);
   opts.platform = argc > 1 ? argv[1] : "sim%r.json";
   opts.n = 512;
   opts.block = 64;

@@ -1,0 +1,379 @@
+/* INPA across the ranks (the first phase of mlsba_mpi_multiply): rank 0
+ * is INPA's head (lib/partition/inpa.h, a pure state machine): it asks
+ * for runs, every rank balances its devices on the rectangle it is given
+ * (its IDPA, libmlsba's routine) and reports the time the product would
+ * take at that step time; the head builds node models from those times
+ * and draws the next distribution, until the nodes finish together.
+ * Every exchange is preceded by a collective status check, so an error on
+ * any rank stops all of them with one message. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/error.h"
+#include "multiply.h"
+
+static double imbalance_of(const double *t, int q) {
+  double lo = INFINITY, hi = 0;
+  for (int i = 0; i < q; i++) {
+    lo = t[i] < lo ? t[i] : lo;
+    hi = t[i] > hi ? t[i] : hi;
+  }
+  return hi > 0 ? (hi - lo) / hi : 0;
+}
+
+/* Physical memory of this host in bytes; 0 when unknown. */
+static double host_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+/* Bytes a rank holds at once for an m x n rectangle of blocks: the step's
+ * panels A_(b), B_(b) (real bytes outside SMPI, whose shared allocations
+ * hold none), and on a real node its A', B', C' in the product or the
+ * scratch C' of a balancing. */
+double mlsba__mpi_mult_rect_bytes(const mlsba__mpi_mult_t *C, int64_t m,
+                                  int64_t n, int product) {
+  double b = (double)C->o->block, bm = (double)m * b, bn = (double)n * b;
+  double es = (double)mlsba__mpi_elem(C->o->precision);
+  int sim = mlsba__mpi_node_simulated(C->node);
+  double panels = sim && mlsba__mpi_is_smpi() ? 0 : (bm * b + b * bn) * es;
+  double own = sim ? 0 : (product ? 3 : 1) * bm * bn * es;
+  return panels + own;
+}
+
+/* Collective: what the ranks of a host are about to hold at once must fit
+ * the host's memory; past it the kernel kills a rank (or the host swaps)
+ * partway through a job that could have been refused with a reason.
+ * Under SMPI every simulated rank shares one process and its panels. */
+int mlsba__mpi_mult_check_memory(mlsba__mpi_mult_t *C, double bytes,
+                                 const char *what) {
+  if (mlsba__mpi_is_smpi())
+    return 0;
+  double on_host = 0, have = host_memory(), gib = 1024.0 * 1024 * 1024;
+  int local;
+  MPI_Allreduce(&bytes, &on_host, 1, MPI_DOUBLE, MPI_SUM, C->host);
+  MPI_Comm_size(C->host, &local);
+  char others[96] = "";
+  if (local > 1)
+    snprintf(others, sizeof others,
+             " (%.1f GiB with the other %d ranks of "
+             "this host)",
+             on_host / gib, local - 1);
+  int err = 0;
+  if (have > 0 && on_host > have)
+    err = mlsba__fail(MLSBA_ENOMEM,
+                      "%s needs %.1f GiB of memory%s, the host has %.1f GiB: "
+                      "use a smaller size or more hosts",
+                      what, bytes / gib, others, have / gib);
+  return mlsba__mpi_agree(C->comm, err);
+}
+
+/* Before the first run: the product's memory at the even distribution
+ * (a square of W / q blocks), which no distribution INPA finds can lower
+ * on every rank at once. */
+static int check_memory_up_front(mlsba__mpi_mult_t *C) {
+  double side = ceil(sqrt((double)C->nb * (double)C->nb / C->q));
+  int64_t s = side < (double)C->nb ? (int64_t)side : C->nb;
+  return mlsba__mpi_mult_check_memory(C, mlsba__mpi_mult_rect_bytes(C, s, s, 1),
+                                      "the product at the even distribution");
+}
+
+/* This rank's IDPA on its rectangle: the node balanced, its time for the
+ * whole product (N/b steps). Real devices run on scratch operands. */
+static int run_rect(mlsba__mpi_mult_t *C, double *t) {
+  int err = mlsba__mpi_mult_check_memory(
+      C, mlsba__mpi_mult_rect_bytes(C, C->mine.m, C->mine.n, 0),
+      "balancing its rectangle");
+  if (err)
+    return err;
+  int64_t b = C->o->block, bm = C->mine.m * b, bn = C->mine.n * b;
+  size_t es = mlsba__mpi_elem(C->o->precision);
+  int sim = mlsba__mpi_node_simulated(C->node);
+  void *a = sim ? NULL : calloc((size_t)(bm * b), es);
+  void *bb = sim ? NULL : calloc((size_t)(b * bn), es);
+  void *c = sim ? NULL : calloc((size_t)(bm * bn), es);
+  double step = 0;
+  if (!sim && (!a || !bb || !c))
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory for a %lld x %lld block",
+                      (long long)bm, (long long)bn);
+  if (!err)
+    err = mlsba__mpi_node_shape(C->node, bm, bn, a, bb, c);
+  if (!err)
+    err = mlsba__mpi_node_balance(C->node, C->o->algorithm, &step);
+  /* Ranks that share cores (oversubscribed, or other jobs on the node)
+   * slow each other only while they compute at once, as every rank does
+   * in the product; each rank's balancing runs when it happens to. So a
+   * real node's time is measured again with every rank starting
+   * together: the mean of a few steps with the distribution it found.
+   * Every rank takes part, also one that failed (its steps are skipped),
+   * so that the barrier cannot hang. */
+  if (!sim) {
+    enum { TIMED_STEPS = 3 };
+    MPI_Barrier(C->comm);
+    double sum = 0, t1;
+    for (int k = 0; k < TIMED_STEPS && !err; k++) {
+      err = mlsba__mpi_node_step(C->node, &t1);
+      sum += t1;
+    }
+    if (!err)
+      step = sum / TIMED_STEPS;
+  }
+  if (!err && !(step > 0))
+    err = mlsba__fail(MLSBA_EDEVICE, "the node measured no time (%g s)", step);
+  *t = step * (double)C->nb;
+  /* Accelerators give back the scratch C' before it is freed. */
+  int flushed = mlsba__mpi_node_flush(C->node);
+  err = err ? err : flushed;
+  free(a);
+  free(bb);
+  free(c);
+  return err;
+}
+
+/* Rank i's communication over the product as the head models it
+ * (MLSBA_MPI_COMM_LINKS): per step one message of its rows of A's block
+ * column and one of its columns of B's block row, fixed + per (m + n)
+ * seconds for an m x n rectangle of blocks. A link of unknown bandwidth
+ * costs nothing. */
+void mlsba__mpi_mult_comm_cost(const mlsba__mpi_mult_t *C, int i, double *fixed,
+                               double *per) {
+  mlsba_link_t l = C->links[i];
+  double nb = (double)C->nb, b = (double)C->o->block;
+  double es = (double)mlsba__mpi_elem(C->o->precision);
+  *fixed = l.bandwidth > 0 ? nb * 2 * l.latency : 0;
+  *per = l.bandwidth > 0 ? nb * b * b * es / l.bandwidth : 0;
+}
+
+/* Rank 0's own link when the links were measured from it: the fastest
+ * path it measured, which its own link bounds (none with one rank). */
+static mlsba_link_t root_link(const mlsba_link_t *measured, int q) {
+  mlsba_link_t best = {0, 0};
+  for (int i = 1; i < q; i++)
+    if (measured[i].bandwidth > best.bandwidth)
+      best = measured[i];
+  return best;
+}
+
+/* Collective: every rank's network link into C->links, from its platform
+ * file's "network", measured by a ping-pong from rank 0 where a file
+ * gives none (mlsba_mpi_measure_links). */
+static int gather_links(mlsba__mpi_mult_t *C) {
+  mlsba_link_t mine = {0, 0};
+  int err = mlsba__mpi_node_network(C->node, &mine);
+  int have = mine.bandwidth > 0, all_have = 0;
+  C->links = malloc((size_t)C->q * sizeof *C->links);
+  C->link_source = malloc((size_t)C->q * sizeof *C->link_source);
+  mlsba_link_t *measured = malloc((size_t)C->q * sizeof *measured);
+  if (!err && (!C->links || !C->link_source || !measured))
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, C->comm);
+  if (!all_have) {
+    err = mlsba_mpi_measure_links(C->comm, 0, measured);
+    if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+      goto done;
+    measured[0] = root_link(measured, C->q);
+  }
+  double me[3] = {have ? mine.latency : measured[C->rank].latency,
+                  have ? mine.bandwidth : measured[C->rank].bandwidth,
+                  have ? 1 : 2};
+  double *all = malloc((size_t)C->q * 3 * sizeof *all);
+  err = all ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) == 0) {
+    MPI_Allgather(me, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, C->comm);
+    for (int i = 0; i < C->q; i++) {
+      C->links[i] = (mlsba_link_t){all[3 * i], all[3 * i + 1]};
+      C->link_source[i] = (int)all[3 * i + 2];
+    }
+  }
+  free(all);
+done:
+  free(measured);
+  return err;
+}
+
+/* Rank 0: the head for the ranks, with their capacities and, under
+ * MLSBA_MPI_COMM_LINKS, their communication. */
+static int create_head(mlsba__mpi_mult_t *C, const int64_t *caps) {
+  mlsba__inpa_opts_t io;
+  mlsba__inpa_opts_init(&io);
+  io.algo = (mlsba__inpa_algo_t)C->o->algorithm;
+  io.eps = C->o->eps;
+  io.max_iter = C->o->max_iter;
+  io.caps = caps;
+  double *fixed = NULL, *per = NULL;
+  if (C->links) {
+    fixed = malloc((size_t)C->q * sizeof *fixed);
+    per = malloc((size_t)C->q * sizeof *per);
+    if (!fixed || !per) {
+      free(fixed);
+      free(per);
+      return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < C->q; i++)
+      mlsba__mpi_mult_comm_cost(C, i, &fixed[i], &per[i]);
+    io.comm_fixed = fixed;
+    io.comm_per_block = per;
+  }
+  int err = mlsba__inpa_create((size_t)C->q, C->nb, &io, &C->head);
+  free(fixed);
+  free(per);
+  return err;
+}
+
+/* Rank 0 scatters the rectangles rc (q of them) to every rank's
+ * C->mine. */
+static void scatter_rects(mlsba__mpi_mult_t *C, const mlsba__cma_rect_t *rc,
+                          int64_t *sendbuf) {
+  for (int i = 0; C->rank == 0 && i < C->q; i++) {
+    sendbuf[4 * i] = rc[i].m;
+    sendbuf[4 * i + 1] = rc[i].n;
+    sendbuf[4 * i + 2] = rc[i].row;
+    sendbuf[4 * i + 3] = rc[i].col;
+  }
+  MPI_Scatter(sendbuf, 4, MPI_INT64_T, &C->mine, 4, MPI_INT64_T, 0, C->comm);
+}
+
+/* The head's runs, for the result (rank 0); the scalars describe run
+ * `chosen`, the one the product runs. */
+static int keep_history(mlsba__mpi_mult_t *C, size_t chosen,
+                        mlsba_mpi_result_t *r) {
+  size_t it = mlsba__inpa_iterations(C->head), q = (size_t)C->q;
+  r->history_len = it;
+  r->history_w = malloc((it ? it : 1) * q * sizeof *r->history_w);
+  r->history_time = malloc((it ? it : 1) * q * sizeof *r->history_time);
+  r->history_imbalance = malloc((it ? it : 1) * sizeof *r->history_imbalance);
+  if (!r->history_w || !r->history_time || !r->history_imbalance)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  for (size_t k = 0; k < it; k++) {
+    const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, k);
+    for (size_t i = 0; i < q; i++) {
+      r->history_w[k * q + i] = h->rect[i].m * h->rect[i].n;
+      r->history_time[k * q + i] = h->t[i];
+    }
+    r->history_imbalance[k] = imbalance_of(h->t, C->q);
+  }
+  r->stop = mlsba__inpa_stop(C->head);
+  r->iterations = (unsigned)it;
+  r->run_iteration = (unsigned)chosen + 1;
+  r->converged =
+      r->stop == MLSBA_STOP_BALANCED || r->stop == MLSBA_STOP_FIXED_POINT;
+  r->imbalance = it ? r->history_imbalance[chosen] : 0;
+  const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, chosen);
+  r->half_perimeter_sum = h->half_perimeter;
+  r->half_perimeter_lower_bound = 0;
+  for (size_t i = 0; i < q; i++)
+    r->half_perimeter_lower_bound +=
+        2 * sqrt((double)(h->rect[i].m * h->rect[i].n));
+  return 0;
+}
+
+/* The INPA loop, then the distribution the product will run: the fastest
+ * one measured (the smallest slowest-node time, first of equals), which
+ * after a cycle, max_iter or a fixed point reached from the far side may
+ * be an earlier run than the last. The nodes were last balanced for the
+ * last run, so an earlier one is run again (and its time measured again)
+ * before the product. On return (0) every rank's C->mine is the
+ * rectangle of that distribution and its node is balanced for it. */
+static int inpa(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
+  int err = 0;
+  double *times = C->rank == 0 ? malloc((size_t)C->q * sizeof *times) : NULL;
+  int64_t *sendbuf =
+      C->rank == 0 ? malloc((size_t)C->q * 4 * sizeof *sendbuf) : NULL;
+  if (C->rank == 0 && (!times || !sendbuf))
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  for (;;) {
+    int done = 0;
+    if (C->rank == 0)
+      done = mlsba__inpa_phase(C->head) == MLSBA__INPA_DONE;
+    MPI_Bcast(&done, 1, MPI_INT, 0, C->comm);
+    if (done)
+      break;
+    scatter_rects(C, C->rank == 0 ? mlsba__inpa_rects(C->head) : NULL, sendbuf);
+    double t = 0;
+    err = run_rect(C, &t);
+    if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+      goto done;
+    MPI_Gather(&t, 1, MPI_DOUBLE, times, 1, MPI_DOUBLE, 0, C->comm);
+    if (C->rank == 0)
+      err = mlsba__inpa_feed(C->head, times);
+    if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+      goto done;
+  }
+  /* The head's DONE rectangles are its last run; the fastest may be
+   * another. */
+  long best = 0, last = 0;
+  if (C->rank == 0) {
+    last = (long)mlsba__inpa_iterations(C->head) - 1;
+    best = (long)mlsba__inpa_best_run(C->head);
+    err = keep_history(C, (size_t)best, r);
+  }
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  long pick[2] = {best, last};
+  MPI_Bcast(pick, 2, MPI_LONG, 0, C->comm);
+  scatter_rects(
+      C,
+      C->rank == 0 ? mlsba__inpa_history(C->head, (size_t)pick[0])->rect : NULL,
+      sendbuf);
+  if (pick[0] != pick[1]) {
+    double t = 0;
+    err = run_rect(C, &t);
+  }
+  err = mlsba__mpi_agree(C->comm, err);
+done:
+  free(times);
+  free(sendbuf);
+  return err;
+}
+
+/* Every rank's node must run in the same time base as the head's. */
+static int check_same_time_base(mlsba__mpi_mult_t *C, int *simulated) {
+  int mine = mlsba__mpi_node_simulated(C->node), head = mine;
+  MPI_Bcast(&head, 1, MPI_INT, 0, C->comm);
+  *simulated = head;
+  int err = 0;
+  if (mine != head)
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "its platform has %s devices, rank 0's %s ones: node "
+                      "times would mix virtual and wall-clock seconds",
+                      mine ? "simulated" : "real", head ? "simulated" : "real");
+  return mlsba__mpi_agree(C->comm, err);
+}
+
+int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
+  int err;
+  if ((err = check_same_time_base(C, &r->simulated)) != 0 ||
+      (err = check_memory_up_front(C)) != 0)
+    return err;
+  /* Every node's capacity, so that no distribution (the first included)
+   * gives a node more blocks than its devices hold. */
+  int64_t cap = mlsba__mpi_node_capacity(C->node, C->nb);
+  /* CMA rounds an area to its rectangle by up to a row or a column of
+   * the grid (nb blocks): the head plans within what is left. */
+  if (cap >= 0)
+    cap = cap > C->nb ? cap - C->nb : 0;
+  int64_t *caps = C->rank == 0 ? malloc((size_t)C->q * sizeof *caps) : NULL;
+  if (C->rank == 0 && caps == NULL)
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    return err;
+  MPI_Gather(&cap, 1, MPI_INT64_T, caps, 1, MPI_INT64_T, 0, C->comm);
+  if (C->o->comm_model == MLSBA_MPI_COMM_LINKS &&
+      (err = gather_links(C)) != 0) {
+    free(caps);
+    return err;
+  }
+  if (C->rank == 0)
+    err = create_head(C, caps);
+  free(caps);
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    return err;
+  return inpa(C, r);
+}
