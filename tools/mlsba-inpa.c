@@ -1,5 +1,5 @@
 /* mlsba-inpa: INPA across MPI ranks, then the heterogeneous 2-D blocked
- * product C = A x B on every rank's devices.
+ * product C = op(A) op(B) on every rank's devices, --repeat times.
  *
  *   mpirun -np Q mlsba-inpa [--platform auto|NAME|FILE] [--size N]
  *                           [--block B] [...]
@@ -19,6 +19,7 @@
 #include "common/escape.h"
 #include "common/paths.h"
 #include "inpa_load.h"
+#include "inpa_runs.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
 #include "mlsba/mpi.h"
 #include "mpi_cli.h"
@@ -29,6 +30,7 @@ typedef struct {
   mlsba_mpi_opts_t o;
   const char *json;
   int quiet;
+  int64_t repeat; /* products with one balancing (--repeat, 1) */
 } args_t;
 
 /* What a rank's command line asks for. */
@@ -39,6 +41,10 @@ static int flag_option(const char *opt, args_t *A) {
     A->quiet = 1;
   else if (!strcmp(opt, "--keep-shared"))
     A->o.keep_shared = 1;
+  else if (!strcmp(opt, "--transa"))
+    A->o.transa = 'T';
+  else if (!strcmp(opt, "--transb"))
+    A->o.transb = 'T';
   else
     return 0;
   return 1;
@@ -46,8 +52,9 @@ static int flag_option(const char *opt, args_t *A) {
 
 static int is_value_option(const char *opt) {
   static const char *const names[] = {
-      "--platform", "--size",     "--block",     "--algo", "--node-algo",
-      "--eps",      "--max-iter", "--precision", "--json", "--comm-model"};
+      "--platform", "--size",     "--block",     "--algo",  "--node-algo",
+      "--eps",      "--max-iter", "--precision", "--json",  "--comm-model",
+      "-m",         "-n",         "-k",          "--repeat"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     if (!strcmp(opt, names[i]))
       return 1;
@@ -66,8 +73,14 @@ static int option_value(const char *opt, const char *v, args_t *A) {
   int64_t it = 0;
   if (!strcmp(opt, "--platform"))
     return *(o->platform = v) == '\0';
-  if (!strcmp(opt, "--size"))
+  if (!strcmp(opt, "--size") || !strcmp(opt, "-n"))
     return units(v, &o->n);
+  if (!strcmp(opt, "-m"))
+    return units(v, &o->m);
+  if (!strcmp(opt, "-k"))
+    return units(v, &o->k);
+  if (!strcmp(opt, "--repeat"))
+    return cli_parse_units(v, 100000, &A->repeat) || A->repeat < 1;
   if (!strcmp(opt, "--block"))
     return units(v, &o->block);
   if (!strcmp(opt, "--algo"))
@@ -103,6 +116,7 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
    * (16 x 16 blocks), as mlsba-bench's default size is 2048. */
   A->o.n = 2048;
   A->o.block = 128;
+  A->repeat = 1;
   for (int i = 1; i < argc; i++) {
     const char *opt = argv[i];
     if (!strcmp(opt, "-h") || !strcmp(opt, "--help"))
@@ -143,11 +157,23 @@ static const char *stop_words(const mlsba_mpi_result_t *r, double eps) {
   }
 }
 
-static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
-  printf("%s over %d ranks: N = %lld, block %lld, %s precision\n\n",
-         mlsba_mpi_algo_name(A->o.algorithm), r->nodes, (long long)A->o.n,
-         (long long)A->o.block,
-         A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single");
+static void print_table(const args_t *A, const inpa_runs_t *runs) {
+  const mlsba_mpi_result_t *r = &runs->last;
+  const mlsba_mpi_opts_t *o = &A->o;
+  if (o->m == 0 && o->k == 0 && o->transa == 'N' && o->transb == 'N')
+    printf("%s over %d ranks: N = %lld, block %lld, %s precision\n\n",
+           mlsba_mpi_algo_name(o->algorithm), r->nodes, (long long)o->n,
+           (long long)o->block,
+           o->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single");
+  else
+    printf("%s over %d ranks: C = %sA%s %sB%s, %lld x %lld x %lld, block "
+           "%lld, %s precision\n\n",
+           mlsba_mpi_algo_name(o->algorithm), r->nodes,
+           o->transa == 'T' ? "T(" : "", o->transa == 'T' ? ")" : "",
+           o->transb == 'T' ? "T(" : "", o->transb == 'T' ? ")" : "",
+           (long long)(o->m ? o->m : o->n), (long long)o->n,
+           (long long)(o->k ? o->k : o->n), (long long)o->block,
+           o->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single");
   printf("%5s %9s %13s %13s %10s %10s\n", "rank", "w", "m x n", "at row,col",
          "time s", "comm s");
   for (int i = 0; i < r->nodes; i++) {
@@ -176,8 +202,9 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
          r->half_perimeter_lower_bound > 0
              ? (double)r->half_perimeter_sum / r->half_perimeter_lower_bound
              : 0.0);
-  printf("product     %.4f s%s, %.2f GFLOPS\n", r->makespan_s,
-         r->simulated ? " (virtual)" : "", r->gflops);
+  printf("product     %.4f s%s, %.2f GFLOPS%s\n", r->makespan_s,
+         r->simulated ? " (virtual)" : "", r->gflops,
+         A->repeat > 1 ? " (the median run)" : "");
   printf("comm share  %.1f%% of the time in MPI calls, waits included\n",
          100 * r->comm_share);
   if (A->o.comm_model == MLSBA_MPI_COMM_LINKS) {
@@ -199,6 +226,7 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
   else
     printf("verified    %s (max relative error %.2e)\n",
            r->verified ? "yes" : "NO", r->max_rel_error);
+  inpa_runs_print(runs);
 }
 
 /* A device's whole name as a JSON string; a name that is not UTF-8 (a
@@ -214,7 +242,8 @@ static json_t *json_name(const char *name) {
   return s;
 }
 
-static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
+static json_t *report(const args_t *A, const inpa_runs_t *runs) {
+  const mlsba_mpi_result_t *r = &runs->last;
   json_t *hist = json_array();
   for (size_t k = 0; k < r->history_len; k++) {
     json_t *w = json_array(), *t = json_array();
@@ -277,6 +306,7 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
     json_object_set_new(
         j, "comm_model",
         json_string(mlsba_mpi_comm_model_name(A->o.comm_model)));
+    inpa_runs_json(runs, &A->o, j);
   }
   return j;
 }
@@ -307,7 +337,7 @@ static int resolve_platform(const char *pattern, char *out, size_t size) {
 
 /* The table and the report, on rank 0; 0 or 1 (an output that cannot be
  * written). */
-static int write_outputs(const args_t *A, const mlsba_mpi_result_t *r) {
+static int write_outputs(const args_t *A, const inpa_runs_t *r) {
   int status = 0;
   if (!A->quiet && !(A->json && !strcmp(A->json, "-")))
     print_table(A, r);
@@ -386,19 +416,22 @@ int main(int argc, char **argv) {
   char platform[4096];
   if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
     A.o.platform = platform;
-  mlsba_mpi_result_t r;
-  int err = mlsba_mpi_multiply(MPI_COMM_WORLD, &A.o, &r);
+  inpa_runs_t runs;
+  int err = inpa_runs(MPI_COMM_WORLD, &A.o, A.repeat, &runs);
   if (err) {
     if (rank == 0)
-      fprintf(stderr, "%s: %s\n", prog, mlsba_mpi_last_error());
+      fprintf(stderr, "%s: %s\n", prog,
+              err > 0 ? "out of memory for the runs' records"
+                      : mlsba_mpi_last_error());
+    inpa_runs_free(&runs);
     MPI_Finalize();
     return 1;
   }
   int status = 0;
   if (rank == 0)
-    status = write_outputs(&A, &r) || r.verified == 0;
+    status = write_outputs(&A, &runs) || runs.last.verified == 0;
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  mlsba_mpi_result_free(&r);
+  inpa_runs_free(&runs);
   MPI_Finalize();
   return status;
 }
