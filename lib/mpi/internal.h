@@ -166,10 +166,12 @@ int mlsba__mpi_node_flush(mlsba__mpi_node_t *node);
  * C' as scratch: what it holds afterwards is meaningless. */
 int mlsba__mpi_node_balance(mlsba__mpi_node_t *node, mlsba_mpi_algo_t algo,
                             double *step_time);
-/* The width of the next steps' panels, kb <= b (the last step of a k
- * that is not a multiple of b is narrower); balancing and a new shape
- * set it back to b. */
-void mlsba__mpi_node_panel(mlsba__mpi_node_t *node, int64_t kb);
+/* The next steps' panels A_(b) and B_(b) (bm x kb and kb x bn, kb <= b:
+ * the last step of a k that is not a multiple of b is narrower), in place
+ * of those the shape was given; balancing and a new shape set kb back to
+ * b. */
+void mlsba__mpi_node_panels(mlsba__mpi_node_t *node, const void *a,
+                            const void *b, int64_t kb);
 /* One step with the balanced distribution; adds every device's time to
  * its total and gives the step's time (virtual on a simulated node).
  * Before the first step of a distribution, accelerators that keep their

@@ -45,4 +45,18 @@ int mlsba__mpi_matrix_owner_of(const mlsba_mpi_matrix_t *d, int64_t bi,
 int mlsba__mpi_matrix_rects(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
                             const int64_t *rect, mlsba_mpi_matrix_t **out);
 
+/* A buffer kept from one redistribution to the next. */
+typedef struct mlsba__mpi_scratch {
+  char *buf;
+  size_t bytes;
+} mlsba__mpi_scratch_t;
+
+/* mlsba_mpi_redistribute() with its pack and unpack buffers in scratch,
+ * grown as needed and kept for the next call. */
+int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
+                                 const void *src, const mlsba_mpi_matrix_t *to,
+                                 void *dst, mlsba_precision_t prec,
+                                 mlsba__mpi_scratch_t *scratch);
+void mlsba__mpi_scratch_free(mlsba__mpi_scratch_t *scratch);
+
 #endif

@@ -22,6 +22,7 @@ struct mlsba_mpi_multiplier {
   mlsba__mpi_layout_t lay;
   mlsba_mpi_matrix_t *lib[3]; /* A and B as stored, and C */
   mlsba_mpi_result_t bal;     /* the last balancing */
+  mlsba__mpi_operands_t ops;  /* the runs' operands, kept */
   unsigned drifted;           /* runs in a row with the rank times apart */
 };
 
@@ -112,6 +113,7 @@ void mlsba_mpi_multiplier_destroy(mlsba_mpi_multiplier_t *M) {
   for (int w = 0; w < 3; w++)
     mlsba_mpi_matrix_destroy(M->lib[w]);
   mlsba_mpi_result_free(&M->bal);
+  mlsba__mpi_operands_free(&M->ops);
   free(M->part);
   free(M->platform);
   free(M->model_dir);
@@ -308,27 +310,27 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
   double t0 = MPI_Wtime(), t;
   r->nodes = C->q;
   const mlsba__mpi_part_t *p = &M->part[C->rank];
-  mlsba__mpi_operands_t ops = {0};
+  mlsba__mpi_operands_t *ops = &M->ops;
   mlsba__mpi_check_t *check = NULL;
   mlsba__mpi_product_stats_t st;
   int verify = M->o.verify_samples > 0 && !M->bal.simulated, ok = 1;
   err = mlsba__mpi_mult_check_memory(
       C, mlsba__mpi_mult_rect_bytes(C, p->rows, p->cols, 1), "the product");
   if (!err)
-    err = mlsba__mpi_operands_make(C, &M->lay, M->lib, src, &ops, &r->split);
+    err = mlsba__mpi_operands_make(C, &M->lay, M->lib, src, ops, &r->split);
   t = MPI_Wtime();
   if (!err && verify)
-    err = mlsba__mpi_check_begin(C, &M->lay, &ops, &check);
+    err = mlsba__mpi_check_begin(C, &M->lay, ops, &check);
   r->split.check_s += MPI_Wtime() - t;
   if (err)
     goto done;
   t = MPI_Wtime();
-  err = mlsba__mpi_product(C->comm, &M->lay, C->node, M->o.precision, ops.a,
-                           ops.b, ops.c, &st);
+  err = mlsba__mpi_product(C->comm, &M->lay, C->node, M->o.precision, ops->a,
+                           ops->b, ops->c, &st);
   r->split.product_s = MPI_Wtime() - t;
   t = MPI_Wtime();
   if (!err && verify)
-    err = mlsba__mpi_check_end(C, &M->lay, &ops, check, &ok, &r->max_rel_error);
+    err = mlsba__mpi_check_end(C, &M->lay, ops, check, &ok, &r->max_rel_error);
   r->verified = verify ? ok : -1;
   r->split.check_s += MPI_Wtime() - t;
   t = MPI_Wtime();
@@ -336,7 +338,7 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
     err = mlsba__mpi_mult_report(C, &M->lay, &st, r);
   r->split.gather_s += MPI_Wtime() - t;
   if (!err)
-    err = mlsba__mpi_operands_hand_back(C, &M->lay, M->lib, src, &ops, r,
+    err = mlsba__mpi_operands_hand_back(C, &M->lay, M->lib, src, ops, r,
                                         &r->split);
   if (!err)
     err = mlsba__mpi_agree(C->comm, copy_balancing(&M->bal, r));
@@ -344,7 +346,6 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
     err = maybe_rebalance(M, r);
 done:
   mlsba__mpi_check_free(check);
-  mlsba__mpi_operands_free(&ops);
   r->wall_s = MPI_Wtime() - t0;
   share_times(C->comm, r);
   if (err)

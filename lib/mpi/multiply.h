@@ -20,6 +20,7 @@
 
 #include "../partition/inpa.h"
 #include "internal.h"
+#include "matrix.h"
 
 /* The run the head asks for, as every rank sees it: a rectangle of the
  * head's cells. */
@@ -112,9 +113,17 @@ int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r);
 /* ---- operands.c --------------------------------------------------------- */
 
 /* This rank's operands of a run, in the layout's op form: A' rows x aks,
- * B' bks x cols, C' rows x cols (NULL where empty or simulated). */
+ * B' bks x cols, C' rows x cols (NULL where empty or simulated); and the
+ * multiplier's buffers behind them, kept from run to run (a buffer used
+ * again is not faulted in again: at N = 4096 that is tens of ms a run). */
 typedef struct mlsba__mpi_operands {
   void *a, *b, *c;
+  /* The caller's own arrays, used where they lie (its layout places this
+   * part as the product's does): not the buffers, not moved back. */
+  int borrowed[3];
+  void *buf[3];
+  size_t cap[3];                /* elements */
+  mlsba__mpi_scratch_t scratch; /* the redistributions' */
 } mlsba__mpi_operands_t;
 
 /* Where A, B (and C, with beta) come from in a run: the caller's arrays in
@@ -157,6 +166,7 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
                                   mlsba__mpi_operands_t *ops,
                                   mlsba_mpi_result_t *r,
                                   mlsba_mpi_split_t *split);
+/* Releases the buffers kept (the multiplier's end). */
 void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops);
 
 /* ---- multiply_report.c -------------------------------------------------- */

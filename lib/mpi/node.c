@@ -411,7 +411,10 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
   return err;
 }
 
-void mlsba__mpi_node_panel(mlsba__mpi_node_t *nd, int64_t kb) {
+void mlsba__mpi_node_panels(mlsba__mpi_node_t *nd, const void *a, const void *b,
+                            int64_t kb) {
+  nd->k.a = a;
+  nd->k.bp = b;
   /* A simulated node's repeated step stands for a full panel: its caller
    * scales the time, and no device sees the narrower one. */
   nd->k.kb = kb > 0 && kb < nd->k.b ? kb : nd->k.b;

@@ -8,7 +8,10 @@
  *  - the caller's arrays in any layout (a ScaLAPACK descriptor's):
  *    redistributed into the layout's rectangles (mlsba_mpi_redistribute).
  * A stored transposed is turned locally into op(A)', so the product sees
- * one orientation; alpha scales op(A)' once, beta C0' once. */
+ * one orientation; alpha scales op(A)' once, beta C0' once. Where the
+ * caller's layout already places a rank's part as the product's does (one
+ * rank, a 1 x 1 grid), its arrays are used where they lie: nothing moves. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +43,39 @@ static void scale(void *x, size_t n, double s, mlsba_precision_t p) {
 
 static const char *const matrix_name[3] = {"A", "B", "C"};
 
+/* Whether the caller's description d lays this rank's part out exactly
+ * as the product's lib does: the same elements at the same local places
+ * with the same leading dimension. */
+static int same_place(const mlsba_mpi_matrix_t *d,
+                      const mlsba_mpi_matrix_t *lib) {
+  const int64_t *x = lib->rect + 4 * lib->rank;
+  int64_t area = 0;
+  if (x[1] > 0 && x[3] > 0 && d->ld != x[1])
+    return 0;
+  for (size_t k = 0; k < d->nown; k++) {
+    const mlsba_mpi_block_t *b = &d->own[k];
+    if (b->row < x[0] || b->row + b->rows > x[0] + x[1] || b->col < x[2] ||
+        b->col + b->cols > x[2] + x[3] || b->local_row != b->row - x[0] ||
+        b->local_col != b->col - x[2])
+      return 0;
+    area += b->rows * b->cols;
+  }
+  return area == x[1] * x[3];
+}
+
+/* Collective (the dist form): which of the caller's arrays the product
+ * can use where they lie, on every rank: no transpose to make, no alpha
+ * to scale A by. */
+static void borrowable(mlsba__mpi_mult_t *C, mlsba_mpi_matrix_t *const lib[3],
+                       const mlsba__mpi_source_t *src, int out[3]) {
+  const mlsba_mpi_multiply_opts_t *o = C->o;
+  int mine[3] = {o->transa == 'N' && o->alpha == 1 &&
+                     same_place(src->desc[0], lib[0]),
+                 o->transb == 'N' && same_place(src->desc[1], lib[1]),
+                 same_place(src->desc[2], lib[2])};
+  MPI_Allreduce(mine, out, 3, MPI_INT, MPI_LAND, C->comm);
+}
+
 /* One matrix (which) into dst, in the op orientation: its stored
  * rectangle (row0, rows, col0, cols of the layout's description lib)
  * made, asked of the callback or redistributed, then transposed where
@@ -48,7 +84,7 @@ static const char *const matrix_name[3] = {"A", "B", "C"};
 static int one_matrix(mlsba__mpi_mult_t *C, int which,
                       const mlsba_mpi_matrix_t *lib,
                       const mlsba__mpi_source_t *src, char trans, void *dst,
-                      mlsba_mpi_split_t *split) {
+                      mlsba__mpi_scratch_t *scratch, mlsba_mpi_split_t *split) {
   const mlsba_mpi_multiply_opts_t *o = C->o;
   const int64_t *x = lib->rect + 4 * lib->rank;
   int64_t r0 = x[0], rows = x[1], c0 = x[2], cols = x[3];
@@ -61,7 +97,8 @@ static int one_matrix(mlsba__mpi_mult_t *C, int which,
   double t0 = MPI_Wtime();
   if (src->dist) {
     const void *from = which == 0 ? src->a : which == 1 ? src->b : src->c;
-    err = mlsba_mpi_redistribute(src->desc[which], from, lib, at, o->precision);
+    err = mlsba__mpi_redistribute_with(src->desc[which], from, lib, at,
+                                       o->precision, scratch);
     split->move_s += MPI_Wtime() - t0;
     t0 = MPI_Wtime();
   } else if (n > 0 && o->fill == NULL) {
@@ -92,16 +129,35 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
                              mlsba_mpi_split_t *split) {
   const mlsba_mpi_multiply_opts_t *o = C->o;
   const mlsba__mpi_part_t *p = &lay->part[C->rank];
-  memset(ops, 0, sizeof *ops);
+  ops->a = ops->b = ops->c = NULL;
+  memset(ops->borrowed, 0, sizeof ops->borrowed);
   if (mlsba__mpi_node_simulated(C->node))
     return 0; /* simulated devices compute nothing: no operands */
   size_t es = mlsba__mpi_elem(o->precision);
   size_t na = (size_t)(p->rows * p->aks), nb = (size_t)(p->bks * p->cols),
          nc = (size_t)(p->rows * p->cols);
-  ops->a = malloc(na ? na * es : 1);
-  ops->b = malloc(nb ? nb * es : 1);
-  ops->c = calloc(nc ? nc : 1, es); /* beta 0: C' starts at zero */
-  int err = ops->a && ops->b && ops->c
+  if (src->dist)
+    borrowable(C, lib, src, ops->borrowed);
+  const void *given[3] = {src->a, src->b, src->c};
+  size_t n[3] = {na, nb, nc};
+  void **at[3] = {&ops->a, &ops->b, &ops->c};
+  for (int w = 0; w < 3; w++) {
+    if (ops->borrowed[w]) {
+      *at[w] = n[w] > 0 ? (void *)(uintptr_t)given[w] : NULL;
+      continue;
+    }
+    if (ops->cap[w] < n[w] || ops->buf[w] == NULL) {
+      free(ops->buf[w]);
+      ops->buf[w] = malloc(n[w] ? n[w] * es : 1);
+      ops->cap[w] = ops->buf[w] ? n[w] : 0;
+    }
+    *at[w] = ops->buf[w];
+  }
+  /* beta 0: C' starts at zero (the caller's C too, when it is C') */
+  if (ops->c && o->beta == 0 && nc > 0)
+    memset(ops->c, 0, nc * es);
+  int err = (ops->a || ops->borrowed[0]) && (ops->b || ops->borrowed[1]) &&
+                    (ops->c || ops->borrowed[2])
                 ? 0
                 : mlsba__fail(MLSBA_ENOMEM,
                               "out of memory for A', B' and C' (%zu, %zu and "
@@ -112,10 +168,10 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
   char trans[3] = {o->transa, o->transb, 'N'};
   void *dst[3] = {ops->a, ops->b, ops->c};
   for (int w = 0; w < 3 && !err; w++) {
-    if (w == 2 && o->beta == 0)
-      break; /* C's old values are never read */
-    err = mlsba__mpi_agree(
-        C->comm, one_matrix(C, w, lib[w], src, trans[w], dst[w], split));
+    if ((w == 2 && o->beta == 0) || ops->borrowed[w])
+      continue; /* never read, or already where the product wants it */
+    err = mlsba__mpi_agree(C->comm, one_matrix(C, w, lib[w], src, trans[w],
+                                               dst[w], &ops->scratch, split));
   }
   double t0 = MPI_Wtime();
   if (!err && o->alpha != 1)
@@ -127,9 +183,9 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
 }
 
 void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops) {
-  free(ops->a);
-  free(ops->b);
-  free(ops->c);
+  for (int w = 0; w < 3; w++)
+    free(ops->buf[w]);
+  mlsba__mpi_scratch_free(&ops->scratch);
   memset(ops, 0, sizeof *ops);
 }
 
@@ -195,9 +251,9 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
   const mlsba__mpi_part_t *me = &lay->part[C->rank];
   int sim = mlsba__mpi_node_simulated(C->node), err = 0;
   double t0 = MPI_Wtime();
-  if (src->dist && !sim) {
-    err = mlsba_mpi_redistribute(lib[2], ops->c, src->desc[2], src->c,
-                                 C->o->precision);
+  if (src->dist && !sim && !ops->borrowed[2]) {
+    err = mlsba__mpi_redistribute_with(lib[2], ops->c, src->desc[2], src->c,
+                                       C->o->precision, &ops->scratch);
     split->move_s += MPI_Wtime() - t0;
     t0 = MPI_Wtime();
   }
@@ -207,9 +263,10 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
   r->c_col0 = me->col0;
   r->c_rows = me->rows;
   r->c_cols = me->cols;
-  if (!err && !src->dist) { /* the result owns C' now */
+  if (!err && !src->dist && ops->c) { /* the result owns C' now */
     r->c = ops->c;
-    ops->c = NULL;
+    ops->c = ops->buf[2] = NULL;
+    ops->cap[2] = 0;
   }
   split->gather_s += MPI_Wtime() - t0;
   return err;

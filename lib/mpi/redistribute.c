@@ -7,8 +7,9 @@
  * order them alike (by peer, then by the piece's global column and row),
  * so one MPI_Alltoallv moves them all without any index on the wire.
  *
- * Cost: every element is packed, sent and unpacked once: O(M N / Q) per
- * rank against the product's O(M N K / Q) flops. */
+ * Cost: every element that changes rank is packed, sent and unpacked
+ * once, every other copied once: O(M N / Q) per rank against the
+ * product's O(M N K / Q) flops. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,13 +82,16 @@ static int cut(const mlsba_mpi_matrix_t *mine, const mlsba_mpi_matrix_t *other,
   return err;
 }
 
-/* Elements to or from each peer, and where each peer's run starts. */
-static int counts_of(const pieces_t *ps, int q, int *count, int *displ) {
+/* Elements to or from each peer, and where each peer's run starts; none
+ * to or from this rank itself (me), whose pieces are copied directly. */
+static int counts_of(const pieces_t *ps, int q, int me, int *count,
+                     int *displ) {
   int64_t *c = calloc((size_t)q, sizeof *c);
   if (c == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
   for (size_t k = 0; k < ps->n; k++)
-    c[ps->p[k].peer] += ps->p[k].rows * ps->p[k].cols;
+    if (ps->p[k].peer != me)
+      c[ps->p[k].peer] += ps->p[k].rows * ps->p[k].cols;
   int64_t at = 0;
   for (int r = 0; r < q; r++) {
     count[r] = (int)c[r];
@@ -109,26 +113,44 @@ static size_t local_at(const piece_t *p, int64_t j, int64_t ld, size_t es) {
   return ((size_t)(p->lcol + j) * (size_t)ld + (size_t)p->lrow) * es;
 }
 
-/* Every piece from the local array into buf, in order. */
-static void pack(const pieces_t *ps, const char *local, int64_t ld, char *buf,
-                 size_t es) {
+/* Every piece for another rank from the local array into buf, in order. */
+static void pack(const pieces_t *ps, int me, const char *local, int64_t ld,
+                 char *buf, size_t es) {
   for (size_t k = 0, at = 0; k < ps->n; k++)
-    for (int64_t j = 0; j < ps->p[k].cols; j++) {
+    for (int64_t j = 0; ps->p[k].peer != me && j < ps->p[k].cols; j++) {
       size_t len = (size_t)ps->p[k].rows * es;
       memcpy(buf + at, local + local_at(&ps->p[k], j, ld, es), len);
       at += len;
     }
 }
 
-/* Every piece from buf into the local array, in order. */
-static void unpack(const pieces_t *ps, char *local, int64_t ld, const char *buf,
-                   size_t es) {
+/* Every piece from another rank from buf into the local array, in order. */
+static void unpack(const pieces_t *ps, int me, char *local, int64_t ld,
+                   const char *buf, size_t es) {
   for (size_t k = 0, at = 0; k < ps->n; k++)
-    for (int64_t j = 0; j < ps->p[k].cols; j++) {
+    for (int64_t j = 0; ps->p[k].peer != me && j < ps->p[k].cols; j++) {
       size_t len = (size_t)ps->p[k].rows * es;
       memcpy(local + local_at(&ps->p[k], j, ld, es), buf + at, len);
       at += len;
     }
+}
+
+/* The pieces that stay on this rank, straight from src to dst: the two
+ * lists hold them in the same order. */
+static void copy_own(const pieces_t *out, const pieces_t *in, int me,
+                     const char *src, int64_t lds, char *dst, int64_t ldd,
+                     size_t es) {
+  size_t i = 0, o = 0;
+  while (o < out->n && out->p[o].peer != me)
+    o++;
+  while (i < in->n && in->p[i].peer != me)
+    i++;
+  for (; o < out->n && i < in->n && out->p[o].peer == me && in->p[i].peer == me;
+       o++, i++)
+    for (int64_t j = 0; j < out->p[o].cols; j++)
+      memcpy(dst + local_at(&in->p[i], j, ldd, es),
+             src + local_at(&out->p[o], j, lds, es),
+             (size_t)out->p[o].rows * es);
 }
 
 static int check_args(const mlsba_mpi_matrix_t *from, const void *src,
@@ -158,9 +180,36 @@ static int check_args(const mlsba_mpi_matrix_t *from, const void *src,
   return 0;
 }
 
+/* Room for n bytes in s (what it had, when it had enough: a buffer reused
+ * from call to call is not faulted in again). */
+static char *scratch_room(mlsba__mpi_scratch_t *s, size_t n) {
+  if (s->bytes < n) {
+    free(s->buf);
+    s->buf = malloc(n);
+    s->bytes = s->buf ? n : 0;
+  }
+  return s->buf;
+}
+
+void mlsba__mpi_scratch_free(mlsba__mpi_scratch_t *s) {
+  free(s->buf);
+  s->buf = NULL;
+  s->bytes = 0;
+}
+
 int mlsba_mpi_redistribute(const mlsba_mpi_matrix_t *from, const void *src,
                            const mlsba_mpi_matrix_t *to, void *dst,
                            mlsba_precision_t prec) {
+  mlsba__mpi_scratch_t s = {NULL, 0};
+  int err = mlsba__mpi_redistribute_with(from, src, to, dst, prec, &s);
+  mlsba__mpi_scratch_free(&s);
+  return err;
+}
+
+int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
+                                 const void *src, const mlsba_mpi_matrix_t *to,
+                                 void *dst, mlsba_precision_t prec,
+                                 mlsba__mpi_scratch_t *scratch) {
   const mlsba_mpi_matrix_t *any = from ? from : to;
   int err = check_args(from, src, to, dst, prec);
   if (any == NULL) /* no communicator to tell the others on */
@@ -176,29 +225,28 @@ int mlsba_mpi_redistribute(const mlsba_mpi_matrix_t *from, const void *src,
   err = sc ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
   if (!err && (err = cut(from, to, &out)) == 0 &&
       (err = cut(to, from, &in)) == 0 &&
-      (err = counts_of(&out, q, sc, sd)) == 0)
-    err = counts_of(&in, q, rc, rd);
+      (err = counts_of(&out, q, from->rank, sc, sd)) == 0)
+    err = counts_of(&in, q, from->rank, rc, rd);
   if (!err) {
     size_t ns = (size_t)(q ? sd[q - 1] + sc[q - 1] : 0);
     size_t nr = (size_t)(q ? rd[q - 1] + rc[q - 1] : 0);
-    sbuf = malloc(ns ? ns * es : 1);
-    rbuf = malloc(nr ? nr * es : 1);
-    if (!sbuf || !rbuf)
+    sbuf = scratch_room(scratch, (ns + nr + 1) * es);
+    rbuf = sbuf ? sbuf + ns * es : NULL;
+    if (!sbuf)
       err = mlsba__fail(MLSBA_ENOMEM,
                         "out of memory for the redistribution's buffers "
                         "(%zu and %zu elements)",
                         ns, nr);
   }
   if ((err = mlsba__mpi_agree(from->comm, err)) == 0) {
-    pack(&out, src, from->ld, sbuf, es);
+    pack(&out, from->rank, src, from->ld, sbuf, es);
     MPI_Datatype t = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
     MPI_Alltoallv(sbuf, sc, sd, t, rbuf, rc, rd, t, from->comm);
-    unpack(&in, dst, to->ld, rbuf, es);
+    unpack(&in, from->rank, dst, to->ld, rbuf, es);
+    copy_own(&out, &in, from->rank, src, from->ld, dst, to->ld, es);
   }
   free(out.p);
   free(in.p);
   free(sc);
-  free(sbuf);
-  free(rbuf);
   return err;
 }
