@@ -1268,7 +1268,9 @@ static int product_without_memory(void) {
   o.eps = 0.2;
   o.max_iter = 2;
   mlsba__mpi_node_t *nd = NULL;
-  int err = mlsba__mpi_node_open(DATA "cpu0.json", &o, &nd);
+  /* A simulated node: one rank of real cores runs the whole product as
+   * one step, without a plan. */
+  int err = mlsba__mpi_node_open(DATA "sim1.json", &o, &nd);
   if (!err) {
     int64_t steps = (int64_t)1 << 46;
     mlsba__mpi_part_t part = {0, 1, 0, 1, 0, steps, 0, steps};
