@@ -568,15 +568,14 @@ static void check_one_line_error(tool_run_t *r, const char *want) {
                 "'%s' not in: %s", want, r->err);
 }
 
-/* A missing and a malformed platform on one rank, a size that is not a
- * multiple of the block, fewer blocks than ranks. */
+/* A missing and a malformed platform on one rank, fewer blocks than
+ * ranks (a size that is not a multiple of the block runs: test_multiply). */
 static const struct {
   int np;
   const char *platform, *size, *want;
 } bad[] = {
     {5, DATA "sim%r.json", "1024", "rank 4: " DATA "sim4.json: cannot open"},
     {5, DATA "cpu%r.json", "1024", "rank 4: " DATA "cpu4.json"},
-    {4, DATA "sim%r.json", "1000", "not a positive multiple of the block"},
     {4, DATA "sim%r.json", "64", "fewer blocks than nodes"},
     /* "%%r" is the text "%r" (before: "%0"). */
     {2, DATA "sim%%r.json", "1024", "rank 0: " DATA "sim%r.json: cannot open"},
@@ -733,6 +732,16 @@ static const struct {
     {"--precision", NULL, "rank 0: a value is missing after --precision"},
     {"--json", NULL, "rank 0: a value is missing after --json"},
     {"--comm-model", NULL, "rank 0: a value is missing after --comm-model"},
+    /* The product's shape and repeats. */
+    {"-m", "0", "rank 0: bad value for -m: 0"},
+    {"-n", "1099511627777", "rank 0: bad value for -n: 1099511627777"},
+    {"-k", "x", "rank 0: bad value for -k: x"},
+    {"--repeat", "100001", "rank 0: bad value for --repeat: 100001"},
+    {"-m", NULL, "rank 0: a value is missing after -m"},
+    {"-n", NULL, "rank 0: a value is missing after -n"},
+    {"-k", NULL, "rank 0: a value is missing after -k"},
+    {"--repeat", NULL, "rank 0: a value is missing after --repeat"},
+    {"--transa", "x", "rank 0: unexpected argument x"},
 };
 
 START_TEST(command_line_errors_say_what_is_wrong) {
@@ -1195,8 +1204,9 @@ START_TEST(smpi_error_names_the_failing_ranks_own_file) {
 END_TEST
 
 /* White-box, as the one rank of `mpirun -np 1 test_mpi
- * --product-without-memory`: a product on a grid of 2^46 block columns,
- * whose plan (a column per block column) cannot be allocated, fails as
+ * --product-without-memory`: a product of 2^46 steps (an inner size of
+ * 2^46 in blocks of 1), whose plan (a column per step) cannot be
+ * allocated, fails as
  * MLSBA_ENOMEM and frees what it holds once. Prints the error. */
 /* A step must follow a balancing of its shape: balancing there would run
  * trial distributions on the caller's C' and leave their sums in it. */
@@ -1304,11 +1314,13 @@ static int product_without_memory(void) {
   o.eps = 0.2;
   o.max_iter = 2;
   mlsba__mpi_node_t *nd = NULL;
-  int err = mlsba__mpi_node_open(DATA "cpu0.json", &o, &nd);
+  /* A simulated node: one rank of real cores runs the whole product as
+   * one step, without a plan. */
+  int err = mlsba__mpi_node_open(DATA "sim1.json", &o, &nd);
   if (!err) {
-    int64_t one = 1, zero = 0;
-    mlsba__mpi_layout_t lay = {1,    (int64_t)1 << 46, 1, &one, &one, &zero,
-                               &zero};
+    int64_t steps = (int64_t)1 << 46;
+    mlsba__mpi_part_t part = {0, 1, 0, 1, 0, steps, 0, steps};
+    mlsba__mpi_layout_t lay = {1, 1, 1, steps, 1, &part};
     double a = 1, b = 1, c = 0;
     mlsba__mpi_product_stats_t st;
     err = mlsba__mpi_product(MPI_COMM_WORLD, &lay, nd, o.precision, &a, &b, &c,

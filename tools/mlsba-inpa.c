@@ -1,5 +1,5 @@
 /* mlsba-inpa: INPA across MPI ranks, then the heterogeneous 2-D blocked
- * product C = A x B on every rank's devices.
+ * product C = op(A) op(B) on every rank's devices, --repeat times.
  *
  *   mpirun -np Q mlsba-inpa [--platform auto|NAME|FILE] [--size N]
  *                           [--block B] [...]
@@ -22,6 +22,7 @@
 #include "common/paths.h"
 #include "common/text.h"
 #include "inpa_load.h"
+#include "inpa_runs.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
 #include "mlsba/mpi.h"
 #include "mpi_cli.h"
@@ -32,6 +33,8 @@ typedef struct {
   mlsba_mpi_opts_t o;
   const char *json;
   int quiet;
+  int64_t repeat;     /* products with one balancing (--repeat, 1) */
+  int transa, transb; /* --transa, --transb: op(A), op(B) = A^T, B^T */
 } args_t;
 
 /* What a rank's command line asks for: what tools/help/mlsba-inpa.txt
@@ -55,6 +58,13 @@ static const char *const precisions[] = {"single", "double", NULL};
 static const opt_t options[] = {
     {"--platform", OPT_TEXT, OPT_AT(args_t, o.platform), .nonempty = 1},
     {"--size", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
+    /* C is m x n, the inner size k; -m and -k default to -n. */
+    {"-m", OPT_UNITS, OPT_AT(args_t, o.m), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-n", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-k", OPT_UNITS, OPT_AT(args_t, o.k), .lo = 1, .hi = INT64_C(1) << 40},
+    {"--transa", OPT_FLAG, OPT_AT(args_t, transa)},
+    {"--transb", OPT_FLAG, OPT_AT(args_t, transb)},
+    {"--repeat", OPT_UNITS, OPT_AT(args_t, repeat), .lo = 1, .hi = 100000},
     {"--block", OPT_UNITS, OPT_AT(args_t, o.block), .lo = 1,
      .hi = INT64_C(1) << 40},
     {"--algo", OPT_CUSTOM, OPT_AT(args_t, o.algorithm), .parse = parse_algo},
@@ -84,18 +94,33 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
    * (16 x 16 blocks), as mlsba-bench's default size is 2048. */
   A->o.n = 2048;
   A->o.block = 128;
+  A->repeat = 1;
   const opts_table_t table = OPTS_TABLE(options);
   int outcome = opts_parse(&table, argc, argv, A, why, WHY_SIZE);
+  A->o.transa = A->transa ? 'T' : 'N';
+  A->o.transb = A->transb ? 'T' : 'N';
   if (outcome == OPTS_RUN && A->o.platform == NULL)
     return mpi_cli_usage(why, "missing ", "--platform");
   return outcome;
 }
 
-static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
-  printf("%s over %d ranks: N = %lld, block %lld, %s precision\n\n",
-         mlsba_mpi_algo_name(A->o.algorithm), r->nodes, (long long)A->o.n,
-         (long long)A->o.block,
-         A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single");
+static void print_table(const args_t *A, const inpa_runs_t *runs) {
+  const mlsba_mpi_result_t *r = &runs->last;
+  const mlsba_mpi_opts_t *o = &A->o;
+  if (o->m == 0 && o->k == 0 && o->transa == 'N' && o->transb == 'N')
+    printf("%s over %d ranks: N = %lld, block %lld, %s precision\n\n",
+           mlsba_mpi_algo_name(o->algorithm), r->nodes, (long long)o->n,
+           (long long)o->block,
+           o->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single");
+  else
+    printf("%s over %d ranks: C = %sA%s %sB%s, %lld x %lld x %lld, block "
+           "%lld, %s precision\n\n",
+           mlsba_mpi_algo_name(o->algorithm), r->nodes,
+           o->transa == 'T' ? "T(" : "", o->transa == 'T' ? ")" : "",
+           o->transb == 'T' ? "T(" : "", o->transb == 'T' ? ")" : "",
+           (long long)(o->m ? o->m : o->n), (long long)o->n,
+           (long long)(o->k ? o->k : o->n), (long long)o->block,
+           o->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single");
   printf("%5s %9s %13s %13s %10s %10s\n", "rank", "w", "m x n", "at row,col",
          "time s", "comm s");
   for (int i = 0; i < r->nodes; i++) {
@@ -124,8 +149,9 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
          r->half_perimeter_lower_bound > 0
              ? (double)r->half_perimeter_sum / r->half_perimeter_lower_bound
              : 0.0);
-  printf("product     %.4f s%s, %.2f GFLOPS\n", r->makespan_s,
-         r->simulated ? " (virtual)" : "", r->gflops);
+  printf("product     %.4f s%s, %.2f GFLOPS%s\n", r->makespan_s,
+         r->simulated ? " (virtual)" : "", r->gflops,
+         A->repeat > 1 ? " (the median run)" : "");
   printf("comm share  %.1f%% of the time in MPI calls, waits included\n",
          100 * r->comm_share);
   if (A->o.comm_model == MLSBA_MPI_COMM_LINKS) {
@@ -147,6 +173,7 @@ static void print_table(const args_t *A, const mlsba_mpi_result_t *r) {
   else
     printf("verified    %s (max relative error %.2e)\n",
            r->verified ? "yes" : "NO", r->max_rel_error);
+  inpa_runs_print(runs);
 }
 
 /* A device's whole name as a JSON string; a name that is not UTF-8 (a
@@ -162,7 +189,8 @@ static json_t *json_name(const char *name) {
   return s;
 }
 
-static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
+static json_t *report(const args_t *A, const inpa_runs_t *runs) {
+  const mlsba_mpi_result_t *r = &runs->last;
   json_t *hist = json_array();
   for (size_t k = 0; k < r->history_len; k++) {
     json_t *w = json_array(), *t = json_array();
@@ -225,6 +253,7 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
     json_object_set_new(
         j, "comm_model",
         json_string(mlsba_mpi_comm_model_name(A->o.comm_model)));
+    inpa_runs_json(runs, &A->o, j);
   }
   return j;
 }
@@ -246,7 +275,7 @@ static int resolve_platform(const char *pattern, char *out, size_t size) {
 
 /* The table and the report, on rank 0; 0 or 1 (an output that cannot be
  * written). */
-static int write_outputs(const args_t *A, const mlsba_mpi_result_t *r) {
+static int write_outputs(const args_t *A, const inpa_runs_t *r) {
   int status = 0;
   if (!A->quiet && !(A->json && !strcmp(A->json, "-")))
     print_table(A, r);
@@ -319,19 +348,22 @@ int main(int argc, char **argv) {
   char platform[4096];
   if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
     A.o.platform = platform;
-  mlsba_mpi_result_t r;
-  int err = mlsba_mpi_multiply(MPI_COMM_WORLD, &A.o, &r);
+  inpa_runs_t runs;
+  int err = inpa_runs(MPI_COMM_WORLD, &A.o, A.repeat, &runs);
   if (err) {
     if (rank == 0)
-      fprintf(stderr, "%s: %s\n", prog, mlsba_mpi_last_error());
+      fprintf(stderr, "%s: %s\n", prog,
+              err > 0 ? "out of memory for the runs' records"
+                      : mlsba_mpi_last_error());
+    inpa_runs_free(&runs);
     MPI_Finalize();
     return 1;
   }
   int status = 0;
   if (rank == 0)
-    status = write_outputs(&A, &r) || r.verified == 0;
+    status = write_outputs(&A, &runs) || runs.last.verified == 0;
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  mlsba_mpi_result_free(&r);
+  inpa_runs_free(&runs);
   MPI_Finalize();
   return status;
 }

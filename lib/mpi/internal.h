@@ -96,41 +96,16 @@ const char *mlsba__mpi_spell_set(int64_t v);
 
 /* ---- matgen.c: matrices from their global indices --------------------- */
 
-/* Element (i, j) of A (which = 0) or B (which = 1), in [-1, 1), a function
+/* Element (i, j) of A (which = 0), B (1) or C (2), in [-1, 1), a function
  * of (seed, which, i, j) only, rounded to the precision: every rank makes
  * its own part and the reference of any element without communication. */
 double mlsba__mpi_element(uint64_t seed, int which, int64_t i, int64_t j,
                           mlsba_precision_t prec);
-/* Fills the rows [r0, r0 + rows) x columns [c0, c0 + cols) of A or B into
- * dst (column-major, leading dimension rows). */
+/* Fills the rows [r0, r0 + rows) x columns [c0, c0 + cols) of A, B or C
+ * (as stored) into dst (column-major, leading dimension rows). */
 void mlsba__mpi_fill(void *dst, uint64_t seed, int which, int64_t r0,
                      int64_t c0, int64_t rows, int64_t cols,
                      mlsba_precision_t prec);
-/* Checks samples elements of this rank's C' (rows [r0, r0 + rows) x
- * columns [c0, c0 + cols) of C = A B, N = n) against long-double sums:
- * |c - sum a b| <= 4 n u sum |a| |b|. */
-void mlsba__mpi_verify(const void *c, uint64_t seed, int64_t n, int64_t r0,
-                       int64_t c0, int64_t rows, int64_t cols,
-                       mlsba_precision_t prec, unsigned samples,
-                       uint64_t sample_seed, double *max_rel_error, int *ok);
-
-/* ---- matrices.c: the application's A, B and C --------------------------- */
-
-/* A' and B' of the rectangle of C at element (r0, c0), rows x cols: the
- * application's (o->fill), or generated from o->seed. */
-int mlsba__mpi_fill_operands(const mlsba_mpi_multiply_opts_t *o, int64_t r0,
-                             int64_t c0, int64_t rows, int64_t cols, void *a,
-                             void *b);
-/* o->verify_samples elements of C' against long-double sums over the
- * application's or the generated A and B. */
-int mlsba__mpi_check_c(const mlsba_mpi_multiply_opts_t *o, const void *c,
-                       int64_t r0, int64_t c0, int64_t rows, int64_t cols,
-                       uint64_t sample_seed, double *max_rel_error, int *ok);
-/* Collective: C' (*c, may be NULL on simulated ranks) moves into the
- * result with its place, and with o->gather the whole C to rank 0. */
-int mlsba__mpi_hand_back_c(MPI_Comm comm, const mlsba_mpi_multiply_opts_t *o,
-                           void **c, int64_t r0, int64_t c0, int64_t rows,
-                           int64_t cols, mlsba_mpi_result_t *r);
 
 /* ---- place.c: where a rank runs ------------------------------------------ */
 
@@ -191,6 +166,18 @@ int mlsba__mpi_node_flush(mlsba__mpi_node_t *node);
  * C' as scratch: what it holds afterwards is meaningless. */
 int mlsba__mpi_node_balance(mlsba__mpi_node_t *node, mlsba_mpi_algo_t algo,
                             double *step_time);
+/* The next steps' panels A_(b) and B_(b) (bm x kb and kb x bn, kb <= b:
+ * the last step of a k that is not a multiple of b is narrower), in place
+ * of those the shape was given; balancing and a new shape set kb back to
+ * b. */
+void mlsba__mpi_node_panels(mlsba__mpi_node_t *node, const void *a,
+                            const void *b, int64_t kb);
+/* The whole product as one step on a node of cores only: A' (bm x k)
+ * and B' (k x bn) in place of the panels, k wider than b. */
+void mlsba__mpi_node_whole(mlsba__mpi_node_t *node, const void *a,
+                           const void *b, int64_t k);
+/* The node's devices with memory of their own (OpenCL): panels only. */
+int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *node);
 /* One step with the balanced distribution; adds every device's time to
  * its total and gives the step's time (virtual on a simulated node).
  * Before the first step of a distribution, accelerators that keep their
@@ -204,11 +191,22 @@ void mlsba__mpi_node_device(const mlsba__mpi_node_t *node, size_t i,
 
 /* ---- product.c: the two-dimensional blocked product -------------------- */
 
-/* The arrangement every rank knows: rank r's rectangle of C in blocks. */
+/* A rank's share of the product, in elements (plan.c makes them). */
+typedef struct mlsba__mpi_part {
+  int64_t row0, rows; /* its rows of C and of op(A) */
+  int64_t col0, cols; /* its columns of C and of op(B) */
+  /* Its columns of op(A): its arrangement column's share of k (the same
+   * for every rank of the column; empty when k has too few blocks). */
+  int64_t ak0, aks;
+  int64_t bk0, bks; /* its rows of op(B), within its column */
+} mlsba__mpi_part_t;
+
+/* The arrangement every rank knows: C = op(A) op(B) is m x n, the inner
+ * size k advances b at a time (the last step the rest). */
 typedef struct mlsba__mpi_layout {
   int q;
-  int64_t nb, b;
-  const int64_t *m, *n, *row, *col; /* q entries each */
+  int64_t m, n, k, b;
+  const mlsba__mpi_part_t *part; /* q entries */
 } mlsba__mpi_layout_t;
 
 typedef struct mlsba__mpi_product_stats {
@@ -217,11 +215,13 @@ typedef struct mlsba__mpi_product_stats {
   double compute; /* node steps (virtual on a simulated node) */
 } mlsba__mpi_product_stats_t;
 
-/* N/b steps: at step k the owners of block column k of A send the rows of
- * it each other rank needs, the owners of block row k of B send theirs
- * down their column, and every rank updates its C'. a, b_, c are this
- * rank's A', B', C' (NULL on a simulated node, which moves the same bytes
- * from scratch buffers and computes nothing). */
+/* ceil(k / b) steps: at step p the owners of block column p of op(A) send
+ * the rows of it each other rank needs, the owners of block row p of
+ * op(B) send theirs down their column, and every rank updates its C'. a,
+ * b_, c are this rank's op(A)' (rows x aks), op(B)' (bks x cols) and C'
+ * (rows x cols), column-major with those leading dimensions (NULL on a
+ * simulated node, which moves the same bytes from scratch buffers and
+ * computes nothing). C' += op(A)' op(B)' (alpha is the caller's, in A'). */
 int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
                        mlsba__mpi_node_t *node, mlsba_precision_t prec,
                        const void *a, const void *b_, void *c,

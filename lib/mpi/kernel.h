@@ -30,9 +30,12 @@ typedef enum {
 } mlsba__mpi_run_t;
 
 typedef struct mlsba__mpi_kernel {
-  int64_t bm, bn, b; /* C' is bm x bn, A_(b) bm x b, B_(b) b x bn */
+  /* C' is bm x bn, A_(b) bm x kb, B_(b) kb x bn; kb <= b, the panel width
+   * the buffers are made for (the last step of a k that b does not divide
+   * is narrower). */
+  int64_t bm, bn, b, kb;
   mlsba_precision_t prec;
-  /* Column-major, leading dimensions bm, b and bm; owned by the caller of
+  /* Column-major, leading dimensions bm, kb and bm; owned by the caller of
    * mlsba__mpi_node_shape. */
   const void *a, *bp;
   void *c;

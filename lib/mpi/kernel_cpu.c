@@ -12,8 +12,8 @@ int mlsba__mpi_kernel_cpu(void *user, int64_t first, int64_t count) {
     return 0;
   size_t elem =
       k->prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-  mlsba__cpu_gemm(k->prec, 'N', 'N', k->bm, count, k->b, 1.0, k->a, k->bm,
-                  (const char *)k->bp + first * k->b * elem, k->b, 1.0,
+  mlsba__cpu_gemm(k->prec, 'N', 'N', k->bm, count, k->kb, 1.0, k->a, k->bm,
+                  (const char *)k->bp + first * k->kb * elem, k->kb, 1.0,
                   (char *)k->c + first * k->bm * elem, k->bm, 1);
   return 0;
 }

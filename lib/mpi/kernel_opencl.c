@@ -156,10 +156,11 @@ static cl_int take_slice(const mlsba__mpi_kernel_t *k, mlsba_opencl_env_t *env,
 }
 
 /* Writes count columns of B_(b) from column first, and the GEMM of them
- * into the device's C' (beta = 1). */
+ * into the device's C' (beta = 1), kb wide (packed: A_(b) leading
+ * dimension bm, B_(b) kb in the buffers made for b). */
 static cl_int update(const mlsba__mpi_kernel_t *k, mlsba_opencl_env_t *env,
                      const device_slice_t *s, int64_t first, int64_t count) {
-  size_t es = elem(k), b = (size_t)k->b;
+  size_t es = elem(k), b = (size_t)k->kb; /* this step's panel width */
   cl_int e = clEnqueueWriteBuffer(
       env->queue, s->b, CL_FALSE, 0, b * (size_t)count * es,
       (const char *)k->bp + b * (size_t)first * es, 0, NULL, NULL);
@@ -172,7 +173,7 @@ static cl_int update(const mlsba__mpi_kernel_t *k, mlsba_opencl_env_t *env,
 static cl_int write_a(const mlsba__mpi_kernel_t *k, mlsba_opencl_env_t *env,
                       const device_slice_t *s) {
   return clEnqueueWriteBuffer(env->queue, s->a, CL_FALSE, 0,
-                              (size_t)k->bm * (size_t)k->b * elem(k), k->a, 0,
+                              (size_t)k->bm * (size_t)k->kb * elem(k), k->a, 0,
                               NULL, NULL);
 }
 

@@ -1,52 +1,105 @@
-/* The two-dimensional product's own modules (mlsba_mpi_multiply):
- *   multiply.c          the call: its options agreed on, then the two
- *                       phases below, the head's results for every rank;
+/* The two-dimensional product's own modules (mlsba_mpi_multiply and the
+ * multiplier):
+ *   multiply.c          the options: defaults, checks, the ranks'
+ *                       agreement on them; mlsba_mpi_multiply();
+ *   multiplier.c        the multiplier: its devices, its balancing and
+ *                       layout, its runs;
  *   multiply_balance.c  INPA across the ranks: every rank's node balanced
  *                       on the rectangles the head asks for, until the
  *                       arrangement the product runs;
+ *   plan.c              the head's square grid of cells mapped onto the
+ *                       product's shape: every rank's part of C, op(A)
+ *                       and op(B), and their descriptions;
+ *   operands.c          a run's A', B' and C' (generated, the fill
+ *                       callback, redistributed), the check of C, C back;
  *   multiply_report.c   what every rank ran, gathered into the result.
  * The product itself is product.c (any arrangement), the node's kernel
- * node.c, the application's matrices matrices.c. */
+ * node.c, the distributed matrices matrix.c and redistribute.c. */
 #ifndef MLSBA_MPI_MULTIPLY_H
 #define MLSBA_MPI_MULTIPLY_H
 
 #include "../partition/inpa.h"
 #include "internal.h"
+#include "matrix.h"
 
-/* The run the head asks for, as every rank sees it. */
+/* The run the head asks for, as every rank sees it: a rectangle of the
+ * head's cells. */
 typedef struct mlsba__mpi_rect {
   int64_t m, n, row, col;
 } mlsba__mpi_rect_t;
+
+/* ---- plan.c ------------------------------------------------------------- */
+
+/* The product's shape and the head's grid of g x g cells on it. */
+typedef struct mlsba__mpi_grid {
+  int64_t m, n, k, b;
+  int64_t rb, cb, kb; /* blocks of m, n and k */
+  int64_t g;          /* min(rb, cb): every cell at least a block each way */
+} mlsba__mpi_grid_t;
+
+void mlsba__mpi_grid_init(mlsba__mpi_grid_t *grid, int64_t m, int64_t n,
+                          int64_t k, int64_t b);
+/* The part of the rank given the m x n cells at (row, col). */
+void mlsba__mpi_grid_part(const mlsba__mpi_grid_t *grid, int64_t m, int64_t n,
+                          int64_t row, int64_t col, mlsba__mpi_part_t *part);
+/* A rows x cols rectangle of C in cells (real, for the head's models). */
+double mlsba__mpi_grid_cells_of(const mlsba__mpi_grid_t *grid, int64_t rows,
+                                int64_t cols);
+/* The blocks of C in m x n cells (about; exact where cells are blocks). */
+int64_t mlsba__mpi_grid_blocks_of(const mlsba__mpi_grid_t *grid, int64_t m,
+                                  int64_t n);
+/* The layout's descriptions of A and B as stored (transposed when 'T')
+ * and of C: out[0..2]. Local. */
+int mlsba__mpi_layout_matrices(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
+                               char transa, char transb,
+                               mlsba_mpi_matrix_t *out[3]);
+
+/* ---- multiplier.c: what the balancing and the runs share -------------- */
 
 typedef struct mlsba__mpi_mult {
   MPI_Comm comm;
   MPI_Comm host; /* the ranks of this rank's host (shared memory) */
   int rank, q;
   const mlsba_mpi_multiply_opts_t *o;
-  int64_t nb;
+  mlsba__mpi_grid_t grid;
   mlsba__mpi_node_t *node;
-  mlsba__inpa_t *head; /* rank 0 */
-  mlsba__mpi_rect_t mine;
+  mlsba__inpa_t *head;    /* rank 0, during a balancing */
+  mlsba__mpi_rect_t mine; /* this rank's cells */
   /* With MLSBA_MPI_COMM_LINKS, on every rank: each rank's link and where
    * it came from (1 platform file, 2 measured); NULL otherwise. */
   mlsba_link_t *links;
   int *link_source;
 } mlsba__mpi_mult_t;
 
+/* ---- multiply.c ---------------------------------------------------------- */
+
+/* o = in with its defaults resolved (m and k 0: n; transposes 'N' or
+ * 'T'), checked for q ranks: 0 or MLSBA_EINVAL naming the problem. */
+int mlsba__mpi_multiply_resolve(const mlsba_mpi_multiply_opts_t *in, int q,
+                                mlsba_mpi_multiply_opts_t *o);
+/* Collective: every rank's resolved options against rank 0's. */
+int mlsba__mpi_multiply_agree_opts(MPI_Comm comm,
+                                   const mlsba_mpi_multiply_opts_t *o);
+/* mlsba_mpi_multiplier_create() for fn, with bad this rank's error found
+ * before (0 or a code whose message is set): agreed on with the rest. */
+int mlsba__mpi_multiplier_create(MPI_Comm comm,
+                                 const mlsba_mpi_multiply_opts_t *opts, int bad,
+                                 const char *fn, mlsba_mpi_multiplier_t **mult);
+
 /* ---- multiply_balance.c ------------------------------------------------- */
 
-/* Bytes a rank holds at once for an m x n rectangle of blocks: the step's
- * panels, and on a real node its A', B', C' (product != 0) or the scratch
- * C' of a balancing. */
-double mlsba__mpi_mult_rect_bytes(const mlsba__mpi_mult_t *C, int64_t m,
-                                  int64_t n, int product);
+/* Bytes a rank holds at once for a rows x cols rectangle of C: the
+ * step's panels, and on a real node its A', B', C' (product != 0) or the
+ * scratch C' of a balancing. */
+double mlsba__mpi_mult_rect_bytes(const mlsba__mpi_mult_t *C, int64_t rows,
+                                  int64_t cols, int product);
 /* Collective: what the ranks of a host are about to hold at once must fit
  * the host's memory (what: the words of the message). */
 int mlsba__mpi_mult_check_memory(mlsba__mpi_mult_t *C, double bytes,
                                  const char *what);
 /* Rank i's communication over the product as the head models it
  * (MLSBA_MPI_COMM_LINKS): fixed + per (m + n) seconds for an m x n
- * rectangle of blocks. */
+ * rectangle of cells. */
 void mlsba__mpi_mult_comm_cost(const mlsba__mpi_mult_t *C, int i, double *fixed,
                                double *per);
 /* Collective, with every rank's node open: the ranks' time base agreed
@@ -54,15 +107,74 @@ void mlsba__mpi_mult_comm_cost(const mlsba__mpi_mult_t *C, int i, double *fixed,
  * links), then INPA's runs until it stops. On return (0) every rank's
  * C->mine is the rectangle of the distribution the product runs, its node
  * is balanced for it, and rank 0's r holds the history and the scalars
- * of that run. */
+ * of that run (shared with every rank by the caller). */
 int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r);
+
+/* ---- operands.c --------------------------------------------------------- */
+
+/* This rank's operands of a run, in the layout's op form: A' rows x aks,
+ * B' bks x cols, C' rows x cols (NULL where empty or simulated); and the
+ * multiplier's buffers behind them, kept from run to run (a buffer used
+ * again is not faulted in again: at N = 4096 that is tens of ms a run). */
+typedef struct mlsba__mpi_operands {
+  void *a, *b, *c;
+  /* The caller's own arrays, used where they lie (its layout places this
+   * part as the product's does): not the buffers, not moved back. */
+  int borrowed[3];
+  void *buf[3];
+  size_t cap[3];                /* elements */
+  mlsba__mpi_scratch_t scratch; /* the redistributions' */
+} mlsba__mpi_operands_t;
+
+/* Where A, B (and C, with beta) come from in a run: the caller's arrays in
+ * their descriptions (dist != NULL), else o->fill or the seed. */
+typedef struct mlsba__mpi_source {
+  const mlsba_mpi_matrix_t *desc[3]; /* the caller's layouts (dist form) */
+  const void *a, *b;
+  void *c;
+  int dist;
+} mlsba__mpi_source_t;
+
+/* Collective: this rank's A', B' and beta C0' made (generated, asked of
+ * the fill callback for the rank's own blocks, or redistributed from the
+ * caller's layouts), op(A)' scaled by alpha. lib: the layout's
+ * descriptions (A and B as stored). fill_s and move_s add their times. */
+int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
+                             const mlsba__mpi_layout_t *lay,
+                             mlsba_mpi_matrix_t *const lib[3],
+                             const mlsba__mpi_source_t *src,
+                             mlsba__mpi_operands_t *ops,
+                             mlsba_mpi_split_t *split);
+/* Collective: the Freivalds vector x of the seed, and w0 = C0' x summed
+ * into a length-m vector (before the product); then after it, the check:
+ * C x against alpha op(A) (op(B) x) + w0, every element of C taking part.
+ * ok and the largest relative residual are the same on every rank. */
+typedef struct mlsba__mpi_check mlsba__mpi_check_t;
+int mlsba__mpi_check_begin(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
+                           const mlsba__mpi_operands_t *ops,
+                           mlsba__mpi_check_t **check);
+int mlsba__mpi_check_end(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
+                         const mlsba__mpi_operands_t *ops,
+                         mlsba__mpi_check_t *check, int *ok, double *max_rel);
+void mlsba__mpi_check_free(mlsba__mpi_check_t *check);
+/* Collective: C' back (into the caller's layout in the dist form, else
+ * into r->c with its place), and with o->gather the whole C on rank 0. */
+int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
+                                  const mlsba__mpi_layout_t *lay,
+                                  mlsba_mpi_matrix_t *const lib[3],
+                                  const mlsba__mpi_source_t *src,
+                                  mlsba__mpi_operands_t *ops,
+                                  mlsba_mpi_result_t *r,
+                                  mlsba_mpi_split_t *split);
+/* Releases the buffers kept (the multiplier's end). */
+void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops);
 
 /* ---- multiply_report.c -------------------------------------------------- */
 
 /* Collective, after the product: every rank's rectangle, times and link
  * into r->ranks on every rank, its devices (loads, times, whole names) on
  * rank 0, and the product's makespan, GFLOPS and comm share. */
-int mlsba__mpi_mult_report(mlsba__mpi_mult_t *C,
+int mlsba__mpi_mult_report(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
                            const mlsba__mpi_product_stats_t *st,
                            mlsba_mpi_result_t *r);
 

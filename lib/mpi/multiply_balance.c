@@ -30,17 +30,21 @@ static double host_memory(void) {
   return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 }
 
-/* Bytes a rank holds at once for an m x n rectangle of blocks: the step's
- * panels A_(b), B_(b) (real bytes outside SMPI, whose shared allocations
- * hold none), and on a real node its A', B', C' in the product or the
- * scratch C' of a balancing. */
-double mlsba__mpi_mult_rect_bytes(const mlsba__mpi_mult_t *C, int64_t m,
-                                  int64_t n, int product) {
-  double b = (double)C->o->block, bm = (double)m * b, bn = (double)n * b;
+/* Bytes a rank holds at once for a rows x cols rectangle of C: the
+ * step's panels A_(b), B_(b) (real bytes outside SMPI, whose shared
+ * allocations hold none), and on a real node its A', B', C' in the
+ * product (A' and B' about its share of k: k cols / n and k rows / m) or
+ * the scratch C' of a balancing. */
+double mlsba__mpi_mult_rect_bytes(const mlsba__mpi_mult_t *C, int64_t rows,
+                                  int64_t cols, int product) {
+  const mlsba__mpi_grid_t *g = &C->grid;
+  double b = (double)g->b, bm = (double)rows, bn = (double)cols;
   double es = (double)mlsba__mpi_elem(C->o->precision);
   int sim = mlsba__mpi_node_simulated(C->node);
   double panels = sim && mlsba__mpi_is_smpi() ? 0 : (bm * b + b * bn) * es;
-  double own = sim ? 0 : (product ? 3 : 1) * bm * bn * es;
+  double k = (double)g->k;
+  double ab = bm * k * bn / (double)g->n + k * bm / (double)g->m * bn;
+  double own = sim ? 0 : (product ? bm * bn + ab : bm * bn) * es;
   return panels + own;
 }
 
@@ -72,24 +76,33 @@ int mlsba__mpi_mult_check_memory(mlsba__mpi_mult_t *C, double bytes,
 }
 
 /* Before the first run: the product's memory at the even distribution
- * (a square of W / q blocks), which no distribution INPA finds can lower
- * on every rank at once. */
+ * (a square of m n / q elements), which no distribution INPA finds can
+ * lower on every rank at once. */
 static int check_memory_up_front(mlsba__mpi_mult_t *C) {
-  double side = ceil(sqrt((double)C->nb * (double)C->nb / C->q));
-  int64_t s = side < (double)C->nb ? (int64_t)side : C->nb;
-  return mlsba__mpi_mult_check_memory(C, mlsba__mpi_mult_rect_bytes(C, s, s, 1),
-                                      "the product at the even distribution");
+  const mlsba__mpi_grid_t *g = &C->grid;
+  double side = ceil(sqrt((double)g->m * (double)g->n / C->q));
+  int64_t rows = side < (double)g->m ? (int64_t)side : g->m;
+  int64_t cols = side < (double)g->n ? (int64_t)side : g->n;
+  return mlsba__mpi_mult_check_memory(
+      C, mlsba__mpi_mult_rect_bytes(C, rows, cols, 1),
+      "the product at the even distribution");
 }
 
 /* This rank's IDPA on its rectangle: the node balanced, its time for the
- * whole product (N/b steps). Real devices run on scratch operands. */
+ * whole product (k / b steps), as the time of the head's cells it was
+ * given (their edges round to blocks: the rate measured on the
+ * rectangle run, at the area the head asked for). Real devices run on
+ * scratch operands. */
 static int run_rect(mlsba__mpi_mult_t *C, double *t) {
+  const mlsba__mpi_grid_t *g = &C->grid;
+  mlsba__mpi_part_t part;
+  mlsba__mpi_grid_part(g, C->mine.m, C->mine.n, C->mine.row, C->mine.col,
+                       &part);
+  int64_t b = g->b, bm = part.rows, bn = part.cols;
   int err = mlsba__mpi_mult_check_memory(
-      C, mlsba__mpi_mult_rect_bytes(C, C->mine.m, C->mine.n, 0),
-      "balancing its rectangle");
+      C, mlsba__mpi_mult_rect_bytes(C, bm, bn, 0), "balancing its rectangle");
   if (err)
     return err;
-  int64_t b = C->o->block, bm = C->mine.m * b, bn = C->mine.n * b;
   size_t es = mlsba__mpi_elem(C->o->precision);
   int sim = mlsba__mpi_node_simulated(C->node);
   void *a = sim ? NULL : calloc((size_t)(bm * b), es);
@@ -123,7 +136,9 @@ static int run_rect(mlsba__mpi_mult_t *C, double *t) {
   }
   if (!err && !(step > 0))
     err = mlsba__fail(MLSBA_EDEVICE, "the node measured no time (%g s)", step);
-  *t = step * (double)C->nb;
+  double cells = (double)(C->mine.m * C->mine.n);
+  *t = step * (double)g->k / (double)b * cells /
+       mlsba__mpi_grid_cells_of(g, bm, bn);
   /* Accelerators give back the scratch C' before it is freed. */
   int flushed = mlsba__mpi_node_flush(C->node);
   err = err ? err : flushed;
@@ -141,10 +156,15 @@ static int run_rect(mlsba__mpi_mult_t *C, double *t) {
 void mlsba__mpi_mult_comm_cost(const mlsba__mpi_mult_t *C, int i, double *fixed,
                                double *per) {
   mlsba_link_t l = C->links[i];
-  double nb = (double)C->nb, b = (double)C->o->block;
+  const mlsba__mpi_grid_t *g = &C->grid;
+  double steps = ceil((double)g->k / (double)g->b);
   double es = (double)mlsba__mpi_elem(C->o->precision);
-  *fixed = l.bandwidth > 0 ? nb * 2 * l.latency : 0;
-  *per = l.bandwidth > 0 ? nb * b * b * es / l.bandwidth : 0;
+  /* A cell's side: m / g rows or n / g columns, a row or a column of
+   * the panels over the k columns; the head counts m + n cells alike,
+   * so at their mean. */
+  double side = ((double)g->m + (double)g->n) / (2.0 * (double)g->g);
+  *fixed = l.bandwidth > 0 ? steps * 2 * l.latency : 0;
+  *per = l.bandwidth > 0 ? (double)g->k * side * es / l.bandwidth : 0;
 }
 
 /* Rank 0's own link when the links were measured from it: the fastest
@@ -219,7 +239,7 @@ static int create_head(mlsba__mpi_mult_t *C, const int64_t *caps) {
     io.comm_fixed = fixed;
     io.comm_per_block = per;
   }
-  int err = mlsba__inpa_create((size_t)C->q, C->nb, &io, &C->head);
+  int err = mlsba__inpa_create((size_t)C->q, C->grid.g, &io, &C->head);
   free(fixed);
   free(per);
   return err;
@@ -249,10 +269,14 @@ static int keep_history(mlsba__mpi_mult_t *C, size_t chosen,
   r->history_imbalance = malloc((it ? it : 1) * sizeof *r->history_imbalance);
   if (!r->history_w || !r->history_time || !r->history_imbalance)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  int64_t b = C->grid.b;
   for (size_t k = 0; k < it; k++) {
     const mlsba__inpa_record_t *h = mlsba__inpa_history(C->head, k);
     for (size_t i = 0; i < q; i++) {
-      r->history_w[k * q + i] = h->rect[i].m * h->rect[i].n;
+      mlsba__mpi_part_t p; /* blocks of C, as the report counts them */
+      mlsba__mpi_grid_part(&C->grid, h->rect[i].m, h->rect[i].n, h->rect[i].row,
+                           h->rect[i].col, &p);
+      r->history_w[k * q + i] = (p.rows + b - 1) / b * ((p.cols + b - 1) / b);
       r->history_time[k * q + i] = h->t[i];
     }
     r->history_imbalance[k] = imbalance_of(h->t, C->q);
@@ -353,19 +377,25 @@ int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
       (err = check_memory_up_front(C)) != 0)
     return err;
   /* Every node's capacity, so that no distribution (the first included)
-   * gives a node more blocks than its devices hold. */
-  int64_t cap = mlsba__mpi_node_capacity(C->node, C->nb);
-  /* CMA rounds an area to its rectangle by up to a row or a column of
-   * the grid (nb blocks): the head plans within what is left. */
+   * gives a node more blocks than its devices hold, in the head's cells
+   * (a cell is rb cb / g^2 blocks, at least one). */
+  const mlsba__mpi_grid_t *g = &C->grid;
+  int64_t cap = mlsba__mpi_node_capacity(C->node, g->rb);
   if (cap >= 0)
-    cap = cap > C->nb ? cap - C->nb : 0;
+    cap = (int64_t)((double)cap * (double)g->g * (double)g->g /
+                    ((double)g->rb * (double)g->cb));
+  /* CMA rounds an area to its rectangle by up to a row or a column of
+   * the grid (g cells): the head plans within what is left. */
+  if (cap >= 0)
+    cap = cap > g->g ? cap - g->g : 0;
   int64_t *caps = C->rank == 0 ? malloc((size_t)C->q * sizeof *caps) : NULL;
   if (C->rank == 0 && caps == NULL)
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     return err;
   MPI_Gather(&cap, 1, MPI_INT64_T, caps, 1, MPI_INT64_T, 0, C->comm);
-  if (C->o->comm_model == MLSBA_MPI_COMM_LINKS &&
+  /* Measured once: a balancing again keeps the links it had. */
+  if (C->o->comm_model == MLSBA_MPI_COMM_LINKS && C->links == NULL &&
       (err = gather_links(C)) != 0) {
     free(caps);
     return err;

@@ -99,15 +99,18 @@ done:
   return err;
 }
 
-static int gather_reports(mlsba__mpi_mult_t *C,
+static int gather_reports(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
                           const mlsba__mpi_product_stats_t *st,
                           mlsba_mpi_result_t *r) {
   size_t p = mlsba__mpi_node_num_devices(C->node);
-  rank_report_t me = {(double)(C->mine.m * C->mine.n),
-                      (double)C->mine.m,
-                      (double)C->mine.n,
-                      (double)C->mine.row,
-                      (double)C->mine.col,
+  /* The rank's rectangle of C in blocks (the last ones may be partial). */
+  const mlsba__mpi_part_t *x = &lay->part[C->rank];
+  int64_t b = lay->b, bm = (x->rows + b - 1) / b, bn = (x->cols + b - 1) / b;
+  rank_report_t me = {(double)(bm * bn),
+                      (double)bm,
+                      (double)bn,
+                      (double)(x->row0 / b),
+                      (double)(x->col0 / b),
                       st->compute,
                       st->comm,
                       st->total,
@@ -123,7 +126,7 @@ static int gather_reports(mlsba__mpi_mult_t *C,
     me.latency = l.latency;
     me.bandwidth = l.bandwidth;
     me.link_source = C->link_source[C->rank];
-    me.modelled = fixed + per * (double)(C->mine.m + C->mine.n);
+    me.modelled = fixed + per * (double)(C->mine.m + C->mine.n); /* cells */
   }
   rank_report_t *all = malloc((size_t)C->q * sizeof *all);
   dev_report_t *mine = calloc(p ? p : 1, sizeof *mine);
@@ -163,8 +166,8 @@ static int gather_reports(mlsba__mpi_mult_t *C,
   }
   r->makespan_s = max_total;
   r->comm_share = sum_total > 0 ? sum_comm / sum_total : 0;
-  double nn = (double)C->o->n;
-  r->gflops = max_total > 0 ? 2 * nn * nn * nn / max_total * 1e-9 : 0;
+  double flops = 2.0 * (double)lay->m * (double)lay->n * (double)lay->k;
+  r->gflops = max_total > 0 ? flops / max_total * 1e-9 : 0;
   /* The devices of every rank, to the head only: with a thousand ranks
    * nobody else needs them. */
   dev_report_t *devs = NULL;
@@ -198,9 +201,9 @@ done:
   return err;
 }
 
-int mlsba__mpi_mult_report(mlsba__mpi_mult_t *C,
+int mlsba__mpi_mult_report(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
                            const mlsba__mpi_product_stats_t *st,
                            mlsba_mpi_result_t *r) {
-  int err = gather_reports(C, st, r);
+  int err = gather_reports(C, lay, st, r);
   return err ? err : gather_names(C, r);
 }

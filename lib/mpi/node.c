@@ -33,6 +33,7 @@
 
 struct mlsba__mpi_node {
   char path[512];
+  char model_dir[512];    /* "" without one */
   mlsba_platform_t *file; /* as loaded, for names, types and checks */
   json_t *json;           /* the file's JSON, simulated nodes only */
   int simulated;
@@ -114,7 +115,14 @@ int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
   if (nd == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
   snprintf(nd->path, sizeof nd->path, "%s", path);
-  nd->k.b = o->block;
+  if (o->model_dir != NULL &&
+      snprintf(nd->model_dir, sizeof nd->model_dir, "%s", o->model_dir) >=
+          (int)sizeof nd->model_dir) {
+    free(nd);
+    return mlsba__fail(MLSBA_EINVAL, "model_dir is longer than %zu bytes",
+                       sizeof nd->model_dir - 1);
+  }
+  nd->k.b = nd->k.kb = o->block;
   nd->k.prec = o->precision;
   nd->node_algo = o->node_algorithm;
   nd->keep_shared = o->keep_shared;
@@ -312,14 +320,19 @@ int mlsba__mpi_node_shape(mlsba__mpi_node_t *nd, int64_t bm, int64_t bn,
   int err = mlsba__mpi_node_flush(nd); /* into the old C', still valid */
   if (err)
     return err;
+  /* A simulated node's profiles depend on bm only: the same height keeps
+   * its executor, and with it its devices' state (a slow-down that
+   * starts at a device's n-th share counts the shares of every run). */
+  int rescale = nd->simulated && (nd->ex == NULL || bm != nd->k.bm);
   nd->k.bm = bm;
   nd->k.bn = bn;
+  nd->k.kb = nd->k.b;
   nd->k.a = a;
   nd->k.bp = b;
   nd->k.c = c;
   mlsba_load_destroy(nd->load);
   nd->load = NULL;
-  if (nd->simulated) {
+  if (rescale) {
     mlsba_executor_destroy(nd->ex);
     nd->ex = NULL;
     mlsba_platform_destroy(nd->scaled);
@@ -380,8 +393,10 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
     o.algorithm = nd->node_algo == MLSBA_MPI_NODE_IDPA ? MLSBA_ALGO_SLBA
                                                        : MLSBA_ALGO_MLSBA;
   }
+  o.model_dir = nd->model_dir[0] ? nd->model_dir : NULL;
   mlsba_balance_result_t r;
   memset(&r, 0, sizeof r);
+  nd->k.kb = nd->k.b; /* a step's work: a full panel */
   nd->k.run = MLSBA__MPI_RUN_BALANCE;
   err = mlsba_balance_load(nd->ex, nd->load, &o, &r);
   nd->k.run = MLSBA__MPI_RUN_STEP;
@@ -394,6 +409,26 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
   }
   mlsba_balance_result_free(&r);
   return err;
+}
+
+void mlsba__mpi_node_panels(mlsba__mpi_node_t *nd, const void *a, const void *b,
+                            int64_t kb) {
+  nd->k.a = a;
+  nd->k.bp = b;
+  /* A simulated node's repeated step stands for a full panel: its caller
+   * scales the time, and no device sees the narrower one. */
+  nd->k.kb = kb > 0 && kb < nd->k.b ? kb : nd->k.b;
+}
+
+void mlsba__mpi_node_whole(mlsba__mpi_node_t *nd, const void *a, const void *b,
+                           int64_t k) {
+  nd->k.a = a;
+  nd->k.bp = b;
+  nd->k.kb = k;
+}
+
+int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *nd) {
+  return nd->accelerators;
 }
 
 int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {

@@ -1,22 +1,25 @@
 /* The heterogeneous two-dimensional blocked product (Clarke et al. §4,
- * after ScaLAPACK's SUMMA): C = A B with A, B and C laid out alike, rank r
- * holding the rectangle rows [row_r, row_r + m_r) x columns [col_r,
- * col_r + n_r) of blocks of each. Step k needs, on every rank, its rows of
- * block column k of A (the panel A_(b), bm x b) and its columns of block
- * row k of B (the panel B_(b), b x bn):
- *  - block column k of A lies in one column of the arrangement; it travels
- *    to the other columns down a binomial tree over the columns, each rank
- *    receiving its rows from the ranks of its parent column whose rows
- *    overlap its own, then passing them on to the overlapping ranks of its
- *    child columns (farthest first). Every rank still receives its bm x b
- *    once; a rank's link carries its rows out at most log2(columns) times,
- *    where the owners sending straight to every column would carry them
- *    once per column (31 times at 1000 nodes);
- *  - block row k of B lies, in each column of the arrangement, in the one
- *    rank whose rows hold k; it broadcasts it down its column (a tree, as
- *    SUMMA does).
+ * after ScaLAPACK's SUMMA): C = op(A) op(B), rank r holding the rectangle
+ * rows [row0, row0 + rows) x columns [col0, col0 + cols) of C, the same
+ * rows of op(A) over its arrangement column's share of k, and the same
+ * columns of op(B) over its own share of k (plan.c). Step p (of
+ * ceil(k / b), the last one narrower when b does not divide k) needs, on
+ * every rank, its rows of block column p of op(A) (the panel A_(b),
+ * rows x kb) and its columns of block row p of op(B) (the panel B_(b),
+ * kb x cols):
+ *  - block column p of op(A) lies in one column of the arrangement; it
+ *    travels to the other columns down a binomial tree over the columns,
+ *    each rank receiving its rows from the ranks of its parent column
+ *    whose rows overlap its own, then passing them on to the overlapping
+ *    ranks of its child columns (farthest first). Every rank still
+ *    receives its rows once; a rank's link carries its rows out at most
+ *    log2(columns) times, where the owners sending straight to every
+ *    column would carry them once per column (31 times at 1000 nodes);
+ *  - block row p of op(B) lies, in each column of the arrangement, in the
+ *    one rank whose share of k holds it; it broadcasts it down its
+ *    column (a tree, as SUMMA does).
  * Then every rank's devices update C' += A_(b) B_(b), split by columns,
- * while the rows of A it passes on are still leaving. */
+ * while the next step's panels travel (two sets of panels take turns). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +28,7 @@
 #include "internal.h"
 
 typedef struct {
-  int64_t col, n;
+  int64_t col;
   int *ranks; /* by increasing row */
   int count;
 } column_t;
@@ -35,7 +38,8 @@ typedef struct {
   int me;
   column_t *cols;
   int ncols;
-  int *col_of_block; /* nb entries: the column holding block column k */
+  int64_t steps;     /* ceil(k / b) */
+  int *col_of_panel; /* steps entries: the column holding block column p */
   int mycol;
 } plan_t;
 
@@ -58,9 +62,9 @@ static void plan_free(plan_t *P) {
   if (P->cols)
     free(P->cols[0].ranks);
   free(P->cols);
-  free(P->col_of_block);
+  free(P->col_of_panel);
   P->cols = NULL;
-  P->col_of_block = NULL;
+  P->col_of_panel = NULL;
 }
 
 static int plan_make(const mlsba__mpi_layout_t *lay, int me, plan_t *P) {
@@ -68,44 +72,54 @@ static int plan_make(const mlsba__mpi_layout_t *lay, int me, plan_t *P) {
   P->lay = lay;
   P->me = me;
   int q = lay->q;
+  P->steps = (lay->k + lay->b - 1) / lay->b;
   int *order = malloc((size_t)q * sizeof *order);
   P->cols = calloc((size_t)q, sizeof *P->cols);
-  P->col_of_block = malloc((size_t)lay->nb * sizeof *P->col_of_block);
-  if (!order || !P->cols || !P->col_of_block) {
-    free(order);
-    plan_free(P);
-    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
-  }
+  /* At most 2^31 steps (k fits an int); a plan larger than memory fails
+   * here, as the caller's message says. */
+  P->col_of_panel = P->steps <= INT_MAX
+                        ? malloc((size_t)P->steps * sizeof *P->col_of_panel)
+                        : NULL;
   place_t *pl = malloc((size_t)q * sizeof *pl);
-  if (pl == NULL) {
+  if (!order || !P->cols || !P->col_of_panel || !pl) {
     free(order);
+    free(pl);
     plan_free(P);
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
   }
   for (int r = 0; r < q; r++)
-    pl[r] = (place_t){lay->col[r], lay->row[r], r};
+    pl[r] = (place_t){lay->part[r].col0, lay->part[r].row0, r};
   qsort(pl, (size_t)q, sizeof *pl, by_place);
   for (int r = 0; r < q; r++)
     order[r] = pl[r].rank;
   free(pl);
   P->cols[0].ranks = order; /* the columns share the sorted array */
+  for (int64_t p = 0; p < P->steps; p++)
+    P->col_of_panel[p] = -1;
   for (int i = 0; i < q; i++) {
     int r = order[i];
+    const mlsba__mpi_part_t *x = &lay->part[r];
     column_t *c = &P->cols[P->ncols > 0 ? P->ncols - 1 : 0];
-    if (P->ncols == 0 || lay->col[r] != c->col) {
+    if (P->ncols == 0 || x->col0 != c->col) {
       c = &P->cols[P->ncols++];
-      c->col = lay->col[r];
-      c->n = lay->n[r];
+      c->col = x->col0;
       c->ranks = order + i;
       c->count = 0;
+      for (int64_t k = x->ak0; k < x->ak0 + x->aks; k += lay->b)
+        P->col_of_panel[k / lay->b] = P->ncols - 1;
     }
     c->count++;
     if (r == me)
       P->mycol = P->ncols - 1;
   }
-  for (int c = 0; c < P->ncols; c++)
-    for (int64_t k = P->cols[c].col; k < P->cols[c].col + P->cols[c].n; k++)
-      P->col_of_block[k] = c;
+  for (int64_t p = 0; p < P->steps; p++)
+    if (P->col_of_panel[p] < 0) {
+      plan_free(P);
+      return mlsba__fail(MLSBA_EINVAL,
+                         "block column %lld of op(A) has no owner in the "
+                         "layout",
+                         (long long)p);
+    }
   return 0;
 }
 
@@ -141,44 +155,183 @@ static void post(int send, int sim, void *base, int count, int64_t len,
 enum { TAG_A = 1 };
 
 /* Posts, for every rank of column c whose rows overlap this rank's, one
- * message of the overlapping rows of A's panel: received into or sent from
- * panel (bm rows, leading dimension bm; on a simulated node, block row i
- * of it lies at i b^2 elements). Returns the number posted. */
-static int post_overlaps(int send, int sim, char *panel, int64_t bm,
+ * message of the overlapping rows of A's panel (kb columns): received
+ * into or sent from panel (bm rows, leading dimension bm; on a simulated
+ * node, the piece of row i lies at i kb elements). Returns the number
+ * posted. */
+static int post_overlaps(int send, int sim, char *panel, int64_t bm, int64_t kb,
                          const mlsba__mpi_layout_t *lay, int me,
                          const column_t *c, MPI_Datatype elem, size_t es,
                          MPI_Comm comm, MPI_Request *req, MPI_Datatype *type) {
   int n = 0;
-  int64_t b = lay->b, lo = lay->row[me], hi = lo + lay->m[me];
+  int64_t lo = lay->part[me].row0, hi = lo + lay->part[me].rows;
   for (int i = 0; i < c->count; i++) {
     int r = c->ranks[i];
-    int64_t r0 = lay->row[r] > lo ? lay->row[r] : lo;
-    int64_t e = lay->row[r] + lay->m[r], r1 = e < hi ? e : hi;
+    const mlsba__mpi_part_t *x = &lay->part[r];
+    int64_t r0 = x->row0 > lo ? x->row0 : lo;
+    int64_t e = x->row0 + x->rows, r1 = e < hi ? e : hi;
     if (r0 >= r1)
       continue;
     int64_t first = r0 - lo;
-    post(send, sim, panel + (size_t)(sim ? first * b * b : first * b) * es,
-         (int)b, (r1 - r0) * b, bm, elem, r, TAG_A, comm, &req[n], &type[n]);
+    post(send, sim, panel + (size_t)(sim ? first * kb : first) * es, (int)kb,
+         r1 - r0, bm, elem, r, TAG_A, comm, &req[n], &type[n]);
     n++;
   }
   return n;
 }
 
-/* MPI_Bcast of count elements in pieces whose counts fit an int (a
+/* An MPI_Ibcast of count elements in pieces whose counts fit an int (a
  * panel of B is b x bn elements: 2^31 at b = 4096, N = 2^19). */
-static void bcast_pieces(char *buf, int64_t count, MPI_Datatype elem, size_t es,
-                         int root, MPI_Comm comm) {
-  const int64_t piece = INT_MAX / 2;
-  for (int64_t done = 0; done < count; done += piece) {
-    int64_t n = count - done < piece ? count - done : piece;
-    MPI_Bcast(buf + (size_t)done * es, (int)n, elem, root, comm);
+enum { PIECE = INT_MAX / 2 };
+static int ibcast_pieces(char *buf, int64_t count, MPI_Datatype elem, size_t es,
+                         int root, MPI_Comm comm, MPI_Request *req) {
+  int n = 0;
+  for (int64_t done = 0; done < count; done += PIECE, n++) {
+    int64_t len = count - done < PIECE ? count - done : PIECE;
+    MPI_Ibcast(buf + (size_t)done * es, (int)len, elem, root, comm, &req[n]);
   }
+  return n;
 }
 
 static void free_types(MPI_Datatype *type, int n) {
   for (int i = 0; i < n; i++)
     if (type[i] != MPI_DATATYPE_NULL)
       MPI_Type_free(&type[i]);
+}
+
+/* The rank of column col that holds block row p of op(B) there. */
+static int b_owner(const mlsba__mpi_layout_t *lay, const column_t *col,
+                   int64_t kk) {
+  for (int i = 0; i < col->count; i++) {
+    const mlsba__mpi_part_t *x = &lay->part[col->ranks[i]];
+    if (kk >= x->bk0 && kk < x->bk0 + x->bks)
+      return i;
+  }
+  return 0; /* plan.c's shares of k tile it in every column */
+}
+
+/* One step's panels and their exchanges. Two take turns, so that step
+ * p + 1's panels travel while step p computes (lookahead 1): a step's
+ * receives and the root's sends are posted one step ahead, the relays
+ * to farther columns as soon as the rows are in. */
+typedef struct {
+  char *pa, *pb;
+  MPI_Request *req; /* the receives, then the sends */
+  MPI_Datatype *type;
+  int nrecv, nsend;
+  MPI_Request *bc; /* the pieces of B's broadcast */
+  int nbc;
+  int64_t kb;
+  int v, c0; /* this rank's column's place in the step's tree, its root */
+} slot_t;
+
+/* What every step shares. */
+typedef struct {
+  const plan_t *P;
+  const mlsba__mpi_layout_t *lay;
+  int me, sim, span;
+  size_t es;
+  MPI_Datatype elem;
+  MPI_Comm comm, colcomm;
+  const void *a, *b;
+} ctx_t;
+
+/* The sends still reading the slot's panel end before it is used again. */
+static void wait_sends(slot_t *s) {
+  MPI_Waitall(s->nsend, s->req + s->nrecv, MPI_STATUSES_IGNORE);
+  free_types(s->type + s->nrecv, s->nsend);
+  s->nsend = 0;
+}
+
+/* Posts the rows of A's panel from this rank to its child columns in the
+ * step's tree (farthest first). */
+static void post_children(const ctx_t *x, slot_t *s) {
+  const plan_t *P = x->P;
+  int nc = P->ncols, at = s->nrecv + s->nsend;
+  const mlsba__mpi_part_t *my = &x->lay->part[x->me];
+  for (int d = x->span / 2; d > s->v; d /= 2)
+    if (s->v + d < nc) {
+      int n = post_overlaps(1, x->sim, s->pa, my->rows, s->kb, x->lay, x->me,
+                            &P->cols[(s->c0 + s->v + d) % nc], x->elem, x->es,
+                            x->comm, s->req + at, s->type + at);
+      at += n;
+      s->nsend += n;
+    }
+}
+
+/* Step p's exchanges begin in slot s: the receive of its rows of A's
+ * panel from the parent column (or, in the root column, the copy from A'
+ * and the sends to the children), and B's broadcast down the column. */
+static void start(const ctx_t *x, slot_t *s, int64_t p) {
+  const plan_t *P = x->P;
+  const mlsba__mpi_layout_t *lay = x->lay;
+  const mlsba__mpi_part_t *my = &lay->part[x->me];
+  int64_t kk = p * lay->b, bm = my->rows, bn = my->cols;
+  wait_sends(s);
+  s->kb = lay->k - kk < lay->b ? lay->k - kk : lay->b;
+  /* This rank's column's place v in the tree of step p, rooted at the
+   * column that holds block column p: the parent of v is v without its
+   * highest bit, the children are v + 2^j for 2^j > v. */
+  int nc = P->ncols;
+  s->c0 = P->col_of_panel[p];
+  s->v = (P->mycol - s->c0 + nc) % nc;
+  s->nrecv = 0;
+  if (s->v > 0) {
+    int top = 1;
+    while (top * 2 <= s->v)
+      top *= 2;
+    s->nrecv = post_overlaps(0, x->sim, s->pa, bm, s->kb, lay, x->me,
+                             &P->cols[(s->c0 + s->v - top) % nc], x->elem,
+                             x->es, x->comm, s->req, s->type);
+  } else {
+    /* The root column's ranks take their rows from A' (bm x kb at its
+     * column kk - ak0: contiguous, as the leading dimension is bm). */
+    if (!x->sim)
+      memcpy(s->pa, (const char *)x->a + (size_t)((kk - my->ak0) * bm) * x->es,
+             (size_t)(bm * s->kb) * x->es);
+    post_children(x, s);
+  }
+  /* B: the owner of block row p in this rank's column broadcasts it. */
+  const column_t *mine = &P->cols[P->mycol];
+  int owner = b_owner(lay, mine, kk);
+  if (mine->ranks[owner] == x->me && !x->sim)
+    for (int64_t j = 0; j < bn; j++) /* kb x bn, leading dimension kb */
+      memcpy(s->pb + (size_t)(j * s->kb) * x->es,
+             (const char *)x->b + (size_t)(j * my->bks + kk - my->bk0) * x->es,
+             (size_t)s->kb * x->es);
+  s->nbc = ibcast_pieces(s->pb, s->kb * bn, x->elem, x->es, owner, x->colcomm,
+                         s->bc);
+}
+
+/* Step p's panels complete in slot s: the rows of A in (and passed on to
+ * the child columns), B's broadcast done. */
+static void finish(const ctx_t *x, slot_t *s) {
+  MPI_Waitall(s->nrecv, s->req, MPI_STATUSES_IGNORE);
+  free_types(s->type, s->nrecv);
+  if (s->v > 0) { /* the sends now sit after no receive */
+    s->nrecv = 0;
+    post_children(x, s);
+  }
+  MPI_Waitall(s->nbc, s->bc, MPI_STATUSES_IGNORE);
+}
+
+/* One rank whose devices are all cores: nothing travels, so the whole
+ * product is one step, C' += A' B' with k wide panels (every core one
+ * GEMM on its columns, as a multithreaded GEMM would run, instead of k/b
+ * updates of rank b). */
+static int one_step(mlsba__mpi_node_t *node, const mlsba__mpi_layout_t *lay,
+                    const void *a, const void *b, void *c,
+                    mlsba__mpi_product_stats_t *st) {
+  const mlsba__mpi_part_t *my = &lay->part[0];
+  double t0 = MPI_Wtime(), step = 0;
+  int err = mlsba__mpi_node_shape(node, my->rows, my->cols, NULL, NULL, c);
+  if (!err) {
+    mlsba__mpi_node_whole(node, a, b, lay->k);
+    err = mlsba__mpi_node_step(node, &step);
+  }
+  int flushed = mlsba__mpi_node_flush(node);
+  st->total = st->compute = MPI_Wtime() - t0;
+  return err ? err : flushed;
 }
 
 int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
@@ -188,107 +341,84 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   memset(st, 0, sizeof *st);
   int me;
   MPI_Comm_rank(comm, &me);
+  if (lay->q == 1 && !mlsba__mpi_node_simulated(node) &&
+      !mlsba__mpi_node_accelerators(node))
+    return one_step(node, lay, a, b_, c, st);
   plan_t P;
   int err = plan_make(lay, me, &P);
   size_t es = mlsba__mpi_elem(prec);
-  MPI_Datatype elem = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
-  int64_t b = lay->b, bm = lay->m[me] * b, bn = lay->n[me] * b;
+  const mlsba__mpi_part_t *my = &lay->part[me];
+  int64_t b = lay->b, bm = my->rows, bn = my->cols;
   int sim = mlsba__mpi_node_simulated(node);
-  MPI_Comm colcomm = MPI_COMM_NULL;
-  /* The panels A_(b) and B_(b) of a step; a simulated node moves them as
-   * a real one does, but their bytes (SMPI shared memory) are never read. */
-  char *pa = mlsba__mpi_alloc((size_t)(bm * b) * es);
-  char *pb = mlsba__mpi_alloc((size_t)(b * bn) * es);
-  size_t maxreq = 2 * (size_t)lay->q;
-  MPI_Request *req = malloc(maxreq * sizeof *req);
-  MPI_Datatype *type = malloc(maxreq * sizeof *type);
-  if (!err && (!pa || !pb || !req || !type))
-    err = mlsba__fail(MLSBA_ENOMEM,
-                      "out of memory for the panels (%lld x "
-                      "%lld and %lld x %lld)",
+  ctx_t x = {&P,
+             lay,
+             me,
+             sim,
+             1,
+             es,
+             prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT,
+             comm,
+             MPI_COMM_NULL,
+             a,
+             b_};
+  /* Two slots' panels A_(b) and B_(b); a simulated node moves them as a
+   * real one does, but their bytes (SMPI shared memory) are never read. */
+  slot_t sl[2];
+  memset(sl, 0, sizeof sl);
+  size_t maxreq = 2 * (size_t)lay->q, pieces = (size_t)(b * bn / PIECE + 1);
+  for (int i = 0; i < 2 && !err; i++) {
+    sl[i].pa = mlsba__mpi_alloc((size_t)(bm * b) * es);
+    sl[i].pb = mlsba__mpi_alloc((size_t)(b * bn) * es);
+    sl[i].req = malloc(maxreq * sizeof *sl[i].req);
+    sl[i].type = malloc(maxreq * sizeof *sl[i].type);
+    sl[i].bc = malloc(pieces * sizeof *sl[i].bc);
+    if (!sl[i].pa || !sl[i].pb || !sl[i].req || !sl[i].type || !sl[i].bc)
+      err =
+          mlsba__fail(MLSBA_ENOMEM,
+                      "out of memory for the panels (%lld x %lld and %lld "
+                      "x %lld, twice)",
                       (long long)bm, (long long)b, (long long)b, (long long)bn);
+  }
   if (!err)
-    err = mlsba__mpi_node_shape(node, bm, bn, pa, pb, c);
+    err = mlsba__mpi_node_shape(node, bm, bn, sl[0].pa, sl[0].pb, c);
   err = mlsba__mpi_agree(comm, err);
   if (err)
     goto done;
   /* The ranks of this rank's column, by row: the B broadcasts' group. */
-  MPI_Comm_split(comm, P.mycol, (int)lay->row[me], &colcomm);
+  MPI_Comm_split(comm, P.mycol, (int)(my->row0 < INT_MAX ? my->row0 : INT_MAX),
+                 &x.colcomm);
+  while (x.span < P.ncols) /* the tree's width: a power of two >= columns */
+    x.span *= 2;
 
   MPI_Barrier(comm);
-  double t0 = MPI_Wtime();
-  const column_t *mine = &P.cols[P.mycol];
-  int span = 1; /* the tree's width: the least power of two >= columns */
-  while (span < P.ncols)
-    span *= 2;
-  for (int64_t k = 0; k < lay->nb; k++) {
-    double tc = MPI_Wtime();
-    /* This rank's column's place v in the tree of step k, rooted at the
-     * column that holds block column k: the parent of v is v without its
-     * highest bit, the children are v + 2^j for 2^j > v. */
-    int nc = P.ncols, c0 = P.col_of_block[k];
-    int v = (P.mycol - c0 + nc) % nc, nrecv = 0;
-    if (v > 0) {
-      int top = 1;
-      while (top * 2 <= v)
-        top *= 2;
-      nrecv =
-          post_overlaps(0, sim, pa, bm, lay, me, &P.cols[(c0 + v - top) % nc],
-                        elem, es, comm, req, type);
-    }
-    /* B: the owner of block row k in this rank's column broadcasts it
-     * down the column, while the rows of A arrive. */
-    int owner = 0;
-    for (int lo = 0, hi = mine->count - 1; lo <= hi;) {
-      int mid = (lo + hi) / 2, r = mine->ranks[mid];
-      if (k < lay->row[r])
-        hi = mid - 1;
-      else if (k >= lay->row[r] + lay->m[r])
-        lo = mid + 1;
-      else {
-        owner = mid;
-        break;
-      }
-    }
-    if (mine->ranks[owner] == me && !sim)
-      for (int64_t j = 0; j < bn; j++) /* b x bn, leading dimension b */
-        memcpy(pb + (size_t)(j * b) * es,
-               (const char *)b_ +
-                   (size_t)(j * bm + (k - lay->row[me]) * b) * es,
-               (size_t)b * es);
-    bcast_pieces(pb, b * bn, elem, es, owner, colcomm);
-    MPI_Waitall(nrecv, req, MPI_STATUSES_IGNORE);
-    free_types(type, nrecv);
-    /* A: the root column's ranks take their rows from A' (bm x b at
-     * block column k: contiguous, as the leading dimension is bm); every
-     * rank passes them on to its child columns, farthest first. */
-    if (v == 0 && !sim)
-      memcpy(pa, (const char *)a + (size_t)((k - lay->col[me]) * b * bm) * es,
-             (size_t)(bm * b) * es);
-    int nsend = 0;
-    for (int d = span / 2; d > v; d /= 2)
-      if (v + d < nc)
-        nsend +=
-            post_overlaps(1, sim, pa, bm, lay, me, &P.cols[(c0 + v + d) % nc],
-                          elem, es, comm, req + nsend, type + nsend);
+  double t0 = MPI_Wtime(), tc = t0;
+  if (P.steps > 0)
+    start(&x, &sl[0], 0);
+  st->comm += MPI_Wtime() - tc;
+  for (int64_t p = 0; p < P.steps; p++) {
+    slot_t *s = &sl[p % 2];
+    tc = MPI_Wtime();
+    finish(&x, s);
+    if (p + 1 < P.steps)
+      start(&x, &sl[(p + 1) % 2], p + 1);
     st->comm += MPI_Wtime() - tc;
 
     /* A rank whose device failed goes on exchanging panels, so that no
      * other rank waits for it; all stop together after the last step. */
     double step = 0, tw = MPI_Wtime();
+    mlsba__mpi_node_panels(node, s->pa, s->pb, s->kb);
     if (!err)
       err = mlsba__mpi_node_step(node, &step);
-    if (!sim)
-      step = MPI_Wtime() - tw;
+    /* A simulated device's profile is for full panels (b x b blocks of
+     * C' updated): a narrower one updates kb / b of them. */
+    step = sim ? step * (double)s->kb / (double)b : MPI_Wtime() - tw;
     mlsba__mpi_spend(sim ? step : 0);
     st->compute += step;
-    /* The panel is read by the sends until here: the next step's rows
-     * must not land on it before. */
-    tc = MPI_Wtime();
-    MPI_Waitall(nsend, req, MPI_STATUSES_IGNORE);
-    free_types(type, nsend);
-    st->comm += MPI_Wtime() - tc;
   }
+  tc = MPI_Wtime();
+  wait_sends(&sl[0]);
+  wait_sends(&sl[1]);
+  st->comm += MPI_Wtime() - tc;
   /* Accelerators still hold their columns of C'; the product ends when
    * C' is whole again. */
   double tf = MPI_Wtime();
@@ -301,12 +431,15 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   st->total = sim && !mlsba__mpi_is_smpi() ? st->comm + st->compute : wall;
   err = mlsba__mpi_agree(comm, err);
 done:
-  if (colcomm != MPI_COMM_NULL)
-    MPI_Comm_free(&colcomm);
+  if (x.colcomm != MPI_COMM_NULL)
+    MPI_Comm_free(&x.colcomm);
   plan_free(&P);
-  mlsba__mpi_free(pa);
-  mlsba__mpi_free(pb);
-  free(req);
-  free(type);
+  for (int i = 0; i < 2; i++) {
+    mlsba__mpi_free(sl[i].pa);
+    mlsba__mpi_free(sl[i].pb);
+    free(sl[i].req);
+    free(sl[i].type);
+    free(sl[i].bc);
+  }
   return err;
 }

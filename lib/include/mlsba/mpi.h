@@ -8,8 +8,16 @@
  *
  * Every rank is a node: it loads its own platform file, balances its
  * devices on its own sub-matrix with libmlsba's routine, and holds only its
- * own rectangles A', B', C' of the three N x N matrices. Rank 0 (the head)
+ * own rectangles A', B', C' of the three matrices. Rank 0 (the head)
  * draws the node distribution from the times the ranks report.
+ *
+ * The product is PDGEMM's: C = alpha op(A) op(B) + beta C, any M x N x K,
+ * single or double precision, on generated matrices, on the application's
+ * own blocks (a fill callback asked only for what the rank owns), or on
+ * matrices in any distributed layout (ScaLAPACK's 2-D block-cyclic
+ * descriptors, an owner function), redistributed to the library's layout
+ * and back (mlsba_mpi_matrix_t, mlsba_mpi_redistribute()). A multiplier
+ * (mlsba_mpi_multiplier_t) balances once and multiplies many times.
  */
 #ifndef MLSBA_MPI_H
 #define MLSBA_MPI_H
@@ -90,30 +98,39 @@ typedef struct mlsba_mpi_multiply_opts {
    *  the host name and "%l" by the rank on its host
    * (mlsba_mpi_platform_path()). */
   const char *platform;
-  int64_t n;     /**< matrix order N, a multiple of block */
-  int64_t block; /**< block size b */
+  /** Columns of C; with m and k 0, the order N of a square product. */
+  int64_t n;
+  /** Block size b: C, op(A) and op(B) are cut into b x b blocks (the
+   *  last ones smaller when a size is not a multiple of b), and the
+   *  product advances b columns of op(A) at a time. */
+  int64_t block;
   mlsba_mpi_algo_t algorithm;
   mlsba_mpi_node_algo_t node_algorithm;
   double eps;                  /**< node times within eps: balanced (0.05) */
   unsigned int max_iter;       /**< at most this many distributions (20) */
   mlsba_precision_t precision; /**< default double */
   uint64_t seed;               /**< of the generated matrices */
-  /** Elements of C' each rank checks against a long-double reference
-   *  (default 64); 0 skips the check. */
+  /** Nonzero (default 64): C is checked after the product (Freivalds:
+   *  C x against alpha op(A) (op(B) x) + beta C0 x for a vector x of the
+   *  seed, every element of C taking part, in O(M N + M K + K N) flops
+   *  spread over the ranks); 0 skips the check. */
   unsigned int verify_samples;
   /** Nonzero: every rank keeps a device that computes on the cores of its
    *  other devices (an OpenCL CPU device such as pocl beside "cpu"
    *  devices) even when they run faster without it (MLSBA_SHARING_KEEP);
    *  0 (default): such a device must pay its way (MLSBA_SHARING_CHECK). */
   int keep_shared;
-  /** The application's A and B (NULL: made from seed): fill rows [row,
-   *  row + rows) x columns [col, col + cols) of A (which = 0) or B
-   *  (which = 1), global element indices, into dst, column-major with
-   *  leading dimension ld, as doubles or floats by precision. Every rank
-   *  asks for the rectangles of its own C' (which the head decides), and,
-   *  for the sampled check, single rows of A and columns of B. Return 0,
-   *  or nonzero to stop the call (MLSBA_EINVAL naming the rank). Called on
-   *  the calling thread. */
+  /** The application's A, B and C (NULL: made from seed): fill rows
+   *  [row, row + rows) x columns [col, col + cols) of A (which = 0), B
+   *  (which = 1) or, when beta is not 0, C (which = 2), global element
+   *  indices of the matrix as the application stores it (A is k x m when
+   *  transa is 'T'), into dst, column-major with leading dimension ld, as
+   *  doubles or floats by precision. A rank is asked only for blocks it
+   *  owns in the library's layout (mlsba_mpi_multiplier_matrix(): one
+   *  rectangle of each matrix, which may be empty and then is not asked
+   *  for), once per product. Return 0, or nonzero to stop the call on
+   *  every rank (MLSBA_EINVAL naming the rank). Called on the calling
+   *  thread. */
   int (*fill)(void *user, int which, int64_t row, int64_t col, int64_t rows,
               int64_t cols, void *dst, int64_t ld);
   void *fill_user;
@@ -123,6 +140,24 @@ typedef struct mlsba_mpi_multiply_opts {
   /** What the node models count besides compute (default
    *  MLSBA_MPI_COMM_NONE). */
   mlsba_mpi_comm_model_t comm_model;
+  /** Rows of C and op(A), and the inner size (columns of op(A), rows of
+   *  op(B)): any values >= 1, multiples of the block or not. Both 0 (the
+   *  default): n, a square product. */
+  int64_t m, k;
+  /** 'N' (default) or 'T': op(A) is A, or the transpose of A stored
+   *  k x m; likewise op(B) with B stored n x k. */
+  char transa, transb;
+  /** C = alpha op(A) op(B) + beta C (defaults 1 and 0; with beta 0, C's
+   *  old values are never read). */
+  double alpha, beta;
+  /** mlsba_mpi_multiplier_run(): after two runs in a row whose rank times
+   *  are further apart ((max - min) / max) than this, the ranks are
+   *  balanced again (default 2 eps; 0: never). */
+  double drift;
+  /** A directory where every rank keeps its devices' models (NULL: none;
+   *  mlsba_balance_opts_t::model_dir): a rank's node balancing then
+   *  starts from the models its last job saved for that shape. */
+  const char *model_dir;
 } mlsba_mpi_multiply_opts_t;
 
 /** The former name of mlsba_mpi_multiply_opts_t, kept. */
@@ -158,6 +193,22 @@ typedef struct mlsba_mpi_rank {
   double comm_modelled;
 } mlsba_mpi_rank_t;
 
+/** Where a call's wall time went, seconds on rank 0's clock (every part
+ *  ends in a collective step, so the ranks' clocks agree on it). */
+typedef struct mlsba_mpi_split {
+  double balance_s; /**< balancing runs (INPA's, the nodes' routine) */
+  /** Redistribution from the caller's layouts to the library's and back
+   *  (mlsba_mpi_multiplier_run_dist()). */
+  double move_s;
+  /** A, B (and C) into the library's layout: generated, the fill
+   *  callback, local transposes. */
+  double fill_s;
+  double product_s; /**< the product: its panels and steps */
+  double check_s;   /**< the check of C (verify_samples) */
+  /** C handed back: gathered on rank 0 (opts.gather), the report. */
+  double gather_s;
+} mlsba_mpi_split_t;
+
 /** What the call found; the same on every rank except where noted.
  *  Release with mlsba_mpi_result_free(). */
 typedef struct mlsba_mpi_result {
@@ -171,7 +222,7 @@ typedef struct mlsba_mpi_result {
   int64_t half_perimeter_sum;        /**< H = sum (m_i + n_i) */
   double half_perimeter_lower_bound; /**< sum 2 sqrt(w_i) */
   double makespan_s; /**< the product, slowest rank, compute and comm */
-  double gflops;     /**< 2 N^3 / makespan */
+  double gflops;     /**< 2 M N K / makespan */
   double comm_share; /**< time in MPI calls / total, over all ranks */
   /** 1 verified, 0 a wrong element, -1 not checked (simulated devices
    *  compute nothing). */
@@ -199,27 +250,37 @@ typedef struct mlsba_mpi_result {
    *  rank. */
   void *c;
   int64_t c_row0, c_col0, c_rows, c_cols;
-  /** With opts.gather, on rank 0: the whole C, N x N column-major. */
+  /** With opts.gather, on rank 0: the whole C, M x N column-major. */
   void *c_all;
+  /** The whole call, seconds on rank 0's clock, beside the product's
+   *  makespan_s: balancing runs, moves, fill, product, check and hand
+   *  back (split). */
+  double wall_s;
+  mlsba_mpi_split_t split;
+  /** 1 when the call balanced the ranks: mlsba_mpi_multiply(), and a
+   *  multiplier run after which the rank times had drifted apart. */
+  int rebalanced;
 } mlsba_mpi_result_t;
 
 /** \brief Defaults: INPA, MLSBA inside nodes, eps 0.05, 20 iterations,
- *  double precision, 64 sampled elements. NULL is ignored. */
+ *  double precision, C = A B (alpha 1, beta 0, no transposes), C
+ *  checked, drift 2 eps. NULL is ignored. */
 MLSBA_EXTERN void mlsba_mpi_multiply_opts_init(mlsba_mpi_multiply_opts_t *opts);
 /** \brief The former name of mlsba_mpi_multiply_opts_init(), kept. */
 MLSBA_EXTERN void mlsba_mpi_opts_init(mlsba_mpi_multiply_opts_t *opts);
 
 /** \brief Balance the nodes of comm with INPA (or a baseline), then compute
- *  C = A x B with the two-dimensional blocked algorithm, every rank on its
- *  own rectangle, and check sampled elements of every C'. A and B are
- *  generated from opts->seed, or the application's (opts->fill); every
- *  rank's C' is in result->c, and with opts->gather the whole C in
- *  result->c_all on rank 0.
+ *  C = alpha op(A) op(B) + beta C with the two-dimensional blocked
+ *  algorithm, every rank on its own rectangle, and check C. A, B (and C)
+ *  are generated from opts->seed, or the application's (opts->fill);
+ *  every rank's C' is in result->c, and with opts->gather the whole C in
+ *  result->c_all on rank 0. One multiplier's create, run and destroy
+ *  (result->wall_s counts the balancing).
  *
  *  Collective over comm. An error on any rank (a NULL opts or result,
  *  options that differ from rank 0's, a platform file that is missing or
- *  malformed, N not a multiple of the block, fewer blocks than ranks, a
- *  device failure) stops every rank with the same code; the
+ *  malformed, fewer blocks of C than ranks, a device failure, a fill
+ *  callback that fails) stops every rank with the same code; the
  *  message from mlsba_mpi_last_error() names the rank and the problem, on
  *  every rank.
  *  \return 0; MLSBA_EINVAL, MLSBA_EIO, MLSBA_EFORMAT, MLSBA_ENOMEM,
@@ -266,6 +327,173 @@ MLSBA_EXTERN int mlsba_mpi_algo_from_name(const char *name,
  *  ("balanced", "fixed-point", "max-iter", "cycle"), for programs that
  *  link only this layer; NULL for an unknown value. */
 MLSBA_EXTERN const char *mlsba_mpi_stop_name(mlsba_stop_reason_t stop);
+
+/* ---------------------------------------------------------------------- */
+/** \name Distributed matrices: who holds which block
+ *
+ *  A description of how an M x N matrix is spread over the ranks of a
+ *  communicator: a grid of mb x nb blocks (the last row and column of
+ *  blocks smaller when the sizes are not multiples), the rank that owns
+ *  each block, and where the block's first element lies in that rank's
+ *  local array (column-major, leading dimension ld). The layouts of the
+ *  library (the product's rectangles: mlsba_mpi_multiplier_matrix()),
+ *  ScaLAPACK's 2-D block-cyclic descriptors and any owner function (a
+ *  layout of the application's, or the factorizations' own) are all
+ *  described so, and mlsba_mpi_redistribute() moves a matrix from any one
+ *  to any other. A description holds no data and does not copy comm,
+ *  which must outlive it; making and querying one is local to the rank
+ *  (no communication). */
+/**@{*/
+typedef struct mlsba_mpi_matrix mlsba_mpi_matrix_t;
+
+/** How a BLACS grid numbers its processes: the rank in comm of process
+ *  (p, q) of a P x Q grid is p Q + q (row-major, Cblacs_gridinit's
+ *  "Row-major" over the default system context) or q P + p (column-major,
+ *  "Col-major"). */
+typedef enum mlsba_mpi_grid_order {
+  MLSBA_MPI_ROW_MAJOR = 0,
+  MLSBA_MPI_COLUMN_MAJOR
+} mlsba_mpi_grid_order_t;
+
+/** One block, as its owner holds it. */
+typedef struct mlsba_mpi_block {
+  int64_t row, col;   /**< its first element, global indices */
+  int64_t rows, cols; /**< its size (smaller at the last row or column) */
+  /** Its first element's place in the owner's local array. */
+  int64_t local_row, local_col;
+} mlsba_mpi_block_t;
+
+/** An owner map: the rank (of the description's comm) that owns block
+ *  (bi, bj), 0-based block indices, and where that block's first element
+ *  lies in the rank's local array (*local_row, *local_col). Called on the
+ *  calling thread, for every block when the description is made. */
+typedef int (*mlsba_mpi_owner_fn)(void *user, int64_t bi, int64_t bj,
+                                  int64_t *local_row, int64_t *local_col);
+
+/** \brief A description from an owner function: an m x n matrix in
+ *  mb x nb blocks, block (bi, bj) held by owner(user, bi, bj, ...).
+ *  \param ld  this rank's leading dimension (>= its local rows; 1 or more).
+ *  \return 0; MLSBA_EINVAL (a size below 1, an owner outside comm, a
+ *          block beyond ld, two blocks of a rank overlapping are not
+ *          checked), MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_mpi_matrix_create(MPI_Comm comm, int64_t m, int64_t n,
+                                         int64_t mb, int64_t nb,
+                                         mlsba_mpi_owner_fn owner, void *user,
+                                         int64_t ld,
+                                         mlsba_mpi_matrix_t **matrix);
+/** \brief A description of a ScaLAPACK array descriptor: desc[9] as
+ *  DESCINIT makes it (DTYPE 1, CTXT, M, N, MB, NB, RSRC, CSRC, LLD) on a
+ *  BLACS grid of nprow x npcol processes numbered in order over the ranks
+ *  of comm (the ranks past nprow npcol own nothing). The context is not
+ *  read: the grid and its order are the caller's word.
+ *  \return 0; MLSBA_EINVAL naming the bad entry; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_mpi_matrix_scalapack(MPI_Comm comm, const int desc[9],
+                                            int nprow, int npcol,
+                                            mlsba_mpi_grid_order_t order,
+                                            mlsba_mpi_matrix_t **matrix);
+/** \brief Release a description; NULL is ignored. */
+MLSBA_EXTERN void mlsba_mpi_matrix_destroy(mlsba_mpi_matrix_t *matrix);
+/** \brief The global size and the block size (any pointer may be NULL). */
+MLSBA_EXTERN void mlsba_mpi_matrix_size(const mlsba_mpi_matrix_t *matrix,
+                                        int64_t *m, int64_t *n, int64_t *mb,
+                                        int64_t *nb);
+/** \brief The rank that owns block (bi, bj), and where the block starts in
+ *  its local array (either pointer may be NULL); -1 for a block outside
+ *  the grid. */
+MLSBA_EXTERN int mlsba_mpi_matrix_owner(const mlsba_mpi_matrix_t *matrix,
+                                        int64_t bi, int64_t bj,
+                                        int64_t *local_row, int64_t *local_col);
+/** \brief How many blocks this rank owns (0 for a rank that owns none). */
+MLSBA_EXTERN size_t
+mlsba_mpi_matrix_num_blocks(const mlsba_mpi_matrix_t *matrix);
+/** \brief This rank's i-th block (i < mlsba_mpi_matrix_num_blocks(), in
+ *  column-major order of the blocks). \return 0, or MLSBA_EINVAL. */
+MLSBA_EXTERN int mlsba_mpi_matrix_block(const mlsba_mpi_matrix_t *matrix,
+                                        size_t i, mlsba_mpi_block_t *block);
+/** \brief This rank's local array: ld x cols elements, column-major (cols
+ *  0 for a rank that owns nothing). */
+MLSBA_EXTERN void mlsba_mpi_matrix_local(const mlsba_mpi_matrix_t *matrix,
+                                         int64_t *ld, int64_t *cols);
+/** \brief Move a matrix from one layout to another: every rank's local
+ *  array src (described by from) into its local array dst (described by
+ *  to), doubles or floats by precision. Each element travels once, from
+ *  its owner in from to its owner in to, in one all-to-all exchange;
+ *  what stays on a rank is copied. Elements of dst outside the rank's
+ *  blocks are not touched.
+ *
+ *  Collective over the descriptions' communicator (the same, or a
+ *  congruent one); both describe the same m x n. A bad argument on any
+ *  rank (a NULL description or array where the rank owns blocks, sizes
+ *  that differ) fails every rank with the same message.
+ *  \return 0; MLSBA_EINVAL; MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_mpi_redistribute(const mlsba_mpi_matrix_t *from,
+                                        const void *src,
+                                        const mlsba_mpi_matrix_t *to, void *dst,
+                                        mlsba_precision_t precision);
+/**@}*/
+
+/* ---------------------------------------------------------------------- */
+/** \name Balance once, multiply many times
+ *
+ *  A multiplier balances the ranks for one shape (opts: m, n, k, the
+ *  block, the transposes, alpha and beta) when it is made, and keeps the
+ *  devices open and balanced: every run is then one product of that
+ *  shape, with no balancing runs, until the ranks' times drift apart
+ *  (opts.drift) or mlsba_mpi_multiplier_rebalance() is called. Its
+ *  layout of A, B and C is fixed between balancings: an application that
+ *  keeps its own blocks asks for them (mlsba_mpi_multiplier_matrix()). */
+/**@{*/
+typedef struct mlsba_mpi_multiplier mlsba_mpi_multiplier_t;
+
+/** \brief Open every rank's devices and balance the ranks for opts' shape
+ *  (INPA's runs on scratch operands: nothing is multiplied yet).
+ *  Collective; the options are agreed on first, as mlsba_mpi_multiply()'s.
+ *  \param[out] mult  destroy with mlsba_mpi_multiplier_destroy() on every
+ *                    rank; NULL on any rank fails every rank.
+ *  \return as mlsba_mpi_multiply(). */
+MLSBA_EXTERN int
+mlsba_mpi_multiplier_create(MPI_Comm comm,
+                            const mlsba_mpi_multiply_opts_t *opts,
+                            mlsba_mpi_multiplier_t **mult);
+/** \brief One product with the options' operands: generated from the
+ *  seed, or the application's own blocks through opts.fill (asked only
+ *  for this rank's blocks of the multiplier's layout); C' in result->c
+ *  (result->c_row0 ... give its place), the whole C on rank 0 with
+ *  opts.gather. The result's balancing fields are those of the balancing
+ *  in force; result->rebalanced says whether this run balanced again
+ *  after it (the layout may then have changed). Collective. */
+MLSBA_EXTERN int mlsba_mpi_multiplier_run(mlsba_mpi_multiplier_t *mult,
+                                          mlsba_mpi_result_t *result);
+/** \brief One product on matrices in the caller's layouts (a ScaLAPACK
+ *  descriptor's, or any description): A (m x k, or k x m with transa
+ *  'T') and B (k x n, or n x k) are redistributed to the multiplier's
+ *  layout, C too when beta is not 0, and C comes back into c in the
+ *  layout of c_desc. result->c is NULL (C is in c). Collective; every
+ *  description on the multiplier's communicator.
+ *  \return as mlsba_mpi_multiply(); MLSBA_EINVAL for a description of
+ *          another size. */
+MLSBA_EXTERN int mlsba_mpi_multiplier_run_dist(
+    mlsba_mpi_multiplier_t *mult, const mlsba_mpi_matrix_t *a_desc,
+    const void *a, const mlsba_mpi_matrix_t *b_desc, const void *b,
+    const mlsba_mpi_matrix_t *c_desc, void *c, mlsba_mpi_result_t *result);
+/** \brief Balance the ranks again now (INPA from scratch on the devices
+ *  as they are now). Collective. */
+MLSBA_EXTERN int mlsba_mpi_multiplier_rebalance(mlsba_mpi_multiplier_t *mult);
+/** \brief The multiplier's layout of A (which 0, as the application
+ *  stores it: k x m when transa is 'T'), B (1) or C (2): which blocks this
+ *  rank owns, block size opts.block; valid until the next balancing.
+ *  NULL for another which. */
+MLSBA_EXTERN const mlsba_mpi_matrix_t *
+mlsba_mpi_multiplier_matrix(const mlsba_mpi_multiplier_t *mult, int which);
+/** \brief The last balancing as a result (the history, stop, imbalance,
+ *  wall_s and split.balance_s of the balancing; no product fields);
+ *  owned by the multiplier, valid until its next call. */
+MLSBA_EXTERN const mlsba_mpi_result_t *
+mlsba_mpi_multiplier_balancing(const mlsba_mpi_multiplier_t *mult);
+/** \brief Close the devices, free the multiplier's duplicate of comm:
+ *  collective, as MPI_Comm_free is; NULL is ignored. */
+MLSBA_EXTERN void mlsba_mpi_multiplier_destroy(mlsba_mpi_multiplier_t *mult);
+/**@}*/
 
 /* ---------------------------------------------------------------------- */
 /** \name An application's own divisible load across ranks

@@ -1,0 +1,62 @@
+/* Distributed matrices inside the layer: the description every kind
+ * shares (matrix.c), the product's rectangles, and the moves between
+ * layouts (redistribute.c). */
+#ifndef MLSBA_MPI_MATRIX_H
+#define MLSBA_MPI_MATRIX_H
+
+#include "internal.h"
+
+enum {
+  MLSBA__MATRIX_OWNER = 0, /* an owner function (the application's) */
+  MLSBA__MATRIX_SCALAPACK, /* a 2-D block-cyclic descriptor */
+  MLSBA__MATRIX_RECTS      /* one rectangle per rank (the product's) */
+};
+
+struct mlsba_mpi_matrix {
+  MPI_Comm comm; /* the caller's: not duplicated */
+  int rank, q, kind;
+  int64_t m, n, mb, nb; /* global size, block size */
+  int64_t gm, gn;       /* blocks: ceil(m / mb) x ceil(n / nb) */
+  /* MLSBA__MATRIX_OWNER */
+  mlsba_mpi_owner_fn owner;
+  void *user;
+  /* MLSBA__MATRIX_SCALAPACK: the grid, and this rank's place in it (-1
+   * outside the grid) */
+  int nprow, npcol, rsrc, csrc, myrow, mycol;
+  mlsba_mpi_grid_order_t order;
+  /* MLSBA__MATRIX_RECTS: rank r's rectangle rect[4 r ...] = row0, rows,
+   * col0, cols in elements, on block boundaries */
+  int64_t *rect;
+  /* This rank: its local array (ld x lcols) and its blocks. */
+  int64_t ld, lcols;
+  size_t nown;
+  mlsba_mpi_block_t *own;
+};
+
+/* The owner of block (bi, bj) and the block's local place there; -1
+ * outside the grid. */
+int mlsba__mpi_matrix_owner_of(const mlsba_mpi_matrix_t *d, int64_t bi,
+                               int64_t bj, int64_t *local_row,
+                               int64_t *local_col);
+/* The product's layout of an m x n matrix in b x b blocks: rank r holds
+ * the rectangle rect[4 r ...] (row0, rows, col0, cols in elements; an
+ * empty one owns nothing), column-major with leading dimension rows.
+ * Local: comm is only kept. */
+int mlsba__mpi_matrix_rects(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
+                            const int64_t *rect, mlsba_mpi_matrix_t **out);
+
+/* A buffer kept from one redistribution to the next. */
+typedef struct mlsba__mpi_scratch {
+  char *buf;
+  size_t bytes;
+} mlsba__mpi_scratch_t;
+
+/* mlsba_mpi_redistribute() with its pack and unpack buffers in scratch,
+ * grown as needed and kept for the next call. */
+int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
+                                 const void *src, const mlsba_mpi_matrix_t *to,
+                                 void *dst, mlsba_precision_t prec,
+                                 mlsba__mpi_scratch_t *scratch);
+void mlsba__mpi_scratch_free(mlsba__mpi_scratch_t *scratch);
+
+#endif

@@ -1,0 +1,368 @@
+/* The multiplier (<mlsba/mpi.h>): balance once, multiply many times. It
+ * keeps every rank's devices open and balanced for one shape, the layout
+ * INPA chose (every rank's part of C, op(A) and op(B): plan.c) and its
+ * descriptions, so that a run is only the product's own work: operands
+ * into the layout (operands.c), the product (product.c), the check
+ * (check.c), C back. After two runs in a row whose rank times drift apart
+ * it balances again, as the MPI divider does. Every call first agrees on
+ * its arguments, so an error on any rank stops all of them. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "matrix.h"
+#include "multiply.h"
+
+struct mlsba_mpi_multiplier {
+  mlsba__mpi_mult_t C; /* C.o points at o, C.comm is a duplicate */
+  mlsba_mpi_multiply_opts_t o;
+  char *platform, *model_dir; /* o's copies of the caller's strings */
+  mlsba__mpi_part_t *part;    /* every rank's part of the layout */
+  mlsba__mpi_layout_t lay;
+  mlsba_mpi_matrix_t *lib[3]; /* A and B as stored, and C */
+  mlsba_mpi_result_t bal;     /* the last balancing */
+  mlsba__mpi_operands_t ops;  /* the runs' operands, kept */
+  unsigned drifted;           /* runs in a row with the rank times apart */
+};
+
+/* The head's scalars, for every rank. */
+static void share_head_scalars(MPI_Comm comm, mlsba_mpi_result_t *r) {
+  const mlsba__mpi_value_t scalars[] = {
+      MLSBA__MPI_NUMBER("iterations", r->iterations),
+      MLSBA__MPI_NUMBER("converged", r->converged),
+      MLSBA__MPI_NUMBER("imbalance", r->imbalance),
+      MLSBA__MPI_NUMBER("half_perimeter_sum", r->half_perimeter_sum),
+      MLSBA__MPI_NUMBER("half_perimeter_lower_bound",
+                        r->half_perimeter_lower_bound),
+      MLSBA__MPI_ENUM_VALUE("stop", r->stop, NULL),
+      MLSBA__MPI_NUMBER("run_iteration", r->run_iteration)};
+  mlsba__mpi_share_values(comm, 0, scalars, sizeof scalars / sizeof *scalars);
+}
+
+/* Rank 0's clock for a call's parts, on every rank. */
+static void share_times(MPI_Comm comm, mlsba_mpi_result_t *r) {
+  const mlsba__mpi_value_t t[] = {
+      MLSBA__MPI_NUMBER("wall_s", r->wall_s),
+      MLSBA__MPI_NUMBER("balance_s", r->split.balance_s),
+      MLSBA__MPI_NUMBER("move_s", r->split.move_s),
+      MLSBA__MPI_NUMBER("fill_s", r->split.fill_s),
+      MLSBA__MPI_NUMBER("product_s", r->split.product_s),
+      MLSBA__MPI_NUMBER("check_s", r->split.check_s),
+      MLSBA__MPI_NUMBER("gather_s", r->split.gather_s)};
+  mlsba__mpi_share_values(comm, 0, t, sizeof t / sizeof *t);
+}
+
+/* Collective: every rank's cells into its part, every rank's parts known,
+ * and the layout's descriptions. */
+static int make_layout(mlsba_mpi_multiplier_t *M) {
+  mlsba__mpi_mult_t *C = &M->C;
+  int64_t me[4] = {C->mine.m, C->mine.n, C->mine.row, C->mine.col};
+  int64_t *all = malloc((size_t)C->q * 4 * sizeof *all);
+  int err = all ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    return err;
+  MPI_Allgather(me, 4, MPI_INT64_T, all, 4, MPI_INT64_T, C->comm);
+  for (int i = 0; i < C->q; i++)
+    mlsba__mpi_grid_part(&C->grid, all[4 * i], all[4 * i + 1], all[4 * i + 2],
+                         all[4 * i + 3], &M->part[i]);
+  free(all);
+  M->lay = (mlsba__mpi_layout_t){C->q,      C->grid.m, C->grid.n,
+                                 C->grid.k, C->grid.b, M->part};
+  for (int w = 0; w < 3; w++) {
+    mlsba_mpi_matrix_destroy(M->lib[w]);
+    M->lib[w] = NULL;
+  }
+  err = mlsba__mpi_layout_matrices(C->comm, &M->lay, M->o.transa, M->o.transb,
+                                   M->lib);
+  return mlsba__mpi_agree(C->comm, err);
+}
+
+/* Collective: INPA's runs, then the layout of the distribution chosen;
+ * what it found and cost into M->bal. */
+static int balance(mlsba_mpi_multiplier_t *M) {
+  mlsba__mpi_mult_t *C = &M->C;
+  double t0 = MPI_Wtime();
+  mlsba_mpi_result_free(&M->bal);
+  M->bal.nodes = C->q;
+  int err = mlsba__mpi_mult_balance(C, &M->bal);
+  mlsba__inpa_destroy(C->head);
+  C->head = NULL;
+  if (!err) {
+    share_head_scalars(C->comm, &M->bal);
+    err = make_layout(M);
+  }
+  M->bal.wall_s = M->bal.split.balance_s = MPI_Wtime() - t0;
+  share_times(C->comm, &M->bal);
+  M->drifted = 0;
+  return err;
+}
+
+void mlsba_mpi_multiplier_destroy(mlsba_mpi_multiplier_t *M) {
+  if (M == NULL)
+    return;
+  mlsba__mpi_mult_t *C = &M->C;
+  if (C->host != MPI_COMM_NULL)
+    MPI_Comm_free(&C->host);
+  if (C->comm != MPI_COMM_NULL)
+    MPI_Comm_free(&C->comm);
+  mlsba__inpa_destroy(C->head);
+  free(C->links);
+  free(C->link_source);
+  mlsba__mpi_node_close(C->node);
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_destroy(M->lib[w]);
+  mlsba_mpi_result_free(&M->bal);
+  mlsba__mpi_operands_free(&M->ops);
+  free(M->part);
+  free(M->platform);
+  free(M->model_dir);
+  free(M);
+}
+
+/* The options into M->o, the strings copied (the caller's may go). */
+static int keep_opts(mlsba_mpi_multiplier_t *M,
+                     const mlsba_mpi_multiply_opts_t *o) {
+  int err = mlsba__mpi_multiply_resolve(o, M->C.q, &M->o);
+  if (err)
+    return err;
+  M->platform = strdup(o->platform);
+  M->model_dir = o->model_dir ? strdup(o->model_dir) : NULL;
+  M->part = calloc((size_t)M->C.q, sizeof *M->part);
+  if (!M->platform || (o->model_dir && !M->model_dir) || !M->part)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  M->o.platform = M->platform;
+  M->o.model_dir = M->model_dir;
+  return 0;
+}
+
+/* Collective, once the options are agreed on: every rank's devices open,
+ * then the balancing. */
+static int open_and_balance(mlsba_mpi_multiplier_t *M) {
+  mlsba__mpi_mult_t *C = &M->C;
+  char path[1024];
+  int local_rank = 0, local_size = 1;
+  /* Collective on every rank (the split of the ranks by host, the
+   * expansion of %r, %h and %l), then the head's options agreed on. */
+  int e = mlsba__mpi_local_rank(C->comm, &local_rank, &local_size);
+  int ep = mlsba_mpi_platform_path(C->comm, M->o.platform, path, sizeof path);
+  int err;
+  if ((err = mlsba__mpi_agree(C->comm, e ? e : ep)) != 0 ||
+      (err = mlsba__mpi_multiply_agree_opts(C->comm, &M->o)) != 0)
+    return err;
+  err = mlsba__mpi_node_open_at(path, local_rank, local_size, &M->o, &C->node);
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    return err;
+  MPI_Comm_split_type(C->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &C->host);
+  return balance(M);
+}
+
+int mlsba__mpi_multiplier_create(MPI_Comm comm,
+                                 const mlsba_mpi_multiply_opts_t *o, int bad,
+                                 const char *fn, mlsba_mpi_multiplier_t **out) {
+  if (out != NULL)
+    *out = NULL;
+  if (comm == MPI_COMM_NULL)
+    return mlsba__fail(MLSBA_EINVAL, "%s: comm is MPI_COMM_NULL", fn);
+  mlsba_mpi_multiplier_t *M = calloc(1, sizeof *M);
+  int err = bad;
+  if (!err && out == NULL)
+    err = mlsba__fail(MLSBA_EINVAL, "%s: multiplier is NULL", fn);
+  if (!err && o == NULL)
+    err = mlsba__fail(MLSBA_EINVAL, "%s: opts is NULL", fn);
+  if (!err && M == NULL)
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if (M) {
+    M->C.comm = M->C.host = MPI_COMM_NULL;
+    MPI_Comm_rank(comm, &M->C.rank);
+    MPI_Comm_size(comm, &M->C.q);
+  }
+  /* Every rank's arguments before anything else: a rank that returned
+   * alone would leave the others waiting in their first message. */
+  if (!err)
+    err = keep_opts(M, o);
+  if ((err = mlsba__mpi_agree(comm, err)) != 0) {
+    mlsba_mpi_multiplier_destroy(M);
+    return err;
+  }
+  MPI_Comm_dup(comm, &M->C.comm);
+  M->C.o = &M->o;
+  mlsba__mpi_grid_init(&M->C.grid, M->o.m, M->o.n, M->o.k, M->o.block);
+  if ((err = open_and_balance(M)) != 0) {
+    mlsba_mpi_multiplier_destroy(M);
+    return err;
+  }
+  *out = M;
+  return 0;
+}
+
+int mlsba_mpi_multiplier_create(MPI_Comm comm,
+                                const mlsba_mpi_multiply_opts_t *opts,
+                                mlsba_mpi_multiplier_t **mult) {
+  return mlsba__mpi_multiplier_create(comm, opts, 0,
+                                      "mlsba_mpi_multiplier_create", mult);
+}
+
+int mlsba_mpi_multiplier_rebalance(mlsba_mpi_multiplier_t *M) {
+  if (M == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_multiplier_rebalance: NULL");
+  return balance(M);
+}
+
+const mlsba_mpi_matrix_t *
+mlsba_mpi_multiplier_matrix(const mlsba_mpi_multiplier_t *M, int which) {
+  return M && which >= 0 && which < 3 ? M->lib[which] : NULL;
+}
+
+const mlsba_mpi_result_t *
+mlsba_mpi_multiplier_balancing(const mlsba_mpi_multiplier_t *M) {
+  return M ? &M->bal : NULL;
+}
+
+/* The balancing's fields of a run's result: the distribution it runs. */
+static int copy_balancing(const mlsba_mpi_result_t *b, mlsba_mpi_result_t *r) {
+  r->iterations = b->iterations;
+  r->converged = b->converged;
+  r->imbalance = b->imbalance;
+  r->half_perimeter_sum = b->half_perimeter_sum;
+  r->half_perimeter_lower_bound = b->half_perimeter_lower_bound;
+  r->simulated = b->simulated;
+  r->stop = b->stop;
+  r->run_iteration = b->run_iteration;
+  size_t n = b->history_len, q = (size_t)b->nodes;
+  if (n == 0 || b->history_w == NULL)
+    return 0; /* ranks other than 0 keep no history */
+  r->history_w = malloc(n * q * sizeof *r->history_w);
+  r->history_time = malloc(n * q * sizeof *r->history_time);
+  r->history_imbalance = malloc(n * sizeof *r->history_imbalance);
+  if (!r->history_w || !r->history_time || !r->history_imbalance)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  memcpy(r->history_w, b->history_w, n * q * sizeof *r->history_w);
+  memcpy(r->history_time, b->history_time, n * q * sizeof *r->history_time);
+  memcpy(r->history_imbalance, b->history_imbalance,
+         n * sizeof *r->history_imbalance);
+  r->history_len = n;
+  return 0;
+}
+
+/* Whether the caller's descriptions fit the multiplier's shape, and give
+ * arrays where this rank owns blocks. */
+static int check_dist(const mlsba_mpi_multiplier_t *M,
+                      const mlsba__mpi_source_t *s) {
+  const mlsba_mpi_multiply_opts_t *o = &M->o;
+  int64_t want[3][2] = {
+      {o->transa == 'T' ? o->k : o->m, o->transa == 'T' ? o->m : o->k},
+      {o->transb == 'T' ? o->n : o->k, o->transb == 'T' ? o->k : o->n},
+      {o->m, o->n}};
+  const void *arr[3] = {s->a, s->b, s->c};
+  for (int w = 0; w < 3; w++) {
+    int64_t m = 0, n = 0;
+    if (s->desc[w] == NULL)
+      return mlsba__fail(MLSBA_EINVAL, "the description of %c is NULL",
+                         "ABC"[w]);
+    mlsba_mpi_matrix_size(s->desc[w], &m, &n, NULL, NULL);
+    if (m != want[w][0] || n != want[w][1])
+      return mlsba__fail(MLSBA_EINVAL,
+                         "%c is described as %lld x %lld; the multiplier's "
+                         "shape wants %lld x %lld",
+                         "ABC"[w], (long long)m, (long long)n,
+                         (long long)want[w][0], (long long)want[w][1]);
+    if (arr[w] == NULL && mlsba_mpi_matrix_num_blocks(s->desc[w]) > 0)
+      return mlsba__fail(MLSBA_EINVAL,
+                         "%c's local array is NULL where this rank owns "
+                         "blocks of it",
+                         "ABC"[w]);
+  }
+  return 0;
+}
+
+/* After a run: two in a row with the rank times further apart than drift
+ * balance the ranks again. */
+static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
+  double lo = INFINITY, hi = 0;
+  for (int i = 0; i < r->nodes; i++) {
+    lo = r->ranks[i].time < lo ? r->ranks[i].time : lo;
+    hi = r->ranks[i].time > hi ? r->ranks[i].time : hi;
+  }
+  double imbalance = hi > 0 ? (hi - lo) / hi : 0;
+  M->drifted = M->o.drift > 0 && imbalance > M->o.drift ? M->drifted + 1 : 0;
+  if (M->drifted < 2)
+    return 0;
+  int err = balance(M);
+  r->split.balance_s += M->bal.split.balance_s;
+  r->rebalanced = 1;
+  return err;
+}
+
+static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
+               mlsba_mpi_result_t *r, const char *fn) {
+  if (M == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "%s: multiplier is NULL", fn);
+  mlsba__mpi_mult_t *C = &M->C;
+  if (r != NULL)
+    memset(r, 0, sizeof *r);
+  int err = r == NULL   ? mlsba__fail(MLSBA_EINVAL, "%s: result is NULL", fn)
+            : src->dist ? check_dist(M, src)
+                        : 0;
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    return err;
+  double t0 = MPI_Wtime(), t;
+  r->nodes = C->q;
+  const mlsba__mpi_part_t *p = &M->part[C->rank];
+  mlsba__mpi_operands_t *ops = &M->ops;
+  mlsba__mpi_check_t *check = NULL;
+  mlsba__mpi_product_stats_t st;
+  int verify = M->o.verify_samples > 0 && !M->bal.simulated, ok = 1;
+  err = mlsba__mpi_mult_check_memory(
+      C, mlsba__mpi_mult_rect_bytes(C, p->rows, p->cols, 1), "the product");
+  if (!err)
+    err = mlsba__mpi_operands_make(C, &M->lay, M->lib, src, ops, &r->split);
+  t = MPI_Wtime();
+  if (!err && verify)
+    err = mlsba__mpi_check_begin(C, &M->lay, ops, &check);
+  r->split.check_s += MPI_Wtime() - t;
+  if (err)
+    goto done;
+  t = MPI_Wtime();
+  err = mlsba__mpi_product(C->comm, &M->lay, C->node, M->o.precision, ops->a,
+                           ops->b, ops->c, &st);
+  r->split.product_s = MPI_Wtime() - t;
+  t = MPI_Wtime();
+  if (!err && verify)
+    err = mlsba__mpi_check_end(C, &M->lay, ops, check, &ok, &r->max_rel_error);
+  r->verified = verify ? ok : -1;
+  r->split.check_s += MPI_Wtime() - t;
+  t = MPI_Wtime();
+  if (!err)
+    err = mlsba__mpi_mult_report(C, &M->lay, &st, r);
+  r->split.gather_s += MPI_Wtime() - t;
+  if (!err)
+    err = mlsba__mpi_operands_hand_back(C, &M->lay, M->lib, src, ops, r,
+                                        &r->split);
+  if (!err)
+    err = mlsba__mpi_agree(C->comm, copy_balancing(&M->bal, r));
+  if (!err)
+    err = maybe_rebalance(M, r);
+done:
+  mlsba__mpi_check_free(check);
+  r->wall_s = MPI_Wtime() - t0;
+  share_times(C->comm, r);
+  if (err)
+    mlsba_mpi_result_free(r);
+  return err;
+}
+
+int mlsba_mpi_multiplier_run(mlsba_mpi_multiplier_t *M,
+                             mlsba_mpi_result_t *result) {
+  mlsba__mpi_source_t src = {{NULL, NULL, NULL}, NULL, NULL, NULL, 0};
+  return run(M, &src, result, "mlsba_mpi_multiplier_run");
+}
+
+int mlsba_mpi_multiplier_run_dist(
+    mlsba_mpi_multiplier_t *M, const mlsba_mpi_matrix_t *a_desc, const void *a,
+    const mlsba_mpi_matrix_t *b_desc, const void *b,
+    const mlsba_mpi_matrix_t *c_desc, void *c, mlsba_mpi_result_t *result) {
+  mlsba__mpi_source_t src = {{a_desc, b_desc, c_desc}, a, b, c, 1};
+  return run(M, &src, result, "mlsba_mpi_multiplier_run_dist");
+}

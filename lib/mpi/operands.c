@@ -1,0 +1,273 @@
+/* A run's operands in the product's layout (plan.c): every rank's op(A)',
+ * op(B)' and beta C0', from one of three sources, and C' back where the
+ * caller wants it.
+ *  - generated: element (i, j) of A, B, C a hash of the seed (matgen.c);
+ *  - the application's fill callback, asked only for the rank's own
+ *    rectangle of each matrix as the application stores it (A k x m when
+ *    transa is 'T'): its own blocks, never another rank's;
+ *  - the caller's arrays in any layout (a ScaLAPACK descriptor's):
+ *    redistributed into the layout's rectangles (mlsba_mpi_redistribute).
+ * A stored transposed is turned locally into op(A)', so the product sees
+ * one orientation; alpha scales op(A)' once, beta C0' once. Where the
+ * caller's layout already places a rank's part as the product's does (one
+ * rank, a 1 x 1 grid), its arrays are used where they lie: nothing moves. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "matrix.h"
+#include "multiply.h"
+
+/* dst (cols x rows, leading dimension ldd) = the transpose of src (rows x
+ * cols, leading dimension lds), in tiles that stay in cache. */
+static void transpose(const char *src, int64_t rows, int64_t cols, int64_t lds,
+                      char *dst, int64_t ldd, size_t es) {
+  enum { T = 32 };
+  for (int64_t j0 = 0; j0 < cols; j0 += T)
+    for (int64_t i0 = 0; i0 < rows; i0 += T)
+      for (int64_t j = j0; j < cols && j < j0 + T; j++)
+        for (int64_t i = i0; i < rows && i < i0 + T; i++)
+          memcpy(dst + ((size_t)i * (size_t)ldd + (size_t)j) * es,
+                 src + ((size_t)j * (size_t)lds + (size_t)i) * es, es);
+}
+
+static void scale(void *x, size_t n, double s, mlsba_precision_t p) {
+  if (p == MLSBA_PRECISION_DOUBLE)
+    for (size_t i = 0; i < n; i++)
+      ((double *)x)[i] *= s;
+  else
+    for (size_t i = 0; i < n; i++)
+      ((float *)x)[i] *= (float)s;
+}
+
+static const char *const matrix_name[3] = {"A", "B", "C"};
+
+/* Whether the caller's description d lays this rank's part out exactly
+ * as the product's lib does: the same elements at the same local places
+ * with the same leading dimension. */
+static int same_place(const mlsba_mpi_matrix_t *d,
+                      const mlsba_mpi_matrix_t *lib) {
+  const int64_t *x = lib->rect + 4 * lib->rank;
+  int64_t area = 0;
+  if (x[1] > 0 && x[3] > 0 && d->ld != x[1])
+    return 0;
+  for (size_t k = 0; k < d->nown; k++) {
+    const mlsba_mpi_block_t *b = &d->own[k];
+    if (b->row < x[0] || b->row + b->rows > x[0] + x[1] || b->col < x[2] ||
+        b->col + b->cols > x[2] + x[3] || b->local_row != b->row - x[0] ||
+        b->local_col != b->col - x[2])
+      return 0;
+    area += b->rows * b->cols;
+  }
+  return area == x[1] * x[3];
+}
+
+/* Collective (the dist form): which of the caller's arrays the product
+ * can use where they lie, on every rank: no transpose to make, no alpha
+ * to scale A by. */
+static void borrowable(mlsba__mpi_mult_t *C, mlsba_mpi_matrix_t *const lib[3],
+                       const mlsba__mpi_source_t *src, int out[3]) {
+  const mlsba_mpi_multiply_opts_t *o = C->o;
+  int mine[3] = {o->transa == 'N' && o->alpha == 1 &&
+                     same_place(src->desc[0], lib[0]),
+                 o->transb == 'N' && same_place(src->desc[1], lib[1]),
+                 same_place(src->desc[2], lib[2])};
+  MPI_Allreduce(mine, out, 3, MPI_INT, MPI_LAND, C->comm);
+}
+
+/* One matrix (which) into dst, in the op orientation: its stored
+ * rectangle (row0, rows, col0, cols of the layout's description lib)
+ * made, asked of the callback or redistributed, then transposed where
+ * trans is 'T' (dst then holds cols x rows). Collective in the dist
+ * form; the caller agrees on the outcome. */
+static int one_matrix(mlsba__mpi_mult_t *C, int which,
+                      const mlsba_mpi_matrix_t *lib,
+                      const mlsba__mpi_source_t *src, char trans, void *dst,
+                      mlsba__mpi_scratch_t *scratch, mlsba_mpi_split_t *split) {
+  const mlsba_mpi_multiply_opts_t *o = C->o;
+  const int64_t *x = lib->rect + 4 * lib->rank;
+  int64_t r0 = x[0], rows = x[1], c0 = x[2], cols = x[3];
+  size_t es = mlsba__mpi_elem(o->precision), n = (size_t)(rows * cols);
+  void *at = dst;
+  int err = 0;
+  if (trans == 'T' && n > 0 && (at = malloc(n * es)) == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory for %s's transpose",
+                       matrix_name[which]);
+  double t0 = MPI_Wtime();
+  if (src->dist) {
+    const void *from = which == 0 ? src->a : which == 1 ? src->b : src->c;
+    err = mlsba__mpi_redistribute_with(src->desc[which], from, lib, at,
+                                       o->precision, scratch);
+    split->move_s += MPI_Wtime() - t0;
+    t0 = MPI_Wtime();
+  } else if (n > 0 && o->fill == NULL) {
+    mlsba__mpi_fill(at, o->seed, which, r0, c0, rows, cols, o->precision);
+  } else if (n > 0) {
+    int rc = o->fill(o->fill_user, which, r0, c0, rows, cols, at, rows);
+    if (rc != 0)
+      err = mlsba__fail(MLSBA_EINVAL,
+                        "the application's fill of %s rows %lld..%lld, "
+                        "columns %lld..%lld returned %d",
+                        matrix_name[which], (long long)r0,
+                        (long long)(r0 + rows - 1), (long long)c0,
+                        (long long)(c0 + cols - 1), rc);
+  }
+  if (!err && trans == 'T' && n > 0)
+    transpose(at, rows, cols, rows, dst, cols, es);
+  if (at != dst)
+    free(at);
+  split->fill_s += MPI_Wtime() - t0;
+  return err;
+}
+
+int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
+                             const mlsba__mpi_layout_t *lay,
+                             mlsba_mpi_matrix_t *const lib[3],
+                             const mlsba__mpi_source_t *src,
+                             mlsba__mpi_operands_t *ops,
+                             mlsba_mpi_split_t *split) {
+  const mlsba_mpi_multiply_opts_t *o = C->o;
+  const mlsba__mpi_part_t *p = &lay->part[C->rank];
+  ops->a = ops->b = ops->c = NULL;
+  memset(ops->borrowed, 0, sizeof ops->borrowed);
+  if (mlsba__mpi_node_simulated(C->node))
+    return 0; /* simulated devices compute nothing: no operands */
+  size_t es = mlsba__mpi_elem(o->precision);
+  size_t na = (size_t)(p->rows * p->aks), nb = (size_t)(p->bks * p->cols),
+         nc = (size_t)(p->rows * p->cols);
+  if (src->dist)
+    borrowable(C, lib, src, ops->borrowed);
+  const void *given[3] = {src->a, src->b, src->c};
+  size_t n[3] = {na, nb, nc};
+  void **at[3] = {&ops->a, &ops->b, &ops->c};
+  for (int w = 0; w < 3; w++) {
+    if (ops->borrowed[w]) {
+      *at[w] = n[w] > 0 ? (void *)(uintptr_t)given[w] : NULL;
+      continue;
+    }
+    if (ops->cap[w] < n[w] || ops->buf[w] == NULL) {
+      free(ops->buf[w]);
+      ops->buf[w] = malloc(n[w] ? n[w] * es : 1);
+      ops->cap[w] = ops->buf[w] ? n[w] : 0;
+    }
+    *at[w] = ops->buf[w];
+  }
+  /* beta 0: C' starts at zero (the caller's C too, when it is C') */
+  if (ops->c && o->beta == 0 && nc > 0)
+    memset(ops->c, 0, nc * es);
+  int err = (ops->a || ops->borrowed[0]) && (ops->b || ops->borrowed[1]) &&
+                    (ops->c || ops->borrowed[2])
+                ? 0
+                : mlsba__fail(MLSBA_ENOMEM,
+                              "out of memory for A', B' and C' (%zu, %zu and "
+                              "%zu elements)",
+                              na, nb, nc);
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    return err;
+  char trans[3] = {o->transa, o->transb, 'N'};
+  void *dst[3] = {ops->a, ops->b, ops->c};
+  for (int w = 0; w < 3 && !err; w++) {
+    if ((w == 2 && o->beta == 0) || ops->borrowed[w])
+      continue; /* never read, or already where the product wants it */
+    err = mlsba__mpi_agree(C->comm, one_matrix(C, w, lib[w], src, trans[w],
+                                               dst[w], &ops->scratch, split));
+  }
+  double t0 = MPI_Wtime();
+  if (!err && o->alpha != 1)
+    scale(ops->a, na, o->alpha, o->precision);
+  if (!err && o->beta != 0 && o->beta != 1)
+    scale(ops->c, nc, o->beta, o->precision);
+  split->fill_s += MPI_Wtime() - t0;
+  return err;
+}
+
+void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops) {
+  for (int w = 0; w < 3; w++)
+    free(ops->buf[w]);
+  mlsba__mpi_scratch_free(&ops->scratch);
+  memset(ops, 0, sizeof *ops);
+}
+
+/* Every rank's C' into the whole C on rank 0 (column-major, m x n). */
+static int gather_c(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
+                    const void *c, mlsba_mpi_result_t *r) {
+  const mlsba_mpi_multiply_opts_t *o = C->o;
+  size_t es = mlsba__mpi_elem(o->precision), m = (size_t)lay->m,
+         n = (size_t)lay->n;
+  int err = 0;
+  if (C->rank == 0 &&
+      (m * n * es / es / n != m || (r->c_all = malloc(m * n * es)) == NULL))
+    err = mlsba__fail(MLSBA_ENOMEM,
+                      "gather: no room for C (%zu x %zu) on "
+                      "rank 0",
+                      m, n);
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    return err;
+  /* One message a column of C' would be many: each rank sends its C'
+   * whole, in pieces of at most 2^30 bytes so that counts fit an int. */
+  const mlsba__mpi_part_t *me = &lay->part[C->rank];
+  size_t bytes = (size_t)(me->rows * me->cols) * es, piece = (size_t)1 << 30;
+  if (C->rank != 0) {
+    for (size_t at = 0; at < bytes; at += piece)
+      MPI_Send((const char *)c + at,
+               (int)(bytes - at < piece ? bytes - at : piece), MPI_BYTE, 0, 0,
+               C->comm);
+    return mlsba__mpi_agree(C->comm, 0);
+  }
+  for (int i = 0; i < C->q; i++) {
+    const mlsba__mpi_part_t *x = &lay->part[i];
+    size_t sz = (size_t)(x->rows * x->cols) * es;
+    char *buf = i == 0 ? (char *)c : malloc(sz ? sz : 1);
+    if (buf == NULL) { /* drain the rank's messages anyway */
+      err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+      buf = malloc(piece);
+      for (size_t at = 0; buf && at < sz; at += piece)
+        MPI_Recv(buf, (int)(sz - at < piece ? sz - at : piece), MPI_BYTE, i, 0,
+                 C->comm, MPI_STATUS_IGNORE);
+      free(buf);
+      continue;
+    }
+    for (size_t at = 0; i != 0 && at < sz; at += piece)
+      MPI_Recv(buf + at, (int)(sz - at < piece ? sz - at : piece), MPI_BYTE, i,
+               0, C->comm, MPI_STATUS_IGNORE);
+    for (int64_t j = 0; j < x->cols; j++)
+      memcpy((char *)r->c_all +
+                 ((size_t)(x->col0 + j) * m + (size_t)x->row0) * es,
+             buf + (size_t)(j * x->rows) * es, (size_t)x->rows * es);
+    if (i != 0)
+      free(buf);
+  }
+  return mlsba__mpi_agree(C->comm, err);
+}
+
+int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
+                                  const mlsba__mpi_layout_t *lay,
+                                  mlsba_mpi_matrix_t *const lib[3],
+                                  const mlsba__mpi_source_t *src,
+                                  mlsba__mpi_operands_t *ops,
+                                  mlsba_mpi_result_t *r,
+                                  mlsba_mpi_split_t *split) {
+  const mlsba__mpi_part_t *me = &lay->part[C->rank];
+  int sim = mlsba__mpi_node_simulated(C->node), err = 0;
+  double t0 = MPI_Wtime();
+  if (src->dist && !sim && !ops->borrowed[2]) {
+    err = mlsba__mpi_redistribute_with(lib[2], ops->c, src->desc[2], src->c,
+                                       C->o->precision, &ops->scratch);
+    split->move_s += MPI_Wtime() - t0;
+    t0 = MPI_Wtime();
+  }
+  if (!err && C->o->gather && !sim)
+    err = gather_c(C, lay, ops->c, r);
+  r->c_row0 = me->row0;
+  r->c_col0 = me->col0;
+  r->c_rows = me->rows;
+  r->c_cols = me->cols;
+  if (!err && !src->dist && ops->c) { /* the result owns C' now */
+    r->c = ops->c;
+    ops->c = ops->buf[2] = NULL;
+    ops->cap[2] = 0;
+  }
+  split->gather_s += MPI_Wtime() - t0;
+  return err;
+}

@@ -1,0 +1,252 @@
+/* A matrix from one layout to another (mlsba_mpi_redistribute): every
+ * block of the source owned here is cut along the target's block
+ * boundaries (and every block of the target owned here along the
+ * source's), so each piece lies in one source block and one target
+ * block. Both sides list the same pieces between two ranks, the sender
+ * from its source blocks and the receiver from its target blocks, and
+ * order them alike (by peer, then by the piece's global column and row),
+ * so one MPI_Alltoallv moves them all without any index on the wire.
+ *
+ * Cost: every element that changes rank is packed, sent and unpacked
+ * once, every other copied once: O(M N / Q) per rank against the
+ * product's O(M N K / Q) flops. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "matrix.h"
+
+typedef struct {
+  int peer;
+  int64_t col, row, rows, cols; /* global */
+  int64_t lrow, lcol;           /* in this rank's local array */
+} piece_t;
+
+typedef struct {
+  piece_t *p;
+  size_t n, cap;
+} pieces_t;
+
+static int by_peer_then_place(const void *x, const void *y) {
+  const piece_t *a = x, *b = y;
+  if (a->peer != b->peer)
+    return a->peer < b->peer ? -1 : 1;
+  if (a->col != b->col)
+    return a->col < b->col ? -1 : 1;
+  return a->row < b->row ? -1 : a->row > b->row;
+}
+
+static int push(pieces_t *ps, piece_t p) {
+  if (ps->n == ps->cap) {
+    size_t more = ps->cap ? 2 * ps->cap : 256;
+    piece_t *q = realloc(ps->p, more * sizeof *q);
+    if (q == NULL)
+      return mlsba__fail(MLSBA_ENOMEM, "out of memory for the redistribution");
+    ps->p = q;
+    ps->cap = more;
+  }
+  ps->p[ps->n++] = p;
+  return 0;
+}
+
+/* This rank's blocks of mine, cut along other's block boundaries; each
+ * piece's peer is other's owner of it. */
+static int cut(const mlsba_mpi_matrix_t *mine, const mlsba_mpi_matrix_t *other,
+               pieces_t *ps) {
+  int err = 0;
+  for (size_t k = 0; !err && k < mine->nown; k++) {
+    const mlsba_mpi_block_t *b = &mine->own[k];
+    for (int64_t j = b->col; !err && j < b->col + b->cols;) {
+      int64_t bj = j / other->nb, j1 = (bj + 1) * other->nb;
+      j1 = j1 < b->col + b->cols ? j1 : b->col + b->cols;
+      for (int64_t i = b->row; !err && i < b->row + b->rows;) {
+        int64_t bi = i / other->mb, i1 = (bi + 1) * other->mb;
+        i1 = i1 < b->row + b->rows ? i1 : b->row + b->rows;
+        int peer = mlsba__mpi_matrix_owner_of(other, bi, bj, NULL, NULL);
+        if (peer < 0 || peer >= other->q)
+          return mlsba__fail(MLSBA_EINVAL,
+                             "the owner of block (%lld, %lld) is rank %d, "
+                             "outside the communicator",
+                             (long long)bi, (long long)bj, peer);
+        err = push(ps, (piece_t){peer, j, i, i1 - i, j1 - j,
+                                 b->local_row + (i - b->row),
+                                 b->local_col + (j - b->col)});
+        i = i1;
+      }
+      j = j1;
+    }
+  }
+  if (!err && ps->n > 1)
+    qsort(ps->p, ps->n, sizeof *ps->p, by_peer_then_place);
+  return err;
+}
+
+/* Elements to or from each peer, and where each peer's run starts; none
+ * to or from this rank itself (me), whose pieces are copied directly. */
+static int counts_of(const pieces_t *ps, int q, int me, int *count,
+                     int *displ) {
+  int64_t *c = calloc((size_t)q, sizeof *c);
+  if (c == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  for (size_t k = 0; k < ps->n; k++)
+    if (ps->p[k].peer != me)
+      c[ps->p[k].peer] += ps->p[k].rows * ps->p[k].cols;
+  int64_t at = 0;
+  for (int r = 0; r < q; r++) {
+    count[r] = (int)c[r];
+    displ[r] = (int)at;
+    at += c[r];
+  }
+  free(c);
+  if (at > INT_MAX)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "the redistribution moves %lld elements through one "
+                       "rank, above the %d an MPI count holds",
+                       (long long)at, INT_MAX);
+  return 0;
+}
+
+/* Where piece p's column j lies in a local array of leading dimension
+ * ld, in bytes of es. */
+static size_t local_at(const piece_t *p, int64_t j, int64_t ld, size_t es) {
+  return ((size_t)(p->lcol + j) * (size_t)ld + (size_t)p->lrow) * es;
+}
+
+/* Every piece for another rank from the local array into buf, in order. */
+static void pack(const pieces_t *ps, int me, const char *local, int64_t ld,
+                 char *buf, size_t es) {
+  for (size_t k = 0, at = 0; k < ps->n; k++)
+    for (int64_t j = 0; ps->p[k].peer != me && j < ps->p[k].cols; j++) {
+      size_t len = (size_t)ps->p[k].rows * es;
+      memcpy(buf + at, local + local_at(&ps->p[k], j, ld, es), len);
+      at += len;
+    }
+}
+
+/* Every piece from another rank from buf into the local array, in order. */
+static void unpack(const pieces_t *ps, int me, char *local, int64_t ld,
+                   const char *buf, size_t es) {
+  for (size_t k = 0, at = 0; k < ps->n; k++)
+    for (int64_t j = 0; ps->p[k].peer != me && j < ps->p[k].cols; j++) {
+      size_t len = (size_t)ps->p[k].rows * es;
+      memcpy(local + local_at(&ps->p[k], j, ld, es), buf + at, len);
+      at += len;
+    }
+}
+
+/* The pieces that stay on this rank, straight from src to dst: the two
+ * lists hold them in the same order. */
+static void copy_own(const pieces_t *out, const pieces_t *in, int me,
+                     const char *src, int64_t lds, char *dst, int64_t ldd,
+                     size_t es) {
+  size_t i = 0, o = 0;
+  while (o < out->n && out->p[o].peer != me)
+    o++;
+  while (i < in->n && in->p[i].peer != me)
+    i++;
+  for (; o < out->n && i < in->n && out->p[o].peer == me && in->p[i].peer == me;
+       o++, i++)
+    for (int64_t j = 0; j < out->p[o].cols; j++)
+      memcpy(dst + local_at(&in->p[i], j, ldd, es),
+             src + local_at(&out->p[o], j, lds, es),
+             (size_t)out->p[o].rows * es);
+}
+
+static int check_args(const mlsba_mpi_matrix_t *from, const void *src,
+                      const mlsba_mpi_matrix_t *to, const void *dst,
+                      mlsba_precision_t prec) {
+  if (from == NULL || to == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_redistribute: %s is NULL",
+                       from ? "to" : "from");
+  int same = MPI_UNEQUAL;
+  MPI_Comm_compare(from->comm, to->comm, &same);
+  if (same != MPI_IDENT && same != MPI_CONGRUENT)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_redistribute: the two "
+                                     "layouts are on different communicators");
+  if (from->m != to->m || from->n != to->n)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_redistribute: from is %lld x %lld, to is "
+                       "%lld x %lld",
+                       (long long)from->m, (long long)from->n, (long long)to->m,
+                       (long long)to->n);
+  if ((src == NULL && from->nown > 0) || (dst == NULL && to->nown > 0))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_redistribute: %s is NULL where this rank "
+                       "owns blocks",
+                       src == NULL && from->nown > 0 ? "src" : "dst");
+  if (prec != MLSBA_PRECISION_DOUBLE && prec != MLSBA_PRECISION_SINGLE)
+    return mlsba__fail(MLSBA_EINVAL, "unknown precision %d", (int)prec);
+  return 0;
+}
+
+/* Room for n bytes in s (what it had, when it had enough: a buffer reused
+ * from call to call is not faulted in again). */
+static char *scratch_room(mlsba__mpi_scratch_t *s, size_t n) {
+  if (s->bytes < n) {
+    free(s->buf);
+    s->buf = malloc(n);
+    s->bytes = s->buf ? n : 0;
+  }
+  return s->buf;
+}
+
+void mlsba__mpi_scratch_free(mlsba__mpi_scratch_t *s) {
+  free(s->buf);
+  s->buf = NULL;
+  s->bytes = 0;
+}
+
+int mlsba_mpi_redistribute(const mlsba_mpi_matrix_t *from, const void *src,
+                           const mlsba_mpi_matrix_t *to, void *dst,
+                           mlsba_precision_t prec) {
+  mlsba__mpi_scratch_t s = {NULL, 0};
+  int err = mlsba__mpi_redistribute_with(from, src, to, dst, prec, &s);
+  mlsba__mpi_scratch_free(&s);
+  return err;
+}
+
+int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
+                                 const void *src, const mlsba_mpi_matrix_t *to,
+                                 void *dst, mlsba_precision_t prec,
+                                 mlsba__mpi_scratch_t *scratch) {
+  const mlsba_mpi_matrix_t *any = from ? from : to;
+  int err = check_args(from, src, to, dst, prec);
+  if (any == NULL) /* no communicator to tell the others on */
+    return err;
+  if ((err = mlsba__mpi_agree(any->comm, err)) != 0)
+    return err;
+  int q = from->q;
+  pieces_t out = {0}, in = {0};
+  int *sc = malloc((size_t)q * 4 * sizeof *sc), *sd = sc + q, *rc = sc + 2 * q,
+      *rd = sc + 3 * q;
+  char *sbuf = NULL, *rbuf = NULL;
+  size_t es = mlsba__mpi_elem(prec);
+  err = sc ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if (!err && (err = cut(from, to, &out)) == 0 &&
+      (err = cut(to, from, &in)) == 0 &&
+      (err = counts_of(&out, q, from->rank, sc, sd)) == 0)
+    err = counts_of(&in, q, from->rank, rc, rd);
+  if (!err) {
+    size_t ns = (size_t)(q ? sd[q - 1] + sc[q - 1] : 0);
+    size_t nr = (size_t)(q ? rd[q - 1] + rc[q - 1] : 0);
+    sbuf = scratch_room(scratch, (ns + nr + 1) * es);
+    rbuf = sbuf ? sbuf + ns * es : NULL;
+    if (!sbuf)
+      err = mlsba__fail(MLSBA_ENOMEM,
+                        "out of memory for the redistribution's buffers "
+                        "(%zu and %zu elements)",
+                        ns, nr);
+  }
+  if ((err = mlsba__mpi_agree(from->comm, err)) == 0) {
+    pack(&out, from->rank, src, from->ld, sbuf, es);
+    MPI_Datatype t = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+    MPI_Alltoallv(sbuf, sc, sd, t, rbuf, rc, rd, t, from->comm);
+    unpack(&in, from->rank, dst, to->ld, rbuf, es);
+    copy_own(&out, &in, from->rank, src, from->ld, dst, to->ld, es);
+  }
+  free(out.p);
+  free(in.p);
+  free(sc);
+  return err;
+}

@@ -1,0 +1,309 @@
+/* Matrices in ScaLAPACK's layout across ranks (test_multiply starts this
+ * program under mpirun):
+ *   roundtrip   a matrix in a 2-D block-cyclic layout moved to the
+ *               product's layout, to an application's owner function and
+ *               to another block-cyclic layout (other grid, order, block
+ *               sizes): every element where it belongs, every time;
+ *   pdgemm      C = alpha op(A) op(B) + beta C on A, B and C given by
+ *               ScaLAPACK descriptors on several grids and block sizes
+ *               (one multiplier for all of them), C back in the caller's
+ *               layout and equal to the serial reference, and, where
+ *               ScaLAPACK is installed, to its own PDGEMM's C.
+ * The matrices hold multiples of 1/8 for which every sum is exact, so
+ * every comparison is ==. Rank 0 prints a line per layout; the exit
+ * status is 0 when every rank found everything right. */
+#include <mlsba.h>
+#include <mlsba/mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef MLSBA_HAVE_SCALAPACK
+void Cblacs_get(int ctx, int what, int *val);
+void Cblacs_gridinit(int *ctx, const char *order, int nprow, int npcol);
+void Cblacs_gridexit(int ctx);
+void pdgemm_(const char *ta, const char *tb, const int *m, const int *n,
+             const int *k, const double *alpha, const double *a, const int *ia,
+             const int *ja, const int *desca, const double *b, const int *ib,
+             const int *jb, const int *descb, const double *beta, double *c,
+             const int *ic, const int *jc, const int *descc);
+#endif
+
+static double elem(int which, int64_t i, int64_t j) {
+  switch (which) {
+  case 0:
+    return (double)((i + 2 * j) % 7 - 3) / 4;
+  case 1:
+    return (double)((3 * i + j) % 5 - 2) / 2;
+  default:
+    return (double)((i + j) % 3 - 1) / 4;
+  }
+}
+
+/* A process grid and block sizes for a ScaLAPACK descriptor. */
+typedef struct {
+  int p, q;
+  mlsba_mpi_grid_order_t order;
+  int mb, nb;
+} grid_t;
+
+static int rank_, size_;
+
+/* NUMROC, for the descriptor's LLD. */
+static int numroc(int n, int nb, int p, int np) {
+  int blocks = n / nb, num = blocks / np * nb, extra = blocks % np;
+  return num + (p < extra ? nb : p == extra ? n % nb : 0);
+}
+
+/* A descriptor of an m x n matrix on grid g (ctx as BLACS gave it). */
+static void make_desc(int desc[9], const grid_t *g, int m, int n, int ctx) {
+  int inside = rank_ < g->p * g->q;
+  int row = g->order == MLSBA_MPI_ROW_MAJOR ? rank_ / g->q : rank_ % g->p;
+  int rows = inside ? numroc(m, g->mb, row, g->p) : 0;
+  int d[9] = {1, ctx, m, n, g->mb, g->nb, 0, 0, rows > 1 ? rows : 1};
+  memcpy(desc, d, sizeof d);
+}
+
+/* A local array for d, its own blocks holding matrix `which` (or zeros);
+ * NULL for a rank that owns none. */
+static double *local_array(const mlsba_mpi_matrix_t *d, int which, int zero) {
+  int64_t ld, cols;
+  mlsba_mpi_matrix_local(d, &ld, &cols);
+  if (cols == 0)
+    return NULL;
+  double *x = calloc((size_t)(ld * cols), sizeof *x);
+  for (size_t k = 0; x && !zero && k < mlsba_mpi_matrix_num_blocks(d); k++) {
+    mlsba_mpi_block_t b;
+    mlsba_mpi_matrix_block(d, k, &b);
+    for (int64_t j = 0; j < b.cols; j++)
+      for (int64_t i = 0; i < b.rows; i++)
+        x[(b.local_col + j) * ld + b.local_row + i] =
+            elem(which, b.row + i, b.col + j);
+  }
+  return x;
+}
+
+/* Elements of this rank's blocks of d (array x) that are not `want`'s. */
+static long wrong_in(const mlsba_mpi_matrix_t *d, const double *x,
+                     double (*want)(const void *, int64_t, int64_t),
+                     const void *user) {
+  int64_t ld, cols;
+  mlsba_mpi_matrix_local(d, &ld, &cols);
+  long wrong = 0;
+  for (size_t k = 0; k < mlsba_mpi_matrix_num_blocks(d); k++) {
+    mlsba_mpi_block_t b;
+    mlsba_mpi_matrix_block(d, k, &b);
+    for (int64_t j = 0; j < b.cols; j++)
+      for (int64_t i = 0; i < b.rows; i++)
+        wrong += x[(b.local_col + j) * ld + b.local_row + i] !=
+                 want(user, b.row + i, b.col + j);
+  }
+  return wrong;
+}
+
+static double want_a(const void *user, int64_t i, int64_t j) {
+  (void)user;
+  return elem(0, i, j);
+}
+
+/* An application's own layout: block columns of 5 dealt to the ranks in
+ * reverse order, each rank's blocks side by side (ld = m). */
+typedef struct {
+  int64_t m;
+} columns_t;
+static int by_columns(void *user, int64_t bi, int64_t bj, int64_t *lr,
+                      int64_t *lc) {
+  const columns_t *c = user;
+  (void)c;
+  *lr = bi * 4;
+  *lc = bj / size_ * 5;
+  return size_ - 1 - (int)(bj % size_);
+}
+
+static void grids(grid_t *g, int *n) {
+  int k = 0;
+  g[k++] = (grid_t){1, size_, MLSBA_MPI_ROW_MAJOR, 7, 5};
+  g[k++] = (grid_t){size_, 1, MLSBA_MPI_COLUMN_MAJOR, 16, 16};
+  if (size_ >= 2) /* the last rank outside the grid, owning nothing */
+    g[k++] = (grid_t){1, size_ - 1, MLSBA_MPI_COLUMN_MAJOR, 64, 3};
+  if (size_ == 4)
+    g[k++] = (grid_t){2, 2, MLSBA_MPI_COLUMN_MAJOR, 5, 9};
+  *n = k;
+}
+
+static int roundtrip(void) {
+  grid_t g[4];
+  int ng, bad = 0;
+  grids(g, &ng);
+  int m = 97, n = 61;
+  columns_t cols = {m};
+  mlsba_mpi_matrix_t *own = NULL;
+  mlsba_mpi_matrix_create(MPI_COMM_WORLD, m, n, 4, 5, by_columns, &cols, m,
+                          &own);
+  for (int i = 0; i < ng; i++) {
+    const grid_t *to = &g[(i + 1) % ng];
+    int d1[9], d2[9];
+    make_desc(d1, &g[i], m, n, 0);
+    make_desc(d2, to, m, n, 0);
+    mlsba_mpi_matrix_t *x = NULL, *y = NULL;
+    int err = mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d1, g[i].p, g[i].q,
+                                         g[i].order, &x);
+    if (!err)
+      err = mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d2, to->p, to->q,
+                                       to->order, &y);
+    double *ax = x ? local_array(x, 0, 0) : NULL;
+    double *ay = y ? local_array(y, 0, 1) : NULL;
+    double *ao = own ? local_array(own, 0, 1) : NULL;
+    /* x -> the owner function's layout -> y */
+    if (!err)
+      err = mlsba_mpi_redistribute(x, ax, own, ao, MLSBA_PRECISION_DOUBLE);
+    long w1 = err ? -1 : wrong_in(own, ao, want_a, NULL);
+    if (!err)
+      err = mlsba_mpi_redistribute(own, ao, y, ay, MLSBA_PRECISION_DOUBLE);
+    long w2 = err ? -1 : wrong_in(y, ay, want_a, NULL), mine = w1 + w2, all;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank_ == 0)
+      printf("%s roundtrip %dx%d %s %dx%d -> own columns -> %dx%d %s "
+             "%dx%d: %ld wrong%s%s\n",
+             all == 0 && !err ? "ok" : "WRONG", g[i].p, g[i].q,
+             g[i].order ? "col" : "row", g[i].mb, g[i].nb, to->p, to->q,
+             to->order ? "col" : "row", to->mb, to->nb, all, err ? ": " : "",
+             err ? mlsba_mpi_last_error() : "");
+    bad |= all != 0 || err;
+    free(ax);
+    free(ay);
+    free(ao);
+    mlsba_mpi_matrix_destroy(x);
+    mlsba_mpi_matrix_destroy(y);
+  }
+  mlsba_mpi_matrix_destroy(own);
+  return bad;
+}
+
+typedef struct {
+  const mlsba_mpi_multiply_opts_t *o;
+} ref_t;
+
+/* C(i, j) = alpha sum_p op(A)(i, p) op(B)(p, j) + beta C0(i, j). */
+static double want_c(const void *user, int64_t i, int64_t j) {
+  const mlsba_mpi_multiply_opts_t *o = ((const ref_t *)user)->o;
+  double s = 0;
+  for (int64_t p = 0; p < o->k; p++)
+    s += (o->transa == 'T' ? elem(0, p, i) : elem(0, i, p)) *
+         (o->transb == 'T' ? elem(1, j, p) : elem(1, p, j));
+  return o->alpha * s + o->beta * elem(2, i, j);
+}
+
+/* One product on grid g with the multiplier M; ScaLAPACK's PDGEMM on the
+ * same data where it is installed. Returns the wrong elements. */
+static long one_product(mlsba_mpi_multiplier_t *M,
+                        const mlsba_mpi_multiply_opts_t *o, const grid_t *g,
+                        int *pdgemm_ran) {
+  int ctx = 0;
+  *pdgemm_ran = 0;
+#ifdef MLSBA_HAVE_SCALAPACK
+  Cblacs_get(-1, 0, &ctx);
+  Cblacs_gridinit(&ctx,
+                  g->order == MLSBA_MPI_ROW_MAJOR ? "Row-major" : "Col-major",
+                  g->p, g->q);
+#endif
+  int am = o->transa == 'T' ? (int)o->k : (int)o->m,
+      an = (int)(o->m + o->k) - am;
+  int bm = o->transb == 'T' ? (int)o->n : (int)o->k,
+      bn = (int)(o->n + o->k) - bm;
+  int da[9], db[9], dc[9];
+  make_desc(da, g, am, an, ctx);
+  make_desc(db, g, bm, bn, ctx);
+  make_desc(dc, g, (int)o->m, (int)o->n, ctx);
+  mlsba_mpi_matrix_t *xa = NULL, *xb = NULL, *xc = NULL;
+  mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, da, g->p, g->q, g->order, &xa);
+  mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, db, g->p, g->q, g->order, &xb);
+  mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, dc, g->p, g->q, g->order, &xc);
+  double *a = local_array(xa, 0, 0), *b = local_array(xb, 1, 0);
+  double *c = local_array(xc, 2, 0), *c2 = local_array(xc, 2, 0);
+  mlsba_mpi_result_t r;
+  int err = mlsba_mpi_multiplier_run_dist(M, xa, a, xb, b, xc, c, &r);
+  ref_t ref = {o};
+  long wrong = err ? 1 : wrong_in(xc, c, want_c, &ref);
+  if (!err)
+    mlsba_mpi_result_free(&r);
+  else if (rank_ == 0)
+    fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
+#ifdef MLSBA_HAVE_SCALAPACK
+  if (ctx >= 0 && rank_ < g->p * g->q) {
+    int one = 1, m = (int)o->m, n = (int)o->n, k = (int)o->k;
+    char ta[2] = {o->transa, 0}, tb[2] = {o->transb, 0};
+    pdgemm_(ta, tb, &m, &n, &k, &o->alpha, a, &one, &one, da, b, &one, &one, db,
+            &o->beta, c2, &one, &one, dc);
+    int64_t ld, cols;
+    mlsba_mpi_matrix_local(xc, &ld, &cols);
+    for (int64_t i = 0; c && i < ld * cols; i++)
+      wrong += c[i] != c2[i];
+    Cblacs_gridexit(ctx);
+  }
+  *pdgemm_ran = 1;
+#endif
+  free(a);
+  free(b);
+  free(c);
+  free(c2);
+  mlsba_mpi_matrix_destroy(xa);
+  mlsba_mpi_matrix_destroy(xb);
+  mlsba_mpi_matrix_destroy(xc);
+  return wrong;
+}
+
+static int pdgemm(const char *platform) {
+  grid_t g[4];
+  int ng, bad = 0;
+  grids(g, &ng);
+  for (int t = 0; t < 2; t++) {
+    mlsba_mpi_multiply_opts_t o;
+    mlsba_mpi_multiply_opts_init(&o);
+    o.platform = platform;
+    o.eps = 0.5;
+    o.max_iter = 3;
+    o.m = 97;
+    o.n = 61;
+    o.k = 43;
+    o.block = 16;
+    o.transa = t ? 'T' : 'N';
+    o.transb = t ? 'N' : 'T';
+    o.alpha = 2;
+    o.beta = t ? -0.5 : 0;
+    mlsba_mpi_multiplier_t *M = NULL;
+    int err = mlsba_mpi_multiplier_create(MPI_COMM_WORLD, &o, &M);
+    for (int i = 0; !err && i < ng; i++) {
+      int ran = 0;
+      long mine = one_product(M, &o, &g[i], &ran), all;
+      MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+      if (rank_ == 0)
+        printf("%s pdgemm %c%c alpha %g beta %g on %dx%d %s, blocks %dx%d: "
+               "%ld wrong%s\n",
+               all == 0 ? "ok" : "WRONG", o.transa, o.transb, o.alpha, o.beta,
+               g[i].p, g[i].q, g[i].order ? "col" : "row", g[i].mb, g[i].nb,
+               all, ran ? " (ScaLAPACK's PDGEMM gives the same C)" : "");
+      bad |= all != 0;
+    }
+    if (err && rank_ == 0)
+      fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
+    bad |= err != 0;
+    mlsba_mpi_multiplier_destroy(M);
+  }
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  int bad = 2;
+  if (argc >= 2 && !strcmp(argv[1], "roundtrip"))
+    bad = roundtrip();
+  else if (argc >= 3 && !strcmp(argv[1], "pdgemm"))
+    bad = pdgemm(argv[2]);
+  else if (rank_ == 0)
+    fprintf(stderr, "usage: scalapack_ranks roundtrip | pdgemm PLATFORM\n");
+  MPI_Finalize();
+  return bad;
+}

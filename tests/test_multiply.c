@@ -1,0 +1,309 @@
+/* The product across ranks as a PDGEMM user needs it, under mpirun (each
+ * job bounded by a timeout, so a hang fails its test):
+ *  - every op(A) op(B) combination in both precisions, sizes that are not
+ *    multiples of the block, K = 1 (ranks that own no block of op(A) or
+ *    op(B)), alpha and beta, on 1 to 4 ranks, equal to a serial reference
+ *    on the application's own blocks, the fill callback asked only for
+ *    blocks its rank owns (multiply_ranks shapes);
+ *  - a fill that fails on one rank ends every rank with one line;
+ *  - a multiplier's rerun gives bit-identical C; a drift triggers one
+ *    balancing;
+ *  - ScaLAPACK descriptors: round trips between block-cyclic layouts of
+ *    several grids, orders and block sizes and an owner function; the
+ *    product on them equal to the reference and to ScaLAPACK's PDGEMM;
+ *  - mlsba-inpa's -m -n -k, --transa, --transb, --repeat and its report's
+ *    wall_s, a command line that differs on one rank. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/run_suite.h"
+#include "support/run_tool.h"
+
+#define DATA MLSBA_SOURCE_DIR "/tests/data/mpi/"
+
+static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
+            ranks_bin[] = MLSBA_MULTIPLY_RANKS_BIN,
+            scalapack_bin[] = MLSBA_SCALAPACK_RANKS_BIN,
+            inpa[] = MLSBA_INPA_BIN;
+
+/* argv (NULL-terminated) on np oversubscribed ranks, killed after 240 s. */
+static void run_ranks(int np, tool_run_t *r, char *const *args) {
+  char npbuf[16];
+  snprintf(npbuf, sizeof npbuf, "%d", np);
+  char *argv[40] = {timeout,
+                    "-k",
+                    "5",
+                    "240",
+                    mpirun,
+                    "-np",
+                    npbuf,
+                    "--oversubscribe",
+                    "--bind-to",
+                    "none",
+                    "--mca",
+                    "btl",
+                    "self,vader",
+                    "--mca",
+                    "mpi_yield_when_idle",
+                    "1"};
+  size_t n = 16;
+  for (; *args && n + 1 < 40; args++)
+    argv[n++] = *args;
+  argv[n] = NULL;
+  /* Open MPI's own allocations cannot be suppressed by name (test_mpi). */
+  const char *asan = getenv("ASAN_OPTIONS");
+  char opts[512];
+  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
+           asan && *asan ? ":" : "");
+  setenv("ASAN_OPTIONS", opts, 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("MLSBA_NOPENCL", "0", 1); /* cores only: no pocl start-up */
+  /* ScaLAPACK's BLAS on one thread a rank, as its users run it. */
+  setenv("OMP_NUM_THREADS", "1", 1);
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  run_tool(argv, r);
+}
+
+/* Every line of out starts "ok", and there are `lines` of them. */
+static void check_all_ok(const tool_run_t *r, size_t lines) {
+  ck_assert_msg(r->exited && r->status == 0, "status %d: %s%s", r->status,
+                r->out, r->err);
+  ck_assert_msg(strstr(r->out, "WRONG") == NULL, "%s", r->out);
+  ck_assert_msg(count_lines(r->out) == lines, "%zu lines, not %zu: %s",
+                count_lines(r->out), lines, r->out);
+  for (const char *l = r->out; l && *l; l = strchr(l, '\n') + 1) {
+    ck_assert_msg(strncmp(l, "ok ", 3) == 0, "%s", r->out);
+    if (strchr(l, '\n') == NULL)
+      break;
+  }
+}
+
+START_TEST(every_op_and_shape_equals_the_reference) {
+  int np = _i + 1;
+  char *args[] = {ranks_bin, "shapes", DATA "cpu%r.json", NULL};
+  tool_run_t r;
+  run_ranks(np, &r, args);
+  check_all_ok(&r, 40);
+  /* With K = 1 (one block of op(A) and op(B)), some rank of several owns
+   * no block of A or B, and its C is right all the same. */
+  size_t k1 = 0;
+  for (const char *l = strstr(r.out, "x1 b 16"); l != NULL;
+       l = strstr(l + 1, "x1 b 16")) {
+    const char *at = strstr(l, "fills, ");
+    long idle = -1;
+    ck_assert_msg(at && sscanf(at, "fills, %ld rank(s)", &idle) == 1, "%s", l);
+    ck_assert_msg(np == 1 ? idle == 0 : idle >= 1, "%d ranks: %.200s", np, l);
+    k1++;
+  }
+  ck_assert_uint_eq(k1, 8);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* Rank np - 1's fill fails: every rank stops (status 1), and the one
+ * line, on rank 0, names that rank and what its fill was asked. */
+START_TEST(a_failing_fill_ends_every_rank_with_one_line) {
+  int np = _i + 2;
+  char on[16];
+  snprintf(on, sizeof on, "%d", np - 1);
+  char *args[] = {ranks_bin, "fail", DATA "cpu%r.json", on, NULL};
+  tool_run_t r;
+  run_ranks(np, &r, args);
+  ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
+  const char *hit = strstr(r.err, "multiply_ranks: ");
+  ck_assert_msg(hit != NULL, "no message: %s", r.err);
+  ck_assert_msg(strstr(hit + 1, "multiply_ranks: ") == NULL, "two messages: %s",
+                r.err);
+  char want[96];
+  snprintf(want, sizeof want,
+           "multiply_ranks: rank %d: the application's fill of ", np - 1);
+  ck_assert_msg(strncmp(hit, want, strlen(want)) == 0 &&
+                    strstr(hit, "returned 5\n") != NULL,
+                "%s", r.err);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(a_rerun_gives_bit_identical_c) {
+  char *args[] = {ranks_bin, "rerun", DATA "cpu%r.json", NULL};
+  tool_run_t r;
+  run_ranks(_i + 1, &r, args);
+  check_all_ok(&r, 1);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(a_drift_triggers_one_balancing) {
+  char *args[] = {ranks_bin, "drift", DATA "multiplier-drift%r.json", NULL};
+  tool_run_t r;
+  run_ranks(2, &r, args);
+  check_all_ok(&r, 1);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(scalapack_layouts_round_trip) {
+  int np = _i + 1;
+  char *args[] = {scalapack_bin, "roundtrip", NULL};
+  tool_run_t r;
+  run_ranks(np, &r, args);
+  check_all_ok(&r, np == 1 ? 2 : np == 4 ? 4 : 3);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(scalapack_descriptors_multiply_as_pdgemm_does) {
+  int np = _i + 1;
+  char *args[] = {scalapack_bin, "pdgemm", DATA "cpu%r.json", NULL};
+  tool_run_t r;
+  run_ranks(np, &r, args);
+  check_all_ok(&r, 2 * (np == 1 ? 2 : np == 4 ? 4 : 3));
+  tool_run_free(&r);
+}
+END_TEST
+
+/* ---- mlsba-inpa --------------------------------------------------------- */
+
+static json_t *parse_json(const char *text) {
+  json_error_t e;
+  json_t *j = json_loads(text, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON (%s): %.500s", e.text, text);
+  return j;
+}
+
+static double num(json_t *o, const char *k) {
+  json_t *v = json_object_get(o, k);
+  ck_assert_msg(json_is_number(v), "no number %s", k);
+  return json_number_value(v);
+}
+
+/* Any shape, both transposes, three products with one balancing: the
+ * report's shape, every run, and the whole job's wall time beside the
+ * product's, on real cores (verified) and simulated ranks. */
+START_TEST(inpa_runs_any_shape_repeatedly) {
+  const char *platform = _i ? DATA "sim%r.json" : DATA "cpu%r.json";
+  char *args[] = {inpa,       "--platform", (char *)platform,
+                  "-m",       "700",        "-n",
+                  "300",      "-k",         "333",
+                  "--block",  "64",         "--transa",
+                  "--transb", "--repeat",   "3",
+                  "--json",   "-",          NULL};
+  tool_run_t r;
+  run_ranks(2, &r, args);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert(num(j, "m") == 700 && num(j, "n") == 300 && num(j, "k") == 333);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "transa")), "T");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "transb")), "T");
+  ck_assert(num(j, "repeat") == 3);
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "runs")), 3);
+  json_t *wall = json_object_get(j, "wall");
+  double parts = num(wall, "balance_s") + num(wall, "fill_s") +
+                 num(wall, "product_s") + num(wall, "check_s") +
+                 num(wall, "gather_s") + num(wall, "move_s");
+  /* The parts lie within the whole; the balancing ran once at least. */
+  ck_assert(num(j, "wall_s") >= parts * 0.999 && num(wall, "balance_s") > 0);
+  ck_assert(_i || num(j, "wall_s") >= num(j, "makespan_s"));
+  ck_assert(num(j, "gflops") > 0);
+  ck_assert(_i ? json_is_null(json_object_get(j, "verified"))
+               : json_is_true(json_object_get(j, "verified")));
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* A shape that is not a multiple of the block (before: "size 1000 is not
+ * a positive multiple of the block 64"), verified. */
+START_TEST(inpa_runs_sizes_that_are_not_multiples_of_the_block) {
+  char *args[] = {inpa,      "--platform", DATA "cpu%r.json", "--size", "1000",
+                  "--block", "64",         "--json",          "-",      NULL};
+  tool_run_t r;
+  run_ranks(3, &r, args);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  ck_assert(num(j, "m") == 1000 && num(j, "k") == 1000);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* Bad values and a transpose on one rank only: one line, every rank
+ * stops. */
+START_TEST(inpa_refuses_what_it_cannot_run) {
+  static const struct {
+    const char *opt, *value, *want;
+  } bad[] = {{"-m", "0", "bad value for -m: 0"},
+             {"--repeat", "0", "bad value for --repeat: 0"},
+             {"-k", "x", "bad value for -k: x"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *args[] = {inpa,
+                    "--platform",
+                    DATA "sim%r.json",
+                    (char *)bad[i].opt,
+                    (char *)bad[i].value,
+                    NULL};
+    tool_run_t r;
+    run_ranks(2, &r, args);
+    ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, bad[i].want) != NULL, "%s", r.err);
+    tool_run_free(&r);
+  }
+}
+END_TEST
+
+START_TEST(a_transpose_on_one_rank_only_stops_all) {
+  char *argv[] = {timeout,      "-k",
+                  "5",          "120",
+                  mpirun,       "--oversubscribe",
+                  "--bind-to",  "none",
+                  "--mca",      "btl",
+                  "self,vader", "-np",
+                  "1",          inpa,
+                  "--platform", DATA "sim%r.json",
+                  "--size",     "1024",
+                  "--block",    "64",
+                  ":",          "-np",
+                  "1",          inpa,
+                  "--platform", DATA "sim%r.json",
+                  "--size",     "1024",
+                  "--block",    "64",
+                  "--transa",   NULL};
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
+  ck_assert_msg(strstr(r.err, "mlsba-inpa: rank 1: option transa is T here, "
+                              "N on rank 0") != NULL,
+                "%s", r.err);
+  const char *hit = strstr(r.err, "mlsba-inpa: ");
+  ck_assert_msg(strstr(hit + 1, "mlsba-inpa: ") == NULL, "two messages: %s",
+                r.err);
+  tool_run_free(&r);
+}
+END_TEST
+
+static Suite *multiply_suite(void) {
+  Suite *s = suite_create("multiply");
+  TCase *tc = tcase_create("ranks");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, every_op_and_shape_equals_the_reference, 0, 4);
+  tcase_add_loop_test(tc, a_failing_fill_ends_every_rank_with_one_line, 0, 3);
+  tcase_add_loop_test(tc, a_rerun_gives_bit_identical_c, 0, 2);
+  tcase_add_test(tc, a_drift_triggers_one_balancing);
+  tcase_add_loop_test(tc, scalapack_layouts_round_trip, 0, 4);
+  tcase_add_loop_test(tc, scalapack_descriptors_multiply_as_pdgemm_does, 0, 4);
+  tcase_add_loop_test(tc, inpa_runs_any_shape_repeatedly, 0, 2);
+  tcase_add_test(tc, inpa_runs_sizes_that_are_not_multiples_of_the_block);
+  tcase_add_test(tc, inpa_refuses_what_it_cannot_run);
+  tcase_add_test(tc, a_transpose_on_one_rank_only_stops_all);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(multiply_suite()); }
