@@ -360,10 +360,11 @@ START_TEST(device_names_are_escaped_in_model_files) {
   ck_assert_uint_eq(r.warnings, 0);
   mlsba_factor_report_free(&r);
   char path[1024];
-  snprintf(path, sizeof path, "%s/potrf-update-double-nb32-x%%2F..%%2F..%%2Fo.model",
-           dir);
+  snprintf(path, sizeof path,
+           "%s/potrf-update-double-nb32-x%%2F..%%2F..%%2Fo.model", dir);
   ck_assert_msg(access(path, R_OK) == 0, "%s", path);
-  snprintf(path, sizeof path, "%s/potrf-update-double-nb32-core%%2F0.model", dir);
+  snprintf(path, sizeof path, "%s/potrf-update-double-nb32-core%%2F0.model",
+           dir);
   ck_assert_msg(access(path, R_OK) == 0, "%s", path);
   /* Nothing beside the folder: base holds a, a holds b. */
   size_t outside = 0;
@@ -455,9 +456,9 @@ START_TEST(a_failed_panel_device_hands_the_panels_on) {
     free(a0);
     close_node(&nd);
   }
-  node_t alone = open_node(
-      "{\"devices\": [{\"name\": \"core0\", \"type\": \"sim\", "
-      "\"speed\": [[1, 100]], \"fail_at\": 2}]}");
+  node_t alone =
+      open_node("{\"devices\": [{\"name\": \"core0\", \"type\": \"sim\", "
+                "\"speed\": [[1, 100]], \"fail_at\": 2}]}");
   const int64_t n = 96;
   double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 2);
   int64_t ipiv[96], info;
@@ -497,13 +498,12 @@ START_TEST(simulated_times_count_the_platforms_columns) {
       int64_t *ipiv = calloc((size_t)sizes[k], sizeof *ipiv);
       double *a = calloc(1, sizeof *a);
       /* compute = 0 never reads the matrix: a lone element stands in. */
-      ck_assert_msg(
-          (op ? mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', sizes[k], a,
-                               sizes[k], &info, &o, &r)
-              : mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, sizes[k],
-                               sizes[k], a, sizes[k], ipiv, &info, &o, &r)) ==
-              0,
-          "%s", mlsba_last_error());
+      ck_assert_msg((op ? mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L',
+                                         sizes[k], a, sizes[k], &info, &o, &r)
+                        : mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE,
+                                         sizes[k], sizes[k], a, sizes[k], ipiv,
+                                         &info, &o, &r)) == 0,
+                    "%s", mlsba_last_error());
       ck_assert(r.virtual_time);
       ck_assert_msg(r.seconds >= r.flops / 8e8 * (1 - 1e-9),
                     "op %d n %lld: %g s for %g flops at most 8e8 flops/s", op,
@@ -514,8 +514,10 @@ START_TEST(simulated_times_count_the_platforms_columns) {
       free(a);
     }
     double ratio = seconds[1] / seconds[0];
-    ck_assert_msg(ratio > 40 && ratio < 80, "op %d: n = 2048 took %g times "
-                  "n = 512's time", op, ratio);
+    ck_assert_msg(ratio > 40 && ratio < 80,
+                  "op %d: n = 2048 took %g times "
+                  "n = 512's time",
+                  op, ratio);
   }
   close_node(&nd);
 }
@@ -657,9 +659,9 @@ START_TEST(the_plain_calls_keep_their_models_in_the_cache) {
   const int64_t n = 512;
   double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 8);
   int64_t ipiv[512], info = -7;
-  ck_assert_msg(mlsba_getrf(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n, ipiv,
-                            &info) == 0,
-                "%s", mlsba_last_error());
+  ck_assert_msg(
+      mlsba_getrf(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n, ipiv, &info) == 0,
+      "%s", mlsba_last_error());
   char path[1024];
   ck_assert_msg(model_file(cache, "*/getrf-update-double-nb128-c0.model", path,
                            sizeof path),
