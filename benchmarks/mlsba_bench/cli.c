@@ -104,8 +104,15 @@ static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
 }
 
 int bench_parse_args(int argc, char **argv, bench_args_t *a) {
-  /* eps < 0 and max_iter 0: not given (a factorization refuses them). */
-  cmdline_t c = {.a = {.platform = "auto", .eps = -1, .max_iter = 0},
+  /* The precision left unset until every option is read: a
+   * factorization's default is double, the precision users factorize in,
+   * the product's single. eps < 0 and max_iter 0: not given (a
+   * factorization refuses them). */
+  const mlsba_precision_t unset = (mlsba_precision_t)-1;
+  cmdline_t c = {.a = {.platform = "auto",
+                       .eps = -1,
+                       .max_iter = 0,
+                       .precision = unset},
                  .algo = "mlsba"};
   const opts_table_t table = OPTS_TABLE(options);
   int status = 0;
@@ -117,6 +124,9 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   int64_t size = c.size;
   const char *algo = c.algo;
   a->algo_name = algo;
+  if (a->precision == unset)
+    a->precision = a->op != BENCH_OP_GEMM ? MLSBA_PRECISION_DOUBLE
+                                          : MLSBA_PRECISION_SINGLE;
   if (a->op != BENCH_OP_GEMM)
     return check_factor_args(a, size, algo);
   if (a->eps < 0)
