@@ -939,4 +939,7 @@ static Suite *factor_suite(void) {
   return s;
 }
 
-int main(void) { return run_suite(factor_suite()); }
+int main(void) {
+  setenv("MLSBA_MODEL_CACHE", "0", 1); /* not the user's cache */
+  return run_suite(factor_suite());
+}

@@ -1289,5 +1289,6 @@ int main(void) {
     printf("no OpenCL device: skipped\n");
     return 77;
   }
+  setenv("MLSBA_MODEL_CACHE", "0", 1); /* not the user's cache */
   return run_suite(opencl_suite());
 }

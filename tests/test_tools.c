@@ -887,6 +887,37 @@ START_TEST(bench_factor_compare_on_the_sim_desktop) {
 }
 END_TEST
 
+/* A device the library leaves out by default (a simulated pocl beside
+ * the cores it computes on) is not "used" in the JSON: it took no unit
+ * (it said used with 0 units). */
+START_TEST(bench_factor_json_says_which_devices_were_used) {
+  char *argv[] = {bench,
+                  "--op",
+                  "potrf",
+                  "--platform",
+                  MLSBA_SOURCE_DIR "/models/sim/cores-and-pocl.json",
+                  "--size",
+                  "1024",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(strchr(r.out, '{'));
+  json_t *devs = json_object_get(j, "devices");
+  ck_assert_uint_eq(json_array_size(devs), 3);
+  for (size_t i = 0; i < 3; i++) {
+    json_t *d = json_array_get(devs, i);
+    json_int_t units = json_integer_value(json_object_get(d, "units"));
+    ck_assert_int_eq(json_is_true(json_object_get(d, "used")), i < 2);
+    ck_assert_int_eq(units > 0, i < 2);
+  }
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
 /* On two real cores the factorizations are verified by their residual,
  * beside OpenBLAS's own routine. */
 START_TEST(bench_factor_verifies_on_real_cores) {
@@ -1476,7 +1507,7 @@ END_TEST
  * (mlsba-bench's: bench_bad), and what is not an option at all. */
 static const struct {
   char *tool;
-  const char *args[6];
+  const char *args[8];
   const char *expect;
 } bad_values[] = {
     {partition, {"--n", "12x", NULL}, "--n must be a whole number from 0 to"},
@@ -1496,6 +1527,10 @@ static const struct {
      {"--unit-bytes", "1e31", NULL},
      "--unit-bytes must be a number of bytes from 0 to 1e30, got 1e31"},
     {partition, {"--unit-bytes", "-1", NULL}, "--unit-bytes must be a number"},
+    /* No device of the platform has a link: it would change nothing. */
+    {partition,
+     {"--platform", SEED002, "--n", "8400", "--unit-bytes", "1e30", NULL},
+     "--unit-bytes: no device of desktop-seed002 has a host link"},
     {partition, {"stray", NULL}, "unexpected argument stray"},
     {info,
      {"--list-models", "--models", "", NULL},
@@ -1512,6 +1547,20 @@ static const struct {
     {bench, {"--rounds", "0", NULL}, "--rounds must be a whole number from 1"},
     {bench, {"--op", "", NULL}, "--op must be gemm, getrf or potrf, got \"\""},
     {bench, {"stray", NULL}, "unexpected argument stray"},
+    /* The product's balancing options, refused by a factorization. */
+    {bench,
+     {"--op", "getrf", "--eps", "0.1", NULL},
+     "not an option of --op getrf or potrf (it tunes the product's "
+     "balancing): --eps"},
+    {bench,
+     {"--op", "potrf", "--max-iter", "5", NULL},
+     "balancing): --max-iter"},
+    {bench,
+     {"--op", "getrf", "--keep-shared", NULL},
+     "balancing): --keep-shared"},
+    {bench,
+     {"--op", "potrf", "--separate-kinds", NULL},
+     "balancing): --separate-kinds"},
 };
 
 START_TEST(every_checked_option_refuses_a_bad_value) {
@@ -1870,6 +1919,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, bench_balances_a_real_product);
   tcase_add_test(tc, bench_factor_compare_on_the_sim_desktop);
   tcase_add_test(tc, bench_factor_verifies_on_real_cores);
+  tcase_add_test(tc, bench_factor_json_says_which_devices_were_used);
   tcase_add_test(tc, bench_table_escapes_control_characters_in_names);
   tcase_add_loop_test(tc, bench_refuses_bad_input, 0,
                       (int)(sizeof bench_bad / sizeof bench_bad[0]));

@@ -459,6 +459,24 @@ static void work_free(problem_t *P, work_t *k) {
   free(P->size);
 }
 
+/* --unit-bytes counts host links: on a platform without any it would
+ * change nothing while the report said that times include them. 0, or
+ * the usage status after a line. */
+static int check_links(const mlsba_platform_t *pl, double unit_bytes) {
+  if (unit_bytes < 0)
+    return 0;
+  for (size_t i = 0; i < mlsba_platform_num_devices(pl); i++) {
+    mlsba_link_t link;
+    if (mlsba_platform_device_link(pl, i, &link) == 0 && link.bandwidth > 0)
+      return 0;
+  }
+  text_error(prog,
+             "--unit-bytes: no device of %s has a host link (\"link\" in "
+             "its platform file), so it would change nothing",
+             mlsba_platform_name(pl));
+  return CLI_EXIT_USAGE;
+}
+
 int main(int argc, char **argv) {
   args_t a;
   int status = 0;
@@ -469,6 +487,10 @@ int main(int argc, char **argv) {
   mlsba_platform_t *pl = NULL;
   if ((status = paths_load_platform(prog, a.w.platform, &pl)) != 0)
     return status;
+  if ((status = check_links(pl, a.unit_bytes)) != 0) {
+    mlsba_platform_destroy(pl);
+    return status;
+  }
   problem_t P = {.pl = pl,
                  .n = a.n >= 0 ? a.n : a.size,
                  .unit_bytes = a.unit_bytes,

@@ -89,17 +89,29 @@ static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
                      algo);
   if (a->quiet && a->progress)
     return bad_usage("--quiet and --progress exclude each other", "");
+  /* The balancing's options have no use here: taken and ignored, they
+   * would say that the run used them. */
+  const char *unused = a->eps >= 0         ? "--eps"
+                       : a->max_iter       ? "--max-iter"
+                       : a->keep_shared    ? "--keep-shared"
+                       : a->separate_kinds ? "--separate-kinds"
+                                           : NULL;
+  if (unused)
+    return bad_usage("not an option of --op getrf or potrf (it tunes the "
+                     "product's balancing): ",
+                     unused);
   return 0;
 }
 
 int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   /* The precision left unset until every option is read: a
    * factorization's default is double, the precision users factorize in,
-   * the product's single. */
+   * the product's single. eps < 0 and max_iter 0: not given (a
+   * factorization refuses them). */
   const mlsba_precision_t unset = (mlsba_precision_t)-1;
   cmdline_t c = {.a = {.platform = "auto",
-                       .eps = 0.05,
-                       .max_iter = 20,
+                       .eps = -1,
+                       .max_iter = 0,
                        .precision = unset},
                  .algo = "mlsba"};
   const opts_table_t table = OPTS_TABLE(options);
@@ -117,6 +129,10 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
                                           : MLSBA_PRECISION_SINGLE;
   if (a->op != BENCH_OP_GEMM)
     return check_factor_args(a, size, algo);
+  if (a->eps < 0)
+    a->eps = 0.05;
+  if (a->max_iter == 0)
+    a->max_iter = 20;
   if (a->block)
     return bad_usage("--block goes with --op getrf or potrf", "");
   if (a->rounds)

@@ -213,6 +213,7 @@ static int run_once(fbench_t *F, frow_t *r) {
     o.ways = r->ways;
     o.use = r->use;
     o.model_dir = F->sim ? NULL : F->models;
+    o.model_cache = 0; /* --models none keeps none */
     o.compute = !F->sim;
     mlsba_factor_report_free(&r->rep);
     int err = F->a->op == BENCH_OP_GETRF
@@ -428,7 +429,7 @@ static json_t *row_json(const fbench_t *F, const frow_t *r) {
     json_array_append_new(devs, json_pack("{s:s, s:I, s:f, s:b}", "name",
                                           mlsba_platform_device_name(F->pl, i),
                                           "units", (json_int_t)units, "time", t,
-                                          "used", r->use == NULL || r->use[i]));
+                                          "used", units > 0));
   }
   for (size_t k = 0; k < R->steps; k++) {
     json_t *sh = json_array(), *tm = json_array();

@@ -70,23 +70,18 @@ int mlsba__bal_model_file(const mlsba_executor_t *ex, size_t j,
   gethostname(host, sizeof host - 1);
   char ident[384];
   dev->ops->ident(dev, d->model_name, d->driver, ident, sizeof ident);
-  /* The device's name as its file-name part: "../OUTSIDE" would have
-   * written beside the folder. Names of letters, digits, '-', '_' and '.'
-   * keep the file names they always had. */
-  char part[512];
-  if (mlsba__file_name_part(d->name, part, sizeof part) != 0)
-    return mlsba__fail(MLSBA_ERANGE,
-                       "device name '%.64s...' too long for a "
-                       "model file name",
-                       d->name);
-  int a = snprintf(path, plen, "%s/%s.%s.model", dir, part, w->tag);
+  char after[sizeof w->tag + 1];
+  snprintf(after, sizeof after, ".%s", w->tag);
+  int e = mlsba__model_file_path(path, plen, dir, "", d->name, after);
+  if (e)
+    return e;
   int b = snprintf(key, klen, "host=%s device=%s [%s] kernel=%s%s%s", host,
                    d->name, ident, w->name, w->shape[0] ? " " : "", w->shape);
   for (char *c = key; *c; c++)
     if (*c == '\n')
       *c = ' ';
-  return a < 0 || (size_t)a >= plen || b < 0 || (size_t)b >= klen
-             ? mlsba__fail(MLSBA_ERANGE, "%s: model path too long", dir)
+  return b < 0 || (size_t)b >= klen
+             ? mlsba__fail(MLSBA_ERANGE, "%s: model key too long", dir)
              : 0;
 }
 

@@ -19,6 +19,21 @@
 #define VERSION 1
 #define MAX_FILE (1 << 20)
 
+int mlsba__model_file_path(char *path, size_t size, const char *dir,
+                           const char *before, const char *name,
+                           const char *after) {
+  char part[512];
+  if (mlsba__file_name_part(name, part, sizeof part) != 0)
+    return mlsba__fail(MLSBA_ERANGE,
+                       "device name '%.64s...' too long for a model file "
+                       "name",
+                       name);
+  int n = snprintf(path, size, "%s/%s%s%s.model", dir, before, part, after);
+  return n < 0 || (size_t)n >= size
+             ? mlsba__fail(MLSBA_ERANGE, "%s: model path too long", dir)
+             : 0;
+}
+
 /* FNV-1a, 64 bits: enough to tell a damaged file from a good one. */
 static uint64_t fnv1a(const char *s, size_t n) {
   uint64_t h = UINT64_C(14695981039346656037);

@@ -26,6 +26,16 @@ int mlsba__model_parse_text(const char *path, const char *key, char *text,
                             size_t len, mlsba_model_t **model, unsigned *runs,
                             double *sd, size_t room);
 
+/* Where a device's model file lives: dir/<before><name><after>.model,
+ * the device's name escaped as one file-name component
+ * (mlsba__file_name_part), so that a name such as "x/../../o" or
+ * "core/0" names a file inside dir. The balancer's models and the
+ * factorizations' take their names here, and only here. 0, or
+ * MLSBA_ERANGE with a message when path (size bytes) cannot hold it. */
+int mlsba__model_file_path(char *path, size_t size, const char *dir,
+                           const char *before, const char *name,
+                           const char *after);
+
 /* The checksum of a model file's body (FNV-1a, 64 bits). */
 uint64_t mlsba__model_checksum(const char *text, size_t len);
 

@@ -34,15 +34,51 @@ static long choose_panel_device(const mlsba__factor_cfg_t *c) {
   return -1;
 }
 
+/* A switch of the environment: unset or "" leaves *on as it is; 1 and 0
+ * (or on/off, yes/no) set it; any other value is refused, before the
+ * matrix is touched. */
+static int env_switch(const char *name, int *on) {
+  static const char *const yes[] = {"1", "on", "yes", "true"}, *const no[] = {
+                                                                   "0", "off",
+                                                                   "no",
+                                                                   "false"};
+  const char *v = getenv(name);
+  if (v == NULL || *v == '\0')
+    return 0;
+  for (size_t k = 0; k < 4; k++) {
+    if (strcmp(v, yes[k]) == 0)
+      return *on = 1, 0;
+    if (strcmp(v, no[k]) == 0)
+      return *on = 0, 0;
+  }
+  return mlsba__fail(MLSBA_EINVAL, "factor: %s='%.40s' must be 1 or 0", name,
+                     v);
+}
+
+/* What the environment adds to the options: MLSBA_REPRODUCIBLE=1 turns
+ * the reproducible split on, MLSBA_MODEL_CACHE=0 the cache off (neither
+ * turns the caller's choice the other way). */
+static int resolve_env(mlsba__factor_cfg_t *c) {
+  int reproducible = c->o.reproducible != 0, cache = 1;
+  int err = env_switch("MLSBA_REPRODUCIBLE", &reproducible);
+  if (!err)
+    err = env_switch("MLSBA_MODEL_CACHE", &cache);
+  c->reproducible = c->o.reproducible || reproducible;
+  c->model_cache = c->o.model_cache && cache && !c->reproducible;
+  return err;
+}
+
 /* The options resolved once: the split, the ways, the solve's place. */
 static void resolve(mlsba__factor_cfg_t *c) {
   const mlsba_factor_opts_t *o = &c->o;
   c->ways_static = o->ways == MLSBA_FACTOR_WAYS_STATIC;
-  c->split = o->split;
-  c->slice_of_kernels = o->split == MLSBA_FACTOR_SPLIT_KERNEL_SLICE;
+  /* A reproducible split is a fixed slice: given, or even (context.c's
+   * take_fraction). */
+  c->split = c->reproducible ? MLSBA_FACTOR_SPLIT_FIXED_SLICE : o->split;
+  c->slice_of_kernels = c->split == MLSBA_FACTOR_SPLIT_KERNEL_SLICE;
   c->tunes_slice =
-      c->slice_of_kernels ||
-      (o->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE && o->fraction == NULL);
+      c->slice_of_kernels || (c->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE &&
+                              o->fraction == NULL && !c->reproducible);
   /* Static steps on a simulated platform split a panel's solve by the
    * row's own split at every step (seed 003 splits every DTRSM between
    * the GPU and the cores as it splits DGEMM). */
@@ -59,15 +95,24 @@ static int open_cfg(mlsba__factor_ctx_t *C, mlsba_executor_t *ex,
   c->o = *o;
   c->p = c->pl->ndev;
   c->q = c->pl->ngroups;
+  /* A simulated profile's unit: the caller's, else a column of the
+   * product the platform says its speeds count (columns_of: 2 M K
+   * flops), else a column of an n x n x n product. */
   double n = (double)C->P->n;
+  int64_t cm = 0, ck = 0;
+  int says = mlsba_platform_columns_of(c->pl, &cm, &ck);
   c->unit_ref = o->sim_unit_flops > 0 ? o->sim_unit_flops
+                : says                ? 2 * (double)cm * (double)ck
                 : 2 * n * n > 1       ? 2 * n * n
                                       : 1;
   int err = platform_kind(c);
   if (err)
     return err;
   c->panel_dev = choose_panel_device(c);
+  if ((err = resolve_env(c)) != 0)
+    return err;
   resolve(c);
+  mlsba__factor_log_open(c);
   return 0;
 }
 
@@ -180,10 +225,23 @@ static int choose_active(mlsba__factor_ctx_t *C) {
   return 0;
 }
 
+/* A reproducible split without the caller's fractions: every device in
+ * use takes as many units. */
+static int even_fraction(mlsba__factor_ctx_t *C) {
+  size_t p = C->cfg.p;
+  if ((C->plan.fraction = calloc(p, sizeof *C->plan.fraction)) == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  for (size_t i = 0; i < p; i++)
+    C->plan.fraction[i] = C->dev.active[i] ? 1 : 0;
+  return 0;
+}
+
 /* The caller's fixed slice (opts.fraction), checked. */
 static int take_fraction(mlsba__factor_ctx_t *C) {
   const mlsba__factor_cfg_t *c = &C->cfg;
-  if (c->o.split != MLSBA_FACTOR_SPLIT_FIXED_SLICE || c->o.fraction == NULL)
+  if (c->reproducible && c->o.fraction == NULL)
+    return even_fraction(C);
+  if (c->split != MLSBA_FACTOR_SPLIT_FIXED_SLICE || c->o.fraction == NULL)
     return 0;
   double sum = 0;
   for (size_t i = 0; i < c->p; i++) {

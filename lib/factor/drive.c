@@ -4,6 +4,7 @@
  * lookahead (ops->lookahead) the core that factorizes panels takes the
  * next panel's units first and factorizes it inside its share; without,
  * the panel waits for the update. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../core/clock.h"
@@ -12,6 +13,26 @@
 typedef mlsba__factor_step_t step_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Step k's split as the log shows it: each device's units and time. */
+static void log_step(const mlsba__factor_ctx_t *C, size_t k) {
+  const mlsba_factor_report_t *R = C->R;
+  char line[768];
+  size_t n = 0, p = C->cfg.p;
+  int w = snprintf(line, sizeof line,
+                   "%s step %zu: %lld units, %.4g s:", C->P->ops->name, k,
+                   (long long)R->units[k], R->step_seconds[k]);
+  n = w > 0 ? (size_t)w : 0;
+  for (size_t i = 0; i < p && n < sizeof line; i++) {
+    if (R->share[k * p + i] == 0 && R->time[k * p + i] == 0)
+      continue;
+    w = snprintf(line + n, sizeof line - n, " %s %lld (%.4g s)",
+                 C->cfg.pl->dev[i].name, (long long)R->share[k * p + i],
+                 R->time[k * p + i]);
+    n += w > 0 ? (size_t)w : 0;
+  }
+  mlsba__factor_log(C, "%s", line);
+}
 
 /* Step k of the report: the devices' shares and times, and the clock. */
 static void record(mlsba__factor_ctx_t *C, const step_t *st, double extra) {
@@ -33,6 +54,8 @@ static void record(mlsba__factor_ctx_t *C, const step_t *st, double extra) {
   R->steps = C->step;
   C->clock += longest + extra;
   mlsba__factor_learn_panel(C, st);
+  if (mlsba__factor_logging(C))
+    log_step(C, k);
 }
 
 /* Without lookahead the next panel (its diagonal block, where its solve
@@ -52,13 +75,30 @@ static double panel_after(mlsba__factor_ctx_t *C, step_t *st) {
   return st->panel_s;
 }
 
+/* The step planned. The matrix is half done: where the models cannot
+ * split it (a saved model no device could have slipped through), they
+ * start again cold, with a warning, rather than leave it so. */
+static int plan(mlsba__factor_ctx_t *C, step_t *st) {
+  double t0 = mlsba__now();
+  int err = mlsba__factor_plan(C, &C->plan, st, C->lay.load);
+  if (err && err != MLSBA_ENOMEM) {
+    mlsba__factor_warn(C,
+                       "the models could not split step %zu (%s): they "
+                       "start again cold",
+                       C->step, mlsba_last_error());
+    err = mlsba__factor_models_forget(C);
+    if (!err)
+      err = mlsba__factor_plan(C, &C->plan, st, C->lay.load);
+  }
+  C->R->overhead_s += mlsba__now() - t0;
+  return err;
+}
+
 /* The step planned and run until it runs: a simulated device that fails
  * is dropped and the step planned again. */
 static int plan_and_run(mlsba__factor_ctx_t *C, step_t *st) {
   for (;;) {
-    double t0 = mlsba__now();
-    int err = mlsba__factor_plan(C, &C->plan, st, C->lay.load);
-    C->R->overhead_s += mlsba__now() - t0;
+    int err = plan(C, st);
     if (err)
       return err;
     mlsba__factor_lay_out(&C->cfg, &st->plan, &C->lay);
@@ -215,8 +255,8 @@ int mlsba__factor_drive(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
   int err = mlsba__factor_ctx_open(&C, ex, P, o, R);
   if (!err)
     err = run(&C);
-  if (!err && o->model_dir)
-    err = mlsba__factor_models_save(&C);
+  if (!err)
+    mlsba__factor_models_save(&C);
   mlsba__factor_ctx_close(&C);
   return err;
 }

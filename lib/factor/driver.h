@@ -40,6 +40,8 @@
  *   lu.c         LU's kernels
  *   chol.c       Cholesky's kernels
  *   kernels.c    what the kernels share
+ *   log.c        what a factorization tells: the report's warnings, the
+ *                lines of opts.log (or stderr with MLSBA_VERBOSE)
  *
  * Where the OpenCL half and resident.c meet, the residency
  * (mlsba__factor_residency_t) is the interface: resident.c decides when
@@ -51,13 +53,15 @@
 
 #include <pthread.h>
 
+#include "../core/error.h"
 #include "../platform/platform.h"
 #include "../runtime/executor.h"
 #include "factor.h"
 
 /* ---- the parts ----------------------------------------------------------- */
 
-/* What is resolved once, at the start (context.c), and only read after. */
+/* What is resolved once, at the start (context.c), and only read after
+ * (but panel_dev). */
 typedef struct {
   mlsba_executor_t *ex;
   const mlsba_platform_t *pl;
@@ -65,8 +69,10 @@ typedef struct {
   size_t p, q;           /* devices (file order), groups */
   size_t *group_size;    /* q */
   const size_t *group_dev;
-  int virt;        /* every device simulated: virtual time */
-  long panel_dev;  /* the core that factorizes panels, or -1 */
+  int virt; /* every device simulated: virtual time */
+  /* The core that factorizes panels, or -1; recover.c moves it to a
+   * surviving device when it fails (a simulated one). */
+  long panel_dev;
   double unit_ref; /* flops of a simulated profile's unit: 2 n^2 */
   int ways_static; /* every step runs the same way (the seeds') */
   /* The split: the rule of every step (o.split), and whether a slice is
@@ -78,6 +84,15 @@ typedef struct {
   /* Where a splittable panel's solve runs (o.solve, with AUTO made SPLIT
    * for static steps on a simulated platform). */
   mlsba_factor_solve_t solve;
+  /* A reproducible split (o.reproducible or MLSBA_REPRODUCIBLE): fixed
+   * fractions, no sharing between cores, no model read or saved. */
+  int reproducible;
+  /* Where models are kept: o.model_dir, or the per-user cache where
+   * o.model_cache and MLSBA_MODEL_CACHE allow it (models.c decides). */
+  int model_cache;
+  /* Where the log's lines go (log.c; NULL: nowhere). */
+  mlsba_log_fn log;
+  void *log_ctx;
 } mlsba__factor_cfg_t;
 
 /* The devices that take units: chosen at the start (context.c), a
@@ -89,9 +104,17 @@ typedef struct {
 /* The devices' models (models.c). */
 typedef struct {
   mlsba_model_t **rate; /* p flop-rate models by units */
-  unsigned char *warm;  /* p: an accelerator's first share has run */
-  double panel_s;       /* the last panel measured (or simulated) */
-  double panel_flops;   /* its flops */
+  /* The folder they are read from and saved to (NULL: none), the
+   * per-user cache or not (its problems are only warnings), whether it
+   * may be written, and each device's file in it (p; NULL where the
+   * device keeps none), all settled before the matrix is touched. */
+  const char *dir;
+  char *dir_buf; /* the cache's path, owned */
+  int cache, writable;
+  char **path;
+  unsigned char *warm; /* p: an accelerator's first share has run */
+  double panel_s;      /* the last panel measured (or simulated) */
+  double panel_flops;  /* its flops */
 } mlsba__factor_models_t;
 
 /* What the planner keeps from step to step (plan.c). */
@@ -373,8 +396,12 @@ void mlsba__factor_learn(mlsba__factor_ctx_t *C,
  * panel's estimate. */
 void mlsba__factor_learn_panel(mlsba__factor_ctx_t *C,
                                const mlsba__factor_step_t *st);
-/* The models of opts.model_dir saved back. */
-int mlsba__factor_models_save(const mlsba__factor_ctx_t *C);
+/* The models saved back to their folder: a file that cannot be written
+ * is a warning of the report (the factors are done), never an error. */
+void mlsba__factor_models_save(const mlsba__factor_ctx_t *C);
+/* Every model back to cold (the planner could not use them): the rest of
+ * the factorization splits as a first one would. */
+int mlsba__factor_models_forget(mlsba__factor_ctx_t *C);
 
 /* plan.c */
 /* The step's plan into st->plan and its split into C->lay.load (memory:
@@ -447,5 +474,18 @@ int mlsba__factor_panel_alone(const mlsba__factor_ctx_t *C,
 /* The step's next panel has a solve that may be split. */
 int mlsba__factor_solve_splittable(const mlsba__factor_ctx_t *C,
                                    const mlsba__factor_step_t *st);
+
+/* log.c */
+/* Where the lines go: opts.log, else stderr where MLSBA_VERBOSE is set. */
+void mlsba__factor_log_open(mlsba__factor_cfg_t *c);
+/* 1 when lines go somewhere (so that a caller formats them). */
+int mlsba__factor_logging(const mlsba__factor_ctx_t *C);
+/* One line, where lines go. */
+void mlsba__factor_log(const mlsba__factor_ctx_t *C, const char *fmt, ...)
+    MLSBA__PRINTF(2, 3);
+/* A problem that does not stop the factorization: counted in the
+ * report, the first kept, and logged. */
+void mlsba__factor_warn(const mlsba__factor_ctx_t *C, const char *fmt, ...)
+    MLSBA__PRINTF(2, 3);
 
 #endif

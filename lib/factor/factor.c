@@ -29,6 +29,7 @@ void mlsba_factor_opts_init(mlsba_factor_opts_t *opts) {
   opts->block = 0; /* mlsba_factor_default_block() */
   opts->split = MLSBA_FACTOR_SPLIT_FPM;
   opts->compute = 1;
+  opts->model_cache = 1;
 }
 
 void mlsba_factor_report_free(mlsba_factor_report_t *r) {
@@ -123,6 +124,14 @@ static mlsba_factor_opts_t options_of(const mlsba_factor_opts_t *opts,
   return o;
 }
 
+/* The panels' width: the block, at most min(m, n) (one panel then), so
+ * that the scratch sized by it is sized by the matrix (a block of
+ * INT_MAX on an 8 x 8 LU asked for 128 GiB). */
+static int64_t width_of(const mlsba_factor_opts_t *o, int64_t m, int64_t n) {
+  int64_t k = m < n ? m : n;
+  return o->block < k ? o->block : k > 0 ? k : 1;
+}
+
 static int factorize(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
                      const mlsba_factor_opts_t *o,
                      mlsba_factor_report_t *report) {
@@ -157,7 +166,7 @@ int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
                                .m = m,
                                .n = n,
                                .lda = lda,
-                               .nb = o.block,
+                               .nb = width_of(&o, m, n),
                                .a = a};
   P.ipiv = calloc(k > 0 ? (size_t)k : 1, sizeof *P.ipiv);
   if (P.ipiv == NULL)
@@ -206,7 +215,7 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                                .m = n,
                                .n = n,
                                .lda = lda,
-                               .nb = o.block,
+                               .nb = width_of(&o, n, n),
                                .a = a};
   err = factorize(ex, &P, &o, report);
   if (!err)

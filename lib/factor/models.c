@@ -1,10 +1,17 @@
 /* The devices' models of the update: flop rates by units. A simulated
  * device's comes from its profile; a real device's from what its shares
- * took, step by step, starting from the models saved in opts.model_dir,
- * where they are saved back. */
+ * took, step by step, starting from the models saved in opts.model_dir
+ * (or the per-user cache), where they are saved back. The folder and
+ * every file name are settled before the matrix is touched; after, a
+ * problem with them is a warning, never an error. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "../balance/store.h"
 #include "driver.h"
 
 /* A simulated device's rate: its profile in units per second times the
@@ -22,18 +29,10 @@ static int sim_rate(const mlsba_model_t *profile, double unit,
   return err;
 }
 
-/* ---- the files of opts.model_dir (real devices) ------------------------ */
+/* ---- the folder of saved models (real devices) ------------------------ */
 
 static const char *precision_name(const mlsba__factor_problem_t *P) {
   return P->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single";
-}
-
-static void model_path(const mlsba__factor_ctx_t *C, size_t i, char *buf,
-                       size_t size) {
-  const mlsba__factor_problem_t *P = C->P;
-  snprintf(buf, size, "%s/%s-update-%s-nb%lld-%s.model", C->cfg.o.model_dir,
-           P->ops->name, precision_name(P), (long long)P->nb,
-           C->cfg.pl->dev[i].name);
 }
 
 static void model_key(const mlsba__factor_ctx_t *C, size_t i, char *buf,
@@ -50,35 +49,213 @@ static void model_key(const mlsba__factor_ctx_t *C, size_t i, char *buf,
            P->ops->name, precision_name(P), (long long)P->nb, ident);
 }
 
-/* The saved models of the devices in use; a device without one starts
- * cold. */
-static void load_saved(mlsba__factor_ctx_t *C) {
+/* One folder made unless it is there (its parent must be). */
+static int make_folder(const char *dir, mode_t mode) {
+  return mkdir(dir, mode) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* The per-user cache's folder of this host's models, as mlsba-bench
+ * names it: $MLSBA_CACHE_DIR/HOST ("none": no cache), else
+ * $XDG_CACHE_HOME/mlsba/HOST (an absolute one), else
+ * ~/.cache/mlsba/HOST, the folders made as far as they may be (~/.cache
+ * is the user's: 0700). 0 when there is none. */
+static int cache_folder(char *buf, size_t size) {
+  const char *env = getenv("MLSBA_CACHE_DIR");
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char root[4096];
+  int w;
+  if (env && strcmp(env, "none") == 0)
+    return 0;
+  if (env && *env) {
+    w = snprintf(root, sizeof root, "%s", env);
+  } else if (xdg && xdg[0] == '/') {
+    w = snprintf(root, sizeof root, "%s/mlsba", xdg);
+  } else if (home && home[0] == '/') {
+    snprintf(root, sizeof root, "%s/.cache", home);
+    make_folder(root, 0700);
+    w = snprintf(root, sizeof root, "%s/.cache/mlsba", home);
+  } else {
+    return 0;
+  }
+  if (w < 0 || (size_t)w >= sizeof root)
+    return 0;
+  make_folder(root, 0755);
+  /* The host as one file-name component, as the tools spell it. */
+  char host[160] = "";
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
+    snprintf(host, sizeof host, "localhost");
+  for (char *c = host; *c; c++)
+    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                "0123456789._-",
+                *c) ||
+        (c == host && *c == '.'))
+      *c = '_';
+  w = snprintf(buf, size, "%s/%s", root, host);
+  return w > 0 && (size_t)w < size && make_folder(buf, 0755) == 0;
+}
+
+/* opts.model_dir before the matrix is touched: created when only it is
+ * missing (its parent must exist, so a typo makes no tree of folders),
+ * refused when it is not a folder or cannot be written, since the models
+ * would otherwise be lost after the whole factorization. */
+static int folder_ready(const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    if (errno != ENOENT || mkdir(dir, 0777) != 0)
+      return mlsba__fail(MLSBA_EIO, "model_dir '%s': cannot create it: %s", dir,
+                         errno == ENOENT ? "its parent folder does not exist"
+                                         : strerror(errno));
+  } else if (!S_ISDIR(st.st_mode)) {
+    return mlsba__fail(MLSBA_EIO, "model_dir '%s': not a folder", dir);
+  }
+  if (access(dir, W_OK | X_OK) != 0)
+    return mlsba__fail(MLSBA_EIO, "model_dir '%s': cannot write in it: %s", dir,
+                       strerror(errno));
+  return 0;
+}
+
+/* The folder, settled: opts.model_dir (its problems are errors), or the
+ * cache (its problems are warnings, and it is then not used). */
+static int open_folder(mlsba__factor_ctx_t *C) {
+  const mlsba__factor_cfg_t *c = &C->cfg;
+  mlsba__factor_models_t *M = &C->models;
+  if (c->virt || c->reproducible)
+    return 0;
+  if (c->o.model_dir) {
+    int err = folder_ready(c->o.model_dir);
+    if (err)
+      return err;
+    M->dir = c->o.model_dir;
+    M->writable = 1;
+    return 0;
+  }
+  if (!c->model_cache)
+    return 0;
+  char buf[4096];
+  if (!cache_folder(buf, sizeof buf)) {
+    const char *env = getenv("MLSBA_CACHE_DIR");
+    if (!env || strcmp(env, "none") != 0)
+      mlsba__factor_warn(C, "no model cache (no folder could be made for "
+                            "it): the factorization starts cold");
+    return 0;
+  }
+  if ((M->dir_buf = strdup(buf)) == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  M->dir = M->dir_buf;
+  M->cache = 1;
+  M->writable = access(buf, W_OK | X_OK) == 0;
+  return 0;
+}
+
+/* Each device's file in the folder, its name escaped as the balancer's
+ * (mlsba__model_file_path); a name too long for one fails an explicit
+ * folder, and keeps that device out of the cache. */
+static int open_paths(mlsba__factor_ctx_t *C) {
+  const mlsba__factor_problem_t *P = C->P;
+  mlsba__factor_models_t *M = &C->models;
+  if (M->dir == NULL)
+    return 0;
+  if ((M->path = calloc(C->cfg.p, sizeof *M->path)) == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  char before[128], path[4096];
+  snprintf(before, sizeof before, "%s-update-%s-nb%lld-", P->ops->name,
+           precision_name(P), (long long)P->nb);
   for (size_t i = 0; i < C->cfg.p; i++) {
-    if (C->cfg.virt || !C->dev.active[i])
+    if (!C->dev.active[i])
       continue;
-    char path[4096], key[512];
-    model_path(C, i, path, sizeof path);
+    int err = mlsba__model_file_path(path, sizeof path, M->dir, before,
+                                     C->cfg.pl->dev[i].name, "");
+    if (err && !M->cache)
+      return err;
+    if (err)
+      mlsba__factor_warn(C, "%s", mlsba_last_error());
+    else if ((M->path[i] = strdup(path)) == NULL)
+      return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
+  }
+  return 0;
+}
+
+/* A saved rate that no device has: below one flop per second, or above
+ * 1e20 (a hundred exaflops). Within the models' bounds, such a rate
+ * still turns into speeds outside them at some step (1e-30 flops per
+ * second is 1e-36 units per second), and the split then fails with the
+ * matrix half done. */
+static int absurd(const mlsba_model_t *m) {
+  for (size_t k = 0; k < mlsba_model_num_points(m); k++) {
+    double x, rate;
+    mlsba_model_get_point(m, k, &x, &rate);
+    if (!(x >= 1) || !(rate >= 1) || !(rate <= 1e20))
+      return 1;
+  }
+  return 0;
+}
+
+/* The saved models of the devices in use; a device without one (or with
+ * one that cannot be used) starts cold. */
+static void load_saved(mlsba__factor_ctx_t *C) {
+  const mlsba__factor_models_t *M = &C->models;
+  for (size_t i = 0; M->path && i < C->cfg.p; i++) {
+    if (M->path[i] == NULL || access(M->path[i], F_OK) != 0)
+      continue;
+    char key[512];
     model_key(C, i, key, sizeof key);
     mlsba_model_t *m = NULL;
-    if (mlsba_model_load(path, key, &m) == 0) {
+    if (mlsba_model_load(M->path[i], key, &m) != 0) {
+      mlsba__factor_log(C, "model %s not used: %s", M->path[i],
+                        mlsba_last_error());
+    } else if (absurd(m)) {
+      mlsba__factor_warn(C,
+                         "model %s ignored: a rate outside 1 to 1e20 flops "
+                         "per second",
+                         M->path[i]);
+      mlsba_model_destroy(m);
+    } else {
+      mlsba__factor_log(C, "%s starts warm: %zu points from %s",
+                        C->cfg.pl->dev[i].name, mlsba_model_num_points(m),
+                        M->path[i]);
       mlsba_model_destroy(C->models.rate[i]);
       C->models.rate[i] = m;
     }
   }
 }
 
-int mlsba__factor_models_save(const mlsba__factor_ctx_t *C) {
-  int err = 0;
+/* What device i's model holds, for the log: "x units r GFLOPS, ...". */
+static void describe(const mlsba_model_t *m, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (size_t k = 0; k < mlsba_model_num_points(m) && n < size; k++) {
+    double x, rate;
+    mlsba_model_get_point(m, k, &x, &rate);
+    int w = snprintf(buf + n, size - n, "%s%.0f units %.3g GFLOPS",
+                     k ? ", " : "", x, rate / 1e9);
+    n += w > 0 ? (size_t)w : 0;
+  }
+}
+
+void mlsba__factor_models_save(const mlsba__factor_ctx_t *C) {
+  const mlsba__factor_models_t *M = &C->models;
   mlsba_model_t *const *rate = C->models.rate;
-  for (size_t i = 0; !err && i < C->cfg.p; i++) {
+  for (size_t i = 0; i < C->cfg.p; i++) {
     if (C->cfg.virt || rate[i] == NULL || mlsba_model_num_points(rate[i]) == 0)
       continue;
-    char path[4096], key[512];
-    model_path(C, i, path, sizeof path);
+    if (mlsba__factor_logging(C)) {
+      char what[512];
+      describe(rate[i], what, sizeof what);
+      mlsba__factor_log(C, "learnt %s: %s", C->cfg.pl->dev[i].name, what);
+    }
+    if (M->path == NULL || M->path[i] == NULL)
+      continue;
+    if (!M->writable) {
+      mlsba__factor_warn(C, "models not saved: cannot write in %s", M->dir);
+      return;
+    }
+    char key[512];
     model_key(C, i, key, sizeof key);
-    err = mlsba_model_save(rate[i], path, key);
+    if (mlsba_model_save(rate[i], M->path[i], key) != 0)
+      mlsba__factor_warn(C, "model not saved: %s", mlsba_last_error());
+    else
+      mlsba__factor_log(C, "saved %s", M->path[i]);
   }
-  return err;
 }
 
 int mlsba__factor_models_open(mlsba__factor_ctx_t *C) {
@@ -88,14 +265,39 @@ int mlsba__factor_models_open(mlsba__factor_ctx_t *C) {
     err = c->virt ? sim_rate(mlsba_platform_device_model(c->pl, i), c->unit_ref,
                              &C->models.rate[i])
                   : mlsba_model_create(&C->models.rate[i]);
-  if (!err && c->o.model_dir)
+  if (!err)
+    err = open_folder(C);
+  if (!err)
+    err = open_paths(C);
+  if (!err)
     load_saved(C);
   return err;
+}
+
+int mlsba__factor_models_forget(mlsba__factor_ctx_t *C) {
+  for (size_t i = 0; i < C->cfg.p; i++) {
+    mlsba_model_t *m = NULL;
+    int err = C->cfg.virt ? sim_rate(mlsba_platform_device_model(C->cfg.pl, i),
+                                     C->cfg.unit_ref, &m)
+                          : mlsba_model_create(&m);
+    if (err)
+      return err;
+    int64_t cap = mlsba_model_max_load(C->models.rate[i]);
+    if (!C->cfg.virt && cap >= 0)
+      mlsba_model_set_max_load(m, cap);
+    mlsba_model_destroy(C->models.rate[i]);
+    C->models.rate[i] = m;
+  }
+  return 0;
 }
 
 void mlsba__factor_models_close(mlsba__factor_ctx_t *C) {
   for (size_t i = 0; C->models.rate && i < C->cfg.p; i++)
     mlsba_model_destroy(C->models.rate[i]);
+  for (size_t i = 0; C->models.path && i < C->cfg.p; i++)
+    free(C->models.path[i]);
+  free(C->models.path);
+  free(C->models.dir_buf);
   free(C->models.rate);
   free(C->models.warm);
 }

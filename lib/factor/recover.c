@@ -12,13 +12,53 @@
 #include "../core/error.h"
 #include "driver.h"
 
+/* A device that may factorize panels: a core, or on a simulated platform
+ * the first device of its group (its driving core). */
+static int core_like(const mlsba__factor_cfg_t *c, size_t i) {
+  if (!c->virt)
+    return mlsba__factor_is_core(c, i);
+  for (size_t g = 0; g < c->q; g++)
+    if (c->group_dev[c->pl->group_start[g]] == i)
+      return 1;
+  return 0;
+}
+
+/* The device that factorizes the panels after the one that did failed:
+ * the first core in use in group order, else the first device in use;
+ * -1 when none is left. */
+static long next_panel_device(const mlsba__factor_ctx_t *C) {
+  const mlsba__factor_cfg_t *c = &C->cfg;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t k = 0; k < c->p; k++) {
+      size_t i = c->group_dev[k];
+      if (C->dev.active[i] && (pass || core_like(c, i)))
+        return (long)i;
+    }
+  return -1;
+}
+
 int mlsba__factor_drop_sim(mlsba__factor_ctx_t *C, long failed) {
-  if (failed < 0 || failed == C->cfg.panel_dev || !C->dev.active[failed])
+  if (failed < 0 || (size_t)failed >= C->cfg.p || C->R->dropped[failed])
+    return 0;
+  int panel = failed == C->cfg.panel_dev;
+  if (!C->dev.active[failed] && !panel)
     return 0;
   C->dev.active[failed] = 0;
   C->R->dropped[failed] = 1;
   C->R->lost++;
   mlsba__factor_plan_forget(&C->plan, (size_t)failed);
+  if (panel) {
+    /* The panels move (nothing of the step was computed): the step is
+     * planned again around the new panel device, its way chosen again. */
+    long next = next_panel_device(C);
+    if (next < 0)
+      return 0;
+    mlsba__factor_log(C, "%s failed: the panels move to %s",
+                      C->cfg.pl->dev[failed].name, C->cfg.pl->dev[next].name);
+    C->cfg.panel_dev = next;
+    C->R->panel_device = next;
+    C->plan.way_units = 0;
+  }
   return 1;
 }
 

@@ -35,7 +35,7 @@ void mlsba__factor_open_shares(step_t *st) {
     s->started[i] = 0;
     cores += (size_t)core;
   }
-  st->sharing = cores >= 2 && st->remap == NULL;
+  st->sharing = cores >= 2 && st->remap == NULL && !st->cfg->reproducible;
 }
 
 /* The next piece of core i's own share: *n units from *u (0: none left). */

@@ -56,8 +56,7 @@ static int run_solve(mlsba__factor_ctx_t *C, step_t *st, int64_t rows,
       *seconds = c->virt ? longest * b * b / c->unit_ref : mlsba__now() - t0;
       return 0;
     }
-    if (!c->virt || failed == c->panel_dev ||
-        !mlsba__factor_drop_sim(C, failed))
+    if (!c->virt || !mlsba__factor_drop_sim(C, failed))
       return err;
     able[failed] = 0;
   }

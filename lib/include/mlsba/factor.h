@@ -14,6 +14,7 @@
 #ifndef MLSBA_FACTOR_H
 #define MLSBA_FACTOR_H
 
+#include <mlsba/balance.h>
 #include <mlsba/executor.h>
 #include <mlsba/loads.h>
 
@@ -105,9 +106,17 @@ typedef struct mlsba_factor_opts {
    *  device must be in use. Cores, simulated devices and OpenCL devices
    *  take units of both factorizations. */
   const unsigned char *use;
-  /** Directory of saved models of the update kernel (NULL: none): the
-   *  first step of a factorization starts from them, and the models the
-   *  steps measured are saved back (atomically). Real devices only. */
+  /** Directory of saved models of the update kernel (NULL: the per-user
+   *  cache, see model_cache): the first step of a factorization starts
+   *  from them, and the models the steps measured are saved back
+   *  (atomically). Real devices only. Checked before the matrix is
+   *  touched: a folder that is missing is created when its parent
+   *  exists; one that cannot be created or written is refused
+   *  (MLSBA_EIO). A saved model that makes no sense (a rate outside 1 to
+   *  1e20 flops per second) is ignored. Once the matrix is touched the
+   *  factorization finishes: a model that cannot be saved is a warning
+   *  of the report, not an error. Each device's file is named after the
+   *  device, escaped as the balancer's are ("core/0" is core%2F0). */
   const char *model_dir;
   /** On a simulated platform: 1 (default) computes the factors on the
    *  calling thread, so the result is right; 0 only advances virtual
@@ -138,6 +147,34 @@ typedef struct mlsba_factor_opts {
    *  MLSBA_FACTOR_WAYS_AUTO); MLSBA_FACTOR_WAYS_STATIC for the seeds'
    *  baselines as they place their tasks. */
   mlsba_factor_ways_t ways;
+  /** Where model_dir is NULL: 1 (the default) keeps the models in the
+   *  per-user cache, $MLSBA_CACHE_DIR/HOST (MLSBA_CACHE_DIR=none: no
+   *  cache), else $XDG_CACHE_HOME/mlsba/HOST or ~/.cache/mlsba/HOST as
+   *  mlsba-bench does, so that a program's second factorization of a
+   *  size starts from what the first learnt; 0 keeps none. The
+   *  environment variable MLSBA_MODEL_CACHE=0 turns it off for every
+   *  call (1 leaves the options to decide; other values are refused). A
+   *  cache that cannot be read or written never fails a factorization:
+   *  it is a warning of the report. */
+  int model_cache;
+  /** 1: a reproducible split. Every update is split by fixed fractions
+   *  (opts.fraction, else even between the devices in use), the cores do
+   *  not take from each other's shares, no model is read, learnt or
+   *  saved: two runs on the same platform, with the same kernels, give
+   *  bitwise the same factors and pivots. 0 (the default): the split
+   *  follows the devices' measured speeds (the factors are right to the
+   *  same residual, and may differ in their last bits from run to run
+   *  where the kernels depend on the shapes a split makes). The
+   *  environment variable MLSBA_REPRODUCIBLE=1 turns it on for every
+   *  call. See docs/factorizations.md, "What is reproducible". */
+  int reproducible;
+  /** Receives one line per event worth telling: each step's split (units
+   *  and time per device), what the models learnt, where they were read
+   *  and saved, warnings; NULL: none, unless the environment variable
+   *  MLSBA_VERBOSE is set (not "0"), which sends them to stderr. The
+   *  library prints nothing otherwise. Called on the calling thread. */
+  mlsba_log_fn log;
+  void *log_ctx;
 } mlsba_factor_opts_t;
 
 /** What a factorization did, step by step. Arrays are owned by the
@@ -169,10 +206,16 @@ typedef struct mlsba_factor_report {
    *  factorization (0 without OpenCL devices), and the transfers (each
    *  write or read enqueued) that moved them. */
   int64_t bytes_to_devices, bytes_from_devices, transfers;
+  /** Problems that did not stop the factorization (its factors, ipiv
+   *  and info are handed back): a model that could not be read or
+   *  saved, a cache that could not be made. The count, and the first
+   *  one's message ("" when none). */
+  unsigned warnings;
+  char warning[256];
 } mlsba_factor_report_t;
 
 /** \brief Defaults: the block by precision and size, the per-step FPM
- *  split, every device, no model directory, computed results. */
+ *  split, every device, models in the per-user cache, computed results. */
 MLSBA_EXTERN void mlsba_factor_opts_init(mlsba_factor_opts_t *opts);
 
 /** \brief The block a factorization of an m x n matrix takes when the
@@ -195,9 +238,13 @@ MLSBA_EXTERN int64_t mlsba_factor_default_block(mlsba_precision_t prec,
  *  \param[out] info  0, or i > 0 when U(i, i) (1-based) is exactly zero:
  *               the factorization is complete, U is singular.
  *  \return 0; MLSBA_EINVAL for a bad argument (the message names it);
- *          MLSBA_ENOMEM; MLSBA_EDEVICE when every device that takes
- *          update columns failed. A device that fails during a step is
- *          dropped and its columns are taken back by the others. */
+ *          MLSBA_EIO for a model folder that cannot be written (before
+ *          the matrix is touched); MLSBA_ENOMEM; MLSBA_EDEVICE when every
+ *          device failed (or a real core failed inside its share, whose
+ *          columns may be half done). A device that fails during a step is
+ * dropped and its columns are taken back by the others; where it was the one
+ * that factorizes the panels, the panels move to a surviving device (a core
+ * where there is one). */
 MLSBA_EXTERN int mlsba_getrf(mlsba_executor_t *ex, mlsba_precision_t prec,
                              int64_t m, int64_t n, void *a, int64_t lda,
                              int64_t *ipiv, int64_t *info);
