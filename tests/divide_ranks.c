@@ -9,6 +9,13 @@
  *                                    (K calls covering [A, B), or "units
  *                                    none")
  *   divide_ranks PLATFORM N mismatch rank 1 passes one unit more
+ *   divide_ranks PLATFORM N steps K  balance, then run K time steps and
+ *                                    print one line per step (rank 0):
+ *                                    "step S split C0/C1/.. imbalance I
+ *                                    makespan M wall W runs R rebalanced
+ *                                    B drift D"
+ *   divide_ranks PLATFORM N fail U   the callback fails (returns 3) on
+ *                                    unit U
  *
  * A failure prints "error: <message>" on rank 0 and exits 1 on every
  * rank. */
@@ -26,11 +33,14 @@ typedef struct {
   unsigned char *seen;
   int64_t n;
   long calls, twice, outside;
+  int64_t fail_at; /* the unit the callback fails on (-1: none) */
 } record_t;
 
 static int compute(void *user, int64_t first, int64_t count) {
   record_t *r = user;
   __atomic_add_fetch(&r->calls, 1, __ATOMIC_RELAXED);
+  if (r->fail_at >= first && r->fail_at < first + count)
+    return 3;
   for (int64_t u = first; u < first + count; u++) {
     if (u < 0 || u >= r->n) {
       __atomic_add_fetch(&r->outside, 1, __ATOMIC_RELAXED);
@@ -65,6 +75,24 @@ static void describe_units(const record_t *r, char *buf, size_t size) {
              r->calls);
 }
 
+/* One time step, and its line on rank 0. */
+static int run_step(mlsba_mpi_divider_t *d, long step, int rank) {
+  mlsba_run_info_t info;
+  memset(&info, 0, sizeof info);
+  int err = mlsba_mpi_divider_run(d, &info);
+  if (err || rank != 0)
+    return err;
+  const mlsba_mpi_divide_result_t *r = mlsba_mpi_divider_result(d);
+  printf("step %ld split ", step);
+  for (int i = 0; i < r->nodes; i++)
+    printf("%s%lld", i ? "/" : "", (long long)r->counts[i]);
+  printf(" imbalance %.6f makespan %.6f wall %.6f runs %u rebalanced %d "
+         "drift %g\n",
+         info.imbalance, info.makespan, info.wall_s, info.runs, info.rebalanced,
+         info.drift);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -75,9 +103,13 @@ int main(int argc, char **argv) {
     return 2;
   }
   int64_t n = strtoll(argv[2], NULL, 10);
-  if (argc > 3 && !strcmp(argv[3], "mismatch") && rank == 1)
+  const char *mode = argc > 3 ? argv[3] : "";
+  long steps = argc > 4 && !strcmp(mode, "steps") ? atol(argv[4]) : 0;
+  if (!strcmp(mode, "mismatch") && rank == 1)
     n++;
-  record_t rec = {.seen = calloc((size_t)n, 1), .n = n};
+  record_t rec = {.seen = calloc((size_t)n, 1), .n = n, .fail_at = -1};
+  if (argc > 4 && !strcmp(mode, "fail"))
+    rec.fail_at = strtoll(argv[4], NULL, 10);
   mlsba_load_t *load = NULL;
   mlsba_load_create("divide-test", n, &load);
   mlsba_load_set_cpu(load, compute, &rec);
@@ -87,6 +119,8 @@ int main(int argc, char **argv) {
   mlsba_mpi_divider_t *d = NULL;
   int err = mlsba_mpi_divider_create(MPI_COMM_WORLD, load, &o, &d);
   char line[512] = "";
+  for (long s = 1; !err && s <= steps; s++)
+    err = run_step(d, s, rank);
   if (!err) {
     memset(rec.seen, 0, (size_t)n);
     rec.calls = rec.twice = rec.outside = 0;

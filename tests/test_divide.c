@@ -1,15 +1,20 @@
 /* An application's own load across ranks: the head of the
  * one-dimensional INPA (lib/partition/divide.h) on synthetic nodes whose
  * time is a pure function of their units (converges where speeds differ,
- * stops as documented, refuses bad input); then <mlsba/mpi.h> under
+ * stops as documented, refuses bad input, follows a change of speed after
+ * a resume, its cycles counted since the drift); then <mlsba/mpi.h> under
  * mpirun: four simulated ranks of unequal speed converge through
  * mlsba-inpa --load mandelbrot, with every rank's share the head's;
  * two real ranks compute the Mandelbrot image that a single-rank
  * reference confirms; a divider's run computes every unit once, each
- * rank exactly its share; a bad rank (a missing platform, a load of
- * another size) stops every rank with one line; and the two-dimensional
- * product on an application's own matrices gives back its C (each rank's
- * rectangle and the gathered whole), a failing fill stopping every rank. */
+ * rank exactly its share; a divider follows a 4x slowdown of one
+ * simulated rank and its end within three re-balances on 1, 2 and 4
+ * ranks, every step reporting its runs and the whole call's time; a
+ * failing callback's message names its global units; a bad rank (a missing
+ * platform, a load of another size) stops every rank with one line; and the
+ * two-dimensional product on an application's own matrices gives back its C
+ * (each rank's rectangle and the gathered whole), a failing fill stopping every
+ * rank. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
@@ -122,8 +127,145 @@ START_TEST(noisy_nodes_stop_honestly) {
                 "stop %d", s);
   ck_assert_uint_le(mlsba__divide_iterations(h), 20);
   /* Resumed, it runs again from its models. */
-  ck_assert_int_eq(mlsba__divide_resume(h), 0);
+  ck_assert_int_eq(mlsba__divide_resume(h, NULL, 0.1), 0);
   ck_assert(!mlsba__divide_done(h));
+  mlsba__divide_destroy(h);
+}
+END_TEST
+
+/* Feeds node times of speeds (units/s, constant) until the head stops;
+ * returns the runs. */
+static size_t drive_speeds(mlsba__divide_t *h, size_t q, const double *speed) {
+  double t[8];
+  size_t runs = 0;
+  while (!mlsba__divide_done(h) && runs < 100) {
+    const int64_t *c = mlsba__divide_counts(h);
+    for (size_t i = 0; i < q; i++)
+      t[i] = (double)c[i] / speed[i];
+    ck_assert_int_eq(mlsba__divide_feed(h, t), 0);
+    runs++;
+  }
+  return runs;
+}
+
+/* The times the current counts take at these speeds. */
+static void times_at(const mlsba__divide_t *h, size_t q, const double *speed,
+                     double *t) {
+  const int64_t *c = mlsba__divide_counts(h);
+  for (size_t i = 0; i < q; i++)
+    t[i] = (double)c[i] / speed[i];
+}
+
+/* Node 1 turns 4 times slower after the head stopped, then back: each
+ * time the run that showed it resumes the head, which forgets node 1's
+ * stale points and is balanced again in a run or two. Before the fix its
+ * models kept every point, and the re-balance stopped near the old split. */
+START_TEST(a_resume_follows_a_change_of_speed) {
+  mlsba__divide_t *h = NULL;
+  ck_assert_int_eq(mlsba__divide_create(2, 10000, NULL, &h), 0);
+  double fast[2] = {100, 300}, slow[2] = {100, 75}, t[2];
+  drive_speeds(h, 2, fast);
+  ck_assert_int_eq(mlsba__divide_stop(h), MLSBA_STOP_BALANCED);
+  ck_assert_int_eq(mlsba__divide_counts(h)[1], 7500);
+  for (int change = 0; change < 2; change++) {
+    const double *now = change == 0 ? slow : fast;
+    times_at(h, 2, now, t);
+    size_t before = mlsba__divide_iterations(h);
+    ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), 0);
+    /* The run fed is the re-balance's first: node 1's older points are
+     * gone, node 0's kept. */
+    ck_assert_uint_eq(mlsba__divide_iterations(h), before + 1);
+    ck_assert_uint_eq(mlsba_model_num_points(mlsba__divide_model(h, 1)), 1);
+    ck_assert_uint_ge(mlsba_model_num_points(mlsba__divide_model(h, 0)), 2);
+    size_t runs = drive_speeds(h, 2, now);
+    ck_assert_uint_le(runs, 2);
+    ck_assert_int_eq(mlsba__divide_stop(h), MLSBA_STOP_BALANCED);
+    int64_t want = change == 0 ? 4286 : 7500; /* 10000 * 75 / 175 */
+    ck_assert_msg(llabs(mlsba__divide_counts(h)[1] - want) <= 1, "%lld",
+                  (long long)mlsba__divide_counts(h)[1]);
+  }
+  mlsba__divide_destroy(h);
+}
+END_TEST
+
+/* After the drift, the counts of a run from before it are no cycle: node
+ * 1 falls from 300 to 100 units/s, and the even split that the first run
+ * of all ran is what the models ask for now. */
+START_TEST(cycles_count_only_the_runs_since_the_drift) {
+  mlsba__divide_t *h = NULL;
+  ck_assert_int_eq(mlsba__divide_create(2, 10000, NULL, &h), 0);
+  double fast[2] = {100, 300}, even[2] = {100, 100}, t[2];
+  ck_assert_uint_eq(drive_speeds(h, 2, fast), 2); /* 5000/5000, 2500/7500 */
+  times_at(h, 2, even, t);
+  ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), 0);
+  ck_assert(!mlsba__divide_done(h));
+  ck_assert_int_eq(mlsba__divide_counts(h)[0], 5000);
+  ck_assert_uint_eq(drive_speeds(h, 2, even), 1);
+  ck_assert_int_eq(mlsba__divide_stop(h), MLSBA_STOP_BALANCED);
+  mlsba__divide_destroy(h);
+}
+END_TEST
+
+/* Times within the tolerance of the models are noise, not a change: the
+ * points stay (the run joins them); a resume without a run checks the
+ * first run fed; a resume stops at once when its run is balanced; bad
+ * tolerances are refused and leave the head stopped; the baselines
+ * re-balance as they balance. */
+START_TEST(a_resume_keeps_what_agrees_and_checks_its_input) {
+  mlsba__divide_t *h = NULL;
+  ck_assert_int_eq(mlsba__divide_create(2, 10000, NULL, &h), 0);
+  double fast[2] = {100, 300}, t[2];
+  drive_speeds(h, 2, fast);
+  double noisy[2] = {100 * 1.08, 300 / 1.08};
+  times_at(h, 2, noisy, t);
+  ck_assert_int_eq(mlsba__divide_resume(h, t, 0.2), 0);
+  ck_assert_uint_eq(mlsba_model_num_points(mlsba__divide_model(h, 0)), 2);
+  ck_assert_uint_eq(mlsba_model_num_points(mlsba__divide_model(h, 1)), 2);
+  drive_speeds(h, 2, noisy);
+  /* Balanced already: the run fed is the whole re-balance. */
+  times_at(h, 2, noisy, t);
+  size_t before = mlsba__divide_iterations(h);
+  ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), 0);
+  ck_assert(mlsba__divide_done(h));
+  ck_assert_int_eq(mlsba__divide_stop(h), MLSBA_STOP_BALANCED);
+  ck_assert_uint_eq(mlsba__divide_iterations(h), before + 1);
+  /* Without a run: the first run fed is checked (node 1 now 4x slower). */
+  ck_assert_int_eq(mlsba__divide_resume(h, NULL, 0.1), 0);
+  double slow[2] = {noisy[0], noisy[1] / 4};
+  times_at(h, 2, slow, t);
+  ck_assert_int_eq(mlsba__divide_feed(h, t), 0);
+  ck_assert_uint_eq(mlsba_model_num_points(mlsba__divide_model(h, 1)), 1);
+  drive_speeds(h, 2, slow);
+  ck_assert_int_eq(mlsba__divide_stop(h), MLSBA_STOP_BALANCED);
+  ck_assert_int_eq(mlsba__divide_resume(h, t, 0), MLSBA_EINVAL);
+  ck_assert(strstr(mlsba_last_error(), "drift tolerance") != NULL);
+  ck_assert_int_eq(mlsba__divide_resume(h, t, NAN), MLSBA_EINVAL);
+  t[0] = -1;
+  ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), MLSBA_EINVAL);
+  ck_assert(mlsba__divide_done(h));
+  mlsba__divide_destroy(h);
+  /* Homogeneous: the even split again, stopped at once; single-CPM: one
+   * run from the speeds of the run fed. */
+  mlsba__inpa_opts_t o;
+  mlsba__inpa_opts_init(&o);
+  o.algo = MLSBA__INPA_HOMOGENEOUS;
+  ck_assert_int_eq(mlsba__divide_create(2, 10000, &o, &h), 0);
+  drive_speeds(h, 2, fast);
+  times_at(h, 2, fast, t);
+  ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), 0);
+  ck_assert(mlsba__divide_done(h));
+  ck_assert_int_eq(mlsba__divide_counts(h)[0], 5000);
+  mlsba__divide_destroy(h);
+  o.algo = MLSBA__INPA_SINGLE_CPM;
+  ck_assert_int_eq(mlsba__divide_create(2, 10000, &o, &h), 0);
+  ck_assert_uint_eq(drive_speeds(h, 2, fast), 2);
+  double slower[2] = {100, 100};
+  times_at(h, 2, slower, t);
+  ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), 0);
+  ck_assert(!mlsba__divide_done(h));
+  ck_assert_int_eq(mlsba__divide_counts(h)[0], 5000);
+  ck_assert_uint_eq(drive_speeds(h, 2, slower), 1);
+  ck_assert_int_eq(mlsba__divide_stop(h), MLSBA_STOP_BALANCED);
   mlsba__divide_destroy(h);
 }
 END_TEST
@@ -292,6 +434,181 @@ static void expect_one_line_error(const char *np, char *const *args,
   tool_run_free(&r);
 }
 
+/* ---- the divider through a change of speed ------------------------------ */
+
+/* One line of divide_ranks ... steps K. */
+typedef struct {
+  long step;
+  int64_t split[4];
+  double imbalance, makespan, wall, drift;
+  unsigned runs;
+  int rebalanced;
+} step_t;
+
+/* The steps of out, each checked: q counts summing to n. */
+static size_t parse_steps(const char *out, int q, int64_t n, step_t *s,
+                          size_t max) {
+  size_t k = 0;
+  for (const char *p = strstr(out, "step "); p && k < max;
+       p = strstr(p + 1, "\nstep ")) {
+    if (*p == '\n')
+      p++;
+    step_t *t = &s[k];
+    int at = 0;
+    ck_assert_msg(sscanf(p, "step %ld split %n", &t->step, &at) == 1 && at,
+                  "%.200s", p);
+    const char *c = p + at;
+    int64_t sum = 0;
+    for (int i = 0; i < q; i++) {
+      char *end;
+      t->split[i] = strtoll(c, &end, 10);
+      ck_assert_msg(end != c && t->split[i] >= 1, "%.200s", p);
+      sum += t->split[i];
+      c = *end == '/' ? end + 1 : end;
+    }
+    ck_assert_int_eq(sum, n);
+    ck_assert_msg(sscanf(c,
+                         " imbalance %lf makespan %lf wall %lf runs %u "
+                         "rebalanced %d drift %lf",
+                         &t->imbalance, &t->makespan, &t->wall, &t->runs,
+                         &t->rebalanced, &t->drift) == 6,
+                  "%.200s", p);
+    ck_assert_int_eq(t->step, (long)k + 1);
+    k++;
+  }
+  return k;
+}
+
+/* What every step's report must say: the drift threshold it was judged
+ * by, the runs of the load it made and the whole call's (virtual)
+ * seconds: one run, and its time, for a step that did not re-balance;
+ * the run that showed the drift and the re-balance's, more than its last
+ * run's time, for one that did. */
+static void check_run_info(const step_t *t) {
+  ck_assert_msg(t->drift == 0.1, "step %ld: drift %g", t->step, t->drift);
+  ck_assert_msg(t->makespan > 0 && t->wall > 0, "step %ld: %g %g", t->step,
+                t->makespan, t->wall);
+  if (!t->rebalanced) {
+    ck_assert_msg(t->runs == 1, "step %ld: %u runs", t->step, t->runs);
+    ck_assert_msg(fabs(t->wall - t->makespan) <= 1e-6 * t->makespan,
+                  "step %ld: wall %g, makespan %g", t->step, t->wall,
+                  t->makespan);
+  } else {
+    ck_assert_msg(t->runs >= 2, "step %ld: %u runs", t->step, t->runs);
+    ck_assert_msg(t->wall > 1.2 * t->makespan,
+                  "step %ld: wall %g for a re-balance whose last run took %g",
+                  t->step, t->wall, t->makespan);
+  }
+}
+
+/* From step `from` (where the change showed), the step at which the
+ * ranks are balanced within eps again without re-balancing, after at most
+ * three re-balances; and every later step up to `until` stays so. */
+static size_t recovered(const step_t *s, size_t from, size_t until) {
+  unsigned rebalances = 0;
+  size_t k = from;
+  for (; k < until && (s[k].rebalanced || s[k].imbalance > 0.05); k++)
+    rebalances += (unsigned)s[k].rebalanced;
+  ck_assert_msg(k < until, "step %ld: not balanced again by step %ld",
+                s[from].step, s[until - 1].step);
+  ck_assert_msg(rebalances >= 1 && rebalances <= 3,
+                "step %ld: balanced again after %u re-balances", s[from].step,
+                rebalances);
+  for (size_t j = k; j < until; j++)
+    ck_assert_msg(s[j].imbalance <= 0.05, "step %ld: imbalance %g", s[j].step,
+                  s[j].imbalance);
+  return k;
+}
+
+/* The steps whose imbalance passed the drift threshold (the default, 2
+ * eps) after a balanced step: where a change of speed showed. */
+static size_t changes(const step_t *s, size_t n, size_t *at, size_t max) {
+  size_t c = 0;
+  for (size_t k = 1; k < n && c < max; k++)
+    if (!s[k].rebalanced && s[k].imbalance > 0.1 && s[k - 1].imbalance <= 0.05)
+      at[c++] = k;
+  return c;
+}
+
+/* Rank 1 (tests/data/mpi/drift1.json) turns 4 times slower from its 12th
+ * share to its 30th: the divider follows it, and comes back, within three
+ * re-balances each, on 2 and 4 simulated ranks. */
+static void slowdown_and_its_end(const char *np, int q) {
+  char *args[] = {ranks_bin, MLSBA_SOURCE_DIR "/tests/data/mpi/drift%r.json",
+                  "4096",    "steps",
+                  "40",      NULL};
+  tool_run_t r;
+  run_ranks(np, args, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
+  step_t s[40];
+  size_t n = parse_steps(r.out, q, 4096, s, 40);
+  ck_assert_uint_eq(n, 40);
+  for (size_t k = 0; k < n; k++)
+    check_run_info(&s[k]);
+  size_t at[4];
+  ck_assert_msg(changes(s, n, at, 4) == 2, "%.1500s", r.out);
+  /* Balanced at first; the slowdown, followed: rank 1 keeps less than
+   * half its share and the makespan falls to less than half the drifted
+   * step's. */
+  ck_assert(s[0].imbalance <= 0.05);
+  size_t slow = recovered(s, at[0], at[1]);
+  ck_assert_msg(s[slow].split[1] < s[0].split[1] / 2, "%.1500s", r.out);
+  ck_assert(s[slow].makespan < 0.5 * s[at[0]].makespan);
+  /* Its end: rank 1 takes its share back (within 5%), the makespan as
+   * before the slowdown. */
+  size_t back = recovered(s, at[1], n);
+  ck_assert_msg(llabs(s[back].split[1] - s[0].split[1]) <= s[0].split[1] / 20,
+                "%.1500s", r.out);
+  ck_assert(s[back].makespan <= 1.05 * s[0].makespan);
+  tool_run_free(&r);
+}
+
+START_TEST(the_divider_follows_a_slowdown_and_its_end) {
+  slowdown_and_its_end("2", 2);
+  slowdown_and_its_end("4", 4);
+}
+END_TEST
+
+/* One rank alone, slowed down and back: nothing to re-balance, and every
+ * step says what it ran and how long it took. */
+START_TEST(one_rank_reports_every_step) {
+  char *args[] = {ranks_bin, MLSBA_SOURCE_DIR "/tests/data/mpi/drift1.json",
+                  "4096",    "steps",
+                  "40",      NULL};
+  tool_run_t r;
+  run_ranks("1", args, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
+  step_t s[40];
+  size_t n = parse_steps(r.out, 1, 4096, s, 40);
+  ck_assert_uint_eq(n, 40);
+  double lo = s[0].makespan, hi = lo;
+  for (size_t k = 0; k < n; k++) {
+    check_run_info(&s[k]);
+    ck_assert(!s[k].rebalanced && s[k].imbalance == 0);
+    lo = s[k].makespan < lo ? s[k].makespan : lo;
+    hi = s[k].makespan > hi ? s[k].makespan : hi;
+  }
+  /* The slowdown shows in the times (4x), and ends. */
+  ck_assert_msg(fabs(hi / lo - 4) < 1e-6, "%g %g", lo, hi);
+  ck_assert(s[n - 1].makespan == lo && s[0].makespan == lo);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* The application's callback fails on a rank: the message names the
+ * units the callback was given (rank 1's 10000..19999), not the window's
+ * own numbering. */
+START_TEST(a_failing_callback_names_its_global_units) {
+  char *args[] = {ranks_bin, MLSBA_SOURCE_DIR "/tests/data/mpi/cpu%r.json",
+                  "20000",   "fail",
+                  "15000",   NULL};
+  expect_one_line_error("2", args,
+                        "error: rank 1: core1: the CPU function of load "
+                        "divide-test returned 3 for units 10000..19999",
+                        1);
+}
+END_TEST
+
 START_TEST(a_bad_rank_stops_every_rank_with_one_line) {
   /* Rank 4 has no sample node inpa-node4. */
   char *missing[] = {inpa,          "--load", "mandelbrot", "--platform",
@@ -305,6 +622,82 @@ START_TEST(a_bad_rank_stops_every_rank_with_one_line) {
                         "error: rank 1: the load's unit count is 1001 here, "
                         "1000 on rank 0",
                         1);
+}
+END_TEST
+
+/* mlsba-inpa --load's command line (tools/common/options.c, as the
+ * product's): every option's bad and missing value, the product's options
+ * that the load has no use for, and a missing --size. */
+static const struct {
+  const char *arg, *value, *want;
+} cli[] = {
+    {"--load", "fractal", "bad value for --load: fractal"},
+    {"--size", "0", "bad value for --size: 0"},
+    {"--width", "1048577", "bad value for --width: 1048577"},
+    {"--iterations", "x", "bad value for --iterations: x"},
+    {"--algo", "fast", "bad value for --algo: fast"},
+    {"--eps", "", "bad value for --eps: \"\""}, /* once read as 0 */
+    {"--eps", "1", "bad value for --eps: 1"},
+    {"--max-iter", "0", "bad value for --max-iter: 0"},
+    {"--block", "64", "not an option of --load: --block"},
+    {"--precision", "single", "not an option of --load: --precision"},
+    {"--bogus", NULL, "unknown option --bogus"},
+    {"--platform", NULL, "a value is missing after --platform"},
+    {"--width", NULL, "a value is missing after --width"},
+    {"--iterations", NULL, "a value is missing after --iterations"},
+    {"--algo", NULL, "a value is missing after --algo"},
+    {"--eps", NULL, "a value is missing after --eps"},
+    {"--max-iter", NULL, "a value is missing after --max-iter"},
+    {"--json", NULL, "a value is missing after --json"},
+    {"--load", NULL, "a value is missing after --load"},
+};
+
+START_TEST(every_load_option_refuses_a_bad_or_missing_value) {
+  char *args[] = {inpa,
+                  "--load",
+                  "mandelbrot",
+                  "--size",
+                  "64",
+                  (char *)cli[_i].arg,
+                  (char *)cli[_i].value,
+                  NULL};
+  tool_run_t r;
+  run_ranks("1", args, &r);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  char *text = unwrap_lines(r.err);
+  ck_assert_msg(strstr(text, cli[_i].want) != NULL, "no '%s' in: %s",
+                cli[_i].want, text);
+  ck_assert_msg(strstr(text, "Try 'mlsba-inpa --help'.") != NULL, "%s", text);
+  ck_assert_str_eq(r.out, "");
+  tool_run_free(&r);
+}
+END_TEST
+
+/* Without --size, and a repeated option (the last one wins); --help in
+ * --load's command line is mlsba-inpa's. */
+START_TEST(a_load_needs_its_size_and_takes_the_last_value) {
+  char *nosize[] = {inpa, "--load", "mandelbrot", NULL};
+  tool_run_t r;
+  run_ranks("1", nosize, &r);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  ck_assert_ptr_nonnull(strstr(r.err, "mlsba-inpa: rank 0: missing --size"));
+  tool_run_free(&r);
+  char *twice[] = {inpa,          "--load",  "mandelbrot", "--platform",
+                   "inpa-node%r", "--size",  "100",        "--size",
+                   "256",         "--width", "16",         "--json",
+                   "-",           NULL};
+  run_ranks("2", twice, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert_int_eq(ival(j, "n"), 256);
+  ck_assert_int_eq(ival(j, "width"), 16);
+  json_decref(j);
+  tool_run_free(&r);
+  char *help[] = {inpa, "--load", "mandelbrot", "--help", NULL};
+  run_ranks("2", help, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "mlsba-inpa - "));
+  tool_run_free(&r);
 }
 END_TEST
 
@@ -398,6 +791,9 @@ static Suite *divide_suite(void) {
   tcase_add_test(tc, rising_speeds_converge_within_eps);
   tcase_add_test(tc, baselines_stop_after_their_runs);
   tcase_add_test(tc, noisy_nodes_stop_honestly);
+  tcase_add_test(tc, a_resume_follows_a_change_of_speed);
+  tcase_add_test(tc, cycles_count_only_the_runs_since_the_drift);
+  tcase_add_test(tc, a_resume_keeps_what_agrees_and_checks_its_input);
   tcase_add_test(tc, bad_input_is_refused);
   suite_add_tcase(s, tc);
 #ifdef MLSBA_INPA_BIN
@@ -407,6 +803,12 @@ static Suite *divide_suite(void) {
   tcase_add_test(mpi, two_real_ranks_compute_the_reference_image);
   tcase_add_test(mpi, a_divider_run_computes_each_rank_its_share);
   tcase_add_test(mpi, a_bad_rank_stops_every_rank_with_one_line);
+  tcase_add_loop_test(mpi, every_load_option_refuses_a_bad_or_missing_value, 0,
+                      (int)(sizeof cli / sizeof cli[0]));
+  tcase_add_test(mpi, a_load_needs_its_size_and_takes_the_last_value);
+  tcase_add_test(mpi, the_divider_follows_a_slowdown_and_its_end);
+  tcase_add_test(mpi, one_rank_reports_every_step);
+  tcase_add_test(mpi, a_failing_callback_names_its_global_units);
 #ifdef MLSBA_PDGEMM_BIN
   tcase_add_test(mpi, the_product_of_the_applications_matrices_is_right);
 #endif

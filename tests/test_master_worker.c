@@ -402,6 +402,72 @@ END_TEST
 #endif
 #endif
 
+/* The command line (tools/common/options.c): every option's bad value
+ * and missing value, and what is no option, in the words of the other
+ * tools; one rank is enough, as a rank refuses its arguments before it
+ * looks for a worker. */
+static const struct {
+  const char *arg, *value, *want;
+} cli[] = {
+    {"--platform", "", "rank 0: bad value for --platform: \"\""},
+    {"-n", "0", "rank 0: bad value for -n: 0"},
+    {"-m", "12x", "rank 0: bad value for -m: 12x"},
+    {"-k", "1099511627777", "rank 0: bad value for -k: 1099511627777"},
+    {"--split", "fast", "rank 0: bad value for --split: fast"},
+    {"--links", "guess", "rank 0: bad value for --links: guess"},
+    {"--precision", "half", "rank 0: bad value for --precision: half"},
+    {"--seed", "-1", "rank 0: bad value for --seed: -1"},
+    {"--json", "", "rank 0: bad value for --json: \"\""},
+    {"--bogus", NULL, "rank 0: unknown option --bogus"},
+    {"stray", NULL, "rank 0: unexpected argument stray"},
+    {"--platform", NULL, "rank 0: a value is missing after --platform"},
+    {"-n", NULL, "rank 0: a value is missing after -n"},
+    {"-m", NULL, "rank 0: a value is missing after -m"},
+    {"-k", NULL, "rank 0: a value is missing after -k"},
+    {"--split", NULL, "rank 0: a value is missing after --split"},
+    {"--links", NULL, "rank 0: a value is missing after --links"},
+    {"--precision", NULL, "rank 0: a value is missing after --precision"},
+    {"--seed", NULL, "rank 0: a value is missing after --seed"},
+    {"--json", NULL, "rank 0: a value is missing after --json"},
+};
+
+START_TEST(every_option_refuses_a_bad_or_missing_value) {
+  char *args[] = {tool, "--platform",        MW_DATA "sim%r.json",  "-k",
+                  "64", (char *)cli[_i].arg, (char *)cli[_i].value, NULL};
+  tool_run_t r;
+  run_ranks("1", args, &r);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  char *text = unwrap_lines(r.err);
+  ck_assert_msg(strstr(text, cli[_i].want) != NULL, "no '%s' in: %s",
+                cli[_i].want, text);
+  ck_assert_msg(strstr(text, "Try 'mlsba-master-worker --help'.") != NULL, "%s",
+                text);
+  ck_assert_str_eq(r.out, "");
+  tool_run_free(&r);
+}
+END_TEST
+
+/* A repeated option: the last one wins, as in the other tools. */
+START_TEST(the_last_of_a_repeated_option_wins) {
+  char *args[] = {tool,      "--platform", MW_DATA "sim%r.json",
+                  "-k",      "500",        "-k",
+                  "1000",    "--split",    "fpm",
+                  "--split", "dlt",        "--links",
+                  "measure", "--links",    "platform",
+                  "--json",  "-",          NULL};
+  tool_run_t r;
+  run_ranks("3", args, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %.1000s", r.status,
+                r.err);
+  json_t *j = parse_json(strchr(r.out, '{'));
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "k")), 1000);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "split")), "dlt");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "links")), "platform");
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
 static Suite *master_worker_suite(void) {
   Suite *s = suite_create("master_worker");
   TCase *tc = tcase_create("nodes_comm");
@@ -415,6 +481,9 @@ static Suite *master_worker_suite(void) {
   tcase_add_test(mpi, every_split_gives_the_serial_product);
   tcase_add_test(mpi, the_workers_tile_k_and_the_master_computes_nothing);
   tcase_add_test(mpi, bad_input_stops_every_rank_with_one_line);
+  tcase_add_loop_test(mpi, every_option_refuses_a_bad_or_missing_value, 0,
+                      (int)(sizeof cli / sizeof cli[0]));
+  tcase_add_test(mpi, the_last_of_a_repeated_option_wins);
 #ifdef MLSBA_MW_SMPI_BIN
   tcase_add_test(mpi, the_thesis_cluster_under_smpi);
 #endif

@@ -1,11 +1,13 @@
-/* The measurements behind the balancer's models (lib/balance/measured.h):
- * runs merge into the nearest point with exact running statistics, and
- * devices of one kind pool their runs unless one stands apart. */
+/* The measurements behind the balancer's and the one-dimensional head's
+ * models (lib/partition/measured.h): runs merge into the nearest point
+ * with exact running statistics, a run that contradicts the model forgets
+ * the points, and devices of one kind pool their runs unless one stands
+ * apart. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
 
-#include "balance/measured.h"
+#include "partition/measured.h"
 #include "support/run_suite.h"
 
 /* The mean and sample variance of n values, computed directly. */
@@ -80,6 +82,39 @@ static void four(mlsba__measured_t *dev, const mlsba__measured_t **members,
     members[k] = &dev[k];
   }
 }
+
+/* A run checked against the model of what was measured: one that agrees
+ * within tol leaves every point; one further off means the machine
+ * changed, and every point is forgotten; no model, nothing to contradict. */
+START_TEST(a_run_that_contradicts_the_model_forgets_its_points) {
+  mlsba__measured_t m = {0};
+  mlsba__measured_add(&m, 1000, 1.0, 0.05); /* speed 1000 */
+  mlsba__measured_add(&m, 2000, 2.5, 0.05); /* speed 800 */
+  mlsba_model_t *model = NULL;
+  ck_assert_int_eq(mlsba_model_create(&model), 0);
+  double pred = -1;
+  ck_assert(!mlsba__measured_forget_if_stale(&m, model, 1500, 1.0, 0.1, &pred));
+  ck_assert_double_eq(pred, 0);
+  ck_assert_int_eq(mlsba__measured_to_model(&m, model), 0);
+  /* At 1500 units the model runs at 900 units/s: 1.667 s. */
+  ck_assert(
+      !mlsba__measured_forget_if_stale(&m, model, 1500, 1.75, 0.1, &pred));
+  ck_assert_double_eq_tol(pred, 1500.0 / 900, 1e-9);
+  ck_assert_uint_eq(m.n, 2);
+  ck_assert(!mlsba__measured_forget_if_stale(&m, model, 1500, 1.55, 0.1, NULL));
+  ck_assert_uint_eq(m.n, 2);
+  /* Four times slower: stale. */
+  ck_assert(mlsba__measured_forget_if_stale(&m, model, 1500, 6.67, 0.1, &pred));
+  ck_assert_uint_eq(m.n, 0);
+  /* Back to its speed after a slowdown: stale too (the model is the
+   * slowdown's). */
+  mlsba__measured_add(&m, 1500, 6.67, 0.05);
+  ck_assert_int_eq(mlsba__measured_to_model(&m, model), 0);
+  ck_assert(mlsba__measured_forget_if_stale(&m, model, 1500, 1.67, 0.1, NULL));
+  ck_assert_uint_eq(m.n, 0);
+  mlsba_model_destroy(model);
+}
+END_TEST
 
 START_TEST(devices_that_agree_pool_their_runs) {
   static const double s[4][3] = {
@@ -177,6 +212,7 @@ static Suite *measured_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, runs_join_the_nearest_point_and_points_that_meet_merge);
   tcase_add_test(tc, a_point_is_known_well_once_repeated_runs_agree);
+  tcase_add_test(tc, a_run_that_contradicts_the_model_forgets_its_points);
   tcase_add_test(tc, devices_that_agree_pool_their_runs);
   tcase_add_test(tc, a_device_that_differs_stands_apart);
   tcase_add_test(tc, one_run_never_sets_a_device_apart);

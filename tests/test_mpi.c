@@ -698,8 +698,9 @@ START_TEST(options_differing_on_one_rank_stop_all) {
 }
 END_TEST
 
-/* The command line as the other tools read it: --version, an unknown
- * option and an empty number each get their own words. */
+/* The command line as the other tools read it (tools/common/options.c):
+ * an unknown option, every option's bad and missing value each get their
+ * own words. */
 static const struct {
   const char *arg, *value, *want;
 } cli[] = {
@@ -707,9 +708,30 @@ static const struct {
     {"--eps", "", "rank 0: bad value for --eps: \"\""},
     {"--size", "", "rank 0: bad value for --size: \"\""},
     {"--max-iter", "0", "rank 0: bad value for --max-iter: 0"},
-    {"--eps", NULL, "rank 0: missing value after --eps"},
+    {"--eps", NULL, "rank 0: a value is missing after --eps"},
     {"--comm-model", "fast", "rank 0: bad value for --comm-model: fast"},
     {"--comm-model", "", "rank 0: bad value for --comm-model: \"\""},
+    /* Every other option's bad value and missing value (the last
+     * argument: a missing value after the run's own options). */
+    {"--platform", "", "rank 0: bad value for --platform: \"\""},
+    {"--block", "0", "rank 0: bad value for --block: 0"},
+    {"--size", "1099511627777", "rank 0: bad value for --size: 1099511627777"},
+    {"--algo", "fast", "rank 0: bad value for --algo: fast"},
+    {"--node-algo", "fast", "rank 0: bad value for --node-algo: fast"},
+    {"--precision", "half", "rank 0: bad value for --precision: half"},
+    {"--max-iter", "10001", "rank 0: bad value for --max-iter: 10001"},
+    {"--eps", "1", "rank 0: bad value for --eps: 1"},
+    {"--json", "", "rank 0: bad value for --json: \"\""},
+    {"stray", NULL, "rank 0: unexpected argument stray"},
+    {"--platform", NULL, "rank 0: a value is missing after --platform"},
+    {"--size", NULL, "rank 0: a value is missing after --size"},
+    {"--block", NULL, "rank 0: a value is missing after --block"},
+    {"--algo", NULL, "rank 0: a value is missing after --algo"},
+    {"--node-algo", NULL, "rank 0: a value is missing after --node-algo"},
+    {"--max-iter", NULL, "rank 0: a value is missing after --max-iter"},
+    {"--precision", NULL, "rank 0: a value is missing after --precision"},
+    {"--json", NULL, "rank 0: a value is missing after --json"},
+    {"--comm-model", NULL, "rank 0: a value is missing after --comm-model"},
 };
 
 START_TEST(command_line_errors_say_what_is_wrong) {
@@ -718,6 +740,20 @@ START_TEST(command_line_errors_say_what_is_wrong) {
   run_inpa_last_differs(1, argv, argv, &r);
   ck_assert_int_eq(r.status, 2);
   check_one_line_error(&r, cli[_i].want);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* A repeated option: the last one wins, as in the other tools. */
+START_TEST(the_last_of_a_repeated_option_wins) {
+  tool_run_t r;
+  run_inpa(1, &r, "--platform", DATA "nothere.json", "--platform",
+           DATA "sim0.json", "--size", "512", "--size", "1024", "--block", "32",
+           "--block", "64", "--json", "-", NULL);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse(r.out);
+  check_report(j, 1, 1024, 64);
+  json_decref(j);
   tool_run_free(&r);
 }
 END_TEST
@@ -1383,6 +1419,7 @@ static Suite *mpi_suite(void) {
   tcase_add_loop_test(tc, command_line_errors_say_what_is_wrong, 0,
                       (int)(sizeof cli / sizeof *cli));
   tcase_add_test(tc, version_on_every_rank);
+  tcase_add_test(tc, the_last_of_a_repeated_option_wins);
   tcase_add_loop_test(tc, device_names_reach_the_report_whole, 0, counts);
   tcase_add_loop_test(tc, no_distribution_exceeds_a_nodes_capacity, 0, counts);
   tcase_add_loop_test(tc, sizes_that_cannot_run_are_refused_up_front, 0,

@@ -126,7 +126,7 @@ START_TEST(a_rerun_gives_bit_identical_c) {
 END_TEST
 
 START_TEST(a_drift_triggers_one_balancing) {
-  char *args[] = {ranks_bin, "drift", DATA "drift%r.json", NULL};
+  char *args[] = {ranks_bin, "drift", DATA "product-drift%r.json", NULL};
   tool_run_t r;
   run_ranks(2, &r, args);
   check_all_ok(&r, 1);

@@ -1097,7 +1097,7 @@ START_TEST(a_non_spd_matrix_with_resident_columns_sets_info) {
 END_TEST
 
 /* What a Cholesky factorization on cores and one OpenCL device (device
- * 1) moves, from its shares in the report, as update_cl.c describes it.
+ * 1) moves, from its shares in the report, as cl_chol.c describes it.
  * Its units are the rightmost pairs (the middle ones): streamed, each of
  * its two runs goes with its part of the panel, and its rectangle and
  * diagonal block come back; resident, its one run of columns [a, b)

@@ -139,6 +139,12 @@ static const struct {
     {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, 1]],"
      " \"noise\": 2}]}",
      {"noise must be in [0, 1]"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, 1]],"
+     " \"slow_at\": 5, \"slow_until\": 5}]}",
+     {"devices[0] (a)", "slow_until (5) must come after a slow_at (5)"}},
+    {"{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, 1]],"
+     " \"slow_until\": 3}]}",
+     {"slow_until (3) must come after a slow_at (0)"}},
     {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\"}]}",
      {"devices[0] (a)", "needs \"core\""}},
     {"{\"devices\": [{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0, "
@@ -340,14 +346,16 @@ START_TEST(backend_fields_round_trip) {
       "2, \"mem_limit_mb\": 640},"
       "{\"name\": \"s\", \"type\": \"sim\", \"speed\": [[1, 2], [8, 4]], "
       "\"max_load\": 9, \"noise\": 0.25, \"seed\": 11, \"fail_at\": 4, "
-      "\"slow_at\": 5, \"slow_factor\": 2.5, \"contends_with\": [\"t\"], "
+      "\"slow_at\": 5, \"slow_until\": 7, \"slow_factor\": 2.5, "
+      "\"contends_with\": [\"t\"], "
       "\"contention\": 0.5},"
       "{\"name\": \"t\", \"type\": \"sim\", \"speed\": [[1, 1]]}]}";
   static const char *const fields[] = {
       "\"core\": 3",           "\"platform\": 1",     "\"device\": 2",
       "\"mem_limit_mb\": 640", "\"max_load\": 9",     "\"noise\": 0.25",
       "\"seed\": 11",          "\"fail_at\": 4",      "\"slow_at\": 5",
-      "\"slow_factor\": 2.5",  "\"contention\": 0.5", "\"contends_with\": [\n"};
+      "\"slow_factor\": 2.5",  "\"contention\": 0.5", "\"contends_with\": [\n",
+      "\"slow_until\": 7"};
   mlsba_platform_t *pl = NULL, *back = NULL;
   ck_assert_int_eq(mlsba_platform_parse(text, "all", &pl), 0);
   char p1[] = "/tmp/mlsba-backends-XXXXXX", p2[] = "/tmp/mlsba-backends-XXXXXX";

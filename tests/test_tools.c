@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/options.h"
 #include "mlsba.h"
 #include "support/big_platform.h"
 #include "support/run_suite.h"
@@ -1264,6 +1265,292 @@ START_TEST(the_tools_fail_when_their_output_cannot_be_written) {
 }
 END_TEST
 
+/* ---- the option parser every tool reads its command line with ---------- */
+
+typedef struct {
+  const char *text;
+  int flag;
+  int64_t big;
+  unsigned small;
+  double real;
+  int colour, even;
+} probe_t;
+
+static const char *const colours[] = {"red", "green", NULL};
+
+/* A custom value: an even number up to 100, "odd" refused in its own
+ * words. */
+static int parse_even(const char *v, void *to, char *why, size_t size) {
+  int64_t n;
+  if (cli_parse_units(v, 100, &n) != 0 || n % 2 != 0) {
+    if (!strcmp(v, "odd"))
+      snprintf(why, size, "--even takes even numbers");
+    return 1;
+  }
+  *(int *)to = (int)n;
+  return 0;
+}
+
+static const opt_t probe_options[] = {
+    {"--text", OPT_TEXT, OPT_AT(probe_t, text), .nonempty = 1,
+     .must = "a name"},
+    {"--flag", OPT_FLAG, OPT_AT(probe_t, flag)},
+    {"--big", OPT_UNITS, OPT_AT(probe_t, big), .hi = INT64_C(1) << 53,
+     .must = "a whole number from 0 to 2^53"},
+    {"-s", OPT_UNITS, OPT_AT(probe_t, small), .lo = 1, .hi = 10000},
+    {"--real", OPT_REAL, OPT_AT(probe_t, real), .max = 1, .below_max = 1,
+     .must = "a number in [0, 1)"},
+    {"--colour", OPT_CHOICE, OPT_AT(probe_t, colour), .choices = colours},
+    {"--even", OPT_CUSTOM, OPT_AT(probe_t, even), .parse = parse_even},
+};
+
+/* The outcome and the reason of one command line (argv after the tool's
+ * name, NULL-terminated); values read into *p, which starts with markers
+ * that a value left alone keeps. */
+static int probe(const char *const *args, probe_t *p, char *why) {
+  char *argv[24] = {"probe"};
+  int argc = 1;
+  while (args[argc - 1] && argc < 23) {
+    argv[argc] = (char *)args[argc - 1];
+    argc++;
+  }
+  *p = (probe_t){.text = "unset",
+                 .big = -7,
+                 .small = 77,
+                 .real = -1,
+                 .colour = -1,
+                 .even = -1};
+  const opts_table_t table = OPTS_TABLE(probe_options);
+  why[0] = '\0';
+  return opts_parse(&table, argc, argv, p, why, 256);
+}
+
+static const struct {
+  const char *args[8];
+  int outcome;
+  const char *why;
+} refused[] = {
+    {{"--bogus", NULL}, OPTS_USAGE, "unknown option --bogus"},
+    {{"stray", NULL}, OPTS_USAGE, "unexpected argument stray"},
+    {{"--big", NULL}, OPTS_USAGE, "a value is missing after --big"},
+    {{"--flag", "--even", NULL}, OPTS_USAGE, "a value is missing after --even"},
+    {{"--big", "-1", NULL},
+     OPTS_USAGE,
+     "--big must be a whole number from 0 to 2^53, got -1"},
+    {{"--big", "9007199254740993", NULL},
+     OPTS_USAGE,
+     "--big must be a whole number from 0 to 2^53, got 9007199254740993"},
+    {{"--big", "", NULL},
+     OPTS_USAGE,
+     "--big must be a whole number from 0 to 2^53, got \"\""},
+    {{"-s", "0", NULL}, OPTS_USAGE, "bad value for -s: 0"},
+    {{"-s", "10001", NULL}, OPTS_USAGE, "bad value for -s: 10001"},
+    {{"-s", "1x", NULL}, OPTS_USAGE, "bad value for -s: 1x"},
+    {{"--real", "1", NULL},
+     OPTS_USAGE,
+     "--real must be a number in [0, 1), got 1"},
+    {{"--real", "nan", NULL},
+     OPTS_USAGE,
+     "--real must be a number in [0, 1), got nan"},
+    {{"--colour", "blue", NULL}, OPTS_USAGE, "bad value for --colour: blue"},
+    {{"--colour", "", NULL}, OPTS_USAGE, "bad value for --colour: \"\""},
+    {{"--even", "3", NULL}, OPTS_USAGE, "bad value for --even: 3"},
+    {{"--even", "odd", NULL}, OPTS_USAGE, "--even takes even numbers"},
+    {{"--text", "", NULL}, OPTS_USAGE, "--text must be a name, got \"\""},
+    /* The first of --help, --version and an error decides. */
+    {{"--bogus", "--help", NULL}, OPTS_USAGE, "unknown option --bogus"},
+    {{"--big", "x", "--version", NULL},
+     OPTS_USAGE,
+     "--big must be a whole number from 0 to 2^53, got x"},
+    {{"--help", "--bogus", NULL}, OPTS_HELP, ""},
+    {{"-s", "5", "-h", "--big", NULL}, OPTS_HELP, ""},
+    {{"--version", "--help", NULL}, OPTS_VERSION, ""},
+};
+
+/* Every kind of bad input gets its words, and --help or --version where
+ * they come first. */
+START_TEST(the_option_parser_says_what_is_wrong) {
+  probe_t p;
+  char why[256];
+  ck_assert_int_eq(probe(refused[_i].args, &p, why), refused[_i].outcome);
+  ck_assert_str_eq(why, refused[_i].why);
+}
+END_TEST
+
+START_TEST(the_option_parser_reads_every_kind) {
+  probe_t p;
+  char why[256];
+  const char *none[] = {NULL};
+  ck_assert_int_eq(probe(none, &p, why), OPTS_RUN);
+  ck_assert_str_eq(p.text, "unset"); /* the defaults stay */
+  ck_assert_int_eq(p.big, -7);
+  ck_assert_uint_eq(p.small, 77);
+  const char *all[] = {
+      "--text", "a",    "--flag",   "--big", "9007199254740992", "-s", "10000",
+      "--real", "0.25", "--colour", "green", "--even",           "42", NULL};
+  ck_assert_int_eq(probe(all, &p, why), OPTS_RUN);
+  ck_assert_str_eq(p.text, "a");
+  ck_assert_int_eq(p.flag, 1);
+  ck_assert_int_eq(p.big, INT64_C(1) << 53);
+  ck_assert_uint_eq(p.small, 10000); /* a 4-byte member, written whole */
+  ck_assert(p.real == 0.25);
+  ck_assert_int_eq(p.colour, 1);
+  ck_assert_int_eq(p.even, 42);
+  /* Repeated: the last one wins; a flag stays set. */
+  const char *again[] = {"--big",    "1",      "--flag",   "--big",
+                         "2",        "--flag", "--colour", "green",
+                         "--colour", "red",    NULL};
+  ck_assert_int_eq(probe(again, &p, why), OPTS_RUN);
+  ck_assert_int_eq(p.big, 2);
+  ck_assert_int_eq(p.flag, 1);
+  ck_assert_int_eq(p.colour, 0);
+  /* An argument that looks like an option is a value where one is due. */
+  const char *dash[] = {"--text", "--flag", NULL};
+  ck_assert_int_eq(probe(dash, &p, why), OPTS_RUN);
+  ck_assert_str_eq(p.text, "--flag");
+  ck_assert_int_eq(p.flag, 0);
+}
+END_TEST
+
+/* ---- every tool's options, by the words of their --help ---------------- */
+
+/* Every option that takes a value, given none at the end of the line. */
+static const struct {
+  char *tool;
+  const char *opt;
+} valued[] = {
+    {partition, "--platform"},
+    {partition, "--n"},
+    {partition, "--size"},
+    {partition, "-m"},
+    {partition, "-k"},
+    {partition, "--precision"},
+    {partition, "--models"},
+    {partition, "--algo"},
+    {partition, "--json"},
+    {partition, "--unit-bytes"},
+    {info, "--platform"},
+    {info, "--write"},
+    {info, "--models"},
+    {info, "--show-model"},
+    {info, "--plot"},
+    {bench, "--platform"},
+    {bench, "--algo"},
+    {bench, "--json"},
+    {bench, "--plot"},
+    {bench, "--models"},
+    {bench, "--op"},
+    {bench, "--block"},
+    {bench, "--rounds"},
+    {bench, "--precision"},
+    {bench, "--eps"},
+    {bench, "--max-iter"},
+    {bench, "--size"},
+    {bench, "-m"},
+    {bench, "-n"},
+    {bench, "-k"},
+};
+
+START_TEST(every_option_says_when_its_value_is_missing) {
+  const char *args[] = {valued[_i].opt, NULL};
+  char want[128];
+  snprintf(want, sizeof want, "a value is missing after %s", valued[_i].opt);
+  expect_usage_error(valued[_i].tool, args, want, _i);
+}
+END_TEST
+
+/* A bad value of every checked option of mlsba-partition and mlsba-info
+ * (mlsba-bench's: bench_bad), and what is not an option at all. */
+static const struct {
+  char *tool;
+  const char *args[6];
+  const char *expect;
+} bad_values[] = {
+    {partition, {"--n", "12x", NULL}, "--n must be a whole number from 0 to"},
+    {partition, {"--size", "-1", NULL}, "--size must be a whole number"},
+    {partition, {"-m", "0", NULL}, "-m must be a whole number from 1 to 2^31"},
+    {partition,
+     {"-k", "2147483649", NULL},
+     "-k must be a whole number from 1 to 2^31, got 2147483649"},
+    {partition,
+     {"--precision", "half", NULL},
+     "--precision must be single or double, got half"},
+    {partition,
+     {"--models", "", NULL},
+     "--models must be a folder path, got \"\""},
+    {partition, {"--algo", "", NULL}, "--algo: unknown algorithm"},
+    {partition,
+     {"--unit-bytes", "1e31", NULL},
+     "--unit-bytes must be a number of bytes from 0 to 1e30, got 1e31"},
+    {partition, {"--unit-bytes", "-1", NULL}, "--unit-bytes must be a number"},
+    {partition, {"stray", NULL}, "unexpected argument stray"},
+    {info,
+     {"--list-models", "--models", "", NULL},
+     "--models must be a folder path, got \"\""},
+    {info, {"--bogus", NULL}, "unknown option --bogus"},
+    {info, {"--platform", SEED002, "stray", NULL}, "unexpected argument stray"},
+    {bench, {"-n", "x", NULL}, "-n must be a whole number from 1 to 2^30"},
+    {bench, {"-k", "", NULL}, "-k must be a whole number from 1 to 2^30"},
+    {bench, {"--size", "1073741825", NULL}, "from 1 to 2^30, got 1073741825"},
+    {bench,
+     {"--max-iter", "0", NULL},
+     "--max-iter must be a whole number >= 1"},
+    {bench, {"--eps", "1", NULL}, "--eps must be a number in [0, 1), got 1"},
+    {bench, {"--rounds", "0", NULL}, "--rounds must be a whole number from 1"},
+    {bench, {"--op", "", NULL}, "--op must be gemm, getrf or potrf, got \"\""},
+    {bench, {"stray", NULL}, "unexpected argument stray"},
+};
+
+START_TEST(every_checked_option_refuses_a_bad_value) {
+  expect_usage_error(bad_values[_i].tool, bad_values[_i].args,
+                     bad_values[_i].expect, _i);
+}
+END_TEST
+
+/* A repeated option: the last one wins, in every tool; --help wins over
+ * what follows it, a bad option over a --help after it. */
+START_TEST(the_last_of_a_repeated_option_wins) {
+  char *twice[] = {partition,    "--platform", "/nonexistent.json",
+                   "--platform", SEED002,      "--n",
+                   "10",         "--n",        "8400",
+                   "--algo",     "slba",       "--algo",
+                   "mlsba",      "--json",     "-",
+                   NULL};
+  tool_run_t r;
+  run_tool(twice, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  json_t *j = parse_json(r.out);
+  check_result(j, "mlsba", 8400);
+  json_decref(j);
+  tool_run_free(&r);
+  char *bench_twice[] = {bench, "--platform", SEED002, "--size",
+                         "64",  "--size",     "512",   "--max-iter",
+                         "30",  "--max-iter", "1",     "--json",
+                         "-",   NULL};
+  run_tool(bench_twice, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  j = parse_json(r.out);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "m")), 512);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "n")), 512);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "iterations")), 1);
+  json_decref(j);
+  tool_run_free(&r);
+  char *info_twice[] = {info,         "--platform", "/nonexistent.json",
+                        "--platform", SEED002,      NULL};
+  run_tool(info_twice, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "gpu0"));
+  tool_run_free(&r);
+  char *help_first[] = {partition, "--help", "--bogus", NULL};
+  run_tool(help_first, &r);
+  ck_assert(r.exited && r.status == 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "usage: mlsba-partition"));
+  tool_run_free(&r);
+  const char *bogus_first[] = {"--bogus", "--help", NULL};
+  expect_usage_error(info, bogus_first, "unknown option --bogus", 0);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -1304,6 +1591,17 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, info_says_what_this_machine_cannot_run);
   tcase_add_test(tc, saved_models_are_partitioned_listed_and_shown);
   tcase_add_test(tc, a_saved_model_is_plotted);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("options");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, the_option_parser_reads_every_kind);
+  tcase_add_loop_test(tc, the_option_parser_says_what_is_wrong, 0,
+                      (int)(sizeof refused / sizeof refused[0]));
+  tcase_add_loop_test(tc, every_option_says_when_its_value_is_missing, 0,
+                      (int)(sizeof valued / sizeof valued[0]));
+  tcase_add_loop_test(tc, every_checked_option_refuses_a_bad_value, 0,
+                      (int)(sizeof bad_values / sizeof bad_values[0]));
+  tcase_add_test(tc, the_last_of_a_repeated_option_wins);
   suite_add_tcase(s, tc);
   TCase *tc_more = tcase_create("edges");
   tcase_set_timeout(tc_more, 60);

@@ -12,9 +12,12 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/options.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "mlsba.h"
 #include "mlsba/mpi.h"
+#include "mpi_cli.h"
 
 static const char *prog = "mlsba-inpa";
 
@@ -22,6 +25,7 @@ typedef struct {
   mlsba_mpi_divide_opts_t o;
   int64_t rows, width;
   int32_t iters;
+  int load; /* --load: its index among the built-in loads (mandelbrot) */
   const char *json;
   int quiet;
 } load_args_t;
@@ -33,73 +37,72 @@ int inpa_load_wanted(int argc, char **argv) {
   return 0;
 }
 
-/* One option and its value; 0, or the usage status after a line (on
- * rank 0 only: every rank parses the same command line). */
-static int parse_option(load_args_t *A, const char *opt, const char *v,
-                        int loud) {
-  int64_t x = 0;
-  int bad = 0;
-  if (!strcmp(opt, "--load"))
-    bad = strcmp(v, "mandelbrot") != 0;
-  else if (!strcmp(opt, "--platform"))
-    A->o.platform = v;
-  else if (!strcmp(opt, "--size"))
-    bad = cli_parse_units(v, (int64_t)1 << 30, &A->rows) || A->rows < 1;
-  else if (!strcmp(opt, "--width"))
-    bad = cli_parse_units(v, (int64_t)1 << 20, &A->width) || A->width < 1;
-  else if (!strcmp(opt, "--iterations")) {
-    bad = cli_parse_units(v, 1 << 20, &x) || x < 1;
-    A->iters = (int32_t)x;
-  } else if (!strcmp(opt, "--algo"))
-    bad = mlsba_mpi_algo_from_name(v, &A->o.algorithm) != 0;
-  else if (!strcmp(opt, "--eps")) {
-    char *end;
-    A->o.eps = strtod(v, &end);
-    bad = *end != '\0' || !(A->o.eps >= 0 && A->o.eps < 1);
-  } else if (!strcmp(opt, "--max-iter")) {
-    bad = cli_parse_units(v, 10000, &x) || x < 1;
-    A->o.max_iter = (unsigned)x;
-  } else if (!strcmp(opt, "--json"))
-    A->json = v;
-  else
-    return loud ? cli_usage_error(prog,
-                                  !strcmp(opt, "--block") ||
-                                          !strcmp(opt, "--precision")
-                                      ? "not an option of --load: "
-                                      : "unknown option ",
-                                  opt)
-                : CLI_EXIT_USAGE;
-  if (bad) {
-    char what[64];
-    snprintf(what, sizeof what, "bad value for %s: ", opt);
-    return loud ? cli_usage_error(prog, what, v) : CLI_EXIT_USAGE;
-  }
-  return 0;
+static int parse_algo(const char *v, void *to, char *why, size_t size) {
+  (void)why, (void)size;
+  return mlsba_mpi_algo_from_name(v, to) != 0;
 }
 
-static int parse(int argc, char **argv, load_args_t *A, int loud) {
+/* The product's options, which the one-dimensional load has no use for:
+ * said so rather than unknown. */
+static int not_for_load(const char *opt, char *why, size_t size) {
+  snprintf(why, size, "not an option of --load: %s", opt);
+  return 1;
+}
+
+static int refuse_block(const char *v, void *to, char *why, size_t size) {
+  (void)v, (void)to;
+  return not_for_load("--block", why, size);
+}
+
+static int refuse_precision(const char *v, void *to, char *why, size_t size) {
+  (void)v, (void)to;
+  return not_for_load("--precision", why, size);
+}
+
+static const char *const loads[] = {"mandelbrot", NULL};
+
+/* What tools/help/mlsba-inpa.txt lists for --load. */
+static const opt_t options[] = {
+    {"--load", OPT_CHOICE, OPT_AT(load_args_t, load), .choices = loads},
+    {"--platform", OPT_TEXT, OPT_AT(load_args_t, o.platform)},
+    {"--size", OPT_UNITS, OPT_AT(load_args_t, rows), .lo = 1,
+     .hi = INT64_C(1) << 30},
+    {"--width", OPT_UNITS, OPT_AT(load_args_t, width), .lo = 1,
+     .hi = INT64_C(1) << 20},
+    {"--iterations", OPT_UNITS, OPT_AT(load_args_t, iters), .lo = 1,
+     .hi = 1 << 20},
+    {"--algo", OPT_CUSTOM, OPT_AT(load_args_t, o.algorithm),
+     .parse = parse_algo},
+    {"--eps", OPT_REAL, OPT_AT(load_args_t, o.eps), .max = 1, .below_max = 1},
+    {"--max-iter", OPT_UNITS, OPT_AT(load_args_t, o.max_iter), .lo = 1,
+     .hi = 10000},
+    {"--json", OPT_TEXT, OPT_AT(load_args_t, json)},
+    {"--quiet", OPT_FLAG, OPT_AT(load_args_t, quiet)},
+    {"--block", OPT_CUSTOM, OPT_AT(load_args_t, load), .parse = refuse_block},
+    {"--precision", OPT_CUSTOM, OPT_AT(load_args_t, load),
+     .parse = refuse_precision},
+};
+
+/* This rank's command line: OPTS_RUN, OPTS_HELP, OPTS_VERSION, or
+ * OPTS_USAGE with the reason in why (every rank parses the same command
+ * line; rank 0 says it). */
+static int parse(int argc, char **argv, load_args_t *A, char *why,
+                 size_t size) {
   mlsba_mpi_divide_opts_init(&A->o);
   A->rows = -1;
   A->iters = 256;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--quiet")) {
-      A->quiet = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return loud ? cli_usage_error(prog, "missing value after ", argv[i])
-                  : CLI_EXIT_USAGE;
-    int status = parse_option(A, argv[i], argv[i + 1], loud);
-    if (status)
-      return status;
-    i++;
+  const opts_table_t table = OPTS_TABLE(options);
+  int outcome = opts_parse(&table, argc, argv, A, why, size);
+  if (outcome != OPTS_RUN)
+    return outcome;
+  if (A->rows < 0) {
+    snprintf(why, size, "missing --size");
+    return OPTS_USAGE;
   }
-  if (A->rows < 0)
-    return loud ? cli_usage_error(prog, "missing ", "--size") : CLI_EXIT_USAGE;
   if (A->width < 1)
     A->width = A->rows;
   A->o.drift = 2 * A->o.eps;
-  return 0;
+  return OPTS_RUN;
 }
 
 /* Every rank's devices, as JSON text gathered on rank 0. */
@@ -117,21 +120,6 @@ static void devices_text(const mlsba_mpi_divide_result_t *r, char *out) {
            text && strlen(text) < DEVICES_TEXT ? text : "[]");
   free(text);
   json_decref(devs);
-}
-
-static const char *stop_words(const mlsba_mpi_divide_result_t *r, double eps) {
-  switch (r->stop) {
-  case MLSBA_STOP_BALANCED:
-    return "balanced: rank times within eps";
-  case MLSBA_STOP_FIXED_POINT:
-    return r->imbalance > eps
-               ? "converged at a fixed point, imbalance above eps"
-               : "converged at a fixed point";
-  case MLSBA_STOP_MAX_ITER:
-    return "not converged: --max-iter reached";
-  default:
-    return "not converged: a distribution came back";
-  }
 }
 
 static void print_table(const load_args_t *A,
@@ -152,7 +140,7 @@ static void print_table(const load_args_t *A,
                (long long)json_integer_value(json_object_get(d, "load")),
                json_number_value(json_object_get(d, "time")));
   }
-  printf("\niterations  %u (%s)\n", r->iterations, stop_words(r, A->o.eps));
+  text_print_stop(r->iterations, r->stop, r->imbalance, A->o.eps);
   printf("imbalance   %.4f (max - min) / max of the rank times\n",
          r->imbalance);
   printf("makespan    %.4f s%s, the last run\n", r->makespan,
@@ -192,7 +180,7 @@ static json_t *report(const load_args_t *A, const mlsba_mpi_divide_result_t *r,
       "algorithm", mlsba_mpi_algo_name(A->o.algorithm), "load", "mandelbrot",
       "nodes", r->nodes, "n", (json_int_t)A->rows, "width",
       (json_int_t)A->width, "iterations", (json_int_t)r->iterations,
-      "converged", r->converged, "stop", mlsba_mpi_stop_name(r->stop), "eps",
+      "converged", r->converged, "stop", mlsba_stop_reason_name(r->stop), "eps",
       A->o.eps, "imbalance", r->imbalance, "makespan_s", r->makespan,
       "simulated", r->simulated, "verified",
       verified < 0 ? json_null() : json_boolean(verified), "history", hist,
@@ -300,23 +288,33 @@ static int run(const load_args_t *A, int rank) {
   return status;
 }
 
-int inpa_load_main(int argc, char **argv) {
+/* What a command line that does not run asks for, on rank 0: --help or
+ * --version (a refused one was said by mpi_cli_agree). The exit status. */
+static int done_without_run(int outcome, const char *help, int rank) {
+  if (rank != 0)
+    return 0;
+  if (outcome == OPTS_HELP)
+    paths_print_help(stdout, help);
+  else
+    opts_print_version(prog);
+  return cli_finish_stdout(prog);
+}
+
+int inpa_load_main(int argc, char **argv, const char *help) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   load_args_t A;
   memset(&A, 0, sizeof A);
-  int status = parse(argc, argv, &A, rank == 0), size, first;
+  char why[WHY_SIZE] = "";
+  int outcome = parse(argc, argv, &A, why, sizeof why);
   /* Every rank parsed its own command line: one refused alone would leave
-   * the others waiting in their first message. All stop; the first such
-   * rank says why (rank 0 has already). */
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int mine = status ? rank : size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first < size) {
-    if (rank == first && first != 0)
-      parse(argc, argv, &A, 1);
+   * the others waiting in their first message. All stop; rank 0 prints
+   * the first such rank's reason (tools/mpi_cli.c). */
+  outcome = mpi_cli_agree(MPI_COMM_WORLD, outcome, why, prog);
+  if (outcome == OPTS_USAGE)
     return CLI_EXIT_USAGE;
-  }
+  if (outcome != OPTS_RUN)
+    return done_without_run(outcome, help, rank);
   /* --platform as the other tools take it (see mlsba-inpa.c). */
   char expanded[4096], platform[4096];
   if (mlsba_mpi_platform_path(MPI_COMM_WORLD, A.o.platform, expanded,

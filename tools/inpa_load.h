@@ -6,7 +6,8 @@
 
 /* Whether the command line asks for --load. */
 int inpa_load_wanted(int argc, char **argv);
-/* The whole run on every rank (MPI initialised); the exit status. */
-int inpa_load_main(int argc, char **argv);
+/* The whole run on every rank (MPI initialised); the exit status. help:
+ * mlsba-inpa's --help text. */
+int inpa_load_main(int argc, char **argv, const char *help);
 
 #endif

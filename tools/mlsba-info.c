@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/options.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "info_models.h"
@@ -247,67 +248,69 @@ static int saved_models(const char *models, int list, const char *show,
   return cli_finish_stdout(prog) != 0 && status == 0 ? 1 : status;
 }
 
-int main(int argc, char **argv) {
-  const char *platform = NULL, *write = NULL, *models = NULL, *show = NULL;
-  const char *plot = NULL;
-  int list = 0;
-  int measure = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--measure-links")) {
-      measure = 1;
-      continue;
-    }
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      paths_print_help(stdout, mlsba_info_help);
-      return cli_finish_stdout(prog);
-    }
-    if (!strcmp(argv[i], "--version")) {
-      printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
-      return cli_finish_stdout(prog);
-    }
-    if (!strcmp(argv[i], "--list-models")) {
-      list = 1;
-      continue;
-    }
-    const char **slot = !strcmp(argv[i], "--platform")     ? &platform
-                        : !strcmp(argv[i], "--write")      ? &write
-                        : !strcmp(argv[i], "--models")     ? &models
-                        : !strcmp(argv[i], "--show-model") ? &show
-                        : !strcmp(argv[i], "--plot")       ? &plot
-                                                           : NULL;
-    if (slot == NULL || i + 1 >= argc)
-      return cli_usage_error(
-          prog, slot ? "a value is missing after " : "unknown option ",
-          argv[i]);
-    *slot = argv[++i];
-  }
-  if ((list || show) && (platform || write || measure))
+/* The command line: what tools/help/mlsba-info.txt lists. */
+typedef struct {
+  const char *platform, *write, *models, *show, *plot;
+  int list, measure;
+} args_t;
+
+static const opt_t options[] = {
+    {"--platform", OPT_TEXT, OPT_AT(args_t, platform)},
+    {"--write", OPT_TEXT, OPT_AT(args_t, write)},
+    {"--measure-links", OPT_FLAG, OPT_AT(args_t, measure)},
+    {"--list-models", OPT_FLAG, OPT_AT(args_t, list)},
+    {"--show-model", OPT_TEXT, OPT_AT(args_t, show)},
+    {"--models", OPT_TEXT, OPT_AT(args_t, models), .nonempty = 1,
+     .must = "a folder path"},
+    {"--plot", OPT_TEXT, OPT_AT(args_t, plot)},
+};
+
+/* The options that go together or exclude each other: 0, or the exit
+ * status after a line naming the problem. */
+static int check_args(args_t *a) {
+  if ((a->list || a->show) && (a->platform || a->write || a->measure))
     return cli_usage_error(prog,
                            "--list-models and --show-model look at saved "
                            "models, not at a platform: ",
-                           platform ? "--platform"
-                           : write  ? "--write"
-                                    : "--measure-links");
-  if (plot && !show)
+                           a->platform ? "--platform"
+                           : a->write  ? "--write"
+                                       : "--measure-links");
+  if (a->plot && !a->show)
     return cli_usage_error(prog, "--plot DIR draws the model of --show-model",
                            "");
-  if (models && !list && !show)
+  if (a->models && !a->list && !a->show)
     return cli_usage_error(prog,
                            "--models DIR goes with --list-models or "
                            "--show-model",
                            "");
-  if (models && models[0] == '\0')
-    return cli_usage_error(prog, "--models must be a folder path, got \"\"",
-                           "");
-  if (list || show)
-    return saved_models(models, list, show, plot);
-  if (platform == NULL)
-    platform = "auto";
-  int status = write ? paths_check_output_file(prog, "--write", write) : 0;
+  return 0;
+}
+
+/* The command line read and checked: OPTS_RUN to go on; otherwise the
+ * tool ends with *status (after --help, --version or a line naming the
+ * problem). */
+static int parse_args(int argc, char **argv, args_t *a, int *status) {
+  *a = (args_t){0};
+  const opts_table_t table = OPTS_TABLE(options);
+  int outcome = opts_read(prog, mlsba_info_help, &table, argc, argv, a, status);
+  if (outcome == OPTS_RUN && (*status = check_args(a)) != 0)
+    return OPTS_USAGE;
+  return outcome;
+}
+
+int main(int argc, char **argv) {
+  args_t a;
+  int status = 0;
+  if (parse_args(argc, argv, &a, &status) != OPTS_RUN)
+    return status;
+  if (a.list || a.show)
+    return saved_models(a.models, a.list, a.show, a.plot);
+  const char *platform = a.platform ? a.platform : "auto";
+  status = a.write ? paths_check_output_file(prog, "--write", a.write) : 0;
   mlsba_platform_t *pl = NULL;
   if (!status)
     status = paths_load_platform(prog, platform, &pl);
-  if (!status && measure)
+  if (!status && a.measure)
     status = measure_links(pl);
   if (status) {
     mlsba_platform_destroy(pl);
@@ -315,12 +318,12 @@ int main(int argc, char **argv) {
   }
   print_platform(pl);
   status = check_here(pl);
-  if (write) {
-    if (mlsba_platform_save(pl, write) != 0) {
+  if (a.write) {
+    if (mlsba_platform_save(pl, a.write) != 0) {
       text_error(prog, "%s", mlsba_last_error());
       status = 1;
     } else {
-      printf("\nwrote %s\n", write);
+      printf("\nwrote %s\n", a.write);
     }
   }
   mlsba_platform_destroy(pl);

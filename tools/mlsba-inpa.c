@@ -17,7 +17,9 @@
 
 #include "common/cli.h"
 #include "common/escape.h"
+#include "common/options.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "inpa_load.h"
 #include "inpa_runs.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
@@ -31,82 +33,56 @@ typedef struct {
   const char *json;
   int quiet;
   int64_t repeat; /* products with one balancing (--repeat, 1) */
+  int transa, transb; /* --transa, --transb: op(A), op(B) transposed */
 } args_t;
 
-/* What a rank's command line asks for. */
+/* What a rank's command line asks for: what tools/help/mlsba-inpa.txt
+ * lists (--load: tools/inpa_load.c). */
 
-/* Options without a value. Returns 1 when opt is one. */
-static int flag_option(const char *opt, args_t *A) {
-  if (!strcmp(opt, "--quiet"))
-    A->quiet = 1;
-  else if (!strcmp(opt, "--keep-shared"))
-    A->o.keep_shared = 1;
-  else if (!strcmp(opt, "--transa"))
-    A->o.transa = 'T';
-  else if (!strcmp(opt, "--transb"))
-    A->o.transb = 'T';
-  else
-    return 0;
-  return 1;
+static int parse_algo(const char *v, void *to, char *why, size_t size) {
+  (void)why, (void)size;
+  return mlsba_mpi_algo_from_name(v, to) != 0;
 }
 
-static int is_value_option(const char *opt) {
-  static const char *const names[] = {
-      "--platform", "--size",     "--block",     "--algo",  "--node-algo",
-      "--eps",      "--max-iter", "--precision", "--json",  "--comm-model",
-      "-m",         "-n",         "-k",          "--repeat"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (!strcmp(opt, names[i]))
-      return 1;
-  return 0;
+static int parse_comm_model(const char *v, void *to, char *why, size_t size) {
+  (void)why, (void)size;
+  return mlsba_mpi_comm_model_from_name(v, to) != 0;
 }
+
+static const char *const node_algos[] = {"mlsba", "idpa", NULL};
+static const char *const precisions[] = {"single", "double", NULL};
 
 /* Sizes up to 2^40 pass here; the layer refuses those it cannot run,
  * with the reason. */
-static int units(const char *v, int64_t *out) {
-  return cli_parse_units(v, INT64_C(1) << 40, out) || *out < 1;
-}
+static const opt_t options[] = {
+    {"--platform", OPT_TEXT, OPT_AT(args_t, o.platform), .nonempty = 1},
+    {"--size", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
+    {"--block", OPT_UNITS, OPT_AT(args_t, o.block), .lo = 1,
+     .hi = INT64_C(1) << 40},
+    {"--algo", OPT_CUSTOM, OPT_AT(args_t, o.algorithm), .parse = parse_algo},
+    {"--node-algo", OPT_CHOICE, OPT_AT(args_t, o.node_algorithm),
+     .choices = node_algos},
+    {"--eps", OPT_REAL, OPT_AT(args_t, o.eps), .max = 1, .below_max = 1},
+    {"--max-iter", OPT_UNITS, OPT_AT(args_t, o.max_iter), .lo = 1, .hi = 10000},
+    {"--precision", OPT_CHOICE, OPT_AT(args_t, o.precision),
+     .choices = precisions},
+    {"--json", OPT_TEXT, OPT_AT(args_t, json), .nonempty = 1},
+    {"--comm-model", OPT_CUSTOM, OPT_AT(args_t, o.comm_model),
+     .parse = parse_comm_model},
+    {"--quiet", OPT_FLAG, OPT_AT(args_t, quiet)},
+    {"--keep-shared", OPT_FLAG, OPT_AT(args_t, o.keep_shared)},
+    {"-m", OPT_UNITS, OPT_AT(args_t, o.m), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-n", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-k", OPT_UNITS, OPT_AT(args_t, o.k), .lo = 1, .hi = INT64_C(1) << 40},
+    {"--repeat", OPT_UNITS, OPT_AT(args_t, repeat), .lo = 1, .hi = 100000},
+    {"--transa", OPT_FLAG, OPT_AT(args_t, transa)},
+    {"--transb", OPT_FLAG, OPT_AT(args_t, transb)},
+};
 
-/* One option's value; nonzero when it is bad. */
-static int option_value(const char *opt, const char *v, args_t *A) {
-  mlsba_mpi_opts_t *o = &A->o;
-  int64_t it = 0;
-  if (!strcmp(opt, "--platform"))
-    return *(o->platform = v) == '\0';
-  if (!strcmp(opt, "--size") || !strcmp(opt, "-n"))
-    return units(v, &o->n);
-  if (!strcmp(opt, "-m"))
-    return units(v, &o->m);
-  if (!strcmp(opt, "-k"))
-    return units(v, &o->k);
-  if (!strcmp(opt, "--repeat"))
-    return cli_parse_units(v, 100000, &A->repeat) || A->repeat < 1;
-  if (!strcmp(opt, "--block"))
-    return units(v, &o->block);
-  if (!strcmp(opt, "--algo"))
-    return mlsba_mpi_algo_from_name(v, &o->algorithm) != 0;
-  if (!strcmp(opt, "--node-algo")) {
-    o->node_algorithm =
-        !strcmp(v, "idpa") ? MLSBA_MPI_NODE_IDPA : MLSBA_MPI_NODE_MLSBA;
-    return strcmp(v, "mlsba") && strcmp(v, "idpa");
-  }
-  if (!strcmp(opt, "--eps"))
-    return cli_parse_double(v, 0, 1, &o->eps) || !(o->eps < 1);
-  if (!strcmp(opt, "--max-iter")) {
-    int bad = cli_parse_units(v, 10000, &it) || it < 1;
-    o->max_iter = (unsigned)it;
-    return bad;
-  }
-  if (!strcmp(opt, "--comm-model"))
-    return mlsba_mpi_comm_model_from_name(v, &o->comm_model) != 0;
-  if (!strcmp(opt, "--precision")) {
-    o->precision =
-        !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
-    return strcmp(v, "single") && strcmp(v, "double");
-  }
-  A->json = v; /* --json */
-  return *v == '\0';
-}
+/* The parser's outcomes are the ones the ranks agree on (mpi_cli.h). */
+_Static_assert((int)OPTS_RUN == RUN && (int)OPTS_HELP == HELP &&
+                   (int)OPTS_VERSION == VERSION && (int)OPTS_USAGE == USAGE,
+               "one set of outcomes");
 
 /* This rank's command line: RUN, HELP, VERSION, or USAGE with the reason
  * in why. Nothing is printed: the ranks first agree on the outcome. */
@@ -117,44 +93,13 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
   A->o.n = 2048;
   A->o.block = 128;
   A->repeat = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *opt = argv[i];
-    if (!strcmp(opt, "-h") || !strcmp(opt, "--help"))
-      return HELP;
-    if (!strcmp(opt, "--version"))
-      return VERSION;
-    if (flag_option(opt, A))
-      continue;
-    if (!is_value_option(opt))
-      return mpi_cli_usage(why, "unknown option ", opt);
-    if (i + 1 >= argc)
-      return mpi_cli_usage(why, "missing value after ", opt);
-    const char *v = argv[++i];
-    if (option_value(opt, v, A)) {
-      char what[64];
-      snprintf(what, sizeof what, "bad value for %s: ", opt);
-      return mpi_cli_usage(why, what, *v ? v : "\"\"");
-    }
-  }
-  return A->o.platform == NULL ? mpi_cli_usage(why, "missing ", "--platform")
-                               : RUN;
-}
-
-/* Why INPA stopped, in words: a fixed point converged, but may have left
- * the node times further apart than eps. */
-static const char *stop_words(const mlsba_mpi_result_t *r, double eps) {
-  switch (r->stop) {
-  case MLSBA_STOP_BALANCED:
-    return "balanced: node times within eps";
-  case MLSBA_STOP_FIXED_POINT:
-    return r->imbalance > eps
-               ? "converged at a fixed point, imbalance above eps"
-               : "converged at a fixed point";
-  case MLSBA_STOP_MAX_ITER:
-    return "not converged: --max-iter reached";
-  default:
-    return "not converged: a distribution came back";
-  }
+  const opts_table_t table = OPTS_TABLE(options);
+  int outcome = opts_parse(&table, argc, argv, A, why, WHY_SIZE);
+  if (outcome == OPTS_RUN && A->o.platform == NULL)
+    return mpi_cli_usage(why, "missing ", "--platform");
+  A->o.transa = A->transa ? 'T' : 'N';
+  A->o.transb = A->transb ? 'T' : 'N';
+  return outcome;
 }
 
 static void print_table(const args_t *A, const inpa_runs_t *runs) {
@@ -190,7 +135,7 @@ static void print_table(const args_t *A, const inpa_runs_t *runs) {
              (long long)k->devices[d].load, k->devices[d].time);
     }
   }
-  printf("\niterations  %u (%s)\n", r->iterations, stop_words(r, A->o.eps));
+  text_print_stop(r->iterations, r->stop, r->imbalance, A->o.eps);
   if (r->run_iteration != r->iterations)
     printf("ran         distribution %u, the fastest measured (the last "
            "was slower)\n",
@@ -298,7 +243,7 @@ static json_t *report(const args_t *A, const inpa_runs_t *runs) {
       A->o.node_algorithm == MLSBA_MPI_NODE_IDPA ? "idpa" : "mlsba",
       "precision",
       A->o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
-      "simulated", r->simulated, "stop", mlsba_mpi_stop_name(r->stop), "eps",
+      "simulated", r->simulated, "stop", mlsba_stop_reason_name(r->stop), "eps",
       A->o.eps, "history", hist, "ranks", ranks);
   /* Added after the fields above, which the report's readers know. */
   if (j != NULL) {
@@ -353,10 +298,6 @@ static int write_outputs(const args_t *A, const inpa_runs_t *r) {
   return cli_finish_stdout(prog) || status;
 }
 
-static void print_version(void) {
-  printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
-}
-
 /* --load takes the one-dimensional path (tools/inpa_load.c), whose
  * messages a rank of the product would not expect: every rank takes rank
  * 0's path, or all stop naming the first rank given the other. RUN with
@@ -390,7 +331,7 @@ int main(int argc, char **argv) {
     return USAGE;
   }
   if (wants_load) { /* the 1-D API: tools/inpa_load.c */
-    int load_status = inpa_load_main(argc, argv);
+    int load_status = inpa_load_main(argc, argv, mlsba_inpa_help);
     MPI_Finalize();
     return load_status;
   }
@@ -405,7 +346,7 @@ int main(int argc, char **argv) {
     if (rank == 0 && outcome == HELP)
       paths_print_help(stdout, mlsba_inpa_help);
     if (rank == 0 && outcome == VERSION)
-      print_version();
+      opts_print_version(prog);
     int status = outcome == USAGE ? USAGE
                  : rank == 0      ? cli_finish_stdout(prog)
                                   : 0;

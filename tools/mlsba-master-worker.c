@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/options.h"
 #include "common/paths.h"
 #include "mlsba-master-worker_help.h" /* tools/help/mlsba-master-worker.txt */
 #include "mlsba/mpi.h"
@@ -31,77 +32,40 @@ typedef struct {
   int quiet;
 } args_t;
 
-static int is_value_option(const char *opt) {
-  static const char *const names[] = {"--platform",  "-n",      "-m",
-                                      "-k",          "--split", "--links",
-                                      "--precision", "--seed",  "--json"};
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-    if (!strcmp(opt, names[i]))
-      return 1;
-  return 0;
+static int parse_split(const char *v, void *to, char *why, size_t size) {
+  (void)why, (void)size;
+  return mlsba_mpi_mw_split_from_name(v, to) != 0;
 }
 
-static int units(const char *v, int64_t *out) {
-  return cli_parse_units(v, INT64_C(1) << 40, out) || *out < 1;
-}
+static const char *const links[] = {"measure", "platform", NULL};
+static const char *const precisions[] = {"single", "double", NULL};
 
-/* One option's value; nonzero when it is bad. */
-static int option_value(const char *opt, const char *v, args_t *A) {
-  mlsba_mpi_mw_opts_t *o = &A->o;
-  int64_t it = 0;
-  if (!strcmp(opt, "--platform"))
-    return *(o->platform = v) == '\0';
-  if (!strcmp(opt, "-n"))
-    return units(v, &o->n);
-  if (!strcmp(opt, "-m"))
-    return units(v, &o->m);
-  if (!strcmp(opt, "-k"))
-    return units(v, &o->k);
-  if (!strcmp(opt, "--split"))
-    return mlsba_mpi_mw_split_from_name(v, &o->split) != 0;
-  if (!strcmp(opt, "--links")) {
-    o->links = !strcmp(v, "platform") ? MLSBA_MPI_MW_LINKS_PLATFORM
-                                      : MLSBA_MPI_MW_LINKS_MEASURE;
-    return strcmp(v, "platform") && strcmp(v, "measure");
-  }
-  if (!strcmp(opt, "--precision")) {
-    o->precision =
-        !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
-    return strcmp(v, "single") && strcmp(v, "double");
-  }
-  if (!strcmp(opt, "--seed")) {
-    int bad = cli_parse_units(v, INT64_MAX, &it);
-    o->seed = (uint64_t)it;
-    return bad;
-  }
-  A->json = v; /* --json */
-  return *v == '\0';
-}
+/* What tools/help/mlsba-master-worker.txt lists. */
+static const opt_t options[] = {
+    {"--platform", OPT_TEXT, OPT_AT(args_t, o.platform), .nonempty = 1},
+    {"-n", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-m", OPT_UNITS, OPT_AT(args_t, o.m), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-k", OPT_UNITS, OPT_AT(args_t, o.k), .lo = 1, .hi = INT64_C(1) << 40},
+    {"--split", OPT_CUSTOM, OPT_AT(args_t, o.split), .parse = parse_split},
+    {"--links", OPT_CHOICE, OPT_AT(args_t, o.links), .choices = links},
+    {"--precision", OPT_CHOICE, OPT_AT(args_t, o.precision),
+     .choices = precisions},
+    {"--seed", OPT_UNITS, OPT_AT(args_t, o.seed), .hi = INT64_MAX},
+    {"--json", OPT_TEXT, OPT_AT(args_t, json), .nonempty = 1},
+    {"--quiet", OPT_FLAG, OPT_AT(args_t, quiet)},
+};
 
+/* The parser's outcomes are the ones the ranks agree on (mpi_cli.h). */
+_Static_assert((int)OPTS_RUN == RUN && (int)OPTS_HELP == HELP &&
+                   (int)OPTS_VERSION == VERSION && (int)OPTS_USAGE == USAGE,
+               "one set of outcomes");
+
+/* This rank's command line: RUN, HELP, VERSION, or USAGE with the reason
+ * in why. Nothing is printed: the ranks first agree on the outcome. */
 static int parse_args(int argc, char **argv, args_t *A, char *why) {
   mlsba_mpi_mw_opts_init(&A->o);
-  for (int i = 1; i < argc; i++) {
-    const char *opt = argv[i];
-    if (!strcmp(opt, "-h") || !strcmp(opt, "--help"))
-      return HELP;
-    if (!strcmp(opt, "--version"))
-      return VERSION;
-    if (!strcmp(opt, "--quiet")) {
-      A->quiet = 1;
-      continue;
-    }
-    if (!is_value_option(opt))
-      return mpi_cli_usage(why, "unknown option ", opt);
-    if (i + 1 >= argc)
-      return mpi_cli_usage(why, "missing value after ", opt);
-    const char *v = argv[++i];
-    if (option_value(opt, v, A)) {
-      char what[64];
-      snprintf(what, sizeof what, "bad value for %s: ", opt);
-      return mpi_cli_usage(why, what, *v ? v : "\"\"");
-    }
-  }
-  return RUN;
+  const opts_table_t table = OPTS_TABLE(options);
+  return opts_parse(&table, argc, argv, A, why, WHY_SIZE);
 }
 
 static json_t *verified_json(int v) {
@@ -211,7 +175,7 @@ int main(int argc, char **argv) {
     if (rank == 0 && outcome == HELP)
       paths_print_help(stdout, mlsba_master_worker_help);
     if (rank == 0 && outcome == VERSION)
-      printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
+      opts_print_version(prog);
     int status = outcome == USAGE ? USAGE
                  : rank == 0      ? cli_finish_stdout(prog)
                                   : 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/options.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "common/timing.h"
@@ -285,140 +286,102 @@ static int gather_models(problem_t *P, const product_t *w,
   return status;
 }
 
-int main(int argc, char **argv) {
-  const char *platform_path = NULL, *n_arg = NULL, *algo_arg = "mlsba";
-  const char *json_path = NULL, *size_arg = NULL, *m_arg = NULL, *k_arg = NULL;
-  const char *unit_arg = NULL;
-  const char *precision_arg = "single";
-  product_t w = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      paths_print_help(stdout, mlsba_partition_help);
-      return cli_finish_stdout(prog);
-    }
-    if (!strcmp(a, "--version")) {
-      printf("%s (libmlsba) %s\n", prog, mlsba_version_string());
-      return cli_finish_stdout(prog);
-    }
-    const char **slot = !strcmp(a, "--platform")     ? &platform_path
-                        : !strcmp(a, "--n")          ? &n_arg
-                        : !strcmp(a, "--size")       ? &size_arg
-                        : !strcmp(a, "-m")           ? &m_arg
-                        : !strcmp(a, "-k")           ? &k_arg
-                        : !strcmp(a, "--precision")  ? &precision_arg
-                        : !strcmp(a, "--models")     ? &w.models
-                        : !strcmp(a, "--algo")       ? &algo_arg
-                        : !strcmp(a, "--json")       ? &json_path
-                        : !strcmp(a, "--unit-bytes") ? &unit_arg
-                                                     : NULL;
-    if (slot == NULL)
-      return fail_usage("unknown option ", a);
-    if (i + 1 >= argc)
-      return fail_usage("a value is missing after ", a);
-    *slot = argv[++i];
-  }
-  if (platform_path == NULL)
-    return fail_usage("missing --platform NAME|FILE", "");
-  if (n_arg && size_arg)
-    return fail_usage("--n and --size exclude each other", "");
-  if (n_arg == NULL && size_arg == NULL)
-    return fail_usage("missing --n N (or --size N)", "");
-  if (size_arg && (m_arg || k_arg))
-    return fail_usage("--size N and -m M -k K exclude each other", "");
-  if (!m_arg != !k_arg)
-    return fail_usage("-m M and -k K go together", "");
-  problem_t P = {.unit_bytes = -1};
-  if (cli_parse_units(n_arg ? n_arg : size_arg, INT64_C(1) << 53, &P.n) != 0)
-    return fail_usage(n_arg ? "--n must be a whole number from 0 to 2^53, got "
-                            : "--size must be a whole number from 0 to 2^53, "
-                              "got ",
-                      n_arg ? n_arg : size_arg);
-  w.platform = platform_path;
-  if (size_arg)
-    w.m = w.k = P.n;
-  if (m_arg && (cli_parse_units(m_arg, INT64_C(1) << 31, &w.m) || w.m < 1))
-    return fail_usage("-m must be a whole number from 1 to 2^31, got ", m_arg);
-  if (k_arg && (cli_parse_units(k_arg, INT64_C(1) << 31, &w.k) || w.k < 1))
-    return fail_usage("-k must be a whole number from 1 to 2^31, got ", k_arg);
-  if (strcmp(precision_arg, "single") && strcmp(precision_arg, "double"))
-    return fail_usage("--precision must be single or double, got ",
-                      precision_arg);
-  w.precision = strcmp(precision_arg, "double") ? MLSBA_PRECISION_SINGLE
-                                                : MLSBA_PRECISION_DOUBLE;
-  if (w.models && w.models[0] == '\0')
-    return fail_usage("--models must be a folder path, got \"\"", "");
-  if (unit_arg && cli_parse_double(unit_arg, 0, 1e30, &P.unit_bytes) != 0)
-    return fail_usage("--unit-bytes must be a number of bytes from 0 to 1e30, "
-                      "got ",
-                      unit_arg);
-  mlsba_algorithm_t only = MLSBA_ALGO_MLSBA;
-  int all = strcmp(algo_arg, "all") == 0;
-  if (!all && mlsba_algorithm_from_name(algo_arg, &only) != 0) {
-    char why[512];
-    snprintf(why, sizeof why, "%s, or all", mlsba_last_error());
-    return fail_usage("--algo: ", why);
-  }
+typedef struct {
+  int all;               /* --algo all */
+  mlsba_algorithm_t one; /* otherwise */
+} algo_choice_t;
 
-  int checked =
-      json_path ? paths_check_output_file(prog, "--json", json_path) : 0;
-  mlsba_platform_t *pl = NULL;
-  if (!checked)
-    checked = paths_load_platform(prog, platform_path, &pl);
-  if (checked)
-    return checked;
-  P.pl = pl;
-  P.p = mlsba_platform_num_devices(pl);
-  P.q = mlsba_platform_num_groups(pl);
-  size_t nres = all ? MLSBA_ALGO_COUNT : 1;
-  P.models = calloc(P.p, sizeof *P.models);
-  P.size = calloc(P.q, sizeof *P.size);
-  mlsba_model_t **owned = calloc(P.p, sizeof *owned);
-  mlsba_model_t **own = calloc(P.p, sizeof *own); /* with transfers */
-  result_t *res = calloc(nres, sizeof *res);
-  int status = 0;
-  if (!P.models || !P.size || !owned || !own || !res) {
-    fprintf(stderr, "%s: out of memory\n", prog);
-    status = 1;
-    goto done;
-  }
-  if ((status = gather_models(&P, &w, owned)) != 0)
-    goto done;
-  if (P.unit_bytes >= 0 && add_transfers(&P, own) != 0) {
-    fprintf(stderr, "%s: %s: %s\n", prog, platform_path, mlsba_last_error());
-    status = 1;
-    goto done;
-  }
-  for (size_t i = 0; i < nres; i++) {
-    result_t *r = &res[i];
-    r->algo = all ? (mlsba_algorithm_t)i : only;
-    r->alpha = calloc(P.q, sizeof *r->alpha);
-    r->beta = calloc(P.p, sizeof *r->beta);
-    r->points = calloc(P.q, sizeof *r->points);
-    if (!r->alpha || !r->beta || !r->points) {
-      fprintf(stderr, "%s: out of memory\n", prog);
-      status = 1;
-      goto done;
-    }
-    int err = run(&P, r);
-    if (err) {
-      text_error(prog, "%s: %s", mlsba_algorithm_name(r->algo),
-                 mlsba_last_error());
-      status = err == MLSBA_ECAPACITY || err == MLSBA_EINVAL ? EXIT_USAGE : 1;
-      goto done;
-    }
-  }
+/* The command line: what tools/help/mlsba-partition.txt lists. */
+typedef struct {
+  product_t w;       /* --platform, -m, -k, --precision, --models */
+  int64_t n, size;   /* --n, --size: -1 when not given */
+  double unit_bytes; /* --unit-bytes: -1 when not given */
+  const char *json;
+  algo_choice_t algo;
+} args_t;
+
+/* --algo: a name of the algorithm table, or all. */
+static int parse_algo(const char *v, void *to, char *why, size_t size) {
+  algo_choice_t *c = to;
+  c->all = strcmp(v, "all") == 0;
+  if (c->all || mlsba_algorithm_from_name(v, &c->one) == 0)
+    return 0;
+  snprintf(why, size, "--algo: %s, or all", mlsba_last_error());
+  return 1;
+}
+
+static const char *const precisions[] = {"single", "double", NULL};
+
+static const opt_t options[] = {
+    {"--platform", OPT_TEXT, OPT_AT(args_t, w.platform)},
+    {"--n", OPT_UNITS, OPT_AT(args_t, n), .hi = INT64_C(1) << 53,
+     .must = "a whole number from 0 to 2^53"},
+    {"--size", OPT_UNITS, OPT_AT(args_t, size), .hi = INT64_C(1) << 53,
+     .must = "a whole number from 0 to 2^53"},
+    {"-m", OPT_UNITS, OPT_AT(args_t, w.m), .lo = 1, .hi = INT64_C(1) << 31,
+     .must = "a whole number from 1 to 2^31"},
+    {"-k", OPT_UNITS, OPT_AT(args_t, w.k), .lo = 1, .hi = INT64_C(1) << 31,
+     .must = "a whole number from 1 to 2^31"},
+    {"--precision", OPT_CHOICE, OPT_AT(args_t, w.precision),
+     .choices = precisions, .must = "single or double"},
+    {"--models", OPT_TEXT, OPT_AT(args_t, w.models), .nonempty = 1,
+     .must = "a folder path"},
+    {"--algo", OPT_CUSTOM, OPT_AT(args_t, algo), .parse = parse_algo},
+    {"--json", OPT_TEXT, OPT_AT(args_t, json)},
+    {"--unit-bytes", OPT_REAL, OPT_AT(args_t, unit_bytes), .max = 1e30,
+     .must = "a number of bytes from 0 to 1e30"},
+};
+
+/* The options that go together or exclude each other: 0, or the exit
+ * status after a line naming the problem. */
+static int check_args(args_t *a) {
+  product_t *w = &a->w;
+  if (w->platform == NULL)
+    return fail_usage("missing --platform NAME|FILE", "");
+  if (a->n >= 0 && a->size >= 0)
+    return fail_usage("--n and --size exclude each other", "");
+  if (a->n < 0 && a->size < 0)
+    return fail_usage("missing --n N (or --size N)", "");
+  if (a->size >= 0 && (w->m || w->k))
+    return fail_usage("--size N and -m M -k K exclude each other", "");
+  if (!w->m != !w->k)
+    return fail_usage("-m M and -k K go together", "");
+  if (a->size >= 0)
+    w->m = w->k = a->size;
+  return 0;
+}
+
+/* The command line read and checked: OPTS_RUN to go on; otherwise the
+ * tool ends with *status (after --help, --version or a line naming the
+ * problem). */
+static int parse_args(int argc, char **argv, args_t *a, int *status) {
+  *a = (args_t){.n = -1, .size = -1, .unit_bytes = -1};
+  a->algo.one = MLSBA_ALGO_MLSBA;
+  a->w.precision = MLSBA_PRECISION_SINGLE;
+  const opts_table_t table = OPTS_TABLE(options);
+  int outcome =
+      opts_read(prog, mlsba_partition_help, &table, argc, argv, a, status);
+  if (outcome == OPTS_RUN && (*status = check_args(a)) != 0)
+    return OPTS_USAGE;
+  return outcome;
+}
+
+/* The table and, with --json, the report; 0 or the exit status. */
+static int write_outputs(const args_t *a, const problem_t *P,
+                         const result_t *res, size_t nres) {
+  const char *json_path = a->json;
+  int all = a->algo.all, status = 0;
   if (json_path == NULL || strcmp(json_path, "-") != 0)
-    print_table(stdout, &P, res, nres);
+    print_table(stdout, P, res, nres);
   if (json_path) {
     json_t *doc;
     if (all) {
       json_t *list = json_array();
       for (size_t i = 0; i < nres; i++)
-        json_array_append_new(list, result_json(&P, &res[i]));
+        json_array_append_new(list, result_json(P, &res[i]));
       doc = json_pack("{s:o}", "results", list);
     } else {
-      doc = result_json(&P, &res[0]);
+      doc = result_json(P, &res[0]);
     }
     int to_stdout = strcmp(json_path, "-") == 0;
     FILE *f = doc == NULL ? NULL : to_stdout ? stdout : fopen(json_path, "w");
@@ -440,23 +403,102 @@ int main(int argc, char **argv) {
     }
     json_decref(doc);
   }
-done:
+  return status;
+}
+
+/* Every algorithm asked for, run on the problem into res[nres]; 0 or the
+ * exit status after a line on stderr. */
+static int run_all(const args_t *a, const problem_t *P, result_t *res,
+                   size_t nres) {
+  for (size_t i = 0; i < nres; i++) {
+    result_t *r = &res[i];
+    r->algo = a->algo.all ? (mlsba_algorithm_t)i : a->algo.one;
+    r->alpha = calloc(P->q, sizeof *r->alpha);
+    r->beta = calloc(P->p, sizeof *r->beta);
+    r->points = calloc(P->q, sizeof *r->points);
+    if (!r->alpha || !r->beta || !r->points) {
+      fprintf(stderr, "%s: out of memory\n", prog);
+      return 1;
+    }
+    int err = run(P, r);
+    if (err) {
+      text_error(prog, "%s: %s", mlsba_algorithm_name(r->algo),
+                 mlsba_last_error());
+      return err == MLSBA_ECAPACITY || err == MLSBA_EINVAL ? EXIT_USAGE : 1;
+    }
+  }
+  return 0;
+}
+
+/* What main() allocates for a platform's p devices and q groups, and
+ * frees at the end. */
+typedef struct {
+  mlsba_model_t **owned; /* measured devices' saved models */
+  mlsba_model_t **own;   /* models with transfers (--unit-bytes) */
+  result_t *res;
+  size_t nres;
+} work_t;
+
+static int work_alloc(problem_t *P, work_t *k, size_t nres) {
+  P->models = calloc(P->p, sizeof *P->models);
+  P->size = calloc(P->q, sizeof *P->size);
+  k->owned = calloc(P->p, sizeof *k->owned);
+  k->own = calloc(P->p, sizeof *k->own);
+  k->res = calloc(nres, sizeof *k->res);
+  k->nres = nres;
+  if (P->models && P->size && k->owned && k->own && k->res)
+    return 0;
+  fprintf(stderr, "%s: out of memory\n", prog);
+  return 1;
+}
+
+static void work_free(problem_t *P, work_t *k) {
+  for (size_t i = 0; k->res && i < k->nres; i++) {
+    free(k->res[i].alpha);
+    free(k->res[i].beta);
+    free(k->res[i].points);
+  }
+  free(k->res);
+  for (size_t j = 0; k->owned && j < P->p; j++)
+    mlsba_model_destroy(k->owned[j]);
+  free(k->owned);
+  for (size_t j = 0; k->own && j < P->p; j++)
+    mlsba_model_destroy(k->own[j]);
+  free(k->own);
+  free(P->models);
+  free(P->size);
+}
+
+int main(int argc, char **argv) {
+  args_t a;
+  int status = 0;
+  if (parse_args(argc, argv, &a, &status) != OPTS_RUN)
+    return status;
+  if (a.json && (status = paths_check_output_file(prog, "--json", a.json)))
+    return status;
+  mlsba_platform_t *pl = NULL;
+  if ((status = paths_load_platform(prog, a.w.platform, &pl)) != 0)
+    return status;
+  problem_t P = {.pl = pl,
+                 .n = a.n >= 0 ? a.n : a.size,
+                 .unit_bytes = a.unit_bytes,
+                 .p = mlsba_platform_num_devices(pl),
+                 .q = mlsba_platform_num_groups(pl)};
+  work_t k = {0};
+  status = work_alloc(&P, &k, a.algo.all ? MLSBA_ALGO_COUNT : 1);
+  if (!status)
+    status = gather_models(&P, &a.w, k.owned);
+  if (!status && P.unit_bytes >= 0 && add_transfers(&P, k.own) != 0) {
+    fprintf(stderr, "%s: %s: %s\n", prog, a.w.platform, mlsba_last_error());
+    status = 1;
+  }
+  if (!status)
+    status = run_all(&a, &P, k.res, k.nres);
+  if (!status)
+    status = write_outputs(&a, &P, k.res, k.nres);
   if (cli_finish_stdout(prog) != 0 && status == 0)
     status = 1;
-  for (size_t i = 0; res && i < nres; i++) {
-    free(res[i].alpha);
-    free(res[i].beta);
-    free(res[i].points);
-  }
-  free(res);
-  for (size_t j = 0; owned && j < P.p; j++)
-    mlsba_model_destroy(owned[j]);
-  free(owned);
-  for (size_t j = 0; own && j < P.p; j++)
-    mlsba_model_destroy(own[j]);
-  free(own);
-  free(P.models);
-  free(P.size);
+  work_free(&P, &k);
   mlsba_platform_destroy(pl);
   return status;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "common/options.h"
 #include "common/paths.h"
 #include "mlsba-bench_help.h" /* tools/help/mlsba-bench.txt */
 
@@ -15,80 +16,50 @@ static int bad_usage(const char *what, const char *arg) {
   return cli_usage_error(bench_prog, what, arg);
 }
 
-static int parse_count(const char *s, int64_t max, int64_t *out) {
-  if (*s == '\0' || strspn(s, "0123456789") != strlen(s))
-    return -1;
-  errno = 0;
-  long long v = strtoll(s, NULL, 10);
-  if (errno || v < 1 || v > max)
-    return -1;
-  *out = v;
-  return 0;
-}
+/* The command line as the table reads it: bench_args_t, and --size and
+ * --algo, which are checked once --op is known. */
+typedef struct {
+  bench_args_t a;
+  int64_t size;
+  const char *algo;
+} cmdline_t;
 
-/* Options without a value: the flag each sets. */
-static int *flag_of(const char *o, bench_args_t *a) {
-  return !strcmp(o, "--compare")          ? &a->compare
-         : !strcmp(o, "--quiet")          ? &a->quiet
-         : !strcmp(o, "--progress")       ? &a->progress
-         : !strcmp(o, "--keep-shared")    ? &a->keep_shared
-         : !strcmp(o, "--separate-kinds") ? &a->separate_kinds
-                                          : NULL;
-}
+static const char *const ops[] = {"gemm", "getrf", "potrf", NULL};
+static const char *const precisions[] = {"single", "double", NULL};
 
-/* One option with its value v; 0 or the exit status of bad input. */
-static int take_value(const char *o, const char *v, bench_args_t *a,
-                      const char **algo, int64_t *size) {
-  if (!strcmp(o, "--platform")) {
-    a->platform = v;
-  } else if (!strcmp(o, "--algo")) {
-    *algo = v;
-  } else if (!strcmp(o, "--json")) {
-    a->json = v;
-  } else if (!strcmp(o, "--plot")) {
-    a->plot = v;
-  } else if (!strcmp(o, "--models")) {
-    a->models = v;
-  } else if (!strcmp(o, "--op")) {
-    if (strcmp(v, "gemm") && strcmp(v, "getrf") && strcmp(v, "potrf"))
-      return bad_usage("--op must be gemm, getrf or potrf, got ", v);
-    a->op = !strcmp(v, "getrf")   ? BENCH_OP_GETRF
-            : !strcmp(v, "potrf") ? BENCH_OP_POTRF
-                                  : BENCH_OP_GEMM;
-  } else if (!strcmp(o, "--block")) {
-    if (parse_count(v, 1 << 20, &a->block))
-      return bad_usage("--block must be a whole number from 1 to 2^20, got ",
-                       v);
-  } else if (!strcmp(o, "--rounds")) {
-    if (parse_count(v, BENCH_MAX_ROUNDS, &a->rounds))
-      return bad_usage("--rounds must be a whole number from 1 to 99, got ", v);
-  } else if (!strcmp(o, "--precision")) {
-    if (strcmp(v, "single") && strcmp(v, "double"))
-      return bad_usage("--precision must be single or double, got ", v);
-    a->precision =
-        strcmp(v, "double") ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
-  } else if (!strcmp(o, "--eps")) {
-    if (cli_parse_double(v, 0, 1, &a->eps) != 0 || !(a->eps < 1))
-      return bad_usage("--eps must be a number in [0, 1), got ", v);
-  } else if (!strcmp(o, "--max-iter")) {
-    int64_t it;
-    if (parse_count(v, 100000, &it))
-      return bad_usage("--max-iter must be a whole number >= 1, got ", v);
-    a->max_iter = (unsigned)it;
-  } else {
-    int64_t *slot = !strcmp(o, "--size") ? size
-                    : !strcmp(o, "-m")   ? &a->m
-                    : !strcmp(o, "-n")   ? &a->n
-                                         : &a->k;
-    if (parse_count(v, INT64_C(1) << 30, slot)) {
-      char what[64];
-      snprintf(what, sizeof what,
-               "%s must be a whole number from 1 to 2^30, got ", o);
-      return bad_usage(what, v);
-    }
-  }
-  return 0;
-}
+/* What tools/help/mlsba-bench.txt lists. */
+static const opt_t options[] = {
+    {"--platform", OPT_TEXT, OPT_AT(cmdline_t, a.platform)},
+    {"--algo", OPT_TEXT, OPT_AT(cmdline_t, algo)},
+    {"--compare", OPT_FLAG, OPT_AT(cmdline_t, a.compare)},
+    {"--json", OPT_TEXT, OPT_AT(cmdline_t, a.json)},
+    {"--plot", OPT_TEXT, OPT_AT(cmdline_t, a.plot)},
+    {"--models", OPT_TEXT, OPT_AT(cmdline_t, a.models)},
+    {"--op", OPT_CHOICE, OPT_AT(cmdline_t, a.op), .choices = ops,
+     .must = "gemm, getrf or potrf"},
+    {"--block", OPT_UNITS, OPT_AT(cmdline_t, a.block), .lo = 1, .hi = 1 << 20,
+     .must = "a whole number from 1 to 2^20"},
+    {"--rounds", OPT_UNITS, OPT_AT(cmdline_t, a.rounds), .lo = 1,
+     .hi = BENCH_MAX_ROUNDS, .must = "a whole number from 1 to 99"},
+    {"--precision", OPT_CHOICE, OPT_AT(cmdline_t, a.precision),
+     .choices = precisions, .must = "single or double"},
+    {"--eps", OPT_REAL, OPT_AT(cmdline_t, a.eps), .max = 1, .below_max = 1,
+     .must = "a number in [0, 1)"},
+    {"--max-iter", OPT_UNITS, OPT_AT(cmdline_t, a.max_iter), .lo = 1,
+     .hi = 100000, .must = "a whole number >= 1"},
+    {"--size", OPT_UNITS, OPT_AT(cmdline_t, size), .lo = 1,
+     .hi = INT64_C(1) << 30, .must = "a whole number from 1 to 2^30"},
+    {"-m", OPT_UNITS, OPT_AT(cmdline_t, a.m), .lo = 1, .hi = INT64_C(1) << 30,
+     .must = "a whole number from 1 to 2^30"},
+    {"-n", OPT_UNITS, OPT_AT(cmdline_t, a.n), .lo = 1, .hi = INT64_C(1) << 30,
+     .must = "a whole number from 1 to 2^30"},
+    {"-k", OPT_UNITS, OPT_AT(cmdline_t, a.k), .lo = 1, .hi = INT64_C(1) << 30,
+     .must = "a whole number from 1 to 2^30"},
+    {"--quiet", OPT_FLAG, OPT_AT(cmdline_t, a.quiet)},
+    {"--progress", OPT_FLAG, OPT_AT(cmdline_t, a.progress)},
+    {"--keep-shared", OPT_FLAG, OPT_AT(cmdline_t, a.keep_shared)},
+    {"--separate-kinds", OPT_FLAG, OPT_AT(cmdline_t, a.separate_kinds)},
+};
 
 /* A factorization: --size N only (its order, default 4096), a split for
  * --algo (mlsba is the per-step FPM split). */
@@ -122,41 +93,17 @@ static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
 }
 
 int bench_parse_args(int argc, char **argv, bench_args_t *a) {
-  static const char *const with_value[] = {
-      "--platform", "--algo",      "--json",   "--plot",
-      "--models",   "--precision", "--eps",    "--size",
-      "--max-iter", "-m",          "-n",       "-k",
-      "--op",       "--block",     "--rounds", NULL};
-  int64_t size = 0;
-  const char *algo = "mlsba";
-  *a = (bench_args_t){.platform = "auto", .eps = 0.05, .max_iter = 20};
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i];
-    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-      paths_print_help(stdout, mlsba_bench_help);
-      return BENCH_ARGS_DONE;
-    }
-    if (!strcmp(o, "--version")) {
-      printf("%s (libmlsba) %s\n", bench_prog, mlsba_version_string());
-      return BENCH_ARGS_DONE;
-    }
-    int *flag = flag_of(o, a);
-    if (flag) {
-      *flag = 1;
-      continue;
-    }
-    const char *const *known = with_value;
-    while (*known && strcmp(*known, o) != 0)
-      known++;
-    if (*known == NULL)
-      return bad_usage(
-          strncmp(o, "-", 1) ? "unexpected argument " : "unknown option ", o);
-    if (i + 1 >= argc)
-      return bad_usage("a value is missing after ", o);
-    int status = take_value(o, argv[++i], a, &algo, &size);
-    if (status)
-      return status;
-  }
+  cmdline_t c = {.a = {.platform = "auto", .eps = 0.05, .max_iter = 20},
+                 .algo = "mlsba"};
+  const opts_table_t table = OPTS_TABLE(options);
+  int status = 0;
+  int outcome =
+      opts_read(bench_prog, mlsba_bench_help, &table, argc, argv, &c, &status);
+  *a = c.a;
+  if (outcome != OPTS_RUN)
+    return outcome == OPTS_USAGE || status ? status : BENCH_ARGS_DONE;
+  int64_t size = c.size;
+  const char *algo = c.algo;
   a->algo_name = algo;
   if (a->op != BENCH_OP_GEMM)
     return check_factor_args(a, size, algo);

@@ -21,12 +21,6 @@ void mlsba_balance_opts_init(mlsba_balance_opts_t *o) {
   o->rebalance_max_iter = 5;
 }
 
-const char *mlsba_stop_reason_name(mlsba_stop_reason_t stop) {
-  static const char *const names[] = {"balanced", "fixed-point", "max-iter",
-                                      "cycle"};
-  return (unsigned)stop < sizeof names / sizeof *names ? names[stop] : NULL;
-}
-
 double mlsba_imbalance_percent(double imbalance, double eps) {
   double tenths = 1000 * imbalance, limit = 1000 * eps;
   double shown = round(tenths);

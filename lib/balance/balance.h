@@ -21,8 +21,8 @@
 #include <stdint.h>
 
 #include "../core/error.h"
+#include "../partition/measured.h"
 #include "../runtime/executor.h"
-#include "measured.h"
 #include "mlsba.h"
 
 /* Per device: what it can hold and what was measured of it. */

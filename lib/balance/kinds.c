@@ -1,5 +1,6 @@
 /* Devices of one kind pool their runs into one model while their runs
- * agree (mlsba_kinds_t; the pooling itself is measured.c's). */
+ * agree (mlsba_kinds_t; the pooling itself is
+ * lib/partition/measured.c's). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  *    second measurement that agrees with it is trusted (the device really
  *    changed), one that does not replaces it (a timing spike);
  *  - devices of one kind share one model built from all their runs while
- *    their runs agree (measured.c);
+ *    their runs agree (lib/partition/measured.c);
  *  - it stops when the device times agree within eps at both levels, or
  *    when the next distribution moves no device by more than eps of its
  *    load (under timing noise the spread may never fall below eps while
@@ -160,10 +160,10 @@ static int learn(mlsba__bal_ctx_t *C, mlsba_balance_result_t *r, unsigned it) {
       continue;
     double pred;
     if (it == 1 && C->dev.warm[j] &&
-        mlsba_model_time(r->models[j], (double)r->load[j], &pred) == 0 &&
-        fabs(r->time[j] / pred - 1) > C->o.outlier) {
+        mlsba__measured_forget_if_stale(&C->dev.measured[j], r->models[j],
+                                        r->load[j], r->time[j], C->o.outlier,
+                                        &pred)) {
       int saved = C->dev.warm[j] == MLSBA__WARM_SAVED;
-      C->dev.measured[j].n = 0;
       r->stale += (unsigned)saved;
       mlsba__bal_log(C,
                      "%s: the %s model is stale (predicted %.4f s, "

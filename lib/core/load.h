@@ -25,6 +25,10 @@ struct mlsba_load {
   /* Bytes one unit moves through a device's host link (0: unknown); a
    * simulated device with a link adds that transfer to its time. */
   double unit_bytes;
+  /* The number messages give unit 0: a load that is a window onto a
+   * larger one (an application's load across MPI ranks, whose callbacks
+   * receive global units) names the units the application knows. */
+  int64_t first_unit;
 };
 
 /* Sets the file-name tag explicitly (built-in loads keep their historic

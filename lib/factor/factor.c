@@ -1,22 +1,19 @@
-/* The hybrid factorizations: right-looking, blocked, with lookahead. Panel
- * 0 is factorized alone; then every step splits the update after panel k
- * between the devices (split.c) and runs it on the executor, the core
- * that factorizes panels taking the next panel's columns first and
+/* The hybrid factorizations' public calls: the arguments checked as
+ * LAPACK would, the options with their defaults, the problem with its
+ * operation's table (ops.c), handed to the driver (drive.c). The driver
+ * is right-looking, blocked, with lookahead: panel 0 is factorized
+ * alone; then every step splits the update after panel k between the
+ * devices (plan.c, split.c) and runs it on the executor, the core that
+ * factorizes panels taking the next panel's columns first and
  * factorizing that panel before the rest of its share, so that the panel
  * overlaps the others' update. On a simulated platform the devices take
  * virtual time and the calling thread computes the numbers. */
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/clock.h"
 #include "../core/error.h"
-#include "../partition/fpm.h"
-#include "../platform/platform.h"
-#include "../runtime/executor.h"
-#include "factor.h"
-#include "run.h"
+#include "driver.h"
 
 static const char *const split_names[] = {"fpm", "constant-ratio",
                                           "fixed-slice", "kernel-slice"};
@@ -49,10 +46,6 @@ void mlsba_factor_report_free(mlsba_factor_report_t *r) {
   r->units = NULL;
   r->step_seconds = r->panel_seconds = r->time = NULL;
   r->share = NULL;
-}
-
-static const char *op_name(mlsba__factor_op_t op) {
-  return op == MLSBA__FACTOR_LU ? "getrf" : "potrf";
 }
 
 /* The arguments LAPACK would check, with a message naming the bad one;
@@ -136,14 +129,8 @@ static int factorize(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
   mlsba_factor_report_t local;
   mlsba_factor_report_t *R = report ? report : &local;
   memset(R, 0, sizeof *R);
-  mlsba__factor_run_t F;
   mlsba__factor_scratch_open(P);
-  int err = mlsba__factor_run_open(&F, ex, P, o, R);
-  if (!err)
-    err = mlsba__factor_run(&F);
-  if (!err && o->model_dir)
-    err = mlsba__factor_run_save(&F);
-  mlsba__factor_run_close(&F);
+  int err = mlsba__factor_drive(ex, P, o, R);
   mlsba__factor_scratch_close(P);
   if (report == NULL)
     mlsba_factor_report_free(&local);
@@ -164,7 +151,8 @@ int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   if (ipiv == NULL && k > 0)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_getrf: ipiv is NULL");
   *info = 0;
-  mlsba__factor_problem_t P = {.op = MLSBA__FACTOR_LU,
+  mlsba__factor_problem_t P = {.ops = &mlsba__factor_getrf_ops,
+                               .op = MLSBA__FACTOR_LU,
                                .prec = prec,
                                .m = m,
                                .n = n,
@@ -210,7 +198,9 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                        "got '%c'",
                        uplo);
   *info = 0;
-  mlsba__factor_problem_t P = {.op = lower ? MLSBA__FACTOR_CHOL_LOWER
+  mlsba__factor_problem_t P = {.ops = lower ? &mlsba__factor_potrf_lower_ops
+                                            : &mlsba__factor_potrf_upper_ops,
+                               .op = lower ? MLSBA__FACTOR_CHOL_LOWER
                                            : MLSBA__FACTOR_CHOL_UPPER,
                                .prec = prec,
                                .m = n,
@@ -227,57 +217,4 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
 int mlsba_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                 int64_t n, void *a, int64_t lda, int64_t *info) {
   return mlsba_potrf_ex(ex, prec, uplo, n, a, lda, info, NULL, NULL);
-}
-
-/* ---- models of the update kernel on disk (real devices) --------------- */
-
-static void model_path(const mlsba__factor_run_t *F, size_t i, char *buf,
-                       size_t size) {
-  snprintf(buf, size, "%s/%s-update-%s-nb%lld-%s.model", F->o.model_dir,
-           op_name(F->P->op),
-           F->P->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single",
-           (long long)F->P->nb, F->pl->dev[i].name);
-}
-
-static void model_key(const mlsba__factor_run_t *F, size_t i, char *buf,
-                      size_t size) {
-  char ident[256] = "";
-  const mlsba__device_t *d = &F->ex->opened[i];
-  d->ops->ident(d, F->pl->dev[i].model_name, F->pl->dev[i].driver, ident,
-                sizeof ident);
-  snprintf(buf, size,
-           "factor %s update, flops per second by units, %s, "
-           "nb=%lld, %s",
-           op_name(F->P->op),
-           F->P->prec == MLSBA_PRECISION_DOUBLE ? "double" : "single",
-           (long long)F->P->nb, ident);
-}
-
-void mlsba__factor_run_load_models(mlsba__factor_run_t *F) {
-  for (size_t i = 0; i < F->p; i++) {
-    if (F->virt || !F->active[i])
-      continue;
-    char path[4096], key[512];
-    model_path(F, i, path, sizeof path);
-    model_key(F, i, key, sizeof key);
-    mlsba_model_t *m = NULL;
-    if (mlsba_model_load(path, key, &m) == 0) { /* else: start cold */
-      mlsba_model_destroy(F->rate[i]);
-      F->rate[i] = m;
-    }
-  }
-}
-
-int mlsba__factor_run_save(mlsba__factor_run_t *F) {
-  int err = 0;
-  for (size_t i = 0; !err && i < F->p; i++) {
-    if (F->virt || F->rate[i] == NULL ||
-        mlsba_model_num_points(F->rate[i]) == 0)
-      continue;
-    char path[4096], key[512];
-    model_path(F, i, path, sizeof path);
-    model_key(F, i, key, sizeof key);
-    err = mlsba_model_save(F->rate[i], path, key);
-  }
-  return err;
 }

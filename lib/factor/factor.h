@@ -1,7 +1,9 @@
 /* The factorizations, internal view: the problem being factorized, the
- * kernels that work on a step's units (kernels.c), and the per-step split
- * (split.c), which is pure so that the MPI layer can call it for a 2-D
- * block-cyclic factorization across ranks. */
+ * per-operation table through which the driver reaches an operation's
+ * kernels (ops.c holds one per factorization; lu.c and chol.c the
+ * kernels; kernels.c what they share), and the per-step split (split.c),
+ * which is pure so that the MPI layer can call it for a 2-D block-cyclic
+ * factorization across ranks. The driver's own state is in driver.h. */
 #ifndef MLSBA_FACTOR_FACTOR_H
 #define MLSBA_FACTOR_FACTOR_H
 
@@ -10,16 +12,22 @@
 
 #include "mlsba.h"
 
+/* Which variant of its operation a problem is: the kernels of an
+ * operation tell its variants apart (chol.c: lower or upper), the driver
+ * never does (it asks the table, mlsba__factor_ops_t). */
 typedef enum {
   MLSBA__FACTOR_LU = 0,
   MLSBA__FACTOR_CHOL_LOWER,
   MLSBA__FACTOR_CHOL_UPPER
 } mlsba__factor_op_t;
 
+typedef struct mlsba__factor_ops mlsba__factor_ops_t;
+
 /* A matrix being factorized in place. Panels are factorized one after
  * the other; a step's update touches disjoint units, so devices work on
  * them at once. */
 typedef struct mlsba__factor_problem {
+  const mlsba__factor_ops_t *ops;
   mlsba__factor_op_t op;
   mlsba_precision_t prec;
   int64_t m, n, lda, nb;
@@ -45,55 +53,172 @@ typedef struct mlsba__factor_problem {
   int64_t nmoves[2], moves_j[2];
 } mlsba__factor_problem_t;
 
+/* ---- one factorization, as the driver sees it ---------------------------
+ * Everything that differs from one factorization to another: the driver
+ * (driver.h) calls these and never asks which operation it runs. A new
+ * factorization is a file of kernels and a table in ops.c (HACKING.md,
+ * "Adding a factorization"). A step k >= 1 is the update after panel
+ * [j, j + jb) of its `units` independent units; hooks marked optional may
+ * be NULL. */
+
+typedef struct mlsba__factor_cl_ops mlsba__factor_cl_ops_t;
+
+struct mlsba__factor_ops {
+  const char *name;        /* LAPACK's: model files, load names */
+  const char *update_load; /* the load of the update's runs */
+  /* The core that factorizes panels may update the next panel's columns
+   * first and factorize it inside its share (lookahead); 0: the next
+   * panel waits for the whole update (upper Cholesky's panel solves a
+   * block row of every trailing column). */
+  int lookahead;
+  /* After each step the next panel's block row of every column an
+   * accelerator keeps comes back (its panel reads them: upper
+   * Cholesky); 0: the next panel's own columns come back. */
+  int returns_block_row;
+  /* Units of the update after panel [j, j + jb); flops of one unit (what
+   * the split weighs); flops of the panel; the nominal count. */
+  int64_t (*units)(const mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+  double (*unit_flops)(const mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+  double (*panel_flops)(const mlsba__factor_problem_t *P, int64_t j,
+                        int64_t jb);
+  double (*flops)(const mlsba__factor_problem_t *P);
+  /* The trailing columns of unit u (0 the first right of the panel, N
+   * of them): into cols, returns how many (1 or 2). */
+  int (*unit_columns)(int64_t N, int64_t u, int64_t cols[2]);
+  /* The panel [j, j + jb) on one core; sets P->info where it fails, and
+   * returns 1 when the factorization must stop there, else 0. */
+  int (*panel)(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+  /* The update after panel [j, j + jb) on units [u0, u1), single
+   * threaded (one pinned core). */
+  void (*update)(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                 int64_t u0, int64_t u1);
+  /* The same update on the host for columns [c0, c1) (absolute) that an
+   * accelerator kept and can no longer give back; top: the first row not
+   * yet back (the rows above it came back, returns_block_row). */
+  void (*replay)(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                 int64_t c0, int64_t c1, int64_t top);
+  /* Optional: a panel whose solve may be split by rows between the
+   * devices, after the update, instead of lengthening the chain of
+   * panels (lower Cholesky): the panel without it (panel_diag), the
+   * solve of its rows [r0, r1) (single threaded), their count, the
+   * solve's load. */
+  int (*panel_diag)(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+  void (*solve)(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                int64_t r0, int64_t r1);
+  int64_t (*solve_rows)(const mlsba__factor_problem_t *P, int64_t j,
+                        int64_t jb);
+  const char *solve_load;
+  /* Optional: after the last step, on units [c0, c1) of min(m, n) (LU:
+   * the later panels' interchanges on the columns left of each panel),
+   * split evenly between the cores in use; its load. */
+  void (*finish)(const mlsba__factor_problem_t *P, int64_t c0, int64_t c1);
+  const char *finish_load;
+  /* Optional: room the kernels keep between steps, and its release. */
+  void (*open)(mlsba__factor_problem_t *P);
+  void (*close)(mlsba__factor_problem_t *P);
+  /* The update on an OpenCL device (cl_*.c); NULL: such devices take no
+   * units of this factorization. */
+  const mlsba__factor_cl_ops_t *cl;
+};
+
+/* The OpenCL halves (cl_lu.c, cl_chol.c; cl_none.c in a build without
+ * OpenCL, which has no OpenCL device to read them). */
+extern const mlsba__factor_cl_ops_t mlsba__factor_cl_lu;
+extern const mlsba__factor_cl_ops_t mlsba__factor_cl_chol;
+
+/* ops.c: the tables. */
+extern const mlsba__factor_ops_t mlsba__factor_getrf_ops;
+extern const mlsba__factor_ops_t mlsba__factor_potrf_lower_ops;
+extern const mlsba__factor_ops_t mlsba__factor_potrf_upper_ops;
+
+/* ---- what the kernels share (kernels.c) --------------------------------- */
+
 /* Bytes of one element of the matrix. */
 size_t mlsba__factor_esize(const mlsba__factor_problem_t *P);
+
+/* The element (i, j) of the matrix. */
+void *mlsba__factor_at(const mlsba__factor_problem_t *P, int64_t i, int64_t j);
 
 /* The panels: min(m, n) columns in blocks of nb. */
 int64_t mlsba__factor_diag(const mlsba__factor_problem_t *P);
 
-/* Factorizes the panel of columns [j, j + jb) with LAPACK's unblocked
- * routine (LU: ?getf2, its pivots made global; Cholesky: ?potf2 on the
- * diagonal block and the solve of the rest of the panel). Sets P->info at
- * the first zero pivot; returns 1 when a Cholesky panel is not positive
- * definite (the factorization stops), else 0. */
-int mlsba__factor_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+/* x (jb x jb, leading dimension jb) = the inverse of the triangle at
+ * (j, j): the identity solved with it. */
+void mlsba__factor_invert_triangle(const mlsba__factor_problem_t *P, int64_t j,
+                                   int64_t jb, char uplo, char diag, void *x);
 
-/* The room the kernels keep between steps: P->kept where the leading
- * dimension calls for it, P->moves for LU (each NULL where memory does
- * not allow). */
+/* The room every operation's kernels keep between steps (P->kept where
+ * the leading dimension calls for it, NULL where memory does not allow),
+ * then the operation's own (its table's open), and their release. */
 void mlsba__factor_scratch_open(mlsba__factor_problem_t *P);
 void mlsba__factor_scratch_close(mlsba__factor_problem_t *P);
 
-/* Units of the update after panel [j, j + jb): its columns right of the
- * panel for LU; for Cholesky the pairs {c, N - 1 - c} of its N columns,
- * which cost the same. */
-int64_t mlsba__factor_units(const mlsba__factor_problem_t *P, int64_t j,
+/* A leading dimension of a multiple of 1 KiB (kernels.c says why the
+ * update's operands from the panel then go through copies). */
+int mlsba__factor_aliases(const mlsba__factor_problem_t *P);
+/* A leading dimension of at least rows, a multiple of 16 elements, not of
+ * 1 KiB. */
+int64_t mlsba__factor_padded(const mlsba__factor_problem_t *P, int64_t rows);
+/* rows x cols of the matrix from (i, c) in a new buffer of leading
+ * dimension ld (NULL: no memory). */
+void *mlsba__factor_copy_block(const mlsba__factor_problem_t *P, int64_t i,
+                               int64_t c, int64_t rows, int64_t cols,
+                               int64_t ld);
+
+/* After the panel [j, j + jb): the part its update reads, its rows below
+ * the diagonal block (by_rows) or its columns right of it, into the copy
+ * of its parity (P->kept, where there is one). */
+void mlsba__factor_keep_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                              int by_rows);
+/* Whether the copy of panel j is kept, and where. */
+int mlsba__factor_kept(const mlsba__factor_problem_t *P, int64_t j);
+char *mlsba__factor_kept_copy(const mlsba__factor_problem_t *P, int64_t j);
+
+/* ---- LU (lu.c): its table's hooks, and what the OpenCL code calls ------- */
+
+int64_t mlsba__lu_units(const mlsba__factor_problem_t *P, int64_t j,
+                        int64_t jb);
+double mlsba__lu_unit_flops(const mlsba__factor_problem_t *P, int64_t j,
                             int64_t jb);
-/* Flops of one unit of that update (the row swaps not counted). */
-double mlsba__factor_unit_flops(const mlsba__factor_problem_t *P, int64_t j,
-                                int64_t jb);
-/* Flops of the panel [j, j + jb). */
-double mlsba__factor_panel_flops(const mlsba__factor_problem_t *P, int64_t j,
-                                 int64_t jb);
-/* The operation's nominal flop count. */
-double mlsba__factor_flops(const mlsba__factor_problem_t *P);
+double mlsba__lu_panel_flops(const mlsba__factor_problem_t *P, int64_t j,
+                             int64_t jb);
+double mlsba__lu_flops(const mlsba__factor_problem_t *P);
+int mlsba__lu_unit_columns(int64_t N, int64_t u, int64_t cols[2]);
+int mlsba__lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+void mlsba__lu_update(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                      int64_t u0, int64_t u1);
+void mlsba__lu_replay(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                      int64_t c0, int64_t c1, int64_t top);
+void mlsba__lu_swap_left(const mlsba__factor_problem_t *P, int64_t c0,
+                         int64_t c1);
+void mlsba__lu_open(mlsba__factor_problem_t *P);
+void mlsba__lu_close(mlsba__factor_problem_t *P);
 
-/* Applies the update after panel [j, j + jb) to units [u0, u1): for LU
- * the panel's row swaps, the solve with L11 and the product with L21;
- * for Cholesky the product with the panel, within the triangle. Single
- * threaded (one pinned core). */
-void mlsba__factor_update(const mlsba__factor_problem_t *P, int64_t j,
-                          int64_t jb, int64_t u0, int64_t u1);
-
-/* LU: the row interchanges of the panel [j, j + jb) applied to columns
+/* The row interchanges of the panel [j, j + jb) applied to columns
  * [c, c + w) (what an accelerator's columns need before they are sent). */
 void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
                              int64_t jb, int64_t c, int64_t w);
 
-/* LU: the row swaps of every later panel applied to columns [c0, c1) of
- * the panels (LAPACK leaves A = P L U with all of them). */
-void mlsba__factor_swap_left(const mlsba__factor_problem_t *P, int64_t c0,
-                             int64_t c1);
+/* ---- Cholesky (chol.c): its tables' hooks ------------------------------- */
+
+int64_t mlsba__chol_units(const mlsba__factor_problem_t *P, int64_t j,
+                          int64_t jb);
+double mlsba__chol_unit_flops(const mlsba__factor_problem_t *P, int64_t j,
+                              int64_t jb);
+double mlsba__chol_panel_flops(const mlsba__factor_problem_t *P, int64_t j,
+                               int64_t jb);
+double mlsba__chol_flops(const mlsba__factor_problem_t *P);
+int mlsba__chol_unit_columns(int64_t N, int64_t u, int64_t cols[2]);
+int mlsba__chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+int mlsba__chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+void mlsba__chol_solve(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                       int64_t r0, int64_t r1);
+int64_t mlsba__chol_solve_rows(const mlsba__factor_problem_t *P, int64_t j,
+                               int64_t jb);
+void mlsba__chol_update(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                        int64_t u0, int64_t u1);
+void mlsba__chol_replay(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                        int64_t c0, int64_t c1, int64_t top);
 
 /* ---- the per-step split (pure: no I/O, no clock) ---------------------- */
 

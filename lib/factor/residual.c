@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../core/error.h"
-#include "../devices/cpu/cpu_blas.h"
+#include "../devices/kernels.h"
 #include "mlsba.h"
 
 static double get(mlsba_precision_t prec, const void *a, int64_t lda, int64_t i,

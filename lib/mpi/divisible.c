@@ -43,7 +43,16 @@ struct mlsba_mpi_divider {
   int64_t *units;        /* this rank's device loads, balanced */
   double *dev_time;      /* their times in the last run */
   double *times;         /* every rank's time in the last run */
-  unsigned drifted;      /* runs in a row with the rank times apart */
+  /* Every rank's virtual seconds in the last run (simulated ranks: the
+   * whole balancing of its devices), for the time a call took; and the
+   * (time, seconds) pairs gathered from the ranks. */
+  double *spent, *pairs;
+  unsigned drifted; /* runs in a row with the rank times apart */
+  int unfed;        /* the last run (times) is not the head's */
+  /* The call under way: distributions run, and on simulated ranks the
+   * virtual seconds they took (the slowest rank's, run after run). */
+  unsigned call_runs;
+  double call_virtual_s;
   mlsba_mpi_divide_result_t r;
 };
 
@@ -113,12 +122,23 @@ static int window_create(mlsba_mpi_divider_t *D, const mlsba_load_t *app) {
 
 /* ---- one rank ------------------------------------------------------------ */
 
-/* Balances this rank's devices on units [offset, offset + count) and gives
- * the time of the balanced run. */
-static int run_node(mlsba_mpi_divider_t *D, int64_t offset, int64_t count,
-                    double *time) {
+/* Units [offset, offset + count) of the application's load: the window's
+ * unit 0 is the range's first, and the devices' messages name the
+ * application's units. */
+static void window_place(mlsba_mpi_divider_t *D, int64_t offset,
+                         int64_t count) {
   D->win.offset = offset;
   D->window->units = count; /* the window is this layer's own load */
+  D->window->first_unit = offset;
+}
+
+/* Balances this rank's devices on units [offset, offset + count) and gives
+ * the time of the balanced run, and in *spent the virtual seconds of the
+ * whole balancing on simulated devices (every run it made), which SMPI
+ * counts as the rank's time. */
+static int run_node(mlsba_mpi_divider_t *D, int64_t offset, int64_t count,
+                    double *time, double *spent) {
+  window_place(D, offset, count);
   mlsba_balance_result_t res;
   memset(&res, 0, sizeof res);
   int err = mlsba_balance_load(D->ex, D->window, &D->o.node, &res);
@@ -126,10 +146,29 @@ static int run_node(mlsba_mpi_divider_t *D, int64_t offset, int64_t count,
     memcpy(D->units, res.load, res.p * sizeof *res.load);
     memcpy(D->dev_time, res.time, res.p * sizeof *res.time);
     *time = res.makespan;
-    mlsba__mpi_spend(D->simulated ? res.makespan : 0);
+    *spent = 0;
+    for (unsigned k = 0; D->simulated && k < res.iterations; k++)
+      *spent += res.history_makespan[k];
+    mlsba__mpi_spend(*spent);
     mlsba_balance_result_free(&res);
   }
   return err;
+}
+
+/* Every rank's time and virtual seconds of the run just made, into
+ * D->times and D->spent; the call's clock on simulated ranks moves by the
+ * slowest rank's seconds, as the ranks wait for it. */
+static void gather_times(mlsba_mpi_divider_t *D, double time, double spent) {
+  double mine[2] = {time, spent};
+  MPI_Allgather(mine, 2, MPI_DOUBLE, D->pairs, 2, MPI_DOUBLE, D->comm);
+  double slowest = 0;
+  for (int i = 0; i < D->q; i++) {
+    D->times[i] = D->pairs[2 * i];
+    D->spent[i] = D->pairs[2 * i + 1];
+    slowest = D->spent[i] > slowest ? D->spent[i] : slowest;
+  }
+  D->call_runs++;
+  D->call_virtual_s += slowest;
 }
 
 /* Every rank opens its platform (a pattern, "auto" by default) and an
@@ -188,11 +227,12 @@ static int divide_loop(mlsba_mpi_divider_t *D) {
     MPI_Bcast(counts, D->q, MPI_INT64_T, 0, D->comm);
     for (int i = 0; i < D->q; i++)
       offsets[i] = i == 0 ? 0 : offsets[i - 1] + counts[i - 1];
-    double t = 0;
-    int err = run_node(D, offsets[D->rank], counts[D->rank], &t);
+    double t = 0, spent = 0;
+    int err = run_node(D, offsets[D->rank], counts[D->rank], &t, &spent);
     if ((err = mlsba__mpi_agree(D->comm, err)) != 0)
       return err;
-    MPI_Allgather(&t, 1, MPI_DOUBLE, D->times, 1, MPI_DOUBLE, D->comm);
+    gather_times(D, t, spent);
+    D->unfed = 0;
     if (D->rank == 0)
       err = mlsba__divide_feed(D->head, D->times);
     if ((err = mlsba__mpi_agree(D->comm, err)) != 0)
@@ -288,6 +328,8 @@ void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *D) {
   free(D->units);
   free(D->dev_time);
   free(D->times);
+  free(D->spent);
+  free(D->pairs);
   mlsba_mpi_divide_result_free(&D->r);
   if (D->comm != MPI_COMM_NULL)
     MPI_Comm_free(&D->comm);
@@ -338,7 +380,10 @@ static int divider_init(mlsba_mpi_divider_t *D, mlsba_load_t *load) {
   r->counts = calloc(q, sizeof *r->counts);
   r->time = calloc(q, sizeof *r->time);
   D->times = calloc(q, sizeof *D->times);
-  if (!r->offsets || !r->counts || !r->time || !D->times)
+  D->spent = calloc(q, sizeof *D->spent);
+  D->pairs = calloc(2 * q, sizeof *D->pairs);
+  if (!r->offsets || !r->counts || !r->time || !D->times || !D->spent ||
+      !D->pairs)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
   int err = window_create(D, load);
   if (!err && D->rank == 0) {
@@ -414,21 +459,58 @@ int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
   return err;
 }
 
-int mlsba_mpi_divider_rebalance(mlsba_mpi_divider_t *D) {
-  if (D == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divider_rebalance: NULL");
-  int err = D->rank == 0 ? mlsba__divide_resume(D->head) : 0;
+/* The drift tolerance: past it, the ranks' times have drifted apart, and
+ * a rank whose time is that far from its speed function has changed. */
+static double drift_tolerance(const mlsba_mpi_divide_opts_t *o) {
+  if (o->drift > 0)
+    return o->drift;
+  return o->eps > 0 ? 2 * o->eps : 0.1;
+}
+
+/* A re-balance: the head resumes from the run just made when it has not
+ * seen it (the run in which the drift showed: the re-balance's first,
+ * checked against the speed functions), else from its functions, and the
+ * ranks run what it asks until it stops. */
+static int rebalance(mlsba_mpi_divider_t *D) {
+  int err = 0;
+  if (D->rank == 0)
+    err = mlsba__divide_resume(D->head, D->unfed ? D->times : NULL,
+                               drift_tolerance(&D->o));
   if ((err = mlsba__mpi_agree(D->comm, err)) != 0)
     return err;
+  D->unfed = 0;
   D->drifted = 0;
   return (err = divide_loop(D)) != 0 ? err : share_result(D);
 }
 
-int mlsba_mpi_divider_run(mlsba_mpi_divider_t *D, mlsba_run_info_t *info) {
+/* The clock of a call: wall-clock seconds on real ranks and under SMPI
+ * (whose clock is the simulation's), the virtual seconds of the runs
+ * on simulated ranks under mpirun, where nothing waits. */
+static int virtual_clock(const mlsba_mpi_divider_t *D) {
+  return D->simulated && !mlsba__mpi_is_smpi();
+}
+
+static double call_start(mlsba_mpi_divider_t *D) {
+  D->call_runs = 0;
+  D->call_virtual_s = 0;
+  return virtual_clock(D) ? 0 : MPI_Wtime();
+}
+
+static double call_seconds(const mlsba_mpi_divider_t *D, double start) {
+  return virtual_clock(D) ? D->call_virtual_s : MPI_Wtime() - start;
+}
+
+int mlsba_mpi_divider_rebalance(mlsba_mpi_divider_t *D) {
   if (D == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divider_run: NULL");
-  D->win.offset = D->r.offset;
-  D->window->units = D->r.count;
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divider_rebalance: NULL");
+  call_start(D);
+  return rebalance(D);
+}
+
+/* One run of this rank's share with its balanced devices: its time, and
+ * every rank's in D->times. */
+static int run_share(mlsba_mpi_divider_t *D) {
+  window_place(D, D->r.offset, D->r.count);
   int err = mlsba_executor_run(D->ex, D->window, D->units, D->o.node.drive,
                                D->dev_time, NULL);
   double t = 0;
@@ -437,7 +519,18 @@ int mlsba_mpi_divider_run(mlsba_mpi_divider_t *D, mlsba_run_info_t *info) {
   mlsba__mpi_spend(!err && D->simulated ? t : 0);
   if ((err = mlsba__mpi_agree(D->comm, err)) != 0)
     return err;
-  MPI_Allgather(&t, 1, MPI_DOUBLE, D->times, 1, MPI_DOUBLE, D->comm);
+  gather_times(D, t, D->simulated ? t : 0);
+  D->unfed = 1;
+  return 0;
+}
+
+int mlsba_mpi_divider_run(mlsba_mpi_divider_t *D, mlsba_run_info_t *info) {
+  if (D == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_divider_run: NULL");
+  double start = call_start(D);
+  int err = run_share(D);
+  if (err)
+    return err;
   double lo = D->times[0], hi = D->times[0];
   for (int i = 0; i < D->q; i++) {
     lo = D->times[i] < lo ? D->times[i] : lo;
@@ -447,14 +540,18 @@ int mlsba_mpi_divider_run(mlsba_mpi_divider_t *D, mlsba_run_info_t *info) {
   D->drifted = D->o.drift > 0 && imbalance > D->o.drift ? D->drifted + 1 : 0;
   int rebalanced = D->drifted >= 2;
   if (rebalanced) {
-    if ((err = mlsba_mpi_divider_rebalance(D)) != 0)
+    if ((err = rebalance(D)) != 0)
       return err;
     hi = D->r.makespan;
     imbalance = D->r.imbalance;
   }
   if (info)
-    *info = (mlsba_run_info_t){
-        .makespan = hi, .imbalance = imbalance, .rebalanced = rebalanced};
+    *info = (mlsba_run_info_t){.makespan = hi,
+                               .imbalance = imbalance,
+                               .rebalanced = rebalanced,
+                               .runs = D->call_runs,
+                               .wall_s = call_seconds(D, start),
+                               .drift = D->o.drift};
   return 0;
 }
 

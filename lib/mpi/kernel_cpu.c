@@ -1,7 +1,7 @@
 /* The node kernel on a CPU core: the GEMM with beta = 1 on the core's columns,
  * on the calling core alone (the executor pins it), with the kernels
  * every core of the project runs. */
-#include "../devices/cpu/cpu_blas.h"
+#include "../devices/kernels.h"
 #include "kernel.h"
 
 int mlsba__mpi_kernel_cpu(void *user, int64_t first, int64_t count) {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../devices/cpu/cpu_blas.h"
+#include "../devices/kernels.h"
 #include "../platform/platform.h"
 #include "master_worker.h"
 

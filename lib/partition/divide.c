@@ -1,6 +1,8 @@
 /* The head of a one-dimensional INPA (divide.h): node speed functions
- * from the times the nodes report, the next counts by geometric
- * partitioning over them, and the stops of the self-adaptive routine. */
+ * from the times the nodes report (their runs kept as the balancing
+ * routine keeps a device's, measured.h), the next counts by geometric
+ * partitioning over them, the stops of the self-adaptive routine, and
+ * the re-balance after a drift. */
 #include "divide.h"
 
 #include <math.h>
@@ -10,18 +12,26 @@
 #include "../core/error.h"
 #include "cma.h"
 #include "fpm.h"
+#include "measured.h"
 
 struct mlsba__divide {
   size_t q;
   int64_t n;
   mlsba__inpa_opts_t o;
-  mlsba_model_t **models;
-  int64_t *counts; /* the request, then the result */
+  mlsba_model_t **models;      /* built from measured after every run */
+  mlsba__measured_t *measured; /* each node's runs */
+  int64_t *counts;             /* the request, then the result */
   int64_t *next;
   double *speed; /* scratch: the baselines' shares */
   int done;
   mlsba_stop_reason_t stop;
   unsigned limit; /* runs allowed in total (max_iter, more after resume) */
+  /* The balancing under way began at run `begun` (0, or the run fed by
+   * the last resume): its stops look at its own runs only. */
+  size_t begun;
+  /* After a resume without a run, the next run fed is checked against the
+   * models, with this tolerance (0: no check pending). */
+  double check_tol;
   /* Every run: hist_counts[k * q + i], hist_times[k * q + i]. */
   size_t runs, cap;
   int64_t *hist_counts;
@@ -34,6 +44,7 @@ void mlsba__divide_destroy(mlsba__divide_t *h) {
   for (size_t i = 0; h->models && i < h->q; i++)
     mlsba_model_destroy(h->models[i]);
   free(h->models);
+  free(h->measured);
   free(h->counts);
   free(h->next);
   free(h->speed);
@@ -73,10 +84,11 @@ int mlsba__divide_create(size_t q, int64_t n, const mlsba__inpa_opts_t *opts,
   h->o = o;
   h->limit = o.max_iter;
   h->models = calloc(q, sizeof *h->models);
+  h->measured = calloc(q, sizeof *h->measured);
   h->counts = calloc(q, sizeof *h->counts);
   h->next = calloc(q, sizeof *h->next);
   h->speed = calloc(q, sizeof *h->speed);
-  int err = h->models && h->counts && h->next && h->speed
+  int err = h->models && h->measured && h->counts && h->next && h->speed
                 ? 0
                 : mlsba__fail(MLSBA_ENOMEM, "divide: out of memory");
   for (size_t i = 0; !err && i < q; i++)
@@ -162,9 +174,10 @@ static int barely_moves(const mlsba__divide_t *h) {
   return 1;
 }
 
-/* Cycle: the next counts are those of an earlier run. */
+/* Cycle: the next counts are those of an earlier run of this balancing
+ * (runs from before a drift measured other nodes). */
 static int came_back(const mlsba__divide_t *h) {
-  for (size_t k = 0; k < h->runs; k++)
+  for (size_t k = h->begun; k < h->runs; k++)
     if (!memcmp(h->hist_counts + k * h->q, h->next, h->q * sizeof *h->next))
       return 1;
   return 0;
@@ -175,37 +188,72 @@ static void finish(mlsba__divide_t *h, mlsba_stop_reason_t stop) {
   h->stop = stop;
 }
 
-int mlsba__divide_feed(mlsba__divide_t *h, const double t[]) {
-  if (h->done)
-    return mlsba__fail(MLSBA_EINVAL, "divide: the head has stopped");
+/* What a run of the current counts taught: each node's time is a point of
+ * its speed function, joining the nearest point within eps (repeated runs
+ * near the balance average their noise out, as the balancing routine's
+ * do). Checked first when tol > 0: a node whose function the run
+ * contradicts by more than tol has changed, and its older points are
+ * forgotten (measured.h). */
+static int learn(mlsba__divide_t *h, const double *t, double tol) {
+  int err = 0;
+  for (size_t i = 0; !err && i < h->q; i++) {
+    mlsba__measured_t *m = &h->measured[i];
+    if (tol > 0)
+      mlsba__measured_forget_if_stale(m, h->models[i], h->counts[i], t[i], tol,
+                                      NULL);
+    mlsba__measured_add(m, h->counts[i], t[i], h->o.eps);
+    err = mlsba__measured_to_model(m, h->models[i]);
+  }
+  return err;
+}
+
+/* The next counts of the algorithm, into h->next: GPA over the speed
+ * functions, the last run's speeds (CPM), or the even split. */
+static int propose(mlsba__divide_t *h, const double *t) {
+  switch (h->o.algo) {
+  case MLSBA__INPA_FPM:
+    return mlsba__gpa_nodes((const mlsba_model_t *const *)h->models, h->q, h->n,
+                            h->next, NULL);
+  case MLSBA__INPA_HOMOGENEOUS:
+    even(h->next, h->q, h->n);
+    return 0;
+  default:
+    return propose_cpm(h, t);
+  }
+}
+
+static int check_times(const mlsba__divide_t *h, const double t[]) {
   for (size_t i = 0; i < h->q; i++)
     if (!isfinite(t[i]) || !(t[i] > 0))
       return mlsba__fail(MLSBA_EINVAL,
                          "divide: node %zu reported time %g (it must be a "
                          "positive number of seconds)",
                          i, t[i]);
+  return 0;
+}
+
+/* Records and learns the run t of the current counts (checked against the
+ * models with tolerance tol when tol > 0), then stops or draws the next
+ * counts. The stops count this balancing's runs only. */
+static int take_run(mlsba__divide_t *h, const double t[], double tol) {
   double imbalance = spread(t, h->q);
   int err = record(h, t, imbalance);
   /* Every run is a point of every node's speed function (the baselines'
    * too, so that their models can be compared). */
-  for (size_t i = 0; !err && i < h->q; i++)
-    err = mlsba_model_set_point(h->models[i], (double)h->counts[i],
-                                (double)h->counts[i] / t[i]);
+  if (!err)
+    err = learn(h, t, tol);
   if (err)
     return err;
   mlsba__inpa_algo_t a = h->o.algo;
+  size_t runs = h->runs - h->begun;
   int last = h->runs >= h->limit || a == MLSBA__INPA_HOMOGENEOUS ||
-             (a == MLSBA__INPA_SINGLE_CPM && h->runs >= 2);
+             (a == MLSBA__INPA_SINGLE_CPM && runs >= 2);
   if (imbalance <= h->o.eps || last) {
     finish(h,
            imbalance <= h->o.eps ? MLSBA_STOP_BALANCED : MLSBA_STOP_MAX_ITER);
     return 0;
   }
-  err = a == MLSBA__INPA_FPM
-            ? mlsba__gpa_nodes((const mlsba_model_t *const *)h->models, h->q,
-                               h->n, h->next, NULL)
-            : propose_cpm(h, t);
-  if (err)
+  if ((err = propose(h, t)) != 0)
     return err;
   if (a != MLSBA__INPA_SINGLE_CPM && barely_moves(h))
     finish(h, MLSBA_STOP_FIXED_POINT);
@@ -216,15 +264,42 @@ int mlsba__divide_feed(mlsba__divide_t *h, const double t[]) {
   return 0;
 }
 
-int mlsba__divide_resume(mlsba__divide_t *h) {
-  if (!h->done)
-    return 0;
-  int err = mlsba__gpa_nodes((const mlsba_model_t *const *)h->models, h->q,
-                             h->n, h->next, NULL);
+int mlsba__divide_feed(mlsba__divide_t *h, const double t[]) {
+  if (h->done)
+    return mlsba__fail(MLSBA_EINVAL, "divide: the head has stopped");
+  int err = check_times(h, t);
   if (err)
     return err;
-  memcpy(h->counts, h->next, h->q * sizeof *h->next);
+  double tol = h->check_tol;
+  h->check_tol = 0;
+  return take_run(h, t, tol);
+}
+
+int mlsba__divide_resume(mlsba__divide_t *h, const double t[], double tol) {
+  if (!h->done)
+    return 0;
+  if (!(tol > 0) || !isfinite(tol))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "divide: the drift tolerance must be a positive "
+                       "number, got %g",
+                       tol);
+  int err = t != NULL ? check_times(h, t) : 0;
+  if (err)
+    return err;
   h->done = 0;
+  h->begun = h->runs;
   h->limit = (unsigned)h->runs + h->o.max_iter;
+  if (t != NULL)
+    return take_run(h, t, tol);
+  /* No run since the last (a stopped head has run at least once): the
+   * next counts from the models as they are, or from the last run's
+   * speeds, and the run of them checks the models. */
+  err = propose(h, h->hist_times + (h->runs - 1) * h->q);
+  if (err) {
+    h->done = 1;
+    return err;
+  }
+  memcpy(h->counts, h->next, h->q * sizeof *h->next);
+  h->check_tol = tol;
   return 0;
 }

@@ -2,10 +2,11 @@
  * shared between q nodes, as a pure state machine that the MPI layer
  * drives (lib/mpi/divisible.c). The head asks for a run of counts; every
  * node balances its own devices on its units and reports its time; the
- * head adds the point (c_i, c_i / t_i) to node i's speed function and
- * draws the next counts by geometric partitioning over those functions
- * (mlsba__gpa_nodes), until the node times agree within eps. No MPI, no
- * clock, no I/O.
+ * head adds the point (c_i, c_i / t_i) to node i's speed function (a run
+ * within eps of a point's units joins it, the point's speed the mean of
+ * its runs: measured.h) and draws the next counts by geometric
+ * partitioning over those functions (mlsba__gpa_nodes), until the node
+ * times agree within eps. No MPI, no clock, no I/O.
  *
  * Stops, as INPA's two-dimensional head (inpa.h) and the single-node
  * routine:
@@ -20,6 +21,15 @@
  * homogeneous runs N / q once; they stop balanced when their last run is
  * within eps, else at max_iter. The last run is the result: it is the
  * one that computed the load.
+ *
+ * After the nodes' speeds change (a node slowed down by another program,
+ * or back to its speed), a resume balances again, as the balancer of
+ * one node re-balances its devices after a drift: the first run of the
+ * re-balance is checked against each node's speed function, and a node
+ * whose time is further than the drift tolerance from it forgets its
+ * older points (they would pull the partitioning back to the old split);
+ * the stops above (cycles included) look at the runs since the resume
+ * only.
  *
  * Every node gets at least one unit (N >= q). Not thread-safe. */
 #ifndef MLSBA_PARTITION_DIVIDE_H
@@ -57,10 +67,19 @@ const int64_t *mlsba__divide_history_counts(const mlsba__divide_t *head,
 const double *mlsba__divide_history_times(const mlsba__divide_t *head,
                                           size_t k);
 double mlsba__divide_history_imbalance(const mlsba__divide_t *head, size_t k);
-/* Lets a stopped head run again from its models (a re-balance after the
- * node times drifted): the next request is drawn from the models, with
- * max_iter more runs allowed. */
-int mlsba__divide_resume(mlsba__divide_t *head);
+/* Lets a stopped head balance again (a re-balance after the node times
+ * drifted), with max_iter more runs allowed. t (q times, may be NULL): a
+ * run of the current counts that the head has not been fed (the run in
+ * which the drift showed); it is the re-balance's first run, checked
+ * against the speed functions: a node whose time is further than tol
+ * (relative, > 0) from its function's forgets its older points. The head
+ * then stops (balanced: no other run needed) or asks for the next counts.
+ * Without t the next counts come from the functions as they are (the
+ * baselines': from the last run's speeds, or the even split), and the
+ * run of them that is fed next is checked so. 0 (and nothing done when
+ * the head has not stopped); MLSBA_EINVAL for a bad tol or time (the head
+ * stays stopped); an error of the partitioner. */
+int mlsba__divide_resume(mlsba__divide_t *head, const double t[], double tol);
 /* Node i's speed function as built so far (units, units per second). */
 const mlsba_model_t *mlsba__divide_model(const mlsba__divide_t *head, size_t i);
 

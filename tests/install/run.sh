@@ -101,13 +101,48 @@ done
 # header's page, and the HTML pages are there.
 if [ -f "$build/docs/stamp" ]; then
   man3="$tmp/prefix/share/man/man3"
-  grep -qx '\.so man3/mlsba\.h\.3' "$man3/mlsba_balance.3" ||
+  grep -qx '\.so man3/mlsba_balance\.h\.3' "$man3/mlsba_balance.3" ||
     { echo "no man 3 mlsba_balance"; exit 1; }
-  grep -q 'mlsba_balancer_run' "$man3/mlsba.h.3" ||
-    { echo "mlsba.h.3 lacks mlsba_balancer_run"; exit 1; }
+  grep -q 'mlsba_balancer_run' "$man3/mlsba_balance.h.3" ||
+    { echo "mlsba_balance.h.3 lacks mlsba_balancer_run"; exit 1; }
+  # A page per header: the umbrella's and every topic's.
+  for h in mlsba.h mlsba_core.h mlsba_model.h mlsba_partition.h \
+    mlsba_platform.h mlsba_load.h mlsba_executor.h mlsba_balance.h; do
+    [ -s "$man3/$h.3" ] || { echo "no man 3 $h"; exit 1; }
+  done
   [ -s "$tmp/prefix/share/doc/mlsba/html/index.html" ] ||
     { echo "no HTML reference"; exit 1; }
 fi
+
+# Every installed header compiles alone, twice in a row (its guard), as C
+# and as C++: a program may include one topic header and nothing else.
+echo "-- every installed header alone"
+inc="$tmp/prefix/include"
+for h in "$inc/mlsba.h" "$inc"/mlsba/*.h; do
+  rel=${h#"$inc"/}
+  compilers=(cc c++)
+  extra=()
+  case "$rel" in
+    mlsba/opencl.h)
+      pkg-config --exists OpenCL || continue
+      read -r -a extra <<<"$(pkg-config --cflags OpenCL)" ;;
+    mlsba/mpi.h)
+      command -v mpicc >/dev/null || continue
+      compilers=(mpicc) ;;
+  esac
+  printf '#include <%s>\n#include <%s>\nint main(void) { return 0; }\n' \
+    "$rel" "$rel" >"$tmp/alone.c"
+  cp "$tmp/alone.c" "$tmp/alone.cpp"
+  for c in "${compilers[@]}"; do
+    command -v "$c" >/dev/null || continue
+    src="$tmp/alone.c" std=-std=c11
+    [ "$c" = c++ ] && src="$tmp/alone.cpp" std=-std=c++11
+    # shellcheck disable=SC2086
+    "$c" $std -Wall -Wextra -Werror -pedantic -I"$inc" ${extra[@]+"${extra[@]}"} \
+      -c "$src" -o "$tmp/alone.o" ||
+      { echo "<$rel> does not compile alone ($c)"; exit 1; }
+  done
+done
 
 echo "-- find_package(mlsba), with no MPI to be found"
 # Only the mpi component needs MPI.

@@ -60,3 +60,12 @@ void text_error(const char *prog, const char *fmt, ...) {
   fflush(stdout); /* the table so far, then the error */
   text_wrap(stderr, head, 4, text);
 }
+
+void text_print_stop(unsigned iterations, mlsba_stop_reason_t stop,
+                     double imbalance, double eps) {
+  const char *name = mlsba_stop_reason_name(stop);
+  printf("\niterations  %u (stop: %s%s)\n", iterations, name ? name : "?",
+         stop == MLSBA_STOP_FIXED_POINT && imbalance > eps
+             ? ", imbalance above eps"
+             : "");
+}

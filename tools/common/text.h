@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "mlsba.h"
+
 /* Every line the tools print fits in this many columns. */
 #define TEXT_COLUMNS 80
 
@@ -23,5 +25,12 @@ void text_error(const char *prog, const char *fmt, ...)
  * "..." at the end when it was longer). */
 void text_fit(char *line, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* "iterations  3 (stop: fixed-point, imbalance above eps)" on stdout:
+ * how many runs, and why the routine stopped by the name its report's
+ * "stop" gives (mlsba_stop_reason_name()); a fixed point may leave the
+ * times further apart than eps, and the line then says so. */
+void text_print_stop(unsigned iterations, mlsba_stop_reason_t stop,
+                     double imbalance, double eps);
 
 #endif

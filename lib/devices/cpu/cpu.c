@@ -35,8 +35,8 @@ static int cpu_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
     return mlsba__fail(MLSBA_EDEVICE,
                        "%s: the CPU function of load %s returned %d for units "
                        "%lld..%lld",
-                       d->name, w->name, rc, (long long)off,
-                       (long long)(off + n - 1));
+                       d->name, w->name, rc, (long long)(w->first_unit + off),
+                       (long long)(w->first_unit + off + n - 1));
   return 0;
 }
 

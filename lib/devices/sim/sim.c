@@ -16,8 +16,9 @@ typedef struct {
   double noise;  /* relative standard deviation of timings */
   uint64_t seed; /* noise generator seed */
   /* Experiments: the fail_at-th share fails; from the slow_at-th on, times
-   * are slow_factor times longer (0: never). */
-  int64_t fail_at, slow_at;
+   * are slow_factor times longer (0: never), up to the slow_until-th,
+   * from which they are as before (0: the slowdown never ends). */
+  int64_t fail_at, slow_at, slow_until;
   double slow_factor;
   size_t *contends; /* devices it slows while it runs */
   size_t ncontends;
@@ -70,7 +71,8 @@ static int sim_start(mlsba__device_t *d, const mlsba_load_t *w, int64_t off,
                        "%s: simulated device failure (fail_at = %lld)", d->name,
                        (long long)c->fail_at);
   double t = mlsba__fpm_time(s->model, (double)n);
-  if (c->slow_at > 0 && s->shares >= c->slow_at)
+  if (c->slow_at > 0 && s->shares >= c->slow_at &&
+      (c->slow_until == 0 || s->shares < c->slow_until))
     t *= c->slow_factor;
   /* Its share crosses its host link first: the speed profile is compute. */
   if (d->link.bandwidth > 0 && w->unit_bytes > 0)
@@ -229,8 +231,16 @@ static int sim_parse(mlsba__fields_t *c, json_t *d, void **config,
   cfg->seed = (uint64_t)seed;
   /* Experiments with faults and slowdowns (README, platform files). */
   if ((err = mlsba__fields_count(c, d, "fail_at", &cfg->fail_at)) != 0 ||
-      (err = mlsba__fields_count(c, d, "slow_at", &cfg->slow_at)) != 0)
+      (err = mlsba__fields_count(c, d, "slow_at", &cfg->slow_at)) != 0 ||
+      (err = mlsba__fields_count(c, d, "slow_until", &cfg->slow_until)) != 0)
     return err;
+  if (cfg->slow_until > 0 &&
+      (cfg->slow_at == 0 || cfg->slow_until <= cfg->slow_at))
+    return mlsba__fields_bad(c,
+                             "slow_until (%lld) must come after a slow_at "
+                             "(%lld): the slowdown ends after it starts",
+                             (long long)cfg->slow_until,
+                             (long long)cfg->slow_at);
   cfg->slow_factor = 1;
   if ((err = get_number(c, d, "slow_factor", &cfg->slow_factor)) != 0)
     return err;
@@ -319,6 +329,8 @@ static void sim_save(const void *config, const mlsba_model_t *model, json_t *o,
   if (c->slow_at > 0) {
     json_object_set_new(o, "slow_at", json_integer(c->slow_at));
     json_object_set_new(o, "slow_factor", json_real(c->slow_factor));
+    if (c->slow_until > 0)
+      json_object_set_new(o, "slow_until", json_integer(c->slow_until));
   }
   if (c->ncontends > 0) {
     json_t *names = json_array();
@@ -343,9 +355,9 @@ static void sim_free(void *config) {
 }
 
 static const char *const sim_keys[] = {
-    "name",       "type",    "speed",   "max_load",    "noise",
-    "seed",       "fail_at", "slow_at", "slow_factor", "contends_with",
-    "contention", "kind",    "link",    NULL};
+    "name",          "type",       "speed",   "max_load",   "noise",
+    "seed",          "fail_at",    "slow_at", "slow_until", "slow_factor",
+    "contends_with", "contention", "kind",    "link",       NULL};
 
 const mlsba__backend_t mlsba__sim_backend = {
     .name = "sim",

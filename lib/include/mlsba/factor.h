@@ -1,6 +1,6 @@
 /*
  * libmlsba: hybrid dense factorizations on one node (included by
- * <mlsba.h>; do not include it alone).
+ * <mlsba.h>).
  *
  * mlsba_getrf() (LU with partial pivoting) and mlsba_potrf() (Cholesky)
  * keep LAPACK's semantics (column-major with a leading dimension, ipiv
@@ -14,9 +14,8 @@
 #ifndef MLSBA_FACTOR_H
 #define MLSBA_FACTOR_H
 
-#ifndef MLSBA_H
-#error "include <mlsba.h>, which includes <mlsba/factor.h>"
-#endif
+#include <mlsba/executor.h>
+#include <mlsba/loads.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,13 +1,14 @@
 /*
  * libmlsba built-in loads: matrix multiplication (BLIS on cores, CLBlast
  * on OpenCL devices) and the Mandelbrot set (its own kernels), written
- * against the divisible-load interface of <mlsba.h> as an application's
- * load is. <mlsba.h> includes this file, so #include <mlsba.h> is enough.
+ * against the divisible-load interface of <mlsba/load.h> as an
+ * application's load is. <mlsba.h> includes this file, so #include
+ * <mlsba.h> is enough.
  */
 #ifndef MLSBA_LOADS_H
 #define MLSBA_LOADS_H
 
-#include <mlsba.h>
+#include <mlsba/load.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -532,7 +532,10 @@ typedef struct mlsba_mpi_divide_opts {
   unsigned int max_iter; /**< at most this many distributions (20) */
   /** mlsba_mpi_divider_run(): after two runs in a row whose rank times
    *  are further apart than this, the ranks are balanced again, from the
-   *  speed functions learned so far (default 2 eps; 0: never). */
+   *  speed functions learned so far (default 2 eps; 0: never). The run
+   *  that showed the drift is the re-balance's first: a rank whose time
+   *  there is further than this (relative) from its speed function has
+   *  changed, and its older points are forgotten. */
   double drift;
   /** How each rank balances its own devices (mlsba_balance_opts_init()'s
    *  defaults): algorithm, eps, max_iter, drive, fault handling... */
@@ -608,8 +611,13 @@ MLSBA_EXTERN int mlsba_mpi_divider_create(MPI_Comm comm, mlsba_load_t *load,
 /** \brief Run the whole load once more, every rank its share with its
  *  balanced devices. info (may be NULL): the slowest rank's time, the
  *  imbalance of the rank times, and whether this run re-balanced (the
- *  load was then computed by the re-balancing's last run, and the shares
- *  may have changed: see mlsba_mpi_divider_result()). */
+ *  load was then computed by the re-balancing's last run, whose time and
+ *  imbalance info gives, and the shares may have changed: see
+ *  mlsba_mpi_divider_result()); runs: the distributions the call ran (1,
+ *  or 1 plus the re-balance's); wall_s: the whole call's seconds, every
+ *  run included (this rank's wall clock; on simulated ranks the virtual
+ *  seconds of the runs, the slowest rank's each time, its devices' own
+ *  balancing included); drift: opts.drift. */
 MLSBA_EXTERN int mlsba_mpi_divider_run(mlsba_mpi_divider_t *divider,
                                        mlsba_run_info_t *info);
 /** \brief Balance the ranks again now, from the speed functions learned. */

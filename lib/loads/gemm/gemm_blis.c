@@ -1,10 +1,9 @@
-/* GEMM's CPU code: the project's CPU kernels (devices/cpu/cpu_blas.h) on
+/* GEMM's CPU code: the project's CPU kernels (devices/kernels.h) on
  * the core's columns of B and C. */
 #include <string.h>
 
 #include "../../core/error.h"
-#include "../../devices/cpu/cpu_blas.h"
-#include "../../devices/cpu/cpu_kernels.h"
+#include "../../devices/kernels.h"
 #include "gemm.h"
 
 /* Columns off..off+n of C = A x B on `threads` threads. */

@@ -5,7 +5,7 @@
 #include <clblast_c.h>
 #include <stdlib.h>
 
-#include "../../devices/opencl/cl_error.h"
+#include "../../devices/cl.h"
 #include "gemm.h"
 #include "gemm_clblast.h"
 #include "mlsba/opencl.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "../../../cl/mandelbrot_cpu.h"
-#include "../../devices/opencl/cl_error.h"
+#include "../../devices/cl.h"
 #include "mandelbrot.h"
 #include "mandelbrot_cl_source.h" /* generated from cl/mandelbrot.cl */
 #include "mlsba/opencl.h"

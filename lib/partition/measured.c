@@ -1,5 +1,6 @@
-/* Measurements behind the device models of the balancing routine, and
- * the pooling of devices of one kind (measured.h). */
+/* Measurements behind the models of the balancing routine's devices and
+ * of the one-dimensional head's nodes, and the pooling of devices of one
+ * kind (measured.h). */
 #include "measured.h"
 
 #include <math.h>
@@ -91,6 +92,23 @@ int mlsba__measured_to_model(const mlsba__measured_t *m, mlsba_model_t *model) {
   for (size_t i = 0; !err && i < m->n; i++)
     err = mlsba_model_set_point(model, m->x[i], m->speed[i]);
   return err;
+}
+
+int mlsba__measured_forget_if_stale(mlsba__measured_t *m,
+                                    const mlsba_model_t *model, int64_t load,
+                                    double time, double tol, double *pred) {
+  double t = 0;
+  if (pred)
+    *pred = 0;
+  if (load <= 0 || mlsba_model_num_points(model) == 0 ||
+      mlsba_model_time(model, (double)load, &t) != 0 || !(t > 0))
+    return 0;
+  if (pred)
+    *pred = t;
+  if (!(fabs(time / t - 1) > tol))
+    return 0;
+  m->n = 0;
+  return 1;
 }
 
 /* The relative variance of single runs, from every point with two runs or

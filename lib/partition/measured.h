@@ -1,10 +1,12 @@
-/* What the balancing routine has measured on a device: points (load, mean
- * speed) with the runs behind each and their spread, from which the
- * device's model is rebuilt after every run; and the pooling of devices of
- * one kind (the same hardware), whose runs count for all of them while
- * they agree. */
-#ifndef MLSBA_BALANCE_MEASURED_H
-#define MLSBA_BALANCE_MEASURED_H
+/* What was measured of a device (by the balancing routine,
+ * lib/balance) or of a node (by the head of the one-dimensional INPA,
+ * divide.h): points (load, mean speed) with the runs behind each and
+ * their spread, from which the model is rebuilt after every run; the
+ * points forgotten when a run says the machine changed; and the pooling
+ * of devices of one kind (the same hardware), whose runs count for all of
+ * them while they agree. Pure: no clock, no I/O. */
+#ifndef MLSBA_PARTITION_MEASURED_H
+#define MLSBA_PARTITION_MEASURED_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +43,19 @@ double mlsba__measured_noise(const mlsba__measured_t *m);
 
 /* The model through the points. */
 int mlsba__measured_to_model(const mlsba__measured_t *m, mlsba_model_t *model);
+
+/* A run of load units in time seconds checked against the model built
+ * from what was measured before (linear between its points, constant
+ * beyond them, as the partitioners see it): when the model's time at load
+ * is further than tol (relative) from it, the machine changed (another
+ * program took the core, a node slowed down or came back), every point is
+ * stale and all are forgotten, so that only what is measured from now on
+ * counts; returns 1 then. 0 when the run agrees, or when the model has no
+ * point to contradict. pred (may be NULL) receives the model's time (0
+ * without one). The run itself is not added: mlsba__measured_add. */
+int mlsba__measured_forget_if_stale(mlsba__measured_t *m,
+                                    const mlsba_model_t *model, int64_t load,
+                                    double time, double tol, double *pred);
 
 /* Pools the measurements of n devices of one kind into *pool, and says in
  * alike[i] whether device i's runs agree with the others' (then *pool is

@@ -1,0 +1,222 @@
+/* The step loop of a factorization. Step 0 factorizes panel 0; step k
+ * plans the update after panel k - 1 (plan.c), runs it on the simulated
+ * or the real executor (sim_step.c, real_step.c) and records it. With
+ * lookahead (ops->lookahead) the core that factorizes panels takes the
+ * next panel's units first and factorizes it inside its share; without,
+ * the panel waits for the update. */
+#include <string.h>
+
+#include "../core/clock.h"
+#include "driver.h"
+
+typedef mlsba__factor_step_t step_t;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Step k of the report: the devices' shares and times, and the clock. */
+static void record(mlsba__factor_ctx_t *C, const step_t *st, double extra) {
+  mlsba_factor_report_t *R = C->R;
+  size_t k = C->step++, p = C->cfg.p;
+  const double *time = C->scratch.time;
+  double longest = 0;
+  for (size_t i = 0; i < p; i++) {
+    R->share[k * p + i] = st->units ? C->lay.load[i] : 0;
+    R->time[k * p + i] = st->units ? time[i] : 0;
+    if (st->units && time[i] > longest)
+      longest = time[i];
+  }
+  R->units[k] = st->units;
+  R->step_seconds[k] = longest + extra;
+  R->panel_seconds[k] = st->panel_s;
+  R->ahead_device[k] =
+      st->plan.lookahead && st->jbn > 0 ? st->plan.ahead_dev : -1;
+  R->steps = C->step;
+  C->clock += longest + extra;
+  mlsba__factor_learn_panel(C, st);
+}
+
+/* Without lookahead the next panel (its diagonal block, where its solve
+ * is split) runs after the update: on the calling thread, or in virtual
+ * time on the panel's device. */
+static double panel_after(mlsba__factor_ctx_t *C, step_t *st) {
+  const mlsba__factor_plan_t *w = &st->plan;
+  if (w->lookahead || w->diag_first || st->jbn == 0)
+    return 0;
+  double t = mlsba__now();
+  if (!C->cfg.virt || C->cfg.o.compute)
+    st->stop = mlsba__factor_panel_alone(C, st);
+  st->panel_s = C->cfg.virt
+                    ? mlsba__factor_sim_panel_time(
+                          C, mlsba__factor_next_panel_flops(C, st), st->jbn)
+                    : mlsba__now() - t;
+  return st->panel_s;
+}
+
+/* The step planned and run until it runs: a simulated device that fails
+ * is dropped and the step planned again. */
+static int plan_and_run(mlsba__factor_ctx_t *C, step_t *st) {
+  for (;;) {
+    double t0 = mlsba__now();
+    int err = mlsba__factor_plan(C, &C->plan, st, C->lay.load);
+    C->R->overhead_s += mlsba__now() - t0;
+    if (err)
+      return err;
+    mlsba__factor_lay_out(&C->cfg, &st->plan, &C->lay);
+    long failed = -1;
+    err = C->cfg.virt ? mlsba__factor_sim_step(C, st, &failed)
+                      : mlsba__factor_real_step(C, st, &failed);
+    if (!err)
+      return 0;
+    if (!C->cfg.virt || !mlsba__factor_drop_sim(C, failed))
+      return err; /* a real core's columns may be half done: stop */
+  }
+}
+
+static int update_step(mlsba__factor_ctx_t *C, step_t *st) {
+  int err;
+  if (!C->cfg.virt && (err = mlsba__factor_real_caps(C, st)) != 0)
+    return err;
+  if ((err = plan_and_run(C, st)) != 0)
+    return err;
+  if (C->cfg.virt && C->cfg.o.compute)
+    mlsba__factor_compute_on_host(C, st);
+  if (!C->cfg.virt)
+    mlsba__factor_learn(C, st);
+  double after = panel_after(C, st), solve = 0;
+  if ((err = mlsba__factor_solve_step(C, st, &solve)) != 0)
+    return err;
+  record(C, st, solve + after);
+  return 0;
+}
+
+/* Panel 0 alone (its solve split where the plan says so). */
+static int first_panel(mlsba__factor_ctx_t *C, int64_t jb, int *stop) {
+  const mlsba__factor_cfg_t *c = &C->cfg;
+  step_t st = {.jn = 0,
+               .jbn = jb,
+               .P = C->P,
+               .cfg = c,
+               .lay = &C->lay,
+               .shares = &C->shares,
+               .res = &C->res};
+  double t0 = mlsba__now();
+  st.plan.solve_apart = mlsba__factor_plan_first(C, &C->plan, &st);
+  C->R->overhead_s += mlsba__now() - t0;
+  double t = mlsba__now();
+  if (!c->virt || c->o.compute)
+    st.stop = mlsba__factor_panel_alone(C, &st);
+  st.panel_s = c->virt ? mlsba__factor_sim_panel_time(
+                             C, mlsba__factor_next_panel_flops(C, &st), jb)
+                       : mlsba__now() - t;
+  for (size_t i = 0; i < c->p; i++)
+    C->scratch.time[i] = 0;
+  if (c->panel_dev >= 0)
+    C->scratch.time[c->panel_dev] = st.panel_s;
+  double solve = 0;
+  int err = mlsba__factor_solve_step(C, &st, &solve);
+  if (err)
+    return err;
+  st.units = 1; /* so that record() keeps the panel core's time */
+  memset(C->lay.load, 0, c->p * sizeof *C->lay.load);
+  record(C, &st, solve);
+  C->R->units[0] = 0;
+  *stop = st.stop;
+  return 0;
+}
+
+/* The resident columns back to the host, and the bytes moved into the
+ * report. */
+static void finish_transfers(mlsba__factor_ctx_t *C) {
+  mlsba__factor_flush_resident(C);
+  mlsba_factor_report_t *R = C->R;
+  const mlsba__factor_traffic_t *T = &C->res.traffic;
+  for (size_t i = 0; i < C->cfg.p; i++) {
+    R->bytes_to_devices += T->to_dev[i];
+    R->bytes_from_devices += T->from_dev[i];
+    R->transfers += T->moves[i];
+  }
+}
+
+static int finish_units(void *user, int64_t first, int64_t count) {
+  const mlsba__factor_problem_t *P = user;
+  P->ops->finish(P, first, first + count);
+  return 0;
+}
+
+/* The operation's last phase (LU's last interchanges, on the columns left
+ * of each panel): memory bound (13 ms of a 0.57 s factorization at n =
+ * 4096 on one core here), so every core in use takes an even share. */
+static int finish(mlsba__factor_ctx_t *C) {
+  const mlsba__factor_cfg_t *c = &C->cfg;
+  mlsba__factor_problem_t *P = C->P;
+  int64_t kmax = mlsba__factor_diag(P), cores = 0, *load = C->scratch.one;
+  for (size_t i = 0; !c->virt && i < c->p; i++)
+    cores += C->dev.active[i] && mlsba__factor_is_core(c, i);
+  if (cores == 0) { /* simulated, or accelerators only: the caller's thread */
+    if (!c->virt || c->o.compute)
+      P->ops->finish(P, 0, kmax);
+    return 0;
+  }
+  for (size_t i = 0, k = 0; i < c->p; i++) {
+    int core = C->dev.active[i] && mlsba__factor_is_core(c, i);
+    load[i] = core ? kmax / cores + ((int64_t)k < kmax % cores) : 0;
+    k += (size_t)core;
+  }
+  mlsba_load_t *w = NULL;
+  long failed = -1;
+  int err = mlsba_load_create(P->ops->finish_load, kmax, &w);
+  if (!err)
+    err = mlsba_load_set_cpu(w, finish_units, P);
+  if (!err)
+    err = mlsba_executor_run(c->ex, w, load, MLSBA_DRIVE_SHARED,
+                             C->scratch.time, &failed);
+  mlsba_load_destroy(w);
+  return err;
+}
+
+static int run(mlsba__factor_ctx_t *C) {
+  mlsba__factor_problem_t *P = C->P;
+  int64_t kmax = mlsba__factor_diag(P), nb = P->nb;
+  double t0 = mlsba__now();
+  int stop = 0;
+  if (kmax > 0) {
+    int err = first_panel(C, min64(nb, kmax), &stop);
+    if (err)
+      return err;
+  }
+  for (int64_t j = 0; j < kmax && !stop; j += nb) {
+    step_t st;
+    mlsba__factor_step_init(C, &st, j, min64(nb, kmax - j));
+    if (st.units == 0)
+      break;
+    int err = update_step(C, &st);
+    if (err) {
+      finish_transfers(C);
+      return err;
+    }
+    stop = st.stop;
+  }
+  finish_transfers(C);
+  if (P->ops->finish && kmax > 0) {
+    int err = finish(C);
+    if (err)
+      return err;
+  }
+  mlsba_factor_report_t *R = C->R;
+  R->seconds = C->cfg.virt ? C->clock : mlsba__now() - t0;
+  R->gflops = R->seconds > 0 ? R->flops / R->seconds / 1e9 : 0;
+  return 0;
+}
+
+int mlsba__factor_drive(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
+                        const mlsba_factor_opts_t *o,
+                        mlsba_factor_report_t *R) {
+  mlsba__factor_ctx_t C;
+  int err = mlsba__factor_ctx_open(&C, ex, P, o, R);
+  if (!err)
+    err = run(&C);
+  if (!err && o->model_dir)
+    err = mlsba__factor_models_save(&C);
+  mlsba__factor_ctx_close(&C);
+  return err;
+}

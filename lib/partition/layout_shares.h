@@ -1,0 +1,43 @@
+/* What the layout's walk and its measures share: the node models'
+ * optimum at a trailing size and the shares per dimension it gives a
+ * layout's node columns and ranks. Internal to lib/partition/layout*.c. */
+#ifndef MLSBA_PARTITION_LAYOUT_SHARES_H
+#define MLSBA_PARTITION_LAYOUT_SHARES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mlsba.h"
+
+/* Each node's cap: the least of caps[i] (when given and >= 0) and its
+ * model's max_load; -1 for none. cap[q]. */
+void mlsba__layout_caps(const mlsba_model_t *const models[], size_t q,
+                        const int64_t *caps, int64_t cap[]);
+
+/* The node models' real-valued optimum for W > 0 blocks: area[q] >= 0
+ * summing to W, each within cap (-1: none) and its model's max_load, and
+ * *T the least time by which every node finishes its area (T* of the
+ * measures). Bisection on the time over the models' loads by time; the
+ * last bracket [lo, hi] is interpolated node by node so that the areas
+ * add up to W exactly. Returns 0, or MLSBA_ECAPACITY when the caps hold
+ * less than W. */
+int mlsba__layout_optimum(const mlsba_model_t *const models[],
+                          const int64_t cap[], size_t q, double W,
+                          double area[], double *T);
+
+/* The optimum's fractions per dimension for ranks in node columns
+ * (column_size[c] ranks in column c): f[c]
+ * the share of the width of node column c (its ranks' areas over all),
+ * g[r] rank r's share of its column's height (its area over its
+ * column's; equal shares in a column whose area is zero). */
+void mlsba__layout_fractions(size_t ranks, size_t columns,
+                             const size_t rank_column[],
+                             const size_t column_size[],
+                             const double rank_area[], double f[], double g[]);
+
+/* Blocks of the trailing matrix from t < min(brows, bcols) of a brows x
+ * bcols grid: R C, or its lower triangle's R (R + 1) / 2 (square). */
+double mlsba__layout_trailing_area(int64_t brows, int64_t bcols, int64_t t,
+                                   int lower);
+
+#endif

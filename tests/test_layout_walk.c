@@ -1,0 +1,523 @@
+/* The tracked layout's walks (lib/partition/layout_walk.c): the node
+ * models' optimum at a size against its definition and SLBA; every walk
+ * within a block of shares that do not move; within a block plus the
+ * optimum's own drift where they do; the best walk never predicted
+ * slower than another or than the constant layout; caps; and the walk
+ * against brute force over every ownership of tiny matrices. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlsba.h"
+#include "partition/layout.h"
+#include "partition/layout_shares.h"
+#include "support/layout_check.h"
+#include "support/random_models.h"
+#include "support/run_suite.h"
+
+#define MAXQ 16
+
+typedef const mlsba_model_t *const *models_t;
+
+/* ---- the node models' optimum ------------------------------------------ */
+
+START_TEST(the_optimum_is_the_least_common_finish) {
+  rng_t g = {0x0b7100u + (uint64_t)_i};
+  for (int k = 0; k < 200; k++) {
+    size_t q = (size_t)rng_range(&g, 1, MAXQ);
+    int64_t W = rng_range(&g, 1, 20000), cap[MAXQ], held = 0;
+    mlsba_model_t *md[MAXQ];
+    draw_layout_models(&g, q, (double)W, md);
+    for (size_t i = 0; i < q; i++) {
+      cap[i] = rng_uniform(&g) < 0.3 ? rng_range(&g, 0, W / (int64_t)q) : -1;
+      held += cap[i] < 0 ? W : cap[i];
+    }
+    double area[MAXQ], T;
+    int err = mlsba__layout_optimum((models_t)md, cap, q, (double)W, area, &T);
+    if (held < W) {
+      ck_assert_int_eq(err, MLSBA_ECAPACITY);
+      free_layout_models(md, q);
+      continue;
+    }
+    ck_assert_int_eq(err, 0);
+    double sum = 0, below = 0;
+    for (size_t i = 0; i < q; i++) {
+      ck_assert(area[i] >= 0);
+      ck_assert(cap[i] < 0 || area[i] <= (double)cap[i] * (1 + 1e-12));
+      double t;
+      mlsba_model_time(md[i], area[i], &t);
+      ck_assert(t <= T * (1 + 1e-9));
+      double x;
+      mlsba_model_load_by_time(md[i], T * (1 - 1e-6), &x);
+      below += cap[i] >= 0 && x > (double)cap[i] ? (double)cap[i] : x;
+      sum += area[i];
+    }
+    ck_assert(fabs(sum - (double)W) <= 1e-9 * (double)W);
+    /* Least: a little earlier the nodes run less than W together. */
+    ck_assert(below < (double)W);
+    /* No integer distribution finishes earlier. */
+    int64_t loads[MAXQ];
+    for (size_t i = 0; i < q; i++)
+      mlsba_model_set_max_load(md[i], cap[i]);
+    double ms;
+    ck_assert_int_eq(mlsba_partition_slba((models_t)md, q, W, loads), 0);
+    mlsba_partition_makespan((models_t)md, q, loads, &ms);
+    ck_assert(T <= ms * (1 + 1e-9));
+    free_layout_models(md, q);
+  }
+}
+END_TEST
+
+/* ---- the walks --------------------------------------------------------- */
+
+static const mlsba__layout_walk_t walks[] = {
+    MLSBA__WALK_BEST, MLSBA__WALK_REVERSE, MLSBA__WALK_FORWARD,
+    MLSBA__WALK_FROZEN};
+
+START_TEST(fixed_shares_stay_within_a_block) {
+  rng_t g = {0xf1c5u + (uint64_t)_i};
+  for (int k = 0; k < 40; k++) {
+    size_t q = (size_t)rng_range(&g, 1, 12);
+    int64_t nb = rng_range(&g, 1, 5);
+    int64_t m = rng_range(&g, 1, 300), n = rng_range(&g, 1, 300);
+    int lower = rng_uniform(&g) < 0.3;
+    n = lower ? m : n;
+    if ((int64_t)q > ((m - 1) / nb + 1) * ((n - 1) / nb + 1))
+      continue;
+    mlsba_model_t *md[MAXQ];
+    for (size_t i = 0; i < q; i++)
+      md[i] = constant_model(pow(10, 3 * rng_uniform(&g)));
+    for (int w = 0; w < 4; w++) {
+      mlsba__layout_opts_t o = {lower, NULL, walks[w]};
+      mlsba__layout_t *L = NULL;
+      ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L), 0);
+      mlsba__layout_summary_t s;
+      ck_assert_int_eq(mlsba__layout_measure(L, (models_t)md, &o, NULL, &s), 0);
+      ck_assert_msg(s.max_width_dev <= 1 + 1e-6 && s.max_height_dev <= 1 + 1e-6,
+                    "walk %d: %g, %g blocks off", w, s.max_width_dev,
+                    s.max_height_dev);
+      mlsba__layout_destroy(L);
+    }
+    free_layout_models(md, q);
+  }
+}
+END_TEST
+
+/* Equal speeds: Kalinov and Lastovetsky's layout is plain block-cyclic,
+ * periodic from the bottom right and balanced to a block. */
+START_TEST(equal_speeds_are_block_cyclic) {
+  for (size_t q = 1; q <= 10; q++) {
+    mlsba_model_t *md[MAXQ];
+    for (size_t i = 0; i < q; i++)
+      md[i] = constant_model(3);
+    int64_t n = 24 * 3 + 5, nb = 1, B = n;
+    mlsba__layout_t *L = NULL;
+    ck_assert_int_eq(
+        mlsba__layout_constant((models_t)md, q, n, n, nb, NULL, &L), 0);
+    check_layout_ownership(L);
+    const mlsba__layout_dims_t *d = mlsba__layout_dims(L);
+    for (int64_t j = B - 1; j - (int64_t)q >= 0; j--)
+      ck_assert_uint_eq(mlsba__layout_bcol_column(L, j),
+                        mlsba__layout_bcol_column(L, j - (int64_t)q));
+    for (size_t c = 0; c < d->columns; c++) {
+      size_t k;
+      mlsba__layout_column_ranks(L, c, &k);
+      for (int64_t i = B - 1; i - (int64_t)k >= 0; i--)
+        ck_assert_uint_eq(mlsba__layout_row_owner(L, c, i),
+                          mlsba__layout_row_owner(L, c, i - (int64_t)k));
+    }
+    mlsba__layout_summary_t s;
+    ck_assert_int_eq(mlsba__layout_measure(L, (models_t)md, NULL, NULL, &s), 0);
+    ck_assert(s.max_width_dev <= 1 + 1e-9 && s.max_height_dev <= 1 + 1e-9);
+    /* 24 x 24 from the bottom right: every node the same blocks when q and
+     * its column's size divide 24. */
+    int64_t nodes[MAXQ];
+    mlsba__layout_t *S = NULL;
+    ck_assert_int_eq(
+        mlsba__layout_constant((models_t)md, q, 24, 24, 1, NULL, &S), 0);
+    mlsba__layout_node_blocks(S, 0, nodes);
+    int divides = 24 % q == 0;
+    for (size_t c = 0; c < mlsba__layout_dims(S)->columns; c++) {
+      size_t k;
+      mlsba__layout_column_ranks(S, c, &k);
+      divides &= 24 % k == 0;
+    }
+    for (size_t i = 0; divides && i < q; i++)
+      ck_assert_int_eq(nodes[i], 24 * 24 / (int64_t)q);
+    mlsba__layout_destroy(S);
+    mlsba__layout_destroy(L);
+    free_layout_models(md, q);
+  }
+}
+END_TEST
+
+/* ---- tracking ---------------------------------------------------------- */
+
+/* The optimum's targets for a square layout of B x B blocks: tau[t C + c]
+ * the block columns of node column c, sig[t q + i] the block rows of node
+ * i in its column, for t < B; and the drift, per t, of each: the largest
+ * move of a target from t + 1 to t beyond its steady growth, |C (f(t) -
+ * f(t + 1))|. */
+typedef struct {
+  size_t q, C;
+  int64_t B;
+  double *tau, *sig, *jw, *jh;
+} targets_t;
+
+static void targets(const mlsba__layout_t *L, models_t md, int lower,
+                    targets_t *T) {
+  const mlsba__layout_dims_t *d = mlsba__layout_dims(L);
+  size_t q = d->nodes, C = d->columns, rc[MAXQ], cs[MAXQ] = {0};
+  int64_t B = d->brows, cap[MAXQ];
+  *T = (targets_t){q,
+                   C,
+                   B,
+                   calloc((size_t)B * C, sizeof(double)),
+                   calloc((size_t)B * q, sizeof(double)),
+                   calloc((size_t)B, sizeof(double)),
+                   calloc((size_t)B, sizeof(double))};
+  for (size_t i = 0; i < q; i++) {
+    rc[i] = mlsba__layout_rank_column(L, i);
+    cs[rc[i]]++;
+  }
+  mlsba__layout_caps(md, q, NULL, cap);
+  for (int64_t t = 0; t < B; t++) {
+    double a[MAXQ], f[MAXQ], g[MAXQ], opt;
+    double W = mlsba__layout_trailing_area(B, B, t, lower);
+    ck_assert_int_eq(mlsba__layout_optimum(md, cap, q, W, a, &opt), 0);
+    mlsba__layout_fractions(q, C, rc, cs, a, f, g);
+    for (size_t c = 0; c < C; c++)
+      T->tau[(size_t)t * C + c] = f[c] * (double)(B - t);
+    for (size_t i = 0; i < q; i++)
+      T->sig[(size_t)t * q + i] = g[i] * (double)(B - t);
+  }
+  for (int64_t t = 0; t + 1 < B; t++) {
+    for (size_t c = 0; c < C; c++) {
+      double now = T->tau[(size_t)t * C + c];
+      double J = now - T->tau[(size_t)(t + 1) * C + c] - now / (double)(B - t);
+      T->jw[t] = fmax(T->jw[t], fabs(J));
+    }
+    for (size_t i = 0; i < q; i++) {
+      double now = T->sig[(size_t)t * q + i];
+      double J = now - T->sig[(size_t)(t + 1) * q + i] - now / (double)(B - t);
+      T->jh[t] = fmax(T->jh[t], fabs(J));
+    }
+  }
+}
+
+static void targets_free(targets_t *T) {
+  free(T->tau);
+  free(T->sig);
+  free(T->jw);
+  free(T->jh);
+}
+
+/* The drift a walk has to absorb at t: the reverse walk the moves from
+ * the bottom up to t, the forward one those from the top down to t. */
+static double drift(const double *J, int64_t B, int64_t t, int forward) {
+  double sum = 0;
+  for (int64_t s = forward ? 0 : t; s < (forward ? t + 1 : B - 1); s++)
+    sum += s < B - 1 ? J[s] : 0;
+  return sum;
+}
+
+/* Checks every t of a square layout drawn by a walk against its targets:
+ * widths and heights within 1 + drift blocks. */
+static void check_tracking(const mlsba__layout_t *L, const targets_t *T,
+                           int forward) {
+  int64_t width[MAXQ] = {0}, rows[MAXQ] = {0};
+  for (int64_t t = T->B - 1; t >= 0; t--) {
+    width[mlsba__layout_bcol_column(L, t)]++;
+    for (size_t c = 0; c < T->C; c++)
+      rows[mlsba__layout_row_owner(L, c, t)]++;
+    double dw = 0, dh = 0;
+    for (size_t c = 0; c < T->C; c++)
+      dw = fmax(dw, fabs(T->tau[(size_t)t * T->C + c] - (double)width[c]));
+    for (size_t i = 0; i < T->q; i++)
+      dh = fmax(dh, fabs(T->sig[(size_t)t * T->q + i] - (double)rows[i]));
+    double bw = 1 + drift(T->jw, T->B, t, forward);
+    double bh = 1 + drift(T->jh, T->B, t, forward);
+    ck_assert_msg(dw <= bw + 1e-6 && dh <= bh + 1e-6,
+                  "t = %lld: %g and %g blocks off, bounds %g and %g",
+                  (long long)t, dw, dh, bw, bh);
+  }
+}
+
+START_TEST(walks_track_the_optimum_within_its_drift) {
+  rng_t g = {0xd71f7u + (uint64_t)_i};
+  for (int k = 0; k < 30; k++) {
+    size_t q = (size_t)rng_range(&g, 1, 12);
+    int64_t nb = rng_range(&g, 1, 4), m = rng_range(&g, 4, 400);
+    int64_t B = (m - 1) / nb + 1;
+    int lower = rng_uniform(&g) < 0.4;
+    if ((int64_t)q > B * B)
+      continue;
+    mlsba_model_t *md[MAXQ];
+    draw_layout_models(&g, q, (double)(B * B), md);
+    for (int w = MLSBA__WALK_REVERSE; w <= MLSBA__WALK_FORWARD; w++) {
+      mlsba__layout_opts_t o = {lower, NULL, (mlsba__layout_walk_t)w};
+      mlsba__layout_t *L = NULL;
+      ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, m, nb, &o, &L), 0);
+      targets_t T;
+      targets(L, (models_t)md, lower, &T);
+      check_tracking(L, &T, w == MLSBA__WALK_FORWARD);
+      targets_free(&T);
+      mlsba__layout_destroy(L);
+    }
+    free_layout_models(md, q);
+  }
+}
+END_TEST
+
+START_TEST(the_best_walk_is_never_predicted_slower) {
+  rng_t g = {0xbe57u + (uint64_t)_i};
+  for (int k = 0; k < 30; k++) {
+    size_t q = (size_t)rng_range(&g, 2, 12);
+    int64_t m = rng_range(&g, 8, 200), n = rng_range(&g, 8, 200);
+    int lower = rng_uniform(&g) < 0.3;
+    n = lower ? m : n;
+    mlsba_model_t *md[MAXQ];
+    draw_layout_models(&g, q, (double)(m * n), md);
+    double sum[5];
+    mlsba__layout_kind_t best_kind = MLSBA__LAYOUT_EXPLICIT;
+    for (int w = 0; w < 5; w++) {
+      mlsba__layout_opts_t o = {lower, NULL, w < 4 ? walks[w] : 0};
+      mlsba__layout_t *L = NULL;
+      int err = w < 4
+                    ? mlsba__layout_fpm((models_t)md, q, m, n, 1, &o, &L)
+                    : mlsba__layout_constant((models_t)md, q, m, n, 1, &o, &L);
+      ck_assert_int_eq(err, 0);
+      ck_assert_int_eq(mlsba__layout_step_sum(L, (models_t)md, lower, &sum[w]),
+                       0);
+      if (w == 0)
+        best_kind = mlsba__layout_dims(L)->kind;
+      mlsba__layout_destroy(L);
+    }
+    for (int w = 1; w < 5; w++)
+      ck_assert(sum[0] <= sum[w] * (1 + 1e-12));
+    int which = best_kind - MLSBA__LAYOUT_FPM_REVERSE + 1;
+    ck_assert(which >= 1 && which <= 3);
+    ck_assert(sum[0] == sum[which]);
+    free_layout_models(md, q);
+  }
+}
+END_TEST
+
+/* ---- caps -------------------------------------------------------------- */
+
+START_TEST(caps_are_never_exceeded) {
+  rng_t g = {0xca95u + (uint64_t)_i};
+  int held_within = 0;
+  for (int k = 0; k < 60; k++) {
+    size_t q = (size_t)rng_range(&g, 1, 10);
+    int64_t nb = rng_range(&g, 1, 4);
+    int64_t m = rng_range(&g, 4, 120), n = rng_range(&g, 4, 120);
+    int lower = rng_uniform(&g) < 0.3;
+    n = lower ? m : n;
+    int64_t B = ((m - 1) / nb + 1) * ((n - 1) / nb + 1);
+    int64_t total = lower ? ((m - 1) / nb + 1) * ((m - 1) / nb + 2) / 2 : B;
+    if ((int64_t)q > B)
+      continue;
+    mlsba_model_t *md[MAXQ];
+    draw_layout_models(&g, q, (double)B, md);
+    int64_t caps[MAXQ], cap[MAXQ], held = 0;
+    int all = 1;
+    for (size_t i = 0; i < q; i++) {
+      caps[i] = rng_uniform(&g) < 0.7
+                    ? rng_range(&g, 0, 3 * total / (int64_t)q + 1)
+                    : -1;
+      if (rng_uniform(&g) < 0.2)
+        mlsba_model_set_max_load(md[i], rng_range(&g, 0, 2 * total));
+    }
+    mlsba__layout_caps((models_t)md, q, caps, cap);
+    for (size_t i = 0; i < q; i++) {
+      all &= cap[i] >= 0;
+      held += cap[i] >= 0 ? cap[i] : total;
+    }
+    for (int w = 0; w < 5; w++) {
+      mlsba__layout_opts_t o = {lower, caps, w < 4 ? walks[w] : 0};
+      mlsba__layout_t *L = NULL;
+      int err = w < 4
+                    ? mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L)
+                    : mlsba__layout_constant((models_t)md, q, m, n, nb, &o, &L);
+      if (held < total) {
+        ck_assert_int_eq(err, MLSBA_ECAPACITY);
+        ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "cap"));
+      }
+      if (err) {
+        ck_assert_int_eq(err, MLSBA_ECAPACITY);
+        ck_assert_ptr_null(L);
+        continue;
+      }
+      int64_t blocks[MAXQ];
+      mlsba__layout_node_blocks(L, lower, blocks);
+      for (size_t i = 0; i < q; i++)
+        ck_assert_msg(cap[i] < 0 || blocks[i] <= cap[i],
+                      "node %zu owns %lld blocks, its cap is %lld", i,
+                      (long long)blocks[i], (long long)cap[i]);
+      held_within += all;
+      check_layout_ownership(L);
+      mlsba__layout_destroy(L);
+    }
+    free_layout_models(md, q);
+  }
+  /* Not vacuous: layouts with every node capped were drawn. */
+  ck_assert_int_gt(held_within, 10);
+}
+END_TEST
+
+/* ---- brute force ------------------------------------------------------- */
+
+/* LU's predicted step sum of one ownership own[r n + c] of an n x n grid:
+ * sum over t = 1 .. n - 1 of max_i t_i(blocks of i in [t, n)^2). */
+static double step_sum_of(models_t md, size_t q, int n, const int *own) {
+  double sum = 0;
+  for (int t = 1; t < n; t++) {
+    double a[MAXQ] = {0}, worst = 0;
+    for (int r = t; r < n; r++)
+      for (int c = t; c < n; c++)
+        a[own[r * n + c]]++;
+    for (size_t i = 0; i < q; i++) {
+      double time;
+      mlsba_model_time(md[i], a[i], &time);
+      worst = fmax(worst, time);
+    }
+    sum += worst;
+  }
+  return sum;
+}
+
+/* The least step sum over all q^(n n) ownerships: no layout, 2-D
+ * block-cyclic or not, predicts less. */
+static double brute_force(models_t md, size_t q, int n) {
+  int own[16] = {0}, cells = n * n;
+  double best = INFINITY;
+  for (;;) {
+    best = fmin(best, step_sum_of(md, q, n, own));
+    int k = 0;
+    while (k < cells && ++own[k] == (int)q)
+      own[k++] = 0;
+    if (k == cells)
+      return best;
+  }
+}
+
+/* The walk against every ownership of tiny grids. Asserted: brute force
+ * is no worse than the walk (it is the optimum) and no better than the
+ * sum of the optima T* (their lower bound); the walk is within what the
+ * reverse walk's tracking guarantees, every node's blocks at most
+ * (g R + 1 + drift)(f C + 1 + drift). Reported: the walk over the
+ * optimum, mean and worst. */
+START_TEST(the_walk_against_every_ownership) {
+  rng_t g = {0xb7u + (uint64_t)_i};
+  double worst = 1, total = 0;
+  int cases = 0, optimal = 0;
+  for (int k = 0; k < 120; k++) {
+    size_t q = (size_t)rng_range(&g, 2, 3);
+    int n = q == 2 ? (int)rng_range(&g, 2, 4) : (int)rng_range(&g, 2, 3);
+    mlsba_model_t *md[MAXQ];
+    draw_layout_models(&g, q, (double)(n * n), md);
+    mlsba__layout_t *L = NULL;
+    ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, n, n, 1, NULL, &L), 0);
+    mlsba__layout_summary_t s;
+    ck_assert_int_eq(mlsba__layout_measure(L, (models_t)md, NULL, NULL, &s), 0);
+    double brute = brute_force((models_t)md, q, n);
+    ck_assert(s.optimum_sum <= brute * (1 + 1e-9));
+    ck_assert(brute <= s.step_sum * (1 + 1e-9));
+    targets_t T;
+    targets(L, (models_t)md, 0, &T);
+    double bound = 0;
+    for (int64_t t = 1; t < n; t++) {
+      double worst_t = 0, dw = 1 + drift(T.jw, n, t, 0);
+      double dh = 1 + drift(T.jh, n, t, 0);
+      for (size_t i = 0; i < q; i++) {
+        size_t c = mlsba__layout_rank_column(L, i);
+        double a = fmin((T.sig[(size_t)t * q + i] + dh) *
+                            (T.tau[(size_t)t * T.C + c] + dw),
+                        (double)((n - t) * (n - t)));
+        double time;
+        mlsba_model_time(md[i], a, &time);
+        worst_t = fmax(worst_t, time);
+      }
+      bound += worst_t;
+    }
+    ck_assert(s.step_sum <= bound * (1 + 1e-9));
+    targets_free(&T);
+    double gap = s.step_sum / brute;
+    worst = fmax(worst, gap);
+    total += gap;
+    optimal += gap <= 1 + 1e-9;
+    cases++;
+    mlsba__layout_destroy(L);
+    free_layout_models(md, q);
+  }
+  printf("walk / brute force over %d tiny grids: mean %.3f, worst %.3f, "
+         "optimal in %d\n",
+         cases, total / cases, worst, optimal);
+}
+END_TEST
+
+START_TEST(bad_arguments_are_rejected) {
+  mlsba_model_t *md[2] = {constant_model(1), NULL};
+  mlsba_model_create(&md[1]); /* no points */
+  mlsba__layout_t *L = NULL;
+  ck_assert_int_eq(mlsba__layout_fpm(NULL, 1, 4, 4, 1, NULL, &L), MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 0, 4, 4, 1, NULL, &L),
+                   MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 2, 4, 4, 1, NULL, &L),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "no points"));
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 0, 4, 1, NULL, &L),
+                   MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba__layout_constant((models_t)md, 1, 4, 4, 0, NULL, &L),
+                   MLSBA_EINVAL);
+  mlsba__layout_opts_t o = {1, NULL, 0};
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 5, 1, &o, &L),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "square"));
+  o = (mlsba__layout_opts_t){0, NULL, (mlsba__layout_walk_t)9};
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_null(L);
+  mlsba_model_t *five[5];
+  for (int i = 0; i < 5; i++)
+    five[i] = constant_model(1);
+  /* More nodes than blocks. */
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)five, 5, 2, 2, 1, NULL, &L),
+                   MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)five, 4, 2, 2, 1, NULL, &L), 0);
+  check_layout_ownership(L);
+  ck_assert_int_eq(mlsba__layout_measure(L, NULL, NULL, NULL, NULL),
+                   MLSBA_EINVAL);
+  mlsba__layout_opts_t lower = {1, NULL, 0};
+  ck_assert_int_eq(mlsba__layout_measure(L, (models_t)five, &lower, NULL, NULL),
+                   0);
+  mlsba__layout_destroy(L);
+  for (int i = 0; i < 5; i++)
+    mlsba_model_destroy(five[i]);
+  free_layout_models(md, 2);
+}
+END_TEST
+
+static Suite *layout_walk_suite(void) {
+  Suite *s = suite_create("layout_walk");
+  TCase *tc = tcase_create("cases");
+  tcase_add_test(tc, bad_arguments_are_rejected);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("random");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, equal_speeds_are_block_cyclic);
+  tcase_add_loop_test(tc, the_optimum_is_the_least_common_finish, 0, 2);
+  tcase_add_loop_test(tc, fixed_shares_stay_within_a_block, 0, 3);
+  tcase_add_loop_test(tc, walks_track_the_optimum_within_its_drift, 0, 3);
+  tcase_add_loop_test(tc, the_best_walk_is_never_predicted_slower, 0, 2);
+  tcase_add_loop_test(tc, caps_are_never_exceeded, 0, 3);
+  tcase_add_loop_test(tc, the_walk_against_every_ownership, 0, 2);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(layout_walk_suite()); }
