@@ -32,7 +32,7 @@ typedef struct {
   mlsba_mpi_opts_t o;
   const char *json;
   int quiet;
-  int64_t repeat; /* products with one balancing (--repeat, 1) */
+  int64_t repeat;     /* products with one balancing (--repeat, 1) */
   int transa, transb; /* --transa, --transb: op(A), op(B) transposed */
 } args_t;
 

@@ -35,8 +35,8 @@ static double element(int which, int64_t i, int64_t j) {
 
 /* desc[9] of an m x n matrix on a p x q grid (row-major ranks) and this
  * rank's local array, its own blocks holding matrix `which`. */
-static double *scalapack_array(int which, int m, int n, int mb, int nb,
-                               int p, int q, int rank, int desc[9]) {
+static double *scalapack_array(int which, int m, int n, int mb, int nb, int p,
+                               int q, int rank, int desc[9]) {
   int myrow = rank / q, mycol = rank % q;
   int lr = numroc(m, mb, myrow, p), lc = numroc(n, nb, mycol, q);
   int d[9] = {1, 0, m, n, mb, nb, 0, 0, lr > 1 ? lr : 1};
