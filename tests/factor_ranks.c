@@ -29,6 +29,10 @@ void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
              int *info);
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
              int *info, size_t uplo_len);
+void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
+             int *info);
+void spotrf_(const char *uplo, const int *n, float *a, const int *lda,
+             int *info, size_t uplo_len);
 
 static int rank, nranks;
 
@@ -36,7 +40,8 @@ static int rank, nranks;
  * the same): a pseudo-random element in [-1, 1); symmetric and diagonally
  * dominant (so positive definite) for Cholesky. */
 static double noise(int64_t i, int64_t j) {
-  uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15u ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Fu;
+  uint64_t x =
+      (uint64_t)i * 0x9E3779B97F4A7C15u ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Fu;
   x ^= x >> 31;
   x *= 0xBF58476D1CE4E5B9u;
   x ^= x >> 29;
@@ -200,8 +205,8 @@ static int lu_case(const char *layout, kind_t kind, int64_t m, int64_t n,
   if (rank == 0) {
     double *ref = whole(kind, m, n), *orig = whole(kind, m, n), res = -1,
            sres = -1;
-    int im = (int)m, in = (int)n, linfo = 0, *lpiv = malloc((size_t)k *
-                                                           sizeof *lpiv);
+    int im = (int)m, in = (int)n, linfo = 0,
+        *lpiv = malloc((size_t)k * sizeof *lpiv);
     dgetrf_(&im, &in, ref, &im, lpiv, &linfo);
     int same_piv = 1;
     for (int64_t i = 0; i < k; i++)
@@ -222,8 +227,8 @@ static int lu_case(const char *layout, kind_t kind, int64_t m, int64_t n,
            "%s, residual %.3g, solve %.3g%s%s\n",
            bad ? "WRONG" : "ok", layout, (long long)m, (long long)n,
            (long long)nb, nranks, (long long)info, linfo,
-           same_piv ? "LAPACK's" : "DIFFERENT", res, sres,
-           err ? ": " : "", err ? mlsba_mpi_last_error() : "");
+           same_piv ? "LAPACK's" : "DIFFERENT", res, sres, err ? ": " : "",
+           err ? mlsba_mpi_last_error() : "");
     free(lpiv);
     free(ref);
     free(orig);
@@ -262,8 +267,7 @@ static int chol_case(const char *layout, kind_t kind, int64_t n, int64_t nb) {
     int in = (int)n, linfo = 0;
     dpotrf_("L", &in, ref, &in, &linfo, 1);
     if (l && kind == SPD)
-      mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', n, orig, n, l, n,
-                           &res);
+      mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', n, orig, n, l, n, &res);
     /* The upper triangle must be the matrix's own. */
     int upper_kept = 1;
     for (int64_t j = 0; l && j < n; j++)
@@ -306,8 +310,8 @@ static int layout_case(const char *layout, int64_t n, int64_t nb) {
   for (size_t b = 0; b < (size_t)mine; b++) {
     mlsba_mpi_block_t k;
     mlsba_mpi_matrix_block(d, b, &k);
-    foreign += mlsba_mpi_matrix_owner(d, k.row / nb, k.col / nb, NULL,
-                                      NULL) != rank;
+    foreign +=
+        mlsba_mpi_matrix_owner(d, k.row / nb, k.col / nb, NULL, NULL) != rank;
   }
   long *counts = malloc((size_t)nranks * sizeof *counts);
   MPI_Allgather(&mine, 1, MPI_LONG, counts, 1, MPI_LONG, MPI_COMM_WORLD);
@@ -319,9 +323,8 @@ static int layout_case(const char *layout, int64_t n, int64_t nb) {
             (!strcmp(layout, "fpm") && nranks > 1 &&
              !(counts[nranks - 1] > counts[0]));
   if (rank == 0) {
-    printf("%s layout %s %lld nb %lld on %d: blocks per rank", bad ? "WRONG"
-                                                                   : "ok",
-           layout, (long long)n, (long long)nb, nranks);
+    printf("%s layout %s %lld nb %lld on %d: blocks per rank",
+           bad ? "WRONG" : "ok", layout, (long long)n, (long long)nb, nranks);
     for (int r = 0; r < nranks; r++)
       printf(" %ld", counts[r]);
     printf("\n");
@@ -331,26 +334,103 @@ static int layout_case(const char *layout, int64_t n, int64_t nb) {
   return bad;
 }
 
+/* d's matrix whole on rank 0 in single precision. */
+static float *gather_single(const mlsba_mpi_matrix_t *d, const float *a) {
+  int64_t m, n, nb;
+  mlsba_mpi_matrix_size(d, &m, &n, &nb, NULL);
+  mlsba_mpi_matrix_t *g = NULL;
+  float *full = rank == 0 ? malloc((size_t)(m * n) * sizeof *full) : NULL;
+  if (mlsba_mpi_matrix_create(MPI_COMM_WORLD, m, n, nb, nb, all_on_zero, &nb,
+                              rank == 0 ? m : 1, &g) ||
+      mlsba_mpi_redistribute(d, a, g, full, MLSBA_PRECISION_SINGLE)) {
+    free(full);
+    full = NULL;
+  }
+  mlsba_mpi_matrix_destroy(g);
+  return full;
+}
+
+/* Single precision: LU (lower 0) or Cholesky (1) of an n x n matrix, the
+ * factors and info equal to LAPACK's sgetrf/spotrf, residual < 16. */
+static int single_case(const char *layout, int chol, int64_t n, int64_t nb) {
+  kind_t kind = chol ? SPD : GENERAL;
+  mlsba_mpi_matrix_t *d = layout_of(layout, n, n, nb, chol);
+  if (d == NULL)
+    return 1;
+  int64_t ld, cols, info = -1, *ipiv = malloc((size_t)n * sizeof *ipiv);
+  mlsba_mpi_matrix_local(d, &ld, &cols);
+  double *ad = fill_own(d, kind);
+  float *a = malloc((size_t)(ld * (cols ? cols : 1)) * sizeof *a);
+  for (int64_t i = 0; i < ld * cols; i++)
+    a[i] = (float)ad[i];
+  int err = chol ? mlsba_mpi_potrf(d, MLSBA_PRECISION_SINGLE, 'L', a, &info)
+                 : mlsba_mpi_getrf(d, MLSBA_PRECISION_SINGLE, a, ipiv, &info);
+  int bad = !agreed(info, err) || err != 0;
+  float *f = gather_single(d, a);
+  if (rank == 0) {
+    double *orig = whole(kind, n, n), res = -1;
+    float *ref = malloc((size_t)(n * n) * sizeof *ref),
+          *o32 = malloc((size_t)(n * n) * sizeof *o32);
+    for (int64_t i = 0; i < n * n; i++)
+      o32[i] = ref[i] = (float)orig[i];
+    int in = (int)n, linfo = 0, *lpiv = malloc((size_t)n * sizeof *lpiv),
+        same = 1;
+    if (chol)
+      spotrf_("L", &in, ref, &in, &linfo, 1);
+    else
+      sgetrf_(&in, &in, ref, &in, lpiv, &linfo);
+    for (int64_t i = 0; !chol && i < n; i++)
+      same &= lpiv[i] == ipiv[i];
+    if (f && chol)
+      mlsba_potrf_residual(MLSBA_PRECISION_SINGLE, 'L', n, o32, n, f, n, &res);
+    else if (f)
+      mlsba_getrf_residual(MLSBA_PRECISION_SINGLE, n, n, o32, n, f, n, ipiv,
+                           &res);
+    bad |= !same || info != linfo || !(res >= 0 && res < 16);
+    printf("%s %s single %s %lld nb %lld on %d: info %lld (LAPACK %d), "
+           "ipiv %s, residual %.3g%s%s\n",
+           bad ? "WRONG" : "ok", chol ? "chol" : "lu", layout, (long long)n,
+           (long long)nb, nranks, (long long)info, linfo,
+           chol   ? "-"
+           : same ? "LAPACK's"
+                  : "DIFFERENT",
+           res, err ? ": " : "", err ? mlsba_mpi_last_error() : "");
+    free(lpiv);
+    free(ref);
+    free(o32);
+    free(orig);
+  }
+  free(f);
+  free(a);
+  free(ad);
+  free(ipiv);
+  mlsba_mpi_matrix_destroy(d);
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return bad;
+}
+
 static int lu_cases(const char *layout) {
   int bad = layout_case(layout, 96, 8);
   /* odd N; N below the block; N not a multiple of it; a single block
    * column for more ranks than that; rectangular both ways; N = 1. */
   static const int64_t shapes[][3] = {
-      {37, 37, 8}, {5, 5, 8},   {50, 50, 16}, {12, 12, 8}, {45, 30, 8},
-      {20, 41, 8}, {1, 1, 4},   {64, 64, 8},  {33, 70, 16}, {70, 33, 16}};
+      {37, 37, 8}, {5, 5, 8}, {50, 50, 16}, {12, 12, 8},  {45, 30, 8},
+      {20, 41, 8}, {1, 1, 4}, {64, 64, 8},  {33, 70, 16}, {70, 33, 16}};
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
     bad |= lu_case(layout, GENERAL, shapes[i][0], shapes[i][1], shapes[i][2]);
   bad |= lu_case(layout, SINGULAR, 29, 29, 8);
+  bad |= single_case(layout, 0, 43, 8);
   return bad;
 }
 
 static int chol_cases(const char *layout) {
   int bad = 0;
-  static const int64_t shapes[][2] = {{37, 8}, {5, 8}, {50, 16}, {12, 8},
-                                      {1, 4},  {64, 8}};
+  static const int64_t shapes[][2] = {{37, 8}, {5, 8}, {50, 16},
+                                      {12, 8}, {1, 4}, {64, 8}};
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
     bad |= chol_case(layout, SPD, shapes[i][0], shapes[i][1]);
   bad |= chol_case(layout, NOT_SPD, 29, 8);
+  bad |= single_case(layout, 1, 43, 8);
   return bad;
 }
 
@@ -366,8 +446,8 @@ static int bad_argument(int on) {
                            rank == on ? NULL : ipiv, &info);
   char m1[400];
   snprintf(m1, sizeof m1, "%s", mlsba_mpi_last_error());
-  int e2 = mlsba_mpi_potrf(d, MLSBA_PRECISION_DOUBLE, rank == on ? 'U' : 'L',
-                           a, &info);
+  int e2 = mlsba_mpi_potrf(d, MLSBA_PRECISION_DOUBLE, rank == on ? 'U' : 'L', a,
+                           &info);
   char m2[400];
   snprintf(m2, sizeof m2, "%s", mlsba_mpi_last_error());
   char want[32];
@@ -420,8 +500,7 @@ static int scalapack(void) {
   double *lu = err ? NULL : gather(sd, sa);
   int bad = err != 0;
   if (rank == 0) {
-    double *orig = whole(GENERAL, n, n), *ref = whole(GENERAL, n, n),
-           res = -1;
+    double *orig = whole(GENERAL, n, n), *ref = whole(GENERAL, n, n), res = -1;
     int in = (int)n, linfo = 0, lpiv[41], same = 1;
     dgetrf_(&in, &in, ref, &in, lpiv, &linfo);
     for (int64_t i = 0; i < n; i++)

@@ -26,9 +26,22 @@ static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
 static void run_ranks(int np, tool_run_t *r, char *const *args) {
   char npbuf[16];
   snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[40] = {timeout, "-k", "5", "240", mpirun, "-np", npbuf,
-                    "--oversubscribe", "--bind-to", "none", "--mca", "btl",
-                    "self,vader", "--mca", "mpi_yield_when_idle", "1"};
+  char *argv[40] = {timeout,
+                    "-k",
+                    "5",
+                    "240",
+                    mpirun,
+                    "-np",
+                    npbuf,
+                    "--oversubscribe",
+                    "--bind-to",
+                    "none",
+                    "--mca",
+                    "btl",
+                    "self,vader",
+                    "--mca",
+                    "mpi_yield_when_idle",
+                    "1"};
   size_t n = 16;
   for (; *args && n + 1 < 40; args++)
     argv[n++] = *args;
@@ -71,21 +84,19 @@ static void run_case(int np, char *what, char *arg, size_t lines) {
 }
 
 START_TEST(lu_equals_lapack_homogeneous) {
-  run_case(_i + 1, "lu", "homogeneous", 12);
+  run_case(_i + 1, "lu", "homogeneous", 13);
 }
 END_TEST
 
-START_TEST(lu_equals_lapack_fpm) { run_case(_i + 1, "lu", "fpm", 12); }
+START_TEST(lu_equals_lapack_fpm) { run_case(_i + 1, "lu", "fpm", 13); }
 END_TEST
 
 START_TEST(cholesky_equals_lapack_homogeneous) {
-  run_case(_i + 1, "chol", "homogeneous", 7);
+  run_case(_i + 1, "chol", "homogeneous", 8);
 }
 END_TEST
 
-START_TEST(cholesky_equals_lapack_fpm) {
-  run_case(_i + 1, "chol", "fpm", 7);
-}
+START_TEST(cholesky_equals_lapack_fpm) { run_case(_i + 1, "chol", "fpm", 8); }
 END_TEST
 
 START_TEST(a_bad_argument_on_one_rank_fails_every_rank) {

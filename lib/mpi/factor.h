@@ -32,13 +32,13 @@ typedef struct mlsba__mpi_dfac {
   int me;
   const mlsba__layout_t *layout;
   int64_t m, n, nb;
-  size_t mycol;          /* this rank's node column */
-  int64_t lrows, lcols;  /* its local array, in elements */
-  int64_t lda;           /* the description's leading dimension */
+  size_t mycol;         /* this rank's node column */
+  int64_t lrows, lcols; /* its local array, in elements */
+  int64_t lda;          /* the description's leading dimension */
   mlsba_precision_t prec;
-  size_t es;             /* element size */
-  MPI_Datatype type;     /* MPI_DOUBLE or MPI_FLOAT */
-  char *a;               /* the local array */
+  size_t es;         /* element size */
+  MPI_Datatype type; /* MPI_DOUBLE or MPI_FLOAT */
+  char *a;           /* the local array */
   /* The panels' buffers (m x nb elements each; NULL for a solve): the
    * whole panel, this rank's part of it, the parts as the root receives
    * them, and the root's counts and offsets (2 q). */
@@ -54,9 +54,9 @@ typedef struct mlsba__mpi_dfac {
  * the node column's communicator. Collective. Returns 0 or the agreed
  * code (nothing to close then). panels: nonzero to allocate the panels'
  * buffers (the factorizations). */
-int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc,
-                         mlsba_precision_t prec, const void *a, int err,
-                         int panels, const char *call, mlsba__mpi_dfac_t *f);
+int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
+                         const void *a, int err, int panels, const char *call,
+                         mlsba__mpi_dfac_t *f);
 void mlsba__mpi_dfac_close(mlsba__mpi_dfac_t *f);
 
 /* Rank r's local rows (columns) before global row (column) g: the local

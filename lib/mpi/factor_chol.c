@@ -43,8 +43,8 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p) {
 static void update(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
                    const char *l) {
   int64_t count, ldp = f->m - k0;
-  const int64_t *cols = mlsba__layout_rank_cols(f->layout, (size_t)f->me,
-                                                &count);
+  const int64_t *cols =
+      mlsba__layout_rank_cols(f->layout, (size_t)f->me, &count);
   int64_t lr0 = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0 + p);
   int64_t ml = f->lrows - lr0; /* l's rows (its leading dimension) */
   for (int64_t i = 0; i < count; i++) {
@@ -62,15 +62,15 @@ static void update(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
     const char *li = l + (size_t)(lr - lr0) * f->es;
     size_t owner = mlsba__layout_row_owner(f->layout, f->mycol, cols[i]);
     if (owner == (size_t)f->me) { /* the diagonal block: its lower half */
-      mlsba__cpu_gemmt(f->prec, 'L', 'N', 'T', w, p, -1.0, li, ml, lj, ldp,
-                       1.0, mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
+      mlsba__cpu_gemmt(f->prec, 'L', 'N', 'T', w, p, -1.0, li, ml, lj, ldp, 1.0,
+                       mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
       lr += w;
       li += (size_t)w * f->es;
       rows -= w;
     }
     if (rows > 0)
-      mlsba__cpu_gemm(f->prec, 'N', 'T', rows, w, p, -1.0, li, ml, lj, ldp,
-                      1.0, mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
+      mlsba__cpu_gemm(f->prec, 'N', 'T', rows, w, p, -1.0, li, ml, lj, ldp, 1.0,
+                      mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
   }
 }
 
@@ -83,12 +83,14 @@ int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   if (info == NULL)
     err = mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_potrf: info is NULL");
   else if (uplo != 'L' && uplo != 'l')
-    err = mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_potrf: uplo '%c': only 'L' "
-                                    "(the lower triangle) is taken",
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "mlsba_mpi_potrf: uplo '%c': only 'L' "
+                      "(the lower triangle) is taken",
                       uplo > 32 && uplo < 127 ? uplo : '?');
   else if (m != n)
-    err = mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_potrf: the matrix is %lld x "
-                                    "%lld, not square",
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "mlsba_mpi_potrf: the matrix is %lld x "
+                      "%lld, not square",
                       (long long)m, (long long)n);
   mlsba__mpi_dfac_t f;
   if ((err = mlsba__mpi_dfac_open(desc, prec, a, err, 1, "mlsba_mpi_potrf",

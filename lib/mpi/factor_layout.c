@@ -25,8 +25,9 @@ int mlsba_mpi_layout_from_name(const char *name, mlsba_mpi_layout_t *layout) {
       *layout = (mlsba_mpi_layout_t)i;
       return 0;
     }
-  return mlsba__fail(MLSBA_EINVAL, "unknown layout \"%s\" (homogeneous, fpm, "
-                                   "constant)",
+  return mlsba__fail(MLSBA_EINVAL,
+                     "unknown layout \"%s\" (homogeneous, fpm, "
+                     "constant)",
                      name ? name : "(null)");
 }
 
@@ -214,31 +215,36 @@ static int check_args(int64_t m, int64_t n, int64_t nb,
     return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_factor_matrix: %s is NULL",
                        o ? "matrix" : "opts");
   if ((unsigned)o->layout >= LAYOUTS)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_factor_matrix: unknown "
-                                     "layout %d",
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: unknown "
+                       "layout %d",
                        (int)o->layout);
   if (o->block < 0)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_factor_matrix: block %lld "
-                                     "is negative",
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: block %lld "
+                       "is negative",
                        (long long)o->block);
   int err = mlsba__layout_check_size(m, n, nb);
   if (err)
     return err;
   /* Each step's panel, (m - k0) x nb elements, is one MPI message. */
   if ((double)m * (double)(nb < n ? nb : n) > 2147483647.0)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_factor_matrix: a panel of "
-                                     "%lld x %lld elements does not fit one "
-                                     "MPI message",
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: a panel of "
+                       "%lld x %lld elements does not fit one "
+                       "MPI message",
                        (long long)m, (long long)nb);
   if (o->lower && m != n)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_factor_matrix: lower (Cholesky) "
-                                     "needs a square matrix, got %lld x %lld",
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: lower (Cholesky) "
+                       "needs a square matrix, got %lld x %lld",
                        (long long)m, (long long)n);
   if (o->layout != MLSBA_MPI_LAYOUT_HOMOGENEOUS &&
       mlsba_model_num_points(o->model) == 0)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_factor_matrix: the %s layout "
-                                     "needs this rank's node model (opts.model "
-                                     "%s)",
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: the %s layout "
+                       "needs this rank's node model (opts.model "
+                       "%s)",
                        layout_names[o->layout],
                        o->model ? "has no points" : "is NULL");
   return 0;
@@ -263,9 +269,9 @@ int mlsba_mpi_factor_matrix(MPI_Comm comm, int64_t m, int64_t n,
       MLSBA__MPI_NUMBER("block", nb),
       MLSBA__MPI_ENUM_VALUE("layout", kind, spell_layout),
       MLSBA__MPI_NUMBER("lower", lower)};
-  if ((err = mlsba__mpi_agree_values(comm, agreed,
-                                     sizeof agreed / sizeof *agreed,
-                                     "mlsba_mpi_factor_matrix")) != 0)
+  if ((err =
+           mlsba__mpi_agree_values(comm, agreed, sizeof agreed / sizeof *agreed,
+                                   "mlsba_mpi_factor_matrix")) != 0)
     return err;
   mlsba__layout_t *layout = NULL;
   err = draw(comm, q, m, n, nb, opts, rank, &layout);

@@ -30,14 +30,14 @@ void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
 
 /* The buffers of a factorization besides the panel's (factor.h). */
 typedef struct {
-  int *piv;        /* the panel's pivots and info: nb + 1 */
-  int64_t *moves;  /* a step's row moves: 2 nb pairs (dst, src), and 4 nb
-                      entries to compose them */
+  int *piv;          /* the panel's pivots and info: nb + 1 */
+  int64_t *moves;    /* a step's row moves: 2 nb pairs (dst, src), and 4 nb
+                        entries to compose them */
   char *send, *recv; /* rows moving between the ranks of a node column */
-  int *counts;     /* send and receive counts, offsets, cursors: 5 q */
-  char *u;         /* U's block row: nb x lcols */
-  char *l;         /* this rank's rows of L: lrows x nb */
-  size_t row_bytes; /* one row of this rank's local array */
+  int *counts;       /* send and receive counts, offsets, cursors: 5 q */
+  char *u;           /* U's block row: nb x lcols */
+  char *l;           /* this rank's rows of L: lrows x nb */
+  size_t row_bytes;  /* one row of this rank's local array */
 } lu_work_t;
 
 static void work_free(lu_work_t *w) {
@@ -251,9 +251,10 @@ static int check(const mlsba_mpi_matrix_t *desc, const int64_t *ipiv,
   if (info == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_getrf: info is NULL");
   if (ipiv == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_getrf: ipiv is NULL (it "
-                                     "takes min(m, n) = %lld entries on every "
-                                     "rank)",
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_getrf: ipiv is NULL (it "
+                       "takes min(m, n) = %lld entries on every "
+                       "rank)",
                        (long long)(m < n ? m : n));
   return 0;
 }

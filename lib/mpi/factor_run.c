@@ -9,9 +9,9 @@
 #include "factor.h"
 #include "matrix.h"
 
-int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc,
-                         mlsba_precision_t prec, const void *a, int err,
-                         int panels, const char *call, mlsba__mpi_dfac_t *f) {
+int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
+                         const void *a, int err, int panels, const char *call,
+                         mlsba__mpi_dfac_t *f) {
   memset(f, 0, sizeof *f);
   f->col = MPI_COMM_NULL;
   /* Without a description there is no communicator to tell the others:
@@ -22,18 +22,20 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc,
   f->me = desc->rank;
   f->layout = mlsba__mpi_factor_layout_of(desc);
   if (!err && f->layout == NULL)
-    err = mlsba__fail(MLSBA_EINVAL, "%s: the description was not made by "
-                                    "mlsba_mpi_factor_matrix() (redistribute "
-                                    "the matrix to one that was)",
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "%s: the description was not made by "
+                      "mlsba_mpi_factor_matrix() (redistribute "
+                      "the matrix to one that was)",
                       call);
   if (!err && prec != MLSBA_PRECISION_DOUBLE && prec != MLSBA_PRECISION_SINGLE)
-    err = mlsba__fail(MLSBA_EINVAL, "%s: unknown precision %d", call,
-                      (int)prec);
+    err =
+        mlsba__fail(MLSBA_EINVAL, "%s: unknown precision %d", call, (int)prec);
   if (!err) {
     mlsba__layout_local_size(f->layout, (size_t)f->me, &f->lrows, &f->lcols);
     if (a == NULL && f->lrows > 0 && f->lcols > 0)
-      err = mlsba__fail(MLSBA_EINVAL, "%s: the local array is NULL where this "
-                                      "rank owns %lld x %lld elements",
+      err = mlsba__fail(MLSBA_EINVAL,
+                        "%s: the local array is NULL where this "
+                        "rank owns %lld x %lld elements",
                         call, (long long)f->lrows, (long long)f->lcols);
   }
   const mlsba__layout_dims_t *D =
@@ -46,8 +48,9 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc,
     f->parts = malloc(bytes);
     f->counts = malloc(2 * D->ranks * sizeof *f->counts);
     if (!f->panel || !f->part || !f->parts || !f->counts)
-      err = mlsba__fail(MLSBA_ENOMEM, "%s: out of memory for the panels "
-                                      "(3 x %zu bytes)",
+      err = mlsba__fail(MLSBA_ENOMEM,
+                        "%s: out of memory for the panels "
+                        "(3 x %zu bytes)",
                         call, bytes);
   }
   if ((err = mlsba__mpi_agree(f->comm, err)) != 0) {

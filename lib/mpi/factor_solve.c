@@ -20,11 +20,11 @@ typedef struct {
   const mlsba__mpi_dfac_t *f;
   char which, diag;
   int64_t nrhs, ldb;
-  char *b;      /* the caller's: X replaces it block by block */
-  char *xc;     /* X at this rank's local columns: lcols x nrhs */
-  char *xr;     /* X at this rank's local rows: lrows x nrhs */
-  char *sum;    /* nb x nrhs: this rank's part of a block row's sum */
-  char *total;  /* nb x nrhs: the sum on the root */
+  char *b;     /* the caller's: X replaces it block by block */
+  char *xc;    /* X at this rank's local columns: lcols x nrhs */
+  char *xr;    /* X at this rank's local rows: lrows x nrhs */
+  char *sum;   /* nb x nrhs: this rank's part of a block row's sum */
+  char *total; /* nb x nrhs: the sum on the root */
 } solve_t;
 
 /* This rank's part of block row k's sum: its blocks (k, j) with j before
@@ -71,13 +71,11 @@ static void keep(const solve_t *s, int64_t k0, int64_t w) {
     const char *x = s->b + (size_t)(j * s->ldb + k0) * f->es;
     if (mlsba__layout_bcol_column(f->layout, k) == f->mycol) {
       int64_t lc = mlsba__mpi_dfac_cols_before(f, me, k0);
-      memcpy(s->xc + (size_t)(j * f->lcols + lc) * f->es, x,
-             (size_t)w * f->es);
+      memcpy(s->xc + (size_t)(j * f->lcols + lc) * f->es, x, (size_t)w * f->es);
     }
     if (mlsba__layout_row_owner(f->layout, f->mycol, k) == me) {
       int64_t lr = mlsba__mpi_dfac_rows_before(f, me, k0);
-      memcpy(s->xr + (size_t)(j * f->lrows + lr) * f->es, x,
-             (size_t)w * f->es);
+      memcpy(s->xr + (size_t)(j * f->lrows + lr) * f->es, x, (size_t)w * f->es);
     }
   }
 }
@@ -114,9 +112,9 @@ static void solve(const solve_t *s) {
       int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0);
       int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
       char uplo = s->which == 'U' ? 'U' : 'L';
-      mlsba__cpu_trsm(f->prec, 'L', uplo, s->which == 'T' ? 'T' : 'N',
-                      s->diag, w, s->nrhs, 1.0, mlsba__mpi_dfac_at(f, lr, lc),
-                      f->lda, bk, s->ldb, 1);
+      mlsba__cpu_trsm(f->prec, 'L', uplo, s->which == 'T' ? 'T' : 'N', s->diag,
+                      w, s->nrhs, 1.0, mlsba__mpi_dfac_at(f, lr, lc), f->lda,
+                      bk, s->ldb, 1);
       for (int64_t j = 0; j < s->nrhs; j++) /* contiguous to broadcast */
         memcpy(s->total + (size_t)(j * w) * f->es,
                bk + (size_t)(j * s->ldb) * f->es, (size_t)w * f->es);
@@ -156,8 +154,9 @@ static int run(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   if (desc)
     mlsba_mpi_matrix_size(desc, &m, &n, NULL, NULL);
   if (!err && m != n)
-    err = mlsba__fail(MLSBA_EINVAL, "%s: the matrix is %lld x %lld, not "
-                                    "square",
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "%s: the matrix is %lld x %lld, not "
+                      "square",
                       call, (long long)m, (long long)n);
   if (!err && nrhs < 0)
     err = mlsba__fail(MLSBA_EINVAL, "%s: nrhs %lld is negative", call,
@@ -212,8 +211,9 @@ int mlsba_mpi_potrs(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                     char uplo, const void *l, int64_t nrhs, void *b,
                     int64_t ldb) {
   int err = uplo != 'L' && uplo != 'l'
-                ? mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_potrs: uplo '%c': only "
-                                            "'L' is taken",
+                ? mlsba__fail(MLSBA_EINVAL,
+                              "mlsba_mpi_potrs: uplo '%c': only "
+                              "'L' is taken",
                               uplo > 32 && uplo < 127 ? uplo : '?')
                 : 0;
   /* L forward, then L^T backward. */
