@@ -10,8 +10,11 @@
  *    give LAPACK's info on every rank, Cholesky leaves the upper triangle
  *    as it was;
  *  - a bad argument on one rank fails every rank with that rank's message;
- *  - a ScaLAPACK descriptor's matrix moved in, factorized and moved back. */
+ *  - a ScaLAPACK descriptor's matrix moved in, factorized and moved back;
+ *  - mlsba-inpa --op getrf|potrf: its JSON report verified, every block
+ *    of the matrix owned by one rank, and the product's options refused. */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +23,9 @@
 #include "support/run_tool.h"
 
 static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
-            ranks_bin[] = MLSBA_FACTOR_RANKS_BIN;
+            ranks_bin[] = MLSBA_FACTOR_RANKS_BIN, inpa[] = MLSBA_INPA_BIN;
+
+#define DATA MLSBA_SOURCE_DIR "/tests/data/mpi/"
 
 /* argv (NULL-terminated) on np oversubscribed ranks, killed after 240 s. */
 static void run_ranks(int np, tool_run_t *r, char *const *args) {
@@ -116,6 +121,55 @@ START_TEST(a_scalapack_matrix_moves_in_and_back) {
 }
 END_TEST
 
+/* --op getrf (inpa: the layout from INPA's node models of simulated
+ * ranks of unequal speeds) and --op potrf (homogeneous) on 3 ranks, N not
+ * a multiple of the block: the report says verified with a residual
+ * below 16, info 0, and its blocks per rank cover the matrix once. */
+START_TEST(inpa_factorizes_and_verifies) {
+  char *op = _i == 0 ? "getrf" : "potrf";
+  char *algo = _i == 0 ? "inpa" : "homogeneous";
+  char *args[] = {
+      inpa,     "--op",   op,        "--platform", DATA "sim%r.json",
+      "--size", "200",    "--block", "32",         "--algo",
+      algo,     "--json", "-",       NULL};
+  tool_run_t r;
+  run_ranks(3, &r, args);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
+                r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "op")), op);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  double res = json_real_value(json_object_get(j, "residual"));
+  ck_assert_msg(res >= 0 && res < 16, "residual %g", res);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "info")), 0);
+  ck_assert(json_real_value(json_object_get(j, "makespan_s")) > 0);
+  ck_assert(json_real_value(json_object_get(j, "gflops")) > 0);
+  json_t *blocks = json_object_get(j, "rank_blocks");
+  ck_assert_int_eq(json_array_size(blocks), 3);
+  json_int_t total = 0;
+  for (size_t i = 0; i < 3; i++)
+    total += json_integer_value(json_array_get(blocks, i));
+  ck_assert_int_eq(total, 7 * 7); /* ceil(200 / 32) squared */
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* The product's shape options with --op getrf: one line, status 2. */
+START_TEST(inpa_refuses_the_products_options_with_a_factorization) {
+  char *args[] = {inpa, "--op", "getrf", "--platform", DATA "sim%r.json",
+                  "-m", "300",  NULL};
+  tool_run_t r;
+  run_ranks(2, &r, args);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  ck_assert_msg(strstr(r.err, "are the product's (--op gemm)") != NULL, "%s",
+                r.err);
+  tool_run_free(&r);
+}
+END_TEST
+
 static Suite *factor_suite(void) {
   Suite *s = suite_create("mpi_factor");
   TCase *tc = tcase_create("ranks");
@@ -126,6 +180,8 @@ static Suite *factor_suite(void) {
   tcase_add_loop_test(tc, cholesky_equals_lapack_fpm, 1, 4);
   tcase_add_loop_test(tc, a_bad_argument_on_one_rank_fails_every_rank, 0, 3);
   tcase_add_loop_test(tc, a_scalapack_matrix_moves_in_and_back, 0, 4);
+  tcase_add_loop_test(tc, inpa_factorizes_and_verifies, 0, 2);
+  tcase_add_test(tc, inpa_refuses_the_products_options_with_a_factorization);
   suite_add_tcase(s, tc);
   return s;
 }
