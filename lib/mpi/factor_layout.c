@@ -227,13 +227,16 @@ static int check_args(int64_t m, int64_t n, int64_t nb,
   int err = mlsba__layout_check_size(m, n, nb);
   if (err)
     return err;
-  /* Each step's panel, (m - k0) x nb elements, is one MPI message. */
-  if ((double)m * (double)(nb < n ? nb : n) > 2147483647.0)
+  /* Each step's panel ((m - k0) x nb elements), U's block row and the
+   * interchanged rows (2 nb rows of up to n elements, counted in bytes)
+   * are single MPI messages, whose counts are ints. */
+  if ((double)(m > n ? m : n) * (double)nb * 16 > 2147483647.0)
     return mlsba__fail(MLSBA_EINVAL,
-                       "mlsba_mpi_factor_matrix: a panel of "
-                       "%lld x %lld elements does not fit one "
-                       "MPI message",
-                       (long long)m, (long long)nb);
+                       "mlsba_mpi_factor_matrix: %lld x %lld "
+                       "in blocks of %lld: a step's messages "
+                       "would pass 2^31 bytes (a smaller block "
+                       "fits)",
+                       (long long)m, (long long)n, (long long)nb);
   if (o->lower && m != n)
     return mlsba__fail(MLSBA_EINVAL,
                        "mlsba_mpi_factor_matrix: lower (Cholesky) "
