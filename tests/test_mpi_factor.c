@@ -170,6 +170,55 @@ START_TEST(inpa_refuses_the_products_options_with_a_factorization) {
 }
 END_TEST
 
+#ifdef MLSBA_INPA_SMPI_BIN
+/* mlsba-inpa-smpi --op getrf|potrf on 9 and 16 simulated ranks (SimGrid,
+ * the cores compute): the layout from INPA's node models, verified. */
+START_TEST(smpi_ranks_factorize_and_verify) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
+  char *np = _i < 2 ? "9" : "16", *op = _i % 2 ? "potrf" : "getrf";
+  char *argv[] = {timeout,
+                  "-k",
+                  "5",
+                  "240",
+                  smpirun,
+                  "-np",
+                  np,
+                  "-platform",
+                  DATA "smpi.xml",
+                  "-hostfile",
+                  DATA "smpi.hosts",
+                  "--cfg=smpi/simulate-computation:no",
+                  "--cfg=smpi/privatization:no",
+                  "--cfg=smpi/coll-selector:ompi",
+                  "--log=root.thres:warning",
+                  bin,
+                  "--op",
+                  op,
+                  "--platform",
+                  DATA "sim1.json",
+                  "--size",
+                  "400",
+                  "--block",
+                  "16",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  ck_assert_str_eq(json_string_value(json_object_get(j, "layout")), "fpm");
+  ck_assert_int_eq(json_array_size(json_object_get(j, "rank_blocks")),
+                   (size_t)atoi(np));
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+#endif
+
 static Suite *factor_suite(void) {
   Suite *s = suite_create("mpi_factor");
   TCase *tc = tcase_create("ranks");
@@ -182,6 +231,9 @@ static Suite *factor_suite(void) {
   tcase_add_loop_test(tc, a_scalapack_matrix_moves_in_and_back, 0, 4);
   tcase_add_loop_test(tc, inpa_factorizes_and_verifies, 0, 2);
   tcase_add_test(tc, inpa_refuses_the_products_options_with_a_factorization);
+#ifdef MLSBA_INPA_SMPI_BIN
+  tcase_add_loop_test(tc, smpi_ranks_factorize_and_verify, 0, 4);
+#endif
   suite_add_tcase(s, tc);
   return s;
 }

@@ -28,6 +28,10 @@ void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
 void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
              int *info);
 
+/* The tag of the rows a step's interchanges move (within a node column's
+ * communicator, which carries nothing else point to point). */
+enum { SWAP_TAG = 3217 };
+
 /* The buffers of a factorization besides the panel's (factor.h). */
 typedef struct {
   int *piv;          /* the panel's pivots and info: nb + 1 */
@@ -35,6 +39,7 @@ typedef struct {
                         entries to compose them */
   char *send, *recv; /* rows moving between the ranks of a node column */
   int *counts;       /* send and receive counts, offsets, cursors: 5 q */
+  MPI_Request *reqs; /* a step's row messages: 2 q */
   char *u;           /* U's block row: nb x lcols */
   char *l;           /* this rank's rows of L: lrows x nb */
   size_t row_bytes;  /* one row of this rank's local array */
@@ -46,6 +51,7 @@ static void work_free(lu_work_t *w) {
   free(w->send);
   free(w->recv);
   free(w->counts);
+  free(w->reqs);
   free(w->u);
   free(w->l);
 }
@@ -60,10 +66,11 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->send = malloc(2 * nb * w->row_bytes + 1);
   w->recv = malloc(2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
+  w->reqs = malloc(2 * (size_t)q * sizeof *w->reqs);
   w->u = malloc(nb * lc * f->es + 1);
   w->l = malloc(lr * nb * f->es + 1);
-  if (!w->piv || !w->moves || !w->send || !w->recv || !w->counts || !w->u ||
-      !w->l)
+  if (!w->piv || !w->moves || !w->send || !w->recv || !w->counts || !w->reqs ||
+      !w->u || !w->l)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_getrf: out of memory for a "
                                      "step's buffers");
   return 0;
@@ -143,7 +150,7 @@ static int64_t local_row(const mlsba__mpi_dfac_t *f, int64_t g) {
 }
 
 /* Step 3: the moves among this rank's node column, every row's columns
- * but the panel's, in one all-to-all over the column. Every rank reads
+ * but the panel's, in one exchange over the column. Every rank reads
  * the rows it sends before any is written. */
 static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                         const int64_t *moves, int64_t nmoves, int64_t k0,
@@ -197,8 +204,23 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
     rcount[r] *= (int)width;
     rdisp[r] *= (int)width;
   }
-  MPI_Alltoallv(w->send, scount, sdisp, MPI_BYTE, w->recv, rcount, rdisp,
-                MPI_BYTE, f->col);
+  /* Point to point with the ranks that take part, not an all-to-all:
+   * most pairs of a node column exchange nothing in a step (and SMPI's
+   * pairwise all-to-all refuses columns of other than 2^k ranks). */
+  int nreq = 0;
+  for (int r = 0; r < cq; r++) {
+    if (r == me) {
+      memcpy(w->recv + rdisp[r], w->send + sdisp[r], (size_t)scount[r]);
+      continue;
+    }
+    if (rcount[r] > 0)
+      MPI_Irecv(w->recv + rdisp[r], rcount[r], MPI_BYTE, r, SWAP_TAG, f->col,
+                &w->reqs[nreq++]);
+    if (scount[r] > 0)
+      MPI_Isend(w->send + sdisp[r], scount[r], MPI_BYTE, r, SWAP_TAG, f->col,
+                &w->reqs[nreq++]);
+  }
+  MPI_Waitall(nreq, w->reqs, MPI_STATUSES_IGNORE);
   for (int r = 0; r < cq; r++)
     cursor[r] = rdisp[r];
   for (int64_t i = 0; i < nmoves; i++) {
