@@ -28,8 +28,7 @@ static double noise(uint64_t seed, int64_t i, int64_t j) {
 
 /* A: random for LU; symmetric with n on the diagonal (positive definite)
  * for Cholesky. */
-static double element(int op, uint64_t seed, int64_t n, int64_t i,
-                      int64_t j) {
+static double element(int op, uint64_t seed, int64_t n, int64_t i, int64_t j) {
   if (op != INPA_OP_POTRF)
     return noise(seed, i, j);
   return i == j ? (double)n : noise(seed, i < j ? i : j, i < j ? j : i);
@@ -154,16 +153,16 @@ static int residual(const mlsba_mpi_matrix_t *d, int op, uint64_t seed,
     xn = fmax(xn, fabs(value(x, (size_t)i, prec)));
     bn = fmax(bn, fabs(bi));
   }
-  double eps = prec == MLSBA_PRECISION_DOUBLE ? DBL_EPSILON / 2
-                                              : FLT_EPSILON / 2;
+  double eps =
+      prec == MLSBA_PRECISION_DOUBLE ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
   *res = rn / (eps * (an * xn + bn) * (double)n);
   free(ax);
   return 0;
 }
 
 /* The factorization, timed between barriers, and its solve. */
-static int factor_and_solve(const mlsba_mpi_opts_t *o, const
-                            mlsba_mpi_matrix_t *d, outcome_t *out) {
+static int factor_and_solve(const mlsba_mpi_opts_t *o,
+                            const mlsba_mpi_matrix_t *d, outcome_t *out) {
   mlsba_precision_t prec = o->precision;
   size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
   void *a = fill_own(d, out->op, o->seed, prec);
@@ -208,8 +207,7 @@ static int factor_and_solve(const mlsba_mpi_opts_t *o, const
   return err;
 }
 
-static void print_table(const mlsba_mpi_opts_t *o, const outcome_t *r,
-                        int q) {
+static void print_table(const mlsba_mpi_opts_t *o, const outcome_t *r, int q) {
   printf("%s over %d ranks: N = %lld, block %lld, %s precision, %s layout\n\n",
          r->op == INPA_OP_GETRF ? "LU (getrf)" : "Cholesky (potrf)", q,
          (long long)r->n, (long long)r->nb,
@@ -224,8 +222,8 @@ static void print_table(const mlsba_mpi_opts_t *o, const outcome_t *r,
   printf("\nfactor      %.4f s, %.2f GFLOPS\n", r->factor_s, r->gflops);
   printf("info        %lld\n", (long long)r->info);
   if (r->residual >= 0)
-    printf("solve       %.4f s, scaled residual %.3g (HPL's), %s\n",
-           r->solve_s, r->residual, r->residual < 16 ? "verified" : "WRONG");
+    printf("solve       %.4f s, scaled residual %.3g (HPL's), %s\n", r->solve_s,
+           r->residual, r->residual < 16 ? "verified" : "WRONG");
   else
     printf("solve       not run (info is not 0)\n");
 }
@@ -262,9 +260,10 @@ int inpa_factor_main(const mlsba_mpi_opts_t *o, int op, const char *json,
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &q);
   outcome_t r = {.op = op, .n = o->n, .nb = o->block};
-  r.layout = o->algorithm == MLSBA_MPI_HOMOGENEOUS ? MLSBA_MPI_LAYOUT_HOMOGENEOUS
-             : o->algorithm == MLSBA_MPI_INPA      ? MLSBA_MPI_LAYOUT_FPM
-                                                   : MLSBA_MPI_LAYOUT_CONSTANT;
+  r.layout = o->algorithm == MLSBA_MPI_HOMOGENEOUS
+                 ? MLSBA_MPI_LAYOUT_HOMOGENEOUS
+             : o->algorithm == MLSBA_MPI_INPA ? MLSBA_MPI_LAYOUT_FPM
+                                              : MLSBA_MPI_LAYOUT_CONSTANT;
   mlsba_model_t *model = NULL;
   int err = r.layout == MLSBA_MPI_LAYOUT_HOMOGENEOUS
                 ? 0
