@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cli.h"
+#include "common/output.h"
 #include "inpa_factor.h"
 
 /* An element of [-0.5, 0.5) from (seed, i, j) alone. */
@@ -75,7 +77,7 @@ static int inpa_model(const mlsba_mpi_opts_t *o, mlsba_model_t **model,
         mlsba_model_set_point(*model, blocks, blocks / time);
     }
   } else
-    err = MLSBA_ENOMEM;
+    err = 1; /* out of memory here (positive: not the layer's) */
   if (rank != 0) {
     free(w);
     free(t);
@@ -130,7 +132,7 @@ static int residual(const mlsba_mpi_matrix_t *d, int op, uint64_t seed,
   double *ax = calloc(2 * (size_t)n, sizeof *ax);
   if (any_failed(ax == NULL)) {
     free(ax);
-    return MLSBA_ENOMEM;
+    return 1;
   }
   double *rows = ax + n;
   for (size_t i = 0; i < mlsba_mpi_matrix_num_blocks(d); i++) {
@@ -172,7 +174,7 @@ static int factor_and_solve(const mlsba_mpi_opts_t *o,
     free(a);
     free(ipiv);
     free(x);
-    return MLSBA_ENOMEM;
+    return 1;
   }
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
@@ -229,7 +231,7 @@ static void print_table(const mlsba_mpi_opts_t *o, const outcome_t *r, int q) {
 }
 
 static int write_json(const mlsba_mpi_opts_t *o, const outcome_t *r, int q,
-                      const char *path) {
+                      const char *path, const char *prog) {
   json_t *blocks = json_array();
   for (int i = 0; i < q; i++)
     json_array_append_new(blocks, json_integer(r->blocks[i]));
@@ -244,14 +246,11 @@ static int write_json(const mlsba_mpi_opts_t *o, const outcome_t *r, int q,
       "makespan_s", r->factor_s, "gflops", r->gflops, "solve_s", r->solve_s,
       "info", (json_int_t)r->info, "residual", r->residual, "verified",
       r->residual >= 0 && r->residual < 16, "rank_blocks", blocks);
-  if (j == NULL)
-    return 1;
-  int rc = !strcmp(path, "-") ? json_dumpf(j, stdout, JSON_INDENT(2))
-                              : json_dump_file(j, path, JSON_INDENT(2));
-  if (!strcmp(path, "-"))
-    fputc('\n', stdout);
+  int rc = output_json(prog, "--json", path, j,
+                       JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                           JSON_REAL_PRECISION(9));
   json_decref(j);
-  return rc != 0;
+  return rc;
 }
 
 int inpa_factor_main(const mlsba_mpi_opts_t *o, int op, const char *json,
@@ -282,20 +281,15 @@ int inpa_factor_main(const mlsba_mpi_opts_t *o, int op, const char *json,
   int status = err != 0;
   if (err && rank == 0)
     fprintf(stderr, "%s: %s\n", prog,
-            err == MLSBA_ENOMEM && !*mlsba_mpi_last_error()
-                ? "out of memory"
-                : mlsba_mpi_last_error());
+            err > 0 ? "out of memory" : mlsba_mpi_last_error());
   long mine = d ? (long)mlsba_mpi_matrix_num_blocks(d) : 0;
   r.blocks = rank == 0 ? calloc((size_t)q, sizeof *r.blocks) : NULL;
   MPI_Gather(&mine, 1, MPI_LONG, r.blocks, 1, MPI_LONG, 0, MPI_COMM_WORLD);
   if (!err && rank == 0 && r.blocks) {
     if (!quiet && !(json && !strcmp(json, "-")))
       print_table(o, &r, q);
-    if (json && write_json(o, &r, q, json)) {
-      fprintf(stderr, "%s: cannot write %s\n", prog, json);
-      status = 1;
-    }
-    status |= !(r.residual >= 0 && r.residual < 16);
+    status = json && write_json(o, &r, q, json, prog);
+    status |= cli_finish_stdout(prog) || !(r.residual >= 0 && r.residual < 16);
   }
   free(r.blocks);
   mlsba_mpi_matrix_destroy(d);
