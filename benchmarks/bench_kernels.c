@@ -11,6 +11,13 @@
  *
  *   bench-kernels [--size N]... [-m M] [-k K] [--precision single|double]...
  *                 [--rounds R] [--platform auto|FILE] [--json FILE]
+ *   bench-kernels --classes [--precision single|double]... [--rounds R]
+ *                 [--json FILE]
+ *
+ * --classes: every kernel set libmlsba weighs (BLIS's sub-configurations
+ * this CPU runs, its private OpenBLAS) on each shape class's timing shape,
+ * one thread, interleaved rounds: the best round and the median of each,
+ * and the set the library chose for the class (docs/cpu-kernels.md).
  *
  * --size N is the product's n (and m and k unless -m / -k give them: the
  * MPI node kernel's shape is m x n x b, for instance).
@@ -18,14 +25,17 @@
  * Prints a table per precision and size with every row's GFLOPS and the
  * ratios the targets are stated in: the core device over the best single
  * thread, libmlsba over the best multithreaded BLAS. */
+#define _GNU_SOURCE /* sched_getcpu, CPU_SET */
 #include <blis.h>
 #include <jansson.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/timing.h"
+#include "devices/cpu/cpu_kernels.h"
 #include "gemm_fill.h"
 #include "mlsba.h"
 #include "mlsba_bench/openblas.h"
@@ -40,6 +50,7 @@ typedef struct {
   int rounds;
   int64_t m, k; /* 0: the size */
   const char *platform, *json;
+  int classes; /* --classes: the shape classes' table instead */
 } args_t;
 
 typedef struct {
@@ -52,7 +63,9 @@ static int usage(const char *why) {
   fprintf(stderr,
           "bench-kernels: %s\nusage: bench-kernels [--size N]... "
           "[-m M] [-k K] [--precision single|double]... [--rounds R] "
-          "[--platform auto|FILE] [--json FILE]\n",
+          "[--platform auto|FILE] [--json FILE]\n"
+          "       bench-kernels --classes [--precision single|double]... "
+          "[--rounds R] [--json FILE]\n",
           why);
   return 2;
 }
@@ -64,8 +77,13 @@ static int parse(int argc, char **argv, args_t *a) {
     if (!strcmp(argv[i], "--help")) {
       printf("bench-kernels [--size N]... [-m M] [-k K] [--precision "
              "single|double]... [--rounds R] [--platform auto|FILE] [--json "
-             "FILE]\n");
+             "FILE]\nbench-kernels --classes [--precision single|double]... "
+             "[--rounds R] [--json FILE]\n");
       exit(0);
+    }
+    if (!strcmp(argv[i], "--classes")) {
+      a->classes = 1;
+      continue;
     }
     if (!v)
       return usage("a value is missing after an option");
@@ -304,11 +322,113 @@ static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
   return err;
 }
 
+/* ---- --classes ---------------------------------------------------------- */
+
+static const char *const class_shapes[MLSBA__CPU_CLASSES] = {
+    "768 x 256 x 768, C = A B",
+    "3072 x 384 x nb, C -= A B (nb 256 single, 192 double)",
+    "TRMM + TRSM, 192-triangle on 768, both sides",
+    "3072 x w x nb, w = 128, 64, 32, and 3072 x w x w, w = 64, 32, 16"};
+
+enum { MAX_SETS = 16 };
+
+/* One precision's table: every kernel set on every class, interleaved
+ * rounds after a warm-up round. */
+static json_t *classes_of(mlsba__cpu_timing_t *ws, const int *ids, size_t n,
+                          int prec, int rounds) {
+  static double t[MLSBA__CPU_CLASSES][MAX_SETS][64];
+  double flops[MLSBA__CPU_CLASSES] = {0};
+  mlsba_precision_t p = (mlsba_precision_t)prec;
+  for (int r = -1; r < rounds; r++)
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
+      for (size_t j = 0; j < n; j++) {
+        double s = mlsba__cpu_class_time(ws, ids[j], p, (mlsba__cpu_class_t)c,
+                                         &flops[c]);
+        if (r >= 0)
+          t[c][j][r] = s;
+      }
+  json_t *out = json_array();
+  printf("\n%s precision, one thread, GFLOPS (best and median of %d "
+         "rounds)\n",
+         prec ? "double" : "single", rounds);
+  for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
+    mlsba__cpu_class_t cls = (mlsba__cpu_class_t)c;
+    int chosen = mlsba__cpu_kernel_of(p, cls);
+    printf("  %s (%s)\n", mlsba__cpu_class_name(cls), class_shapes[c]);
+    json_t *cands = json_array();
+    for (size_t j = 0; j < n; j++) {
+      double best = t[c][j][0];
+      for (int r = 1; r < rounds; r++)
+        best = t[c][j][r] < best ? t[c][j][r] : best;
+      double g_best = flops[c] / best * 1e-9,
+             g_med = flops[c] / timing_median(t[c][j], (size_t)rounds) * 1e-9;
+      const char *name = mlsba__cpu_kernel_id_name(ids[j]);
+      printf("    %-10s %8.1f %8.1f%s\n", name, g_best, g_med,
+             ids[j] == chosen ? "   <- chosen" : "");
+      json_array_append_new(cands, json_pack("{s:s, s:f, s:f}", "kernels", name,
+                                             "best_gflops", g_best,
+                                             "median_gflops", g_med));
+    }
+    json_array_append_new(
+        out, json_pack("{s:s, s:s, s:s, s:s, s:o}", "precision",
+                       prec ? "double" : "single", "class",
+                       mlsba__cpu_class_name(cls), "shape", class_shapes[c],
+                       "chosen", mlsba__cpu_kernel_id_name(chosen),
+                       "candidates", cands));
+  }
+  return out;
+}
+
+static int classes_table(const args_t *a) {
+  double t0 = timing_now();
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  double choice_s = timing_now() - t0;
+  printf("cores run: %s\n  (%s)\nthe choice took %.3f s in this process\n",
+         k.description, k.reason, choice_s);
+  int ids[MAX_SETS];
+  size_t n = mlsba__cpu_kernel_timed(ids, MAX_SETS);
+  if (mlsba__cpu_kernel_openblas_why()[0])
+    printf("no OpenBLAS row: %s\n", mlsba__cpu_kernel_openblas_why());
+  mlsba__cpu_timing_t *ws = mlsba__cpu_timing_create();
+  if (ws == NULL) {
+    fprintf(stderr, "bench-kernels: out of memory\n");
+    return 1;
+  }
+  /* On one core, as the cores run and as the choice times. */
+  cpu_set_t core;
+  CPU_ZERO(&core);
+  CPU_SET(sched_getcpu() > 0 ? sched_getcpu() : 0, &core);
+  (void)sched_setaffinity(0, sizeof core, &core);
+  json_t *all = json_array();
+  for (size_t i = 0; i < a->nprec; i++) {
+    json_t *one = classes_of(ws, ids, n, a->precisions[i], a->rounds);
+    json_array_extend(all, one);
+    json_decref(one);
+  }
+  mlsba__cpu_timing_destroy(ws);
+  int err = 0;
+  if (a->json) {
+    json_t *doc =
+        json_pack("{s:s, s:s, s:f, s:o}", "kernels", k.description, "reason",
+                  k.reason, "choice_s", choice_s, "classes", json_incref(all));
+    if (json_dump_file(doc, a->json, JSON_INDENT(1)) != 0) {
+      fprintf(stderr, "bench-kernels: cannot write %s\n", a->json);
+      err = 1;
+    }
+    json_decref(doc);
+  }
+  json_decref(all);
+  return err;
+}
+
 int main(int argc, char **argv) {
   args_t a;
   int status = parse(argc, argv, &a);
   if (status)
     return status;
+  if (a.classes)
+    return classes_table(&a);
   bench_t B = {0};
   mlsba_platform_t *pl = NULL;
   int err = strcmp(a.platform, "auto") == 0

@@ -121,116 +121,153 @@ static int report(bench_t *B, const bench_row_t *rows, size_t used) {
   return status;
 }
 
+/* The product's arrays and rows, freed together. */
+typedef struct {
+  void *A, *Bm, *C;
+  bench_row_t *rows;
+  size_t nrows, used;
+} product_t;
+
+static void product_free(product_t *P) {
+  for (size_t i = 0; P->rows && i < P->nrows; i++)
+    bench_row_free(&P->rows[i]);
+  free(P->rows);
+  free(P->A);
+  free(P->Bm);
+  free(P->C);
+}
+
+/* Destinations are checked before anything runs. */
+static int check_destinations(const bench_args_t *a) {
+  int status = 0;
+  if ((a->json &&
+       (status = paths_check_output_file(bench_prog, "--json", a->json))) ||
+      (a->plot && (status = paths_make_dir(bench_prog, "--plot", a->plot))))
+    return status;
+  return 0;
+}
+
+/* The platform's counts, and whether its devices are all simulated (a
+ * mix is refused). */
+static int count_devices(bench_t *B) {
+  B->p = mlsba_platform_num_devices(B->pl);
+  B->q = mlsba_platform_num_groups(B->pl);
+  size_t nsim = 0;
+  for (size_t j = 0; j < B->p; j++)
+    nsim += mlsba_platform_device_type(B->pl, j) == MLSBA_DEVICE_SIM;
+  if (nsim && nsim < B->p) {
+    text_error(bench_prog,
+               "%s mixes simulated and real devices: their times (virtual "
+               "and wall-clock) cannot be compared",
+               B->a->platform);
+    return CLI_EXIT_USAGE;
+  }
+  B->sim = nsim == B->p;
+  return 0;
+}
+
+/* The models' folder (size bytes): --models, or the tools' cache folder
+ * for this platform; B->models NULL for none. */
+static int models_folder(bench_t *B, char *models, size_t size) {
+  const bench_args_t *a = B->a;
+  int status = 0;
+  if (a->models && strcmp(a->models, "none") != 0) {
+    /* Refused rather than cut short, which put the models elsewhere. */
+    if (a->models[0] == '\0' || strlen(a->models) >= size)
+      return cli_usage_error(bench_prog,
+                             "--models must be a folder path (or none), "
+                             "got ",
+                             a->models[0] ? "one too long" : "\"\"");
+    snprintf(models, size, "%s", a->models);
+  } else if (!a->models &&
+             (status = paths_models(bench_prog, mlsba_platform_name(B->pl),
+                                    B->sim, models, size)))
+    return status;
+  /* One rule for every destination a user names: the folder itself is
+   * made, never a chain of them; the cache folder is the tools' own. */
+  if (models[0] &&
+      (status = a->models ? paths_make_dir(bench_prog, "--models", models)
+                          : paths_make_dirs(bench_prog, "--models", models)))
+    return status;
+  B->models = models[0] ? models : NULL;
+  return 0;
+}
+
+/* The matrices: real ones for real devices; a simulated platform
+ * computes nothing, so a 1 x n x 1 stand-in carries the columns. And the
+ * rows --compare fills. */
+static int product_arrays(bench_t *B, product_t *P) {
+  const bench_args_t *a = B->a;
+  size_t s = a->precision ? sizeof(double) : sizeof(float);
+  int64_t mm = B->sim ? 1 : a->m, kk = B->sim ? 1 : a->k;
+  P->A = calloc((size_t)(mm * kk), s);
+  P->Bm = calloc((size_t)(kk * a->n), s);
+  P->C = calloc((size_t)(mm * a->n), s);
+  P->nrows = a->compare ? MLSBA_ALGO_COUNT + B->p + 2 : 1;
+  P->rows = calloc(P->nrows, sizeof *P->rows);
+  if (!P->A || !P->Bm || !P->C || !P->rows) {
+    fprintf(stderr, "%s: out of memory for %lldx%lldx%lld\n", bench_prog,
+            (long long)a->m, (long long)a->n, (long long)a->k);
+    return 1;
+  }
+  B->g = (mlsba_gemm_t){.m = mm,
+                        .n = a->n,
+                        .k = kk,
+                        .precision = a->precision,
+                        .a = P->A,
+                        .b = P->Bm,
+                        .c = P->C};
+  bench_fill_random(&B->g, 42);
+  return 0;
+}
+
+/* The product: every row asked for, timed, then reported. */
+static int product(bench_t *B, product_t *P) {
+  const bench_args_t *a = B->a;
+  B->flop = 2.0 * (double)a->m * (double)a->n * (double)a->k;
+  int to_stdout = a->json && strcmp(a->json, "-") == 0;
+  B->progress = a->quiet || to_stdout   ? 0
+                : isatty(STDOUT_FILENO) ? 2
+                : a->progress           ? 1
+                                        : 0;
+  int status = product_arrays(B, P), err;
+  if (status)
+    return status;
+  if ((err = mlsba_executor_create(B->pl, &B->ex)) != 0)
+    return fail(err);
+  /* The cores' kernels are chosen before anything is timed. */
+  if (!B->sim)
+    mlsba_cpu_kernels(&B->kernels);
+  if (!to_stdout)
+    bench_print_header(B);
+  err = run_rows(B, P->rows, &P->used);
+  if (!err)
+    err = bench_measure_steady(B, P->rows, P->used, a->compare ? 5 : 3);
+  if (!err)
+    err = bench_measure_peak(B, P->rows, P->used, 5);
+  return err ? fail(err) : report(B, P->rows, P->used);
+}
+
 int main(int argc, char **argv) {
   bench_args_t a;
   int status = bench_parse_args(argc, argv, &a);
   if (status)
     return status == BENCH_ARGS_DONE ? cli_finish_stdout(bench_prog) : status;
-  /* Destinations are checked before anything runs. */
-  if ((a.json &&
-       (status = paths_check_output_file(bench_prog, "--json", a.json))) ||
-      (a.plot && (status = paths_make_dir(bench_prog, "--plot", a.plot))))
+  if ((status = check_destinations(&a)))
     return status;
   char models[4096] = "";
   bench_t B = {.a = &a, .platform = a.platform};
   if ((status = paths_load_platform(bench_prog, a.platform, &B.pl)))
     return status;
-  bench_row_t *rows = NULL;
-  void *A = NULL, *Bm = NULL, *C = NULL;
-  size_t nrows = 0, used = 0;
-  int err;
-  B.p = mlsba_platform_num_devices(B.pl);
-  B.q = mlsba_platform_num_groups(B.pl);
-  size_t nsim = 0;
-  for (size_t j = 0; j < B.p; j++)
-    nsim += mlsba_platform_device_type(B.pl, j) == MLSBA_DEVICE_SIM;
-  if (nsim && nsim < B.p) {
-    text_error(bench_prog,
-               "%s mixes simulated and real devices: their times (virtual "
-               "and wall-clock) cannot be compared",
-               a.platform);
-    status = CLI_EXIT_USAGE;
-    goto done;
-  }
-  B.sim = nsim == B.p;
-  if (a.models && strcmp(a.models, "none") != 0) {
-    /* Refused rather than cut short, which put the models elsewhere. */
-    if (a.models[0] == '\0' || strlen(a.models) >= sizeof models) {
-      status = cli_usage_error(bench_prog,
-                               "--models must be a folder path (or none), "
-                               "got ",
-                               a.models[0] ? "one too long" : "\"\"");
-      goto done;
-    }
-    snprintf(models, sizeof models, "%s", a.models);
-  } else if (!a.models &&
-             (status = paths_models(bench_prog, mlsba_platform_name(B.pl),
-                                    B.sim, models, sizeof models)))
-    goto done;
-  /* One rule for every destination a user names: the folder itself is
-   * made, never a chain of them; the cache folder is the tools' own. */
-  if (models[0] &&
-      (status = a.models ? paths_make_dir(bench_prog, "--models", models)
-                         : paths_make_dirs(bench_prog, "--models", models)))
-    goto done;
-  B.models = models[0] ? models : NULL;
-  if (a.op != BENCH_OP_GEMM) {
-    status = bench_factor(&a, B.pl, B.sim, B.models);
-    goto done;
-  }
-  B.flop = 2.0 * (double)a.m * (double)a.n * (double)a.k;
-  int to_stdout = a.json && strcmp(a.json, "-") == 0;
-  B.progress = a.quiet || to_stdout    ? 0
-               : isatty(STDOUT_FILENO) ? 2
-               : a.progress            ? 1
-                                       : 0;
-
-  /* The matrices: real ones for real devices; a simulated platform
-   * computes nothing, so a 1 x n x 1 stand-in carries the columns. */
-  size_t s = a.precision ? sizeof(double) : sizeof(float);
-  int64_t mm = B.sim ? 1 : a.m, kk = B.sim ? 1 : a.k;
-  A = calloc((size_t)(mm * kk), s);
-  Bm = calloc((size_t)(kk * a.n), s);
-  C = calloc((size_t)(mm * a.n), s);
-  nrows = a.compare ? MLSBA_ALGO_COUNT + B.p + 2 : 1;
-  rows = calloc(nrows, sizeof *rows);
-  if (!A || !Bm || !C || !rows) {
-    fprintf(stderr, "%s: out of memory for %lldx%lldx%lld\n", bench_prog,
-            (long long)a.m, (long long)a.n, (long long)a.k);
-    status = 1;
-    goto done;
-  }
-  B.g = (mlsba_gemm_t){.m = mm,
-                       .n = a.n,
-                       .k = kk,
-                       .precision = a.precision,
-                       .a = A,
-                       .b = Bm,
-                       .c = C};
-  bench_fill_random(&B.g, 42);
-  if ((err = mlsba_executor_create(B.pl, &B.ex)) != 0) {
-    status = fail(err);
-    goto done;
-  }
-  /* The cores' kernels are chosen before anything is timed. */
-  if (!B.sim)
-    mlsba_cpu_kernels(&B.kernels);
-  if (!to_stdout)
-    bench_print_header(&B);
-  err = run_rows(&B, rows, &used);
-  if (!err)
-    err = bench_measure_steady(&B, rows, used, a.compare ? 5 : 3);
-  if (!err)
-    err = bench_measure_peak(&B, 3);
-  status = err ? fail(err) : report(&B, rows, used);
-done:
-  for (size_t i = 0; rows && i < nrows; i++)
-    bench_row_free(&rows[i]);
-  free(rows);
+  product_t P = {0};
+  status = count_devices(&B);
+  if (!status)
+    status = models_folder(&B, models, sizeof models);
+  if (!status)
+    status = a.op != BENCH_OP_GEMM ? bench_factor(&a, B.pl, B.sim, B.models)
+                                   : product(&B, &P);
+  product_free(&P);
   mlsba_executor_destroy(B.ex);
   mlsba_platform_destroy(B.pl);
-  free(A);
-  free(Bm);
-  free(C);
   return cli_finish_stdout(bench_prog) != 0 && status == 0 ? 1 : status;
 }

@@ -115,10 +115,13 @@ static int shapes(const char *platform, int rank) {
                {17, 300, 129, 8},
                {64, 64, 64, 16}};
   int bad = 0;
-  for (int c = 0; c < 16; c++) {
+  /* Every shape with every transpose pair in both precisions; alpha and
+   * beta where the case's bits have odd parity, so that each transpose
+   * pair meets them in one precision or the other. */
+  for (int c = 0; c < 40; c++) {
     mlsba_mpi_multiply_opts_t o;
     base_opts(&o, platform);
-    int s = c % 5;
+    int s = c / 8;
     o.m = shape[s].m;
     o.n = shape[s].n;
     o.k = shape[s].k;
@@ -126,8 +129,9 @@ static int shapes(const char *platform, int rank) {
     o.transa = c & 1 ? 'T' : 'N';
     o.transb = c & 2 ? 'T' : 'N';
     o.precision = c & 4 ? MLSBA_PRECISION_SINGLE : MLSBA_PRECISION_DOUBLE;
-    o.alpha = c & 8 ? 2 : 1;
-    o.beta = c & 8 ? -0.5 : 0;
+    int scaled = (c ^ c >> 1 ^ c >> 2 ^ s) & 1;
+    o.alpha = scaled ? 2 : 1;
+    o.beta = scaled ? -0.5 : 0;
     o.gather = 1;
     app_t app = {rank, -1, o.precision, NULL, o.block, 0, 0};
     o.fill = fill;
@@ -139,17 +143,25 @@ static int shapes(const char *platform, int rank) {
     if (!err)
       err = mlsba_mpi_multiplier_run(M, &r);
     long wrong = err ? -1 : wrong_elements(&o, &r, rank);
-    long all[3] = {wrong, app.foreign, app.asked}, sum[3];
-    MPI_Allreduce(all, sum, 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    /* Whether this rank owns no block of A or of B (it then only
+     * receives panels): K = 1 leaves most ranks so. */
+    long idle =
+        !err &&
+        (mlsba_mpi_matrix_num_blocks(mlsba_mpi_multiplier_matrix(M, 0)) == 0 ||
+         mlsba_mpi_matrix_num_blocks(mlsba_mpi_multiplier_matrix(M, 1)) == 0);
+    long all[4] = {wrong, app.foreign, app.asked, idle}, sum[4];
+    MPI_Allreduce(all, sum, 4, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     int ok = !err && sum[0] == 0 && sum[1] == 0 && r.verified == 1;
     if (rank == 0)
       printf("%s %c%c %s %lldx%lldx%lld b %lld alpha %g beta %g: %ld wrong, "
-             "%ld foreign blocks of %ld fills, verified %d%s%s\n",
+             "%ld foreign blocks of %ld fills, %ld rank(s) without A or B, "
+             "verified %d%s%s\n",
              ok ? "ok" : "WRONG", o.transa, o.transb,
              o.precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
              (long long)o.m, (long long)o.n, (long long)o.k, (long long)o.block,
-             o.alpha, o.beta, sum[0], sum[1], sum[2], err ? -2 : r.verified,
-             err ? ": " : "", err ? mlsba_mpi_last_error() : "");
+             o.alpha, o.beta, sum[0], sum[1], sum[2], sum[3],
+             err ? -2 : r.verified, err ? ": " : "",
+             err ? mlsba_mpi_last_error() : "");
     bad |= !ok;
     if (!err)
       mlsba_mpi_result_free(&r);

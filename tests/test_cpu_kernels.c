@@ -1,12 +1,18 @@
-/* The CPU's kernels (lib/devices/cpu/cpu_kernels.c, cpu_blas.c): the
- * fallback order of the sub-configurations by the CPU's features, a choice
- * never outside what the CPU executes, every reachable sub-configuration
- * giving the reference product, the environment controls and the cache.
- * Each test runs in a fork of its own (Check's fork mode), so the choice,
- * made once per process, is made afresh in each. */
+/* The CPU's kernels (lib/devices/cpu/cpu_kernels.c, cpu_blas.c,
+ * cpu_kernel_cache.c, cpu_openblas.c): the fallback order of the
+ * sub-configurations by the CPU's features, the shape classes, a choice per
+ * class never outside what the CPU executes, every reachable kernel set
+ * giving the reference product, the private OpenBLAS against BLIS (and from
+ * two threads at once), the environment controls and the cache. Each test
+ * runs in a fork of its own (Check's fork mode), so the choice, made once
+ * per process, is made afresh in each. */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <check.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "devices/cpu/cpu_blas.h"
+#include "devices/cpu/cpu_kernel_cache.h"
 #include "devices/cpu/cpu_kernels.h"
+#include "devices/cpu/cpu_openblas.h"
 #include "mlsba.h"
 #include "support/run_suite.h"
 
@@ -71,9 +80,71 @@ START_TEST(features_are_the_cpus_less_the_hidden) {
   /* Hiding a family's base hides what is built on it. */
   setenv("MLSBA_CPU_HIDE", "avx", 1);
   ck_assert_uint_eq(mlsba__cpu_features(), f & MLSBA__CPU_SSSE3);
-  setenv("MLSBA_CPU_HIDE", "nonsense,,fma", 1);
-  ck_assert_uint_eq(mlsba__cpu_features(),
-                    f & ~(MLSBA__CPU_FMA | MLSBA__CPU_AVX512));
+  setenv("MLSBA_CPU_HIDE", "avx2,,fma", 1);
+  ck_assert_uint_eq(
+      mlsba__cpu_features(),
+      f & ~(MLSBA__CPU_AVX2 | MLSBA__CPU_FMA | MLSBA__CPU_AVX512));
+  /* A list naming something unknown (a misspelling) hides nothing: it
+   * must not pass for a test of the fallback. */
+  setenv("MLSBA_CPU_HIDE", "avx-512", 1);
+  ck_assert_uint_eq(mlsba__cpu_features(), f);
+  setenv("MLSBA_CPU_HIDE", "fma,nonsense", 1);
+  ck_assert_uint_eq(mlsba__cpu_features(), f);
+}
+END_TEST
+
+/* A misspelt MLSBA_CPU_HIDE is refused in the reason (a library cannot
+ * print), and the choice is made on the whole CPU. */
+START_TEST(an_unknown_hidden_feature_is_refused_in_the_reason) {
+  setenv("MLSBA_CACHE_DIR", "none", 1);
+  setenv("MLSBA_CPU_KERNELS", "generic", 1); /* nothing timed */
+  setenv("MLSBA_CPU_HIDE", "avx-512", 1);
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  ck_assert_msg(strstr(k.reason, "MLSBA_CPU_HIDE ignored") &&
+                    strstr(k.reason, "\"avx-512\""),
+                "reason: %s", k.reason);
+  ck_assert_ptr_nonnull(strstr(k.reason, "forced by MLSBA_CPU_KERNELS"));
+  unsetenv("MLSBA_CPU_HIDE");
+  unsigned whole = mlsba__cpu_features();
+  setenv("MLSBA_CPU_HIDE", "avx-512", 1);
+  ck_assert_uint_eq(mlsba__cpu_features(), whole);
+}
+END_TEST
+
+/* The class of a call by its shape, at the edges of each class. */
+START_TEST(a_calls_shape_gives_its_class) {
+  static const struct {
+    mlsba__cpu_op_t op;
+    int64_t m, n, k;
+    mlsba__cpu_class_t c;
+  } cases[] = {
+      /* the GEMM load's block of columns, the MPI master-worker's */
+      {MLSBA__CPU_OP_GEMM, 2048, 1024, 2048, MLSBA__CPU_PRODUCT},
+      {MLSBA__CPU_OP_GEMM, 768, 1, 768, MLSBA__CPU_PRODUCT},
+      {MLSBA__CPU_OP_GEMM, 4096, 4096, 384, MLSBA__CPU_PRODUCT},
+      /* a factorization's update with its block, the MPI node kernel's */
+      {MLSBA__CPU_OP_GEMM, 3900, 1950, 192, MLSBA__CPU_UPDATE},
+      {MLSBA__CPU_OP_GEMM, 256, 256, 383, MLSBA__CPU_UPDATE},
+      {MLSBA__CPU_OP_GEMMT, 892, 892, 128, MLSBA__CPU_UPDATE},
+      {MLSBA__CPU_OP_GEMM, 3840, 256, 256, MLSBA__CPU_UPDATE}, /* lookahead */
+      /* inside a panel, and the narrow pieces of an update */
+      {MLSBA__CPU_OP_GEMM, 3968, 64, 64, MLSBA__CPU_PANEL},
+      {MLSBA__CPU_OP_GEMM, 255, 4096, 128, MLSBA__CPU_PANEL},
+      {MLSBA__CPU_OP_GEMM, 4096, 255, 256, MLSBA__CPU_PANEL},
+      {MLSBA__CPU_OP_GEMM, 0, 0, 0, MLSBA__CPU_PANEL},
+      /* the solves, whatever their shape */
+      {MLSBA__CPU_OP_TRSM, 128, 4096, 0, MLSBA__CPU_TRIANGLE},
+      {MLSBA__CPU_OP_TRMM, 3968, 192, 4096, MLSBA__CPU_TRIANGLE},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    ck_assert_msg(mlsba__cpu_shape_class(cases[i].op, cases[i].m, cases[i].n,
+                                         cases[i].k) == cases[i].c,
+                  "case %zu", i);
+  ck_assert_str_eq(mlsba__cpu_class_name(MLSBA__CPU_PRODUCT), "product");
+  ck_assert_str_eq(mlsba__cpu_class_name(MLSBA__CPU_UPDATE), "update");
+  ck_assert_str_eq(mlsba__cpu_class_name(MLSBA__CPU_TRIANGLE), "triangle");
+  ck_assert_str_eq(mlsba__cpu_class_name(MLSBA__CPU_PANEL), "panel");
 }
 END_TEST
 
@@ -88,6 +159,8 @@ static unsigned needs_of(const char *name) {
              {"penryn", MLSBA__CPU_SSSE3},
              {"generic", 0},
              {"auto", 0},
+             /* the private OpenBLAS: Haswell kernels at the least */
+             {"openblas", MLSBA__CPU_AVX2 | MLSBA__CPU_FMA},
              /* BLIS's own choices that libmlsba does not time itself */
              {"knl", MLSBA__CPU_AVX512 | MLSBA__CPU_AVX2 | MLSBA__CPU_FMA},
              {"zen", MLSBA__CPU_AVX2 | MLSBA__CPU_FMA},
@@ -166,6 +239,37 @@ static void check_products(void) {
   free(c);
 }
 
+/* Every class of both precisions runs kernels this CPU executes, and
+ * never OpenBLAS's AVX-512 kernels on a CPU without AVX-512. */
+static void check_classes(unsigned f, const char *never) {
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  for (int p = 0; p < 2; p++)
+    for (int c = 0; c < MLSBA_CPU_CLASS_COUNT; c++) {
+      const char *name, *kernels;
+      double g;
+      ck_assert_int_eq(mlsba_cpu_class_kernels((mlsba_precision_t)p,
+                                               (mlsba_cpu_class_t)c, &name,
+                                               &kernels, &g),
+                       0);
+      ck_assert_uint_eq(needs_of(kernels) & ~f, 0);
+      if (never)
+        ck_assert_str_ne(kernels, never);
+      ck_assert(isfinite(g) && g >= 0);
+      /* The BLIS set behind OpenBLAS (many threads, GEMMT) is BLIS's. */
+      int blis = mlsba__cpu_kernel_blis_of((mlsba_precision_t)p,
+                                           (mlsba__cpu_class_t)c);
+      ck_assert_int_ne(blis, MLSBA__CPU_KERNEL_OPENBLAS);
+      ck_assert_uint_eq(needs_of(mlsba__cpu_kernel_id_name(blis)) & ~f, 0);
+    }
+  if (!(f & MLSBA__CPU_AVX512))
+    ck_assert_ptr_null(strstr(k.library, "SkylakeX"));
+  ck_assert_int_eq(mlsba_cpu_class_kernels(MLSBA_PRECISION_DOUBLE,
+                                           MLSBA_CPU_CLASS_COUNT, NULL, NULL,
+                                           NULL),
+                   MLSBA_EINVAL);
+}
+
 START_TEST(the_choice_runs_on_this_cpu_and_computes_right) {
   setenv("MLSBA_CACHE_DIR", "none", 1);
   mlsba_cpu_kernels_t k;
@@ -175,18 +279,20 @@ START_TEST(the_choice_runs_on_this_cpu_and_computes_right) {
   ck_assert_uint_eq(needs_of(k.double_kernels) & ~f, 0);
   ck_assert_ptr_nonnull(strstr(k.description, k.library));
   ck_assert_ptr_nonnull(strstr(k.description, k.detected));
-  ck_assert_msg(strncmp(k.reason, "measured", 8) == 0 ||
+  ck_assert_msg(strncmp(k.reason, "measured in", 11) == 0 ||
                     strncmp(k.reason, "BLIS's own", 10) == 0 ||
                     strncmp(k.reason, "the only one", 12) == 0,
                 "reason: %s", k.reason);
+  check_classes(f, NULL);
   check_products();
 }
 END_TEST
 
-/* Forced, each sub-configuration this CPU can run gives the reference
- * product; one it cannot run is refused and another is chosen. */
-static const char *const forced_names[] = {
-    "skx", "zen3", "haswell", "sandybridge", "penryn", "generic", "auto"};
+/* Forced, each kernel set this CPU can run gives the reference product;
+ * one it cannot run is refused and another is chosen. */
+static const char *const forced_names[] = {"skx",         "zen3",     "haswell",
+                                           "sandybridge", "penryn",   "generic",
+                                           "auto",        "openblas", "foo"};
 
 START_TEST(each_reachable_configuration_computes_right) {
   const char *name = forced_names[_i];
@@ -195,16 +301,21 @@ START_TEST(each_reachable_configuration_computes_right) {
   unsigned f = mlsba__cpu_features();
   mlsba_cpu_kernels_t k;
   mlsba_cpu_kernels(&k);
-  if ((needs_of(name) & ~f) == 0) {
+  int runs = strcmp(name, "foo") != 0 && (needs_of(name) & ~f) == 0;
+  /* OpenBLAS where it is installed and loads. */
+  if (runs && strcmp(name, "openblas") == 0)
+    runs = strstr(k.reason, "refused") == NULL;
+  if (runs) {
     const char *shown = strcmp(name, "auto") == 0 ? k.detected : name;
     ck_assert_str_eq(k.single_kernels, shown);
     ck_assert_str_eq(k.double_kernels, shown);
     ck_assert_str_eq(k.reason, "forced by MLSBA_CPU_KERNELS");
   } else {
-    ck_assert_ptr_nonnull(strstr(k.reason, "refused"));
+    ck_assert_msg(strstr(k.reason, "refused"), "reason: %s", k.reason);
     ck_assert_str_ne(k.single_kernels, name);
     ck_assert_uint_eq(needs_of(k.single_kernels) & ~f, 0);
   }
+  check_classes(f, NULL);
   check_products();
 }
 END_TEST
@@ -223,6 +334,9 @@ START_TEST(a_masked_cpu_falls_back) {
   ck_assert_str_ne(k.double_kernels, cases[_i].never);
   ck_assert_uint_eq(needs_of(k.single_kernels) & ~f, 0);
   ck_assert_uint_eq(needs_of(k.double_kernels) & ~f, 0);
+  check_classes(f, cases[_i].never);
+  if (_i > 0) /* no AVX2: no OpenBLAS either */
+    check_classes(f, "openblas");
   if (_i == 2) { /* nothing left but the reference kernels */
     ck_assert_str_eq(k.single_kernels, "generic");
     ck_assert_str_eq(k.double_kernels, "generic");
@@ -243,6 +357,212 @@ START_TEST(a_forced_name_the_mask_forbids_is_refused) {
 }
 END_TEST
 
+/* ---- the private OpenBLAS ---------------------------------------------- */
+
+/* Max |x - y| / (|y| + 1) over n values of precision p. */
+static double max_diff(int dbl, const void *x, const void *y, size_t n) {
+  double worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = dbl ? ((const double *)x)[i] : ((const float *)x)[i];
+    double b = dbl ? ((const double *)y)[i] : ((const float *)y)[i];
+    double d = fabs(a - b) / (fabs(b) + 1);
+    worst = isnan(d) || d > worst ? (isnan(d) ? INFINITY : d) : worst;
+  }
+  return worst;
+}
+
+static void fill_values(int dbl, void *v, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) {
+    double x = (double)((i * 53 + seed * 17) % 97) / 97.0 - 0.5;
+    if (dbl)
+      ((double *)v)[i] = x;
+    else
+      ((float *)v)[i] = (float)x;
+  }
+}
+
+/* Whether the private OpenBLAS loads here (the choice made first); the
+ * tests of it skip without. */
+static int openblas_here(void) {
+  int ids[16];
+  size_t n = mlsba__cpu_kernel_timed(ids, 16);
+  for (size_t i = 0; i < n; i++)
+    if (ids[i] == MLSBA__CPU_KERNEL_OPENBLAS)
+      return 1;
+  return 0;
+}
+
+/* OpenBLAS's GEMM (every transpose pair, odd sizes), SYRK through GEMMT,
+ * TRSM and TRMM (both sides, both triangles, both transposes) equal
+ * BLIS's within rounding, both precisions. */
+START_TEST(openblas_gives_blis_results) {
+  setenv("MLSBA_CACHE_DIR", "none", 1);
+  setenv("MLSBA_CPU_KERNELS", "openblas", 1);
+  if (!openblas_here()) {
+    mlsba_cpu_kernels_t k;
+    mlsba_cpu_kernels(&k);
+    printf("openblas_gives_blis_results: skipped (%s)\n", k.reason);
+    return;
+  }
+  int blis =
+      mlsba__cpu_kernel_blis_of(MLSBA_PRECISION_DOUBLE, MLSBA__CPU_PRODUCT);
+  enum { M = 131, N = 77, K = 93, ROOM = 131 * 131 };
+  for (int dbl = 0; dbl < 2; dbl++) {
+    size_t es = dbl ? sizeof(double) : sizeof(float);
+    mlsba_precision_t p = dbl ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE;
+    double tol = dbl ? 1e-12 : 2e-4;
+    char *a = malloc(es * ROOM), *b = malloc(es * ROOM),
+         *c0 = malloc(es * ROOM), *c1 = malloc(es * ROOM);
+    ck_assert(a && b && c0 && c1);
+    fill_values(dbl, a, ROOM, 1);
+    fill_values(dbl, b, ROOM, 2);
+    /* A well-conditioned triangle for the solves: a heavy diagonal. */
+    for (int i = 0; i < M; i++) {
+      if (dbl)
+        ((double *)a)[i + i * M] = 4.0;
+      else
+        ((float *)a)[i + i * M] = 4.0f;
+    }
+    const char *tr = "NT";
+    for (int ta = 0; ta < 2; ta++)
+      for (int tb = 0; tb < 2; tb++) {
+        fill_values(dbl, c0, ROOM, 3);
+        memcpy(c1, c0, es * ROOM);
+        int lda = tr[ta] == 'N' ? M : K, ldb = tr[tb] == 'N' ? K : N;
+        mlsba__cpu_gemm_with(MLSBA__CPU_KERNEL_OPENBLAS, p, tr[ta], tr[tb], M,
+                             N, K, -0.5, a, lda, b, ldb, 1.5, c0, M);
+        mlsba__cpu_gemm_with(blis, p, tr[ta], tr[tb], M, N, K, -0.5, a, lda, b,
+                             ldb, 1.5, c1, M);
+        ck_assert_msg(max_diff(dbl, c0, c1, (size_t)M * N) < tol,
+                      "gemm %c%c %s", tr[ta], tr[tb],
+                      dbl ? "double" : "single");
+      }
+    /* GEMMT of A with itself (a Cholesky update) goes to OpenBLAS's SYRK
+     * under the forced set; BLIS's GEMMT is the reference. */
+    for (int lower = 0; lower < 2; lower++)
+      for (int t = 0; t < 2; t++) {
+        fill_values(dbl, c0, ROOM, 4);
+        memcpy(c1, c0, es * ROOM);
+        char uplo = lower ? 'L' : 'U', x = tr[t], y = tr[1 - t];
+        int lda = x == 'N' ? M : K;
+        mlsba__cpu_gemmt(p, uplo, x, y, M, K, -1.0, a, lda, a, lda, 1.0, c0, M,
+                         1);
+        /* The reference on BLIS: many threads are BLIS's. */
+        mlsba__cpu_gemmt(p, uplo, x, y, M, K, -1.0, a, lda, a, lda, 1.0, c1, M,
+                         2);
+        ck_assert_msg(max_diff(dbl, c0, c1, (size_t)M * M) < tol,
+                      "gemmt %c %c%c %s", uplo, x, y,
+                      dbl ? "double" : "single");
+      }
+    for (int trmm = 0; trmm < 2; trmm++)
+      for (int side = 0; side < 2; side++)
+        for (int up = 0; up < 2; up++)
+          for (int t = 0; t < 2; t++) {
+            char sd = side ? 'R' : 'L', ul = up ? 'U' : 'L', tt = tr[t];
+            int m = side ? N : M, n = side ? M : N;
+            fill_values(dbl, c0, ROOM, 5);
+            memcpy(c1, c0, es * ROOM);
+            mlsba__cpu_triangle_with(MLSBA__CPU_KERNEL_OPENBLAS, trmm, p, sd,
+                                     ul, tt, 'N', m, n, 0.75, a, M, c0, m);
+            mlsba__cpu_triangle_with(blis, trmm, p, sd, ul, tt, 'N', m, n, 0.75,
+                                     a, M, c1, m);
+            ck_assert_msg(max_diff(dbl, c0, c1, (size_t)m * n) < tol,
+                          "%s %c%c%c %s", trmm ? "trmm" : "trsm", sd, ul, tt,
+                          dbl ? "double" : "single");
+          }
+    free(a);
+    free(b);
+    free(c0);
+    free(c1);
+  }
+}
+END_TEST
+
+/* Two threads, each pinned to a core where there are two, calling the
+ * private OpenBLAS at the same time (as the pinned cores do): every
+ * product equals, bit for bit, the same product computed alone. */
+typedef struct {
+  int cpu, dbl, n, rounds;
+  void *a, *b, *c, *ref;
+  int wrong;
+} concurrent_t;
+
+static void *concurrent_products(void *arg) {
+  concurrent_t *w = arg;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(w->cpu, &set);
+  (void)sched_setaffinity(0, sizeof set, &set); /* best effort */
+  mlsba_precision_t p =
+      w->dbl ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE;
+  size_t bytes = (size_t)w->n * (size_t)w->n * (w->dbl ? 8 : 4);
+  for (int r = 0; r < w->rounds; r++) {
+    mlsba__cpu_gemm_with(MLSBA__CPU_KERNEL_OPENBLAS, p, 'N', 'N', w->n, w->n,
+                         w->n, 1.0, w->a, w->n, w->b, w->n, 0.0, w->c, w->n);
+    w->wrong += memcmp(w->c, w->ref, bytes) != 0;
+  }
+  return NULL;
+}
+
+START_TEST(openblas_from_two_threads_at_once) {
+  setenv("MLSBA_CACHE_DIR", "none", 1);
+  setenv("MLSBA_CPU_KERNELS", "openblas", 1);
+  /* The process's own OpenBLAS settings neither reach the private one nor
+   * are changed by it. */
+  setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+  setenv("OPENBLAS_NUM_THREADS", "7", 1);
+  if (!openblas_here()) {
+    printf("openblas_from_two_threads_at_once: skipped (no OpenBLAS)\n");
+    return;
+  }
+  enum { N = 300, ROUNDS = 20 };
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  concurrent_t w[2];
+  for (int t = 0; t < 2; t++) {
+    int dbl = t; /* one thread in each precision, different buffers */
+    size_t es = dbl ? sizeof(double) : sizeof(float);
+    w[t] = (concurrent_t){.cpu = cpus > 1 ? t : 0,
+                          .dbl = dbl,
+                          .n = N,
+                          .rounds = ROUNDS,
+                          .a = malloc(es * N * N),
+                          .b = malloc(es * N * N),
+                          .c = malloc(es * N * N),
+                          .ref = malloc(es * N * N)};
+    ck_assert(w[t].a && w[t].b && w[t].c && w[t].ref);
+    fill_values(dbl, w[t].a, (size_t)N * N, 6 + (unsigned)t);
+    fill_values(dbl, w[t].b, (size_t)N * N, 8 + (unsigned)t);
+    mlsba__cpu_gemm_with(MLSBA__CPU_KERNEL_OPENBLAS,
+                         dbl ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE,
+                         'N', 'N', N, N, N, 1.0, w[t].a, N, w[t].b, N, 0.0,
+                         w[t].ref, N);
+  }
+  ck_assert_str_eq(getenv("OPENBLAS_CORETYPE"), "Prescott");
+  ck_assert_str_eq(getenv("OPENBLAS_NUM_THREADS"), "7");
+  char want[64];
+  snprintf(want, sizeof want, " %s",
+           mlsba__openblas_core_type(mlsba__cpu_features()));
+  ck_assert_msg(strstr(mlsba__openblas_label(), want), "%s",
+                mlsba__openblas_label());
+  pthread_t th[2];
+  for (int t = 0; t < 2; t++)
+    ck_assert_int_eq(pthread_create(&th[t], NULL, concurrent_products, &w[t]),
+                     0);
+  for (int t = 0; t < 2; t++)
+    pthread_join(th[t], NULL);
+  for (int t = 0; t < 2; t++) {
+    ck_assert_msg(w[t].wrong == 0, "thread %d: %d of %d products differ", t,
+                  w[t].wrong, ROUNDS);
+    free(w[t].a);
+    free(w[t].b);
+    free(w[t].c);
+    free(w[t].ref);
+  }
+}
+END_TEST
+
+/* ---- the cache --------------------------------------------------------- */
+
 /* The reason a fresh process gives, with the cache in dir. */
 static void reason_in_child(const char *dir, char *out, size_t size) {
   int fd[2];
@@ -258,8 +578,11 @@ static void reason_in_child(const char *dir, char *out, size_t size) {
     _exit(w < 0);
   }
   close(fd[1]);
-  ssize_t got = read(fd[0], out, size - 1);
-  out[got > 0 ? got : 0] = '\0';
+  size_t got = 0;
+  ssize_t r;
+  while (got < size - 1 && (r = read(fd[0], out + got, size - 1 - got)) > 0)
+    got += (size_t)r;
+  out[got] = '\0';
   close(fd[0]);
   int status;
   waitpid(pid, &status, 0);
@@ -276,7 +599,7 @@ static void cache_file(const char *dir, char *path, size_t size) {
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "r");
   ck_assert_ptr_nonnull(f);
-  static char text[1024];
+  static char text[4096];
   size_t n = fread(text, 1, sizeof text - 1, f);
   text[n] = '\0';
   fclose(f);
@@ -290,43 +613,166 @@ static void spit(const char *path, const char *text) {
   fclose(f);
 }
 
+static int every_kernel_runs(int id) {
+  (void)id;
+  return 1;
+}
+
+static int no_openblas(int id) { return id != MLSBA__CPU_KERNEL_OPENBLAS; }
+
+static const char good_text[] =
+    "mlsba cpu-kernels 2\n"
+    "key CPU|26.2.1|features 1f|BLIS 0.9.0|OpenBLAS x 1 SkylakeX\n"
+    "single product openblas 215.3 skx 174.0\n"
+    "single update openblas 210.0 skx 170.2\n"
+    "single triangle zen3 80.5 zen3 80.5\n"
+    "single panel openblas 140.0 skx 120.0\n"
+    "double product skx 103.1 skx 103.1\n"
+    "double update skx 101.0 skx 101.0\n"
+    "double triangle skx 40.0 skx 40.0\n"
+    "double panel auto 60.0 auto 60.0\n";
+static const char good_key[] =
+    "CPU|26.2.1|features 1f|BLIS 0.9.0|OpenBLAS x 1 SkylakeX";
+
+/* The file's text is read strictly: what it says when right, and no
+ * choice at all from another version, another key, an unknown kernel, a
+ * speed that is no positive finite number, or a line too many or few. */
+START_TEST(the_cache_text_is_read_strictly) {
+  mlsba__cpu_picks_t picks;
+  ck_assert_int_eq(
+      mlsba__cpu_cache_parse(good_text, good_key, every_kernel_runs, &picks),
+      0);
+  const mlsba__cpu_pick_t *u = &picks.pick[0][MLSBA__CPU_UPDATE];
+  ck_assert_int_eq(u->kernel, MLSBA__CPU_KERNEL_OPENBLAS);
+  ck_assert_str_eq(mlsba__cpu_kernel_id_name(u->blis), "skx");
+  ck_assert(u->gflops == 210.0 && u->blis_gflops == 170.2);
+  ck_assert_int_eq(picks.pick[1][MLSBA__CPU_PANEL].kernel,
+                   MLSBA__CPU_KERNEL_AUTO);
+  /* What it writes, it reads back the same. */
+  char text[4096];
+  ck_assert_int_gt(mlsba__cpu_cache_format(good_key, &picks, text, sizeof text),
+                   0);
+  ck_assert_str_eq(text, good_text);
+  ck_assert_int_eq(mlsba__cpu_cache_format(good_key, &picks, text, 100), -1);
+  /* Another key, or OpenBLAS where it cannot run. */
+  ck_assert_int_eq(mlsba__cpu_cache_parse(good_text, "CPU|26.2.1",
+                                          every_kernel_runs, &picks),
+                   -1);
+  ck_assert_int_eq(
+      mlsba__cpu_cache_parse(good_text, good_key, no_openblas, &picks), -1);
+  static const struct {
+    const char *from, *to;
+  } bad[] = {
+      {"mlsba cpu-kernels 2", "mlsba cpu-kernels 1"}, /* the old format */
+      {"double triangle skx 40.0 skx 40.0",
+       "double triangle foo 40.0 foo 40.0"}, /* no such kernels */
+      {"double product skx 103.1", "double product skx 0"},
+      {"double product skx 103.1", "double product skx 0.0"},
+      {"double product skx 103.1", "double product skx -0"},
+      {"double product skx 103.1", "double product skx nan"},
+      {"double product skx 103.1", "double product skx NaN"},
+      {"double product skx 103.1", "double product skx inf"},
+      {"double product skx 103.1", "double product skx 1e300"},
+      {"double product skx 103.1", "double product skx 9999999.0"},
+      {"double product skx 103.1", "double product skx 103.1x"},
+      {"double product skx 103.1 skx", "double product skx 103.1 zen3"},
+      {"single product openblas 215.3 skx",
+       "single product openblas 215.3 openblas"},  /* BLIS behind it */
+      {"double update skx 101.0 skx 101.0\n", ""}, /* a line missing */
+      {"double panel auto 60.0 auto 60.0\n",
+       "double panel auto 60.0 auto 60.0\nmore\n"},
+      {"single update", "double update"}, /* out of order */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char t[4096];
+    const char *at = strstr(good_text, bad[i].from);
+    ck_assert_ptr_nonnull(at);
+    snprintf(t, sizeof t, "%.*s%s%s", (int)(at - good_text), good_text,
+             bad[i].to, at + strlen(bad[i].from));
+    ck_assert_msg(
+        mlsba__cpu_cache_parse(t, good_key, every_kernel_runs, &picks) == -1,
+        "accepted case %zu:\n%s", i, t);
+  }
+}
+END_TEST
+
+/* End to end: the decision is cached and read back; a file of the old
+ * one-shape format, another CPU's, or one naming kernels `foo` or a speed
+ * of 0, -0 or NaN, is timed again (and replaced by a good one). */
 START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
-  char dir[] = "/tmp/mlsba-kernels-XXXXXX", path[512], reason[512];
+  char dir[] = "/tmp/mlsba-kernels-XXXXXX", path[512], reason[1024];
   ck_assert_ptr_nonnull(mkdtemp(dir));
   cache_file(dir, path, sizeof path);
   reason_in_child(dir, reason, sizeof reason);
-  if (strncmp(reason, "measured:", 9) != 0) /* one sub-configuration only */
+  if (strncmp(reason, "measured in", 11) != 0) /* nothing to time here */
     return;
-  char *text = slurp(path);
-  ck_assert_ptr_nonnull(strstr(text, "mlsba cpu-kernels 1\nkey "));
+  char good[4096];
+  snprintf(good, sizeof good, "%s", slurp(path));
+  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 2\nkey "));
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
                 "second process: %s", reason);
-  /* Another CPU's decision (its key differs): measured again. */
-  char *key_end = strchr(strstr(text, "key ") + 4, '\n');
+  char *key_end = strchr(strstr(good, "key ") + 4, '\n');
+  char *single = strstr(good, "\nsingle product ") + 1;
   ck_assert_ptr_nonnull(key_end);
-  char other[1024];
-  snprintf(other, sizeof other, "%.*s other CPU%s", (int)(key_end - text), text,
-           key_end);
-  spit(path, other);
-  reason_in_child(dir, reason, sizeof reason);
-  ck_assert_msg(strncmp(reason, "measured:", 9) == 0, "other key: %s", reason);
-  /* A name that is no sub-configuration, or a speed that is no number. */
-  text = slurp(path);
-  char *single = strstr(text, "single ");
-  ck_assert_ptr_nonnull(single);
-  char bad[1024];
-  snprintf(bad, sizeof bad, "%.*ssingle bogus 1.0\ndouble generic nan\n",
-           (int)(single - text), text);
-  spit(path, bad);
-  reason_in_child(dir, reason, sizeof reason);
-  ck_assert_msg(strncmp(reason, "measured:", 9) == 0, "bad file: %s", reason);
+  char bad[5][4096];
+  /* Another CPU's decision (its key differs). */
+  snprintf(bad[0], sizeof bad[0], "%.*s other CPU%s", (int)(key_end - good),
+           good, key_end);
+  /* The old format: one shape, four lines. */
+  snprintf(bad[1], sizeof bad[1],
+           "mlsba cpu-kernels 1\n%.*s\nsingle skx 120.0\ndouble skx 60.0\n",
+           (int)(key_end - strstr(good, "key ")), strstr(good, "key "));
+  /* Kernels named foo; speeds of 0, -0 and NaN. */
+  snprintf(bad[2], sizeof bad[2], "%.*ssingle product foo 1.0 foo 1.0\n%s",
+           (int)(single - good), good, strchr(single, '\n') + 1);
+  snprintf(bad[3], sizeof bad[3], "%.*ssingle product skx 0 skx -0\n%s",
+           (int)(single - good), good, strchr(single, '\n') + 1);
+  snprintf(bad[4], sizeof bad[4], "%.*ssingle product skx nan skx nan\n%s",
+           (int)(single - good), good, strchr(single, '\n') + 1);
+  for (int i = 0; i < 5; i++) {
+    spit(path, bad[i]);
+    reason_in_child(dir, reason, sizeof reason);
+    ck_assert_msg(strncmp(reason, "measured in", 11) == 0, "file %d: %s", i,
+                  reason);
+    char *now = slurp(path);
+    ck_assert_msg(strstr(now, "mlsba cpu-kernels 2\nkey ") == now &&
+                      !strstr(now, "foo") && !strstr(now, "nan") &&
+                      !strstr(now, " 0 "),
+                  "file %d replaced by:\n%s", i, now);
+  }
   unlink(path);
   char host_dir[512];
   snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
            path);
   rmdir(host_dir);
   rmdir(dir);
+}
+END_TEST
+
+/* A cache folder whose path is too long is refused, in the reason, never
+ * cut short (which would put the file elsewhere); one that cannot hold
+ * the host's folder is said too. */
+START_TEST(a_cache_dir_too_long_is_refused) {
+  static char dir[PATH_MAX + 64];
+  int lengths[] = {PATH_MAX + 10, PATH_MAX - 8};
+  if (_i < 2) {
+    memset(dir, 'x', sizeof dir);
+    dir[0] = '/';
+    dir[lengths[_i]] = '\0';
+  } else {
+    snprintf(dir, sizeof dir, "/nonexistent-mlsba-cache/deeper");
+  }
+  setenv("MLSBA_CACHE_DIR", dir, 1);
+  setenv("MLSBA_CPU_KERNELS", "", 1);
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  if (strncmp(k.reason, "measured", 8) != 0)
+    return; /* nothing timed, nothing cached on this CPU */
+  ck_assert_msg(strstr(k.reason, _i < 2 ? "MLSBA_CACHE_DIR refused"
+                                        : "cannot hold the host's folder"),
+                "reason: %s", k.reason);
+  ck_assert_ptr_nonnull(strstr(k.reason, "not cached"));
 }
 END_TEST
 
@@ -367,16 +813,27 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("cpu_kernels");
   TCase *tc = tcase_create("cpu_kernels");
-  tcase_set_timeout(tc, 120);
+  tcase_set_timeout(tc, 300);
   tcase_add_test(tc, candidates_follow_the_fallback_order);
   tcase_add_test(tc, features_are_the_cpus_less_the_hidden);
+  tcase_add_test(tc, an_unknown_hidden_feature_is_refused_in_the_reason);
+  tcase_add_test(tc, a_calls_shape_gives_its_class);
   tcase_add_test(tc, the_choice_runs_on_this_cpu_and_computes_right);
   tcase_add_loop_test(tc, each_reachable_configuration_computes_right, 0,
                       (int)(sizeof forced_names / sizeof forced_names[0]));
   tcase_add_loop_test(tc, a_masked_cpu_falls_back, 0, 3);
   tcase_add_test(tc, a_forced_name_the_mask_forbids_is_refused);
-  tcase_add_test(tc, the_decision_is_cached_and_a_bad_cache_is_not_trusted);
+  tcase_add_test(tc, openblas_gives_blis_results);
+  tcase_add_test(tc, openblas_from_two_threads_at_once);
+  tcase_add_test(tc, the_cache_text_is_read_strictly);
+  tcase_add_loop_test(tc, a_cache_dir_too_long_is_refused, 0, 3);
   tcase_add_test(tc, cpu_gemm_refuses_bad_arguments);
   suite_add_tcase(s, tc);
+  /* Each case of this one times the kernels in a fresh process, seven
+   * times over. */
+  TCase *cache = tcase_create("cache");
+  tcase_set_timeout(cache, 900);
+  tcase_add_test(cache, the_decision_is_cached_and_a_bad_cache_is_not_trusted);
+  suite_add_tcase(s, cache);
   return run_suite(s);
 }

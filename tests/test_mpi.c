@@ -732,6 +732,16 @@ static const struct {
     {"--precision", NULL, "rank 0: a value is missing after --precision"},
     {"--json", NULL, "rank 0: a value is missing after --json"},
     {"--comm-model", NULL, "rank 0: a value is missing after --comm-model"},
+    /* The product's shape and repeats. */
+    {"-m", "0", "rank 0: bad value for -m: 0"},
+    {"-n", "1099511627777", "rank 0: bad value for -n: 1099511627777"},
+    {"-k", "x", "rank 0: bad value for -k: x"},
+    {"--repeat", "100001", "rank 0: bad value for --repeat: 100001"},
+    {"-m", NULL, "rank 0: a value is missing after -m"},
+    {"-n", NULL, "rank 0: a value is missing after -n"},
+    {"-k", NULL, "rank 0: a value is missing after -k"},
+    {"--repeat", NULL, "rank 0: a value is missing after --repeat"},
+    {"--transa", "x", "rank 0: unexpected argument x"},
 };
 
 START_TEST(command_line_errors_say_what_is_wrong) {
@@ -1304,7 +1314,9 @@ static int product_without_memory(void) {
   o.eps = 0.2;
   o.max_iter = 2;
   mlsba__mpi_node_t *nd = NULL;
-  int err = mlsba__mpi_node_open(DATA "cpu0.json", &o, &nd);
+  /* A simulated node: one rank of real cores runs the whole product as
+   * one step, without a plan. */
+  int err = mlsba__mpi_node_open(DATA "sim1.json", &o, &nd);
   if (!err) {
     int64_t steps = (int64_t)1 << 46;
     mlsba__mpi_part_t part = {0, 1, 0, 1, 0, steps, 0, steps};

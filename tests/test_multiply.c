@@ -87,7 +87,19 @@ START_TEST(every_op_and_shape_equals_the_reference) {
   char *args[] = {ranks_bin, "shapes", DATA "cpu%r.json", NULL};
   tool_run_t r;
   run_ranks(np, &r, args);
-  check_all_ok(&r, 16);
+  check_all_ok(&r, 40);
+  /* With K = 1 (one block of op(A) and op(B)), some rank of several owns
+   * no block of A or B, and its C is right all the same. */
+  size_t k1 = 0;
+  for (const char *l = strstr(r.out, "x1 b 16"); l != NULL;
+       l = strstr(l + 1, "x1 b 16")) {
+    const char *at = strstr(l, "fills, ");
+    long idle = -1;
+    ck_assert_msg(at && sscanf(at, "fills, %ld rank(s)", &idle) == 1, "%s", l);
+    ck_assert_msg(np == 1 ? idle == 0 : idle >= 1, "%d ranks: %.200s", np, l);
+    k1++;
+  }
+  ck_assert_uint_eq(k1, 8);
   tool_run_free(&r);
 }
 END_TEST
@@ -126,7 +138,7 @@ START_TEST(a_rerun_gives_bit_identical_c) {
 END_TEST
 
 START_TEST(a_drift_triggers_one_balancing) {
-  char *args[] = {ranks_bin, "drift", DATA "product-drift%r.json", NULL};
+  char *args[] = {ranks_bin, "drift", DATA "multiplier-drift%r.json", NULL};
   tool_run_t r;
   run_ranks(2, &r, args);
   check_all_ok(&r, 1);

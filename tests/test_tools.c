@@ -487,7 +487,8 @@ END_TEST
 
 /* The fields of one mlsba-bench report (docs/bench-report.md): the base
  * ones, and those added after them: steady_s, steady_gflops, left_out,
- * faulty, stop, variation. */
+ * faulty, stop, variation, steady_min_s, steady_max_s (and, in a
+ * --compare row, within_noise_of_best). */
 static void check_bench_report(json_t *r, size_t groups) {
   static const char *keys[] = {"algorithm",
                                "platform",
@@ -511,10 +512,20 @@ static void check_bench_report(json_t *r, size_t groups) {
                                "left_out",
                                "faulty",
                                "stop",
-                               "variation"};
+                               "variation",
+                               "steady_min_s",
+                               "steady_max_s"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     ck_assert_msg(json_object_get(r, keys[i]) != NULL, "no \"%s\"", keys[i]);
-  ck_assert_uint_eq(json_object_size(r), sizeof keys / sizeof keys[0]);
+  json_t *noise = json_object_get(r, "within_noise_of_best");
+  ck_assert(noise == NULL || json_is_boolean(noise));
+  ck_assert_uint_eq(json_object_size(r),
+                    sizeof keys / sizeof keys[0] + (noise != NULL));
+  /* The spread holds the median. */
+  double lo = json_number_value(json_object_get(r, "steady_min_s")),
+         hi = json_number_value(json_object_get(r, "steady_max_s")),
+         mid = json_number_value(json_object_get(r, "steady_s"));
+  ck_assert(lo <= mid && mid <= hi);
   ck_assert(json_is_number(
       json_object_get(json_object_get(r, "overhead_s"), "per_call")));
   ck_assert_double_gt(json_number_value(json_object_get(r, "steady_s")), 0);

@@ -104,15 +104,29 @@ static void print_cpu_kernels(const mlsba_platform_t *pl, size_t p) {
     return;
   mlsba_cpu_kernels_t k;
   mlsba_cpu_kernels(&k);
-  char text[512];
-  snprintf(text, sizeof text, "%s single, %s double (BLIS detected: %s); %s",
-           k.single_kernels, k.double_kernels, k.detected, k.reason);
-  if (k.single_gflops > 0)
-    snprintf(text + strlen(text), sizeof text - strlen(text),
-             "; one core: %.1f GFLOPS single, %.1f double (768^3)",
-             k.single_gflops, k.double_gflops);
+  char text[768];
+  snprintf(text, sizeof text, "%s (BLIS detected: %s); %s", k.library,
+           k.detected, k.reason);
   printf("\n");
   text_wrap(stdout, "cpu kernels: ", 4, text);
+  /* Per shape class: the kernels, and their speed on one core when they
+   * were timed. */
+  for (int prec = 0; prec < 2; prec++) {
+    size_t len = 0;
+    for (int c = 0; c < MLSBA_CPU_CLASS_COUNT && len < sizeof text; c++) {
+      const char *name, *kernels;
+      double g;
+      mlsba_cpu_class_kernels((mlsba_precision_t)prec, (mlsba_cpu_class_t)c,
+                              &name, &kernels, &g);
+      char speed[32] = "";
+      if (g > 0)
+        snprintf(speed, sizeof speed, " %.1f", g);
+      int w = snprintf(text + len, sizeof text - len, "%s%s %s%s",
+                       c ? ", " : "", name, kernels, speed);
+      len = w > 0 ? len + (size_t)w : len;
+    }
+    text_wrap(stdout, prec ? "  double: " : "  single: ", 4, text);
+  }
 }
 
 /* The links the platform carries (the file's, or measured). */

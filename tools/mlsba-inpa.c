@@ -36,7 +36,7 @@ typedef struct {
   int quiet;
   int op;             /* --op: INPA_OP_GEMM (the product), _GETRF, _POTRF */
   int64_t repeat;     /* products with one balancing (--repeat, 1) */
-  int transa, transb; /* --transa, --transb: op(A), op(B) transposed */
+  int transa, transb; /* --transa, --transb: op(A), op(B) = A^T, B^T */
 } args_t;
 
 /* What a rank's command line asks for: what tools/help/mlsba-inpa.txt
@@ -61,6 +61,13 @@ static const char *const ops[] = {"gemm", "getrf", "potrf", NULL};
 static const opt_t options[] = {
     {"--platform", OPT_TEXT, OPT_AT(args_t, o.platform), .nonempty = 1},
     {"--size", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
+    /* C is m x n, the inner size k; -m and -k default to -n. */
+    {"-m", OPT_UNITS, OPT_AT(args_t, o.m), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-n", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-k", OPT_UNITS, OPT_AT(args_t, o.k), .lo = 1, .hi = INT64_C(1) << 40},
+    {"--transa", OPT_FLAG, OPT_AT(args_t, transa)},
+    {"--transb", OPT_FLAG, OPT_AT(args_t, transb)},
+    {"--repeat", OPT_UNITS, OPT_AT(args_t, repeat), .lo = 1, .hi = 100000},
     {"--block", OPT_UNITS, OPT_AT(args_t, o.block), .lo = 1,
      .hi = INT64_C(1) << 40},
     {"--algo", OPT_CUSTOM, OPT_AT(args_t, o.algorithm), .parse = parse_algo},
@@ -100,6 +107,8 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
   A->repeat = 1;
   const opts_table_t table = OPTS_TABLE(options);
   int outcome = opts_parse(&table, argc, argv, A, why, WHY_SIZE);
+  A->o.transa = A->transa ? 'T' : 'N';
+  A->o.transb = A->transb ? 'T' : 'N';
   if (outcome == OPTS_RUN && A->o.platform == NULL)
     return mpi_cli_usage(why, "missing ", "--platform");
   /* The factorizations are of a square N x N matrix, once. */
@@ -108,8 +117,6 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
     return mpi_cli_usage(why, ops[A->op],
                          ": -m, -k, --transa, --transb and --repeat are "
                          "the product's (--op gemm)");
-  A->o.transa = A->transa ? 'T' : 'N';
-  A->o.transb = A->transb ? 'T' : 'N';
   return outcome;
 }
 

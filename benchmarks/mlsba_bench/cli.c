@@ -93,7 +93,14 @@ static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
 }
 
 int bench_parse_args(int argc, char **argv, bench_args_t *a) {
-  cmdline_t c = {.a = {.platform = "auto", .eps = 0.05, .max_iter = 20},
+  /* The precision left unset until every option is read: a
+   * factorization's default is double, the precision users factorize in,
+   * the product's single. */
+  const mlsba_precision_t unset = (mlsba_precision_t)-1;
+  cmdline_t c = {.a = {.platform = "auto",
+                       .eps = 0.05,
+                       .max_iter = 20,
+                       .precision = unset},
                  .algo = "mlsba"};
   const opts_table_t table = OPTS_TABLE(options);
   int status = 0;
@@ -105,6 +112,9 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   int64_t size = c.size;
   const char *algo = c.algo;
   a->algo_name = algo;
+  if (a->precision == unset)
+    a->precision = a->op != BENCH_OP_GEMM ? MLSBA_PRECISION_DOUBLE
+                                          : MLSBA_PRECISION_SINGLE;
   if (a->op != BENCH_OP_GEMM)
     return check_factor_args(a, size, algo);
   if (a->block)

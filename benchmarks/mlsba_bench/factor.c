@@ -31,7 +31,8 @@ typedef struct {
   double seconds[BENCH_MAX_ROUNDS];
   int rounds;
   double median, gflops, residual, ppe;
-  int verified; /* -1: not checked (virtual time) */
+  double fastest, slowest; /* of its rounds: its spread */
+  int verified;            /* -1: not checked (virtual time) */
   int64_t info;
   mlsba_factor_report_t rep; /* of the last round (libmlsba rows) */
 } frow_t;
@@ -253,6 +254,8 @@ static void summarise(fbench_t *F, frow_t *rows, size_t used) {
     memcpy(s, r->seconds, sizeof s);
     qsort(s, (size_t)r->rounds, sizeof *s, by_value);
     r->median = s[r->rounds / 2];
+    r->fastest = s[0];
+    r->slowest = s[r->rounds - 1];
     double flops = F->a->op == BENCH_OP_GETRF
                        ? 2.0 / 3.0 * (double)F->n * (double)F->n * (double)F->n
                        : (double)F->n * (double)F->n * (double)F->n / 3.0;
@@ -289,27 +292,59 @@ static int run_rows(fbench_t *F, frow_t *rows, size_t used) {
 
 /* ---- what is shown ------------------------------------------------------ */
 
+/* The fastest row by median; whether row i's rounds overlap it (for the
+ * fastest itself, whether any other row's do): a ranking within the
+ * noise. */
+static size_t best_row(const frow_t *rows, size_t used) {
+  size_t b = 0;
+  for (size_t i = 1; i < used; i++)
+    b = rows[i].gflops > rows[b].gflops ? i : b;
+  return b;
+}
+
+static int within_noise_of_best(const frow_t *rows, size_t used, size_t i) {
+  size_t b = best_row(rows, used);
+  for (size_t j = 0; j < used; j++)
+    if (j != i && (i == b || j == b) && rows[i].rounds > 1 &&
+        rows[j].rounds > 1 && rows[i].fastest <= rows[j].slowest &&
+        rows[j].fastest <= rows[i].slowest)
+      return 1;
+  return 0;
+}
+
 static void print_rows(const fbench_t *F, const frow_t *rows, size_t used) {
-  double best = 0;
-  for (size_t i = 0; i < used; i++)
-    best = rows[i].gflops > best ? rows[i].gflops : best;
-  printf("%-22s %10s %9s %8s %9s %6s\n", "row",
-         F->sim ? "virtual s" : "time (s)", "GFLOPS", "vs best", "residual",
-         "PPE");
+  double best = used ? rows[best_row(rows, used)].gflops : 0;
+  int ties = 0;
+  printf("%-22s %10s %9s %6s %8s %9s %6s\n", "row",
+         F->sim ? "virtual s" : "time (s)", "GFLOPS", "spread", "vs best",
+         "residual", "PPE");
   for (size_t i = 0; i < used; i++) {
     const frow_t *r = &rows[i];
-    char res[32] = "-", ppe[32] = "-";
+    char res[32] = "-", ppe[32] = "-", spread[16] = "-";
     if (r->verified >= 0)
       snprintf(res, sizeof res, "%.3g%s", r->residual, r->verified ? "" : "!");
     if (!isnan(r->ppe))
       snprintf(ppe, sizeof ppe, "%.3f", r->ppe);
-    printf("%-22.22s %10.4f %9.2f %8.3f %9s %6s\n", r->name, r->median,
-           r->gflops, best > 0 ? r->gflops / best : 0, res, ppe);
+    if (r->rounds > 1 && r->median > 0)
+      snprintf(spread, sizeof spread, "%.0f%%",
+               100.0 * (r->slowest - r->fastest) / r->median);
+    int tie = within_noise_of_best(rows, used, i);
+    ties |= tie;
+    printf("%-22.22s %10.4f %9.2f %6s %7.3f%c %9s %6s\n", r->name, r->median,
+           r->gflops, spread, best > 0 ? r->gflops / best : 0, tie ? '~' : ' ',
+           res, ppe);
   }
   for (size_t i = 0; i < used; i++)
     if (rows[i].lapack)
       printf("%s: its own %s, %s, all cores\n", rows[i].name, op_name(F->a),
              rows[i].kernels);
+  if (!F->sim)
+    printf("time: the median of %d interleaved rounds; spread: (slowest - "
+           "fastest) / median\n",
+           rows[0].rounds);
+  if (ties)
+    printf("~: the rounds of this row and of the fastest overlap: this run "
+           "cannot rank them\n");
 }
 
 /* Per-step shares of a row, in percent of the step's units, sampled to at
@@ -364,6 +399,8 @@ static json_t *row_json(const fbench_t *F, const frow_t *r) {
   for (int k = 0; k < r->rounds; k++)
     json_array_append_new(rounds, json_real(r->seconds[k]));
   json_object_set_new(o, "rounds_s", rounds);
+  json_object_set_new(o, "fastest_s", json_real(r->fastest));
+  json_object_set_new(o, "slowest_s", json_real(r->slowest));
   if (r->lapack) {
     json_object_set_new(o, "kernels", json_string(r->kernels));
     return o;
@@ -420,8 +457,12 @@ static int write_json(const fbench_t *F, const frow_t *rows, size_t used) {
   json_t *doc;
   if (F->a->compare) {
     json_t *all = json_array();
-    for (size_t i = 0; i < used; i++)
-      json_array_append_new(all, row_json(F, &rows[i]));
+    for (size_t i = 0; i < used; i++) {
+      json_t *o = row_json(F, &rows[i]);
+      json_object_set_new(o, "within_noise_of_best",
+                          json_boolean(within_noise_of_best(rows, used, i)));
+      json_array_append_new(all, o);
+    }
     doc = json_pack("{s:o}", "results", all);
   } else {
     doc = row_json(F, &rows[0]);

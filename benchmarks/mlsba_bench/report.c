@@ -171,11 +171,13 @@ static double of_peak(const bench_t *B, size_t dev, int64_t load, double time) {
 static void print_peak(const bench_t *B) {
   if (B->peak_gflops <= 0)
     return;
-  char text[384];
+  char text[512];
   snprintf(text, sizeof text,
-           "%.1f GFLOPS (%s, on up to 1024 columns of this product; median "
-           "of 3); %% peak: a core device's GFLOPS over it",
-           B->peak_gflops, B->peak_by);
+           "%.1f GFLOPS (%s; the best of %d rounds on %lld columns of this "
+           "product, the most a core ran); %% peak: a core device's GFLOPS "
+           "over it",
+           B->peak_gflops, B->peak_by, B->peak_rounds,
+           (long long)B->peak_columns);
   text_wrap(stdout, "one core's best GEMM here: ", 4, text);
 }
 
@@ -366,20 +368,52 @@ static void print_splits(const bench_t *B, const bench_row_t *rows, size_t n) {
   }
 }
 
-/* Every row by the median of the steady rounds; an algorithm's last
- * routine run is shown beside it. */
-void bench_print_compare(const bench_t *B, const bench_row_t *rows, size_t n) {
-  double best = rows[0].steady;
+/* Whether rows i and j cannot be ranked by this run: the ranges of their
+ * rounds overlap. */
+static int overlap(const bench_row_t *a, const bench_row_t *b) {
+  return a->steady_min <= b->steady_max && b->steady_min <= a->steady_max;
+}
+
+/* The fastest row (by median), and whether row i is within the noise of
+ * it: for the fastest itself, whether any other row is. */
+static size_t best_row(const bench_row_t *rows, size_t n) {
+  size_t b = 0;
   for (size_t i = 1; i < n; i++)
-    best = rows[i].steady < best ? rows[i].steady : best;
+    b = rows[i].steady < rows[b].steady ? i : b;
+  return b;
+}
+
+static int within_noise_of_best(const bench_row_t *rows, size_t n, size_t i) {
+  size_t b = best_row(rows, n);
+  for (size_t j = 0; j < n; j++)
+    if (j != i && (i == b || j == b) && overlap(&rows[i], &rows[j]))
+      return 1;
+  return 0;
+}
+
+/* Every row by the median of the steady rounds, with the spread of its
+ * rounds; an algorithm's last routine run is shown beside it. */
+void bench_print_compare(const bench_t *B, const bench_row_t *rows, size_t n) {
+  double best = rows[best_row(rows, n)].steady;
+  int ties = 0;
   /* 80 columns, with room for "openblas-all-cores". */
-  printf("\n%-18s %8s %10s %7s %7s %4s %-11s %8s\n", "run", "last [s]",
-         "median [s]", "GFLOPS", "vs best", "runs", "stop", "verified");
+  printf("\n%-18s %8s %8s %6s %7s %7s %4s %-11s %3s\n", "run", "last [s]",
+         "median", "spread", "GFLOPS", "vs best", "runs", "stop", "ok");
   for (size_t i = 0; i < n; i++) {
     const bench_row_t *r = &rows[i];
-    printf("%-18.18s %8.4f %10.4f %7.1f %7.3f %4d %-11s %8s\n", r->name,
-           r->makespan, r->steady, B->flop / r->steady * 1e-9, r->steady / best,
-           r->iterations,
+    int tie = !B->sim && within_noise_of_best(rows, n, i);
+    ties |= tie;
+    char spread[16] = "-";
+    if (!B->sim)
+      snprintf(spread, sizeof spread, "%.0f%%",
+               100.0 * (r->steady_max - r->steady_min) / r->steady);
+    double vs = r->steady / best;
+    printf("%-18.18s %8.4f %8.4f %6s %7.1f %6.*f%c %4d %-11s %3s\n", r->name,
+           r->makespan, r->steady, spread, B->flop / r->steady * 1e-9,
+           vs < 10    ? 3
+           : vs < 100 ? 2
+                      : 1,
+           vs, tie ? '~' : ' ', r->iterations,
            r->stop >= 0 ? mlsba_stop_reason_name((mlsba_stop_reason_t)r->stop)
                         : "-",
            verified_word(r));
@@ -394,11 +428,18 @@ void bench_print_compare(const bench_t *B, const bench_row_t *rows, size_t n) {
   text_wrap(stdout, "", 0,
             B->sim ? "last: the routine's last run (a device alone: its run); "
                      "median: the same, as virtual time does not drift; vs "
-                     "best: median over the best median"
+                     "best: median over the best median; ok: verified"
                    : "last: the routine's last run (a device alone, BLIS: its "
-                     "run); median: the headline, the median of 5 steady "
+                     "run); median [s]: the headline, the median of 5 steady "
                      "rounds in which every row runs its final distribution "
-                     "once; vs best: median over the best median");
+                     "once; spread: (slowest - fastest) / median of those "
+                     "rounds; vs best: median over the best median; ok: the "
+                     "product verified");
+  if (ties)
+    text_wrap(stdout, "~: ", 4,
+              "the rounds of this row and of the fastest overlap: this run "
+              "cannot rank them (the machine's noise is larger than their "
+              "difference)");
   print_splits(B, rows, n);
 }
 
@@ -498,6 +539,8 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r,
   json_object_set_new(o, "variation", json_real(res->variation));
   if (r->blas != BENCH_BLAS_NONE)
     json_object_set_new(o, "kernels", json_string(r->kernels));
+  json_object_set_new(o, "steady_min_s", json_real(r->steady_min));
+  json_object_set_new(o, "steady_max_s", json_real(r->steady_max));
   return o;
 }
 
@@ -513,10 +556,27 @@ static void machine_json(const bench_t *B, json_t *o) {
                                 "double", k->double_kernels, "detected",
                                 k->detected, "reason", k->reason, "description",
                                 k->description));
+  /* Per shape class and precision: the kernels and their speed when
+   * timed. */
+  json_t *classes = json_array();
+  for (int p = 0; p < 2; p++)
+    for (int c = 0; c < MLSBA_CPU_CLASS_COUNT; c++) {
+      const char *name, *kernels;
+      double g;
+      if (mlsba_cpu_class_kernels((mlsba_precision_t)p, (mlsba_cpu_class_t)c,
+                                  &name, &kernels, &g) == 0)
+        json_array_append_new(classes,
+                              json_pack("{s:s, s:s, s:s, s:f}", "precision",
+                                        p ? "double" : "single", "class", name,
+                                        "kernels", kernels, "gflops", g));
+    }
+  json_object_set_new(json_object_get(o, "cpu_kernels"), "classes", classes);
   if (B->peak_gflops > 0)
-    json_object_set_new(
-        o, "single_core_peak",
-        json_pack("{s:f, s:s}", "gflops", B->peak_gflops, "by", B->peak_by));
+    json_object_set_new(o, "single_core_peak",
+                        json_pack("{s:f, s:s, s:I, s:i}", "gflops",
+                                  B->peak_gflops, "by", B->peak_by, "columns",
+                                  (json_int_t)B->peak_columns, "rounds",
+                                  B->peak_rounds));
 }
 
 json_t *bench_report_json(const bench_t *B, const bench_row_t *rows, size_t n) {
@@ -526,8 +586,13 @@ json_t *bench_report_json(const bench_t *B, const bench_row_t *rows, size_t n) {
     report = row_json(B, &rows[0], cap);
   } else {
     json_t *list = json_array();
-    for (size_t i = 0; i < n; i++)
-      json_array_append_new(list, row_json(B, &rows[i], cap));
+    for (size_t i = 0; i < n; i++) {
+      json_t *o = row_json(B, &rows[i], cap);
+      json_object_set_new(
+          o, "within_noise_of_best",
+          json_boolean(!B->sim && within_noise_of_best(rows, n, i)));
+      json_array_append_new(list, o);
+    }
     report = json_pack("{s:o}", "results", list);
   }
   free(cap);

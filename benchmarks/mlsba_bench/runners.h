@@ -20,6 +20,9 @@ typedef struct {
    * other rows (bench_measure_steady): what a user gets from it,
    * measured like the rows it is compared with. */
   double steady;
+  /* The fastest and slowest of those rounds: the row's spread. Two rows
+   * whose ranges overlap cannot be ranked by this run. */
+  double steady_min, steady_max;
   /* The routine's result (an algorithm's row), owned by the row; zeroed
    * for the other rows. */
   mlsba_balance_result_t res;
@@ -33,7 +36,7 @@ typedef struct {
   /* A multithreaded BLAS on the whole product (load NULL): which, and its
    * kernels ("BLIS 0.9.0, skx kernels (BLIS detected: generic)"). */
   int blas; /* BENCH_BLAS_* */
-  char kernels[192];
+  char kernels[256];
 } bench_row_t;
 
 enum { BENCH_BLAS_NONE = 0, BENCH_BLAS_BLIS, BENCH_BLAS_OPENBLAS };
@@ -50,9 +53,12 @@ typedef struct {
   int progress;       /* 0: none, 1: a line per run, 2: one line in place */
   const char *models; /* directory of saved models, or NULL */
   /* The best single-thread GEMM of this machine on this product's shape
-   * (bench_measure_peak; 0 when not measured) and what reached it. */
+   * (bench_measure_peak; 0 when not measured), what reached it, the
+   * columns it ran and the rounds it is the best of. */
   double peak_gflops;
-  char peak_by[192];
+  char peak_by[256];
+  int64_t peak_columns;
+  int peak_rounds;
   mlsba_cpu_kernels_t kernels; /* what the cores run */
 } bench_t;
 
@@ -65,10 +71,13 @@ int bench_run_device_alone(bench_t *B, size_t dev, bench_row_t *r);
 int bench_run_blis(bench_t *B, bench_row_t *r);
 /* OpenBLAS on all cores (1 when OpenBLAS is not there; *why says so). */
 int bench_run_openblas(bench_t *B, bench_row_t *r, const char **why);
-/* The best single-thread GEMM on up to 1024 columns of the product: the
- * cores' kernels and OpenBLAS on one thread each, interleaved rounds,
- * medians; sets peak_gflops and peak_by. Nothing on a sim platform. */
-int bench_measure_peak(bench_t *B, int rounds);
+/* The best single-thread GEMM on the columns a core ran in the rows (its
+ * largest load; n / cores before any): the cores' kernels and OpenBLAS on
+ * one thread each, interleaved rounds, the best round of each, so that it
+ * is a peak; a core device that ran faster in a row's final run raises
+ * it, and peak_by says so. Sets peak_*. Nothing on a sim platform. */
+int bench_measure_peak(bench_t *B, const bench_row_t *rows, size_t n,
+                       int rounds);
 /* Runs every row's choice again, `rounds` times interleaved; sets steady. */
 int bench_measure_steady(bench_t *B, bench_row_t *rows, size_t n, int rounds);
 void bench_row_free(bench_row_t *r);

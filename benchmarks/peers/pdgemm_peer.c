@@ -7,6 +7,7 @@
  *   mpirun -np P pdgemm-peer --size N | -m M -n N -k K  --block B
  *                            [--transa] [--transb] --cores 0,1,1
  *                            [--runs R] [--mlsba PLATFORM [--lib-block LB]]
+ *                            [--dgemm]
  *
  * Prints one JSON line on rank 0: the median time of R products, their
  * whole time, its GFLOPS, and whether sampled elements of C matched
@@ -16,7 +17,9 @@
  * balancing on every rank's PLATFORM, "%r" the rank), then R calls of
  * mlsba_mpi_multiplier_run_dist() on the descriptors, each moving A and
  * B into its layout (blocks of LB, default B) and C back; the whole time
- * counts the balancing. */
+ * counts the balancing. With --dgemm (one rank), the system BLAS's own
+ * DGEMM on the whole matrices instead: the best multithreaded GEMM a
+ * user of one node calls (its threads: OPENBLAS_NUM_THREADS). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <mpi.h>
@@ -40,6 +43,10 @@ int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc,
 void descinit_(int *desc, const int *m, const int *n, const int *mb,
                const int *nb, const int *irsrc, const int *icsrc,
                const int *ctx, const int *lld, int *info);
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n,
+            const int *k, const double *alpha, const double *a, const int *lda,
+            const double *b, const int *ldb, const double *beta, double *c,
+            const int *ldc);
 void pdgemm_(const char *ta, const char *tb, const int *m, const int *n,
              const int *k, const double *alpha, const double *a, const int *ia,
              const int *ja, const int *desca, const double *b, const int *ib,
@@ -79,6 +86,7 @@ int main(int argc, char **argv) {
   int m = 0, n = 0, k = 0, nb = 0, runs = 5, lib_block = 0;
   char transa = 'N', transb = 'N';
   const char *cores = NULL, *mlsba = NULL;
+  int dgemm = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "0";
     if (!strcmp(argv[i], "--transa"))
@@ -103,12 +111,14 @@ int main(int argc, char **argv) {
       mlsba = v;
     else if (!strcmp(argv[i], "--lib-block") && ++i)
       lib_block = atoi(v);
+    else if (!strcmp(argv[i], "--dgemm"))
+      dgemm = 1;
   }
 #ifndef MLSBA_PEER_WITH_MLSBA
   if (mlsba)
     m = 0; /* built without the MPI layer */
 #endif
-  if (m < 1 || n < 1 || k < 1 || nb < 1 || runs < 1) {
+  if (m < 1 || n < 1 || k < 1 || nb < 1 || runs < 1 || (dgemm && np != 1)) {
     if (me == 0)
       fprintf(stderr, "usage: pdgemm-peer --size N | -m M -n N -k K --block "
                       "B [--transa] [--transb] [--cores C0,C1,...] [--runs "
@@ -203,6 +213,10 @@ int main(int argc, char **argv) {
       mlsba_mpi_result_free(&res);
     } else
 #endif
+        if (dgemm)
+      dgemm_(ta, tb, &m, &n, &k, &one, a, &desc[0][8], b, &desc[1][8], &nil, c,
+             &desc[2][8]);
+    else
       pdgemm_(ta, tb, &m, &n, &k, &one, a, &ione, &ione, desc[0], b, &ione,
               &ione, desc[1], &nil, c, &ione, &ione, desc[2]);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -239,9 +253,11 @@ int main(int argc, char **argv) {
            "\"grid\": \"%dx%d\", \"runs\": %d, \"seconds\": %.6f, "
            "\"whole_s\": %.6f, \"balance_s\": %.6f, \"move_s\": %.6f, "
            "\"gflops\": %.3f, \"verified\": %s}\n",
-           mlsba ? "mlsba-multiplier" : "scalapack-pdgemm", m, n, k, transa,
-           transb, nb, nprow, npcol, runs, t[runs / 2], whole, balance, moves,
-           2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
+           mlsba   ? "mlsba-multiplier"
+           : dgemm ? "blas-dgemm"
+                   : "scalapack-pdgemm",
+           m, n, k, transa, transb, nb, nprow, npcol, runs, t[runs / 2], whole,
+           balance, moves, 2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
            all_ok ? "true" : "false");
   for (int w = 0; w < 3; w++)
     free(x[w]);

@@ -172,6 +172,12 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *node, mlsba_mpi_algo_t algo,
  * b. */
 void mlsba__mpi_node_panels(mlsba__mpi_node_t *node, const void *a,
                             const void *b, int64_t kb);
+/* The whole product as one step on a node of cores only: A' (bm x k)
+ * and B' (k x bn) in place of the panels, k wider than b. */
+void mlsba__mpi_node_whole(mlsba__mpi_node_t *node, const void *a,
+                           const void *b, int64_t k);
+/* The node's devices with memory of their own (OpenCL): panels only. */
+int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *node);
 /* One step with the balanced distribution; adds every device's time to
  * its total and gives the step's time (virtual on a simulated node).
  * Before the first step of a distribution, accelerators that keep their

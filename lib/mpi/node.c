@@ -420,6 +420,17 @@ void mlsba__mpi_node_panels(mlsba__mpi_node_t *nd, const void *a, const void *b,
   nd->k.kb = kb > 0 && kb < nd->k.b ? kb : nd->k.b;
 }
 
+void mlsba__mpi_node_whole(mlsba__mpi_node_t *nd, const void *a, const void *b,
+                           int64_t k) {
+  nd->k.a = a;
+  nd->k.bp = b;
+  nd->k.kb = k;
+}
+
+int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *nd) {
+  return nd->accelerators;
+}
+
 int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {
   /* Balancing here would run its trial distributions on the caller's C'
    * and leave their sums in it: a step must follow a balancing of its

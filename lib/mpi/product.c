@@ -315,6 +315,25 @@ static void finish(const ctx_t *x, slot_t *s) {
   MPI_Waitall(s->nbc, s->bc, MPI_STATUSES_IGNORE);
 }
 
+/* One rank whose devices are all cores: nothing travels, so the whole
+ * product is one step, C' += A' B' with k wide panels (every core one
+ * GEMM on its columns, as a multithreaded GEMM would run, instead of k/b
+ * updates of rank b). */
+static int one_step(mlsba__mpi_node_t *node, const mlsba__mpi_layout_t *lay,
+                    const void *a, const void *b, void *c,
+                    mlsba__mpi_product_stats_t *st) {
+  const mlsba__mpi_part_t *my = &lay->part[0];
+  double t0 = MPI_Wtime(), step = 0;
+  int err = mlsba__mpi_node_shape(node, my->rows, my->cols, NULL, NULL, c);
+  if (!err) {
+    mlsba__mpi_node_whole(node, a, b, lay->k);
+    err = mlsba__mpi_node_step(node, &step);
+  }
+  int flushed = mlsba__mpi_node_flush(node);
+  st->total = st->compute = MPI_Wtime() - t0;
+  return err ? err : flushed;
+}
+
 int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
                        mlsba__mpi_node_t *node, mlsba_precision_t prec,
                        const void *a, const void *b_, void *c,
@@ -322,6 +341,9 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   memset(st, 0, sizeof *st);
   int me;
   MPI_Comm_rank(comm, &me);
+  if (lay->q == 1 && !mlsba__mpi_node_simulated(node) &&
+      !mlsba__mpi_node_accelerators(node))
+    return one_step(node, lay, a, b_, c, st);
   plan_t P;
   int err = plan_make(lay, me, &P);
   size_t es = mlsba__mpi_elem(prec);

@@ -10,7 +10,9 @@
 #   libclblast-dev                      GEMM on OpenCL devices
 #   libblis-dev libblis-pthread-dev     GEMM on CPU cores (the pthread build's
 #                                       static archive reaches every kernel set)
-#   libopenblas-pthread-dev             the OpenBLAS rows of mlsba-bench --compare
+#   libopenblas-pthread-dev             the cores' kernels where OpenBLAS's win a
+#                                       shape class (loaded privately; optional),
+#                                       and the OpenBLAS rows of mlsba-bench
 #   liblapack-dev                       the panels of mlsba_getrf / mlsba_potrf
 #   libhwloc-dev                        core discovery and pinning
 #   libopenmpi-dev openmpi-bin          the MPI layer

@@ -53,10 +53,11 @@ static void cpu_ident(const mlsba__device_t *d, const char *model_name,
   (void)model_name; /* a core is known by its index on this host */
   (void)driver;
   /* and by its kernels: a model measured on others is not this core's */
+  char single[64], dbl[64];
+  mlsba__cpu_kernel_signature(MLSBA_PRECISION_SINGLE, single, sizeof single);
+  mlsba__cpu_kernel_signature(MLSBA_PRECISION_DOUBLE, dbl, sizeof dbl);
   snprintf(buf, size, "cpu core %lld, kernels %s/%s",
-           (long long)((cpu_t *)d->state)->core,
-           mlsba__cpu_kernel_name(MLSBA_PRECISION_SINGLE),
-           mlsba__cpu_kernel_name(MLSBA_PRECISION_DOUBLE));
+           (long long)((cpu_t *)d->state)->core, single, dbl);
 }
 
 static const mlsba__device_ops_t cpu_ops = {
@@ -68,11 +69,11 @@ static const mlsba__device_ops_t cpu_ops = {
     .ident = cpu_ident,
 };
 
-/* The cores compute with BLIS (the built-in GEMM's CPU half) on the
- * kernels chosen for this CPU, one thread each: what discovery writes as a
- * core's driver. */
+/* The cores compute with the kernels chosen for this CPU (BLIS, and
+ * OpenBLAS where a class chose it), one thread each: what discovery writes
+ * as a core's driver. */
 void mlsba__cpu_driver(char *buf, size_t size) {
-  char kernels[160];
+  char kernels[256];
   mlsba__cpu_blas_describe(kernels, sizeof kernels);
   snprintf(buf, size, "%s, 1 thread per core", kernels);
 }

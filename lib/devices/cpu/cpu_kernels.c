@@ -1,26 +1,27 @@
-/* The choice of BLIS kernels (cpu_kernels.h says why it is made here).
+/* The choice of kernels (cpu_kernels.h says why it is made here).
  *
  * With the static BLIS archive linked in (MLSBA_BLIS_CONTEXTS), every
  * sub-configuration of Debian's x86_64 BLIS can be reached through its
  * context initializer, bli_cntx_init_<name>, and passed to the expert
  * calls; the shared libblis exports none of them. Without the archive only
  * BLIS's own choice is possible, and the reason says so. */
+#define _GNU_SOURCE /* sched_getcpu, CPU_SET: the timing thread's core */
 #include <blis.h>
-#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #define MLSBA__X86 1
 #endif
 
-#include "../../core/atomic_file.h"
 #include "../../core/clock.h"
+#include "cpu_kernel_cache.h"
 #include "cpu_kernels.h"
+#include "cpu_openblas.h"
 
 typedef void (*cntx_init_fn)(cntx_t *);
 
@@ -37,7 +38,8 @@ void bli_cntx_init_generic(cntx_t *);
 #endif
 
 /* Tier: the instruction family; below AVX2 only the best tier reached is
- * worth timing, above it every sub-configuration (their blocking differs). */
+ * worth timing, above it every sub-configuration (their blocking differs).
+ * The order is also the preference among kernels within 2% of each other. */
 static const struct {
   mlsba__cpu_config_t config;
   int tier;
@@ -72,9 +74,41 @@ size_t mlsba__cpu_kernel_candidates(unsigned features,
   return n;
 }
 
+/* ---- shape classes ----------------------------------------------------- */
+
+/* An inner dimension below DEEP is a rank-k update's (the factorizations'
+ * blocks are 128 to 256 deep); a side below WIDE makes it a panel's. */
+enum { DEEP = 384, WIDE = 256 };
+
+mlsba__cpu_class_t mlsba__cpu_shape_class(mlsba__cpu_op_t op, int64_t m,
+                                          int64_t n, int64_t k) {
+  if (op == MLSBA__CPU_OP_TRSM || op == MLSBA__CPU_OP_TRMM)
+    return MLSBA__CPU_TRIANGLE;
+  if (k >= DEEP)
+    return MLSBA__CPU_PRODUCT;
+  return m >= WIDE && n >= WIDE ? MLSBA__CPU_UPDATE : MLSBA__CPU_PANEL;
+}
+
+const char *mlsba__cpu_class_name(mlsba__cpu_class_t c) {
+  static const char *const names[MLSBA__CPU_CLASSES] = {"product", "update",
+                                                        "triangle", "panel"};
+  return c >= 0 && c < MLSBA__CPU_CLASSES ? names[c] : "?";
+}
+
+const char *mlsba__cpu_kernel_id_name(int id) {
+  if (id == MLSBA__CPU_KERNEL_AUTO)
+    return "auto";
+  if (id == MLSBA__CPU_KERNEL_OPENBLAS)
+    return "openblas";
+  return id >= 0 && id < NCONFIGS ? configs[id].config.name : NULL;
+}
+
 /* ---- the CPU's features ------------------------------------------------ */
 
-static unsigned hidden_features(void) {
+/* The features MLSBA_CPU_HIDE names; a list with a name that is none of
+ * them hides nothing (a misspelt "avx-512" must not pass for a test of the
+ * fallback), and *bad says which. */
+static unsigned hidden_features(const char **bad, size_t *bad_len) {
   const char *env = getenv("MLSBA_CPU_HIDE");
   static const struct {
     const char *name;
@@ -85,11 +119,20 @@ static unsigned hidden_features(void) {
                {"avx", MLSBA__CPU_AVX},
                {"ssse3", MLSBA__CPU_SSSE3}};
   unsigned hide = 0;
+  *bad = NULL;
   for (const char *p = env; p && *p;) {
     size_t len = strcspn(p, ", ");
+    int known = len == 0; /* ",," and spaces: nothing named */
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-      if (strlen(names[i].name) == len && strncmp(p, names[i].name, len) == 0)
+      if (strlen(names[i].name) == len && strncmp(p, names[i].name, len) == 0) {
         hide |= names[i].bit;
+        known = 1;
+      }
+    if (!known) {
+      *bad = p;
+      *bad_len = len;
+      return 0;
+    }
     p += len + (p[len] != '\0');
   }
   /* Without a family's base, nothing above it runs either. */
@@ -118,11 +161,14 @@ unsigned mlsba__cpu_features(void) {
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
     f |= MLSBA__CPU_AVX512;
 #endif
-  return f & ~hidden_features();
+  const char *bad;
+  size_t bad_len;
+  return f & ~hidden_features(&bad, &bad_len);
 }
 
-/* "AMD EPYC 9B14|25.17.1|features 1f|BLIS 0.9.0": what the decision
- * depends on; another CPU, feature set or BLIS makes it again. */
+/* "AMD EPYC 9B14|25.17.1|features 1f|BLIS 0.9.0|OpenBLAS ...": what the
+ * decision depends on; another CPU, feature set, BLIS or OpenBLAS makes
+ * it again. */
 static void cpu_key(unsigned features, char *buf, size_t size) {
   char brand[49] = "unknown CPU";
   unsigned family = 0, model = 0, stepping = 0;
@@ -134,6 +180,8 @@ static void cpu_key(unsigned features, char *buf, size_t size) {
                   &r[4 * i + 3]);
     memcpy(brand, r, 48);
     brand[48] = '\0';
+    for (size_t n = strlen(brand); n > 0 && brand[n - 1] == ' '; n--)
+      brand[n - 1] = '\0'; /* CPUID pads it */
   }
   if (__get_cpuid(1, &a, &b, &c, &d)) {
     family = ((a >> 8) & 0xf) + ((a >> 20) & 0xff);
@@ -141,221 +189,38 @@ static void cpu_key(unsigned features, char *buf, size_t size) {
     stepping = a & 0xf;
   }
 #endif
-  for (char *p = brand; *p; p++) /* one line, no separator inside */
-    if (*p == '\n' || *p == '|' || (unsigned char)*p < 0x20)
+  char openblas[160];
+  mlsba__openblas_key(features, openblas, sizeof openblas);
+  snprintf(buf, size, "%s|%u.%u.%u|features %x|BLIS %s|OpenBLAS %s", brand,
+           family, model, stepping, features, bli_info_get_version_str(),
+           openblas);
+  for (char *p = buf; *p; p++) /* one line */
+    if ((unsigned char)*p < 0x20)
       *p = ' ';
-  snprintf(buf, size, "%s|%u.%u.%u|features %x|BLIS %s", brand, family, model,
-           stepping, features, bli_info_get_version_str());
 }
 
 /* ---- the decision ------------------------------------------------------ */
 
-/* Per precision: the index in configs[] (-1: BLIS's own) and its speed. */
-typedef struct {
-  int chosen[2];
-  double gflops[2];
+static struct {
+  mlsba__cpu_picks_t picks;
+  unsigned features;
+  int openblas_possible;    /* a core type and a file: worth trying */
+  const char *openblas_why; /* why it did not load, or NULL */
   char detected[32];
-  char reason[256];
+  char reason[512];
+  double start, seconds; /* when the choice began, what it took */
   cntx_t cntx[NCONFIGS];
-} choice_t;
-
-static choice_t choice = {.chosen = {-1, -1}};
+} choice;
 static pthread_once_t choice_once = PTHREAD_ONCE_INIT;
 
-static const char *name_of(int i) {
-  return i >= 0 ? configs[i].config.name : "auto";
-}
+static void choose(void);
+static void ensure_chosen(void) { pthread_once(&choice_once, choose); }
 
 static int config_index(const char *name) {
   for (int i = 0; i < NCONFIGS; i++)
     if (strcmp(configs[i].config.name, name) == 0)
       return i;
   return -1;
-}
-
-static int usable(int i, unsigned features) {
-  return i >= 0 && configs[i].init &&
-         (configs[i].config.needs & ~features) == 0;
-}
-
-static cntx_t *context_of(int i) { return i >= 0 ? &choice.cntx[i] : NULL; }
-
-/* Seconds of one single-thread n x n x n GEMM with context i. */
-static double time_gemm(int i, mlsba_precision_t p, int64_t n, void *a, void *b,
-                        void *c) {
-  rntm_t rntm = BLIS_RNTM_INITIALIZER;
-  bli_rntm_set_num_threads(1, &rntm);
-  double t0 = mlsba__now();
-  if (p == MLSBA_PRECISION_DOUBLE) {
-    double one = 1, zero = 0;
-    bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, n, n, n, &one, a, 1, n,
-                 b, 1, n, &zero, c, 1, n, context_of(i), &rntm);
-  } else {
-    float one = 1, zero = 0;
-    bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, n, n, n, &one, a, 1, n,
-                 b, 1, n, &zero, c, 1, n, context_of(i), &rntm);
-  }
-  return mlsba__now() - t0;
-}
-
-static int by_value(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
-enum { ROUNDS = 3, MAX_TIMED = NCONFIGS + 1 };
-
-/* Times BLIS's own kernels (index -1) and each candidate in interleaved
- * rounds, after a warm-up call each; keeps the fastest median per
- * precision. BLIS's own stays unless another is 3% faster: a choice that
- * noise could flip is not worth a different rounding. */
-static void measure(const int *idx, size_t n_idx) {
-  enum { N = 768 };
-  double *a = malloc(sizeof(double) * N * N);
-  double *b = malloc(sizeof(double) * N * N);
-  double *c = malloc(sizeof(double) * N * N);
-  if (!a || !b || !c) {
-    snprintf(choice.reason, sizeof choice.reason,
-             "BLIS's own (no memory to time the others)");
-    goto out;
-  }
-  for (size_t i = 0; i < (size_t)N * N; i++)
-    a[i] = b[i] = (double)(i % 13) / 13.0;
-  for (int p = 0; p < 2; p++) {
-    double t[MAX_TIMED][ROUNDS];
-    for (size_t j = 0; j < n_idx; j++)
-      time_gemm(idx[j], (mlsba_precision_t)p, N, a, b, c);
-    for (int r = 0; r < ROUNDS; r++)
-      for (size_t j = 0; j < n_idx; j++)
-        t[j][r] = time_gemm(idx[j], (mlsba_precision_t)p, N, a, b, c);
-    double best = 0;
-    for (size_t j = 0; j < n_idx; j++) {
-      qsort(t[j], ROUNDS, sizeof(double), by_value);
-      double g = 2.0 * N * N * N / t[j][ROUNDS / 2] / 1e9;
-      int better = idx[j] == -1 ? g > best : g > 1.03 * best;
-      if (j == 0 || better) {
-        best = g;
-        choice.chosen[p] = idx[j];
-      }
-    }
-    choice.gflops[p] = best;
-  }
-  snprintf(choice.reason, sizeof choice.reason,
-           "measured: the fastest of %zu on one core", n_idx);
-out:
-  free(a);
-  free(b);
-  free(c);
-}
-
-static unsigned detected_needs(const char *name);
-
-/* ---- the cache --------------------------------------------------------- */
-
-/* DIR/HOST/cpu-kernels; 0 when there is no cache (MLSBA_CACHE_DIR=none, no
- * home). Makes the folders it may: the cache root's "mlsba" and the host's. */
-static int cache_path(char *buf, size_t size) {
-  char root[512];
-  const char *env = getenv("MLSBA_CACHE_DIR");
-  if (env && strcmp(env, "none") == 0)
-    return 0;
-  if (env && *env) {
-    snprintf(root, sizeof root, "%s", env);
-  } else {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg) {
-      snprintf(root, sizeof root, "%s/mlsba", xdg);
-    } else if (home && *home) {
-      /* A new account may have no ~/.cache yet: it is the user's, 0700. */
-      snprintf(root, sizeof root, "%s/.cache", home);
-      if (mkdir(root, 0700) != 0 && errno != EEXIST)
-        return 0;
-      snprintf(root, sizeof root, "%s/.cache/mlsba", home);
-    } else {
-      return 0;
-    }
-    if (mkdir(root, 0755) != 0 && errno != EEXIST)
-      return 0;
-  }
-  char host[128] = {0};
-  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0' ||
-      strchr(host, '/') || host[0] == '.')
-    snprintf(host, sizeof host, "localhost");
-  int len = snprintf(buf, size, "%s/%s", root, host);
-  if (len < 0 || (size_t)len >= size)
-    return 0;
-  if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-    return 0;
-  len = snprintf(buf, size, "%s/%s/cpu-kernels", root, host);
-  return len > 0 && (size_t)len < size;
-}
-
-/* The saved choice for this key, or 0. Never trusted beyond what the CPU
- * executes: a name this CPU cannot run is a foreign file. */
-static int cache_read(const char *path, const char *key, unsigned features) {
-  FILE *f = NULL;
-  if (mlsba__open_regular(path, &f) != 0)
-    return 0;
-  char line[512], names[2][32];
-  double g[2];
-  int ok =
-      fgets(line, sizeof line, f) && strcmp(line, "mlsba cpu-kernels 1\n") == 0;
-  ok = ok && fgets(line, sizeof line, f) && strncmp(line, "key ", 4) == 0;
-  if (ok) {
-    line[strcspn(line, "\n")] = '\0';
-    ok = strcmp(line + 4, key) == 0;
-  }
-  ok = ok && fscanf(f, "single %31s %lf\n", names[0], &g[0]) == 2 &&
-       fscanf(f, "double %31s %lf\n", names[1], &g[1]) == 2;
-  fclose(f);
-  for (int p = 0; ok && p < 2; p++) {
-    int i = strcmp(names[p], "auto") == 0 ? -1 : config_index(names[p]);
-    ok = (i == -1 ? (detected_needs(choice.detected) & ~features) == 0
-                  : usable(i, features)) &&
-         g[p] >= 0 && g[p] < 1e7;
-    choice.chosen[p] = i;
-    choice.gflops[p] = g[p];
-  }
-  if (ok)
-    snprintf(choice.reason, sizeof choice.reason,
-             "measured on this CPU earlier, kept in %.100s", path);
-  return ok;
-}
-
-static void cache_write(const char *path, const char *key) {
-  char text[768];
-  int len = snprintf(text, sizeof text,
-                     "mlsba cpu-kernels 1\nkey %s\nsingle %s %.1f\n"
-                     "double %s %.1f\n",
-                     key, name_of(choice.chosen[0]), choice.gflops[0],
-                     name_of(choice.chosen[1]), choice.gflops[1]);
-  if (len > 0 && (size_t)len < sizeof text)
-    (void)mlsba__write_atomic(path, text,
-                              (size_t)len); /* a cache: best effort */
-}
-
-/* MLSBA_CPU_KERNELS: 1 when it decided. */
-static int forced(unsigned features) {
-  const char *env = getenv("MLSBA_CPU_KERNELS");
-  if (!env || !*env)
-    return 0;
-  int own = strcmp(env, "auto") == 0;
-  int i = own ? -1 : config_index(env);
-  if (own ? (detected_needs(choice.detected) & ~features) != 0
-          : !usable(i, features)) {
-    snprintf(choice.reason, sizeof choice.reason,
-             "MLSBA_CPU_KERNELS=%.40s refused (%s); ", env,
-             own || (i >= 0 && configs[i].init)
-                 ? "this CPU lacks its instructions"
-             : i < 0 ? "no such sub-configuration"
-                     : "not in this build");
-    return 0;
-  }
-  if (i >= 0)
-    configs[i].init(&choice.cntx[i]);
-  choice.chosen[0] = choice.chosen[1] = i;
-  snprintf(choice.reason, sizeof choice.reason, "forced by MLSBA_CPU_KERNELS");
-  return 1;
 }
 
 /* The features BLIS's own sub-configuration (by its name) runs on: under
@@ -386,73 +251,441 @@ static unsigned detected_needs(const char *name) {
   return MLSBA__CPU_AVX512; /* unknown to us: only on a CPU with it all */
 }
 
-/* Among the timed indices (-1: BLIS's own): by the count, the cache, or
- * by timing them. */
-static void decide(unsigned features, const int *idx, size_t n_idx,
-                   int own_usable) {
-  if (n_idx == 0 || (n_idx == 1 && own_usable)) {
+/* Whether kernel set id runs on this CPU (as masked) in this build. */
+static int runnable(int id) {
+  if (id == MLSBA__CPU_KERNEL_AUTO)
+    return (detected_needs(choice.detected) & ~choice.features) == 0;
+  if (id == MLSBA__CPU_KERNEL_OPENBLAS)
+    return choice.openblas_possible;
+  return id >= 0 && id < NCONFIGS && configs[id].init &&
+         (configs[id].config.needs & ~choice.features) == 0;
+}
+
+void *mlsba__cpu_kernel_context_of(int id) {
+  return id >= 0 && id < NCONFIGS ? &choice.cntx[id] : NULL;
+}
+
+/* Every class and precision on kernel set id, BLIS set blis, untimed. */
+static void pick_all(int id, int blis) {
+  for (int p = 0; p < 2; p++)
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
+      choice.picks.pick[p][c] = (mlsba__cpu_pick_t){id, blis, 0, 0};
+}
+
+/* Whether the CPU is an Intel one (CPUID's vendor string). */
+static int intel_cpu(void) {
+#ifdef MLSBA__X86
+  unsigned a, b, c, d;
+  if (__get_cpuid(0, &a, &b, &c, &d))
+    return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;
+#endif
+  return 0;
+}
+
+/* The BLIS kernel sets the choice weighs, in the order of preference
+ * (ids). zen3 and haswell run the same micro-kernels with other block
+ * sizes (timing both measures noise, and the choice flipped between
+ * them): only the one for the CPU's maker is timed, haswell on Intel,
+ * zen3 elsewhere. BLIS's own only when it is none of them and not the
+ * reference kernels beside faster ones (it would run as one of them
+ * anyway). */
+static size_t blis_candidates(int *ids, size_t max) {
+  const mlsba__cpu_config_t *cand[NCONFIGS];
+  size_t nc = mlsba__cpu_kernel_candidates(choice.features, cand, NCONFIGS),
+         n = 0, own_is_one = 0;
+  const char *twin = intel_cpu() ? "zen3" : "haswell";
+  int have_both = 0;
+  for (size_t j = 0; j < nc; j++)
+    have_both += strcmp(cand[j]->name, "zen3") == 0 ||
+                 strcmp(cand[j]->name, "haswell") == 0;
+  for (size_t j = 0; j < nc && n < max; j++) {
+    int i = config_index(cand[j]->name);
+    own_is_one |= strcmp(cand[j]->name, choice.detected) == 0;
+    if (have_both == 2 && strcmp(cand[j]->name, twin) == 0)
+      continue;
+    if (runnable(i))
+      ids[n++] = i;
+  }
+  int own_is_reference = strcmp(choice.detected, "generic") == 0 && n > 0;
+  if (runnable(MLSBA__CPU_KERNEL_AUTO) && !own_is_one && !own_is_reference &&
+      n < max)
+    ids[n++] = MLSBA__CPU_KERNEL_AUTO;
+  return n;
+}
+
+/* The kernel sets to time: BLIS's, and OpenBLAS where it loads (else
+ * choice.openblas_why says why not). Inside the choice. */
+static size_t timed_ids(int *ids, size_t max) {
+  size_t n = blis_candidates(ids, max);
+  const char *why = NULL;
+  if (n < max && choice.openblas_possible) {
+    if (mlsba__openblas_load(choice.features, &why) == 0)
+      ids[n++] = MLSBA__CPU_KERNEL_OPENBLAS;
+    else
+      choice.openblas_why = why;
+  }
+  return n;
+}
+
+size_t mlsba__cpu_kernel_timed(int *ids, size_t max) {
+  ensure_chosen();
+  return timed_ids(ids, max);
+}
+
+const char *mlsba__cpu_kernel_openblas_why(void) {
+  ensure_chosen();
+  return choice.openblas_why ? choice.openblas_why : "";
+}
+
+/* MLSBA_CPU_KERNELS: 1 when it decided; else a refusal in the reason. */
+static int forced(void) {
+  const char *env = getenv("MLSBA_CPU_KERNELS");
+  if (!env || !*env)
+    return 0;
+  int id = strcmp(env, "auto") == 0       ? MLSBA__CPU_KERNEL_AUTO
+           : strcmp(env, "openblas") == 0 ? MLSBA__CPU_KERNEL_OPENBLAS
+                                          : config_index(env);
+  const char *why = NULL;
+  if (id == MLSBA__CPU_KERNEL_OPENBLAS) {
+    if (mlsba__openblas_load(choice.features, &why) != 0)
+      id = -2;
+  } else if (id == -1 && strcmp(env, "auto") != 0) {
+    why = "no such kernel set";
+  } else if (!runnable(id)) {
+    why = id >= 0 && !configs[id].init ? "not in this build"
+                                       : "this CPU lacks its instructions";
+  }
+  if (why) {
     snprintf(choice.reason, sizeof choice.reason,
-             "BLIS's own (this build reaches no other sub-configuration)");
+             "MLSBA_CPU_KERNELS=%.40s refused (%s); ", env, why);
+    return 0;
+  }
+  int blis[NCONFIGS + 1];
+  int blis_id = id != MLSBA__CPU_KERNEL_OPENBLAS ? id
+                : blis_candidates(blis, NCONFIGS + 1) > 0
+                    ? blis[0]
+                    : MLSBA__CPU_KERNEL_AUTO;
+  pick_all(id, blis_id);
+  snprintf(choice.reason, sizeof choice.reason, "forced by MLSBA_CPU_KERNELS");
+  return 1;
+}
+
+/* Rounds of every class, each round running a class's kernel sets one
+ * after the other, then the next class's, as the library's calls follow
+ * each other (timed back to back on one class, BLIS's skx kernels ran a
+ * narrow update 1.4 times faster than after the other classes' calls,
+ * OpenBLAS's 0.8 times: the choice went against what a factorization
+ * gains). The first round is a cold one, left out. In a class, a set
+ * below FAR of the fastest after one or two warm rounds, or below CLOSE
+ * after three, is left behind (one at half the speed of another needs no
+ * more rounds to lose); the others run until each has WARM rounds, and up
+ * to MAX_ROUNDS while a decision is within 3% of its threshold (a close
+ * call: more rounds make it steadier). Past BUDGET seconds for the whole
+ * choice, a class stops at MIN_WARM rounds. */
+enum { WARM = 8, MIN_WARM = 4, MAX_ROUNDS = 16 };
+enum { MAX_TIMED = NCONFIGS + 2 };
+#define FAR 0.7
+#define CLOSE 0.85
+#define BUDGET 0.7
+
+/* One class's measurements: GFLOPS per kernel set and round (0: not run
+ * in that round). */
+typedef struct {
+  double g[MAX_TIMED][MAX_ROUNDS];
+  int rounds;
+} runs_t;
+
+/* Set j's speed on a class: the second best of its rounds (the best with
+ * fewer than three). Interference only slows a call down, so the best
+ * rounds are the steadiest measure of a kernel; the second best leaves out
+ * one round that a passing boost of the clock made faster than the
+ * kernel runs. */
+static double speed_of(const runs_t *R, size_t j) {
+  double first = 0, second = 0;
+  int n = 0;
+  for (int r = 0; r < R->rounds; r++) {
+    double g = R->g[j][r];
+    if (g <= 0)
+      continue;
+    n++;
+    if (g > first) {
+      second = first;
+      first = g;
+    } else if (g > second) {
+      second = g;
+    }
+  }
+  return n >= 3 ? second : first;
+}
+
+static double ratio(const runs_t *R, size_t j, size_t k) {
+  double b = speed_of(R, k);
+  return b > 0 ? speed_of(R, j) / b : 0;
+}
+
+/* A class's choice from its rounds. Among BLIS's sets, the fastest, or
+ * the first in the order of preference within 2% of it (two that close
+ * run at the same speed, and a fixed preference keeps the choice from
+ * flipping with noise); OpenBLAS where it beats that by more than 5%. */
+static mlsba__cpu_pick_t pick_class(const int *ids, const runs_t *R, size_t n) {
+  size_t fastest = n;
+  for (size_t j = 0; j < n; j++)
+    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS &&
+        (fastest == n || ratio(R, j, fastest) > 1))
+      fastest = j;
+  size_t keep = fastest;
+  for (size_t j = 0; j < fastest && keep == fastest; j++)
+    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS && ratio(R, j, fastest) >= 0.98)
+      keep = j;
+  if (keep == n) /* nothing of BLIS's timed */
+    return (mlsba__cpu_pick_t){MLSBA__CPU_KERNEL_AUTO, MLSBA__CPU_KERNEL_AUTO,
+                               0, 0};
+  double g = speed_of(R, keep);
+  mlsba__cpu_pick_t pick = {ids[keep], ids[keep], g, g};
+  for (size_t j = 0; j < n; j++)
+    if (ids[j] == MLSBA__CPU_KERNEL_OPENBLAS && ratio(R, j, keep) > 1.05) {
+      pick.kernel = MLSBA__CPU_KERNEL_OPENBLAS;
+      pick.gflops = speed_of(R, j);
+    }
+  return pick;
+}
+
+/* Whether a decision of pick_class is within 3% of its threshold: the
+ * BLIS set kept against the others (2%), OpenBLAS against it (5%). */
+static int close_call(const int *ids, const runs_t *R, size_t n) {
+  mlsba__cpu_pick_t pick = pick_class(ids, R, n);
+  size_t keep = n;
+  for (size_t j = 0; j < n; j++)
+    keep = ids[j] == pick.blis ? j : keep;
+  for (size_t j = 0; j < n && keep < n; j++) {
+    if (j == keep)
+      continue;
+    double q = ratio(R, j, keep),
+           threshold = ids[j] == MLSBA__CPU_KERNEL_OPENBLAS
+                           ? 1.05
+                           : (j < keep ? 0.98 : 1 / 0.98);
+    if (q > 0 && q > threshold / 1.03 && q < threshold * 1.03)
+      return 1;
+  }
+  return 0;
+}
+
+/* One round of the sets of ids marked in `which` on class c, in order or
+ * (odd rounds) in reverse, so that none always runs first. */
+static void time_round(mlsba__cpu_timing_t *ws, mlsba_precision_t p,
+                       mlsba__cpu_class_t c, const int *ids, const int *which,
+                       size_t n, runs_t *R) {
+  int r = R->rounds++;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = r % 2 ? n - 1 - i : i;
+    R->g[j][r] = 0;
+    if (!which[j])
+      continue;
+    double flops = 0, t = mlsba__cpu_class_time(ws, ids[j], p, c, &flops);
+    R->g[j][r] = t > 0 ? flops / t * 1e-9 : 0;
+  }
+}
+
+/* The cores run pinned, one thread each; a thread that moves from core to
+ * core finds its caches cold (BLIS's skx kernels ran a rank-256 update at
+ * 160 GFLOPS on a wandering thread, 185 on a pinned one). So the calling
+ * thread is held on the core it is on while it times, and given back its
+ * own set of cores after; 0 when it could not be (it times where it
+ * runs). */
+static int hold_core(cpu_set_t *before) {
+  int cpu = sched_getcpu();
+  if (cpu < 0 || sched_getaffinity(0, sizeof *before, before) != 0)
+    return 0;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+/* Times every kernel set on every class; 0, or -1 without the memory to. */
+static int measure(const int *ids, size_t n) {
+  mlsba__cpu_timing_t *ws = mlsba__cpu_timing_create();
+  if (ws == NULL)
+    return -1;
+  cpu_set_t before;
+  int held = hold_core(&before);
+  for (int p = 0; p < 2; p++) {
+    mlsba_precision_t prec = (mlsba_precision_t)p;
+    runs_t R[MLSBA__CPU_CLASSES];
+    int active[MLSBA__CPU_CLASSES][MAX_TIMED], done[MLSBA__CPU_CLASSES] = {0};
+    memset(R, 0, sizeof R);
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
+      for (size_t j = 0; j < n; j++)
+        active[c][j] = 1;
+    for (int warm = 0, left = MLSBA__CPU_CLASSES; left > 0; warm++) {
+      for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
+        if (!done[c])
+          time_round(ws, prec, (mlsba__cpu_class_t)c, ids, active[c], n, &R[c]);
+      for (int c = 0; c < MLSBA__CPU_CLASSES && warm == 0; c++)
+        for (size_t j = 0; j < n; j++) /* the cold round: buffers to map */
+          R[c].g[j][0] = 0;
+      for (int c = 0; c < MLSBA__CPU_CLASSES && warm > 0; c++) {
+        if (done[c])
+          continue;
+        runs_t *Rc = &R[c];
+        double fastest = 0;
+        int running = 0;
+        for (size_t j = 0; j < n; j++)
+          fastest = speed_of(Rc, j) > fastest ? speed_of(Rc, j) : fastest;
+        /* One or two rounds tell only who is far behind. */
+        double keep = warm < 3 ? FAR : CLOSE;
+        for (size_t j = 0; j < n; j++)
+          running += active[c][j] =
+              active[c][j] && speed_of(Rc, j) >= keep * fastest;
+        int enough = warm >= WARM ? !close_call(ids, Rc, n)
+                                  : warm >= MIN_WARM &&
+                                        mlsba__now() - choice.start > BUDGET;
+        if (running < 2 || enough || Rc->rounds >= MAX_ROUNDS) {
+          done[c] = 1;
+          left--;
+          choice.picks.pick[p][c] = pick_class(ids, Rc, n);
+        }
+      }
+    }
+  }
+  if (held)
+    (void)sched_setaffinity(0, sizeof before, &before);
+  mlsba__cpu_timing_destroy(ws);
+  return 0;
+}
+
+/* Whether the picks need OpenBLAS, loaded then (a cached choice); 0 when
+ * they need it and it does not load. */
+static int load_what_picks_need(void) {
+  for (int p = 0; p < 2; p++)
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
+      const char *why;
+      if (choice.picks.pick[p][c].kernel == MLSBA__CPU_KERNEL_OPENBLAS &&
+          mlsba__openblas_load(choice.features, &why) != 0)
+        return 0;
+    }
+  return 1;
+}
+
+/* By the count, the cache, or by timing. */
+static void decide(void) {
+  int ids[MAX_TIMED];
+  size_t n_blis = blis_candidates(ids, MAX_TIMED);
+  if (n_blis <= 1 && !choice.openblas_possible) {
+    int id = n_blis ? ids[0] : MLSBA__CPU_KERNEL_AUTO;
+    pick_all(id, id);
+    snprintf(choice.reason, sizeof choice.reason, "%s",
+             id == MLSBA__CPU_KERNEL_AUTO
+                 ? "BLIS's own (this build reaches no other sub-configuration)"
+                 : "the only one this CPU's features allow");
     return;
   }
-  if (n_idx == 1) { /* one sub-configuration left: nothing to time */
-    choice.chosen[0] = choice.chosen[1] = idx[0];
+  char key[512], path[PATH_MAX];
+  cpu_key(choice.features, key, sizeof key);
+  const char *refused = NULL;
+  int cached = mlsba__cpu_cache_path(path, sizeof path, &refused);
+  if (cached &&
+      mlsba__cpu_cache_read(path, key, runnable, &choice.picks) == 0 &&
+      load_what_picks_need()) {
     snprintf(choice.reason, sizeof choice.reason,
-             "the only one this CPU's features allow");
+             "measured on this CPU earlier, kept in %.300s", path);
     return;
   }
-  char key[256], path[640];
-  cpu_key(features, key, sizeof key);
-  int cached = cache_path(path, sizeof path);
-  if (cached && cache_read(path, key, features))
+  size_t n = timed_ids(ids, MAX_TIMED);
+  if (measure(ids, n) != 0) {
+    pick_all(ids[0], ids[0] == MLSBA__CPU_KERNEL_OPENBLAS
+                         ? MLSBA__CPU_KERNEL_AUTO
+                         : ids[0]);
+    snprintf(choice.reason, sizeof choice.reason,
+             "the first candidate (no memory to time the others)");
     return;
-  measure(idx, n_idx);
-  if (cached && choice.gflops[0] > 0)
-    cache_write(path, key);
+  }
+  snprintf(choice.reason, sizeof choice.reason,
+           "measured in %.2f s: the fastest of %zu per shape class on one "
+           "core%s%.150s%s%.120s",
+           mlsba__now() - choice.start, n, refused ? "; " : "",
+           refused ? refused : "", choice.openblas_why ? "; no OpenBLAS: " : "",
+           choice.openblas_why ? choice.openblas_why : "");
+  if (cached)
+    mlsba__cpu_cache_write(path, key, &choice.picks);
 }
 
 static void choose(void) {
+  choice.start = mlsba__now();
   bli_init();
   snprintf(choice.detected, sizeof choice.detected, "%s",
            bli_arch_string(bli_arch_query_id()));
-  unsigned features = mlsba__cpu_features();
-  int idx[MAX_TIMED];
-  size_t n_idx = 0;
-  int own_usable = (detected_needs(choice.detected) & ~features) == 0;
-  if (own_usable)
-    idx[n_idx++] = -1;
-  const mlsba__cpu_config_t *cand[NCONFIGS];
-  size_t nc = mlsba__cpu_kernel_candidates(features, cand, NCONFIGS);
-  for (size_t j = 0; j < nc; j++) {
-    int i = config_index(cand[j]->name);
-    if (usable(i, features)) {
+  const char *bad;
+  size_t bad_len;
+  (void)hidden_features(&bad, &bad_len);
+  char notes[256] = ""; /* what was refused, in front of the reason */
+  if (bad)
+    snprintf(notes, sizeof notes,
+             "MLSBA_CPU_HIDE ignored (\"%.*s\" is none of avx512, avx2, fma, "
+             "avx, ssse3); ",
+             (int)(bad_len < 40 ? bad_len : 40), bad);
+  choice.features = mlsba__cpu_features();
+  char key[160];
+  mlsba__openblas_key(choice.features, key, sizeof key);
+  choice.openblas_possible = strncmp(key, "none", 4) != 0;
+  for (int i = 0; i < NCONFIGS; i++)
+    if (runnable(i))
       configs[i].init(&choice.cntx[i]);
-      idx[n_idx++] = i;
-    }
+  if (!forced()) {
+    size_t len = strlen(notes);
+    snprintf(notes + len, sizeof notes - len, "%.200s", choice.reason);
+    decide();
   }
-  if (forced(features))
-    return;
-  char refused[256]; /* why a forced name was not taken, or "" */
-  memcpy(refused, choice.reason, sizeof refused);
-  decide(features, idx, n_idx, own_usable);
-  if (refused[0]) {
-    char tail[256];
+  if (notes[0]) {
+    char tail[sizeof choice.reason];
     memcpy(tail, choice.reason, sizeof tail);
-    snprintf(choice.reason, sizeof choice.reason, "%.150s%.100s", refused,
-             tail);
+    snprintf(choice.reason, sizeof choice.reason, "%s%.*s", notes,
+             (int)(sizeof choice.reason - strlen(notes) - 1), tail);
   }
+  choice.seconds = mlsba__now() - choice.start;
 }
 
-static void ensure_chosen(void) { pthread_once(&choice_once, choose); }
+static const mlsba__cpu_pick_t *pick_of(mlsba_precision_t p,
+                                        mlsba__cpu_class_t c) {
+  ensure_chosen();
+  int cls = c >= 0 && c < MLSBA__CPU_CLASSES ? (int)c : 0;
+  return &choice.picks.pick[p == MLSBA_PRECISION_DOUBLE][cls];
+}
+
+int mlsba__cpu_kernel_of(mlsba_precision_t p, mlsba__cpu_class_t c) {
+  return pick_of(p, c)->kernel;
+}
+
+int mlsba__cpu_kernel_blis_of(mlsba_precision_t p, mlsba__cpu_class_t c) {
+  return pick_of(p, c)->blis;
+}
 
 void *mlsba__cpu_kernel_context(mlsba_precision_t p) {
-  ensure_chosen();
-  return context_of(choice.chosen[p == MLSBA_PRECISION_DOUBLE]);
+  return mlsba__cpu_kernel_context_of(
+      mlsba__cpu_kernel_blis_of(p, MLSBA__CPU_PRODUCT));
+}
+
+const char *mlsba__cpu_kernel_class_name(mlsba_precision_t p,
+                                         mlsba__cpu_class_t c) {
+  return mlsba__cpu_kernel_id_name(mlsba__cpu_kernel_of(p, c));
 }
 
 const char *mlsba__cpu_kernel_name(mlsba_precision_t p) {
-  ensure_chosen();
-  return name_of(choice.chosen[p == MLSBA_PRECISION_DOUBLE]);
+  return mlsba__cpu_kernel_class_name(p, MLSBA__CPU_PRODUCT);
+}
+
+void mlsba__cpu_kernel_signature(mlsba_precision_t p, char *buf, size_t size) {
+  size_t len = 0;
+  int same = 1;
+  for (int c = 1; c < MLSBA__CPU_CLASSES; c++)
+    same = same && mlsba__cpu_kernel_of(p, (mlsba__cpu_class_t)c) ==
+                       mlsba__cpu_kernel_of(p, MLSBA__CPU_PRODUCT);
+  buf[0] = '\0';
+  for (int c = 0; c < (same ? 1 : MLSBA__CPU_CLASSES) && len < size; c++) {
+    int w = snprintf(buf + len, size - len, "%s%s", c ? "." : "",
+                     mlsba__cpu_kernel_class_name(p, (mlsba__cpu_class_t)c));
+    len = w > 0 ? len + (size_t)w : len;
+  }
 }
 
 const char *mlsba__cpu_kernel_detected(void) {
@@ -465,7 +698,16 @@ const char *mlsba__cpu_kernel_reason(void) {
   return choice.reason;
 }
 
+double mlsba__cpu_kernel_class_gflops(mlsba_precision_t p,
+                                      mlsba__cpu_class_t c) {
+  return pick_of(p, c)->gflops;
+}
+
 double mlsba__cpu_kernel_gflops(mlsba_precision_t p) {
+  return mlsba__cpu_kernel_class_gflops(p, MLSBA__CPU_PRODUCT);
+}
+
+double mlsba__cpu_kernel_choice_seconds(void) {
   ensure_chosen();
-  return choice.gflops[p == MLSBA_PRECISION_DOUBLE];
+  return choice.seconds;
 }

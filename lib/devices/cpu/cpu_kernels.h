@@ -1,20 +1,25 @@
-/* Which BLIS kernels the CPU's cores run. BLIS picks a sub-configuration
- * from the CPU it knows; a CPU newer than the installed BLIS gets its
- * `generic` reference kernels (a fifth of the silicon). So the choice is
- * made here: the sub-configurations the CPU can execute (its ISA flags
- * decide, never a guess: a wrong one is SIGILL), BLIS's own among them,
- * each timed on a GEMM, the fastest kept per precision. The decision is
- * cached per host and re-made when the CPU, its features or BLIS change.
+/* Which kernels the CPU's cores run. BLIS picks a sub-configuration from
+ * the CPU it knows; a CPU newer than the installed BLIS gets its `generic`
+ * reference kernels (a fifth of the silicon). So the choice is made here:
+ * the sub-configurations the CPU can execute (its ISA flags decide, never
+ * a guess: a wrong one is SIGILL), BLIS's own among them, and a private
+ * single-thread OpenBLAS where one is installed (cpu_openblas.h), each
+ * timed on the shapes the library runs, one choice per shape class and
+ * precision. The decision is cached per host and re-made when the CPU, its
+ * features, BLIS or OpenBLAS change.
  *
  * Environment (read once, at the first use):
- *   MLSBA_CPU_KERNELS=NAME  force a sub-configuration (auto: BLIS's own);
+ *   MLSBA_CPU_KERNELS=NAME  force one kernel set for every class (auto:
+ *                           BLIS's own; openblas: the private OpenBLAS);
  *                           refused when the CPU lacks its instructions
  *   MLSBA_CPU_HIDE=LIST     hide CPU features from the choice
  *                           (avx512,avx2,fma,avx,ssse3): test the fallback
- *                           order of a machine without them
+ *                           order of a machine without them; a list with
+ *                           an unknown name is ignored, and the reason says
  *   MLSBA_CACHE_DIR=DIR     where the decision is kept (default
  *                           $XDG_CACHE_HOME/mlsba, else ~/.cache/mlsba;
- *                           "none": neither read nor written) */
+ *                           "none": neither read nor written; a path too
+ *                           long is refused, and the reason says) */
 #ifndef MLSBA_DEVICES_CPU_CPU_KERNELS_H
 #define MLSBA_DEVICES_CPU_CPU_KERNELS_H
 
@@ -48,25 +53,108 @@ size_t mlsba__cpu_kernel_candidates(unsigned features,
                                     size_t max);
 
 /* The features of this CPU as the OS lets programs use them, less those
- * named in MLSBA_CPU_HIDE. */
+ * named in MLSBA_CPU_HIDE (a list with an unknown name hides nothing). */
 unsigned mlsba__cpu_features(void);
 
-/* The BLIS context chosen for a precision (NULL: BLIS's own). Makes the
- * choice at the first call (timing a few GEMMs, or reading the cache);
- * thread-safe. */
+/* ---- shape classes ------------------------------------------------------
+ * The kernel that wins depends on the shape: on an AMD Zen 4, BLIS's zen3
+ * and skx kernels tie on a 768^3 GEMM while skx wins by 1.3x on a rank-192
+ * update. So each call is put in a class by its shape, and each class has
+ * its own choice. */
+typedef enum {
+  MLSBA__CPU_PRODUCT = 0, /* deep GEMM (k large): a load's column block */
+  MLSBA__CPU_UPDATE,      /* rank-k, k small, m and n large: the
+                             factorizations' and the MPI node's updates */
+  MLSBA__CPU_TRIANGLE,    /* TRSM and TRMM: the triangle solves */
+  MLSBA__CPU_PANEL,       /* k small and m or n small: tall-skinny panels */
+  MLSBA__CPU_CLASSES
+} mlsba__cpu_class_t;
+
+/* What a call computes. */
+typedef enum {
+  MLSBA__CPU_OP_GEMM = 0,
+  MLSBA__CPU_OP_GEMMT,
+  MLSBA__CPU_OP_TRSM,
+  MLSBA__CPU_OP_TRMM
+} mlsba__cpu_op_t;
+
+/* The class of a call from its operation and its shape (C is m x n, the
+ * inner dimension k; for TRSM and TRMM k is unused). Pure, and cheap
+ * enough for every call. */
+mlsba__cpu_class_t mlsba__cpu_shape_class(mlsba__cpu_op_t op, int64_t m,
+                                          int64_t n, int64_t k);
+
+/* "product", "update", "triangle", "panel". */
+const char *mlsba__cpu_class_name(mlsba__cpu_class_t c);
+
+/* ---- kernel sets --------------------------------------------------------
+ * A kernel set is named by an id: MLSBA__CPU_KERNEL_AUTO (BLIS's own), a
+ * sub-configuration (0 .. its count - 1) or MLSBA__CPU_KERNEL_OPENBLAS. */
+enum { MLSBA__CPU_KERNEL_AUTO = -1, MLSBA__CPU_KERNEL_OPENBLAS = 100 };
+
+/* "skx", "auto", "openblas"; NULL for an id that names nothing. */
+const char *mlsba__cpu_kernel_id_name(int id);
+
+/* The kernel sets the choice times on this machine (ids, at most max),
+ * after loading what they need; makes the choice first. */
+size_t mlsba__cpu_kernel_timed(int *ids, size_t max);
+
+/* Each class's timing shape (cpu_kernel_timing.c): the matrices, made and
+ * filled once, and one run of a class with a kernel set on one thread, its
+ * seconds (and its flops in *flops). Used by the choice and by
+ * bench-kernels. */
+typedef struct mlsba__cpu_timing mlsba__cpu_timing_t;
+mlsba__cpu_timing_t *mlsba__cpu_timing_create(void); /* NULL: no memory */
+void mlsba__cpu_timing_destroy(mlsba__cpu_timing_t *ws);
+double mlsba__cpu_class_time(mlsba__cpu_timing_t *ws, int id,
+                             mlsba_precision_t p, mlsba__cpu_class_t c,
+                             double *flops);
+
+/* Why OpenBLAS is not among the kernel sets timed ("" when it is, or
+ * when this CPU has no core type for it). */
+const char *mlsba__cpu_kernel_openblas_why(void);
+
+/* ---- the choice ---------------------------------------------------------
+ * Made at the first call of any of these (timing the candidates, or
+ * reading the cache); thread-safe. */
+
+/* The kernel set chosen for class c and precision p (an id), and the BLIS
+ * one that serves the calls OpenBLAS does not take (many threads, GEMMT
+ * that is no SYRK); equal when the choice is BLIS. */
+int mlsba__cpu_kernel_of(mlsba_precision_t p, mlsba__cpu_class_t c);
+int mlsba__cpu_kernel_blis_of(mlsba_precision_t p, mlsba__cpu_class_t c);
+
+/* The BLIS context of a BLIS id (NULL: BLIS's own). */
+void *mlsba__cpu_kernel_context_of(int id);
+
+/* The BLIS context of the product class for p (NULL: BLIS's own): makes
+ * the choice. */
 void *mlsba__cpu_kernel_context(mlsba_precision_t p);
 
-/* The name of the sub-configuration chosen for p ("skx"), and the one BLIS
- * detected by itself ("generic"). */
+/* The name of the product class's kernels for p ("skx"), and the
+ * sub-configuration BLIS detected by itself ("generic"). */
 const char *mlsba__cpu_kernel_name(mlsba_precision_t p);
 const char *mlsba__cpu_kernel_detected(void);
 
-/* Why: "measured", "cached", "forced by MLSBA_CPU_KERNELS", or why a
- * forced name was refused. */
+/* The name of class c's kernels for p. */
+const char *mlsba__cpu_kernel_class_name(mlsba_precision_t p,
+                                         mlsba__cpu_class_t c);
+
+/* "skx" when every class of p runs the same kernels, else the classes'
+ * names joined by '.' in class order: the core's identity in model keys. */
+void mlsba__cpu_kernel_signature(mlsba_precision_t p, char *buf, size_t size);
+
+/* Why: "measured ...", "measured on this CPU earlier ...", "forced by
+ * MLSBA_CPU_KERNELS", with what was refused in front. */
 const char *mlsba__cpu_kernel_reason(void);
 
-/* GFLOPS of the chosen kernels on one core in the choice's measurement
- * (0 when the choice was forced or cached without it). */
+/* GFLOPS of class c's kernels for p on one core when they were timed (0
+ * when the choice was forced); of the product class for the first. */
 double mlsba__cpu_kernel_gflops(mlsba_precision_t p);
+double mlsba__cpu_kernel_class_gflops(mlsba_precision_t p,
+                                      mlsba__cpu_class_t c);
+
+/* Seconds the choice took in this process (timing, or reading the cache). */
+double mlsba__cpu_kernel_choice_seconds(void);
 
 #endif

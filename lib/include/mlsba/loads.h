@@ -58,26 +58,56 @@ MLSBA_EXTERN int mlsba_load_gemm(const mlsba_gemm_t *g, mlsba_load_t **load);
 MLSBA_EXTERN int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads);
 
 /** The kernels the CPU cores run (every CPU GEMM of the library: core
- *  devices, mlsba_gemm_blis(), the MPI node kernel, mlsba_cpu_gemm()).
- *  BLIS picks kernels for the CPUs it knows and falls back to slow
- *  reference ones on newer CPUs; libmlsba times the sub-configurations
- *  the CPU can execute (by its ISA flags) and keeps the fastest per
+ *  devices, mlsba_gemm_blis(), the MPI node kernel, mlsba_cpu_gemm(),
+ *  the factorizations). BLIS picks kernels for the CPUs it knows and falls
+ *  back to slow reference ones on newer CPUs; libmlsba times the
+ *  sub-configurations the CPU can execute (by its ISA flags), and
+ *  OpenBLAS's kernels where it is installed, on each shape class the
+ *  library runs (mlsba_cpu_class_t), and keeps the fastest per class and
  *  precision, cached per host ($MLSBA_CACHE_DIR, else
  *  $XDG_CACHE_HOME/mlsba or ~/.cache/mlsba; "none": no cache) and made
- *  again when the CPU or BLIS changes. MLSBA_CPU_KERNELS=NAME forces one
- *  (auto: BLIS's own); MLSBA_CPU_HIDE=avx512,... hides CPU features from
- *  the choice. Strings are static: valid for the process's lifetime. */
+ *  again when the CPU, BLIS or OpenBLAS changes. MLSBA_CPU_KERNELS=NAME
+ *  forces one set (auto: BLIS's own; openblas); MLSBA_CPU_HIDE=avx512,...
+ *  hides CPU features from the choice. Strings are static: valid for the
+ *  process's lifetime. */
 typedef struct mlsba_cpu_kernels {
-  const char *library;        /**< "BLIS 0.9.0" */
-  const char *single_kernels; /**< BLIS sub-configuration for single ("skx") */
+  const char *library;        /**< "BLIS 0.9.0" (and "OpenBLAS 0.3.21
+                                   SkylakeX" when a class runs it) */
+  const char *single_kernels; /**< the product class's kernels for single
+                                   ("skx", "openblas") */
   const char *double_kernels; /**< and for double (when BLIS's own choice is
                                    kept, its name, equal to `detected`) */
   const char *detected;       /**< what BLIS picks by itself ("generic") */
   const char *reason;         /**< how the choice was made */
-  double single_gflops;       /**< one core at the choice; 0 when not timed */
+  double single_gflops;       /**< one core, product class; 0 when not timed */
   double double_gflops;
   char description[192]; /**< "BLIS 0.9.0, skx kernels (BLIS detected: ...)" */
 } mlsba_cpu_kernels_t;
+
+/** The shape classes of the cores' calls, each with its own choice of
+ *  kernels (docs/cpu-kernels.md): the inner dimension k of a GEMM decides
+ *  between a product (k >= 384) and the rank-k classes. */
+typedef enum mlsba_cpu_class {
+  MLSBA_CPU_CLASS_PRODUCT = 0, /**< k >= 384: a load's block of columns */
+  MLSBA_CPU_CLASS_UPDATE,      /**< k < 384, m and n >= 256: a rank-k update */
+  MLSBA_CPU_CLASS_TRIANGLE,    /**< TRSM and TRMM: the triangle solves */
+  MLSBA_CPU_CLASS_PANEL,       /**< k < 384 and m or n < 256: tall-skinny */
+  MLSBA_CPU_CLASS_COUNT
+} mlsba_cpu_class_t;
+
+/** \brief The kernels the cores run for class c in precision p.
+ *  \param name set to the class's name ("product", "update", "triangle",
+ *         "panel"); may be NULL
+ *  \param kernels set to the kernel set ("skx", "zen3", ..., "openblas";
+ *         BLIS's own by the name BLIS detected); may be NULL
+ *  \param gflops set to their GFLOPS on one core on the class's timing
+ *         shape when the choice was timed (0 when it was forced); may be
+ *         NULL
+ *  \return 0, or MLSBA_EINVAL for a class or precision out of range.
+ *  Makes the choice when nothing has yet. */
+MLSBA_EXTERN int mlsba_cpu_class_kernels(mlsba_precision_t p,
+                                         mlsba_cpu_class_t c, const char **name,
+                                         const char **kernels, double *gflops);
 
 /** \brief Which kernels the cores run, and why. Makes the choice when
  *  nothing has yet (a second or so the first time on a machine). */

@@ -30,7 +30,7 @@ int mlsba_gemm_blis(const mlsba_gemm_t *g, unsigned threads) {
 }
 
 void mlsba_cpu_kernels(mlsba_cpu_kernels_t *info) {
-  static char library[32];
+  static char library[96];
   mlsba__cpu_blas_library(library, sizeof library);
   info->library = library;
   info->detected = mlsba__cpu_kernel_detected();
@@ -45,6 +45,30 @@ void mlsba_cpu_kernels(mlsba_cpu_kernels_t *info) {
   info->single_gflops = mlsba__cpu_kernel_gflops(MLSBA_PRECISION_SINGLE);
   info->double_gflops = mlsba__cpu_kernel_gflops(MLSBA_PRECISION_DOUBLE);
   mlsba__cpu_blas_describe(info->description, sizeof info->description);
+}
+
+_Static_assert((int)MLSBA_CPU_CLASS_COUNT == (int)MLSBA__CPU_CLASSES &&
+                   (int)MLSBA_CPU_CLASS_PANEL == (int)MLSBA__CPU_PANEL,
+               "the public classes are the cores' classes");
+
+int mlsba_cpu_class_kernels(mlsba_precision_t p, mlsba_cpu_class_t c,
+                            const char **name, const char **kernels,
+                            double *gflops) {
+  if ((p != MLSBA_PRECISION_SINGLE && p != MLSBA_PRECISION_DOUBLE) || c < 0 ||
+      c >= MLSBA_CPU_CLASS_COUNT)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_cpu_class_kernels: no such precision or class");
+  mlsba__cpu_class_t k = (mlsba__cpu_class_t)c;
+  if (name)
+    *name = mlsba__cpu_class_name(k);
+  if (kernels) {
+    *kernels = mlsba__cpu_kernel_class_name(p, k);
+    if (strcmp(*kernels, "auto") == 0)
+      *kernels = mlsba__cpu_kernel_detected();
+  }
+  if (gflops)
+    *gflops = mlsba__cpu_kernel_class_gflops(p, k);
+  return 0;
 }
 
 static int is_trans(char t) { return t == 'N' || t == 'T'; }

@@ -1,0 +1,54 @@
+/* The cache of the kernels' choice: one text file per host
+ * (docs/cpu-kernels.md shows it line by line), read strictly, so that a
+ * file of another version, another machine or a bad hand never decides
+ * what runs. */
+#ifndef MLSBA_DEVICES_CPU_CPU_KERNEL_CACHE_H
+#define MLSBA_DEVICES_CPU_CPU_KERNEL_CACHE_H
+
+#include <stddef.h>
+
+#include "cpu_kernels.h"
+
+/* One class's choice in one precision: the kernel set (an id,
+ * cpu_kernels.h) and its GFLOPS when timed, and the BLIS one that serves
+ * the calls OpenBLAS does not take (equal to the first when it is BLIS). */
+typedef struct {
+  int kernel, blis;
+  double gflops, blis_gflops;
+} mlsba__cpu_pick_t;
+
+typedef struct {
+  mlsba__cpu_pick_t pick[2][MLSBA__CPU_CLASSES]; /* [double?][class] */
+} mlsba__cpu_picks_t;
+
+/* The version the first line names; a file of another version (the
+ * one-shape format 1 of earlier releases) is timed again and replaced. */
+#define MLSBA__CPU_CACHE_VERSION 2
+
+/* The cache file, DIR/HOST/cpu-kernels, made room for (the folders it
+ * may make); 0 when there is none: MLSBA_CACHE_DIR=none, no home, or a
+ * path too long for the system (then *refused says why: a path is never
+ * cut short). */
+int mlsba__cpu_cache_path(char *buf, size_t size, const char **refused);
+
+/* The choice a file's text holds for `key`, into *out; 0, or -1 when the
+ * text is not exactly a cache of this version for this key, names a
+ * kernel set unknown or not runnable here (runnable(id) says), or carries
+ * a speed that is not a positive finite number below 10^6 GFLOPS. Pure. */
+int mlsba__cpu_cache_parse(const char *text, const char *key,
+                           int (*runnable)(int id), mlsba__cpu_picks_t *out);
+
+/* The text of a cache for key and picks, into buf; its length, or -1
+ * when it does not fit. Pure. */
+int mlsba__cpu_cache_format(const char *key, const mlsba__cpu_picks_t *picks,
+                            char *buf, size_t size);
+
+/* The file read (a regular file of at most 4 KiB) and parsed; 0 or -1. */
+int mlsba__cpu_cache_read(const char *path, const char *key,
+                          int (*runnable)(int id), mlsba__cpu_picks_t *out);
+
+/* Written atomically; a cache, so a failure is ignored. */
+void mlsba__cpu_cache_write(const char *path, const char *key,
+                            const mlsba__cpu_picks_t *picks);
+
+#endif
