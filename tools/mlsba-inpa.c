@@ -21,6 +21,7 @@
 #include "common/output.h"
 #include "common/paths.h"
 #include "common/text.h"
+#include "inpa_factor.h"
 #include "inpa_load.h"
 #include "inpa_runs.h"
 #include "mlsba-inpa_help.h" /* tools/help/mlsba-inpa.txt */
@@ -33,6 +34,7 @@ typedef struct {
   mlsba_mpi_opts_t o;
   const char *json;
   int quiet;
+  int op;             /* --op: INPA_OP_GEMM (the product), _GETRF, _POTRF */
   int64_t repeat;     /* products with one balancing (--repeat, 1) */
   int transa, transb; /* --transa, --transb: op(A), op(B) = A^T, B^T */
 } args_t;
@@ -52,6 +54,7 @@ static int parse_comm_model(const char *v, void *to, char *why, size_t size) {
 
 static const char *const node_algos[] = {"mlsba", "idpa", NULL};
 static const char *const precisions[] = {"single", "double", NULL};
+static const char *const ops[] = {"gemm", "getrf", "potrf", NULL};
 
 /* Sizes up to 2^40 pass here; the layer refuses those it cannot run,
  * with the reason. */
@@ -79,6 +82,13 @@ static const opt_t options[] = {
      .parse = parse_comm_model},
     {"--quiet", OPT_FLAG, OPT_AT(args_t, quiet)},
     {"--keep-shared", OPT_FLAG, OPT_AT(args_t, o.keep_shared)},
+    {"--op", OPT_CHOICE, OPT_AT(args_t, op), .choices = ops},
+    {"-m", OPT_UNITS, OPT_AT(args_t, o.m), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-n", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
+    {"-k", OPT_UNITS, OPT_AT(args_t, o.k), .lo = 1, .hi = INT64_C(1) << 40},
+    {"--repeat", OPT_UNITS, OPT_AT(args_t, repeat), .lo = 1, .hi = 100000},
+    {"--transa", OPT_FLAG, OPT_AT(args_t, transa)},
+    {"--transb", OPT_FLAG, OPT_AT(args_t, transb)},
 };
 
 /* The parser's outcomes are the ones the ranks agree on (mpi_cli.h). */
@@ -101,6 +111,12 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
   A->o.transb = A->transb ? 'T' : 'N';
   if (outcome == OPTS_RUN && A->o.platform == NULL)
     return mpi_cli_usage(why, "missing ", "--platform");
+  /* The factorizations are of a square N x N matrix, once. */
+  if (outcome == OPTS_RUN && A->op != INPA_OP_GEMM &&
+      (A->o.m || A->o.k || A->transa || A->transb || A->repeat > 1))
+    return mpi_cli_usage(why, ops[A->op],
+                         ": -m, -k, --transa, --transb and --repeat are "
+                         "the product's (--op gemm)");
   return outcome;
 }
 
@@ -348,6 +364,11 @@ int main(int argc, char **argv) {
   char platform[4096];
   if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
     A.o.platform = platform;
+  if (A.op != INPA_OP_GEMM) { /* tools/inpa_factor.c */
+    int factor_status = inpa_factor_main(&A.o, A.op, A.json, A.quiet, prog);
+    MPI_Finalize();
+    return factor_status;
+  }
   inpa_runs_t runs;
   int err = inpa_runs(MPI_COMM_WORLD, &A.o, A.repeat, &runs);
   if (err) {

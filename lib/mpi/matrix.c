@@ -272,6 +272,8 @@ int mlsba__mpi_matrix_rects(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
 void mlsba_mpi_matrix_destroy(mlsba_mpi_matrix_t *d) {
   if (d == NULL)
     return;
+  if (d->free_user)
+    d->free_user(d->user);
   free(d->rect);
   free(d->own);
   free(d);

@@ -20,6 +20,9 @@ struct mlsba_mpi_matrix {
   /* MLSBA__MATRIX_OWNER */
   mlsba_mpi_owner_fn owner;
   void *user;
+  /* Frees user with the description, when the layer made user for it
+   * (the factorizations' layouts: factor_layout.c); NULL otherwise. */
+  void (*free_user)(void *user);
   /* MLSBA__MATRIX_SCALAPACK: the grid, and this rank's place in it (-1
    * outside the grid) */
   int nprow, npcol, rsrc, csrc, myrow, mycol;

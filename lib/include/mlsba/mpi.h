@@ -781,6 +781,113 @@ MLSBA_EXTERN int mlsba_mpi_mw_split_from_name(const char *name,
                                               mlsba_mpi_mw_split_t *split);
 /**@}*/
 
+/* ---------------------------------------------------------------------- */
+/** \name LU and Cholesky across ranks
+ *
+ *  LAPACK's ?getrf, ?potrf, ?getrs and ?potrs over the ranks of a
+ *  communicator, on a matrix laid out by mlsba_mpi_factor_matrix(): blocks
+ *  of nb x nb, 2-D block-cyclic over node columns (docs/layout.md),
+ *  homogeneous (ScaLAPACK's) or drawn from each rank's node model so that
+ *  the trailing matrix's shares follow the models at every step. The
+ *  application fills its own blocks of that description in its local
+ *  array (mlsba_mpi_matrix_block()), or moves a matrix there from any
+ *  other description (a ScaLAPACK descriptor's) with
+ *  mlsba_mpi_redistribute(), and reads the factors the same way: they
+ *  replace the matrix in every rank's local array, as LAPACK's replace A.
+ *  Every call is collective over the description's communicator; a bad
+ *  argument on any rank fails every rank with the same message. */
+/**@{*/
+
+/** How mlsba_mpi_factor_matrix() draws the layout. */
+typedef enum mlsba_mpi_layout {
+  /** ScaLAPACK's 2-D block-cyclic on a P x Q grid of the ranks (P <= Q,
+   *  as near square as the rank count allows), rank p Q + q at (p, q):
+   *  the same description as a ScaLAPACK descriptor with MB = NB = nb,
+   *  RSRC = CSRC = 0 on a row-major grid. */
+  MLSBA_MPI_LAYOUT_HOMOGENEOUS = 0,
+  /** From the ranks' node models: node columns as INPA's arrangement
+   *  stands them, each block row and column given so that every trailing
+   *  matrix's shares stay near the models' optimum at its size. A matrix
+   *  of fewer blocks than ranks takes the homogeneous layout instead. */
+  MLSBA_MPI_LAYOUT_FPM,
+  /** The same walk with each model flattened to one speed (Kalinov and
+   *  Lastovetsky's heterogeneous block-cyclic layout). */
+  MLSBA_MPI_LAYOUT_CONSTANT
+} mlsba_mpi_layout_t;
+
+/** "homogeneous", "fpm", "constant"; NULL if unknown. */
+MLSBA_EXTERN const char *mlsba_mpi_layout_name(mlsba_mpi_layout_t layout);
+/** \brief The layout of a name; MLSBA_EINVAL for an unknown one. */
+MLSBA_EXTERN int mlsba_mpi_layout_from_name(const char *name,
+                                            mlsba_mpi_layout_t *layout);
+
+/** Options of mlsba_mpi_factor_matrix(); zero them, then set. */
+typedef struct mlsba_mpi_factor_layout_opts {
+  /** The block nb; 0 takes 128. */
+  int64_t block;
+  mlsba_mpi_layout_t layout;
+  /** MLSBA_MPI_LAYOUT_FPM and _CONSTANT: this rank's node model, the
+   *  time of one rank-nb update of x blocks of nb x nb (as INPA's node
+   *  models count them: a point (x, x / t) per measured area x), its
+   *  max_load capping the blocks the rank may own. Ignored by the
+   *  homogeneous layout. */
+  const mlsba_model_t *model;
+  /** Nonzero for Cholesky: only the lower triangle's blocks count in the
+   *  shares (m must equal n). */
+  int lower;
+} mlsba_mpi_factor_layout_opts_t;
+
+/** \brief The factorizations' layout of an m x n matrix over comm's ranks:
+ *  a description (block size nb x nb) whose blocks each rank fills in its
+ *  local array (mlsba_mpi_matrix_local(): ld x cols), then hands to
+ *  mlsba_mpi_getrf() or mlsba_mpi_potrf(). Collective (the models travel
+ *  to rank 0, which draws the layout and sends it to every rank); opts
+ *  agreed on first. Destroy with mlsba_mpi_matrix_destroy().
+ *  \return 0; MLSBA_EINVAL naming the argument and the rank;
+ *          MLSBA_ECAPACITY when the models' caps cannot hold the matrix;
+ *          MLSBA_ENOMEM. */
+MLSBA_EXTERN int
+mlsba_mpi_factor_matrix(MPI_Comm comm, int64_t m, int64_t n,
+                        const mlsba_mpi_factor_layout_opts_t *opts,
+                        mlsba_mpi_matrix_t **matrix);
+
+/** \brief LU with partial pivoting, A = P L U, as LAPACK's ?getrf, of
+ *  the m x n matrix desc describes (made by mlsba_mpi_factor_matrix()),
+ *  every rank's part in its local array a (doubles or floats by prec).
+ *  \param ipiv  min(m, n) entries on every rank: the global, 1-based row
+ *               interchanges (row i swapped with row ipiv[i - 1]).
+ *  \param info  on every rank: 0, or i > 0 when U(i, i) is exactly zero
+ *               (the factorization is completed, as LAPACK's).
+ *  \return 0; MLSBA_EINVAL (on every rank, naming the rank at fault);
+ *          MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_mpi_getrf(const mlsba_mpi_matrix_t *desc,
+                                 mlsba_precision_t prec, void *a, int64_t *ipiv,
+                                 int64_t *info);
+/** \brief Cholesky A = L L^T, as LAPACK's ?potrf with uplo 'L' (the only
+ *  one taken): the lower triangle's blocks of the n x n matrix desc
+ *  describes are read and replaced by L; blocks above the diagonal, and
+ *  the upper triangle of the diagonal blocks, are not touched.
+ *  \param info  on every rank: 0, or i > 0 when the leading minor of order
+ *               i is not positive definite (the factorization stops). */
+MLSBA_EXTERN int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc,
+                                 mlsba_precision_t prec, char uplo, void *a,
+                                 int64_t *info);
+/** \brief Solve A X = B with mlsba_mpi_getrf()'s factors of a square A
+ *  (LAPACK's ?getrs, no transpose): b is n x nrhs (leading dimension
+ *  ldb >= n), the same on every rank, and holds X on every rank on
+ *  return. A zero on U's diagonal gives infinities, as LAPACK's. */
+MLSBA_EXTERN int mlsba_mpi_getrs(const mlsba_mpi_matrix_t *desc,
+                                 mlsba_precision_t prec, const void *lu,
+                                 const int64_t *ipiv, int64_t nrhs, void *b,
+                                 int64_t ldb);
+/** \brief Solve A X = B with mlsba_mpi_potrf()'s L (LAPACK's ?potrs,
+ *  uplo 'L'); b as mlsba_mpi_getrs()'s. */
+MLSBA_EXTERN int mlsba_mpi_potrs(const mlsba_mpi_matrix_t *desc,
+                                 mlsba_precision_t prec, char uplo,
+                                 const void *l, int64_t nrhs, void *b,
+                                 int64_t ldb);
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,90 @@
+/* LU and Cholesky across ranks (<mlsba/mpi.h>): what the factorizations'
+ * modules share. factor_layout.c makes the descriptions
+ * (mlsba_mpi_factor_matrix) and opens a run on one (this file's
+ * mlsba__mpi_dfac_t: the layout, this rank's local array and its node
+ * column's communicator); factor_lu.c, factor_chol.c and factor_solve.c
+ * are the steps.
+ *
+ * Every step works on the layout's structure (lib/partition/layout.h): a
+ * block column belongs to one node column, whose ranks all hold the same
+ * block columns and split its block rows between them; local rows and
+ * columns follow the global order. So the rows of a rank from a global
+ * row on, and its columns from a global column on, are always the tail of
+ * its local array: each step's trailing part is one dense rectangle. */
+#ifndef MLSBA_MPI_FACTOR_H
+#define MLSBA_MPI_FACTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../partition/layout.h"
+#include "internal.h"
+
+/* The layout behind a description made by mlsba_mpi_factor_matrix();
+ * NULL for any other description. */
+const mlsba__layout_t *
+mlsba__mpi_factor_layout_of(const mlsba_mpi_matrix_t *desc);
+
+/* One run of a factorization or a solve on this rank. */
+typedef struct mlsba__mpi_dfac {
+  MPI_Comm comm; /* the description's */
+  MPI_Comm col;  /* this rank's node column, ordered by rank */
+  int me;
+  const mlsba__layout_t *layout;
+  int64_t m, n, nb;
+  size_t mycol;         /* this rank's node column */
+  int64_t lrows, lcols; /* its local array, in elements */
+  int64_t lda;          /* the description's leading dimension */
+  mlsba_precision_t prec;
+  size_t es;         /* element size */
+  MPI_Datatype type; /* MPI_DOUBLE or MPI_FLOAT */
+  char *a;           /* the local array */
+  /* The panels' buffers (m x nb elements each; NULL for a solve): the
+   * whole panel, this rank's part of it, the parts as the root receives
+   * them, and the root's counts and offsets (2 q). */
+  void *panel, *part, *parts;
+  int *counts;
+} mlsba__mpi_dfac_t;
+
+/* Checks what every factorization and solve needs (desc one of
+ * mlsba_mpi_factor_matrix()'s, prec, a where the rank owns elements),
+ * plus this rank's own verdict `err` on the call's other arguments (0, or
+ * a code with its message set), and agrees on them across the ranks: a
+ * fault on any rank fails every rank with that rank's message. Then opens
+ * the node column's communicator. Collective. Returns 0 or the agreed
+ * code (nothing to close then). panels: nonzero to allocate the panels'
+ * buffers (the factorizations). */
+int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
+                         const void *a, int err, int panels, const char *call,
+                         mlsba__mpi_dfac_t *f);
+void mlsba__mpi_dfac_close(mlsba__mpi_dfac_t *f);
+
+/* Rank r's local rows (columns) before global row (column) g: the local
+ * index of g when r holds it, else of the first row it holds after g. */
+int64_t mlsba__mpi_dfac_rows_before(const mlsba__mpi_dfac_t *f, size_t r,
+                                    int64_t g);
+int64_t mlsba__mpi_dfac_cols_before(const mlsba__mpi_dfac_t *f, size_t r,
+                                    int64_t g);
+/* Local element (lr, lc) of this rank. */
+void *mlsba__mpi_dfac_at(const mlsba__mpi_dfac_t *f, int64_t lr, int64_t lc);
+/* This rank's place in comm (rank) of its node column's communicator. */
+int mlsba__mpi_dfac_col_rank(const mlsba__mpi_dfac_t *f, size_t rank);
+
+/* The panel of step k: rows [k0, m) of columns [k0, k0 + p) (k0 = k nb),
+ * gathered from the ranks of block column k's node column onto the owner
+ * of block (k, k), into f->panel (m - k0 rows, leading dimension m - k0);
+ * collective over that node column only (other ranks return at once). */
+void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
+                                  int64_t p);
+/* The panel's rows back into the local array of each rank of its node
+ * column (every rank has the whole panel). */
+void mlsba__mpi_dfac_put_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
+                               int64_t p, const void *panel);
+/* This rank's rows from global row g on, taken from the panel of step k0
+ * (m - k0 rows, p columns), packed into out (their count rows, leading
+ * dimension that count). Returns the count. */
+int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
+                                      int64_t p, const void *panel, int64_t g,
+                                      void *out);
+
+#endif

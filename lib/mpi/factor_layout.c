@@ -1,0 +1,302 @@
+/* The factorizations' distributed matrices (mlsba_mpi_factor_matrix): a
+ * layout of lib/partition (homogeneous, or drawn from the ranks' node
+ * models) behind an owner-function description, so that the application
+ * queries and fills its blocks, and redistributes to and from it, as it
+ * does with any description. Rank 0 draws the layout and sends its
+ * ownership to every rank, so that every rank holds the same one even if
+ * the ranks' arithmetic differs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "factor.h"
+#include "matrix.h"
+
+static const char *const layout_names[] = {"homogeneous", "fpm", "constant"};
+enum { LAYOUTS = sizeof layout_names / sizeof *layout_names };
+
+const char *mlsba_mpi_layout_name(mlsba_mpi_layout_t layout) {
+  return (unsigned)layout < LAYOUTS ? layout_names[layout] : NULL;
+}
+
+int mlsba_mpi_layout_from_name(const char *name, mlsba_mpi_layout_t *layout) {
+  for (unsigned i = 0; name && layout && i < LAYOUTS; i++)
+    if (!strcmp(name, layout_names[i])) {
+      *layout = (mlsba_mpi_layout_t)i;
+      return 0;
+    }
+  return mlsba__fail(MLSBA_EINVAL,
+                     "unknown layout \"%s\" (homogeneous, fpm, "
+                     "constant)",
+                     name ? name : "(null)");
+}
+
+static const char *spell_layout(int64_t v) {
+  return v >= 0 && v < LAYOUTS ? layout_names[v] : NULL;
+}
+
+/* The owner function of the descriptions made here: user is the layout. */
+static int layout_owner(void *user, int64_t bi, int64_t bj, int64_t *lr,
+                        int64_t *lc) {
+  const mlsba__layout_t *L = user;
+  int64_t nb = mlsba__layout_dims(L)->nb;
+  size_t c = mlsba__layout_bcol_column(L, bj);
+  *lr = mlsba__layout_row_g2l(L, c, bi) * nb;
+  *lc = mlsba__layout_col_g2l(L, bj) * nb;
+  return (int)mlsba__layout_owner(L, bi, bj);
+}
+
+static void free_layout(void *user) { mlsba__layout_destroy(user); }
+
+const mlsba__layout_t *
+mlsba__mpi_factor_layout_of(const mlsba_mpi_matrix_t *d) {
+  return d && d->kind == MLSBA__MATRIX_OWNER && d->owner == layout_owner
+             ? d->user
+             : NULL;
+}
+
+/* ---- the node models, gathered on rank 0 ------------------------------ */
+
+/* Every rank's model onto rank 0 (models[q], the caller destroys them),
+ * as points (x, speed), max_load and transfer. Collective. */
+static int gather_models(MPI_Comm comm, int rank, int q,
+                         const mlsba_model_t *mine, mlsba_model_t **models) {
+  int np = (int)mlsba_model_num_points(mine);
+  size_t len = 2 * (size_t)np + 3;
+  double *buf = malloc(len * sizeof *buf);
+  int *counts = rank == 0 ? malloc((size_t)q * 2 * sizeof *counts) : NULL;
+  int err = buf == NULL || (rank == 0 && (counts == NULL || models == NULL))
+                ? MLSBA_ENOMEM
+                : 0;
+  if (!err) {
+    for (int i = 0; i < np; i++)
+      mlsba_model_get_point(mine, (size_t)i, &buf[2 * i], &buf[2 * i + 1]);
+    buf[2 * np] = (double)mlsba_model_max_load(mine);
+    mlsba_model_get_transfer(mine, &buf[2 * np + 1], &buf[2 * np + 2]);
+  }
+  /* A rank out of memory still takes part, with nothing to send. */
+  int n = err ? 0 : (int)len;
+  MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+  double *all = NULL;
+  if (rank == 0 && counts) {
+    size_t total = 0;
+    for (int r = 0; r < q; r++) {
+      counts[q + r] = (int)total;
+      total += (size_t)counts[r];
+    }
+    all = malloc((total ? total : 1) * sizeof *all);
+    if (all == NULL)
+      err = MLSBA_ENOMEM;
+  }
+  MPI_Gatherv(buf, n, MPI_DOUBLE, all, counts, counts ? counts + q : NULL,
+              MPI_DOUBLE, 0, comm);
+  for (int r = 0; rank == 0 && all && !err && r < q; r++) {
+    const double *x = all + counts[q + r];
+    int points = (counts[r] - 3) / 2;
+    if (counts[r] < 3) {
+      err = mlsba__fail(MLSBA_ENOMEM, "rank %d could not send its model", r);
+      break;
+    }
+    if ((err = mlsba_model_create(&models[r])) != 0)
+      break;
+    for (int i = 0; i < points && !err; i++)
+      err = mlsba_model_set_point(models[r], x[2 * i], x[2 * i + 1]);
+    if (!err)
+      err = mlsba_model_set_max_load(models[r], (int64_t)x[2 * points]);
+    if (!err && (x[2 * points + 1] > 0 || x[2 * points + 2] > 0))
+      err = mlsba_model_set_transfer(models[r], x[2 * points + 1],
+                                     x[2 * points + 2]);
+  }
+  if (err == MLSBA_ENOMEM)
+    mlsba__fail(err, "out of memory for the node models");
+  free(all);
+  free(counts);
+  free(buf);
+  return err;
+}
+
+/* ---- the layout, drawn on rank 0 and sent to every rank ---------------- */
+
+/* Rank 0's layout of opts. */
+static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
+                const mlsba_mpi_factor_layout_opts_t *o, int rank,
+                mlsba__layout_t **out) {
+  *out = NULL;
+  /* A matrix of fewer blocks than ranks leaves some ranks without blocks
+   * in any layout; the walks need a block for every node, so such a
+   * matrix takes the homogeneous layout (every rank knows this alike). */
+  double blocks = (double)((m + nb - 1) / nb) * (double)((n + nb - 1) / nb);
+  if (o->layout == MLSBA_MPI_LAYOUT_HOMOGENEOUS || (double)q > blocks) {
+    if (rank != 0)
+      return 0;
+    size_t P, Q;
+    mlsba__layout_grid((size_t)q, &P, &Q);
+    return mlsba__layout_homogeneous(m, n, nb, P, Q, out);
+  }
+  mlsba_model_t **models = calloc((size_t)q, sizeof *models);
+  /* Every rank gathers, whatever its memory: a collective call. */
+  int err = gather_models(comm, rank, q, o->model, models);
+  if (!err && rank == 0) {
+    mlsba__layout_opts_t lo = {.lower = o->lower};
+    const mlsba_model_t *const *mv = (const mlsba_model_t *const *)models;
+    err = o->layout == MLSBA_MPI_LAYOUT_FPM
+              ? mlsba__layout_fpm(mv, (size_t)q, m, n, nb, &lo, out)
+              : mlsba__layout_constant(mv, (size_t)q, m, n, nb, &lo, out);
+  }
+  for (int r = 0; models && r < q; r++)
+    mlsba_model_destroy(models[r]);
+  free(models);
+  return err;
+}
+
+/* Rank 0's layout to every rank as its ownership (the spec), from which
+ * each makes its own copy. Collective. */
+static int share(MPI_Comm comm, int rank, int q, int64_t m, int64_t n,
+                 int64_t nb, mlsba__layout_t **layout) {
+  int64_t head[2] = {0, 0}; /* columns, kind */
+  const mlsba__layout_dims_t *D = rank == 0 ? mlsba__layout_dims(*layout) : 0;
+  if (D) {
+    head[0] = (int64_t)D->columns;
+    head[1] = (int64_t)D->kind;
+  }
+  MPI_Bcast(head, 2, MPI_INT64_T, 0, comm);
+  int64_t brows = (m + nb - 1) / nb, bcols = (n + nb - 1) / nb;
+  size_t cols = (size_t)head[0];
+  size_t len = (size_t)q + (size_t)bcols + cols * (size_t)brows;
+  uint64_t *buf = malloc(len * sizeof *buf);
+  size_t *spec = malloc(len * sizeof *spec);
+  int err = buf == NULL || spec == NULL ? MLSBA_ENOMEM : 0;
+  if ((err = mlsba__mpi_agree(comm, err ? mlsba__fail(err, "out of memory for "
+                                                           "the layout")
+                                        : 0)) != 0) {
+    free(buf);
+    free(spec);
+    return err;
+  }
+  if (rank == 0) {
+    size_t at = 0;
+    for (int r = 0; r < q; r++)
+      buf[at++] = mlsba__layout_rank_column(*layout, (size_t)r);
+    for (int64_t j = 0; j < bcols; j++)
+      buf[at++] = mlsba__layout_bcol_column(*layout, j);
+    for (size_t c = 0; c < cols; c++)
+      for (int64_t i = 0; i < brows; i++)
+        buf[at++] = mlsba__layout_row_owner(*layout, c, i);
+    mlsba__layout_destroy(*layout);
+    *layout = NULL;
+  }
+  /* Whole matrices' ownership can pass 2^31 entries only for grids the
+   * layout refuses already (2^24 blocks a side, a few columns). */
+  MPI_Bcast(buf, (int)len, MPI_UINT64_T, 0, comm);
+  for (size_t i = 0; i < len; i++)
+    spec[i] = (size_t)buf[i];
+  mlsba__layout_spec_t s = {.m = m,
+                            .n = n,
+                            .nb = nb,
+                            .ranks = (size_t)q,
+                            .nodes = (size_t)q,
+                            .columns = cols,
+                            .rank_column = spec,
+                            .bcol_column = spec + q,
+                            .row_owner = spec + q + bcols};
+  err = mlsba__layout_create(&s, layout);
+  if (!err)
+    mlsba__layout_set_kind(*layout, (mlsba__layout_kind_t)head[1]);
+  free(spec);
+  free(buf);
+  return mlsba__mpi_agree(comm, err);
+}
+
+/* This rank's verdict on the arguments. */
+static int check_args(int64_t m, int64_t n, int64_t nb,
+                      const mlsba_mpi_factor_layout_opts_t *o,
+                      mlsba_mpi_matrix_t **out) {
+  if (o == NULL || out == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_factor_matrix: %s is NULL",
+                       o ? "matrix" : "opts");
+  if ((unsigned)o->layout >= LAYOUTS)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: unknown "
+                       "layout %d",
+                       (int)o->layout);
+  if (o->block < 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: block %lld "
+                       "is negative",
+                       (long long)o->block);
+  int err = mlsba__layout_check_size(m, n, nb);
+  if (err)
+    return err;
+  /* Each step's panel ((m - k0) x nb elements), U's block row and the
+   * interchanged rows (2 nb rows of up to n elements, counted in bytes)
+   * are single MPI messages, whose counts are ints. */
+  if ((double)(m > n ? m : n) * (double)nb * 16 > 2147483647.0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: %lld x %lld "
+                       "in blocks of %lld: a step's messages "
+                       "would pass 2^31 bytes (a smaller block "
+                       "fits)",
+                       (long long)m, (long long)n, (long long)nb);
+  if (o->lower && m != n)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: lower (Cholesky) "
+                       "needs a square matrix, got %lld x %lld",
+                       (long long)m, (long long)n);
+  if (o->layout != MLSBA_MPI_LAYOUT_HOMOGENEOUS &&
+      mlsba_model_num_points(o->model) == 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: the %s layout "
+                       "needs this rank's node model (opts.model "
+                       "%s)",
+                       layout_names[o->layout],
+                       o->model ? "has no points" : "is NULL");
+  return 0;
+}
+
+int mlsba_mpi_factor_matrix(MPI_Comm comm, int64_t m, int64_t n,
+                            const mlsba_mpi_factor_layout_opts_t *opts,
+                            mlsba_mpi_matrix_t **out) {
+  int rank, q;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &q);
+  if (out)
+    *out = NULL;
+  int64_t nb = opts && opts->block > 0 ? opts->block : 128;
+  int err = check_args(m, n, nb, opts, out);
+  if ((err = mlsba__mpi_agree(comm, err)) != 0)
+    return err;
+  mlsba_mpi_layout_t kind = opts->layout;
+  int lower = opts->lower;
+  const mlsba__mpi_value_t agreed[] = {
+      MLSBA__MPI_NUMBER("m", m), MLSBA__MPI_NUMBER("n", n),
+      MLSBA__MPI_NUMBER("block", nb),
+      MLSBA__MPI_ENUM_VALUE("layout", kind, spell_layout),
+      MLSBA__MPI_NUMBER("lower", lower)};
+  if ((err =
+           mlsba__mpi_agree_values(comm, agreed, sizeof agreed / sizeof *agreed,
+                                   "mlsba_mpi_factor_matrix")) != 0)
+    return err;
+  mlsba__layout_t *layout = NULL;
+  err = draw(comm, q, m, n, nb, opts, rank, &layout);
+  if ((err = mlsba__mpi_agree(comm, err)) != 0) {
+    mlsba__layout_destroy(layout);
+    return err;
+  }
+  if ((err = share(comm, rank, q, m, n, nb, &layout)) != 0) {
+    mlsba__layout_destroy(layout); /* made on the ranks that could */
+    return err;
+  }
+  int64_t lrows = 0, lcols = 0;
+  mlsba__layout_local_size(layout, (size_t)rank, &lrows, &lcols);
+  err = mlsba_mpi_matrix_create(comm, m, n, nb, nb, layout_owner, layout,
+                                lrows > 1 ? lrows : 1, out);
+  if (!err)
+    (*out)->free_user = free_layout;
+  else
+    mlsba__layout_destroy(layout);
+  if ((err = mlsba__mpi_agree(comm, err)) != 0) {
+    mlsba_mpi_matrix_destroy(*out);
+    *out = NULL;
+  }
+  return err;
+}

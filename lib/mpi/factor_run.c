@@ -1,0 +1,220 @@
+/* One run of a distributed factorization or solve on a rank: its checks
+ * agreed across the ranks, its node column's communicator, the mapping
+ * between global and local rows, and the panel's trips (gathered onto the
+ * owner of its diagonal block, written back to its node column). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "factor.h"
+#include "matrix.h"
+
+int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
+                         const void *a, int err, int panels, const char *call,
+                         mlsba__mpi_dfac_t *f) {
+  memset(f, 0, sizeof *f);
+  f->col = MPI_COMM_NULL;
+  /* Without a description there is no communicator to tell the others:
+   * this rank alone fails. */
+  if (desc == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "%s: the description is NULL", call);
+  f->comm = desc->comm;
+  f->me = desc->rank;
+  f->layout = mlsba__mpi_factor_layout_of(desc);
+  if (!err && f->layout == NULL)
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "%s: the description was not made by "
+                      "mlsba_mpi_factor_matrix() (redistribute "
+                      "the matrix to one that was)",
+                      call);
+  if (!err && prec != MLSBA_PRECISION_DOUBLE && prec != MLSBA_PRECISION_SINGLE)
+    err =
+        mlsba__fail(MLSBA_EINVAL, "%s: unknown precision %d", call, (int)prec);
+  if (!err) {
+    mlsba__layout_local_size(f->layout, (size_t)f->me, &f->lrows, &f->lcols);
+    if (a == NULL && f->lrows > 0 && f->lcols > 0)
+      err = mlsba__fail(MLSBA_EINVAL,
+                        "%s: the local array is NULL where this "
+                        "rank owns %lld x %lld elements",
+                        call, (long long)f->lrows, (long long)f->lcols);
+  }
+  const mlsba__layout_dims_t *D =
+      f->layout ? mlsba__layout_dims(f->layout) : NULL;
+  if (!err && panels) {
+    size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+    size_t bytes = (size_t)D->m * (size_t)(D->nb < D->n ? D->nb : D->n) * es;
+    f->panel = malloc(bytes);
+    f->part = malloc(bytes);
+    f->parts = malloc(bytes);
+    f->counts = malloc(2 * D->ranks * sizeof *f->counts);
+    if (!f->panel || !f->part || !f->parts || !f->counts)
+      err = mlsba__fail(MLSBA_ENOMEM,
+                        "%s: out of memory for the panels "
+                        "(3 x %zu bytes)",
+                        call, bytes);
+  }
+  if ((err = mlsba__mpi_agree(f->comm, err)) != 0) {
+    mlsba__mpi_dfac_close(f);
+    return err;
+  }
+  f->m = D->m;
+  f->n = D->n;
+  f->nb = D->nb;
+  f->lda = desc->ld;
+  f->prec = prec;
+  f->es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  f->type = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+  f->a = (char *)(uintptr_t)a; /* the factorizations write through it */
+  f->mycol = mlsba__layout_rank_column(f->layout, (size_t)f->me);
+  /* Ordered by rank, as the layout lists a node column's ranks. */
+  MPI_Comm_split(f->comm, (int)f->mycol, f->me, &f->col);
+  return 0;
+}
+
+void mlsba__mpi_dfac_close(mlsba__mpi_dfac_t *f) {
+  if (f->col != MPI_COMM_NULL)
+    MPI_Comm_free(&f->col);
+  free(f->panel);
+  free(f->part);
+  free(f->parts);
+  free(f->counts);
+  f->panel = f->part = f->parts = NULL;
+  f->counts = NULL;
+}
+
+/* Local indices before global index g of one rank's ascending blocks. */
+static int64_t before(const int64_t *blocks, int64_t count, int64_t nb,
+                      int64_t g) {
+  int64_t b = g / nb, lo = 0, hi = count;
+  while (lo < hi) { /* the first of its blocks at or after b */
+    int64_t mid = lo + (hi - lo) / 2;
+    if (blocks[mid] < b)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  /* Only a rank's last block can be partial, so every earlier one is nb
+   * long; g within block b counts b's rows before it. */
+  return lo * nb + (lo < count && blocks[lo] == b ? g % nb : 0);
+}
+
+int64_t mlsba__mpi_dfac_rows_before(const mlsba__mpi_dfac_t *f, size_t r,
+                                    int64_t g) {
+  int64_t count;
+  const int64_t *rows = mlsba__layout_rank_rows(f->layout, r, &count);
+  int64_t lr = before(rows, count, f->nb, g), total, cols;
+  mlsba__layout_local_size(f->layout, r, &total, &cols);
+  return lr < total ? lr : total;
+}
+
+int64_t mlsba__mpi_dfac_cols_before(const mlsba__mpi_dfac_t *f, size_t r,
+                                    int64_t g) {
+  int64_t count;
+  const int64_t *cols = mlsba__layout_rank_cols(f->layout, r, &count);
+  int64_t lc = before(cols, count, f->nb, g), rows, total;
+  mlsba__layout_local_size(f->layout, r, &rows, &total);
+  return lc < total ? lc : total;
+}
+
+void *mlsba__mpi_dfac_at(const mlsba__mpi_dfac_t *f, int64_t lr, int64_t lc) {
+  return f->a + ((size_t)lc * (size_t)f->lda + (size_t)lr) * f->es;
+}
+
+int mlsba__mpi_dfac_col_rank(const mlsba__mpi_dfac_t *f, size_t rank) {
+  size_t count;
+  const size_t *ranks = mlsba__layout_column_ranks(
+      f->layout, mlsba__layout_rank_column(f->layout, rank), &count);
+  for (size_t i = 0; i < count; i++)
+    if (ranks[i] == rank)
+      return (int)i;
+  return -1;
+}
+
+/* Copies rows x cols elements between two column-major arrays. */
+static void copy(size_t es, int64_t rows, int64_t cols, const void *src,
+                 int64_t lds, void *dst, int64_t ldd) {
+  for (int64_t j = 0; j < cols && rows > 0; j++)
+    memcpy((char *)dst + (size_t)(j * ldd) * es,
+           (const char *)src + (size_t)(j * lds) * es, (size_t)rows * es);
+}
+
+/* For each block row of rank r from global row g0 on: calls back with the
+ * block's first global row, its row count, and its first local row. */
+#define FOR_RANK_ROWS(f, r, g0, G, LEN, LR, BODY)                              \
+  do {                                                                         \
+    int64_t cnt_, lr_ = 0;                                                     \
+    const int64_t *blk_ = mlsba__layout_rank_rows((f)->layout, (r), &cnt_);    \
+    for (int64_t i_ = 0; i_ < cnt_; i_++) {                                    \
+      int64_t s_ = blk_[i_] * (f)->nb, e_ = s_ + (f)->nb;                      \
+      e_ = e_ < (f)->m ? e_ : (f)->m;                                          \
+      int64_t from_ = s_ > (g0) ? s_ : (g0);                                   \
+      if (from_ < e_) {                                                        \
+        int64_t G = from_, LEN = e_ - from_, LR = lr_ + (from_ - s_);          \
+        BODY;                                                                  \
+      }                                                                        \
+      lr_ += e_ - s_;                                                          \
+    }                                                                          \
+  } while (0)
+
+void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
+                                  int64_t p) {
+  int64_t k = k0 / f->nb;
+  size_t c = mlsba__layout_bcol_column(f->layout, k);
+  if (c != f->mycol)
+    return;
+  size_t root = mlsba__layout_row_owner(f->layout, c, k), count;
+  const size_t *ranks = mlsba__layout_column_ranks(f->layout, c, &count);
+  int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0);
+  int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
+  int64_t mine = f->lrows - lr, ld = f->m - k0;
+  copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, f->part, mine);
+  int is_root = (size_t)f->me == root;
+  int *counts = f->counts, *displs = f->counts + count;
+  for (size_t i = 0, at = 0; is_root && i < count; i++) {
+    int64_t rows = 0, cols;
+    mlsba__layout_local_size(f->layout, ranks[i], &rows, &cols);
+    rows -= mlsba__mpi_dfac_rows_before(f, ranks[i], k0);
+    counts[i] = (int)(rows * p);
+    displs[i] = (int)at;
+    at += (size_t)(rows * p);
+  }
+  MPI_Gatherv(f->part, (int)(mine * p), f->type, f->parts, counts, displs,
+              f->type, mlsba__mpi_dfac_col_rank(f, root), f->col);
+  for (size_t i = 0; is_root && i < count; i++) {
+    const char *part = (const char *)f->parts + (size_t)displs[i] * f->es;
+    int64_t rows = counts[i] / p, first = 0;
+    FOR_RANK_ROWS(f, ranks[i], k0, g, len, lrow, {
+      (void)lrow;
+      copy(f->es, len, p, part + (size_t)first * f->es, rows,
+           (char *)f->panel + (size_t)(g - k0) * f->es, ld);
+      first += len;
+    });
+  }
+}
+
+void mlsba__mpi_dfac_put_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
+                               int64_t p, const void *panel) {
+  size_t c = mlsba__layout_bcol_column(f->layout, k0 / f->nb);
+  if (c != f->mycol)
+    return;
+  int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
+  int64_t ld = f->m - k0;
+  FOR_RANK_ROWS(f, (size_t)f->me, k0, g, len, lrow, {
+    copy(f->es, len, p, (const char *)panel + (size_t)(g - k0) * f->es, ld,
+         mlsba__mpi_dfac_at(f, lrow, lc), f->lda);
+  });
+}
+
+int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
+                                      int64_t p, const void *panel, int64_t g0,
+                                      void *out) {
+  int64_t total = f->lrows - mlsba__mpi_dfac_rows_before(f, (size_t)f->me, g0);
+  int64_t at = 0, ld = f->m - k0;
+  FOR_RANK_ROWS(f, (size_t)f->me, g0, g, len, lrow, {
+    (void)lrow;
+    copy(f->es, len, p, (const char *)panel + (size_t)(g - k0) * f->es, ld,
+         (char *)out + (size_t)at * f->es, total);
+    at += len;
+  });
+  return total;
+}

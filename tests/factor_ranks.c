@@ -1,0 +1,547 @@
+/* LU and Cholesky across ranks as an application drives them
+ * (test_mpi_factor starts this program under mpirun with one case):
+ *   lu LAYOUT          getrf on many shapes (odd N, N below the block, N
+ *                      not a multiple of it, more ranks than block
+ *                      columns, M x N both ways), each rank filling its own
+ *                      blocks: the factors gathered on rank 0 equal
+ *                      LAPACK's (ipiv identical, scaled residual < 16),
+ *                      info LAPACK's on every rank for a singular matrix,
+ *                      and getrs's scaled residual (HPL's) < 16;
+ *   chol LAYOUT        potrf and potrs the same way, and a matrix that is
+ *                      not positive definite giving LAPACK's info;
+ *   bad R              rank R alone passes a bad argument: every rank
+ *                      returns MLSBA_EINVAL with the same message;
+ *   scalapack          a matrix in a ScaLAPACK descriptor's layout moved to
+ *                      the factorization's layout, factorized, moved back:
+ *                      the factors equal LAPACK's.
+ * LAYOUT is homogeneous or fpm (every rank a node model of its own speed,
+ * rank r r + 1 times as fast as rank 0 on large areas). Rank 0 prints one
+ * line per case ("ok ..." or "WRONG ..."); the exit status is 0 when every
+ * rank found everything right. */
+#include <math.h>
+#include <mlsba.h>
+#include <mlsba/mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
+             int *info);
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
+             int *info, size_t uplo_len);
+void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
+             int *info);
+void spotrf_(const char *uplo, const int *n, float *a, const int *lda,
+             int *info, size_t uplo_len);
+
+static int rank, nranks;
+
+/* The test matrices, from their global indices alone (every rank makes
+ * the same): a pseudo-random element in [-1, 1); symmetric and diagonally
+ * dominant (so positive definite) for Cholesky. */
+static double noise(int64_t i, int64_t j) {
+  uint64_t x =
+      (uint64_t)i * 0x9E3779B97F4A7C15u ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Fu;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9u;
+  x ^= x >> 29;
+  return (double)(x >> 11) / 4503599627370496.0 - 1.0;
+}
+
+typedef enum { GENERAL, SINGULAR, SPD, NOT_SPD } kind_t;
+
+static double elem(kind_t kind, int64_t n, int64_t i, int64_t j) {
+  switch (kind) {
+  case SINGULAR: /* column n / 2 is zero: U's diagonal there is exactly 0 */
+    return j == n / 2 ? 0.0 : noise(i, j);
+  case SPD:
+  case NOT_SPD: {
+    double v = noise(i < j ? i : j, i < j ? j : i);
+    if (i == j)
+      v = kind == NOT_SPD && i == n - n / 3 - 1 ? -1.0 : (double)n + 1.0;
+    return v;
+  }
+  default:
+    return noise(i, j);
+  }
+}
+
+/* The model of rank r: time of an update of x blocks; r + 1 times rank
+ * 0's speed on large areas, every rank slower on small ones. */
+static mlsba_model_t *node_model(int r) {
+  mlsba_model_t *m = NULL;
+  if (mlsba_model_create(&m))
+    return NULL;
+  mlsba_model_set_point(m, 1, 50.0);
+  mlsba_model_set_point(m, 16, 400.0 * (r + 1));
+  mlsba_model_set_point(m, 1e6, 1000.0 * (r + 1));
+  return m;
+}
+
+static mlsba_mpi_matrix_t *layout_of(const char *name, int64_t m, int64_t n,
+                                     int64_t nb, int lower) {
+  mlsba_mpi_factor_layout_opts_t o = {.block = nb, .lower = lower};
+  if (mlsba_mpi_layout_from_name(name, &o.layout))
+    return NULL;
+  mlsba_model_t *model = node_model(rank);
+  o.model = model;
+  mlsba_mpi_matrix_t *d = NULL;
+  int err = mlsba_mpi_factor_matrix(MPI_COMM_WORLD, m, n, &o, &d);
+  mlsba_model_destroy(model);
+  if (err && rank == 0)
+    printf("WRONG layout %s %lldx%lld/%lld: %s\n", name, (long long)m,
+           (long long)n, (long long)nb, mlsba_mpi_last_error());
+  return d;
+}
+
+/* This rank's local array of d, its own blocks filled from kind. */
+static double *fill_own(const mlsba_mpi_matrix_t *d, kind_t kind) {
+  int64_t ld, cols, m, n;
+  mlsba_mpi_matrix_local(d, &ld, &cols);
+  mlsba_mpi_matrix_size(d, &m, &n, NULL, NULL);
+  double *a = calloc((size_t)(ld * (cols ? cols : 1)), sizeof *a);
+  for (size_t b = 0; a && b < mlsba_mpi_matrix_num_blocks(d); b++) {
+    mlsba_mpi_block_t k;
+    mlsba_mpi_matrix_block(d, b, &k);
+    for (int64_t j = 0; j < k.cols; j++)
+      for (int64_t i = 0; i < k.rows; i++)
+        a[(k.local_col + j) * ld + k.local_row + i] =
+            elem(kind, n, k.row + i, k.col + j);
+  }
+  return a;
+}
+
+static int all_on_zero(void *user, int64_t bi, int64_t bj, int64_t *lr,
+                       int64_t *lc) {
+  int64_t nb = *(const int64_t *)user;
+  *lr = bi * nb;
+  *lc = bj * nb;
+  return 0;
+}
+
+/* d's matrix whole on rank 0 (m x n, column-major); NULL elsewhere. */
+static double *gather(const mlsba_mpi_matrix_t *d, const double *a) {
+  int64_t m, n, nb;
+  mlsba_mpi_matrix_size(d, &m, &n, &nb, NULL);
+  mlsba_mpi_matrix_t *g = NULL;
+  double *full = rank == 0 ? malloc((size_t)(m * n) * sizeof *full) : NULL;
+  if (mlsba_mpi_matrix_create(MPI_COMM_WORLD, m, n, nb, nb, all_on_zero, &nb,
+                              rank == 0 ? m : 1, &g) ||
+      mlsba_mpi_redistribute(d, a, g, full, MLSBA_PRECISION_DOUBLE)) {
+    free(full);
+    full = NULL;
+  }
+  mlsba_mpi_matrix_destroy(g);
+  return full;
+}
+
+static double *whole(kind_t kind, int64_t m, int64_t n) {
+  double *a = malloc((size_t)(m * n) * sizeof *a);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++)
+      a[j * m + i] = elem(kind, n, i, j);
+  return a;
+}
+
+/* Every rank's info and error the same as rank 0's. */
+static int agreed(int64_t info, int err) {
+  int64_t mine[2] = {info, err}, lo[2], hi[2];
+  MPI_Allreduce(mine, lo, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, hi, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return lo[0] == hi[0] && lo[1] == hi[1];
+}
+
+/* HPL's scaled residual of a solve: ||A x - b||_inf / (eps (||A||_inf
+ * ||x||_inf + ||b||_inf) n). */
+static double solve_residual(const double *a, int64_t n, const double *x,
+                             const double *b, int64_t nrhs) {
+  double worst = 0, anorm = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < n; j++)
+      s += fabs(a[j * n + i]);
+    anorm = s > anorm ? s : anorm;
+  }
+  for (int64_t r = 0; r < nrhs; r++) {
+    double rn = 0, xn = 0, bn = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double s = -b[r * n + i];
+      for (int64_t j = 0; j < n; j++)
+        s += a[j * n + i] * x[r * n + j];
+      rn = fabs(s) > rn ? fabs(s) : rn;
+      xn = fabs(x[r * n + i]) > xn ? fabs(x[r * n + i]) : xn;
+      bn = fabs(b[r * n + i]) > bn ? fabs(b[r * n + i]) : bn;
+    }
+    double v = rn / (2.220446049250313e-16 * (anorm * xn + bn) * (double)n);
+    worst = v > worst ? v : worst;
+  }
+  return worst;
+}
+
+static int64_t nrhs_of(int64_t n) { return n % 3 + 1; }
+
+/* One LU case: returns 0 when right (rank 0 prints the line). */
+static int lu_case(const char *layout, kind_t kind, int64_t m, int64_t n,
+                   int64_t nb) {
+  mlsba_mpi_matrix_t *d = layout_of(layout, m, n, nb, 0);
+  if (d == NULL)
+    return 1;
+  int64_t k = m < n ? m : n, info = -1;
+  double *a = fill_own(d, kind);
+  int64_t *ipiv = malloc((size_t)k * sizeof *ipiv);
+  int err = mlsba_mpi_getrf(d, MLSBA_PRECISION_DOUBLE, a, ipiv, &info);
+  int bad = !agreed(info, err) || err != 0;
+  double *lu = gather(d, a);
+  /* The solve, on square matrices that are not singular. */
+  int64_t nrhs = nrhs_of(n);
+  double *b = NULL;
+  if (m == n && kind == GENERAL) {
+    b = malloc((size_t)(n * nrhs) * sizeof *b);
+    for (int64_t i = 0; i < n * nrhs; i++)
+      b[i] = noise(i, -1);
+    if (mlsba_mpi_getrs(d, MLSBA_PRECISION_DOUBLE, a, ipiv, nrhs, b, n))
+      bad = 1;
+  }
+  if (rank == 0) {
+    double *ref = whole(kind, m, n), *orig = whole(kind, m, n), res = -1,
+           sres = -1;
+    int im = (int)m, in = (int)n, linfo = 0,
+        *lpiv = malloc((size_t)k * sizeof *lpiv);
+    dgetrf_(&im, &in, ref, &im, lpiv, &linfo);
+    int same_piv = 1;
+    for (int64_t i = 0; i < k; i++)
+      same_piv &= lpiv[i] == ipiv[i];
+    if (lu)
+      mlsba_getrf_residual(MLSBA_PRECISION_DOUBLE, m, n, orig, m, lu, m, ipiv,
+                           &res);
+    if (b) {
+      double *b0 = malloc((size_t)(n * nrhs) * sizeof *b0);
+      for (int64_t i = 0; i < n * nrhs; i++)
+        b0[i] = noise(i, -1);
+      sres = solve_residual(orig, n, b, b0, nrhs);
+      free(b0);
+    }
+    bad |= !same_piv || info != linfo || res < 0 || !(res < 16) ||
+           (b && !(sres < 16));
+    printf("%s lu %s %lldx%lld nb %lld on %d: info %lld (LAPACK %d), ipiv "
+           "%s, residual %.3g, solve %.3g%s%s\n",
+           bad ? "WRONG" : "ok", layout, (long long)m, (long long)n,
+           (long long)nb, nranks, (long long)info, linfo,
+           same_piv ? "LAPACK's" : "DIFFERENT", res, sres, err ? ": " : "",
+           err ? mlsba_mpi_last_error() : "");
+    free(lpiv);
+    free(ref);
+    free(orig);
+  }
+  free(b);
+  free(lu);
+  free(ipiv);
+  free(a);
+  mlsba_mpi_matrix_destroy(d);
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return bad;
+}
+
+/* ||L L^T - A||_1 over the lower triangle / (||A||_1 n eps), in full. */
+static int chol_case(const char *layout, kind_t kind, int64_t n, int64_t nb) {
+  mlsba_mpi_matrix_t *d = layout_of(layout, n, n, nb, 1);
+  if (d == NULL)
+    return 1;
+  int64_t info = -1;
+  double *a = fill_own(d, kind);
+  int err = mlsba_mpi_potrf(d, MLSBA_PRECISION_DOUBLE, 'L', a, &info);
+  int bad = !agreed(info, err) || err != 0;
+  double *l = gather(d, a);
+  int64_t nrhs = nrhs_of(n);
+  double *b = NULL;
+  if (kind == SPD) {
+    b = malloc((size_t)(n * nrhs) * sizeof *b);
+    for (int64_t i = 0; i < n * nrhs; i++)
+      b[i] = noise(-1, i);
+    if (mlsba_mpi_potrs(d, MLSBA_PRECISION_DOUBLE, 'L', a, nrhs, b, n))
+      bad = 1;
+  }
+  if (rank == 0) {
+    double *ref = whole(kind, n, n), *orig = whole(kind, n, n), res = -1,
+           sres = -1;
+    int in = (int)n, linfo = 0;
+    dpotrf_("L", &in, ref, &in, &linfo, 1);
+    if (l && kind == SPD)
+      mlsba_potrf_residual(MLSBA_PRECISION_DOUBLE, 'L', n, orig, n, l, n, &res);
+    /* The upper triangle must be the matrix's own. */
+    int upper_kept = 1;
+    for (int64_t j = 0; l && j < n; j++)
+      for (int64_t i = 0; i < j; i++)
+        upper_kept &= l[j * n + i] == orig[j * n + i];
+    if (b) {
+      double *b0 = malloc((size_t)(n * nrhs) * sizeof *b0);
+      for (int64_t i = 0; i < n * nrhs; i++)
+        b0[i] = noise(-1, i);
+      sres = solve_residual(orig, n, b, b0, nrhs);
+      free(b0);
+    }
+    bad |= info != linfo || (kind == SPD && !(res >= 0 && res < 16)) ||
+           (b && !(sres < 16)) || !upper_kept;
+    printf("%s chol %s %lld nb %lld on %d: info %lld (LAPACK %d), residual "
+           "%.3g, solve %.3g, upper %s%s%s\n",
+           bad ? "WRONG" : "ok", layout, (long long)n, (long long)nb, nranks,
+           (long long)info, linfo, res, sres,
+           upper_kept ? "untouched" : "CHANGED", err ? ": " : "",
+           err ? mlsba_mpi_last_error() : "");
+    free(ref);
+    free(orig);
+  }
+  free(b);
+  free(l);
+  free(a);
+  mlsba_mpi_matrix_destroy(d);
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return bad;
+}
+
+/* The layout itself: every block owned once, by the rank the description
+ * names, and with the fpm layout on unequal ranks the fastest (the last)
+ * owning more blocks than the slowest (rank 0). */
+static int layout_case(const char *layout, int64_t n, int64_t nb) {
+  mlsba_mpi_matrix_t *d = layout_of(layout, n, n, nb, 0);
+  if (d == NULL)
+    return 1;
+  long mine = (long)mlsba_mpi_matrix_num_blocks(d), total = 0, foreign = 0;
+  for (size_t b = 0; b < (size_t)mine; b++) {
+    mlsba_mpi_block_t k;
+    mlsba_mpi_matrix_block(d, b, &k);
+    foreign +=
+        mlsba_mpi_matrix_owner(d, k.row / nb, k.col / nb, NULL, NULL) != rank;
+  }
+  long *counts = malloc((size_t)nranks * sizeof *counts);
+  MPI_Allgather(&mine, 1, MPI_LONG, counts, 1, MPI_LONG, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &foreign, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  for (int r = 0; r < nranks; r++)
+    total += counts[r];
+  int64_t side = (n + nb - 1) / nb;
+  int bad = total != side * side || foreign != 0 ||
+            (!strcmp(layout, "fpm") && nranks > 1 &&
+             !(counts[nranks - 1] > counts[0]));
+  if (rank == 0) {
+    printf("%s layout %s %lld nb %lld on %d: blocks per rank",
+           bad ? "WRONG" : "ok", layout, (long long)n, (long long)nb, nranks);
+    for (int r = 0; r < nranks; r++)
+      printf(" %ld", counts[r]);
+    printf("\n");
+  }
+  free(counts);
+  mlsba_mpi_matrix_destroy(d);
+  return bad;
+}
+
+/* d's matrix whole on rank 0 in single precision. */
+static float *gather_single(const mlsba_mpi_matrix_t *d, const float *a) {
+  int64_t m, n, nb;
+  mlsba_mpi_matrix_size(d, &m, &n, &nb, NULL);
+  mlsba_mpi_matrix_t *g = NULL;
+  float *full = rank == 0 ? malloc((size_t)(m * n) * sizeof *full) : NULL;
+  if (mlsba_mpi_matrix_create(MPI_COMM_WORLD, m, n, nb, nb, all_on_zero, &nb,
+                              rank == 0 ? m : 1, &g) ||
+      mlsba_mpi_redistribute(d, a, g, full, MLSBA_PRECISION_SINGLE)) {
+    free(full);
+    full = NULL;
+  }
+  mlsba_mpi_matrix_destroy(g);
+  return full;
+}
+
+/* Single precision: LU (lower 0) or Cholesky (1) of an n x n matrix, the
+ * factors and info equal to LAPACK's sgetrf/spotrf, residual < 16. */
+static int single_case(const char *layout, int chol, int64_t n, int64_t nb) {
+  kind_t kind = chol ? SPD : GENERAL;
+  mlsba_mpi_matrix_t *d = layout_of(layout, n, n, nb, chol);
+  if (d == NULL)
+    return 1;
+  int64_t ld, cols, info = -1, *ipiv = malloc((size_t)n * sizeof *ipiv);
+  mlsba_mpi_matrix_local(d, &ld, &cols);
+  double *ad = fill_own(d, kind);
+  float *a = malloc((size_t)(ld * (cols ? cols : 1)) * sizeof *a);
+  for (int64_t i = 0; i < ld * cols; i++)
+    a[i] = (float)ad[i];
+  int err = chol ? mlsba_mpi_potrf(d, MLSBA_PRECISION_SINGLE, 'L', a, &info)
+                 : mlsba_mpi_getrf(d, MLSBA_PRECISION_SINGLE, a, ipiv, &info);
+  int bad = !agreed(info, err) || err != 0;
+  float *f = gather_single(d, a);
+  if (rank == 0) {
+    double *orig = whole(kind, n, n), res = -1;
+    float *ref = malloc((size_t)(n * n) * sizeof *ref),
+          *o32 = malloc((size_t)(n * n) * sizeof *o32);
+    for (int64_t i = 0; i < n * n; i++)
+      o32[i] = ref[i] = (float)orig[i];
+    int in = (int)n, linfo = 0, *lpiv = malloc((size_t)n * sizeof *lpiv),
+        same = 1;
+    if (chol)
+      spotrf_("L", &in, ref, &in, &linfo, 1);
+    else
+      sgetrf_(&in, &in, ref, &in, lpiv, &linfo);
+    for (int64_t i = 0; !chol && i < n; i++)
+      same &= lpiv[i] == ipiv[i];
+    if (f && chol)
+      mlsba_potrf_residual(MLSBA_PRECISION_SINGLE, 'L', n, o32, n, f, n, &res);
+    else if (f)
+      mlsba_getrf_residual(MLSBA_PRECISION_SINGLE, n, n, o32, n, f, n, ipiv,
+                           &res);
+    bad |= !same || info != linfo || !(res >= 0 && res < 16);
+    printf("%s %s single %s %lld nb %lld on %d: info %lld (LAPACK %d), "
+           "ipiv %s, residual %.3g%s%s\n",
+           bad ? "WRONG" : "ok", chol ? "chol" : "lu", layout, (long long)n,
+           (long long)nb, nranks, (long long)info, linfo,
+           chol   ? "-"
+           : same ? "LAPACK's"
+                  : "DIFFERENT",
+           res, err ? ": " : "", err ? mlsba_mpi_last_error() : "");
+    free(lpiv);
+    free(ref);
+    free(o32);
+    free(orig);
+  }
+  free(f);
+  free(a);
+  free(ad);
+  free(ipiv);
+  mlsba_mpi_matrix_destroy(d);
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return bad;
+}
+
+static int lu_cases(const char *layout) {
+  int bad = layout_case(layout, 96, 8);
+  /* odd N; N below the block; N not a multiple of it; a single block
+   * column for more ranks than that; rectangular both ways; N = 1. */
+  static const int64_t shapes[][3] = {
+      {37, 37, 8}, {5, 5, 8}, {50, 50, 16}, {12, 12, 8},  {45, 30, 8},
+      {20, 41, 8}, {1, 1, 4}, {64, 64, 8},  {33, 70, 16}, {70, 33, 16}};
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+    bad |= lu_case(layout, GENERAL, shapes[i][0], shapes[i][1], shapes[i][2]);
+  bad |= lu_case(layout, SINGULAR, 29, 29, 8);
+  bad |= single_case(layout, 0, 43, 8);
+  return bad;
+}
+
+static int chol_cases(const char *layout) {
+  int bad = 0;
+  static const int64_t shapes[][2] = {{37, 8}, {5, 8}, {50, 16},
+                                      {12, 8}, {1, 4}, {64, 8}};
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+    bad |= chol_case(layout, SPD, shapes[i][0], shapes[i][1]);
+  bad |= chol_case(layout, NOT_SPD, 29, 8);
+  bad |= single_case(layout, 1, 43, 8);
+  return bad;
+}
+
+/* Rank `on` passes a NULL ipiv (getrf), then a bad uplo (potrf): every
+ * rank fails with MLSBA_EINVAL and one message naming that rank. */
+static int bad_argument(int on) {
+  mlsba_mpi_matrix_t *d = layout_of("homogeneous", 20, 20, 8, 0);
+  if (d == NULL)
+    return 1;
+  double *a = fill_own(d, SPD);
+  int64_t ipiv[20], info = 0;
+  int e1 = mlsba_mpi_getrf(d, MLSBA_PRECISION_DOUBLE, a,
+                           rank == on ? NULL : ipiv, &info);
+  char m1[400];
+  snprintf(m1, sizeof m1, "%s", mlsba_mpi_last_error());
+  int e2 = mlsba_mpi_potrf(d, MLSBA_PRECISION_DOUBLE, rank == on ? 'U' : 'L', a,
+                           &info);
+  char m2[400];
+  snprintf(m2, sizeof m2, "%s", mlsba_mpi_last_error());
+  char want[32];
+  snprintf(want, sizeof want, "rank %d: ", on);
+  int bad = !agreed(0, e1) || !agreed(0, e2) || e1 != MLSBA_EINVAL ||
+            e2 != MLSBA_EINVAL || strncmp(m1, want, strlen(want)) ||
+            strncmp(m2, want, strlen(want));
+  int any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("%s bad argument on rank %d: getrf \"%s\", potrf \"%s\"\n",
+           any ? "WRONG" : "ok", on, m1, m2);
+  free(a);
+  mlsba_mpi_matrix_destroy(d);
+  return any;
+}
+
+/* A matrix in a ScaLAPACK descriptor's layout (MB = NB = 6, a P x Q grid
+ * of the ranks, column-major order): moved to the factorization's layout,
+ * factorized, moved back; the factors gathered from the descriptor's
+ * layout equal LAPACK's. */
+static int scalapack(void) {
+  int64_t n = 41, nb = 8;
+  int P = nranks >= 4 ? 2 : 1, Q = nranks / P;
+  int desc[9] = {1, 0, (int)n, (int)n, 6, 6, 0, 0, 1};
+  /* LLD: this process's rows, as NUMROC gives them. */
+  int myrow = rank < P * Q ? rank % P : -1;
+  int64_t rows = 0;
+  for (int64_t bi = 0; myrow >= 0 && bi * 6 < n; bi++)
+    if (bi % P == myrow)
+      rows += n - bi * 6 < 6 ? n - bi * 6 : 6;
+  desc[8] = rows > 1 ? (int)rows : 1;
+  mlsba_mpi_matrix_t *sd = NULL, *d = layout_of("homogeneous", n, n, nb, 0);
+  int err = mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, desc, P, Q,
+                                       MLSBA_MPI_COLUMN_MAJOR, &sd);
+  if (err || d == NULL) {
+    if (rank == 0)
+      printf("WRONG scalapack: %s\n", mlsba_mpi_last_error());
+    return 1;
+  }
+  double *sa = fill_own(sd, GENERAL);
+  int64_t ld, cols, ipiv[41], info = -1;
+  mlsba_mpi_matrix_local(d, &ld, &cols);
+  double *a = calloc((size_t)(ld * (cols ? cols : 1)), sizeof *a);
+  err = mlsba_mpi_redistribute(sd, sa, d, a, MLSBA_PRECISION_DOUBLE);
+  if (!err)
+    err = mlsba_mpi_getrf(d, MLSBA_PRECISION_DOUBLE, a, ipiv, &info);
+  if (!err)
+    err = mlsba_mpi_redistribute(d, a, sd, sa, MLSBA_PRECISION_DOUBLE);
+  double *lu = err ? NULL : gather(sd, sa);
+  int bad = err != 0;
+  if (rank == 0) {
+    double *orig = whole(GENERAL, n, n), *ref = whole(GENERAL, n, n), res = -1;
+    int in = (int)n, linfo = 0, lpiv[41], same = 1;
+    dgetrf_(&in, &in, ref, &in, lpiv, &linfo);
+    for (int64_t i = 0; i < n; i++)
+      same &= lpiv[i] == ipiv[i];
+    if (lu)
+      mlsba_getrf_residual(MLSBA_PRECISION_DOUBLE, n, n, orig, n, lu, n, ipiv,
+                           &res);
+    bad |= !same || !(res >= 0 && res < 16) || info != linfo;
+    printf("%s scalapack %dx%d grid, MB 6, to nb %lld and back: ipiv %s, "
+           "residual %.3g%s%s\n",
+           bad ? "WRONG" : "ok", P, Q, (long long)nb,
+           same ? "LAPACK's" : "DIFFERENT", res, err ? ": " : "",
+           err ? mlsba_mpi_last_error() : "");
+    free(orig);
+    free(ref);
+  }
+  free(lu);
+  free(a);
+  free(sa);
+  mlsba_mpi_matrix_destroy(d);
+  mlsba_mpi_matrix_destroy(sd);
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int bad = 2;
+  if (argc >= 3 && !strcmp(argv[1], "lu"))
+    bad = lu_cases(argv[2]);
+  else if (argc >= 3 && !strcmp(argv[1], "chol"))
+    bad = chol_cases(argv[2]);
+  else if (argc >= 3 && !strcmp(argv[1], "bad"))
+    bad = bad_argument(atoi(argv[2]));
+  else if (argc >= 2 && !strcmp(argv[1], "scalapack"))
+    bad = scalapack();
+  else if (rank == 0)
+    fprintf(stderr, "usage: factor_ranks lu|chol LAYOUT | bad R | "
+                    "scalapack\n");
+  MPI_Finalize();
+  return bad;
+}

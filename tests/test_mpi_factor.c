@@ -1,0 +1,241 @@
+/* LU and Cholesky across ranks (mlsba_mpi_getrf, _potrf, _getrs, _potrs on
+ * mlsba_mpi_factor_matrix()'s layouts), under mpirun, each job bounded by
+ * a timeout so that a hang fails its test (factor_ranks does the work and
+ * prints one line a case):
+ *  - on 1 to 4 ranks, homogeneous and model-drawn (fpm) layouts: odd N,
+ *    N below the block, N not a multiple of it, more ranks than block
+ *    columns, M x N both ways: the factors gathered on rank 0 equal
+ *    LAPACK's (ipiv identical, scaled residual < 16), the solves' scaled
+ *    residuals (HPL's) < 16, a singular and a non-positive-definite matrix
+ *    give LAPACK's info on every rank, Cholesky leaves the upper triangle
+ *    as it was;
+ *  - a bad argument on one rank fails every rank with that rank's message;
+ *  - a ScaLAPACK descriptor's matrix moved in, factorized and moved back;
+ *  - mlsba-inpa --op getrf|potrf: its JSON report verified, every block
+ *    of the matrix owned by one rank, and the product's options refused. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/run_suite.h"
+#include "support/run_tool.h"
+
+static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
+            ranks_bin[] = MLSBA_FACTOR_RANKS_BIN, inpa[] = MLSBA_INPA_BIN;
+
+#define DATA MLSBA_SOURCE_DIR "/tests/data/mpi/"
+
+/* argv (NULL-terminated) on np oversubscribed ranks, killed after 240 s. */
+static void run_ranks(int np, tool_run_t *r, char *const *args) {
+  char npbuf[16];
+  snprintf(npbuf, sizeof npbuf, "%d", np);
+  char *argv[40] = {timeout,
+                    "-k",
+                    "5",
+                    "240",
+                    mpirun,
+                    "-np",
+                    npbuf,
+                    "--oversubscribe",
+                    "--bind-to",
+                    "none",
+                    "--mca",
+                    "btl",
+                    "self,vader",
+                    "--mca",
+                    "mpi_yield_when_idle",
+                    "1"};
+  size_t n = 16;
+  for (; *args && n + 1 < 40; args++)
+    argv[n++] = *args;
+  argv[n] = NULL;
+  /* Open MPI's own allocations cannot be suppressed by name (test_mpi). */
+  const char *asan = getenv("ASAN_OPTIONS");
+  char opts[512];
+  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
+           asan && *asan ? ":" : "");
+  setenv("ASAN_OPTIONS", opts, 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("OMP_NUM_THREADS", "1", 1);
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  run_tool(argv, r);
+}
+
+/* Exit status 0, `lines` lines, each starting "ok ". */
+static void check_all_ok(const tool_run_t *r, size_t lines) {
+  ck_assert_msg(r->exited && r->status == 0, "status %d: %s%s", r->status,
+                r->out, r->err);
+  ck_assert_msg(strstr(r->out, "WRONG") == NULL, "%s", r->out);
+  ck_assert_msg(count_lines(r->out) == lines, "%zu lines, not %zu: %s",
+                count_lines(r->out), lines, r->out);
+  for (const char *l = r->out; l && *l;) {
+    ck_assert_msg(strncmp(l, "ok ", 3) == 0, "%s", r->out);
+    const char *nl = strchr(l, '\n');
+    if (nl == NULL)
+      break;
+    l = nl + 1;
+  }
+}
+
+static void run_case(int np, char *what, char *arg, size_t lines) {
+  char *args[] = {ranks_bin, what, arg, NULL};
+  tool_run_t r;
+  run_ranks(np, &r, args);
+  check_all_ok(&r, lines);
+  tool_run_free(&r);
+}
+
+START_TEST(lu_equals_lapack_homogeneous) {
+  run_case(_i + 1, "lu", "homogeneous", 13);
+}
+END_TEST
+
+START_TEST(lu_equals_lapack_fpm) { run_case(_i + 1, "lu", "fpm", 13); }
+END_TEST
+
+START_TEST(cholesky_equals_lapack_homogeneous) {
+  run_case(_i + 1, "chol", "homogeneous", 8);
+}
+END_TEST
+
+START_TEST(cholesky_equals_lapack_fpm) { run_case(_i + 1, "chol", "fpm", 8); }
+END_TEST
+
+START_TEST(a_bad_argument_on_one_rank_fails_every_rank) {
+  int np = _i + 2;
+  char on[16];
+  snprintf(on, sizeof on, "%d", np - 1);
+  run_case(np, "bad", on, 1);
+}
+END_TEST
+
+START_TEST(a_scalapack_matrix_moves_in_and_back) {
+  char *args[] = {ranks_bin, "scalapack", NULL};
+  tool_run_t r;
+  run_ranks(_i + 1, &r, args);
+  check_all_ok(&r, 1);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* --op getrf (inpa: the layout from INPA's node models of simulated
+ * ranks of unequal speeds) and --op potrf (homogeneous) on 3 ranks, N not
+ * a multiple of the block: the report says verified with a residual
+ * below 16, info 0, and its blocks per rank cover the matrix once. */
+START_TEST(inpa_factorizes_and_verifies) {
+  char *op = _i == 0 ? "getrf" : "potrf";
+  char *algo = _i == 0 ? "inpa" : "homogeneous";
+  char *args[] = {
+      inpa,     "--op",   op,        "--platform", DATA "sim%r.json",
+      "--size", "200",    "--block", "32",         "--algo",
+      algo,     "--json", "-",       NULL};
+  tool_run_t r;
+  run_ranks(3, &r, args);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
+                r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "op")), op);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  double res = json_real_value(json_object_get(j, "residual"));
+  ck_assert_msg(res >= 0 && res < 16, "residual %g", res);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "info")), 0);
+  ck_assert(json_real_value(json_object_get(j, "makespan_s")) > 0);
+  ck_assert(json_real_value(json_object_get(j, "gflops")) > 0);
+  json_t *blocks = json_object_get(j, "rank_blocks");
+  ck_assert_int_eq(json_array_size(blocks), 3);
+  json_int_t total = 0;
+  for (size_t i = 0; i < 3; i++)
+    total += json_integer_value(json_array_get(blocks, i));
+  ck_assert_int_eq(total, 7 * 7); /* ceil(200 / 32) squared */
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* The product's shape options with --op getrf: one line, status 2. */
+START_TEST(inpa_refuses_the_products_options_with_a_factorization) {
+  char *args[] = {inpa, "--op", "getrf", "--platform", DATA "sim%r.json",
+                  "-m", "300",  NULL};
+  tool_run_t r;
+  run_ranks(2, &r, args);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  ck_assert_msg(strstr(r.err, "are the product's (--op gemm)") != NULL, "%s",
+                r.err);
+  tool_run_free(&r);
+}
+END_TEST
+
+#ifdef MLSBA_INPA_SMPI_BIN
+/* mlsba-inpa-smpi --op getrf|potrf on 9 and 16 simulated ranks (SimGrid,
+ * the cores compute): the layout from INPA's node models, verified. */
+START_TEST(smpi_ranks_factorize_and_verify) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
+  char *np = _i < 2 ? "9" : "16", *op = _i % 2 ? "potrf" : "getrf";
+  char *argv[] = {timeout,
+                  "-k",
+                  "5",
+                  "240",
+                  smpirun,
+                  "-np",
+                  np,
+                  "-platform",
+                  DATA "smpi.xml",
+                  "-hostfile",
+                  DATA "smpi.hosts",
+                  "--cfg=smpi/simulate-computation:no",
+                  "--cfg=smpi/privatization:no",
+                  "--cfg=smpi/coll-selector:ompi",
+                  "--log=root.thres:warning",
+                  bin,
+                  "--op",
+                  op,
+                  "--platform",
+                  DATA "sim1.json",
+                  "--size",
+                  "400",
+                  "--block",
+                  "16",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  ck_assert_str_eq(json_string_value(json_object_get(j, "layout")), "fpm");
+  ck_assert_int_eq(json_array_size(json_object_get(j, "rank_blocks")),
+                   (size_t)atoi(np));
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+#endif
+
+static Suite *factor_suite(void) {
+  Suite *s = suite_create("mpi_factor");
+  TCase *tc = tcase_create("ranks");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, lu_equals_lapack_homogeneous, 0, 4);
+  tcase_add_loop_test(tc, lu_equals_lapack_fpm, 1, 4);
+  tcase_add_loop_test(tc, cholesky_equals_lapack_homogeneous, 0, 4);
+  tcase_add_loop_test(tc, cholesky_equals_lapack_fpm, 1, 4);
+  tcase_add_loop_test(tc, a_bad_argument_on_one_rank_fails_every_rank, 0, 3);
+  tcase_add_loop_test(tc, a_scalapack_matrix_moves_in_and_back, 0, 4);
+  tcase_add_loop_test(tc, inpa_factorizes_and_verifies, 0, 2);
+  tcase_add_test(tc, inpa_refuses_the_products_options_with_a_factorization);
+#ifdef MLSBA_INPA_SMPI_BIN
+  tcase_add_loop_test(tc, smpi_ranks_factorize_and_verify, 0, 4);
+#endif
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(factor_suite()); }
