@@ -4,6 +4,9 @@
  * up: a file calls only the files below it (tests/factor_files.py checks
  * the objects against this list).
  *
+ *   sv.c         the drivers ?gesv and ?posv: a factorization, a solve
+ *   solves.c     the solves ?getrs and ?potrs: right-hand sides split by
+ *                columns between the cores
  *   factor.c     the public calls: arguments, options, the problem
  *   drive.c      the step loop: the first panel, each step planned and
  *                run, the report, the last phase (ops->finish)
@@ -40,6 +43,7 @@
  *   lu.c         LU's kernels
  *   chol.c       Cholesky's kernels
  *   kernels.c    what the kernels share
+ *   rhs.c        a block of right-hand sides solved with the factors
  *
  * Where the OpenCL half and resident.c meet, the residency
  * (mlsba__factor_residency_t) is the interface: resident.c decides when
