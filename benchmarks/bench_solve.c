@@ -6,7 +6,8 @@
  *   gesv    mlsba_gesv (mlsba_getrf, then mlsba_getrs) and OpenBLAS's
  *           ?gesv; getrs alone on the same factors: mlsba_getrs, and
  *           OpenBLAS's ?getrs with the pivots through
- *           mlsba_ipiv_to_lapack();
+ *           mlsba_ipiv_to_lapack(); and mlsba_getrs on a platform of one
+ *           core (core 0): what the platform's cores buy;
  *   posv    the same with mlsba_posv, ?posv, mlsba_potrs and ?potrs.
  *
  *   bench-solve [--size N]... [--nrhs R]... [--precision single|double]
@@ -19,12 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/timing.h"
 #include "mlsba.h"
 #include "mlsba_bench/openblas.h"
 
-enum { MAX_LIST = 8, MAX_ROUNDS = 64, ROWS = 4 };
+enum { MAX_LIST = 8, MAX_ROUNDS = 64, ROWS = 5 };
 
 typedef struct {
   int64_t sizes[MAX_LIST], nrhs[MAX_LIST];
@@ -43,8 +45,8 @@ static int usage(const char *why) {
 }
 
 static int parse(int argc, char **argv, args_t *a) {
-  *a = (args_t){.prec = MLSBA_PRECISION_DOUBLE, .rounds = 5,
-                .platform = "auto"};
+  *a =
+      (args_t){.prec = MLSBA_PRECISION_DOUBLE, .rounds = 5, .platform = "auto"};
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
@@ -79,7 +81,7 @@ static int parse(int argc, char **argv, args_t *a) {
 
 typedef struct {
   const args_t *a;
-  mlsba_executor_t *ex;
+  mlsba_executor_t *ex, *one; /* one: a platform of core 0 alone */
   unsigned cores;
   int64_t n, nrhs;
   int posv;
@@ -145,8 +147,10 @@ static double residual(const case_t *c, const void *x) {
 
 static const char *row_name(int posv, int row) {
   static const char *names[2][ROWS] = {
-      {"mlsba_gesv", "OpenBLAS dgesv", "mlsba_getrs", "OpenBLAS dgetrs"},
-      {"mlsba_posv", "OpenBLAS dposv", "mlsba_potrs", "OpenBLAS dpotrs"}};
+      {"mlsba_gesv", "OpenBLAS ?gesv", "mlsba_getrs", "OpenBLAS ?getrs",
+       "getrs one core"},
+      {"mlsba_posv", "OpenBLAS ?posv", "mlsba_potrs", "OpenBLAS ?potrs",
+       "potrs one core"}};
   return names[posv][row];
 }
 
@@ -162,40 +166,40 @@ static double run_row(case_t *c, int row, int check) {
   double t0 = timing_now();
   switch (row) {
   case 0:
-    err = c->posv ? mlsba_posv(c->ex, p, 'L', c->n, c->nrhs, c->fa, c->n,
-                               c->fb, c->n, &info)
+    err = c->posv ? mlsba_posv(c->ex, p, 'L', c->n, c->nrhs, c->fa, c->n, c->fb,
+                               c->n, &info)
                   : mlsba_gesv(c->ex, p, c->n, c->nrhs, c->fa, c->n, c->ipiv,
                                c->fb, c->n, &info);
     break;
   case 1:
     info = c->posv ? openblas_posv(p, n, nrhs, c->fa, c->fb, c->cores)
-                   : openblas_gesv(p, n, nrhs, c->fa, c->lpiv, c->fb,
-                                   c->cores);
+                   : openblas_gesv(p, n, nrhs, c->fa, c->lpiv, c->fb, c->cores);
     break;
   case 2:
-    err = c->posv ? mlsba_potrs(c->ex, p, 'L', c->n, c->nrhs, c->fa, c->n,
-                                c->fb, c->n, &info)
-                  : mlsba_getrs(c->ex, p, 'N', c->n, c->nrhs, c->fa, c->n,
-                                c->ipiv0, c->fb, c->n, &info);
+  case 4:
+    err = c->posv
+              ? mlsba_potrs(row == 2 ? c->ex : c->one, p, 'L', c->n, c->nrhs,
+                            c->fa, c->n, c->fb, c->n, &info)
+              : mlsba_getrs(row == 2 ? c->ex : c->one, p, 'N', c->n, c->nrhs,
+                            c->fa, c->n, c->ipiv0, c->fb, c->n, &info);
     break;
-  default:
-    info = c->posv ? openblas_potrs(p, n, nrhs, c->fa, c->fb, c->cores)
-                   : openblas_getrs(p, n, nrhs, c->fa, c->lpiv, c->fb,
-                                    c->cores);
+  case 3:
+    info = c->posv
+               ? openblas_potrs(p, n, nrhs, c->fa, c->fb, c->cores)
+               : openblas_getrs(p, n, nrhs, c->fa, c->lpiv, c->fb, c->cores);
     break;
   }
   double t = timing_now() - t0;
   if (err || info != 0) {
-    fprintf(stderr, "bench-solve: %s: %s (info %lld)\n",
-            row_name(c->posv, row), err ? mlsba_last_error() : "failed",
-            (long long)info);
+    fprintf(stderr, "bench-solve: %s: %s (info %lld)\n", row_name(c->posv, row),
+            err ? mlsba_last_error() : "failed", (long long)info);
     return -1;
   }
   if (check) {
     double r = residual(c, c->fb);
     if (!(r < MLSBA_FACTOR_RESIDUAL_OK)) {
-      fprintf(stderr, "bench-solve: %s: residual %g\n",
-              row_name(c->posv, row), r);
+      fprintf(stderr, "bench-solve: %s: residual %g\n", row_name(c->posv, row),
+              r);
       return -1;
     }
   }
@@ -206,10 +210,10 @@ static double run_row(case_t *c, int row, int check) {
 static int factor_once(case_t *c) {
   int64_t info = 0;
   memcpy(c->f0, c->a0, (size_t)(c->n * c->n) * c->es);
-  int err = c->posv ? mlsba_potrf(c->ex, c->a->prec, 'L', c->n, c->f0, c->n,
-                                  &info)
-                    : mlsba_getrf(c->ex, c->a->prec, c->n, c->n, c->f0, c->n,
-                                  c->ipiv0, &info);
+  int err = c->posv
+                ? mlsba_potrf(c->ex, c->a->prec, 'L', c->n, c->f0, c->n, &info)
+                : mlsba_getrf(c->ex, c->a->prec, c->n, c->n, c->f0, c->n,
+                              c->ipiv0, &info);
   if (!err && !c->posv)
     err = mlsba_ipiv_to_lapack(c->n, c->ipiv0, c->lpiv);
   if (err || info)
@@ -222,38 +226,55 @@ static int run_case(case_t *c) {
   if (factor_once(c))
     return 1;
   double t[ROWS][MAX_ROUNDS], med[ROWS];
+  /* libmlsba's rows, then OpenBLAS's, and a pause before every row:
+   * BLIS's threads started right after OpenBLAS's threaded LAPACK ran
+   * 5-10x slower here (a 2048 x 64 solve 0.13 s against 0.01 s two rows
+   * later), OpenBLAS's threads being still on the cores; a program calls
+   * one library or the other. */
+  static const int order[ROWS] = {0, 2, 4, 1, 3};
+  const struct timespec pause = {0, 100000000};
   for (int k = 0; k < c->a->rounds; k++)
-    for (int row = 0; row < ROWS; row++) {
+    for (int i = 0; i < ROWS; i++) {
+      int row = order[i];
       /* OpenBLAS's ?getrs takes its pivots from the factor_once; its
        * ?gesv writes its own, so the solve rows' are restored. */
       if (row == 3 && !c->posv)
         mlsba_ipiv_to_lapack(c->n, c->ipiv0, c->lpiv);
+      nanosleep(&pause, NULL);
       if ((t[row][k] = run_row(c, row, k == 0)) < 0)
         return 1;
     }
   double n = (double)c->n, r = (double)c->nrhs;
   for (int row = 0; row < ROWS; row++) {
     med[row] = timing_median(t[row], (size_t)c->a->rounds);
-    double flops = 2 * n * n * r + (row < 2 ? n * n * n / (c->posv ? 3 : 1.5)
-                                            : 0);
+    double flops =
+        2 * n * n * r + (row < 2 ? n * n * n / (c->posv ? 3 : 1.5) : 0);
     printf("%6lld %5lld  %-16s %10.5f %8.2f", (long long)c->n,
            (long long)c->nrhs, row_name(c->posv, row), med[row],
            flops / med[row] / 1e9);
-    if (row % 2 == 1)
-      printf("   mlsba / OpenBLAS %.3f\n", med[row] / med[row - 1]);
+    if (row == 1 || row == 3)
+      printf("   speed mlsba/OpenBLAS %.3f\n", med[row] / med[row - 1]);
+    else if (row == 4)
+      printf("   speed all/one core %.3f\n", med[row] / med[2]);
     else
       printf("\n");
   }
   return 0;
 }
 
-static int run_all(const args_t *a, mlsba_executor_t *ex, unsigned cores) {
+static int run_all(const args_t *a, mlsba_executor_t *ex, mlsba_executor_t *one,
+                   unsigned cores) {
   int bad = 0;
   for (size_t i = 0; i < a->nsizes; i++)
     for (size_t j = 0; j < a->nnrhs; j++)
       for (int posv = 0; posv < 2; posv++) {
-        case_t c = {.a = a, .ex = ex, .cores = cores, .n = a->sizes[i],
-                    .nrhs = a->nrhs[j], .posv = posv,
+        case_t c = {.a = a,
+                    .ex = ex,
+                    .one = one,
+                    .cores = cores,
+                    .n = a->sizes[i],
+                    .nrhs = a->nrhs[j],
+                    .posv = posv,
                     .es = a->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4};
         size_t nn = (size_t)(c.n * c.n), nb = (size_t)(c.n * c.nrhs);
         c.a0 = malloc(nn * c.es), c.f0 = malloc(nn * c.es);
@@ -262,8 +283,8 @@ static int run_all(const args_t *a, mlsba_executor_t *ex, unsigned cores) {
         c.ipiv = calloc((size_t)c.n, sizeof *c.ipiv);
         c.ipiv0 = calloc((size_t)c.n, sizeof *c.ipiv0);
         c.lpiv = calloc((size_t)c.n, sizeof *c.lpiv);
-        if (!c.a0 || !c.f0 || !c.fa || !c.b0 || !c.fb || !c.ipiv ||
-            !c.ipiv0 || !c.lpiv) {
+        if (!c.a0 || !c.f0 || !c.fa || !c.b0 || !c.fb || !c.ipiv || !c.ipiv0 ||
+            !c.lpiv) {
           fprintf(stderr, "bench-solve: out of memory\n");
           bad = 1;
         } else {
@@ -286,16 +307,24 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench-solve: %s\n", why);
     return 1;
   }
-  mlsba_platform_t *pl = NULL;
-  mlsba_executor_t *ex = NULL;
+  mlsba_platform_t *pl = NULL, *pl1 = NULL;
+  mlsba_executor_t *ex = NULL, *one = NULL;
   int err = strcmp(a.platform, "auto") == 0
                 ? mlsba_platform_discover(&pl)
                 : mlsba_platform_load(a.platform, &pl);
   if (!err)
     err = mlsba_executor_create(pl, &ex);
+  if (!err)
+    err = mlsba_platform_parse("{\"devices\": [{\"name\": \"c0\", "
+                               "\"type\": \"cpu\", \"core\": 0}]}",
+                               "one core", &pl1);
+  if (!err)
+    err = mlsba_executor_create(pl1, &one);
   if (err) {
     fprintf(stderr, "bench-solve: %s\n", mlsba_last_error());
+    mlsba_executor_destroy(ex);
     mlsba_platform_destroy(pl);
+    mlsba_platform_destroy(pl1);
     return 1;
   }
   unsigned cores = 0;
@@ -309,8 +338,10 @@ int main(int argc, char **argv) {
          a.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single", a.rounds,
          a.platform, mlsba_platform_num_devices(pl), cores, k.description,
          openblas_label(), cores ? cores : 1);
-  int bad = run_all(&a, ex, cores ? cores : 1);
+  int bad = run_all(&a, ex, one, cores ? cores : 1);
+  mlsba_executor_destroy(one);
   mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl1);
   mlsba_platform_destroy(pl);
   return bad;
 }

@@ -5,8 +5,8 @@
  * the objects against this list).
  *
  *   sv.c         the drivers ?gesv and ?posv: a factorization, a solve
- *   solves.c     the solves ?getrs and ?potrs: right-hand sides split by
- *                columns between the cores
+ *   solves.c     the solves ?getrs and ?potrs: their arguments, the
+ *                platform's cores as the kernels' threads
  *   factor.c     the public calls: arguments, options, the problem
  *   drive.c      the step loop: the first panel, each step planned and
  *                run, the report, the last phase (ops->finish)

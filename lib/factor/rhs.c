@@ -33,21 +33,22 @@ static void swap_rows(const mlsba__rhs_t *s, int64_t c, int64_t w,
   }
 }
 
-/* Fewer columns than this are solved one by one with TRSV, more with
- * one TRSM. BLIS's TRSM packs the triangle at every call and computes a
- * micro-tile as wide as its kernels' (8 or more columns) however few
- * there are: on one core here (n = 2048 and 4096, double, each an L and
- * a U solve) one column took 1.4 and 23 ms by TRSV against 20 and 94 ms
- * by TRSM, two columns about the same either way below 4096, four
- * columns as long by either, eight half as long by TRSM. */
-enum { TRSV_BELOW = 4 };
+/* Fewer columns than this are solved one by one with TRSV on the calling
+ * thread, more with one TRSM on every core. BLIS's TRSM packs the
+ * triangle at every call and computes a micro-tile as wide as its
+ * kernels' (8 or more columns) however few there are. Measured here (an
+ * L and a U solve, double, the TRSM on two threads; ms): one column 1.5
+ * by TRSV against 5.1 by TRSM at n = 2048, 6.2 against 13.5 at n = 4096;
+ * two columns 3.1 against 4.5 and 11.8 against 13.9; three 4.1 against
+ * 4.5 but 17.6 against 13.7. */
+enum { TRSV_BELOW = 3 };
 
 /* B = op(T)^-1 B for the triangle `uplo` of the factors. */
 static void triangle(const mlsba__rhs_t *s, char uplo, char trans, char diag,
                      void *b, int64_t w, unsigned threads) {
   if (w >= TRSV_BELOW) {
-    mlsba__cpu_trsm(s->prec, 'L', uplo, trans, diag, s->n, w, 1.0, s->a,
-                    s->lda, b, s->ldb, threads);
+    mlsba__cpu_trsm(s->prec, 'L', uplo, trans, diag, s->n, w, 1.0, s->a, s->lda,
+                    b, s->ldb, threads);
     return;
   }
   size_t column = (size_t)s->ldb * (s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4);

@@ -23,8 +23,8 @@ typedef struct {
   int64_t ldb;
 } mlsba__rhs_t;
 
-/* Columns [c, c + w) of B solved in place on the calling thread, its
- * kernels on `threads` threads. */
+/* Columns [c, c + w) of B solved in place from the calling thread, the
+ * kernels' TRSMs on `threads` threads (its TRSVs on one). */
 void mlsba__rhs_solve(const mlsba__rhs_t *s, int64_t c, int64_t w,
                       unsigned threads);
 

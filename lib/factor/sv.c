@@ -43,8 +43,8 @@ int mlsba_posv_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
     memset(report, 0, sizeof *report);
   int err = mlsba__rhs_check(fn, ex, prec, n, nrhs, a, lda, b, ldb, info);
   if (!err && uplo != 'L' && uplo != 'l' && uplo != 'U' && uplo != 'u')
-    err = mlsba__fail(MLSBA_EINVAL, "%s: uplo must be 'L' or 'U', got '%c'",
-                      fn, uplo);
+    err = mlsba__fail(MLSBA_EINVAL, "%s: uplo must be 'L' or 'U', got '%c'", fn,
+                      uplo);
   if (!err)
     err = mlsba_potrf_ex(ex, prec, uplo, n, a, lda, info, opts, report);
   if (!err && *info == 0)
@@ -71,8 +71,9 @@ int mlsba_ipiv_to_lapack(int64_t n, const int64_t *ipiv, int *lapack_ipiv) {
    * caller's array as it was. */
   for (int64_t i = 0; i < n; i++)
     if (ipiv[i] < 1 || ipiv[i] > INT_MAX)
-      return mlsba__fail(MLSBA_EINVAL, "%s: ipiv[%lld] = %lld is outside "
-                                       "1..%d (LAPACK's int)",
+      return mlsba__fail(MLSBA_EINVAL,
+                         "%s: ipiv[%lld] = %lld is outside "
+                         "1..%d (LAPACK's int)",
                          fn, (long long)i, (long long)ipiv[i], INT_MAX);
   for (int64_t i = 0; i < n; i++)
     lapack_ipiv[i] = (int)ipiv[i];
@@ -89,8 +90,9 @@ int mlsba_ipiv_from_lapack(int64_t n, const int *lapack_ipiv, int64_t *ipiv) {
                        lapack_ipiv == NULL ? "lapack_ipiv" : "ipiv");
   for (int64_t i = 0; i < n; i++)
     if (lapack_ipiv[i] < 1)
-      return mlsba__fail(MLSBA_EINVAL, "%s: lapack_ipiv[%lld] = %d is not a "
-                                       "1-based row",
+      return mlsba__fail(MLSBA_EINVAL,
+                         "%s: lapack_ipiv[%lld] = %d is not a "
+                         "1-based row",
                          fn, (long long)i, lapack_ipiv[i]);
   for (int64_t i = 0; i < n; i++)
     ipiv[i] = lapack_ipiv[i];

@@ -260,11 +260,11 @@ MLSBA_EXTERN int mlsba_potrf_residual(mlsba_precision_t prec, char uplo,
  *  LAPACK's ?getrs, ?potrs, ?gesv and ?posv on the factors of
  *  mlsba_getrf() and mlsba_potrf(): B is n x nrhs, column-major with
  *  leading dimension ldb >= max(1, n), overwritten by the solution X.
- *  Many right-hand sides are split by columns between the platform's
- *  cores (8 columns a core at least), each core solving its columns
- *  with one thread of the cores' kernels; fewer are solved on the
- *  calling thread, as on a simulated platform (whose devices compute
- *  nothing). OpenCL devices take no columns.
+ *  From 3 right-hand sides on, the calling thread runs the cores'
+ *  kernels (TRSM) with a thread for each core of the platform; one or two
+ *  are solved on the calling thread alone (TRSV), as every right-hand
+ *  side on a simulated platform (whose devices compute nothing). OpenCL
+ *  devices take no part.
  *
  *  The pivots are int64_t, as mlsba_getrf() gives them; LAPACK's are
  *  int: mlsba_ipiv_to_lapack() and mlsba_ipiv_from_lapack() convert
