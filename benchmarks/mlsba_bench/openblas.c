@@ -17,11 +17,24 @@ typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *,
                          int *);
 typedef void (*potrf_fn)(const char *, const int *, void *, const int *, int *,
                          size_t);
+typedef void (*gesv_fn)(const int *, const int *, void *, const int *, int *,
+                        void *, const int *, int *);
+typedef void (*getrs_fn)(const char *, const int *, const int *, const void *,
+                         const int *, const int *, void *, const int *, int *,
+                         size_t);
+typedef void (*posv_fn)(const char *, const int *, const int *, void *,
+                        const int *, void *, const int *, int *, size_t);
+typedef void (*potrs_fn)(const char *, const int *, const int *, const void *,
+                         const int *, void *, const int *, int *, size_t);
 
 static struct {
   int tried, ok;
   getrf_fn getrf[2];
   potrf_fn potrf[2];
+  gesv_fn gesv[2];
+  getrs_fn getrs[2];
+  posv_fn posv[2];
+  potrs_fn potrs[2];
   char why[160], label[128];
   sgemm_fn sgemm;
   dgemm_fn dgemm;
@@ -67,6 +80,14 @@ int openblas_load(const char **why) {
       *(void **)&ob.getrf[1] = dlsym(lib, "dgetrf_");
       *(void **)&ob.potrf[0] = dlsym(lib, "spotrf_");
       *(void **)&ob.potrf[1] = dlsym(lib, "dpotrf_");
+      *(void **)&ob.gesv[0] = dlsym(lib, "sgesv_");
+      *(void **)&ob.gesv[1] = dlsym(lib, "dgesv_");
+      *(void **)&ob.getrs[0] = dlsym(lib, "sgetrs_");
+      *(void **)&ob.getrs[1] = dlsym(lib, "dgetrs_");
+      *(void **)&ob.posv[0] = dlsym(lib, "sposv_");
+      *(void **)&ob.posv[1] = dlsym(lib, "dposv_");
+      *(void **)&ob.potrs[0] = dlsym(lib, "spotrs_");
+      *(void **)&ob.potrs[1] = dlsym(lib, "dpotrs_");
       *(void **)&ob.set_threads = dlsym(lib, "openblas_set_num_threads");
       char *(*corename)(void);
       char *(*config)(void);
@@ -111,6 +132,42 @@ int openblas_potrf(mlsba_precision_t prec, int n, void *a, unsigned threads) {
   ob.set_threads((int)threads);
   if (ob.potrf[prec == MLSBA_PRECISION_DOUBLE])
     ob.potrf[prec == MLSBA_PRECISION_DOUBLE]("L", &n, a, &n, &info, 1);
+  return info;
+}
+
+int openblas_gesv(mlsba_precision_t prec, int n, int nrhs, void *a, int *ipiv,
+                  void *b, unsigned threads) {
+  int info = -100, d = prec == MLSBA_PRECISION_DOUBLE;
+  ob.set_threads((int)threads);
+  if (ob.gesv[d])
+    ob.gesv[d](&n, &nrhs, a, &n, ipiv, b, &n, &info);
+  return info;
+}
+
+int openblas_getrs(mlsba_precision_t prec, int n, int nrhs, const void *a,
+                   const int *ipiv, void *b, unsigned threads) {
+  int info = -100, d = prec == MLSBA_PRECISION_DOUBLE;
+  ob.set_threads((int)threads);
+  if (ob.getrs[d])
+    ob.getrs[d]("N", &n, &nrhs, a, &n, ipiv, b, &n, &info, 1);
+  return info;
+}
+
+int openblas_posv(mlsba_precision_t prec, int n, int nrhs, void *a, void *b,
+                  unsigned threads) {
+  int info = -100, d = prec == MLSBA_PRECISION_DOUBLE;
+  ob.set_threads((int)threads);
+  if (ob.posv[d])
+    ob.posv[d]("L", &n, &nrhs, a, &n, b, &n, &info, 1);
+  return info;
+}
+
+int openblas_potrs(mlsba_precision_t prec, int n, int nrhs, const void *a,
+                   void *b, unsigned threads) {
+  int info = -100, d = prec == MLSBA_PRECISION_DOUBLE;
+  ob.set_threads((int)threads);
+  if (ob.potrs[d])
+    ob.potrs[d]("L", &n, &nrhs, a, &n, b, &n, &info, 1);
   return info;
 }
 

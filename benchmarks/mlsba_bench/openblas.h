@@ -25,4 +25,17 @@ int openblas_getrf(mlsba_precision_t prec, int n, void *a, int *ipiv,
                    unsigned threads);
 int openblas_potrf(mlsba_precision_t prec, int n, void *a, unsigned threads);
 
+/* LAPACK's drivers and solves inside OpenBLAS, on `threads` threads:
+ * ?gesv and ?getrs (trans 'N'), ?posv and ?potrs (lower), n x n with
+ * nrhs right-hand sides, leading dimensions n; their info, or -100 when
+ * this OpenBLAS lacks the call. */
+int openblas_gesv(mlsba_precision_t prec, int n, int nrhs, void *a, int *ipiv,
+                  void *b, unsigned threads);
+int openblas_getrs(mlsba_precision_t prec, int n, int nrhs, const void *a,
+                   const int *ipiv, void *b, unsigned threads);
+int openblas_posv(mlsba_precision_t prec, int n, int nrhs, void *a, void *b,
+                  unsigned threads);
+int openblas_potrs(mlsba_precision_t prec, int n, int nrhs, const void *a,
+                   void *b, unsigned threads);
+
 #endif

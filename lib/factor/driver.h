@@ -4,6 +4,9 @@
  * up: a file calls only the files below it (tests/factor_files.py checks
  * the objects against this list).
  *
+ *   sv.c         the drivers ?gesv and ?posv: a factorization, a solve
+ *   solves.c     the solves ?getrs and ?potrs: their arguments, the
+ *                platform's cores as the kernels' threads
  *   factor.c     the public calls: arguments, options, the problem
  *   drive.c      the step loop: the first panel, each step planned and
  *                run, the report, the last phase (ops->finish)
@@ -40,6 +43,7 @@
  *   lu.c         LU's kernels
  *   chol.c       Cholesky's kernels
  *   kernels.c    what the kernels share
+ *   rhs.c        a block of right-hand sides solved with the factors
  *   log.c        what a factorization tells: the report's warnings, the
  *                lines of opts.log (or stderr with MLSBA_VERBOSE)
  *

@@ -26,11 +26,13 @@
   be one that mlsba-info --show-model reads: checksum and all.
 - A ```c block with #include <mlsba.h> and no "..." is a complete
   example: compiled (wrapped in main() when it has none) against the
-  built library and run. One that includes <mlsba/mpi.h> is compiled
-  with MPI's flags (--mpi-cc) and libmlsba_mpi too, and run under mpirun
-  on 2 ranks in the scratch folder, where sim0.json and sim1.json
-  (tests/data/mpi: simulated nodes) are at hand for "sim%r.json"; without
-  --mpirun and --mpi-cc it is left out and said so.
+  built library and run; one that calls LAPACK itself (declares a
+  routine such as dgetrs_) is linked with -llapack too. One that
+  includes <mlsba/mpi.h> is compiled with MPI's flags (--mpi-cc) and
+  libmlsba_mpi too, and run under mpirun on 2 ranks in the scratch
+  folder, where sim0.json and sim1.json (tests/data/mpi: simulated
+  nodes) are at hand for "sim%r.json"; without --mpirun and --mpi-cc it
+  is left out and said so.
 Exit 0 when every example runs; 1 with one line per failure."""
 import json
 import os
@@ -258,6 +260,8 @@ def check_c(where, body, cwd, env, cc, mpi):
     with open(path, "w") as f:
         f.write(src)
     exe = os.path.join(cwd, "example")
+    if re.search(r"\bvoid [sdcz][a-z]{4,5}_\(", body):
+        lib = f"{lib} -llapack"
     rc, out, err = run(f"{compiler} {flags} {path} {lib} -lm -o {exe}", cwd,
                        env)
     if rc != 0:

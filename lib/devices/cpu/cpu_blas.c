@@ -146,6 +146,24 @@ void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
              threads);
 }
 
+void mlsba__cpu_trsv(mlsba_precision_t p, char uplo, char trans, char diag,
+                     int64_t m, const void *a, int64_t lda, void *x) {
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_num_threads(1, &rntm);
+  cntx_t *cntx = mlsba__cpu_kernel_context(p);
+  uplo_t u = (uplo == 'U' || uplo == 'u') ? BLIS_UPPER : BLIS_LOWER;
+  diag_t d = (diag == 'U' || diag == 'u') ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG;
+  if (p == MLSBA_PRECISION_DOUBLE) {
+    double one = 1;
+    bli_dtrsv_ex(u, trans_of(trans), d, (dim_t)m, &one, (double *)a, 1,
+                 (inc_t)lda, (double *)x, 1, cntx, &rntm);
+  } else {
+    float one = 1;
+    bli_strsv_ex(u, trans_of(trans), d, (dim_t)m, &one, (float *)a, 1,
+                 (inc_t)lda, (float *)x, 1, cntx, &rntm);
+  }
+}
+
 void mlsba__cpu_trmm(mlsba_precision_t p, char side, char uplo, char trans,
                      char diag, int64_t m, int64_t n, double alpha,
                      const void *a, int64_t lda, void *b, int64_t ldb,

@@ -36,6 +36,13 @@ void mlsba__cpu_trsm(mlsba_precision_t p, char side, char uplo, char trans,
                      const void *a, int64_t lda, void *b, int64_t ldb,
                      unsigned threads);
 
+/* x = op(A)^-1 x, A m x m triangular (BLAS's TRSV): one right-hand side
+ * on the calling thread, the triangle read once and never packed. A
+ * TRSM with one column packs the triangle and computes a micro-tile as
+ * wide as its kernels' for it: TRSV is the solve of few columns. */
+void mlsba__cpu_trsv(mlsba_precision_t p, char uplo, char trans, char diag,
+                     int64_t m, const void *a, int64_t lda, void *x);
+
 /* B = alpha op(A) B (side 'L') or alpha B op(A) (side 'R'), A
  * triangular, in place: a solve by a triangle's inverse at half the
  * flops of the product with the full inverse. */

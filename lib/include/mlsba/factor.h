@@ -304,6 +304,101 @@ MLSBA_EXTERN int mlsba_potrf_residual(mlsba_precision_t prec, char uplo,
 #define MLSBA_FACTOR_RESIDUAL_OK 16.0
 /**@}*/
 
+/** \name Solves with the factors, and the drivers
+ *
+ *  LAPACK's ?getrs, ?potrs, ?gesv and ?posv on the factors of
+ *  mlsba_getrf() and mlsba_potrf(): B is n x nrhs, column-major with
+ *  leading dimension ldb >= max(1, n), overwritten by the solution X.
+ *  From 3 right-hand sides on, the calling thread runs the cores'
+ *  kernels (TRSM) with a thread for each core of the platform; one or two
+ *  are solved on the calling thread alone (TRSV), as every right-hand
+ *  side on a simulated platform (whose devices compute nothing). OpenCL
+ *  devices take no part.
+ *
+ *  The pivots are int64_t, as mlsba_getrf() gives them; LAPACK's are
+ *  int: mlsba_ipiv_to_lapack() and mlsba_ipiv_from_lapack() convert
+ *  them, checked, either way.
+ *
+ *  Thread safety: one call at a time per executor. */
+/**@{*/
+
+/** \brief Solve A X = B (trans 'N') or A^T X = B ('T' or 'C') with the
+ *  LU factors of mlsba_getrf(), as LAPACK's ?getrs.
+ *  \param ex     the devices (a real or simulated platform).
+ *  \param prec   single (float) or double, as the factors.
+ *  \param trans  'N', 'T' or 'C' (the same as 'T': the matrix is real).
+ *  \param n      the order of A, >= 0; \param nrhs the columns of B, >= 0.
+ *  \param a      the factors L and U as mlsba_getrf() left them (lda).
+ *  \param ipiv   their n pivots, 1-based; each must lie in 1..n.
+ *  \param b      n x nrhs (ldb), overwritten by X.
+ *  \param[out] info  0 (as LAPACK's, which reports only bad arguments).
+ *  \return 0; MLSBA_EINVAL naming the bad argument (a, b, ipiv or info
+ *          NULL, a negative size, lda or ldb below max(1, n), a pivot out
+ *          of range, an unknown trans); MLSBA_ENOMEM; MLSBA_EDEVICE when
+ *          a core's run fails. */
+MLSBA_EXTERN int mlsba_getrs(mlsba_executor_t *ex, mlsba_precision_t prec,
+                             char trans, int64_t n, int64_t nrhs, const void *a,
+                             int64_t lda, const int64_t *ipiv, void *b,
+                             int64_t ldb, int64_t *info);
+
+/** \brief Solve A X = B with the Cholesky factor of mlsba_potrf(), as
+ *  LAPACK's ?potrs: uplo 'L' (A = L L^T) or 'U' (A = U^T U), only that
+ *  triangle of a read.
+ *  \return as mlsba_getrs(). */
+MLSBA_EXTERN int mlsba_potrs(mlsba_executor_t *ex, mlsba_precision_t prec,
+                             char uplo, int64_t n, int64_t nrhs, const void *a,
+                             int64_t lda, void *b, int64_t ldb, int64_t *info);
+
+/** \brief Solve A X = B, as LAPACK's ?gesv: mlsba_getrf() on A (n x n,
+ *  overwritten by its factors, ipiv its n pivots), then mlsba_getrs().
+ *  Every argument is checked before A is touched.
+ *  \param[out] info  0, or i > 0 when U(i, i) is exactly zero: A is
+ *               singular, its factors are complete and B is left as it
+ *               was.
+ *  \return as mlsba_getrf() and mlsba_getrs(). */
+MLSBA_EXTERN int mlsba_gesv(mlsba_executor_t *ex, mlsba_precision_t prec,
+                            int64_t n, int64_t nrhs, void *a, int64_t lda,
+                            int64_t *ipiv, void *b, int64_t ldb, int64_t *info);
+/** \brief mlsba_gesv() with the factorization's options and report (as
+ *  mlsba_getrf_ex(): opts NULL for defaults; report may be NULL, else
+ *  freed by the caller with mlsba_factor_report_free()). */
+MLSBA_EXTERN int mlsba_gesv_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
+                               int64_t n, int64_t nrhs, void *a, int64_t lda,
+                               int64_t *ipiv, void *b, int64_t ldb,
+                               int64_t *info, const mlsba_factor_opts_t *opts,
+                               mlsba_factor_report_t *report);
+
+/** \brief Solve A X = B, A symmetric positive definite, as LAPACK's
+ *  ?posv: mlsba_potrf() on the triangle uplo of A (overwritten by the
+ *  factor), then mlsba_potrs().
+ *  \param[out] info  0, or i > 0 when the leading minor of order i is
+ *               not positive definite: B is left as it was.
+ *  \return as mlsba_potrf() and mlsba_potrs(). */
+MLSBA_EXTERN int mlsba_posv(mlsba_executor_t *ex, mlsba_precision_t prec,
+                            char uplo, int64_t n, int64_t nrhs, void *a,
+                            int64_t lda, void *b, int64_t ldb, int64_t *info);
+/** \brief mlsba_posv() with the factorization's options and report. */
+MLSBA_EXTERN int mlsba_posv_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
+                               char uplo, int64_t n, int64_t nrhs, void *a,
+                               int64_t lda, void *b, int64_t ldb, int64_t *info,
+                               const mlsba_factor_opts_t *opts,
+                               mlsba_factor_report_t *report);
+
+/** \brief The pivots of mlsba_getrf() as LAPACK's ?getrs, ?getri or
+ *  ?gecon take them (int): lapack_ipiv[i] = ipiv[i]. mlsba_getrf() takes
+ *  sizes up to INT_MAX, so its pivots always fit; any other value is
+ *  refused.
+ *  \return 0; MLSBA_EINVAL for n < 0, an array NULL (n > 0) or a pivot
+ *          outside 1..INT_MAX (naming it; lapack_ipiv then unwritten). */
+MLSBA_EXTERN int mlsba_ipiv_to_lapack(int64_t n, const int64_t *ipiv,
+                                      int *lapack_ipiv);
+/** \brief LAPACK's pivots (?getrf's) as mlsba_getrs() takes them.
+ *  \return 0; MLSBA_EINVAL for n < 0, an array NULL (n > 0) or a pivot
+ *          below 1 (naming it; ipiv then unwritten). */
+MLSBA_EXTERN int mlsba_ipiv_from_lapack(int64_t n, const int *lapack_ipiv,
+                                        int64_t *ipiv);
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

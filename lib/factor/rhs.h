@@ -1,0 +1,38 @@
+/* The solves with the factors of mlsba_getrf and mlsba_potrf, internal
+ * view: what a block of right-hand sides needs (rhs.c) and the checks
+ * the public solves and their drivers share (solves.c). */
+#ifndef MLSBA_FACTOR_RHS_H
+#define MLSBA_FACTOR_RHS_H
+
+#include <stdint.h>
+
+#include "mlsba.h"
+
+/* One solve with a factorization's factors: LU (ipiv set; trans: A^T X
+ * = B) or Cholesky (ipiv NULL; lower: A = L L^T, else U^T U). Columns of
+ * B are independent: any block of them is solved alone. */
+typedef struct {
+  mlsba_precision_t prec;
+  int64_t n;
+  const void *a;
+  int64_t lda;
+  const int64_t *ipiv; /* LU's n 1-based pivots; NULL: Cholesky */
+  int trans;           /* LU */
+  int lower;           /* Cholesky */
+  void *b;
+  int64_t ldb;
+} mlsba__rhs_t;
+
+/* Columns [c, c + w) of B solved in place from the calling thread, the
+ * kernels' TRSMs on `threads` threads (its TRSVs on one). */
+void mlsba__rhs_solve(const mlsba__rhs_t *s, int64_t c, int64_t w,
+                      unsigned threads);
+
+/* The arguments of a solve LAPACK checks (executor, precision, n, nrhs,
+ * a, lda, b, ldb, info), each bad one named in the message with fn. */
+int mlsba__rhs_check(const char *fn, const mlsba_executor_t *ex,
+                     mlsba_precision_t prec, int64_t n, int64_t nrhs,
+                     const void *a, int64_t lda, const void *b, int64_t ldb,
+                     const int64_t *info);
+
+#endif
