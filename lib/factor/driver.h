@@ -39,6 +39,7 @@
  *   split.c      the split of one step (pure; factor.h)
  *   lu.c         LU's kernels
  *   chol.c       Cholesky's kernels
+ *   qr.c         QR's kernels
  *   kernels.c    what the kernels share
  *
  * Where the OpenCL half and resident.c meet, the residency
