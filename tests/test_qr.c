@@ -16,14 +16,13 @@
 #include "support/run_suite.h"
 
 /* LAPACK, the reference. */
-void dgeqrf_(const int *m, const int *n, double *a, const int *lda,
-             double *tau, double *work, const int *lwork, int *info);
+void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
+             double *work, const int *lwork, int *info);
 void dorgqr_(const int *m, const int *n, const int *k, double *a,
              const int *lda, const double *tau, double *work, const int *lwork,
              int *info);
-void sorgqr_(const int *m, const int *n, const int *k, float *a,
-             const int *lda, const float *tau, float *work, const int *lwork,
-             int *info);
+void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda,
+             const float *tau, float *work, const int *lwork, int *info);
 
 static const char *two_cores =
     "{\"devices\": ["
@@ -125,8 +124,8 @@ static double norm1(const double *x, int64_t m, int64_t n, int64_t ld) {
 static void residuals(const matrix_t *A, const void *tau, double *fact,
                       double *orth) {
   int64_t m = A->m, n = A->n, k = m < n ? m : n, ld = A->lda;
-  double eps = A->prec == MLSBA_PRECISION_DOUBLE ? DBL_EPSILON / 2
-                                                 : FLT_EPSILON / 2;
+  double eps =
+      A->prec == MLSBA_PRECISION_DOUBLE ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
   *fact = *orth = 0;
   if (k == 0)
     return;
@@ -146,8 +145,8 @@ static void residuals(const matrix_t *A, const void *tau, double *fact,
   free(work);
   double *Q = malloc((size_t)(m * k) * sizeof *Q);
   for (int64_t i = 0; i < m * k; i++)
-    Q[i] = A->prec == MLSBA_PRECISION_DOUBLE ? ((double *)q)[i]
-                                             : ((float *)q)[i];
+    Q[i] =
+        A->prec == MLSBA_PRECISION_DOUBLE ? ((double *)q)[i] : ((float *)q)[i];
   free(q);
   /* A - Q R, R the upper trapezoid k x n of the factors. */
   double *D = malloc((size_t)(m * n) * sizeof *D);
@@ -186,21 +185,20 @@ static void check_geqrf(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
   o.block = nb;
-  ck_assert_msg(mlsba_geqrf_ex(ex, prec, m, n, A.a, lda, tau, &info, &o,
-                               NULL) == 0,
-                "%s", mlsba_last_error());
+  ck_assert_msg(
+      mlsba_geqrf_ex(ex, prec, m, n, A.a, lda, tau, &info, &o, NULL) == 0, "%s",
+      mlsba_last_error());
   ck_assert_int_eq(info, 0);
   double fact, orth;
   residuals(&A, tau, &fact, &orth);
   if (getenv("QR_DEBUG"))
     fprintf(stderr, "%lld x %lld nb %lld p %d: %g %g\n", (long long)m,
             (long long)n, (long long)nb, (int)prec, fact, orth);
-  ck_assert_msg(fact < MLSBA_FACTOR_RESIDUAL_OK &&
-                    orth < MLSBA_FACTOR_RESIDUAL_OK,
-                "geqrf %lld x %lld nb %lld precision %d: ||A - QR|| %g, "
-                "||I - Q^T Q|| %g",
-                (long long)m, (long long)n, (long long)nb, (int)prec, fact,
-                orth);
+  ck_assert_msg(
+      fact < MLSBA_FACTOR_RESIDUAL_OK && orth < MLSBA_FACTOR_RESIDUAL_OK,
+      "geqrf %lld x %lld nb %lld precision %d: ||A - QR|| %g, "
+      "||I - Q^T Q|| %g",
+      (long long)m, (long long)n, (long long)nb, (int)prec, fact, orth);
   free(tau);
   free_matrix(&A);
 }
@@ -212,10 +210,10 @@ START_TEST(every_shape_factorizes_right_in_both_precisions) {
   node_t nd = open_node(two_cores);
   static const int64_t shapes[][4] = {
       /* m, n, lda, nb */
-      {1, 1, 1, 8},       {257, 193, 257, 32}, {100, 230, 103, 24},
+      {1, 1, 1, 8},         {257, 193, 257, 32},  {100, 230, 103, 24},
       {2000, 40, 2000, 16}, {1500, 97, 1500, 32}, {60, 50, 60, 128},
-      {50, 60, 64, 128},  {128, 128, 128, 128}, {300, 150, 512, 48},
-      {7, 300, 7, 4},     {333, 333, 340, 64}};
+      {50, 60, 64, 128},    {128, 128, 128, 128}, {300, 150, 512, 48},
+      {7, 300, 7, 4},       {333, 333, 340, 64}};
   for (int p = 0; p < 2; p++)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
       check_geqrf(nd.ex, p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE,
@@ -245,8 +243,8 @@ START_TEST(factors_match_lapack) {
     mlsba_factor_opts_init(&o);
     o.block = shapes[s][2];
     int64_t our_info = -1;
-    ck_assert_int_eq(mlsba_geqrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, m, n, A.a,
-                                    m, tau, &our_info, &o, NULL),
+    ck_assert_int_eq(mlsba_geqrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, m, n, A.a, m,
+                                    tau, &our_info, &o, NULL),
                      0);
     const double *a = A.a;
     double worst = 0, worst_tau = 0;
@@ -329,10 +327,9 @@ START_TEST(every_sim_step_time_follows_the_profiles) {
     int64_t j = (int64_t)(k - 1) * nb, jb = n - j < nb ? n - j : nb;
     double w = 4.0 * (double)(jb * (m - j)) - (double)(jb * jb);
     int64_t jn = j + jb, bn = n - jn < nb ? n - jn : nb;
-    double panel =
-        jn < n ? 3.0 * (double)(bn * bn) * ((double)(m - jn) - bn / 3.0) /
-                     rate[0]
-               : 0;
+    double panel = jn < n ? 3.0 * (double)(bn * bn) *
+                                ((double)(m - jn) - bn / 3.0) / rate[0]
+                          : 0;
     ck_assert_int_eq(r.share[k * 2] + r.share[k * 2 + 1], n - j - jb);
     double own = r.share[k * 2] * w / rate[0];
     if (r.ahead_device[k] == 1) { /* gpu0 updated the next panel's columns */
@@ -396,6 +393,56 @@ START_TEST(a_failing_device_is_dropped_and_the_result_stays_right) {
 }
 END_TEST
 
+/* The library's residuals (what mlsba-bench verifies with) agree with
+ * the ones computed here, and see a factor spoiled in one entry. */
+START_TEST(the_library_residuals_agree_and_see_a_wrong_factor) {
+  node_t nd = open_node(two_cores);
+  for (int p = 0; p < 2; p++) {
+    mlsba_precision_t prec =
+        p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE;
+    const int64_t m = 180, n = 70;
+    matrix_t A = make_matrix(prec, m, n, m, 21);
+    void *a0 = malloc((size_t)(m * n) * esize(prec));
+    memcpy(a0, A.a, (size_t)(m * n) * esize(prec));
+    void *tau = malloc((size_t)n * esize(prec));
+    int64_t info;
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = 16;
+    ck_assert_int_eq(
+        mlsba_geqrf_ex(nd.ex, prec, m, n, A.a, m, tau, &info, &o, NULL), 0);
+    double fact, orth, lib_fact = -1, lib_orth = -1;
+    residuals(&A, tau, &fact, &orth);
+    ck_assert_int_eq(mlsba_geqrf_residual(prec, m, n, a0, m, A.a, m, tau,
+                                          &lib_fact, &lib_orth),
+                     0);
+    ck_assert_double_eq_tol(lib_fact, fact, 0.05 + 0.1 * fact);
+    /* The library forms Q in double, this test as LAPACK's tests do, in
+     * the call's precision: in single the two orthogonalities differ by
+     * the rounding of ?orgqr itself. */
+    if (p)
+      ck_assert_double_eq_tol(lib_orth, orth, 0.05 + 0.1 * orth);
+    ck_assert(lib_orth < MLSBA_FACTOR_RESIDUAL_OK);
+    if (p) /* R(5, 40) off, by far more than rounding */
+      ((double *)A.a)[5 + 40 * m] += 1e-6;
+    else
+      ((float *)A.a)[5 + 40 * m] += 0.05f;
+    ck_assert_int_eq(
+        mlsba_geqrf_residual(prec, m, n, a0, m, A.a, m, tau, &lib_fact, NULL),
+        0);
+    ck_assert_msg(lib_fact > MLSBA_FACTOR_RESIDUAL_OK, "%g", lib_fact);
+    ck_assert_int_eq(
+        mlsba_geqrf_residual(prec, m, n, a0, m, A.a, m, NULL, &lib_fact, NULL),
+        MLSBA_EINVAL);
+    ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "tau"));
+    free(a0);
+    free(tau);
+    free_matrix(&A);
+  }
+  close_node(&nd);
+}
+END_TEST
+
 /* Each bad argument is refused, the message naming it; the matrix and
  * tau are left as they were. */
 START_TEST(bad_arguments_are_refused_with_a_message) {
@@ -405,8 +452,7 @@ START_TEST(bad_arguments_are_refused_with_a_message) {
   const mlsba_precision_t d = MLSBA_PRECISION_DOUBLE;
   ck_assert_int_eq(mlsba_geqrf(NULL, d, 2, 2, a, 2, tau, &info), MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "executor"));
-  ck_assert_int_eq(mlsba_geqrf(nd.ex, d, 3, 2, a, 2, tau, &info),
-                   MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_geqrf(nd.ex, d, 3, 2, a, 2, tau, &info), MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "lda"));
   ck_assert_int_eq(mlsba_geqrf(nd.ex, d, -1, 2, a, 2, tau, &info),
                    MLSBA_EINVAL);
@@ -452,6 +498,7 @@ static Suite *qr_suite(void) {
   tcase_add_test(tc, virtual_times_of_a_small_qr_are_exact);
   tcase_add_test(tc, every_sim_step_time_follows_the_profiles);
   tcase_add_test(tc, a_failing_device_is_dropped_and_the_result_stays_right);
+  tcase_add_test(tc, the_library_residuals_agree_and_see_a_wrong_factor);
   tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
   suite_add_tcase(s, tc);
   return s;

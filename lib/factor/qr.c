@@ -14,16 +14,16 @@
 #include "factor.h"
 
 /* LAPACK (Fortran): the string lengths are the hidden last arguments. */
-void dgeqrf_(const int *m, const int *n, double *a, const int *lda,
-             double *tau, double *work, const int *lwork, int *info);
+void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
+             double *work, const int *lwork, int *info);
 void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau,
              float *work, const int *lwork, int *info);
-void dlarft_(const char *direct, const char *storev, const int *n,
-             const int *k, const double *v, const int *ldv, const double *tau,
-             double *t, const int *ldt, size_t direct_len, size_t storev_len);
-void slarft_(const char *direct, const char *storev, const int *n,
-             const int *k, const float *v, const int *ldv, const float *tau,
-             float *t, const int *ldt, size_t direct_len, size_t storev_len);
+void dlarft_(const char *direct, const char *storev, const int *n, const int *k,
+             const double *v, const int *ldv, const double *tau, double *t,
+             const int *ldt, size_t direct_len, size_t storev_len);
+void slarft_(const char *direct, const char *storev, const int *n, const int *k,
+             const float *v, const int *ldv, const float *tau, float *t,
+             const int *ldt, size_t direct_len, size_t storev_len);
 
 static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {
   return mlsba__factor_at(P, i, j);
@@ -73,8 +73,8 @@ size_t mlsba__qr_room(const mlsba__factor_problem_t *P) {
  * still reads its T). */
 static void *t_of(const mlsba__factor_problem_t *P, int64_t j) {
   size_t b = (size_t)width(P);
-  return (char *)P->tfac + (size_t)(j / P->nb % 2) * b * b *
-                               mlsba__factor_esize(P);
+  return (char *)P->tfac +
+         (size_t)(j / P->nb % 2) * b * b * mlsba__factor_esize(P);
 }
 
 /* The panel's workspace for ?geqrf, after the two T's. */
@@ -102,11 +102,9 @@ int mlsba__qr_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   int h = (int)(P->m - j), k = (int)jb, lda = (int)P->lda, info = 0;
   int lwork = (int)(MLSBA__QR_WORK_COLUMNS * width(P));
   if (P->prec == MLSBA_PRECISION_DOUBLE)
-    dgeqrf_(&h, &k, at(P, j, j), &lda, tau_at(P, j), work_of(P), &lwork,
-            &info);
+    dgeqrf_(&h, &k, at(P, j, j), &lda, tau_at(P, j), work_of(P), &lwork, &info);
   else
-    sgeqrf_(&h, &k, at(P, j, j), &lda, tau_at(P, j), work_of(P), &lwork,
-            &info);
+    sgeqrf_(&h, &k, at(P, j, j), &lda, tau_at(P, j), work_of(P), &lwork, &info);
   form_t(P, j, jb, t_of(P, j));
   mlsba__factor_keep_panel(P, j, jb, 1); /* V2, the rows below V1 */
   return 0;                              /* QR never stops */

@@ -279,6 +279,17 @@ MLSBA_EXTERN int mlsba_potrf_residual(mlsba_precision_t prec, char uplo,
                                       int64_t n, const void *a, int64_t lda,
                                       const void *f, int64_t ldf,
                                       double *residual);
+/** \brief The scaled residuals of a QR factorization, as LAPACK's tests
+ *  of ?geqrf measure them: ||A - Q R||_1 / (||A||_1 max(m, n) eps) and,
+ *  unless orthogonality is NULL, ||I - Q^T Q||_1 / (n eps), Q (m x
+ *  min(m, n)) formed by LAPACK's ?orgqr from the factors, in double.
+ *  \param qr, tau  what mlsba_geqrf() left (ldqr).
+ *  \return 0, MLSBA_EINVAL or MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_geqrf_residual(mlsba_precision_t prec, int64_t m,
+                                      int64_t n, const void *a, int64_t lda,
+                                      const void *qr, int64_t ldqr,
+                                      const void *tau, double *residual,
+                                      double *orthogonality);
 /** The threshold below which a scaled residual says "right". */
 #define MLSBA_FACTOR_RESIDUAL_OK 16.0
 /**@}*/
