@@ -17,11 +17,14 @@ typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *,
                          int *);
 typedef void (*potrf_fn)(const char *, const int *, void *, const int *, int *,
                          size_t);
+typedef void (*geqrf_fn)(const int *, const int *, void *, const int *, void *,
+                         void *, const int *, int *);
 
 static struct {
   int tried, ok;
   getrf_fn getrf[2];
   potrf_fn potrf[2];
+  geqrf_fn geqrf[2];
   char why[160], label[128];
   sgemm_fn sgemm;
   dgemm_fn dgemm;
@@ -67,6 +70,8 @@ int openblas_load(const char **why) {
       *(void **)&ob.getrf[1] = dlsym(lib, "dgetrf_");
       *(void **)&ob.potrf[0] = dlsym(lib, "spotrf_");
       *(void **)&ob.potrf[1] = dlsym(lib, "dpotrf_");
+      *(void **)&ob.geqrf[0] = dlsym(lib, "sgeqrf_");
+      *(void **)&ob.geqrf[1] = dlsym(lib, "dgeqrf_");
       *(void **)&ob.set_threads = dlsym(lib, "openblas_set_num_threads");
       char *(*corename)(void);
       char *(*config)(void);
@@ -111,6 +116,27 @@ int openblas_potrf(mlsba_precision_t prec, int n, void *a, unsigned threads) {
   ob.set_threads((int)threads);
   if (ob.potrf[prec == MLSBA_PRECISION_DOUBLE])
     ob.potrf[prec == MLSBA_PRECISION_DOUBLE]("L", &n, a, &n, &info, 1);
+  return info;
+}
+
+int openblas_geqrf(mlsba_precision_t prec, int m, int n, void *a, void *tau,
+                   unsigned threads) {
+  int d = prec == MLSBA_PRECISION_DOUBLE, info = -1, lwork = -1;
+  union {
+    double d;
+    float s;
+  } best = {0}; /* the workspace query's answer, in the call's precision */
+  ob.set_threads((int)threads);
+  if (ob.geqrf[d] == NULL)
+    return info;
+  ob.geqrf[d](&m, &n, a, &m, tau, &best, &lwork, &info);
+  lwork = d ? (int)best.d : (int)best.s;
+  lwork = lwork > n ? lwork : n > 0 ? n : 1;
+  void *work = malloc((size_t)lwork * (d ? sizeof(double) : sizeof(float)));
+  if (work == NULL)
+    return -1000;
+  ob.geqrf[d](&m, &n, a, &m, tau, work, &lwork, &info);
+  free(work);
   return info;
 }
 
