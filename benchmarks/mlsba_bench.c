@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/output.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "gemm_fill.h"
@@ -101,20 +102,8 @@ static int report(bench_t *B, const bench_row_t *rows, size_t used) {
   }
   if (a->json) {
     json_t *doc = bench_report_json(B, rows, used);
-    FILE *f = to_stdout ? stdout : fopen(a->json, "w");
-    if (f == NULL) {
-      fprintf(stderr, "%s: --json: cannot write '%s': %s\n", bench_prog,
-              a->json, strerror(errno));
-      status = 1;
-    } else {
-      json_dumpf(doc, f, JSON_REAL_PRECISION(9));
-      fputc('\n', f);
-      if (to_stdout ? fflush(f) != 0 : fclose(f) != 0) {
-        fprintf(stderr, "%s: --json: error writing '%s'\n", bench_prog,
-                a->json);
-        status = 1;
-      }
-    }
+    status =
+        output_json(bench_prog, "--json", a->json, doc, JSON_REAL_PRECISION(9));
     json_decref(doc);
   }
   if (!status && a->plot) {

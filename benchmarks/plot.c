@@ -163,12 +163,15 @@ int bench_plot(const char *dir, const bench_plot_t *P) {
     write_script(gp, P, write_data(pts, curve, tl, P));
     bad = ferror(pts) | ferror(curve) | ferror(tl) | ferror(gp);
   }
+  /* A file that cannot be written says why as it is closed. */
   FILE *all[] = {pts, curve, tl, gp};
+  int unwritten = 0;
   for (size_t i = 0; i < 4; i++)
     if (all[i] && fclose(all[i]) != 0)
-      bad = 1;
-  if (bad) {
-    fprintf(stderr, "%s: error writing into %s\n", prog, dir);
+      unwritten = 1;
+  if (bad || unwritten) {
+    if (!unwritten)
+      fprintf(stderr, "%s: error writing into %s\n", prog, dir);
     return -1;
   }
   return gnuplot_run(prog, dir, "plot.gp");
@@ -238,12 +241,10 @@ int bench_plot_shares(const char *dir, const bench_shares_plot_t *P) {
     write_shares_script(gp, P);
     bad = ferror(dat) | ferror(gp);
   }
-  if (dat && fclose(dat) != 0)
-    bad = 1;
-  if (gp && fclose(gp) != 0)
-    bad = 1;
-  if (bad) {
-    fprintf(stderr, "%s: error writing into %s\n", prog, dir);
+  int unwritten = (dat && fclose(dat) != 0) | (gp && fclose(gp) != 0);
+  if (bad || unwritten) {
+    if (!unwritten)
+      fprintf(stderr, "%s: error writing into %s\n", prog, dir);
     return -1;
   }
   return gnuplot_run(prog, dir, "plot.gp");

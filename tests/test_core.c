@@ -1,8 +1,11 @@
-/* Error table, last-error message and version. */
+/* Error table, last-error message and version; the one writer of files
+ * (lib/core/atomic_file.c): what a path names stays what it is. */
+#define _DEFAULT_SOURCE /* mknod, makedev */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -10,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "mlsba.h"
 #include "support/run_suite.h"
 #include "support/scratch.h"
@@ -133,6 +138,217 @@ START_TEST(api_holes_give_errors_not_crashes) {
 }
 END_TEST
 
+/* ---- the one writer (lib/core/atomic_file.c) ------------------------- */
+
+/* What every writer of the library goes through: a platform, a model and
+ * the writer itself (the kernel cache and the left-out files call it). */
+static const char *one_device =
+    "{\"devices\": [{\"name\": \"a\", \"type\": \"sim\", \"speed\": [[1, "
+    "1]]}]}";
+
+static int save_platform(const char *path) {
+  mlsba_platform_t *pl = parse_ok(one_device);
+  int err = mlsba_platform_save(pl, path);
+  mlsba_platform_destroy(pl);
+  return err;
+}
+
+static int save_model(const char *path) {
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_create(&m), 0);
+  ck_assert_int_eq(mlsba_model_set_point(m, 10, 5), 0);
+  int err = mlsba_model_save(m, path, "k");
+  mlsba_model_destroy(m);
+  return err;
+}
+
+/* A device node of the scratch folder: a copy of /dev/null (1, 3),
+ * /dev/full (1, 7) or a loop disk (block 7, 0), so that a writer that
+ * replaces what it names breaks the copy, never the machine's node.
+ * Without the right to make nodes (not root), the machine's own, which
+ * the writer cannot replace then. 0, or -1 when there is neither. */
+static int device_node(char *path, size_t size, const char *name, int block,
+                       unsigned major, unsigned minor) {
+  snprintf(path, size, "%s/%s", scratch, name);
+  mode_t kind = block ? S_IFBLK : S_IFCHR;
+  if (mknod(path, kind | 0666, makedev(major, minor)) == 0)
+    return 0;
+  if (geteuid() == 0 || block)
+    return -1;
+  snprintf(path, size, "/dev/%s", name);
+  return 0;
+}
+
+static void expect_kind(const char *path, mode_t kind) {
+  struct stat st;
+  ck_assert_int_eq(lstat(path, &st), 0);
+  ck_assert_msg((st.st_mode & S_IFMT) == kind, "%s is no longer what it was",
+                path);
+}
+
+static void read_whole(const char *path, char *buf, size_t size) {
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  size_t n = fread(buf, 1, size - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+}
+
+START_TEST(a_device_is_written_through_never_replaced) {
+  scratch_make();
+  char null[128], full[128];
+  ck_assert_int_eq(device_node(null, sizeof null, "null", 0, 1, 3), 0);
+  ck_assert_int_eq(device_node(full, sizeof full, "full", 0, 1, 7), 0);
+  ck_assert_msg(save_platform(null) == 0, "%s", mlsba_last_error());
+  ck_assert_int_eq(save_model(null), 0);
+  expect_kind(null, S_IFCHR);
+  /* A full device: a clear error naming it and why; the node stays. */
+  ck_assert_int_eq(save_platform(full), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), full));
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), strerror(ENOSPC)));
+  ck_assert_int_eq(save_model(full), MLSBA_EIO);
+  expect_kind(full, S_IFCHR);
+  /* A block device (a disk) is refused, never written. */
+  char disk[128];
+  if (device_node(disk, sizeof disk, "loop", 1, 7, 0) == 0) {
+    ck_assert_int_eq(save_platform(disk), MLSBA_EIO);
+    ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "block device"));
+    expect_kind(disk, S_IFBLK);
+  }
+  scratch_remove();
+}
+END_TEST
+
+/* What a FIFO holds now, read without waiting. */
+static size_t drain(int fd, char *buf, size_t size) {
+  size_t n = 0;
+  ssize_t k;
+  while (n < size - 1 && (k = read(fd, buf + n, size - 1 - n)) > 0)
+    n += (size_t)k;
+  buf[n] = '\0';
+  return n;
+}
+
+/* A reader that leaves after its first bytes, while the writer has more
+ * to give. */
+static void *read_a_little(void *arg) {
+  int fd = *(int *)arg;
+  struct pollfd p = {fd, POLLIN, 0};
+  char some[4096];
+  if (poll(&p, 1, -1) == 1)
+    (void)read(fd, some, sizeof some);
+  close(fd);
+  return NULL;
+}
+
+START_TEST(a_fifo_is_written_through_to_its_reader) {
+  scratch_make();
+  char fifo[128], got[8192];
+  snprintf(fifo, sizeof fifo, "%s/fifo", scratch);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  /* A reader there: it gets the text (less than a pipe holds), the FIFO
+   * stays a FIFO. */
+  int fd = open(fifo, O_RDONLY | O_NONBLOCK);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_msg(save_model(fifo) == 0, "%s", mlsba_last_error());
+  drain(fd, got, sizeof got);
+  close(fd);
+  ck_assert_msg(strncmp(got, "mlsba-model 1\nkey k\n", 20) == 0, "%s", got);
+  ck_assert_ptr_nonnull(strstr(got, "checksum "));
+  expect_kind(fifo, S_IFIFO);
+  /* No reader: an error after a bounded wait, not a hang (the test's
+   * timeout fails a hang). */
+  ck_assert_int_eq(save_model(fifo), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "no process opened"));
+  expect_kind(fifo, S_IFIFO);
+  /* A reader that leaves partway: an error, not a SIGPIPE that ends the
+   * host program (fork mode would report the signal). */
+  static char big[1 << 20];
+  memset(big, 'x', sizeof big);
+  fd = open(fifo, O_RDONLY | O_NONBLOCK);
+  ck_assert_int_ge(fd, 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, read_a_little, &fd), 0);
+  ck_assert_int_eq(mlsba__write_atomic(fifo, big, sizeof big), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), strerror(EPIPE)));
+  pthread_join(t, NULL);
+  expect_kind(fifo, S_IFIFO);
+  scratch_remove();
+}
+END_TEST
+
+START_TEST(a_symbolic_link_stays_and_its_target_gets_the_text) {
+  scratch_make();
+  char target[128], link[128], text[8192];
+  snprintf(target, sizeof target, "%s/target.json", scratch);
+  snprintf(link, sizeof link, "%s/link.json", scratch);
+  FILE *f = fopen(target, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("old\n", f);
+  fclose(f);
+  ck_assert_int_eq(chmod(target, 0640), 0);
+  ck_assert_int_eq(symlink("target.json", link), 0); /* relative */
+  ck_assert_msg(save_platform(link) == 0, "%s", mlsba_last_error());
+  expect_kind(link, S_IFLNK);
+  read_whole(target, text, sizeof text);
+  ck_assert_ptr_nonnull(strstr(text, "\"devices\""));
+  /* The target was replaced whole, keeping its permissions. */
+  struct stat st;
+  ck_assert_int_eq(stat(target, &st), 0);
+  ck_assert_int_eq(st.st_mode & 07777, 0640);
+  /* A chain of links to a file still to be made: made at the end. */
+  char first[128], made[128];
+  snprintf(first, sizeof first, "%s/first", scratch);
+  snprintf(made, sizeof made, "%s/made.model", scratch);
+  ck_assert_int_eq(symlink("second", first), 0);
+  snprintf(text, sizeof text, "%s/second", scratch);
+  ck_assert_int_eq(symlink(made, text), 0); /* absolute */
+  ck_assert_msg(save_model(first) == 0, "%s", mlsba_last_error());
+  expect_kind(first, S_IFLNK);
+  expect_kind(text, S_IFLNK);
+  expect_kind(made, S_IFREG);
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_load(first, "k", &m), 0);
+  mlsba_model_destroy(m);
+  /* A link to a folder is never written through. */
+  char to_dir[128];
+  snprintf(to_dir, sizeof to_dir, "%s/to-dir", scratch);
+  ck_assert_int_eq(symlink("/tmp", to_dir), 0);
+  ck_assert_int_eq(save_platform(to_dir), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "is a directory"));
+  expect_kind(to_dir, S_IFLNK);
+  scratch_remove();
+}
+END_TEST
+
+START_TEST(a_directory_is_refused_and_checked_up_front) {
+  scratch_make();
+  char dir[128], file[128], missing[160];
+  snprintf(dir, sizeof dir, "%s/sub", scratch);
+  snprintf(file, sizeof file, "%s/new.json", scratch);
+  snprintf(missing, sizeof missing, "%s/no/such.json", scratch);
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  ck_assert_int_eq(save_platform(dir), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "it is a directory"));
+  expect_kind(dir, S_IFDIR);
+  /* The check the tools make before anything runs says the same. */
+  ck_assert_int_eq(mlsba__write_check(dir), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "it is a directory"));
+  ck_assert_int_eq(mlsba__write_check(missing), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "folder does not exist"));
+  ck_assert_int_eq(save_platform(missing), MLSBA_EIO);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "folder does not exist"));
+  ck_assert_int_eq(mlsba__write_check(file), 0);
+  ck_assert_int_eq(access(file, F_OK), -1); /* checked, not made */
+  char null[128];
+  ck_assert_int_eq(device_node(null, sizeof null, "null", 0, 1, 3), 0);
+  ck_assert_int_eq(mlsba__write_check(null), 0);
+  ck_assert_int_eq(mlsba__write_check(""), MLSBA_EIO);
+  rmdir(dir);
+  scratch_remove();
+}
+END_TEST
+
 static Suite *core_suite(void) {
   Suite *s = suite_create("core");
   TCase *tc = tcase_create("errors");
@@ -147,6 +363,13 @@ static Suite *core_suite(void) {
   tcase_set_timeout(tc_more, 60);
   tcase_add_test(tc_more, api_holes_give_errors_not_crashes);
   suite_add_tcase(s, tc_more);
+  tc = tcase_create("writer");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, a_device_is_written_through_never_replaced);
+  tcase_add_test(tc, a_fifo_is_written_through_to_its_reader);
+  tcase_add_test(tc, a_symbolic_link_stays_and_its_target_gets_the_text);
+  tcase_add_test(tc, a_directory_is_refused_and_checked_up_front);
+  suite_add_tcase(s, tc);
   return s;
 }
 

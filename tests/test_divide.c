@@ -701,6 +701,58 @@ START_TEST(a_load_needs_its_size_and_takes_the_last_value) {
 }
 END_TEST
 
+/* mlsba-inpa --load at the sizes it accepts: a rank holds only the rows
+ * it computes (simulated ranks none: an image of 200000 x 200000 pixels,
+ * 149 GiB whole, once failed there with "the load is NULL"); what real
+ * ranks would need is checked against the host's memory before anything
+ * runs; a --json destination that cannot be written is refused before
+ * the run. On 1, 2 and 4 ranks, one line of ours, every rank stopped. */
+START_TEST(a_large_image_is_held_only_where_it_is_computed) {
+  char *sim[] = {inpa,
+                 "--load",
+                 "mandelbrot",
+                 "--platform",
+                 MLSBA_SOURCE_DIR "/models/sim/inpa-node%r.json",
+                 "--size",
+                 "200000",
+                 "--json",
+                 "-",
+                 NULL};
+  tool_run_t r;
+  run_ranks("2", sim, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert_int_eq(ival(j, "n"), 200000);
+  ck_assert_int_eq(ival(j, "width"), 200000);
+  ck_assert(json_is_true(json_object_get(j, "simulated")));
+  ck_assert(json_is_true(json_object_get(j, "converged")));
+  json_decref(j);
+  tool_run_free(&r);
+  char *huge[] = {inpa,      "--load",  "mandelbrot", "--size",
+                  "1000000", "--width", "1000000",    NULL};
+  char *unwritable[] = {inpa,
+                        "--load",
+                        "mandelbrot",
+                        "--size",
+                        "512",
+                        "--json",
+                        "/nonexistent/report.json",
+                        NULL};
+  const char *np[] = {"1", "2", "4"};
+  for (size_t i = 0; i < 3; i++) {
+    /* The first line of each (the rest wraps where the numbers say). */
+    expect_one_line_error(np[i], huge,
+                          "--size 1000000 --width 1000000: rank 0's rows of "
+                          "the image need",
+                          0);
+    expect_one_line_error(np[i], unwritable,
+                          "--json: /nonexistent/report.json: cannot write: "
+                          "its folder",
+                          0);
+  }
+}
+END_TEST
+
 #ifdef MLSBA_INPA_SMPI_BIN
 /* The same program built with smpicc, four simulated ranks under
  * SimGrid's smpirun: the ranks balance within eps, their devices' times
@@ -743,6 +795,46 @@ START_TEST(four_ranks_under_smpi_balance) {
   /* Simulated time passed: the balancing's wall time covers every run. */
   ck_assert(json_number_value(json_object_get(j, "wall_s")) >=
             json_number_value(json_object_get(j, "makespan_s")));
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* Under smpirun every simulated rank is in one process: an image each
+ * (40 GB at 100000 x 100000) once failed there; simulated ranks hold
+ * none. */
+START_TEST(a_large_image_under_smpi_costs_nothing) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
+  char *argv[] = {"/usr/bin/timeout",
+                  "120",
+                  smpirun,
+                  "-np",
+                  "4",
+                  "-platform",
+                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.xml",
+                  "-hostfile",
+                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.hosts",
+                  "--cfg=smpi/host-speed:10Gf",
+                  "--cfg=smpi/simulate-computation:no",
+                  "--cfg=smpi/privatization:no",
+                  "--log=root.thres:warning",
+                  bin,
+                  "--load",
+                  "mandelbrot",
+                  "--platform",
+                  MLSBA_SOURCE_DIR "/models/sim/inpa-node%r.json",
+                  "--size",
+                  "100000",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %.1000s", r.status,
+                r.err);
+  json_t *j = parse_json(strchr(r.out, '{'));
+  ck_assert_int_eq(ival(j, "width"), 100000);
+  ck_assert(json_is_true(json_object_get(j, "simulated")));
   json_decref(j);
   tool_run_free(&r);
 }
@@ -809,11 +901,13 @@ static Suite *divide_suite(void) {
   tcase_add_test(mpi, the_divider_follows_a_slowdown_and_its_end);
   tcase_add_test(mpi, one_rank_reports_every_step);
   tcase_add_test(mpi, a_failing_callback_names_its_global_units);
+  tcase_add_test(mpi, a_large_image_is_held_only_where_it_is_computed);
 #ifdef MLSBA_PDGEMM_BIN
   tcase_add_test(mpi, the_product_of_the_applications_matrices_is_right);
 #endif
 #ifdef MLSBA_INPA_SMPI_BIN
   tcase_add_test(mpi, four_ranks_under_smpi_balance);
+  tcase_add_test(mpi, a_large_image_under_smpi_costs_nothing);
 #endif
   suite_add_tcase(s, mpi);
 #endif

@@ -184,6 +184,19 @@ START_TEST(mandelbrot_rows_on_cores_match_the_reference) {
   mb.out[5] ^= 1; /* verify sees damage */
   ck_assert_int_eq(mlsba_mandelbrot_verify(&mb, &wrong), 0);
   ck_assert_int_eq(wrong, 1);
+  /* A range of units sees the damage in its rows only (what a rank of
+   * mlsba-inpa --load checks): row 0 is unit 0's. */
+  ck_assert_int_eq(mlsba_mandelbrot_row(&mb, 0), 0);
+  ck_assert_int_eq(mlsba_mandelbrot_verify_units(&mb, 0, 10, &wrong), 0);
+  ck_assert_int_eq(wrong, 1);
+  ck_assert_int_eq(mlsba_mandelbrot_verify_units(&mb, 1, 299, &wrong), 0);
+  ck_assert_int_eq(wrong, 0);
+  ck_assert_int_eq(mlsba_mandelbrot_verify_units(&mb, 300, 0, &wrong), 0);
+  ck_assert_int_eq(wrong, 0);
+  ck_assert_int_eq(mlsba_mandelbrot_verify_units(&mb, 1, 300, &wrong),
+                   MLSBA_EINVAL);
+  ck_assert_int_eq(mlsba_mandelbrot_verify_units(&mb, -1, 2, &wrong),
+                   MLSBA_EINVAL);
   mlsba_balancer_destroy(b);
   mlsba_load_destroy(w);
   free(mb.out);
@@ -307,6 +320,47 @@ START_TEST(bad_input_is_refused_with_a_message) {
 }
 END_TEST
 
+/* The GEMM load's check, the other verification of the library, calls
+ * a NaN or an Inf in C wrong too. */
+START_TEST(a_product_with_a_nan_is_never_verified) {
+  enum { M = 9, K = 7, P = 5 };
+  double a[M * K], b[K * P], c[M * P];
+  for (int i = 0; i < M * K; i++)
+    a[i] = (double)(i % 5) - 2;
+  for (int i = 0; i < K * P; i++)
+    b[i] = (double)(i % 3) - 1;
+  for (int j = 0; j < P; j++)
+    for (int i = 0; i < M; i++) {
+      double s = 0;
+      for (int k = 0; k < K; k++)
+        s += a[i + k * M] * b[k + j * K];
+      c[i + j * M] = s;
+    }
+  mlsba_gemm_t g = {.m = M,
+                    .n = P,
+                    .k = K,
+                    .precision = MLSBA_PRECISION_DOUBLE,
+                    .a = a,
+                    .b = b,
+                    .c = c};
+  double err = -1;
+  int ok = -1;
+  ck_assert_int_eq(mlsba_gemm_verify(&g, 1, &err, &ok), 0);
+  ck_assert_int_eq(ok, 1);
+  c[4 + 3 * M] = NAN;
+  ck_assert_int_eq(mlsba_gemm_verify(&g, 1, &err, &ok), 0);
+  ck_assert_int_eq(ok, 0);
+  ck_assert(isinf(err));
+  c[4 + 3 * M] = INFINITY;
+  ck_assert_int_eq(mlsba_gemm_verify(&g, 1, &err, &ok), 0);
+  ck_assert_int_eq(ok, 0);
+  c[4 + 3 * M] = 0;
+  a[0] = NAN; /* the reference itself NaN */
+  ck_assert_int_eq(mlsba_gemm_verify(&g, 1, &err, &ok), 0);
+  ck_assert_int_eq(ok, 0);
+}
+END_TEST
+
 static Suite *load_suite(void) {
   Suite *s = suite_create("load");
   TCase *tc = tcase_create("loads");
@@ -315,6 +369,7 @@ static Suite *load_suite(void) {
   tcase_add_test(tc, a_failing_cpu_function_stops_or_drops_the_core);
   tcase_add_test(tc, mandelbrot_rows_on_cores_match_the_reference);
   tcase_add_test(tc, bad_input_is_refused_with_a_message);
+  tcase_add_test(tc, a_product_with_a_nan_is_never_verified);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -394,7 +394,8 @@ START_TEST(a_failing_device_is_dropped_and_the_result_stays_right) {
 END_TEST
 
 /* The library's residuals (what mlsba-bench verifies with) agree with
- * the ones computed here, and see a factor spoiled in one entry. */
+ * the ones computed here, and see a factor spoiled in one entry, by a
+ * wrong value or a NaN. */
 START_TEST(the_library_residuals_agree_and_see_a_wrong_factor) {
   node_t nd = open_node(two_cores);
   for (int p = 0; p < 2; p++) {
@@ -431,6 +432,14 @@ START_TEST(the_library_residuals_agree_and_see_a_wrong_factor) {
         mlsba_geqrf_residual(prec, m, n, a0, m, A.a, m, tau, &lib_fact, NULL),
         0);
     ck_assert_msg(lib_fact > MLSBA_FACTOR_RESIDUAL_OK, "%g", lib_fact);
+    if (p) /* a NaN is never right */
+      ((double *)A.a)[5 + 40 * m] = NAN;
+    else
+      ((float *)A.a)[5 + 40 * m] = NAN;
+    ck_assert_int_eq(mlsba_geqrf_residual(prec, m, n, a0, m, A.a, m, tau,
+                                          &lib_fact, &lib_orth),
+                     0);
+    ck_assert(isinf(lib_fact));
     ck_assert_int_eq(
         mlsba_geqrf_residual(prec, m, n, a0, m, A.a, m, NULL, &lib_fact, NULL),
         MLSBA_EINVAL);

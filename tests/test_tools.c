@@ -1,6 +1,7 @@
 /* mlsba-partition as other tools use it: the command line and the JSON
  * report of docs/partition-report.md, and one clear line with exit status
  * 2 for every kind of bad input, never a signal. */
+#define _GNU_SOURCE /* F_SETPIPE_SZ, mknod, makedev */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1557,6 +1559,284 @@ START_TEST(the_last_of_a_repeated_option_wins) {
 }
 END_TEST
 
+/* ---- what an output's path names stays what it is (issue 31) -------- */
+
+/* A device node in dir: a copy of /dev/null (1, 3) or /dev/full (1, 7),
+ * so that a tool that replaced what it names would break the copy, never
+ * the machine's; without the right to make nodes (not root), the
+ * machine's own, which a tool then cannot replace. */
+static void device_copy(char *path, size_t size, const char *dir,
+                        const char *name, unsigned minor) {
+  snprintf(path, size, "%s/%s", dir, name);
+  if (mknod(path, S_IFCHR | 0666, makedev(1, minor)) != 0) {
+    ck_assert_msg(geteuid() != 0, "mknod %s: %s", path, strerror(errno));
+    snprintf(path, size, "/dev/%s", name);
+  }
+}
+
+static void expect_kind(const char *path, mode_t kind) {
+  struct stat st;
+  ck_assert_int_eq(lstat(path, &st), 0);
+  ck_assert_msg((st.st_mode & S_IFMT) == kind, "%s is no longer what it was",
+                path);
+}
+
+/* argv with its last NULL replaced by dest (the slot after the output
+ * option); runs it. */
+static void run_to(char **argv, size_t slot, const char *dest, tool_run_t *r) {
+  argv[slot] = (char *)dest;
+  run_tool(argv, r);
+}
+
+/* One tool's output option, every kind of destination: a character
+ * device (null: written through; full: a clear error, status 1), a FIFO
+ * with a reader (it gets the JSON), a symbolic link (kept, its target
+ * gets the report), and up front, before anything runs (status 2,
+ * nothing on stdout): a directory, a folder that does not exist. */
+static void check_destinations(char **argv, size_t slot, const char *dir) {
+  char null[128], full[128], fifo[128], link[128], target[128], sub[128];
+  char missing[160];
+  device_copy(null, sizeof null, dir, "null", 3);
+  device_copy(full, sizeof full, dir, "full", 7);
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  snprintf(link, sizeof link, "%s/link.json", dir);
+  snprintf(target, sizeof target, "%s/target.json", dir);
+  snprintf(sub, sizeof sub, "%s/sub", dir);
+  snprintf(missing, sizeof missing, "%s/no/such.json", dir);
+  tool_run_t r;
+  const char *what = argv[slot - 1];
+  run_to(argv, slot, null, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s %s null: %s", argv[0], what,
+                r.err);
+  expect_kind(null, S_IFCHR);
+  tool_run_free(&r);
+  run_to(argv, slot, full, &r);
+  ck_assert_msg(r.exited && r.status == 1, "%s %s full: status %d", argv[0],
+                what, r.status);
+  unwrap_lines(r.err);
+  ck_assert_msg(strstr(r.err, full) && strstr(r.err, strerror(ENOSPC)) &&
+                    strstr(r.err, what),
+                "%s", r.err);
+  ck_assert_int_eq(count_lines(r.err), 1);
+  expect_kind(full, S_IFCHR);
+  tool_run_free(&r);
+  /* The FIFO's reader is there before the run; the report (less than the
+   * enlarged pipe holds) is read after it. */
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+  run_to(argv, slot, fifo, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s %s fifo: %s", argv[0], what,
+                r.err);
+  static char got[1 << 20];
+  size_t n = 0;
+  ssize_t k;
+  while (n < sizeof got - 1 && (k = read(fd, got + n, sizeof got - 1 - n)) > 0)
+    n += (size_t)k;
+  got[n] = '\0';
+  close(fd);
+  json_decref(parse_json(got));
+  expect_kind(fifo, S_IFIFO);
+  tool_run_free(&r);
+  write_text(target, "old\n");
+  ck_assert_int_eq(symlink("target.json", link), 0);
+  run_to(argv, slot, link, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s %s link: %s", argv[0], what,
+                r.err);
+  expect_kind(link, S_IFLNK);
+  json_error_t e;
+  json_t *j = json_load_file(target, 0, &e);
+  ck_assert_msg(j != NULL, "%s %s: the link's target: %s", argv[0], what,
+                e.text);
+  json_decref(j);
+  tool_run_free(&r);
+  ck_assert_int_eq(mkdir(sub, 0700), 0);
+  const char *early[][2] = {{sub, "it is a directory"},
+                            {missing, "its folder does not exist"}};
+  for (size_t i = 0; i < 2; i++) {
+    run_to(argv, slot, early[i][0], &r);
+    ck_assert_msg(r.exited && r.status == 2, "%s %s %s: status %d", argv[0],
+                  what, early[i][0], r.status);
+    unwrap_lines(r.err);
+    ck_assert_msg(strstr(r.err, early[i][1]) && strstr(r.err, what), "%s",
+                  r.err);
+    ck_assert_msg(r.out[0] == '\0', "ran before refusing: %s", r.out);
+    tool_run_free(&r);
+  }
+  expect_kind(sub, S_IFDIR);
+  unlink(null);
+  unlink(full);
+  unlink(fifo);
+  unlink(link);
+  unlink(target);
+  rmdir(sub);
+}
+
+START_TEST(every_output_keeps_what_its_path_names) {
+  char dir[] = "/tmp/mlsba-outputs-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char *part[] = {partition, "--platform", SEED002, "--n",
+                  "1000",    "--json",     NULL,    NULL};
+  check_destinations(part, 6, dir);
+  char *write[] = {info, "--platform", SEED002, "--write", NULL, NULL};
+  check_destinations(write, 4, dir);
+  char *gemm[] = {bench,  "--platform", SEED002,  "--size", "300", "--models",
+                  "none", "--quiet",    "--json", NULL,     NULL};
+  check_destinations(gemm, 9, dir);
+  char *getrf[] = {bench, "--op",     "getrf", "--platform", SEED002, "--size",
+                   "256", "--models", "none",  "--json",     NULL,    NULL};
+  check_destinations(getrf, 10, dir);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* A folder the user cannot write into, and a file there the user may
+ * not write: refused before anything runs, naming why. Root writes
+ * anywhere, so as root the tools run as nobody (setpriv). */
+START_TEST(an_unwritable_destination_is_refused_up_front) {
+  char dir[] = "/tmp/mlsba-unwritable-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char closed[128], in_closed[160], open_dir[128], readonly[160];
+  snprintf(closed, sizeof closed, "%s/closed", dir);
+  snprintf(in_closed, sizeof in_closed, "%s/report.json", closed);
+  snprintf(open_dir, sizeof open_dir, "%s/open", dir);
+  snprintf(readonly, sizeof readonly, "%s/readonly.json", open_dir);
+  ck_assert_int_eq(mkdir(closed, 0555), 0);
+  ck_assert_int_eq(mkdir(open_dir, 0777), 0);
+  ck_assert_int_eq(chmod(dir, 0755), 0);
+  ck_assert_int_eq(chmod(open_dir, 0777), 0);
+  write_text(readonly, "{}\n");
+  ck_assert_int_eq(chmod(readonly, 0444), 0);
+  int root = geteuid() == 0;
+  if (root && access("/usr/bin/setpriv", X_OK) != 0) {
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    return; /* no way to be another user here */
+  }
+  char *as_nobody[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                       "--clear-groups"};
+  size_t skip = root ? 0 : 4;
+  const char *dests[][2] = {{in_closed, "its folder takes no new file"},
+                            {readonly, "Permission denied"}};
+  for (size_t d = 0; d < 2; d++) {
+    char *dest = (char *)dests[d][0];
+    char *argvs[][16] = {
+        {as_nobody[0], as_nobody[1], as_nobody[2], as_nobody[3], partition,
+         "--platform", SEED002, "--n", "100", "--json", dest, NULL},
+        {as_nobody[0], as_nobody[1], as_nobody[2], as_nobody[3], info,
+         "--platform", SEED002, "--write", dest, NULL},
+        {as_nobody[0], as_nobody[1], as_nobody[2], as_nobody[3], bench,
+         "--platform", SEED002, "--size", "300", "--models", "none", "--json",
+         dest, NULL},
+        {as_nobody[0], as_nobody[1], as_nobody[2], as_nobody[3], bench, "--op",
+         "getrf", "--platform", SEED002, "--size", "256", "--models", "none",
+         "--json", dest, NULL}};
+    for (size_t t = 0; t < 4; t++) {
+      tool_run_t r;
+      run_tool(argvs[t] + skip, &r);
+      ck_assert_msg(r.exited && r.status == 2, "%s %s: status %d: %s",
+                    argvs[t][4], dest, r.status, r.err);
+      unwrap_lines(r.err);
+      ck_assert_msg(strstr(r.err, dests[d][1]) && strstr(r.err, dest), "%s",
+                    r.err);
+      ck_assert_msg(r.out[0] == '\0', "ran before refusing: %s", r.out);
+      tool_run_free(&r);
+    }
+  }
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* --list-models on a folder with a FIFO named *.model (which hung for
+ * ever, opened before the regular-file check) and names and keys holding
+ * escape sequences (which reached the terminal raw). */
+START_TEST(list_models_neither_hangs_on_a_fifo_nor_prints_escapes) {
+  char dir[] = "/tmp/mlsba-list-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char fifo[128], odd[160], good[128];
+  snprintf(fifo, sizeof fifo, "%s/stuck.model", dir);
+  snprintf(odd, sizeof odd, "%s/\033[2J\033]0;x\007red.model", dir);
+  snprintf(good, sizeof good, "%s/fine.model", dir);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_create(&m), 0);
+  ck_assert_int_eq(mlsba_model_set_point(m, 10, 5), 0);
+  ck_assert_int_eq(mlsba_model_save(m, odd, "device=\033[31mred\033[0m"), 0);
+  ck_assert_int_eq(mlsba_model_save(m, good, "device=fine"), 0);
+  mlsba_model_destroy(m);
+  char *list[] = {info, "--list-models", "--models", dir, NULL};
+  tool_run_t r;
+  run_tool(list, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "3 files") && strstr(r.out, "stuck.model\n") &&
+                    strstr(r.out, "FIFO") && strstr(r.out, "fine.model\n"),
+                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "\\x1b[2J\\x1b]0;x\\x07red.model") &&
+                    strstr(r.out, "key device=\\x1b[31mred\\x1b[0m"),
+                "%s", r.out);
+  ck_assert_msg(strchr(r.out, '\033') == NULL && strchr(r.out, '\007') == NULL,
+                "a raw escape reached the terminal: %s", r.out);
+  tool_run_free(&r);
+  char *show[] = {info, "--show-model", odd, NULL};
+  run_tool(show, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strchr(r.out, '\033') == NULL && strstr(r.out, "\\x1b[31m"),
+                "%s", r.out);
+  tool_run_free(&r);
+  unlink(fifo);
+  unlink(odd);
+  unlink(good);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The pictures' files keep what their names are too: a FIFO nobody
+ * reads (which hung the tool) and a directory where a file goes are
+ * errors naming them, before gnuplot runs. */
+START_TEST(plot_files_keep_what_their_names_are) {
+  char dir[] = "/tmp/mlsba-plot-files-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char model[128], pics[128], dat[160], gp[160];
+  snprintf(model, sizeof model, "%s/d.model", dir);
+  snprintf(pics, sizeof pics, "%s/pics", dir);
+  snprintf(dat, sizeof dat, "%s/model.dat", pics);
+  snprintf(gp, sizeof gp, "%s/model.gp", pics);
+  mlsba_model_t *m = NULL;
+  ck_assert_int_eq(mlsba_model_create(&m), 0);
+  mlsba_model_set_point(m, 100, 2000);
+  ck_assert_int_eq(mlsba_model_save(m, model, "device=d"), 0);
+  mlsba_model_destroy(m);
+  ck_assert_int_eq(mkdir(pics, 0700), 0);
+  ck_assert_int_eq(mkfifo(dat, 0600), 0);
+  char *argv[] = {info, "--show-model", model, "--plot", pics, NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
+  unwrap_lines(r.err);
+  ck_assert_msg(strstr(r.err, "--plot") && strstr(r.err, "model.dat") &&
+                    strstr(r.err, "FIFO"),
+                "%s", r.err);
+  expect_kind(dat, S_IFIFO);
+  tool_run_free(&r);
+  unlink(dat);
+  unlink(gp); /* written beside the FIFO's failure */
+  ck_assert_int_eq(mkdir(gp, 0700), 0);
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
+  unwrap_lines(r.err);
+  ck_assert_msg(strstr(r.err, "model.gp: cannot write: it is a directory"),
+                "%s", r.err);
+  tool_run_free(&r);
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -1616,6 +1896,14 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc_more,
                  the_slowest_platform_at_2_to_the_53_gives_a_valid_report);
   tcase_add_test(tc_more, the_tools_fail_when_their_output_cannot_be_written);
+  TCase *tc_out = tcase_create("outputs");
+  tcase_set_timeout(tc_out, 300);
+  tcase_add_test(tc_out, every_output_keeps_what_its_path_names);
+  tcase_add_test(tc_out, an_unwritable_destination_is_refused_up_front);
+  tcase_add_test(tc_out,
+                 list_models_neither_hangs_on_a_fifo_nor_prints_escapes);
+  tcase_add_test(tc_out, plot_files_keep_what_their_names_are);
+  suite_add_tcase(s, tc_out);
   suite_add_tcase(s, tc_more);
   return s;
 }

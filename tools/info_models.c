@@ -2,12 +2,15 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cli.h"
+#include "common/escape.h"
 #include "common/gnuplot.h"
 #include "common/text.h"
 #include "mlsba.h"
@@ -23,10 +26,20 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The key a saved file names (its second line, docs/model-file.md). */
+/* The key a saved file names (its second line, docs/model-file.md), "?"
+ * when it has none. Only a regular file is read: opened without blocking,
+ * as a FIFO named *.model would otherwise wait for a writer for ever. */
 static void read_key(const char *path, char *key, size_t size) {
   snprintf(key, size, "?");
-  FILE *f = fopen(path, "r");
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    fd = -1;
+  }
+  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+  if (f == NULL && fd >= 0)
+    close(fd);
   char line[4096];
   if (f && fgets(line, sizeof line, f) && fgets(line, sizeof line, f) &&
       strncmp(line, "key ", 4) == 0) {
@@ -35,6 +48,14 @@ static void read_key(const char *path, char *key, size_t size) {
   }
   if (f)
     fclose(f);
+}
+
+/* Text from a file or a folder (names, keys, messages naming them) made
+ * safe to print: a control character, which could move the cursor or
+ * forge a line on a terminal, as \xNN (tools/common/escape.h). */
+static const char *shown(const char *in, char *out, size_t size) {
+  escape_bytes(out, size, in, 0);
+  return out;
 }
 
 /* One line per file: what it holds, then its key, wrapped. */
@@ -48,7 +69,9 @@ static void list_one(const char *dir, const char *name) {
              "the device is left out: the others ran faster without it "
              "(docs/left-out-file.md)");
   } else if (mlsba_model_load(path, NULL, &m) != 0) {
-    snprintf(text, sizeof text, "not read: %s", mlsba_last_error());
+    char why[4096];
+    snprintf(text, sizeof text, "not read: %s",
+             shown(mlsba_last_error(), why, sizeof why));
   } else {
     size_t n = mlsba_model_num_points(m);
     double x0, s0, x1, s1;
@@ -64,9 +87,10 @@ static void list_one(const char *dir, const char *name) {
              n, n == 1 ? "" : "s", x0, x1, s0, s1, cap);
     mlsba_model_destroy(m);
   }
-  printf("%s\n", name);
+  char safe[4096];
+  printf("%s\n", shown(name, safe, sizeof safe));
   text_wrap(stdout, "    ", 4, text);
-  text_wrap(stdout, "    key ", 8, key);
+  text_wrap(stdout, "    key ", 8, shown(key, safe, sizeof safe));
 }
 
 int info_list_models(const char *prog, const char *dir) {
@@ -94,7 +118,9 @@ int info_list_models(const char *prog, const char *dir) {
   }
   closedir(d);
   qsort(names, n, sizeof *names, by_name);
-  printf("saved models in '%s': %zu file%s\n", dir, n, n == 1 ? "" : "s");
+  char safe[4096];
+  printf("saved models in '%s': %zu file%s\n", shown(dir, safe, sizeof safe), n,
+         n == 1 ? "" : "s");
   for (size_t i = 0; i < n; i++) {
     list_one(dir, names[i]);
     free(names[i]);
@@ -129,8 +155,10 @@ static void print_points(const mlsba_model_t *m, const unsigned *runs,
 }
 
 /* model.dat (load, speed, spread) and model.gp, then gnuplot. */
-static int plot_model(const char *prog, const char *dir, const char *title,
+static int plot_model(const char *tool, const char *dir, const char *title,
                       const mlsba_model_t *m, const double *sd) {
+  char prog[64]; /* the head of every line about the pictures */
+  snprintf(prog, sizeof prog, "%s: --plot", tool);
   FILE *dat = gnuplot_open_in(prog, dir, "model.dat");
   FILE *gp = gnuplot_open_in(prog, dir, "model.gp");
   int bad = dat == NULL || gp == NULL;
@@ -151,8 +179,11 @@ static int plot_model(const char *prog, const char *dir, const char *title,
           gp);
     bad = ferror(dat) || ferror(gp);
   }
-  if ((dat && fclose(dat) != 0) | (gp && fclose(gp) != 0) || bad) {
-    fprintf(stderr, "%s: --plot: error writing into '%s'\n", prog, dir);
+  /* A file that cannot be written says why as it is closed. */
+  int unwritten = (dat && fclose(dat) != 0) | (gp && fclose(gp) != 0);
+  if (bad || unwritten) {
+    if (!unwritten)
+      fprintf(stderr, "%s: error writing into '%s'\n", prog, dir);
     return 1;
   }
   return gnuplot_run(prog, dir, "model.gp") == 0 ? 0 : 1;
@@ -165,13 +196,15 @@ int info_show_model(const char *prog, const char *dir, const char *file,
   static unsigned runs[ROOM];
   static double sd[ROOM];
   mlsba_model_t *m = NULL;
+  char safe[4096];
   if (mlsba_model_load_ex(path, NULL, &m, runs, sd, ROOM) != 0) {
-    fprintf(stderr, "%s: --show-model: %s\n", prog, mlsba_last_error());
+    fprintf(stderr, "%s: --show-model: %s\n", prog,
+            shown(mlsba_last_error(), safe, sizeof safe));
     return CLI_EXIT_USAGE;
   }
   read_key(path, key, sizeof key);
-  printf("model %s\n", path);
-  text_wrap(stdout, "key ", 4, key);
+  printf("model %s\n", shown(path, safe, sizeof safe));
+  text_wrap(stdout, "key ", 4, shown(key, safe, sizeof safe));
   if (mlsba_model_max_load(m) > 0)
     printf("max_load %lld units (what the device can hold)\n",
            (long long)mlsba_model_max_load(m));

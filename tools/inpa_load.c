@@ -1,18 +1,29 @@
 /* mlsba-inpa --load mandelbrot: the built-in Mandelbrot rows as an
  * application's load across the ranks (mlsba_mpi_divide()). Every rank
- * computes the rows of its range into its copy of the image; rank 0 sums
- * the copies (each row is computed by exactly one rank) and checks the
- * image against a single-rank reference, every row computed again on
- * one thread. */
+ * computes the rows of its range into its image, which is reserved, not
+ * allocated: only the rows a rank computes take memory, and a rank of
+ * simulated devices, which compute nothing, has none. What the ranks of a
+ * host hold at the even distribution is checked against its memory before
+ * anything runs. Then every rank checks its rows against a one-thread
+ * reference (every row computed again), and rank 0 that the ranks' rows
+ * cover the image once. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
+#endif
 #include "inpa_load.h"
 
 #include <jansson.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/cli.h"
 #include "common/options.h"
+#include "common/output.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "mlsba.h"
@@ -187,34 +198,21 @@ static json_t *report(const load_args_t *A, const mlsba_mpi_divide_result_t *r,
       "ranks", ranks);
 }
 
-/* The image from every rank's rows on rank 0, checked there: 1, 0 (a
- * wrong pixel or a row nobody computed), or -1 on simulated ranks. */
+/* Every rank's rows checked where they were computed, and the ranks'
+ * ranges, the same on every rank, checked to cover the rows once: 1, 0
+ * (a wrong pixel, or a row nobody computed), or -1 on simulated ranks. */
 static int verify(const mlsba_mandelbrot_t *mb,
-                  const mlsba_mpi_divide_result_t *r, int rank) {
+                  const mlsba_mpi_divide_result_t *r) {
   if (r->simulated)
     return -1;
-  size_t n = (size_t)mb->width * (size_t)mb->height, w = (size_t)mb->width;
-  /* Only the rows of this rank's final share: the balancing's earlier
-   * runs computed other rows here too. A row nobody computed stays 0,
-   * which the reference never is over a whole row of this region. */
-  int32_t *mine = calloc(n, sizeof *mine);
-  int32_t *sum = rank == 0 ? calloc(n, sizeof *sum) : NULL;
-  for (int64_t u = r->offset; mine && u < r->offset + r->count; u++) {
-    int64_t row = mlsba_mandelbrot_row(mb, u);
-    memcpy(mine + (size_t)row * w, mb->out + (size_t)row * w, w * sizeof *mine);
-  }
-  int ok = 0;
-  MPI_Reduce(mine ? mine : mb->out, sum, (int)n, MPI_INT32_T, MPI_SUM, 0,
-             MPI_COMM_WORLD);
-  free(mine);
-  if (rank == 0 && sum) {
-    mlsba_mandelbrot_t whole = *mb;
-    whole.out = sum;
-    int64_t wrong = 0;
-    ok = mlsba_mandelbrot_verify(&whole, &wrong) == 0 && wrong == 0;
-  }
-  free(sum);
-  return ok;
+  int64_t wrong = 0, all = 0;
+  if (mlsba_mandelbrot_verify_units(mb, r->offset, r->count, &wrong) != 0)
+    wrong = 1;
+  MPI_Allreduce(&wrong, &all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  int64_t at = 0;
+  for (int i = 0; i < r->nodes; i++)
+    at = r->offsets[i] == at && r->counts[i] >= 0 ? at + r->counts[i] : -1;
+  return all == 0 && at == mb->height;
 }
 
 /* The devices of every rank, on rank 0, as a JSON array per rank. */
@@ -233,9 +231,115 @@ static json_t *gather_devices(const mlsba_mpi_divide_result_t *r, int rank) {
   return out;
 }
 
+/* Whether every device of this rank's platform is simulated; -1 when
+ * the file cannot be read here (the divider then says why, on every
+ * rank). "auto" finds real devices. */
+static int rank_simulated(const char *platform) {
+  mlsba_platform_t *pl = NULL;
+  if (platform == NULL || strcmp(platform, "auto") == 0)
+    return 0;
+  if (mlsba_platform_load(platform, &pl) != 0)
+    return -1;
+  size_t p = mlsba_platform_num_devices(pl), nsim = 0;
+  for (size_t j = 0; j < p; j++)
+    nsim += mlsba_platform_device_type(pl, j) == MLSBA_DEVICE_SIM;
+  mlsba_platform_destroy(pl);
+  return p > 0 && nsim == p;
+}
+
+/* Physical memory of this host in bytes; 0 when unknown. */
+static double host_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+/* The bytes of image a real rank touches at the even distribution: its
+ * rows, each at least a page (the rows of a range are spread over the
+ * whole image, so short rows touch a page each), at most the image. */
+static double image_bytes(const load_args_t *A, int ranks) {
+  double row = 4.0 * (double)A->width, page = (double)sysconf(_SC_PAGE_SIZE);
+  double rows = ceil((double)A->rows / ranks);
+  double touched = rows * (row > page ? row : page);
+  double whole = row * (double)A->rows;
+  return touched < whole ? touched : whole;
+}
+
+/* Collective: what the real ranks of a host hold at the even
+ * distribution, which no balancing lowers on every rank at once, must
+ * fit its memory (as the product checks its matrices); past it the
+ * kernel kills a rank partway through. Under SMPI every rank is in this
+ * process. 0, or 1 on every rank after one line on rank 0. */
+static int check_memory(const load_args_t *A, int sim, int rank) {
+  int ranks;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Comm host = MPI_COMM_WORLD;
+#ifndef MLSBA_SMPI
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &host);
+#endif
+  double mine = sim == 1 ? 0 : image_bytes(A, ranks), on_host = 0;
+  int local = 1;
+  MPI_Allreduce(&mine, &on_host, 1, MPI_DOUBLE, MPI_SUM, host);
+  MPI_Comm_size(host, &local);
+  if (host != MPI_COMM_WORLD)
+    MPI_Comm_free(&host);
+  double have = host_memory();
+  int over = have > 0 && on_host > have ? rank : ranks, first = ranks;
+  MPI_Allreduce(&over, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == ranks)
+    return 0;
+  /* The first such rank's figures, said by rank 0. */
+  double figures[4] = {mine, on_host, have, local};
+  MPI_Bcast(figures, 4, MPI_DOUBLE, first, MPI_COMM_WORLD);
+  if (rank == 0) {
+    double gib = 1024.0 * 1024 * 1024;
+    char others[96] = "";
+    if (figures[3] > 1)
+      snprintf(others, sizeof others,
+               " (%.1f GiB with the other %d rank%s of its host)",
+               figures[1] / gib, (int)figures[3] - 1,
+               figures[3] > 2 ? "s" : "");
+    text_error(prog,
+               "--size %lld --width %lld: rank %d's rows of the image need "
+               "%.1f GiB of memory at the even distribution%s, the host has "
+               "%.1f GiB: use a smaller --size or --width, or more hosts",
+               (long long)A->rows, (long long)A->width, first, figures[0] / gib,
+               others, figures[2] / gib);
+  }
+  return 1;
+}
+
+/* The image of a rank: on real devices, reserved for every row and
+ * backed only where rows are computed (the range of units a rank is
+ * given moves from run to run, and its rows lie across the image); a
+ * rank of simulated devices computes nothing and gets a stand-in that
+ * is never written (lib/devices/sim runs no code of the load). */
+static int32_t *image_open(const load_args_t *A, int sim, size_t *bytes) {
+  static int32_t stand_in;
+  *bytes = 0;
+  if (sim == 1)
+    return &stand_in;
+  double want = 4.0 * (double)A->width * (double)A->rows;
+  if (want >= 0x1p62)
+    return NULL;
+  void *p = mmap(NULL, (size_t)want, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return NULL;
+  *bytes = (size_t)want;
+  return p;
+}
+
+static void image_close(int32_t *image, size_t bytes) {
+  if (bytes > 0)
+    munmap(image, bytes);
+}
+
 static int run(const load_args_t *A, int rank) {
-  size_t pixels = (size_t)A->width * (size_t)A->rows;
-  /* calloc: a simulated rank never writes, so its image costs no memory. */
+  int sim = rank_simulated(A->o.platform);
+  if (check_memory(A, sim, rank) != 0)
+    return 1;
+  size_t bytes;
   mlsba_mandelbrot_t mb = {.width = A->width,
                            .height = A->rows,
                            .x0 = -2.0,
@@ -243,9 +347,22 @@ static int run(const load_args_t *A, int rank) {
                            .x1 = 0.5,
                            .y1 = 1.25,
                            .max_iter = A->iters,
-                           .out = calloc(pixels, sizeof(int32_t))};
+                           .out = image_open(A, sim, &bytes)};
+  /* Every rank learns whether one could not reserve its image, and none
+   * goes on alone into the divider. */
+  int failed = mb.out == NULL ? rank : INT_MAX, first = INT_MAX;
+  MPI_Allreduce(&failed, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first != INT_MAX) {
+    if (rank == 0)
+      text_error(prog,
+                 "rank %d cannot reserve the address space of an image of "
+                 "%lld x %lld pixels: use a smaller --size or --width",
+                 first, (long long)A->rows, (long long)A->width);
+    image_close(mb.out, bytes);
+    return 1;
+  }
   mlsba_load_t *load = NULL;
-  int err = mb.out ? mlsba_load_mandelbrot(&mb, &load) : MLSBA_ENOMEM;
+  int err = mlsba_load_mandelbrot(&mb, &load);
   mlsba_mpi_divide_result_t r;
   /* A rank without its load still takes part: the call reports it. The
    * wall time of the whole balancing is simulated time under SMPI. */
@@ -256,10 +373,10 @@ static int run(const load_args_t *A, int rank) {
     if (rank == 0)
       fprintf(stderr, "%s: %s\n", prog, mlsba_mpi_last_error());
     mlsba_load_destroy(load);
-    free(mb.out);
+    image_close(mb.out, bytes);
     return 1;
   }
-  int verified = verify(&mb, &r, rank);
+  int verified = verify(&mb, &r);
   json_t *devices = gather_devices(&r, rank);
   int status = 0;
   if (rank == 0) {
@@ -267,16 +384,10 @@ static int run(const load_args_t *A, int rank) {
       print_table(A, &r, devices, verified, wall);
     json_t *j = A->json ? report(A, &r, devices, verified) : NULL;
     json_object_set_new(j, "wall_s", json_real(wall));
-    int flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6);
-    if (A->json && (j == NULL || (!strcmp(A->json, "-")
-                                      ? json_dumpf(j, stdout, flags)
-                                      : json_dump_file(j, A->json, flags)))) {
-      fprintf(stderr, "%s: cannot write the JSON report to %s\n", prog,
-              A->json);
-      status = 1;
-    }
-    if (A->json && !strcmp(A->json, "-"))
-      putchar('\n');
+    if (A->json)
+      status = output_json(prog, "--json", A->json, j,
+                           JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                               JSON_REAL_PRECISION(6));
     json_decref(j);
     status = status || verified == 0 || cli_finish_stdout(prog);
   }
@@ -284,7 +395,7 @@ static int run(const load_args_t *A, int rank) {
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   mlsba_mpi_divide_result_free(&r);
   mlsba_load_destroy(load);
-  free(mb.out);
+  image_close(mb.out, bytes);
   return status;
 }
 
@@ -307,6 +418,10 @@ int inpa_load_main(int argc, char **argv, const char *help) {
   memset(&A, 0, sizeof A);
   char why[WHY_SIZE] = "";
   int outcome = parse(argc, argv, &A, why, sizeof why);
+  /* The report's destination is checked by rank 0 before anything runs,
+   * as part of the outcome the ranks agree on. */
+  if (outcome == OPTS_RUN && rank == 0 && A.json)
+    outcome = mpi_cli_check_json(A.json, why);
   /* Every rank parsed its own command line: one refused alone would leave
    * the others waiting in their first message. All stop; rank 0 prints
    * the first such rank's reason (tools/mpi_cli.c). */

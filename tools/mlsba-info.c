@@ -320,7 +320,7 @@ int main(int argc, char **argv) {
   status = check_here(pl);
   if (a.write) {
     if (mlsba_platform_save(pl, a.write) != 0) {
-      text_error(prog, "%s", mlsba_last_error());
+      text_error(prog, "--write: %s", mlsba_last_error());
       status = 1;
     } else {
       printf("\nwrote %s\n", a.write);

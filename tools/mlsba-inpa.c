@@ -18,6 +18,7 @@
 #include "common/cli.h"
 #include "common/escape.h"
 #include "common/options.h"
+#include "common/output.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "inpa_load.h"
@@ -228,15 +229,6 @@ static json_t *report(const args_t *A, const mlsba_mpi_result_t *r) {
   return j;
 }
 
-static int write_json(const char *path, json_t *j) {
-  int flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
-  int rc = !strcmp(path, "-") ? json_dumpf(j, stdout, flags)
-                              : json_dump_file(j, path, flags);
-  if (!strcmp(path, "-"))
-    putchar('\n');
-  return rc;
-}
-
 /* --platform as the other tools take it, for this rank: "%r", "%h" and
  * "%l" expanded, then a sample platform's name (inpa-node%r) looked up
  * where they look. Collective. 0 with the path in out; otherwise the
@@ -260,11 +252,9 @@ static int write_outputs(const args_t *A, const mlsba_mpi_result_t *r) {
     print_table(A, r);
   if (A->json) {
     json_t *j = report(A, r);
-    if (j == NULL || write_json(A->json, j) != 0) {
-      fprintf(stderr, "%s: cannot write the JSON report to %s\n", prog,
-              A->json);
-      status = 1;
-    }
+    status = output_json(prog, "--json", A->json, j,
+                         JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                             JSON_REAL_PRECISION(9));
     json_decref(j);
   }
   return cli_finish_stdout(prog) || status;

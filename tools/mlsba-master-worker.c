@@ -19,6 +19,7 @@
 
 #include "common/cli.h"
 #include "common/options.h"
+#include "common/output.h"
 #include "common/paths.h"
 #include "mlsba-master-worker_help.h" /* tools/help/mlsba-master-worker.txt */
 #include "mlsba/mpi.h"
@@ -92,8 +93,11 @@ static json_t *report(const args_t *A, const mlsba_mpi_mw_result_t *r) {
                   "sent", x->sent, "arrived", x->arrived, "finished",
                   x->finished, "returned", x->returned, "devices", dev));
   }
+  /* JSON holds no NaN or Inf: such an error is null (verified false). */
+  json_t *err =
+      isfinite(r->max_rel_error) ? json_real(r->max_rel_error) : json_null();
   json_t *j = json_pack(
-      "{s:s, s:s, s:i, s:I, s:I, s:I, s:s, s:f, s:f, s:o, s:o, s:f, s:b, "
+      "{s:s, s:s, s:i, s:I, s:I, s:I, s:s, s:f, s:f, s:o, s:o, s:o, s:b, "
       "s:o}",
       "mode", "master-worker", "split", mlsba_mpi_mw_split_name(r->split),
       "workers", r->workers, "n", (json_int_t)A->o.n, "m", (json_int_t)A->o.m,
@@ -101,8 +105,8 @@ static json_t *report(const args_t *A, const mlsba_mpi_mw_result_t *r) {
       A->o.links == MLSBA_MPI_MW_LINKS_PLATFORM ? "platform" : "measure",
       "makespan_s", r->makespan_s, "predicted_s", r->predicted_s, "dlt_model_s",
       isfinite(r->dlt_model_s) ? json_real(r->dlt_model_s) : json_null(),
-      "verified", verified_json(r->verified), "max_rel_error", r->max_rel_error,
-      "simulated", r->simulated, "ranks", ranks);
+      "verified", verified_json(r->verified), "max_rel_error", err, "simulated",
+      r->simulated, "ranks", ranks);
   return j;
 }
 
@@ -132,17 +136,9 @@ static int write_outputs(const args_t *A, const mlsba_mpi_mw_result_t *r) {
     print_table(r);
   if (A->json) {
     json_t *j = report(A, r);
-    int flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
-    int rc = j == NULL               ? -1
-             : !strcmp(A->json, "-") ? json_dumpf(j, stdout, flags)
-                                     : json_dump_file(j, A->json, flags);
-    if (!strcmp(A->json, "-"))
-      putchar('\n');
-    if (rc != 0) {
-      fprintf(stderr, "%s: cannot write the JSON report to %s\n", prog,
-              A->json);
-      status = 1;
-    }
+    status = output_json(prog, "--json", A->json, j,
+                         JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+                             JSON_REAL_PRECISION(9));
     json_decref(j);
   }
   return cli_finish_stdout(prog) || status;

@@ -3,7 +3,6 @@
  * without running anything. The command line is in
  * tools/help/mlsba-partition.txt, the JSON report in
  * docs/partition-report.md. */
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "common/cli.h"
 #include "common/options.h"
+#include "common/output.h"
 #include "common/paths.h"
 #include "common/text.h"
 #include "common/timing.h"
@@ -383,23 +383,13 @@ static int write_outputs(const args_t *a, const problem_t *P,
     } else {
       doc = result_json(P, &res[0]);
     }
-    int to_stdout = strcmp(json_path, "-") == 0;
-    FILE *f = doc == NULL ? NULL : to_stdout ? stdout : fopen(json_path, "w");
     if (doc == NULL) { /* a makespan JSON cannot hold (infinite) */
       fprintf(stderr, "%s: --json: the results cannot be written as JSON\n",
               prog);
       status = EXIT_USAGE;
-    } else if (f == NULL) {
-      fprintf(stderr, "%s: --json: cannot write '%s': %s\n", prog, json_path,
-              strerror(errno));
-      status = EXIT_USAGE;
     } else {
-      json_dumpf(doc, f, JSON_REAL_PRECISION(9));
-      fputc('\n', f);
-      if ((!to_stdout && fclose(f) != 0) || (to_stdout && fflush(f) != 0)) {
-        fprintf(stderr, "%s: --json: error writing '%s'\n", prog, json_path);
-        status = 1;
-      }
+      status =
+          output_json(prog, "--json", json_path, doc, JSON_REAL_PRECISION(9));
     }
     json_decref(doc);
   }

@@ -2,8 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "core/atomic_file.h"
+#include "mlsba.h"
 #include "mpi_cli.h"
 
 int mpi_cli_usage(char *why, const char *what, const char *arg) {
@@ -15,21 +16,14 @@ int mpi_cli_check_json(const char *path, char *why) {
   struct stat st;
   if (!strcmp(path, "-"))
     return RUN;
-  if (stat(path, &st) == 0)
-    return S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)
-               ? RUN
-               : mpi_cli_usage(why, "--json: not a regular file: ", path);
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash == NULL)
-    snprintf(dir, sizeof dir, ".");
-  else
-    slash[slash == dir] = '\0'; /* "/x" keeps its "/" */
-  return access(dir, W_OK) == 0
+  /* Rank 0 writes after the run, the others waiting: a FIFO, whose
+   * reader may never come, is refused here rather than waited for. */
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+    return mpi_cli_usage(why, "--json: not a regular file: ", path);
+  /* The rest by the rules of the writer (tools/common/output.h). */
+  return mlsba__write_check(path) == 0
              ? RUN
-             : mpi_cli_usage(why, "--json: cannot write into the folder of ",
-                             path);
+             : mpi_cli_usage(why, "--json: ", mlsba_last_error());
 }
 
 static const char *outcome_words(int outcome) {

@@ -19,8 +19,10 @@ enum { WHY_SIZE = 320 };
 int mpi_cli_usage(char *why, const char *what, const char *arg);
 
 /* Rank 0 writes the report: a destination that cannot take it is refused
- * before the run, not after it (a FIFO there would block rank 0 in open()
- * while the others wait). RUN, or USAGE with why set. */
+ * before the run, not after it, by the rules of the tools' writer
+ * (common/output.h), and a FIFO too (its reader would have to be there
+ * when the run ends, the other ranks waiting). RUN, or USAGE with why
+ * set. */
 int mpi_cli_check_json(const char *path, char *why);
 
 /* Collective. A usage error on any rank, or ranks that disagree on --help

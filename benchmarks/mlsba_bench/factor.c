@@ -16,6 +16,7 @@
 
 #include "../plot.h"
 #include "common/cli.h"
+#include "common/output.h"
 #include "openblas.h"
 
 enum { ROUNDS_REAL = 3, MAX_SHOWN_STEPS = 16 };
@@ -369,8 +370,12 @@ static json_t *row_json(const fbench_t *F, const frow_t *r) {
   json_object_set_new(o, "m", json_integer((json_int_t)F->m));
   json_object_set_new(
       o, "verified", r->verified < 0 ? json_null() : json_boolean(r->verified));
+  /* JSON holds no NaN or Inf: a residual that is not finite is null, with
+   * verified false. */
   json_object_set_new(o, "residual",
-                      r->verified < 0 ? json_null() : json_real(r->residual));
+                      r->verified < 0 || !isfinite(r->residual)
+                          ? json_null()
+                          : json_real(r->residual));
   json_object_set_new(o, "info", json_integer((json_int_t)r->info));
   if (!isnan(r->ppe))
     json_object_set_new(o, "ppe", json_real(r->ppe));
@@ -440,18 +445,8 @@ static int write_json(const fbench_t *F, const frow_t *rows, size_t used) {
   } else {
     doc = row_json(F, &rows[0]);
   }
-  int to_stdout = strcmp(path, "-") == 0, status = 0;
-  FILE *f = to_stdout ? stdout : fopen(path, "w");
-  if (f == NULL) {
-    fprintf(stderr, "%s: --json: cannot write '%s': %s\n", bench_prog, path,
-            strerror(errno));
-    status = 1;
-  } else {
-    json_dumpf(doc, f, JSON_REAL_PRECISION(9));
-    fputc('\n', f);
-    if (to_stdout ? fflush(f) != 0 : fclose(f) != 0)
-      status = 1;
-  }
+  int status =
+      output_json(bench_prog, "--json", path, doc, JSON_REAL_PRECISION(9));
   json_decref(doc);
   return status;
 }

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,8 +466,12 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r,
       per_group);
   json_object_set_new(
       o, "verified", r->verified < 0 ? json_null() : json_boolean(r->verified));
+  /* JSON holds no NaN or Inf: an error that is not finite (a NaN in C)
+   * is null, with verified false. */
   json_object_set_new(o, "max_rel_error",
-                      r->verified < 0 ? json_null() : json_real(r->rel_error));
+                      r->verified < 0 || !isfinite(r->rel_error)
+                          ? json_null()
+                          : json_real(r->rel_error));
   json_object_set_new(o, "groups", groups);
   json_object_set_new(o, "history", history);
   /* After the base fields: the steady median (five rounds with --compare,

@@ -1,5 +1,9 @@
-/* Atomic replacement of a file: write a temporary file beside it, sync it,
- * rename it over the target (rename is atomic within a file system). */
+/* The one writer of files, and the one check of a file to read. A regular
+ * file is replaced atomically: a temporary file beside it, synced, renamed
+ * over it (rename is atomic within a file system). A device or a FIFO is
+ * written through, a symbolic link followed: what a path names stays
+ * what it is. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "atomic_file.h"
 
 #include <dirent.h>
@@ -98,32 +102,246 @@ static void clean_folder_of(const char *path) {
   free(dir);
 }
 
-int mlsba__write_atomic(const char *path, const char *text, size_t len) {
-  size_t tlen = strlen(path) + 64;
-  char *tmp = malloc(tlen);
-  int err = 0;
-  if (tmp == NULL)
-    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
-  /* The process and a count of calls: unique among the writers of this
-   * process (threads) and of others. */
-  snprintf(tmp, tlen, "%s.tmp.%ld.%lu", path, (long)getpid(),
-           atomic_fetch_add(&serial, 1));
-  FILE *f = fopen(tmp, "wb");
-  if (f == NULL) {
-    err = mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", path, strerror(errno));
+/* ---- what a destination is, and how it is written ---------------------- */
+
+/* A FIFO is written only to a process that reads it: one that opens it
+ * for reading within this long after the writer is ready (a shell's
+ * "reader &" started just before or after the tool), else the write
+ * fails rather than waiting for ever on a file left in a folder. */
+enum { FIFO_WAIT_MS = 2000, FIFO_POLL_MS = 10 };
+
+typedef struct {
+  int through;  /* a character device or a FIFO: opened and written as is */
+  int fifo;     /* ... a FIFO */
+  int exists;   /* a regular file is there: its replacement keeps its mode */
+  mode_t mode;  /* ... its permission bits */
+  char *target; /* the file replaced: path, or where its symbolic links end */
+} dest_t;
+
+static int refuse(const char *path, const char *why) {
+  return mlsba__fail(MLSBA_EIO, "%s: cannot write: %s", path, why);
+}
+
+/* Where a chain of symbolic links ends when that file does not exist yet
+ * (a link to a file still to be made): each link's target, a relative
+ * one read from the link's folder. NULL with errno set on a loop. */
+static char *dangling_target(const char *path) {
+  char *cur = strdup(path);
+  for (int hops = 0; cur != NULL && hops < 40; hops++) {
+    struct stat st;
+    if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+      return cur;
+    char link[4096];
+    ssize_t n = readlink(cur, link, sizeof link - 1);
+    if (n < 0)
+      break;
+    link[n] = '\0';
+    const char *slash = strrchr(cur, '/');
+    size_t keep =
+        link[0] == '/' || slash == NULL ? 0 : (size_t)(slash - cur) + 1;
+    char *next = malloc(keep + (size_t)n + 1);
+    if (next != NULL) {
+      memcpy(next, cur, keep);
+      memcpy(next + keep, link, (size_t)n + 1);
+    }
+    free(cur);
+    cur = next;
+  }
+  if (cur != NULL)
+    errno = ELOOP;
+  free(cur);
+  return NULL;
+}
+
+static const char *kind_of(mode_t mode) {
+  return S_ISDIR(mode)    ? "it is a directory"
+         : S_ISBLK(mode)  ? "it is a block device"
+         : S_ISSOCK(mode) ? "it is a socket"
+                          : "it is not a regular file";
+}
+
+/* What path names: a regular file (or none yet), replaced whole; a
+ * character device or a FIFO, written through; anything else refused.
+ * A symbolic link is followed: its target is what is written. */
+static int dest_of(const char *path, dest_t *d) {
+  memset(d, 0, sizeof *d);
+  if (path[0] == '\0')
+    return mlsba__fail(MLSBA_EIO, "cannot write: the path is empty");
+  struct stat st, lst;
+  if (stat(path, &st) == 0) {
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      d->through = 1;
+      d->fifo = S_ISFIFO(st.st_mode);
+      return 0;
+    }
+    if (!S_ISREG(st.st_mode))
+      return refuse(path, kind_of(st.st_mode));
+    if (access(path, W_OK) != 0)
+      return refuse(path, strerror(errno));
+    d->exists = 1;
+    d->mode = st.st_mode & 07777;
+    int link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    d->target = link ? realpath(path, NULL) : strdup(path);
+  } else if (errno == ENOENT) {
+    d->target = dangling_target(path);
   } else {
-    int bad = fwrite(text, 1, len, f) != len;
-    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-      err =
-          mlsba__fail(MLSBA_EIO, "%s: cannot save: %s", path, strerror(errno));
-      remove(tmp);
+    return refuse(path, strerror(errno));
+  }
+  return d->target ? 0 : refuse(path, strerror(errno));
+}
+
+/* The folder of a file to replace or create must exist and take files:
+ * the temporary file is made there. */
+static int check_folder(const char *path, const char *target) {
+  const char *slash = strrchr(target, '/');
+  char *dir =
+      slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target))
+            : strdup(".");
+  struct stat st;
+  int err = 0;
+  if (dir == NULL) {
+    err = mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  } else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    err = refuse(path, "its folder does not exist");
+  } else if (access(dir, W_OK | X_OK) != 0) {
+    char why[160];
+    snprintf(why, sizeof why, "its folder takes no new file: %s",
+             strerror(errno));
+    err = refuse(path, why);
+  }
+  free(dir);
+  return err;
+}
+
+/* All of text to fd, a partial write continued. With SIGPIPE held back:
+ * a FIFO whose reader left must give EPIPE, not end the host program. */
+static int write_all(int fd, const char *text, size_t len) {
+  sigset_t pipe_set, old, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  sigpending(&pending);
+  int was_pending = sigismember(&pending, SIGPIPE);
+  int err = 0;
+  while (len > 0 && !err) {
+    ssize_t n = write(fd, text, len);
+    if (n > 0) {
+      text += n;
+      len -= (size_t)n;
+    } else if (n < 0 && errno != EINTR) {
+      err = errno;
     }
   }
+  if (err == EPIPE && !was_pending) {
+    /* The signal this write raised, taken back before it is let through. */
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+      ;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = err;
+  return err ? -1 : 0;
+}
+
+/* Opens a character device or a FIFO for writing without blocking; a
+ * FIFO without a reader is waited for, FIFO_WAIT_MS at most. */
+static int open_through(const char *path, int fifo) {
+  int waited = 0;
+  for (;;) {
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd >= 0 || !fifo || errno != ENXIO || waited >= FIFO_WAIT_MS)
+      return fd;
+    struct timespec pause = {0, FIFO_POLL_MS * 1000000L};
+    nanosleep(&pause, NULL);
+    waited += FIFO_POLL_MS;
+  }
+}
+
+/* A device or a FIFO keeps what it is: written through, never replaced
+ * (a rename over /dev/null would break it for the whole machine). */
+static int write_through(const char *path, int fifo, const char *text,
+                         size_t len) {
+  int fd = open_through(path, fifo);
+  if (fd < 0)
+    return fifo && errno == ENXIO
+               ? mlsba__fail(MLSBA_EIO,
+                             "%s: cannot write: a FIFO that no process "
+                             "opened for reading within %d s",
+                             path, FIFO_WAIT_MS / 1000)
+               : refuse(path, strerror(errno));
+  struct stat st;
+  int flags = fcntl(fd, F_GETFL);
+  int err = 0;
+  if (fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+    err = refuse(path, "it changed while it was opened");
+  else if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+           write_all(fd, text, len) != 0)
+    err = refuse(path, strerror(errno));
+  if (close(fd) != 0 && !err && errno != EINTR)
+    err = refuse(path, strerror(errno));
+  return err;
+}
+
+/* A regular file (or a new one) replaced whole: a temporary file beside
+ * it of a name no other writer uses (process and call), synced, then
+ * renamed over it. A reader sees the old file or the new, never a part,
+ * and two writers at once never write into the same temporary file. */
+static int replace(const char *path, const dest_t *d, const char *text,
+                   size_t len) {
+  size_t tlen = strlen(d->target) + 64;
+  char *tmp = malloc(tlen);
+  if (tmp == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", path);
+  snprintf(tmp, tlen, "%s.tmp.%ld.%lu", d->target, (long)getpid(),
+           atomic_fetch_add(&serial, 1));
+  /* O_EXCL | O_NOFOLLOW: never through something already of that name. */
+  int fd =
+      open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    int e = errno;
+    int err = e == ENOENT || e == EACCES ? check_folder(path, d->target) : 0;
+    free(tmp);
+    return err ? err : refuse(path, strerror(e));
+  }
+  int e = 0;
+  if ((d->exists && fchmod(fd, d->mode) != 0) ||
+      write_all(fd, text, len) != 0 || fsync(fd) != 0)
+    e = errno;
+  if (close(fd) != 0 && e == 0)
+    e = errno;
+  if (e == 0 && rename(tmp, d->target) != 0)
+    e = errno;
+  if (e != 0)
+    unlink(tmp);
   free(tmp);
-  if (!err)
-    clean_folder_of(path);
+  return e ? refuse(path, strerror(e)) : 0;
+}
+
+int mlsba__write_atomic(const char *path, const char *text, size_t len) {
+  if (path == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "cannot write: the path is NULL");
+  dest_t d;
+  int err = dest_of(path, &d);
+  if (!err && d.through)
+    err = write_through(path, d.fifo, text, len);
+  else if (!err)
+    err = replace(path, &d, text, len);
+  if (!err && !d.through)
+    clean_folder_of(d.target);
+  free(d.target);
+  return err;
+}
+
+int mlsba__write_check(const char *path) {
+  if (path == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "cannot write: the path is NULL");
+  dest_t d;
+  int err = dest_of(path, &d);
+  if (!err && d.through && access(path, W_OK) != 0)
+    err = refuse(path, strerror(errno));
+  else if (!err && !d.through)
+    err = check_folder(path, d.target);
+  free(d.target);
   return err;
 }
 

@@ -26,16 +26,32 @@ static unsigned cores(void) {
   return n > 0 ? (unsigned)n : 1;
 }
 
-/* The largest column sum of |x| (m x n, leading dimension m). */
+/* The largest column sum of |x| (m x n, leading dimension m); NaN when a
+ * column's sum is NaN: a comparison with NaN is false, so "s > best"
+ * alone would skip that column and call NaN factors right. */
 static double norm1(const double *x, int64_t m, int64_t n) {
   double best = 0;
   for (int64_t j = 0; j < n; j++) {
     double s = 0;
     for (int64_t i = 0; i < m; i++)
       s += fabs(x[i + j * m]);
+    if (isnan(s))
+      return NAN;
     best = s > best ? s : best;
   }
   return best;
+}
+
+/* ||error||_1 / (||A||_1 scale): infinite when either norm is NaN or
+ * infinite (a NaN or Inf in the factors or in A is never right), and
+ * when A is zero but the error is not; 0 for both zero. */
+static double scaled(double error, double anorm, double scale) {
+  if (!isfinite(error) || !isfinite(anorm))
+    return INFINITY;
+  if (anorm == 0)
+    return error == 0 ? 0 : INFINITY;
+  double r = error / (anorm * scale);
+  return isnan(r) ? INFINITY : r;
 }
 
 static int check(const char *fn, mlsba_precision_t prec, int64_t m, int64_t n,
@@ -109,10 +125,7 @@ int mlsba_getrf_residual(mlsba_precision_t prec, int64_t m, int64_t n,
   mlsba__cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', m, n, k, -1.0, L, m, U, k,
                   1.0, D, m, cores());
   double big = (double)(m > n ? m : n);
-  *residual =
-      anorm > 0 ? norm1(D, m, n) / (anorm * big * unit_roundoff(prec)) : 0;
-  if (isnan(*residual))
-    *residual = INFINITY;
+  *residual = scaled(norm1(D, m, n), anorm, big * unit_roundoff(prec));
   free(L);
   free(U);
   free(D);
@@ -153,11 +166,7 @@ int mlsba_potrf_residual(mlsba_precision_t prec, char uplo, int64_t n,
   double anorm = norm1(D, n, n);
   mlsba__cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'T', n, n, n, -1.0, L, n, L, n,
                   1.0, D, n, cores());
-  *residual = anorm > 0
-                  ? norm1(D, n, n) / (anorm * (double)n * unit_roundoff(prec))
-                  : 0;
-  if (isnan(*residual))
-    *residual = INFINITY;
+  *residual = scaled(norm1(D, n, n), anorm, (double)n * unit_roundoff(prec));
   free(L);
   free(D);
   return 0;
@@ -228,10 +237,7 @@ int mlsba_geqrf_residual(mlsba_precision_t prec, int64_t m, int64_t n,
     double anorm = norm1(D, m, n), big = (double)(m > n ? m : n);
     mlsba__cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', m, n, k, -1.0, Q, m, R, k,
                     1.0, D, m, cores());
-    *residual =
-        anorm > 0 ? norm1(D, m, n) / (anorm * big * unit_roundoff(prec)) : 0;
-    if (isnan(*residual))
-      *residual = INFINITY;
+    *residual = scaled(norm1(D, m, n), anorm, big * unit_roundoff(prec));
   }
   if (err == 0 && orthogonality) { /* I - Q^T Q */
     for (int64_t j = 0; j < k; j++)
@@ -239,9 +245,7 @@ int mlsba_geqrf_residual(mlsba_precision_t prec, int64_t m, int64_t n,
         E[i + j * k] = i == j;
     mlsba__cpu_gemm(MLSBA_PRECISION_DOUBLE, 'T', 'N', k, k, m, -1.0, Q, m, Q, m,
                     1.0, E, k, cores());
-    *orthogonality = norm1(E, k, k) / ((double)n * unit_roundoff(prec));
-    if (isnan(*orthogonality))
-      *orthogonality = INFINITY;
+    *orthogonality = scaled(norm1(E, k, k), 1, (double)n * unit_roundoff(prec));
   }
   free(Q);
   free(R);

@@ -10,7 +10,11 @@
  * control characters, which would end the command, shown as '?'. */
 void gnuplot_string(FILE *f, const char *s);
 
-/* dir/name opened for writing; NULL after a line "prog: cannot write..." */
+/* dir/name opened for writing (prog heads every message: "mlsba-bench:
+ * --plot"): what is written is kept in memory and
+ * written whole at fclose() through the tools' writer (output.h), which
+ * says on stderr why when it cannot (fclose() then fails). NULL after a
+ * line when memory runs out. */
 FILE *gnuplot_open_in(const char *prog, const char *dir, const char *name);
 
 /* gnuplot in dir, no shell: dir/script on its standard input, its

@@ -48,9 +48,13 @@ int paths_make_dirs(const char *prog, const char *option, const char *path);
  * and the path. */
 int paths_make_dir(const char *prog, const char *option, const char *path);
 
-/* A file that will be written at the end (--json FILE): its folder must
- * exist and take files, and the file, if it is there, must be a regular
- * file that can be written. "-" is standard output. 0 or 2. */
+/* A file that will be written at the end (--json FILE), checked by the
+ * rules of the writer (tools/common/output.h): a new file's folder must
+ * exist and take files; a file there must be one the user can write (a
+ * regular file, a character device, a FIFO, or a symbolic link to one);
+ * a directory, a block device or a socket is refused. "-" is standard
+ * output. 0, or 2 after one line "prog: option: PATH: cannot write:
+ * why". */
 int paths_check_output_file(const char *prog, const char *option,
                             const char *path);
 

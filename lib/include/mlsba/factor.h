@@ -266,7 +266,9 @@ MLSBA_EXTERN void mlsba_factor_report_free(mlsba_factor_report_t *report);
  *  (MLSBA_FACTOR_RESIDUAL_OK).
  *  \param a    the matrix before the factorization (lda).
  *  \param lu   what mlsba_getrf() left (ldlu), with its ipiv.
- *  \param[out] residual  0 for an empty or zero matrix.
+ *  \param[out] residual  0 for an empty matrix, or a zero one whose
+ *              factors are zero; infinite (never below 16) when A or the
+ *              factors hold a NaN or an Inf, or A is zero and they not.
  *  \return 0, MLSBA_EINVAL or MLSBA_ENOMEM. */
 MLSBA_EXTERN int mlsba_getrf_residual(mlsba_precision_t prec, int64_t m,
                                       int64_t n, const void *a, int64_t lda,
@@ -274,7 +276,7 @@ MLSBA_EXTERN int mlsba_getrf_residual(mlsba_precision_t prec, int64_t m,
                                       const int64_t *ipiv, double *residual);
 /** \brief The scaled residual of a Cholesky factorization,
  *  ||L L^T - A||_1 / (||A||_1 n eps) (or U^T U), A symmetric from its
- *  triangle uplo. */
+ *  triangle uplo; 0 and infinite as mlsba_getrf_residual() says. */
 MLSBA_EXTERN int mlsba_potrf_residual(mlsba_precision_t prec, char uplo,
                                       int64_t n, const void *a, int64_t lda,
                                       const void *f, int64_t ldf,

@@ -130,6 +130,13 @@ MLSBA_EXTERN int64_t mlsba_mandelbrot_row(const mlsba_mandelbrot_t *mb,
  *  of out that differ. */
 MLSBA_EXTERN int mlsba_mandelbrot_verify(const mlsba_mandelbrot_t *mb,
                                          int64_t *wrong);
+/** \brief The same for the rows of units [first, first + count) only:
+ *  what a rank of mlsba_mpi_divide() computed, checked without the rest
+ *  of the image (only those rows of out are read). MLSBA_EINVAL for a
+ *  range outside 0..height. */
+MLSBA_EXTERN int mlsba_mandelbrot_verify_units(const mlsba_mandelbrot_t *mb,
+                                               int64_t first, int64_t count,
+                                               int64_t *wrong);
 /**@}*/
 
 #ifdef __cplusplus

@@ -106,21 +106,36 @@ int mlsba_load_mandelbrot(const mlsba_mandelbrot_t *mb, mlsba_load_t **out) {
   return 0;
 }
 
-int mlsba_mandelbrot_verify(const mlsba_mandelbrot_t *mb, int64_t *wrong) {
+int mlsba_mandelbrot_verify_units(const mlsba_mandelbrot_t *mb, int64_t first,
+                                  int64_t count, int64_t *wrong) {
   int err = wrong ? check(mb)
                   : mlsba__fail(MLSBA_EINVAL,
                                 "mlsba_mandelbrot_verify: wrong is NULL");
   if (err)
     return err;
+  if (first < 0 || count < 0 || first > mb->height - count)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mandelbrot_verify: units %lld + %lld are outside "
+                       "0..%lld",
+                       (long long)first, (long long)count,
+                       (long long)mb->height);
   int32_t *row = malloc((size_t)mb->width * sizeof *row);
   if (row == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "mandelbrot: out of memory");
   *wrong = 0;
-  for (int64_t y = 0; y < mb->height; y++) {
+  int64_t stride = mlsba__mandelbrot_stride(mb->height);
+  int64_t y = first * stride % mb->height; /* height < 2^31: no overflow */
+  for (int64_t u = 0; u < count; u++) {
+    const int32_t *got = mb->out + y * mb->width;
     mlsba__mandelbrot_row(mb, y, row);
     for (int64_t x = 0; x < mb->width; x++)
-      *wrong += row[x] != mb->out[y * mb->width + x];
+      *wrong += row[x] != got[x];
+    y = (y + stride) % mb->height;
   }
   free(row);
   return 0;
+}
+
+int mlsba_mandelbrot_verify(const mlsba_mandelbrot_t *mb, int64_t *wrong) {
+  return mlsba_mandelbrot_verify_units(mb, 0, mb ? mb->height : 0, wrong);
 }
