@@ -1244,6 +1244,51 @@ START_TEST(a_cholesky_failure_with_resident_columns_is_taken_back) {
 }
 END_TEST
 
+/* QR has no OpenCL half yet: on cores and an OpenCL device the cores
+ * take every unit, the device none, and the factors are right; asked to
+ * run on the OpenCL device alone, it refuses, saying why. */
+START_TEST(qr_leaves_the_opencl_device_out_cleanly) {
+  mlsba_platform_t *pl = cores_and_opencl("");
+  mlsba_executor_t *ex = open_executor(pl);
+  const int64_t m = 300, n = 170;
+  double *a = malloc((size_t)(m * n) * sizeof *a);
+  double *a0 = malloc((size_t)(m * n) * sizeof *a0);
+  double tau[170], res = -1, orth = -1;
+  unsigned s = 5;
+  for (int64_t i = 0; i < m * n; i++) {
+    s = s * 1103515245u + 12345u;
+    a[i] = a0[i] = ((s >> 8) & 0xFFFF) / 32768.0 - 1.0;
+  }
+  int64_t info = -1;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 32;
+  mlsba_factor_report_t r;
+  ck_assert_msg(mlsba_geqrf_ex(ex, MLSBA_PRECISION_DOUBLE, m, n, a, m, tau,
+                               &info, &o, &r) == 0,
+                "%s", mlsba_last_error());
+  ck_assert_int_eq(units_of(&r, 1), 0);
+  ck_assert_int_gt(units_of(&r, 0) + units_of(&r, 2), 0);
+  ck_assert_int_eq(mlsba_geqrf_residual(MLSBA_PRECISION_DOUBLE, m, n, a0, m, a,
+                                        m, tau, &res, &orth),
+                   0);
+  ck_assert_msg(res < MLSBA_FACTOR_RESIDUAL_OK &&
+                    orth < MLSBA_FACTOR_RESIDUAL_OK,
+                "%g %g", res, orth);
+  mlsba_factor_report_free(&r);
+  unsigned char only_ocl[3] = {0, 1, 0};
+  o.use = only_ocl;
+  ck_assert_int_eq(mlsba_geqrf_ex(ex, MLSBA_PRECISION_DOUBLE, m, n, a, m, tau,
+                                  &info, &o, NULL),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "cannot yet"));
+  free(a);
+  free(a0);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 static Suite *opencl_suite(void) {
   Suite *s = suite_create("opencl");
   TCase *tc = tcase_create("device");
@@ -1265,6 +1310,7 @@ static Suite *opencl_suite(void) {
   tcase_add_test(tc, an_opencl_failure_mid_lu_is_taken_back);
   tcase_add_test(tc, an_opencl_failure_with_resident_columns_is_taken_back);
   tcase_add_test(tc, cholesky_on_cores_and_opencl_is_right);
+  tcase_add_test(tc, qr_leaves_the_opencl_device_out_cleanly);
   suite_add_tcase(s, tc);
   TCase *chol = tcase_create("resident_cholesky");
   tcase_set_timeout(chol, 600);

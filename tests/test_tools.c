@@ -794,7 +794,7 @@ START_TEST(bench_balances_a_real_product) {
 END_TEST
 
 static const struct {
-  const char *args[6];
+  const char *args[9];
   const char *expect;
 } bench_bad[] = {
     {{"--bogus", NULL}, "unknown option --bogus"},
@@ -817,9 +817,14 @@ static const struct {
     {{"--models", "/etc/passwd", NULL},
      "--models: '/etc/passwd' is not a folder"},
     {{"--quiet", "--progress", NULL}, "exclude each other"},
-    {{"--op", "lu", NULL}, "--op must be gemm, getrf or potrf"},
+    {{"--op", "lu", NULL}, "--op must be gemm, getrf, potrf or geqrf"},
     {{"--block", "64", NULL}, "--block goes with --op"},
     {{"--op", "getrf", "-m", "8", NULL}, "take --size N"},
+    {{"--op", "geqrf", "-m", "8", NULL}, "takes --size N or -m M -n N"},
+    {{"--op", "geqrf", "--size", "8", "-m", "8", "-n", "4", NULL},
+     "takes --size N or -m M -n N"},
+    {{"--op", "geqrf", "-m", "65536", "-n", "65536", NULL},
+     "exceed 2^30 elements"},
     {{"--op", "potrf", "--algo", "slba", NULL}, "--algo of a factorization"},
     {{"--op", "getrf", "--block", "0", NULL}, "--block must be"},
     {{"--rounds", "3", NULL}, "--rounds goes with --op"},
@@ -918,8 +923,8 @@ START_TEST(bench_factor_json_says_which_devices_were_used) {
 }
 END_TEST
 
-/* On two real cores the factorizations are verified by their residual,
- * beside OpenBLAS's own routine. */
+/* On two real cores the factorizations (LU, Cholesky, QR) are verified
+ * by their residuals, beside OpenBLAS's own routine. */
 START_TEST(bench_factor_verifies_on_real_cores) {
   char path[] = "/tmp/mlsba-bench-cores-XXXXXX";
   int fd = mkstemp(path);
@@ -929,12 +934,11 @@ START_TEST(bench_factor_verifies_on_real_cores) {
                      "\"cpu\", \"core\": 1}]}";
   ck_assert_int_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
   close(fd);
-  for (int op = 0; op < 2; op++) {
-    char *argv[] = {bench,        "--op",    op ? "potrf" : "getrf",
-                    "--platform", path,      "--size",
-                    "300",        "--block", "64",
-                    "--models",   "none",    "--compare",
-                    "--json",     "-",       NULL};
+  static char *const ops[] = {"getrf", "potrf", "geqrf"};
+  for (int op = 0; op < 3; op++) {
+    char *argv[] = {bench,    "--op",      ops[op],   "--platform", path,
+                    "--size", "300",       "--block", "64",         "--models",
+                    "none",   "--compare", "--json",  "-",          NULL};
     tool_run_t r;
     run_tool(argv, &r);
     ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
@@ -1545,7 +1549,9 @@ static const struct {
      "--max-iter must be a whole number >= 1"},
     {bench, {"--eps", "1", NULL}, "--eps must be a number in [0, 1), got 1"},
     {bench, {"--rounds", "0", NULL}, "--rounds must be a whole number from 1"},
-    {bench, {"--op", "", NULL}, "--op must be gemm, getrf or potrf, got \"\""},
+    {bench,
+     {"--op", "", NULL},
+     "--op must be gemm, getrf, potrf or geqrf, got \"\""},
     {bench, {"stray", NULL}, "unexpected argument stray"},
     /* The product's balancing options, refused by a factorization. */
     {bench,

@@ -24,7 +24,7 @@ typedef struct {
   const char *algo;
 } cmdline_t;
 
-static const char *const ops[] = {"gemm", "getrf", "potrf", NULL};
+static const char *const ops[] = {"gemm", "getrf", "potrf", "geqrf", NULL};
 static const char *const precisions[] = {"single", "double", NULL};
 
 /* What tools/help/mlsba-bench.txt lists. */
@@ -36,7 +36,7 @@ static const opt_t options[] = {
     {"--plot", OPT_TEXT, OPT_AT(cmdline_t, a.plot)},
     {"--models", OPT_TEXT, OPT_AT(cmdline_t, a.models)},
     {"--op", OPT_CHOICE, OPT_AT(cmdline_t, a.op), .choices = ops,
-     .must = "gemm, getrf or potrf"},
+     .must = "gemm, getrf, potrf or geqrf"},
     {"--block", OPT_UNITS, OPT_AT(cmdline_t, a.block), .lo = 1, .hi = 1 << 20,
      .must = "a whole number from 1 to 2^20"},
     {"--rounds", OPT_UNITS, OPT_AT(cmdline_t, a.rounds), .lo = 1,
@@ -61,14 +61,23 @@ static const opt_t options[] = {
     {"--separate-kinds", OPT_FLAG, OPT_AT(cmdline_t, a.separate_kinds)},
 };
 
-/* A factorization: --size N only (its order, default 4096), a split for
- * --algo (mlsba is the per-step FPM split). */
+/* A factorization: --size N (its order, default 4096), or for QR -m M -n
+ * N (any shape), a split for --algo (mlsba is the per-step FPM split). */
 static int check_factor_args(bench_args_t *a, int64_t size, const char *algo) {
-  if (a->m || a->n || a->k)
+  int qr = a->op == BENCH_OP_GEQRF;
+  if (!qr && (a->m || a->n || a->k))
     return bad_usage("--op getrf and potrf take --size N, not -m/-n/-k", "");
-  if (size > 65536)
-    return bad_usage("--size of a factorization is at most 65536", "");
-  a->m = a->n = a->k = size ? size : 4096;
+  if (qr &&
+      (a->k || (a->m || a->n) != (a->m && a->n) || (size && (a->m || a->n))))
+    return bad_usage("--op geqrf takes --size N or -m M -n N", "");
+  if (size > 65536 || a->m > 65536 || a->n > 65536)
+    return bad_usage("the matrix of a factorization is at most 65536 a side",
+                     "");
+  if (a->m * a->n > INT64_C(1) << 30)
+    return bad_usage("the matrix would exceed 2^30 elements", "");
+  if (!a->m)
+    a->m = a->n = size ? size : 4096;
+  a->k = a->n;
   if (a->compare && strcmp(algo, "mlsba"))
     return bad_usage("--algo and --compare exclude each other", "");
   static const char *const splits[] = {"mlsba",
@@ -109,11 +118,9 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
    * the product's single. eps < 0 and max_iter 0: not given (a
    * factorization refuses them). */
   const mlsba_precision_t unset = (mlsba_precision_t)-1;
-  cmdline_t c = {.a = {.platform = "auto",
-                       .eps = -1,
-                       .max_iter = 0,
-                       .precision = unset},
-                 .algo = "mlsba"};
+  cmdline_t c = {
+      .a = {.platform = "auto", .eps = -1, .max_iter = 0, .precision = unset},
+      .algo = "mlsba"};
   const opts_table_t table = OPTS_TABLE(options);
   int status = 0;
   int outcome =
@@ -134,9 +141,9 @@ int bench_parse_args(int argc, char **argv, bench_args_t *a) {
   if (a->max_iter == 0)
     a->max_iter = 20;
   if (a->block)
-    return bad_usage("--block goes with --op getrf or potrf", "");
+    return bad_usage("--block goes with --op getrf, potrf or geqrf", "");
   if (a->rounds)
-    return bad_usage("--rounds goes with --op getrf or potrf", "");
+    return bad_usage("--rounds goes with --op getrf, potrf or geqrf", "");
   if (size && (a->m || a->n || a->k))
     return bad_usage("--size and -m/-n/-k exclude each other", "");
   if (!size && !a->m && !a->n && !a->k)

@@ -15,11 +15,12 @@ typedef struct {
   mlsba_precision_t precision;
   double eps;
   unsigned max_iter;
-  /* --op: the product (0), or a factorization of order n (getrf, potrf);
+  /* --op: the product (0), or a factorization of order n (getrf, potrf,
+   * geqrf; geqrf also of m x n);
    * --block its nb; algo_name the --algo given, which a factorization
    * reads as a split (mlsba_factor_split_t); --rounds the interleaved
    * rounds of its real rows (0: the default, 3). */
-  enum { BENCH_OP_GEMM = 0, BENCH_OP_GETRF, BENCH_OP_POTRF } op;
+  enum { BENCH_OP_GEMM = 0, BENCH_OP_GETRF, BENCH_OP_POTRF, BENCH_OP_GEQRF } op;
   int64_t block, rounds;
   const char *algo_name;
 } bench_args_t;

@@ -1,4 +1,4 @@
-/* mlsba-bench --op getrf|potrf. Rows: the per-step FPM split ("mlsba"),
+/* mlsba-bench --op getrf|potrf|geqrf. Rows: the per-step FPM split ("mlsba"),
  * seed 003's constant ratio of peaks, seed 004's fixed slice; with
  * --compare also the cores alone, each accelerator alone (so that PPE is
  * hybrid / (cores alone + accelerators alone), as seed 003 defines it)
@@ -44,15 +44,18 @@ typedef struct {
   int sim;
   const char *models;
   size_t p;
-  int64_t n;
+  int64_t m, n;    /* the matrix's rows and columns (m = n but QR's) */
   void *a0, *work; /* the matrix, and the copy each run factorizes */
+  void *tau;       /* QR's scalars */
   size_t bytes;
   int64_t *ipiv;
   int *lipiv;
 } fbench_t;
 
 static const char *op_name(const bench_args_t *a) {
-  return a->op == BENCH_OP_GETRF ? "getrf" : "potrf";
+  return a->op == BENCH_OP_GETRF   ? "getrf"
+         : a->op == BENCH_OP_POTRF ? "potrf"
+                                   : "geqrf";
 }
 
 /* A matrix LU factorizes without trouble, or a symmetric positive
@@ -61,7 +64,7 @@ static void fill(fbench_t *F) {
   unsigned s = 12345;
   int dbl = F->a->precision == MLSBA_PRECISION_DOUBLE;
   for (int64_t j = 0; j < F->n; j++)
-    for (int64_t i = 0; i < F->n; i++) {
+    for (int64_t i = 0; i < F->m; i++) {
       s = s * 1103515245u + 12345u;
       double v = ((s >> 8) & 0xFFFF) / 32768.0 - 1.0;
       if (F->a->op == BENCH_OP_POTRF && i < j)
@@ -70,9 +73,9 @@ static void fill(fbench_t *F) {
       if (F->a->op == BENCH_OP_POTRF && i == j)
         v = (double)F->n;
       if (dbl)
-        ((double *)F->a0)[i + j * F->n] = v;
+        ((double *)F->a0)[i + j * F->m] = v;
       else
-        ((float *)F->a0)[i + j * F->n] = (float)v;
+        ((float *)F->a0)[i + j * F->m] = (float)v;
     }
 }
 
@@ -183,7 +186,10 @@ static int run_openblas(fbench_t *F, frow_t *r, double *seconds) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   r->info = F->a->op == BENCH_OP_GETRF
                 ? openblas_getrf(F->a->precision, n, F->work, F->lipiv, cores)
-                : openblas_potrf(F->a->precision, n, F->work, cores);
+            : F->a->op == BENCH_OP_POTRF
+                ? openblas_potrf(F->a->precision, n, F->work, cores)
+                : openblas_geqrf(F->a->precision, (int)F->m, n, F->work, F->tau,
+                                 cores);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   *seconds = (double)(t1.tv_sec - t0.tv_sec) +
              1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
@@ -195,7 +201,7 @@ static int run_openblas(fbench_t *F, frow_t *r, double *seconds) {
 /* The block the rows run with: --block, or the library's default. */
 static int64_t block_of(const fbench_t *F) {
   return F->a->block ? F->a->block
-                     : mlsba_factor_default_block(F->a->precision, F->n, F->n);
+                     : mlsba_factor_default_block(F->a->precision, F->m, F->n);
 }
 
 /* One round of one row into r (the report of libmlsba rows kept). */
@@ -219,8 +225,11 @@ static int run_once(fbench_t *F, frow_t *r) {
     int err = F->a->op == BENCH_OP_GETRF
                   ? mlsba_getrf_ex(F->ex, F->a->precision, F->n, F->n, F->work,
                                    F->n, F->ipiv, &r->info, &o, &r->rep)
-                  : mlsba_potrf_ex(F->ex, F->a->precision, 'L', F->n, F->work,
-                                   F->n, &r->info, &o, &r->rep);
+              : F->a->op == BENCH_OP_POTRF
+                  ? mlsba_potrf_ex(F->ex, F->a->precision, 'L', F->n, F->work,
+                                   F->n, &r->info, &o, &r->rep)
+                  : mlsba_geqrf_ex(F->ex, F->a->precision, F->m, F->n, F->work,
+                                   F->m, F->tau, &r->info, &o, &r->rep);
     if (err) {
       fprintf(stderr, "%s: %s: %s\n", bench_prog, r->name, mlsba_last_error());
       return err;
@@ -235,11 +244,18 @@ static int run_once(fbench_t *F, frow_t *r) {
 static void verify(fbench_t *F, frow_t *r) {
   if (F->sim)
     return;
-  int err = F->a->op == BENCH_OP_GETRF
-                ? mlsba_getrf_residual(F->a->precision, F->n, F->n, F->a0, F->n,
-                                       F->work, F->n, F->ipiv, &r->residual)
-                : mlsba_potrf_residual(F->a->precision, 'L', F->n, F->a0, F->n,
-                                       F->work, F->n, &r->residual);
+  double orth = 0;
+  int err =
+      F->a->op == BENCH_OP_GETRF
+          ? mlsba_getrf_residual(F->a->precision, F->n, F->n, F->a0, F->n,
+                                 F->work, F->n, F->ipiv, &r->residual)
+      : F->a->op == BENCH_OP_POTRF
+          ? mlsba_potrf_residual(F->a->precision, 'L', F->n, F->a0, F->n,
+                                 F->work, F->n, &r->residual)
+          : mlsba_geqrf_residual(F->a->precision, F->m, F->n, F->a0, F->m,
+                                 F->work, F->m, F->tau, &r->residual, &orth);
+  /* QR: the larger of ||A - QR|| and ||I - Q^T Q||, both scaled. */
+  r->residual = orth > r->residual ? orth : r->residual;
   r->verified = !err && r->info == 0 && r->residual < MLSBA_FACTOR_RESIDUAL_OK;
 }
 
@@ -257,9 +273,11 @@ static void summarise(fbench_t *F, frow_t *rows, size_t used) {
     r->median = s[r->rounds / 2];
     r->fastest = s[0];
     r->slowest = s[r->rounds - 1];
-    double flops = F->a->op == BENCH_OP_GETRF
-                       ? 2.0 / 3.0 * (double)F->n * (double)F->n * (double)F->n
-                       : (double)F->n * (double)F->n * (double)F->n / 3.0;
+    double m = (double)F->m, n = (double)F->n;
+    double flops = F->a->op == BENCH_OP_GETRF   ? 2.0 / 3.0 * n * n * n
+                   : F->a->op == BENCH_OP_POTRF ? n * n * n / 3.0
+                   : m >= n ? 2 * m * n * n - 2.0 / 3.0 * n * n * n
+                            : 2 * n * m * m - 2.0 / 3.0 * m * m * m;
     r->gflops = r->median > 0 ? flops / r->median / 1e9 : 0;
   }
   /* PPE (seed 003): hybrid / (cores alone + each accelerator alone). */
@@ -385,6 +403,7 @@ static json_t *row_json(const fbench_t *F, const frow_t *r) {
                 "n", (json_int_t)F->n, "block", (json_int_t)block_of(F),
                 "precision", a->precision ? "double" : "single", "makespan_s",
                 r->median, "gflops", r->gflops);
+  json_object_set_new(o, "m", json_integer((json_int_t)F->m));
   json_object_set_new(
       o, "verified", r->verified < 0 ? json_null() : json_boolean(r->verified));
   /* JSON holds no NaN or Inf: a residual that is not finite is null, with
@@ -488,6 +507,17 @@ static int plot(const fbench_t *F, const frow_t *rows, size_t used) {
   return bench_plot_shares(F->a->plot, &P) ? 1 : 0;
 }
 
+/* "n = 4096", or "m x n = 20000 x 500" for a QR that is not square. */
+static const char *size_text(const fbench_t *F) {
+  static char text[64];
+  if (F->m == F->n)
+    snprintf(text, sizeof text, "n = %lld", (long long)F->n);
+  else
+    snprintf(text, sizeof text, "m x n = %lld x %lld", (long long)F->m,
+             (long long)F->n);
+  return text;
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 static int open_bench(fbench_t *F, const bench_args_t *a,
@@ -499,15 +529,16 @@ static int open_bench(fbench_t *F, const bench_args_t *a,
   F->models = models;
   F->p = mlsba_platform_num_devices(pl);
   /* A simulated platform computes nothing: a 1 x 1 stand-in. */
+  F->m = a->m;
   F->n = a->n;
-  int64_t stored = sim ? 1 : F->n;
-  F->bytes = (size_t)(stored * stored) *
-             (a->precision ? sizeof(double) : sizeof(float));
+  size_t es = a->precision ? sizeof(double) : sizeof(float);
+  F->bytes = (size_t)(sim ? 1 : F->m * F->n) * es;
   F->a0 = malloc(F->bytes);
   F->work = malloc(F->bytes);
+  F->tau = malloc((size_t)(F->m < F->n ? F->m : F->n) * es + 1);
   F->ipiv = calloc((size_t)F->n, sizeof *F->ipiv);
   F->lipiv = calloc((size_t)F->n, sizeof *F->lipiv);
-  if (!F->a0 || !F->work || !F->ipiv || !F->lipiv) {
+  if (!F->a0 || !F->work || !F->tau || !F->ipiv || !F->lipiv) {
     fprintf(stderr, "%s: out of memory for n = %lld\n", bench_prog,
             (long long)F->n);
     return 1;
@@ -529,6 +560,7 @@ static void close_bench(fbench_t *F, frow_t *rows, size_t used) {
   mlsba_executor_destroy(F->ex);
   free(F->a0);
   free(F->work);
+  free(F->tau);
   free(F->ipiv);
   free(F->lipiv);
 }
@@ -543,8 +575,8 @@ int bench_factor(const bench_args_t *a, const mlsba_platform_t *pl, int sim,
   if (!status) {
     used = plan_rows(&F, rows);
     if (!to_stdout)
-      printf("%s, n = %lld, nb = %lld, %s, platform %s (%s)\n", op_name(a),
-             (long long)F.n, (long long)block_of(&F),
+      printf("%s, %s, nb = %lld, %s, platform %s (%s)\n", op_name(a),
+             size_text(&F), (long long)block_of(&F),
              a->precision ? "double" : "single", mlsba_platform_name(pl),
              sim ? "simulated: virtual time" : "wall clock");
     status = run_rows(&F, rows, used) ? 1 : 0;

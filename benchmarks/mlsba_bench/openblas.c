@@ -26,6 +26,8 @@ typedef void (*posv_fn)(const char *, const int *, const int *, void *,
                         const int *, void *, const int *, int *, size_t);
 typedef void (*potrs_fn)(const char *, const int *, const int *, const void *,
                          const int *, void *, const int *, int *, size_t);
+typedef void (*geqrf_fn)(const int *, const int *, void *, const int *, void *,
+                         void *, const int *, int *);
 
 static struct {
   int tried, ok;
@@ -35,6 +37,7 @@ static struct {
   getrs_fn getrs[2];
   posv_fn posv[2];
   potrs_fn potrs[2];
+  geqrf_fn geqrf[2];
   char why[160], label[128];
   sgemm_fn sgemm;
   dgemm_fn dgemm;
@@ -88,6 +91,8 @@ int openblas_load(const char **why) {
       *(void **)&ob.posv[1] = dlsym(lib, "dposv_");
       *(void **)&ob.potrs[0] = dlsym(lib, "spotrs_");
       *(void **)&ob.potrs[1] = dlsym(lib, "dpotrs_");
+      *(void **)&ob.geqrf[0] = dlsym(lib, "sgeqrf_");
+      *(void **)&ob.geqrf[1] = dlsym(lib, "dgeqrf_");
       *(void **)&ob.set_threads = dlsym(lib, "openblas_set_num_threads");
       char *(*corename)(void);
       char *(*config)(void);
@@ -168,6 +173,27 @@ int openblas_potrs(mlsba_precision_t prec, int n, int nrhs, const void *a,
   ob.set_threads((int)threads);
   if (ob.potrs[d])
     ob.potrs[d]("L", &n, &nrhs, a, &n, b, &n, &info, 1);
+  return info;
+}
+
+int openblas_geqrf(mlsba_precision_t prec, int m, int n, void *a, void *tau,
+                   unsigned threads) {
+  int d = prec == MLSBA_PRECISION_DOUBLE, info = -1, lwork = -1;
+  union {
+    double d;
+    float s;
+  } best = {0}; /* the workspace query's answer, in the call's precision */
+  ob.set_threads((int)threads);
+  if (ob.geqrf[d] == NULL)
+    return info;
+  ob.geqrf[d](&m, &n, a, &m, tau, &best, &lwork, &info);
+  lwork = d ? (int)best.d : (int)best.s;
+  lwork = lwork > n ? lwork : n > 0 ? n : 1;
+  void *work = malloc((size_t)lwork * (d ? sizeof(double) : sizeof(float)));
+  if (work == NULL)
+    return -1000;
+  ob.geqrf[d](&m, &n, a, &m, tau, work, &lwork, &info);
+  free(work);
   return info;
 }
 

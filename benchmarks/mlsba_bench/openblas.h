@@ -24,6 +24,10 @@ void openblas_gemm(const mlsba_gemm_t *g, int64_t ncols, unsigned threads);
 int openblas_getrf(mlsba_precision_t prec, int n, void *a, int *ipiv,
                    unsigned threads);
 int openblas_potrf(mlsba_precision_t prec, int n, void *a, unsigned threads);
+/* Its LAPACK's QR (?geqrf, OpenBLAS's BLAS inside) of the m x n matrix a
+ * into a and tau; its info (-1000 without memory for its workspace). */
+int openblas_geqrf(mlsba_precision_t prec, int m, int n, void *a, void *tau,
+                   unsigned threads);
 
 /* LAPACK's drivers and solves inside OpenBLAS, on `threads` threads:
  * ?gesv and ?getrs (trans 'N'), ?posv and ?potrs (lower), n x n with

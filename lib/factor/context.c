@@ -219,9 +219,12 @@ static int choose_active(mlsba__factor_ctx_t *C) {
     n += C->dev.active[i];
   }
   if (n == 0)
-    return mlsba__fail(MLSBA_EINVAL, "factor: no device in use can take the "
-                                     "update (cores, simulated devices and "
-                                     "OpenCL devices can)");
+    return mlsba__fail(MLSBA_EINVAL,
+                       "factor: no device in use can take the update of "
+                       "%s (cores and simulated devices can; OpenCL "
+                       "devices %s)",
+                       C->P->ops->name,
+                       C->P->ops->cl ? "can too" : "cannot yet");
   return 0;
 }
 

@@ -42,6 +42,7 @@
  *   split.c      the split of one step (pure; factor.h)
  *   lu.c         LU's kernels
  *   chol.c       Cholesky's kernels
+ *   qr.c         QR's kernels
  *   kernels.c    what the kernels share
  *   rhs.c        a block of right-hand sides solved with the factors
  *   log.c        what a factorization tells: the report's warnings, the

@@ -1,13 +1,13 @@
-/* The hybrid factorizations' public calls: the arguments checked as
- * LAPACK would, the options with their defaults, the problem with its
- * operation's table (ops.c), handed to the driver (drive.c). The driver
- * is right-looking, blocked, with lookahead: panel 0 is factorized
- * alone; then every step splits the update after panel k between the
- * devices (plan.c, split.c) and runs it on the executor, the core that
- * factorizes panels taking the next panel's columns first and
- * factorizing that panel before the rest of its share, so that the panel
- * overlaps the others' update. On a simulated platform the devices take
- * virtual time and the calling thread computes the numbers. */
+/* The hybrid factorizations' public calls (LU, Cholesky, QR): the arguments
+ * checked as LAPACK would, the options with their defaults, the problem with
+ * its operation's table (ops.c), handed to the driver (drive.c). The driver is
+ * right-looking, blocked, with lookahead: panel 0 is factorized alone; then
+ * every step splits the update after panel k between the devices (plan.c,
+ * split.c) and runs it on the executor, the core that factorizes panels taking
+ * the next panel's columns first and factorizing that panel before the rest of
+ * its share, so that the panel overlaps the others' update. On a simulated
+ * platform the devices take virtual time and the calling thread computes the
+ * numbers. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,4 +226,48 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
 int mlsba_potrf(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                 int64_t n, void *a, int64_t lda, int64_t *info) {
   return mlsba_potrf_ex(ex, prec, uplo, n, a, lda, info, NULL, NULL);
+}
+
+int mlsba_geqrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
+                   int64_t n, void *a, int64_t lda, void *tau, int64_t *info,
+                   const mlsba_factor_opts_t *opts,
+                   mlsba_factor_report_t *report) {
+  if (report)
+    memset(report, 0, sizeof *report);
+  mlsba_factor_opts_t o = options_of(opts, prec, m, n);
+  int err = check_args("mlsba_geqrf", ex, prec, m, n, a, lda, info, &o);
+  if (err)
+    return err;
+  int64_t k = m < n ? m : n;
+  if (tau == NULL && k > 0)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_geqrf: tau is NULL");
+  mlsba__factor_problem_t P = {.ops = &mlsba__factor_geqrf_ops,
+                               .op = MLSBA__FACTOR_QR,
+                               .prec = prec,
+                               .m = m,
+                               .n = n,
+                               .lda = lda,
+                               .nb = o.block,
+                               .a = a,
+                               .tau = tau};
+  /* An update without memory for its product falls back on the stack,
+   * a slice of columns at a time (qr.c): one column of the block must
+   * fit. */
+  size_t es = mlsba__factor_esize(&P);
+  if ((size_t)o.block * es > MLSBA__QR_STACK_BYTES)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_geqrf: block %lld must be at most %zu",
+                       (long long)o.block, MLSBA__QR_STACK_BYTES / es);
+  *info = 0;
+  P.tfac = malloc(mlsba__qr_room(&P));
+  if (P.tfac == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "mlsba_geqrf: out of memory");
+  err = factorize(ex, &P, &o, report);
+  free(P.tfac);
+  return err;
+}
+
+int mlsba_geqrf(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
+                int64_t n, void *a, int64_t lda, void *tau, int64_t *info) {
+  return mlsba_geqrf_ex(ex, prec, m, n, a, lda, tau, info, NULL, NULL);
 }

@@ -18,7 +18,8 @@
 typedef enum {
   MLSBA__FACTOR_LU = 0,
   MLSBA__FACTOR_CHOL_LOWER,
-  MLSBA__FACTOR_CHOL_UPPER
+  MLSBA__FACTOR_CHOL_UPPER,
+  MLSBA__FACTOR_QR
 } mlsba__factor_op_t;
 
 typedef struct mlsba__factor_ops mlsba__factor_ops_t;
@@ -51,6 +52,10 @@ typedef struct mlsba__factor_problem {
    * (-1: none). NULL: the update swaps row by row. */
   int64_t *moves;
   int64_t nmoves[2], moves_j[2];
+  /* QR: the caller's min(m, n) scalars of the reflectors (LAPACK's tau),
+   * and the room mlsba__qr_room() sizes: two panels' T (nb x nb, by the
+   * panel's parity, as LU's inverses) and the panel's ?geqrf workspace. */
+  void *tau, *tfac;
 } mlsba__factor_problem_t;
 
 /* ---- one factorization, as the driver sees it ---------------------------
@@ -130,6 +135,7 @@ extern const mlsba__factor_cl_ops_t mlsba__factor_cl_chol;
 extern const mlsba__factor_ops_t mlsba__factor_getrf_ops;
 extern const mlsba__factor_ops_t mlsba__factor_potrf_lower_ops;
 extern const mlsba__factor_ops_t mlsba__factor_potrf_upper_ops;
+extern const mlsba__factor_ops_t mlsba__factor_geqrf_ops;
 
 /* ---- what the kernels share (kernels.c) --------------------------------- */
 
@@ -219,6 +225,28 @@ void mlsba__chol_update(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                         int64_t u0, int64_t u1);
 void mlsba__chol_replay(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                         int64_t c0, int64_t c1, int64_t top);
+
+/* ---- QR (qr.c): its table's hooks, and the room it needs --------------- */
+
+/* Columns of the panel's ?geqrf workspace (LAPACK's own block is 32); the
+ * stack an update falls back on without memory, which bounds QR's block
+ * (mlsba_geqrf refuses a wider one). */
+enum { MLSBA__QR_WORK_COLUMNS = 64, MLSBA__QR_STACK_BYTES = 65536 };
+
+int64_t mlsba__qr_units(const mlsba__factor_problem_t *P, int64_t j,
+                        int64_t jb);
+double mlsba__qr_unit_flops(const mlsba__factor_problem_t *P, int64_t j,
+                            int64_t jb);
+double mlsba__qr_panel_flops(const mlsba__factor_problem_t *P, int64_t j,
+                             int64_t jb);
+double mlsba__qr_flops(const mlsba__factor_problem_t *P);
+int mlsba__qr_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
+void mlsba__qr_update(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                      int64_t u0, int64_t u1);
+void mlsba__qr_replay(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
+                      int64_t c0, int64_t c1, int64_t top);
+/* Bytes of P->tfac for the problem's panels. */
+size_t mlsba__qr_room(const mlsba__factor_problem_t *P);
 
 /* ---- the per-step split (pure: no I/O, no clock) ---------------------- */
 

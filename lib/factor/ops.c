@@ -1,7 +1,7 @@
 /* The factorizations the driver runs, one table each: everything that
  * differs between them, so that the driver (driver.h) never asks which
- * one it runs. The kernels are in lu.c and chol.c, their OpenCL halves in
- * cl_lu.c and cl_chol.c. */
+ * one it runs. The kernels are in lu.c, chol.c and qr.c, the OpenCL
+ * halves in cl_lu.c and cl_chol.c. */
 #include "factor.h"
 
 const mlsba__factor_ops_t mlsba__factor_getrf_ops = {
@@ -61,4 +61,21 @@ const mlsba__factor_ops_t mlsba__factor_potrf_upper_ops = {
     .update = mlsba__chol_update,
     .replay = mlsba__chol_replay,
     .cl = &mlsba__factor_cl_chol,
+};
+
+/* QR has no OpenCL half yet: OpenCL devices take none of its units (the
+ * cores and simulated devices take them all). */
+const mlsba__factor_ops_t mlsba__factor_geqrf_ops = {
+    .name = "geqrf",
+    .update_load = "geqrf-update",
+    .lookahead = 1,
+    .units = mlsba__qr_units,
+    .unit_flops = mlsba__qr_unit_flops,
+    .panel_flops = mlsba__qr_panel_flops,
+    .flops = mlsba__qr_flops,
+    .unit_columns = mlsba__lu_unit_columns,
+    .panel = mlsba__qr_panel,
+    .update = mlsba__qr_update,
+    .replay = mlsba__qr_replay,
+    .cl = NULL,
 };

@@ -14,7 +14,9 @@ static int has_accelerator(const mlsba__factor_cfg_t *c) {
 
 /* An OpenCL device keeps its state (and columns) while it runs the same
  * load. Its OpenCL code is set on every platform with an OpenCL device,
- * dropped or not, so that the step it sees is this one. */
+ * dropped or not, so that the step it sees is this one; an operation
+ * without an OpenCL half (ops->cl NULL: its OpenCL devices take no units)
+ * has none to set. */
 int mlsba__factor_work_load(mlsba__factor_ctx_t *C, mlsba__factor_step_t *st,
                             int64_t units) {
   mlsba__factor_residency_t *r = &C->res;
@@ -24,7 +26,7 @@ int mlsba__factor_work_load(mlsba__factor_ctx_t *C, mlsba__factor_step_t *st,
     return err;
   r->work->units = units;
   err = mlsba_load_set_cpu(r->work, mlsba__factor_core_units, st);
-  if (!err && has_accelerator(&C->cfg))
+  if (!err && has_accelerator(&C->cfg) && C->P->ops->cl)
     err = mlsba__factor_set_opencl(r->work, st);
   return err;
 }

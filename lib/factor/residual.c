@@ -171,3 +171,90 @@ int mlsba_potrf_residual(mlsba_precision_t prec, char uplo, int64_t n,
   free(D);
   return 0;
 }
+
+/* LAPACK (Fortran): Q formed from the reflectors. */
+void dorgqr_(const int *m, const int *n, const int *k, double *a,
+             const int *lda, const double *tau, double *work, const int *lwork,
+             int *info);
+
+/* Q (m x k, leading dimension m) of the factors qr and tau, formed in
+ * double by LAPACK's ?orgqr from the reflectors read as doubles: 0, or
+ * -1 when LAPACK refused (it cannot for sizes checked here). */
+static int form_q(mlsba_precision_t prec, int64_t m, int64_t k, const void *qr,
+                  int64_t ldqr, const void *tau, double *Q) {
+  double *t = malloc((size_t)k * sizeof *t);
+  int lwork = (int)(64 * k), info = 0, im = (int)m, ik = (int)k;
+  double *work = malloc((size_t)lwork * sizeof *work);
+  if (t == NULL || work == NULL) {
+    free(t);
+    free(work);
+    return MLSBA_ENOMEM;
+  }
+  for (int64_t i = 0; i < k; i++)
+    t[i] = get(prec, tau, 1, i, 0);
+  for (int64_t j = 0; j < k; j++)
+    for (int64_t i = 0; i < m; i++)
+      Q[i + j * m] = get(prec, qr, ldqr, i, j);
+  dorgqr_(&im, &ik, &ik, Q, &im, t, work, &lwork, &info);
+  free(t);
+  free(work);
+  return info == 0 ? 0 : -1;
+}
+
+int mlsba_geqrf_residual(mlsba_precision_t prec, int64_t m, int64_t n,
+                         const void *a, int64_t lda, const void *qr,
+                         int64_t ldqr, const void *tau, double *residual,
+                         double *orthogonality) {
+  const char *fn = "mlsba_geqrf_residual";
+  int err = check(fn, prec, m, n, a, lda, qr, ldqr, residual);
+  if (err)
+    return err;
+  int64_t k = m < n ? m : n;
+  if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX / 64)
+    return mlsba__fail(MLSBA_EINVAL, "%s: the size %lld x %lld is too large",
+                       fn, (long long)m, (long long)n);
+  *residual = 0;
+  if (orthogonality)
+    *orthogonality = 0;
+  if (k == 0)
+    return 0;
+  if (tau == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "%s: tau is NULL", fn);
+  double *Q = malloc((size_t)(m * k) * sizeof *Q);
+  double *R = calloc((size_t)(k * n), sizeof *R);
+  double *D = malloc((size_t)(m * n) * sizeof *D);
+  double *E = orthogonality ? malloc((size_t)(k * k) * sizeof *E) : NULL;
+  err = Q && R && D && (E || !orthogonality)
+            ? form_q(prec, m, k, qr, ldqr, tau, Q)
+            : MLSBA_ENOMEM;
+  if (err == 0) {
+    for (int64_t j = 0; j < n; j++) {
+      for (int64_t i = 0; i <= j && i < k; i++)
+        R[i + j * k] = get(prec, qr, ldqr, i, j);
+      for (int64_t i = 0; i < m; i++)
+        D[i + j * m] = get(prec, a, lda, i, j);
+    }
+    double anorm = norm1(D, m, n), big = (double)(m > n ? m : n);
+    mlsba__cpu_gemm(MLSBA_PRECISION_DOUBLE, 'N', 'N', m, n, k, -1.0, Q, m, R, k,
+                    1.0, D, m, cores());
+    *residual = scaled(norm1(D, m, n), anorm, big * unit_roundoff(prec));
+  }
+  if (err == 0 && orthogonality) { /* I - Q^T Q */
+    for (int64_t j = 0; j < k; j++)
+      for (int64_t i = 0; i < k; i++)
+        E[i + j * k] = i == j;
+    mlsba__cpu_gemm(MLSBA_PRECISION_DOUBLE, 'T', 'N', k, k, m, -1.0, Q, m, Q, m,
+                    1.0, E, k, cores());
+    *orthogonality = scaled(norm1(E, k, k), 1, (double)n * unit_roundoff(prec));
+  }
+  free(Q);
+  free(R);
+  free(D);
+  free(E);
+  if (err == MLSBA_ENOMEM)
+    return mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", fn);
+  if (err)
+    return mlsba__fail(MLSBA_EINVAL, "%s: LAPACK's ?orgqr refused the factors",
+                       fn);
+  return 0;
+}

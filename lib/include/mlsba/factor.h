@@ -2,14 +2,15 @@
  * libmlsba: hybrid dense factorizations on one node (included by
  * <mlsba.h>).
  *
- * mlsba_getrf() (LU with partial pivoting) and mlsba_potrf() (Cholesky)
- * keep LAPACK's semantics (column-major with a leading dimension, ipiv
- * 1-based, info for a zero pivot or a matrix that is not positive
- * definite) and run on an executor's devices: right-looking and blocked,
- * the panel on a core with LAPACK, the next panel's columns updated first
- * so that its factorization overlaps the rest of the update (lookahead),
- * and every trailing update split between the devices by their speed
- * functions at that step's size (MLSBA over the processing groups).
+ * mlsba_getrf() (LU with partial pivoting), mlsba_potrf() (Cholesky) and
+ * mlsba_geqrf() (Householder QR) keep LAPACK's semantics (column-major
+ * with a leading dimension, ipiv 1-based, info for a zero pivot or a
+ * matrix that is not positive definite, tau) and run on an executor's
+ * devices: right-looking and blocked, the panel on a core with LAPACK,
+ * the next panel's columns updated first so that its factorization
+ * overlaps the rest of the update (lookahead), and every trailing update
+ * split between the devices by their speed functions at that step's size
+ * (MLSBA over the processing groups).
  */
 #ifndef MLSBA_FACTOR_H
 #define MLSBA_FACTOR_H
@@ -274,6 +275,33 @@ MLSBA_EXTERN int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
                                 int64_t *info, const mlsba_factor_opts_t *opts,
                                 mlsba_factor_report_t *report);
 
+/** \brief QR factorization, A = Q R, as LAPACK's ?geqrf: R in the upper
+ *  triangle (upper trapezoid when m < n), the Householder vectors below
+ *  it and their scalars in tau, so that LAPACK's ?orgqr and ?ormqr form
+ *  or apply Q from the result (Q = H_1 ... H_k, H_i = I - tau_i v_i
+ *  v_i^T, v_i(i) = 1, k = min(m, n)). Each panel is factorized by
+ *  LAPACK's ?geqrf on one core, with ?larft's T of its block reflector;
+ *  every trailing update C = C - V T^T V^T C (?larfb's) is split between
+ *  the devices by their speed functions at that step's size. Units are
+ *  trailing columns, as LU's. OpenCL devices take no part of the update
+ *  yet (their share goes to the cores and simulated devices); a platform
+ *  of OpenCL devices only is refused (MLSBA_EINVAL).
+ *  \param a     m x n, column-major (lda >= max(1, m)), any shape.
+ *  \param tau   min(m, n) scalars of the precision (float or double).
+ *  \param[out] info  0 (kept for symmetry with LAPACK's).
+ *  \return as mlsba_getrf(); MLSBA_EINVAL names the bad argument (also a
+ *          block wider than 8192 in double, 16384 in single). */
+MLSBA_EXTERN int mlsba_geqrf(mlsba_executor_t *ex, mlsba_precision_t prec,
+                             int64_t m, int64_t n, void *a, int64_t lda,
+                             void *tau, int64_t *info);
+/** \brief mlsba_geqrf() with options and a report (report.flops: LAPACK's
+ *  count, 2 m n^2 - 2 n^3 / 3 for m >= n, 2 n m^2 - 2 m^3 / 3 else). */
+MLSBA_EXTERN int mlsba_geqrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
+                                int64_t m, int64_t n, void *a, int64_t lda,
+                                void *tau, int64_t *info,
+                                const mlsba_factor_opts_t *opts,
+                                mlsba_factor_report_t *report);
+
 /** \brief Release the arrays of a report (not the struct itself); a
  *  zeroed report is accepted. */
 MLSBA_EXTERN void mlsba_factor_report_free(mlsba_factor_report_t *report);
@@ -300,6 +328,17 @@ MLSBA_EXTERN int mlsba_potrf_residual(mlsba_precision_t prec, char uplo,
                                       int64_t n, const void *a, int64_t lda,
                                       const void *f, int64_t ldf,
                                       double *residual);
+/** \brief The scaled residuals of a QR factorization, as LAPACK's tests
+ *  of ?geqrf measure them: ||A - Q R||_1 / (||A||_1 max(m, n) eps) and,
+ *  unless orthogonality is NULL, ||I - Q^T Q||_1 / (n eps), Q (m x
+ *  min(m, n)) formed by LAPACK's ?orgqr from the factors, in double.
+ *  \param qr, tau  what mlsba_geqrf() left (ldqr).
+ *  \return 0, MLSBA_EINVAL or MLSBA_ENOMEM. */
+MLSBA_EXTERN int mlsba_geqrf_residual(mlsba_precision_t prec, int64_t m,
+                                      int64_t n, const void *a, int64_t lda,
+                                      const void *qr, int64_t ldqr,
+                                      const void *tau, double *residual,
+                                      double *orthogonality);
 /** The threshold below which a scaled residual says "right". */
 #define MLSBA_FACTOR_RESIDUAL_OK 16.0
 /**@}*/
