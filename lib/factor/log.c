@@ -26,7 +26,8 @@ int mlsba__factor_logging(const mlsba__factor_ctx_t *C) {
   return C->cfg.log != NULL;
 }
 
-static void vlog(const mlsba__factor_ctx_t *C, const char *fmt, va_list ap) {
+__attribute__((format(printf, 2, 0))) static void
+vlog(const mlsba__factor_ctx_t *C, const char *fmt, va_list ap) {
   char line[1024];
   vsnprintf(line, sizeof line, fmt, ap);
   C->cfg.log(C->cfg.log_ctx, line);
