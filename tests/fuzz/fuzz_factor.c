@@ -42,8 +42,8 @@ static mlsba_platform_t *platform(bytes_t *b, size_t *ndev) {
                            "\"speed\": [[1, %u], [64, %u]]",
                            i ? ", " : "", i, s, s * (1 + flags % 7));
     if (flags & 8)
-      at += (size_t)snprintf(text + at, sizeof text - at,
-                             ", \"max_load\": %u", 1 + take(b));
+      at += (size_t)snprintf(text + at, sizeof text - at, ", \"max_load\": %u",
+                             1 + take(b));
     if (flags & 16)
       at += (size_t)snprintf(text + at, sizeof text - at, ", \"fail_at\": %u",
                              1 + take(b) % 8);
@@ -63,9 +63,8 @@ static mlsba_platform_t *platform(bytes_t *b, size_t *ndev) {
   return pl;
 }
 
-static const int64_t blocks[] = {0,         1,         2,         3,
-                                 7,         16,        64,        INT32_MAX,
-                                 INT64_MAX, -1,        INT64_MIN, 5};
+static const int64_t blocks[] = {0,  1,         2,         3,  7,         16,
+                                 64, INT32_MAX, INT64_MAX, -1, INT64_MIN, 5};
 
 /* A matrix LU and QR take as they come, Cholesky made positive definite
  * (or, one time in eight, not). */
@@ -164,13 +163,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
   } else {
     double res = 0, orth = 0;
-    int rerr = op == 0 ? mlsba_getrf_residual(prec, m, n, before, lda, work,
-                                              lda, ipiv, &res)
-               : op == 3
-                   ? mlsba_geqrf_residual(prec, m, n, before, lda, work, lda,
-                                          tau, &res, &orth)
-                   : mlsba_potrf_residual(prec, uplo, n, before, lda, work,
-                                          lda, &res);
+    int rerr = op == 0   ? mlsba_getrf_residual(prec, m, n, before, lda, work,
+                                                lda, ipiv, &res)
+               : op == 3 ? mlsba_geqrf_residual(prec, m, n, before, lda, work,
+                                                lda, tau, &res, &orth)
+                         : mlsba_potrf_residual(prec, uplo, n, before, lda,
+                                                work, lda, &res);
     /* A Cholesky that stopped (info > 0) has no full factor to check. */
     int checked = !((op == 1 || op == 2) && info > 0);
     if (rerr != 0 || (checked && !(res < MLSBA_FACTOR_RESIDUAL_OK)) ||

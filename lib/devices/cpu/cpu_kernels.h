@@ -56,6 +56,14 @@ size_t mlsba__cpu_kernel_candidates(unsigned features,
  * named in MLSBA_CPU_HIDE (a list with an unknown name hides nothing). */
 unsigned mlsba__cpu_features(void);
 
+/* The features MLSBA_CPU_HIDE names (0 and *bad, *bad_len the unknown
+ * name where it names one that is none of them). */
+unsigned mlsba__cpu_hidden_features(const char **bad, size_t *bad_len);
+
+/* What the kernels' decision depends on (CPU, features, BLIS, OpenBLAS),
+ * one line: another key makes it again. */
+void mlsba__cpu_key(unsigned features, char *buf, size_t size);
+
 /* ---- shape classes ------------------------------------------------------
  * The kernel that wins depends on the shape: on an AMD Zen 4, BLIS's zen3
  * and skx kernels tie on a 768^3 GEMM while skx wins by 1.3x on a rank-192
