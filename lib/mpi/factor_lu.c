@@ -40,6 +40,8 @@ typedef struct {
   int64_t *moves;    /* a step's row moves: 2 nb pairs (dst, src), and 4 nb
                         entries to compose them */
   char *send, *recv; /* rows moving between the ranks of a node column */
+  int64_t *mv;       /* each move's part here: MV entries a move */
+  char *tmp;         /* a column's elements moving within this rank */
   int *counts;       /* send and receive counts, offsets, cursors: 5 q */
   MPI_Request *reqs; /* a step's row messages: 2 q */
   char *u;           /* U's block row: nb x lcols */
@@ -54,6 +56,8 @@ static void work_free(lu_work_t *w) {
   free(w->scratch);
   free(w->moves);
   free(w->send);
+  free(w->mv);
+  free(w->tmp);
   free(w->recv);
   free(w->counts);
   free(w->reqs);
@@ -73,13 +77,16 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->scratch = malloc(mlsba__mpi_lu_panel_bytes(f));
   w->moves = malloc(8 * nb * sizeof *w->moves);
   w->send = malloc(2 * nb * w->row_bytes + 1);
+  w->mv = malloc(2 * nb * 6 * sizeof *w->mv);
+  w->tmp = malloc(2 * nb * f->es);
   w->recv = malloc(2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
   w->reqs = malloc(2 * (size_t)q * sizeof *w->reqs);
   w->u = malloc(nb * lc * f->es + 1);
   w->l = malloc(lr * nb * f->es + 1);
   if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch || !w->moves ||
-      !w->send || !w->recv || !w->counts || !w->reqs || !w->u || !w->l)
+      !w->send || !w->recv || !w->counts || !w->reqs || !w->mv || !w->tmp ||
+      !w->u || !w->l)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_getrf: out of memory for a "
                                      "step's buffers");
   return 0;
@@ -118,64 +125,60 @@ static int64_t compose_moves(const int64_t *ipiv, int64_t k0, int64_t p,
   return out;
 }
 
-/* The local columns a step's interchanges move: all but the panel's. */
-typedef struct {
-  int64_t lc0, lc1; /* the panel's local columns [lc0, lc1) (empty if none) */
-} skip_t;
-
-static void pack_row(const mlsba__mpi_dfac_t *f, skip_t s, int64_t lr,
-                     char *dst) {
-  for (int64_t c = 0; c < f->lcols; c++)
-    if (c < s.lc0 || c >= s.lc1) {
-      memcpy(dst, mlsba__mpi_dfac_at(f, lr, c), f->es);
-      dst += f->es;
-    }
-}
-
-static void unpack_row(const mlsba__mpi_dfac_t *f, skip_t s, int64_t lr,
-                       const char *src) {
-  for (int64_t c = 0; c < f->lcols; c++)
-    if (c < s.lc0 || c >= s.lc1) {
-      memcpy(mlsba__mpi_dfac_at(f, lr, c), src, f->es);
-      src += f->es;
-    }
-}
-
 /* The local row of global row g on this rank (which holds it). */
 static int64_t local_row(const mlsba__mpi_dfac_t *f, int64_t g) {
   return mlsba__mpi_dfac_rows_before(f, (size_t)f->me, g);
 }
 
+/* One element of es bytes (8 or 4), copied as bits. */
+static void copy_elem(size_t es, void *dst, const void *src) {
+  if (es == 8)
+    *(uint64_t *)dst = *(const uint64_t *)src;
+  else
+    *(uint32_t *)dst = *(const uint32_t *)src;
+}
+
+/* A move's part on this rank (w->mv, 6 entries): the local row it reads
+ * (or -1), the rank it goes to and its place among that rank's rows; the
+ * local row it writes (or -1), the rank it comes from and its place. */
+enum { SRC, TO, SSLOT, DST, FROM, RSLOT, MV };
+
 /* Step 3: the moves among this rank's node column, every row's columns
- * but the panel's, in one exchange over the column. Every rank reads
- * the rows it sends before any is written. */
+ * but the panel's. Rows are strided in the column-major local array, so
+ * every pass walks it column by column, each column once: the rows going
+ * to another rank packed into one column-major block per rank, the moves
+ * within this rank done through a column's worth of temporaries, the rows
+ * received unpacked; one exchange over the column between. Every rank
+ * reads the rows it sends before any is written. */
 static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                         const int64_t *moves, int64_t nmoves, int64_t k0,
                         int64_t p) {
   int cq;
   MPI_Comm_size(f->col, &cq);
-  skip_t s = {0, 0};
+  int64_t lc0 = 0, lc1 = 0; /* the panel's local columns, if here */
   if (mlsba__layout_bcol_column(f->layout, k0 / f->nb) == f->mycol) {
-    s.lc0 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
-    s.lc1 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p);
+    lc0 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
+    lc1 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p);
   }
-  size_t width = (size_t)(f->lcols - (s.lc1 - s.lc0)) * f->es;
+  int64_t width = f->lcols - (lc1 - lc0);
+  size_t es = f->es;
   int *scount = w->counts, *sdisp = scount + cq, *rcount = sdisp + cq,
       *rdisp = rcount + cq;
   memset(w->counts, 0, 4 * (size_t)cq * sizeof *w->counts);
   int me = mlsba__mpi_dfac_col_rank(f, (size_t)f->me);
-  /* Counts first (in rows), then the rows in the order of the moves, which
-   * the receiver walks the same way. */
-  for (int64_t i = 0; i < nmoves; i++) {
+  int64_t *mv = w->mv;
+  for (int64_t i = 0; i < nmoves; i++, mv += MV) {
     int64_t dst = moves[2 * i], src = moves[2 * i + 1];
     int to = mlsba__mpi_dfac_col_rank(
         f, mlsba__layout_row_owner(f->layout, f->mycol, dst / f->nb));
     int from = mlsba__mpi_dfac_col_rank(
         f, mlsba__layout_row_owner(f->layout, f->mycol, src / f->nb));
-    if (from == me)
-      scount[to]++;
-    if (to == me)
-      rcount[from]++;
+    mv[SRC] = from == me ? local_row(f, src) : -1;
+    mv[TO] = to;
+    mv[SSLOT] = from == me && to != me ? scount[to]++ : -1;
+    mv[DST] = to == me ? local_row(f, dst) : -1;
+    mv[FROM] = from;
+    mv[RSLOT] = to == me && from != me ? rcount[from]++ : -1;
   }
   for (int r = 0, sa = 0, ra = 0; r < cq; r++) {
     sdisp[r] = sa;
@@ -183,53 +186,61 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
     sa += scount[r];
     ra += rcount[r];
   }
-  int *cursor = rdisp + cq;
-  memcpy(cursor, sdisp, (size_t)cq * sizeof *cursor);
-  for (int64_t i = 0; i < nmoves; i++) {
-    int64_t dst = moves[2 * i], src = moves[2 * i + 1];
-    int to = mlsba__mpi_dfac_col_rank(
-        f, mlsba__layout_row_owner(f->layout, f->mycol, dst / f->nb));
-    int from = mlsba__mpi_dfac_col_rank(
-        f, mlsba__layout_row_owner(f->layout, f->mycol, src / f->nb));
-    if (from == me)
-      pack_row(f, s, local_row(f, src), w->send + (size_t)cursor[to]++ * width);
-  }
-  /* In bytes for the exchange. */
-  for (int r = 0; r < cq; r++) {
-    scount[r] *= (int)width;
-    sdisp[r] *= (int)width;
-    rcount[r] *= (int)width;
-    rdisp[r] *= (int)width;
+  /* Peer r's block: element (slot, ci) at (disp[r] width + ci count[r] +
+   * slot) elements. */
+  for (int64_t c = 0, ci = 0; c < f->lcols; c++) {
+    if (c >= lc0 && c < lc1)
+      continue;
+    const char *col = mlsba__mpi_dfac_at(f, 0, c);
+    char *tmp = w->tmp;
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV) {
+      if (mv[SRC] < 0)
+        continue;
+      if (mv[SSLOT] >= 0)
+        copy_elem(es,
+                  w->send + (size_t)(sdisp[mv[TO]] * width +
+                                     ci * scount[mv[TO]] + mv[SSLOT]) *
+                                es,
+                  col + (size_t)mv[SRC] * es);
+      else
+        copy_elem(es, tmp + (size_t)i * es, col + (size_t)mv[SRC] * es);
+    }
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV)
+      if (mv[SRC] >= 0 && mv[DST] >= 0)
+        copy_elem(es, (char *)col + (size_t)mv[DST] * es, tmp + (size_t)i * es);
+    ci++;
   }
   /* Point to point with the ranks that take part, not an all-to-all:
    * most pairs of a node column exchange nothing in a step (and SMPI's
-   * pairwise all-to-all refuses columns of other than 2^k ranks). */
+   * pairwise all-to-all refuses columns of other than 2^k ranks). Counts
+   * in bytes: below 2^31 by the size checks. */
   int nreq = 0;
+  size_t row = (size_t)width * es;
   for (int r = 0; r < cq; r++) {
-    if (r == me) {
-      memcpy(w->recv + rdisp[r], w->send + sdisp[r], (size_t)scount[r]);
-      continue;
-    }
     if (rcount[r] > 0)
-      MPI_Irecv(w->recv + rdisp[r], rcount[r], MPI_BYTE, r, SWAP_TAG, f->col,
-                &w->reqs[nreq++]);
+      MPI_Irecv(w->recv + (size_t)rdisp[r] * row, (int)(rcount[r] * row),
+                MPI_BYTE, r, SWAP_TAG, f->col, &w->reqs[nreq++]);
     if (scount[r] > 0)
-      MPI_Isend(w->send + sdisp[r], scount[r], MPI_BYTE, r, SWAP_TAG, f->col,
-                &w->reqs[nreq++]);
+      MPI_Isend(w->send + (size_t)sdisp[r] * row, (int)(scount[r] * row),
+                MPI_BYTE, r, SWAP_TAG, f->col, &w->reqs[nreq++]);
   }
   MPI_Waitall(nreq, w->reqs, MPI_STATUSES_IGNORE);
-  for (int r = 0; r < cq; r++)
-    cursor[r] = rdisp[r];
-  for (int64_t i = 0; i < nmoves; i++) {
-    int64_t dst = moves[2 * i], src = moves[2 * i + 1];
-    int to = mlsba__mpi_dfac_col_rank(
-        f, mlsba__layout_row_owner(f->layout, f->mycol, dst / f->nb));
-    int from = mlsba__mpi_dfac_col_rank(
-        f, mlsba__layout_row_owner(f->layout, f->mycol, src / f->nb));
-    if (to == me) {
-      unpack_row(f, s, local_row(f, dst), w->recv + cursor[from]);
-      cursor[from] += (int)width;
-    }
+  if (nreq == 0)
+    return;
+  for (int64_t c = 0, ci = 0; c < f->lcols; c++) {
+    if (c >= lc0 && c < lc1)
+      continue;
+    char *col = mlsba__mpi_dfac_at(f, 0, c);
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV)
+      if (mv[RSLOT] >= 0)
+        copy_elem(es, col + (size_t)mv[DST] * es,
+                  w->recv + (size_t)(rdisp[mv[FROM]] * width +
+                                     ci * rcount[mv[FROM]] + mv[RSLOT]) *
+                                es);
+    ci++;
   }
 }
 
