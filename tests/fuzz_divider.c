@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "support/run_tool.h"
+#include "support/run_ranks.h"
 
 static uint64_t rng_state;
 
@@ -115,28 +115,12 @@ static void run_job(const job_t *J, const char *dir, tool_run_t *r, char *line,
   snprintf(n, sizeof n, "%lld", J->n);
   snprintf(steps, sizeof steps, "%d", J->steps);
   snprintf(plat, sizeof plat, "%s/p%%r.json", dir);
-  char *argv[] = {MLSBA_TIMEOUT,
-                  "-k",
-                  "5",
-                  "120",
-                  MLSBA_MPIRUN,
-                  "--oversubscribe",
-                  "--bind-to",
-                  "none",
-                  "--mca",
-                  "btl",
-                  "self,vader",
-                  "--mca",
-                  "mpi_yield_when_idle",
-                  "1",
-                  "-np",
-                  np,
-                  MLSBA_DIVIDE_RANKS_BIN,
-                  plat,
-                  n,
-                  "steps",
-                  steps,
-                  NULL};
+  char *argv[MPI_JOB_START_WORDS + 8];
+  size_t k = mpi_job_start(argv, MLSBA_TIMEOUT, "120", MLSBA_MPIRUN);
+  char *const job[] = {"-np", np,  MLSBA_DIVIDE_RANKS_BIN, plat, n, "steps",
+                       steps, NULL};
+  for (size_t i = 0; i < sizeof job / sizeof *job; i++)
+    argv[k++] = job[i];
   size_t len = 0;
   for (int i = 0; argv[i] && len < cap; i++)
     len += (size_t)snprintf(line + len, cap - len, "%s'%s'", i ? " " : "",
@@ -275,14 +259,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fuzz_divider: --max-ranks takes 1 to 4\n");
     return 2;
   }
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  /* Open MPI's own allocations at MPI_Finalize (as in fuzz_mpi). */
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
+  /* Open MPI as root; the ranks without the leak check under the
+   * sanitizers (as in fuzz_mpi). */
+  mpi_job_environment();
   char dir[] = "/tmp/mlsba-fuzz-divider-XXXXXX";
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");

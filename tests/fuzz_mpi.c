@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "support/run_tool.h"
+#include "support/run_ranks.h"
 
 #define DATA MLSBA_SOURCE_DIR "/tests/data/mpi/"
 
@@ -175,12 +175,12 @@ static void run_job(const job_t *J, const char *dir, tool_run_t *r, char *line,
                     size_t cap) {
   char *argv[128], bufs[4][64], npbuf[3][16];
   int n = 0;
-  argv[n++] = MLSBA_TIMEOUT;
-  argv[n++] = "-k";
-  argv[n++] = "5";
-  argv[n++] = "60";
   if (J->smpi) {
 #ifdef MLSBA_INPA_SMPI_BIN
+    argv[n++] = MLSBA_TIMEOUT;
+    argv[n++] = "-k";
+    argv[n++] = "5";
+    argv[n++] = "60";
     snprintf(npbuf[0], 16, "%d", J->np);
     const char *pre[] = {MLSBA_SMPIRUN,
                          "-np",
@@ -198,12 +198,7 @@ static void run_job(const job_t *J, const char *dir, tool_run_t *r, char *line,
     n += rank_args(J, dir, 0, argv + n, bufs);
 #endif
   } else {
-    const char *pre[] = {MLSBA_MPIRUN, "--oversubscribe", "--bind-to",
-                         "none",       "--mca",           "btl",
-                         "self,vader", "--mca",           "mpi_yield_when_idle",
-                         "1"};
-    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
-      argv[n++] = (char *)pre[i];
+    n = (int)mpi_job_start(argv, MLSBA_TIMEOUT, "60", MLSBA_MPIRUN);
     /* Ranks before the odd one, the odd one, those after. */
     int groups[3][2] = {
         {0, J->odd_rank < 0 ? J->np : J->odd_rank},
@@ -408,16 +403,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fuzz_mpi: --max-ranks takes 1 to 8\n");
     return 2;
   }
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  /* Under the sanitizers the ranks run without the leak check: Open MPI
-   * leaves allocations at MPI_Finalize whose frames LeakSanitizer cannot
-   * name (as in test_mpi); ASan's other checks stay. */
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
+  /* Open MPI as root; under the sanitizers the ranks run without the
+   * leak check (support/run_ranks.h says why); ASan's other checks stay. */
+  mpi_job_environment();
   char dir[] = "/tmp/mlsba-fuzz-mpi-XXXXXX";
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");

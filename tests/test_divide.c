@@ -24,8 +24,8 @@
 
 #include "mlsba.h"
 #include "partition/divide.h"
+#include "support/run_ranks.h"
 #include "support/run_suite.h"
-#include "support/run_tool.h"
 
 /* Node i's time for c units: speed (i + 1) * 100 units/s, RISING (small
  * ranges underuse the node: speed peak c / (c + 50)) when rising. */
@@ -156,15 +156,26 @@ static void times_at(const mlsba__divide_t *h, size_t q, const double *speed,
     t[i] = (double)c[i] / speed[i];
 }
 
+/* The drift cases' start: a head of two nodes over 10000 units (o NULL:
+ * the defaults) fed the times of nodes of 100 and 300 units/s until it
+ * stopped; the runs that took in *runs (unless NULL). */
+static mlsba__divide_t *driven_pair(const mlsba__inpa_opts_t *o, size_t *runs) {
+  static const double fast[2] = {100, 300};
+  mlsba__divide_t *h = NULL;
+  ck_assert_int_eq(mlsba__divide_create(2, 10000, o, &h), 0);
+  size_t n = drive_speeds(h, 2, fast);
+  if (runs != NULL)
+    *runs = n;
+  return h;
+}
+
 /* Node 1 turns 4 times slower after the head stopped, then back: each
  * time the run that showed it resumes the head, which forgets node 1's
  * stale points and is balanced again in a run or two. Before the fix its
  * models kept every point, and the re-balance stopped near the old split. */
 START_TEST(a_resume_follows_a_change_of_speed) {
-  mlsba__divide_t *h = NULL;
-  ck_assert_int_eq(mlsba__divide_create(2, 10000, NULL, &h), 0);
+  mlsba__divide_t *h = driven_pair(NULL, NULL);
   double fast[2] = {100, 300}, slow[2] = {100, 75}, t[2];
-  drive_speeds(h, 2, fast);
   ck_assert_int_eq(mlsba__divide_stop(h), MLSBA_STOP_BALANCED);
   ck_assert_int_eq(mlsba__divide_counts(h)[1], 7500);
   for (int change = 0; change < 2; change++) {
@@ -192,10 +203,10 @@ END_TEST
  * 1 falls from 300 to 100 units/s, and the even split that the first run
  * of all ran is what the models ask for now. */
 START_TEST(cycles_count_only_the_runs_since_the_drift) {
-  mlsba__divide_t *h = NULL;
-  ck_assert_int_eq(mlsba__divide_create(2, 10000, NULL, &h), 0);
-  double fast[2] = {100, 300}, even[2] = {100, 100}, t[2];
-  ck_assert_uint_eq(drive_speeds(h, 2, fast), 2); /* 5000/5000, 2500/7500 */
+  size_t first;
+  mlsba__divide_t *h = driven_pair(NULL, &first);
+  double even[2] = {100, 100}, t[2];
+  ck_assert_uint_eq(first, 2); /* 5000/5000, 2500/7500 */
   times_at(h, 2, even, t);
   ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), 0);
   ck_assert(!mlsba__divide_done(h));
@@ -212,10 +223,9 @@ END_TEST
  * tolerances are refused and leave the head stopped; the baselines
  * re-balance as they balance. */
 START_TEST(a_resume_keeps_what_agrees_and_checks_its_input) {
-  mlsba__divide_t *h = NULL;
-  ck_assert_int_eq(mlsba__divide_create(2, 10000, NULL, &h), 0);
+  size_t first;
+  mlsba__divide_t *h = driven_pair(NULL, &first);
   double fast[2] = {100, 300}, t[2];
-  drive_speeds(h, 2, fast);
   double noisy[2] = {100 * 1.08, 300 / 1.08};
   times_at(h, 2, noisy, t);
   ck_assert_int_eq(mlsba__divide_resume(h, t, 0.2), 0);
@@ -249,16 +259,15 @@ START_TEST(a_resume_keeps_what_agrees_and_checks_its_input) {
   mlsba__inpa_opts_t o;
   mlsba__inpa_opts_init(&o);
   o.algo = MLSBA__INPA_HOMOGENEOUS;
-  ck_assert_int_eq(mlsba__divide_create(2, 10000, &o, &h), 0);
-  drive_speeds(h, 2, fast);
+  h = driven_pair(&o, &first);
   times_at(h, 2, fast, t);
   ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), 0);
   ck_assert(mlsba__divide_done(h));
   ck_assert_int_eq(mlsba__divide_counts(h)[0], 5000);
   mlsba__divide_destroy(h);
   o.algo = MLSBA__INPA_SINGLE_CPM;
-  ck_assert_int_eq(mlsba__divide_create(2, 10000, &o, &h), 0);
-  ck_assert_uint_eq(drive_speeds(h, 2, fast), 2);
+  h = driven_pair(&o, &first);
+  ck_assert_uint_eq(first, 2);
   double slower[2] = {100, 100};
   times_at(h, 2, slower, t);
   ck_assert_int_eq(mlsba__divide_resume(h, t, 0.1), 0);
@@ -293,26 +302,11 @@ END_TEST
 static char mpirun[] = MLSBA_MPIRUN, inpa[] = MLSBA_INPA_BIN,
             ranks_bin[] = MLSBA_DIVIDE_RANKS_BIN;
 
-/* Runs argv (after "timeout 120 mpirun -np NP ...") on np ranks. */
-static void run_ranks(const char *np, char *const *args, tool_run_t *r) {
-  char *argv[32] = {
-      "/usr/bin/timeout", "120",       mpirun, "-np",   (char *)np,
-      "--oversubscribe",  "--bind-to", "none", "--mca", "btl",
-      "self,vader"};
-  size_t n = 11;
-  for (; *args && n + 1 < 32; args++)
-    argv[n++] = *args;
-  argv[n] = NULL;
-  /* Open MPI's own allocations cannot be suppressed by name (test_mpi). */
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+/* Runs args on np ranks, the job killed after 120 s. */
+static void run_job(const char *np, char *const *args, tool_run_t *r) {
+  mpi_job_environment();
   setenv("MLSBA_NOPENCL", "0", 1); /* cores only: no pocl start-up */
-  run_tool(argv, r);
+  run_ranks(MLSBA_TIMEOUT, "120", mpirun, atoi(np), args, r);
 }
 
 static json_t *parse_json(const char *text) {
@@ -341,7 +335,7 @@ START_TEST(four_simulated_ranks_converge_to_the_heads_shares) {
                   "-",
                   NULL};
   tool_run_t r;
-  run_ranks("4", args, &r);
+  run_job("4", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
   json_t *j = parse_json(r.out);
   ck_assert_str_eq(json_string_value(json_object_get(j, "stop")), "balanced");
@@ -377,7 +371,7 @@ START_TEST(two_real_ranks_compute_the_reference_image) {
   char *args[] = {inpa,  "--load", "mandelbrot", "--size",
                   "512", "--json", "-",          NULL};
   tool_run_t r;
-  run_ranks("2", args, &r);
+  run_job("2", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
   json_t *j = parse_json(r.out);
   ck_assert(json_is_true(json_object_get(j, "verified")));
@@ -393,7 +387,7 @@ START_TEST(a_divider_run_computes_each_rank_its_share) {
   char *args[] = {ranks_bin, MLSBA_SOURCE_DIR "/tests/data/mpi/cpu%r.json",
                   "20000", NULL};
   tool_run_t r;
-  run_ranks("2", args, &r);
+  run_job("2", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
   long long end = 0;
   for (int rank = 0; rank < 2; rank++) {
@@ -420,7 +414,7 @@ END_TEST
 static void expect_one_line_error(const char *np, char *const *args,
                                   const char *says, int on_stdout) {
   tool_run_t r;
-  run_ranks(np, args, &r);
+  run_job(np, args, &r);
   ck_assert_msg(r.exited && r.status != 0 && r.status != 124,
                 "status %d: %.300s", r.status, r.out);
   const char *text = on_stdout ? r.out : r.err;
@@ -538,7 +532,7 @@ static void slowdown_and_its_end(const char *np, int q) {
                   "4096",    "steps",
                   "40",      NULL};
   tool_run_t r;
-  run_ranks(np, args, &r);
+  run_job(np, args, &r);
   ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
   step_t s[40];
   size_t n = parse_steps(r.out, q, 4096, s, 40);
@@ -576,7 +570,7 @@ START_TEST(one_rank_reports_every_step) {
                   "4096",    "steps",
                   "40",      NULL};
   tool_run_t r;
-  run_ranks("1", args, &r);
+  run_job("1", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
   step_t s[40];
   size_t n = parse_steps(r.out, 1, 4096, s, 40);
@@ -662,7 +656,7 @@ START_TEST(every_load_option_refuses_a_bad_or_missing_value) {
                   (char *)cli[_i].value,
                   NULL};
   tool_run_t r;
-  run_ranks("1", args, &r);
+  run_job("1", args, &r);
   ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
   char *text = unwrap_lines(r.err);
   ck_assert_msg(strstr(text, cli[_i].want) != NULL, "no '%s' in: %s",
@@ -678,7 +672,7 @@ END_TEST
 START_TEST(a_load_needs_its_size_and_takes_the_last_value) {
   char *nosize[] = {inpa, "--load", "mandelbrot", NULL};
   tool_run_t r;
-  run_ranks("1", nosize, &r);
+  run_job("1", nosize, &r);
   ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
   ck_assert_ptr_nonnull(strstr(r.err, "mlsba-inpa: rank 0: missing --size"));
   tool_run_free(&r);
@@ -686,7 +680,7 @@ START_TEST(a_load_needs_its_size_and_takes_the_last_value) {
                    "inpa-node%r", "--size",  "100",        "--size",
                    "256",         "--width", "16",         "--json",
                    "-",           NULL};
-  run_ranks("2", twice, &r);
+  run_job("2", twice, &r);
   ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
   json_t *j = parse_json(r.out);
   ck_assert_int_eq(ival(j, "n"), 256);
@@ -694,7 +688,7 @@ START_TEST(a_load_needs_its_size_and_takes_the_last_value) {
   json_decref(j);
   tool_run_free(&r);
   char *help[] = {inpa, "--load", "mandelbrot", "--help", NULL};
-  run_ranks("2", help, &r);
+  run_job("2", help, &r);
   ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "mlsba-inpa - "));
   tool_run_free(&r);
@@ -719,7 +713,7 @@ START_TEST(a_large_image_is_held_only_where_it_is_computed) {
                  "-",
                  NULL};
   tool_run_t r;
-  run_ranks("2", sim, &r);
+  run_job("2", sim, &r);
   ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
   json_t *j = parse_json(r.out);
   ck_assert_int_eq(ival(j, "n"), 200000);
@@ -851,7 +845,7 @@ START_TEST(the_product_of_the_applications_matrices_is_right) {
   char *args[] = {pdgemm, "512", "64",
                   MLSBA_SOURCE_DIR "/tests/data/mpi/cpu%r.json", NULL};
   tool_run_t r;
-  run_ranks("2", args, &r);
+  run_job("2", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "%.300s%.1000s", r.out, r.err);
   ck_assert(strstr(r.out, "rank 0: C(") && strstr(r.out, "rank 1: C("));
   ck_assert(strstr(r.out, "gathered C is right") != NULL);
@@ -860,7 +854,7 @@ START_TEST(the_product_of_the_applications_matrices_is_right) {
   char *failing[] = {pdgemm, "512",
                      "64",   MLSBA_SOURCE_DIR "/tests/data/mpi/cpu%r.json",
                      "1",    NULL};
-  run_ranks("2", failing, &r);
+  run_job("2", failing, &r);
   ck_assert_msg(r.exited && r.status != 0 && r.status != 124, "status %d",
                 r.status);
   ck_assert_msg(strstr(r.err, "mpi_pdgemm: rank 1: the application's fill "

@@ -10,84 +10,8 @@
 #include <unistd.h>
 
 #include "mlsba.h"
+#include "support/dense.h"
 #include "support/run_suite.h"
-
-/* LAPACK, the reference. */
-void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
-             int *info);
-void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
-             int *info, size_t uplo_len);
-
-static const char *two_cores =
-    "{\"devices\": ["
-    "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
-    "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1}]}";
-
-/* Two simulated devices of constant speed (units per second), alone in
- * their groups: every split and time can be worked out by hand. */
-static const char *sim_pair =
-    "{\"devices\": ["
-    "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 100]]},"
-    "{\"name\": \"gpu0\", \"type\": \"sim\", \"speed\": [[1, 300]]}],"
-    "\"groups\": [[\"core0\"], [\"gpu0\"]]}";
-
-typedef struct {
-  mlsba_platform_t *pl;
-  mlsba_executor_t *ex;
-} node_t;
-
-static node_t open_node(const char *json) {
-  node_t n = {0};
-  ck_assert_msg(mlsba_platform_parse(json, "test", &n.pl) == 0, "%s",
-                mlsba_last_error());
-  ck_assert_msg(mlsba_executor_create(n.pl, &n.ex) == 0, "%s",
-                mlsba_last_error());
-  return n;
-}
-
-static void close_node(node_t *n) {
-  mlsba_executor_destroy(n->ex);
-  mlsba_platform_destroy(n->pl);
-}
-
-static double uniform(unsigned *s) {
-  *s = *s * 1103515245u + 12345u;
-  return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
-}
-
-/* m x n with leading dimension lda, entries in [-1, 1); symmetric with n
- * on the diagonal when spd (positive definite by diagonal dominance). */
-static void *make_matrix(mlsba_precision_t prec, int64_t m, int64_t n,
-                         int64_t lda, int spd, unsigned seed) {
-  (void)m; /* rows up to lda are filled */
-  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-  void *a = malloc((size_t)(lda * (n > 0 ? n : 1)) * es);
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < lda; i++) {
-      double v = uniform(&seed);
-      if (spd && i < j) /* the mirror of (j, i), already set */
-        v = prec == MLSBA_PRECISION_DOUBLE ? ((double *)a)[j + i * lda]
-                                           : ((float *)a)[j + i * lda];
-      if (spd && i == j)
-        v = (double)n;
-      if (prec == MLSBA_PRECISION_DOUBLE)
-        ((double *)a)[i + j * lda] = v;
-      else
-        ((float *)a)[i + j * lda] = (float)v;
-    }
-  return a;
-}
-
-static void *copy_of(const void *a, size_t bytes) {
-  void *c = malloc(bytes);
-  memcpy(c, a, bytes);
-  return c;
-}
-
-static size_t bytes_of(mlsba_precision_t prec, int64_t lda, int64_t n) {
-  return (size_t)(lda * n) *
-         (prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float));
-}
 
 /* LU of m x n on the node with block nb: info 0 and a residual below 16. */
 static void check_getrf(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,

@@ -17,8 +17,8 @@
 
 #include "mpi/internal.h" /* white-box: one rank's node, no ranks */
 #include "support/opencl_device.h"
+#include "support/run_ranks.h"
 #include "support/run_suite.h"
-#include "support/run_tool.h"
 
 #define DATA MLSBA_SOURCE_DIR "/tests/data/mpi/"
 
@@ -35,33 +35,15 @@ static char job_limit_s[8] = "50";
 /* Runs mlsba-inpa on np oversubscribed ranks with the extra arguments
  * (NULL-terminated). */
 static void run_inpa(int np, tool_run_t *r, ...) {
-  char npbuf[16];
-  snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[48] = {timeout,
-                    "-k",
-                    "5",
-                    JOB_LIMIT_S,
-                    mpirun,
-                    "-np",
-                    npbuf,
-                    "--oversubscribe",
-                    "--bind-to",
-                    "none",
-                    "--mca",
-                    "btl",
-                    "self,vader",
-                    "--mca",
-                    "mpi_yield_when_idle",
-                    "1",
-                    inpa};
-  size_t n = 17;
+  char *args[32] = {inpa};
+  size_t n = 1;
   va_list ap;
   va_start(ap, r);
-  for (char *a; (a = va_arg(ap, char *)) != NULL && n + 1 < 48;)
-    argv[n++] = a;
+  for (char *a; (a = va_arg(ap, char *)) != NULL && n + 1 < 32;)
+    args[n++] = a;
   va_end(ap);
-  argv[n] = NULL;
-  run_tool(argv, r);
+  args[n] = NULL;
+  run_ranks(timeout, JOB_LIMIT_S, mpirun, np, args, r);
 }
 
 /* An MPMD job: ranks 0 .. np - 2 given `common`, the last rank `last`
@@ -70,21 +52,8 @@ static void run_inpa_last_differs(int np, const char *const *common,
                                   const char *const *last, tool_run_t *r) {
   char npbuf[16];
   snprintf(npbuf, sizeof npbuf, "%d", np - 1);
-  char *argv[64] = {timeout,
-                    "-k",
-                    "5",
-                    JOB_LIMIT_S,
-                    mpirun,
-                    "--oversubscribe",
-                    "--bind-to",
-                    "none",
-                    "--mca",
-                    "btl",
-                    "self,vader",
-                    "--mca",
-                    "mpi_yield_when_idle",
-                    "1"};
-  size_t n = 14;
+  char *argv[64];
+  size_t n = mpi_job_start(argv, timeout, JOB_LIMIT_S, mpirun);
   if (np > 1) {
     argv[n++] = "-np";
     argv[n++] = npbuf;
@@ -108,26 +77,9 @@ static void run_inpa_last_differs(int np, const char *const *common,
  * with other work can make of shared memory), failing on anything else. */
 static int probe_links_once(void) {
   char probe[] = MLSBA_LINKS_PROBE_BIN;
-  char *argv[] = {timeout,
-                  "-k",
-                  "5",
-                  JOB_LIMIT_S,
-                  mpirun,
-                  "-np",
-                  "3",
-                  "--oversubscribe",
-                  "--bind-to",
-                  "none",
-                  "--mca",
-                  "btl",
-                  "self,vader",
-                  "--mca",
-                  "mpi_yield_when_idle",
-                  "1",
-                  probe,
-                  NULL};
+  char *args[] = {probe, NULL};
   tool_run_t r;
-  run_tool(argv, &r);
+  run_ranks(timeout, JOB_LIMIT_S, mpirun, 3, args, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   ck_assert_uint_eq(count_lines(r.out), 3);
   int all = 1;
@@ -614,7 +566,14 @@ static void write_platform(char *path, const char *text) {
 
 /* ---- agreement: ranks given different command lines ------------------ */
 
+/* Under the sanitizers, one rank and four (the singleton's path and the
+ * ranks'), to shorten CI's sanitizer stage: 2 and 8 run in the plain
+ * build. */
+#if defined(__SANITIZE_ADDRESS__)
+static const int rank_counts[] = {1, 4};
+#else
 static const int rank_counts[] = {1, 2, 4, 8};
+#endif
 #define RUN_ARGS(...)                                                          \
   "--platform", DATA "sim0.json", "--size", "1024", "--block", "64",           \
       __VA_ARGS__ NULL
@@ -1466,18 +1425,9 @@ int main(int argc, char **argv) {
     return product_without_memory();
   if (argc == 2 && !strcmp(argv[1], "--bad-arguments"))
     return bad_arguments();
-  /* Open MPI refuses root without these (CI runs as root). */
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  /* Under the sanitizers: Open MPI leaves allocations of the plugins it
-   * unloads at MPI_Finalize, whose frames LeakSanitizer cannot name, so
-   * none can be suppressed; the ranks run with ASan's other checks but
-   * without the leak check (this process keeps it). */
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
+  /* Open MPI as root (CI runs as root); the ranks without the leak
+   * check under the sanitizers (this process keeps it). */
+  mpi_job_environment();
 #ifndef MLSBA_INPA_SMPI_BIN
   printf("smpi: skipped: mlsba-inpa-smpi not built (no smpicc, Debian: "
          "libsimgrid-dev; or a sanitizer build)\n");

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/run_ranks.h"
 #include "support/run_suite.h"
-#include "support/run_tool.h"
 
 #define DATA MLSBA_SOURCE_DIR "/tests/data/mpi/"
 
@@ -30,42 +30,13 @@ static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
             inpa[] = MLSBA_INPA_BIN;
 
 /* argv (NULL-terminated) on np oversubscribed ranks, killed after 240 s. */
-static void run_ranks(int np, tool_run_t *r, char *const *args) {
-  char npbuf[16];
-  snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[40] = {timeout,
-                    "-k",
-                    "5",
-                    "240",
-                    mpirun,
-                    "-np",
-                    npbuf,
-                    "--oversubscribe",
-                    "--bind-to",
-                    "none",
-                    "--mca",
-                    "btl",
-                    "self,vader",
-                    "--mca",
-                    "mpi_yield_when_idle",
-                    "1"};
-  size_t n = 16;
-  for (; *args && n + 1 < 40; args++)
-    argv[n++] = *args;
-  argv[n] = NULL;
-  /* Open MPI's own allocations cannot be suppressed by name (test_mpi). */
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+static void run_job(int np, tool_run_t *r, char *const *args) {
+  mpi_job_environment();
   setenv("MLSBA_NOPENCL", "0", 1); /* cores only: no pocl start-up */
   /* ScaLAPACK's BLAS on one thread a rank, as its users run it. */
   setenv("OMP_NUM_THREADS", "1", 1);
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
-  run_tool(argv, r);
+  run_ranks(timeout, "240", mpirun, np, args, r);
 }
 
 /* Every line of out starts "ok", and there are `lines` of them. */
@@ -86,7 +57,7 @@ START_TEST(every_op_and_shape_equals_the_reference) {
   int np = _i + 1;
   char *args[] = {ranks_bin, "shapes", DATA "cpu%r.json", NULL};
   tool_run_t r;
-  run_ranks(np, &r, args);
+  run_job(np, &r, args);
   check_all_ok(&r, 40);
   /* With K = 1 (one block of op(A) and op(B)), some rank of several owns
    * no block of A or B, and its C is right all the same. */
@@ -112,7 +83,7 @@ START_TEST(a_failing_fill_ends_every_rank_with_one_line) {
   snprintf(on, sizeof on, "%d", np - 1);
   char *args[] = {ranks_bin, "fail", DATA "cpu%r.json", on, NULL};
   tool_run_t r;
-  run_ranks(np, &r, args);
+  run_job(np, &r, args);
   ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);
   const char *hit = strstr(r.err, "multiply_ranks: ");
   ck_assert_msg(hit != NULL, "no message: %s", r.err);
@@ -131,7 +102,7 @@ END_TEST
 START_TEST(a_rerun_gives_bit_identical_c) {
   char *args[] = {ranks_bin, "rerun", DATA "cpu%r.json", NULL};
   tool_run_t r;
-  run_ranks(_i + 1, &r, args);
+  run_job(_i + 1, &r, args);
   check_all_ok(&r, 1);
   tool_run_free(&r);
 }
@@ -140,7 +111,7 @@ END_TEST
 START_TEST(a_drift_triggers_one_balancing) {
   char *args[] = {ranks_bin, "drift", DATA "multiplier-drift%r.json", NULL};
   tool_run_t r;
-  run_ranks(2, &r, args);
+  run_job(2, &r, args);
   check_all_ok(&r, 1);
   tool_run_free(&r);
 }
@@ -150,7 +121,7 @@ START_TEST(scalapack_layouts_round_trip) {
   int np = _i + 1;
   char *args[] = {scalapack_bin, "roundtrip", NULL};
   tool_run_t r;
-  run_ranks(np, &r, args);
+  run_job(np, &r, args);
   check_all_ok(&r, np == 1 ? 2 : np == 4 ? 4 : 3);
   tool_run_free(&r);
 }
@@ -160,7 +131,7 @@ START_TEST(scalapack_descriptors_multiply_as_pdgemm_does) {
   int np = _i + 1;
   char *args[] = {scalapack_bin, "pdgemm", DATA "cpu%r.json", NULL};
   tool_run_t r;
-  run_ranks(np, &r, args);
+  run_job(np, &r, args);
   check_all_ok(&r, 2 * (np == 1 ? 2 : np == 4 ? 4 : 3));
   tool_run_free(&r);
 }
@@ -193,7 +164,7 @@ START_TEST(inpa_runs_any_shape_repeatedly) {
                   "--transb", "--repeat",   "3",
                   "--json",   "-",          NULL};
   tool_run_t r;
-  run_ranks(2, &r, args);
+  run_job(2, &r, args);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse_json(r.out);
   ck_assert(num(j, "m") == 700 && num(j, "n") == 300 && num(j, "k") == 333);
@@ -222,7 +193,7 @@ START_TEST(inpa_runs_sizes_that_are_not_multiples_of_the_block) {
   char *args[] = {inpa,      "--platform", DATA "cpu%r.json", "--size", "1000",
                   "--block", "64",         "--json",          "-",      NULL};
   tool_run_t r;
-  run_ranks(3, &r, args);
+  run_job(3, &r, args);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_t *j = parse_json(r.out);
   ck_assert(json_is_true(json_object_get(j, "verified")));
@@ -248,7 +219,7 @@ START_TEST(inpa_refuses_what_it_cannot_run) {
                     (char *)bad[i].value,
                     NULL};
     tool_run_t r;
-    run_ranks(2, &r, args);
+    run_job(2, &r, args);
     ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
     ck_assert_msg(strstr(r.err, bad[i].want) != NULL, "%s", r.err);
     tool_run_free(&r);
@@ -257,24 +228,18 @@ START_TEST(inpa_refuses_what_it_cannot_run) {
 END_TEST
 
 START_TEST(a_transpose_on_one_rank_only_stops_all) {
-  char *argv[] = {timeout,      "-k",
-                  "5",          "120",
-                  mpirun,       "--oversubscribe",
-                  "--bind-to",  "none",
-                  "--mca",      "btl",
-                  "self,vader", "-np",
-                  "1",          inpa,
-                  "--platform", DATA "sim%r.json",
-                  "--size",     "1024",
-                  "--block",    "64",
-                  ":",          "-np",
-                  "1",          inpa,
-                  "--platform", DATA "sim%r.json",
-                  "--size",     "1024",
-                  "--block",    "64",
-                  "--transa",   NULL};
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  char *argv[MPI_JOB_START_WORDS + 24];
+  size_t n = mpi_job_start(argv, timeout, "120", mpirun);
+  char *const job[] = {
+      "-np",    "1",    inpa,      "--platform", DATA "sim%r.json",
+      "--size", "1024", "--block", "64",         ":",
+      "-np",    "1",    inpa,      "--platform", DATA "sim%r.json",
+      "--size", "1024", "--block", "64",         "--transa",
+      NULL};
+  for (size_t i = 0; job[i] != NULL; i++)
+    argv[n++] = job[i];
+  argv[n] = NULL;
+  mpi_job_environment();
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 1, "status %d: %s", r.status, r.err);

@@ -13,105 +13,11 @@
 #include <string.h>
 
 #include "mlsba.h"
+#include "support/dense.h"
 #include "support/run_suite.h"
-
-/* LAPACK, the reference (Fortran: int sizes, hidden string lengths). */
-void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv,
-            double *b, const int *ldb, int *info);
-void sgesv_(const int *n, const int *nrhs, float *a, const int *lda, int *ipiv,
-            float *b, const int *ldb, int *info);
-void dposv_(const char *uplo, const int *n, const int *nrhs, double *a,
-            const int *lda, double *b, const int *ldb, int *info, size_t);
-void sposv_(const char *uplo, const int *n, const int *nrhs, float *a,
-            const int *lda, float *b, const int *ldb, int *info, size_t);
-void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a,
-             const int *lda, const int *ipiv, double *b, const int *ldb,
-             int *info, size_t);
-void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
-             int *info);
-
-static const char *two_cores =
-    "{\"devices\": ["
-    "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
-    "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1}]}";
-
-static const char *sim_pair =
-    "{\"devices\": ["
-    "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 100]]},"
-    "{\"name\": \"gpu0\", \"type\": \"sim\", \"speed\": [[1, 300]]}],"
-    "\"groups\": [[\"core0\"], [\"gpu0\"]]}";
-
-typedef struct {
-  mlsba_platform_t *pl;
-  mlsba_executor_t *ex;
-} node_t;
-
-static node_t open_node(const char *json) {
-  node_t n = {0};
-  ck_assert_msg(mlsba_platform_parse(json, "test", &n.pl) == 0, "%s",
-                mlsba_last_error());
-  ck_assert_msg(mlsba_executor_create(n.pl, &n.ex) == 0, "%s",
-                mlsba_last_error());
-  return n;
-}
-
-static void close_node(node_t *n) {
-  mlsba_executor_destroy(n->ex);
-  mlsba_platform_destroy(n->pl);
-}
 
 static const mlsba_precision_t D = MLSBA_PRECISION_DOUBLE,
                                S = MLSBA_PRECISION_SINGLE;
-
-/* A column-major matrix held in double whatever the precision of the
- * call, converted on the way in and out. */
-typedef struct {
-  int64_t rows, cols, ld;
-  double *v;
-} mat_t;
-
-static mat_t mat(int64_t rows, int64_t cols, int64_t ld) {
-  mat_t m = {rows, cols, ld, calloc((size_t)(ld * cols + 1), sizeof(double))};
-  return m;
-}
-
-static double uniform(unsigned *s) {
-  *s = *s * 1103515245u + 12345u;
-  return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
-}
-
-/* Entries in [-1, 1); symmetric with n on the diagonal when spd. */
-static mat_t random_mat(int64_t rows, int64_t cols, int64_t ld, int spd,
-                        unsigned seed) {
-  mat_t m = mat(rows, cols, ld);
-  for (int64_t j = 0; j < cols; j++)
-    for (int64_t i = 0; i < ld; i++)
-      m.v[i + j * ld] = spd && i < j    ? m.v[j + i * ld]
-                        : spd && i == j ? (double)rows
-                                        : uniform(&seed);
-  return m;
-}
-
-/* A random matrix whose rows must be interchanged, and well conditioned:
- * 2 sqrt(n) + 2 added at row perm(j) of every column j, perm a random
- * permutation, so that partial pivoting finds those rows (P (R + c I)
- * with ||R||_2 about 1.2 sqrt(n): a condition near 4), and a solution
- * can be held close to LAPACK's whatever the precision. */
-static mat_t pivoting_mat(int64_t n, int64_t ld, unsigned seed) {
-  mat_t m = random_mat(n, n, ld, 0, seed);
-  int64_t *perm = malloc((size_t)(n + 1) * sizeof *perm);
-  for (int64_t i = 0; i < n; i++)
-    perm[i] = i;
-  for (int64_t i = n - 1; i > 0; i--) {
-    seed = seed * 1103515245u + 12345u;
-    int64_t k = (int64_t)((seed >> 8) % (unsigned)(i + 1)), t = perm[i];
-    perm[i] = perm[k], perm[k] = t;
-  }
-  for (int64_t j = 0; j < n; j++)
-    m.v[perm[j] + j * ld] += 2 * sqrt((double)n) + 2;
-  free(perm);
-  return m;
-}
 
 /* The matrix in the call's precision (a new array). */
 static void *in_prec(mlsba_precision_t p, const mat_t *m) {
@@ -186,8 +92,6 @@ static double distance(const mat_t *x, const mat_t *y) {
 static double close_enough(mlsba_precision_t p, int64_t n) {
   return 16.0 * (double)(n + 10) * eps_of(p);
 }
-
-static void free_mat(mat_t *m) { free(m->v); }
 
 /* LAPACK's ?gesv or ?posv on copies (uplo 0: gesv): X and info. */
 static mat_t lapack_solve(mlsba_precision_t p, char uplo, const mat_t *a,

@@ -1733,9 +1733,23 @@ static void check_destinations(char **argv, size_t slot, const char *dir) {
   rmdir(sub);
 }
 
-START_TEST(every_output_keeps_what_its_path_names) {
-  char dir[] = "/tmp/mlsba-outputs-XXXXXX";
+/* The outputs cases' folder, /tmp/mlsba-<what>-XXXXXX, made in dir. */
+static void outputs_dir(char *dir, size_t size, const char *what) {
+  snprintf(dir, size, "/tmp/mlsba-%s-XXXXXX", what);
   ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+/* The folder and everything in it (the cases made it: no shell word in
+ * its name). */
+static void outputs_dir_remove(const char *dir) {
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(every_output_keeps_what_its_path_names) {
+  char dir[64];
+  outputs_dir(dir, sizeof dir, "outputs");
   char *part[] = {partition, "--platform", SEED002, "--n",
                   "1000",    "--json",     NULL,    NULL};
   check_destinations(part, 6, dir);
@@ -1755,8 +1769,8 @@ END_TEST
  * not write: refused before anything runs, naming why. Root writes
  * anywhere, so as root the tools run as nobody (setpriv). */
 START_TEST(an_unwritable_destination_is_refused_up_front) {
-  char dir[] = "/tmp/mlsba-unwritable-XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char dir[64];
+  outputs_dir(dir, sizeof dir, "unwritable");
   char closed[128], in_closed[160], open_dir[128], readonly[160];
   snprintf(closed, sizeof closed, "%s/closed", dir);
   snprintf(in_closed, sizeof in_closed, "%s/report.json", closed);
@@ -1770,9 +1784,7 @@ START_TEST(an_unwritable_destination_is_refused_up_front) {
   ck_assert_int_eq(chmod(readonly, 0444), 0);
   int root = geteuid() == 0;
   if (root && access("/usr/bin/setpriv", X_OK) != 0) {
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    outputs_dir_remove(dir);
     return; /* no way to be another user here */
   }
   char *as_nobody[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
@@ -1805,9 +1817,7 @@ START_TEST(an_unwritable_destination_is_refused_up_front) {
       tool_run_free(&r);
     }
   }
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  ck_assert_int_eq(system(cmd), 0);
+  outputs_dir_remove(dir);
 }
 END_TEST
 
@@ -1815,8 +1825,8 @@ END_TEST
  * ever, opened before the regular-file check) and names and keys holding
  * escape sequences (which reached the terminal raw). */
 START_TEST(list_models_neither_hangs_on_a_fifo_nor_prints_escapes) {
-  char dir[] = "/tmp/mlsba-list-XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char dir[64];
+  outputs_dir(dir, sizeof dir, "list");
   char fifo[128], odd[160], good[128];
   snprintf(fifo, sizeof fifo, "%s/stuck.model", dir);
   snprintf(odd, sizeof odd, "%s/\033[2J\033]0;x\007red.model", dir);
@@ -1858,8 +1868,8 @@ END_TEST
  * reads (which hung the tool) and a directory where a file goes are
  * errors naming them, before gnuplot runs. */
 START_TEST(plot_files_keep_what_their_names_are) {
-  char dir[] = "/tmp/mlsba-plot-files-XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char dir[64];
+  outputs_dir(dir, sizeof dir, "plot-files");
   char model[128], pics[128], dat[160], gp[160];
   snprintf(model, sizeof model, "%s/d.model", dir);
   snprintf(pics, sizeof pics, "%s/pics", dir);
@@ -1891,9 +1901,7 @@ START_TEST(plot_files_keep_what_their_names_are) {
   ck_assert_msg(strstr(r.err, "model.gp: cannot write: it is a directory"),
                 "%s", r.err);
   tool_run_free(&r);
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  ck_assert_int_eq(system(cmd), 0);
+  outputs_dir_remove(dir);
 }
 END_TEST
 

@@ -1,0 +1,53 @@
+#include "run_ranks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t mpi_job_start(char **argv, const char *timeout, const char *limit_s,
+                     const char *mpirun) {
+  const char *words[MPI_JOB_START_WORDS] = {timeout,
+                                            "-k",
+                                            "5",
+                                            limit_s,
+                                            mpirun,
+                                            "--oversubscribe",
+                                            "--bind-to",
+                                            "none",
+                                            "--mca",
+                                            "btl",
+                                            "self,vader",
+                                            "--mca",
+                                            "mpi_yield_when_idle",
+                                            "1"};
+  for (size_t i = 0; i < MPI_JOB_START_WORDS; i++)
+    argv[i] = (char *)words[i];
+  return MPI_JOB_START_WORDS;
+}
+
+void run_ranks(const char *timeout, const char *limit_s, const char *mpirun,
+               int np, char *const *args, tool_run_t *r) {
+  enum { max_words = 64 };
+  char npbuf[16];
+  snprintf(npbuf, sizeof npbuf, "%d", np);
+  char *argv[max_words];
+  size_t n = mpi_job_start(argv, timeout, limit_s, mpirun);
+  argv[n++] = "-np";
+  argv[n++] = npbuf;
+  for (; *args && n + 1 < max_words; args++)
+    argv[n++] = *args;
+  argv[n] = NULL;
+  run_tool(argv, r);
+}
+
+void mpi_job_environment(void) {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  const char *asan = getenv("ASAN_OPTIONS");
+  if (asan != NULL && strstr(asan, "detect_leaks=0") != NULL)
+    return; /* set by an earlier call */
+  char opts[512];
+  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
+           asan && *asan ? ":" : "");
+  setenv("ASAN_OPTIONS", opts, 1);
+}

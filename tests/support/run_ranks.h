@@ -1,0 +1,36 @@
+/* Jobs of MPI ranks as the multi-rank tests start them: under coreutils'
+ * timeout, so that a hang fails its test instead of blocking the suite,
+ * with what the ranks printed captured (run_tool). */
+#ifndef MLSBA_TESTS_RUN_RANKS_H
+#define MLSBA_TESTS_RUN_RANKS_H
+
+#include <stddef.h>
+
+#include "run_tool.h"
+
+/* The words mpi_job_start() writes. */
+#define MPI_JOB_START_WORDS 14
+
+/* The start of a job's command line, up to its first -np, in argv:
+ * timeout (SIGTERM after limit_s seconds, SIGKILL 5 s later: a hung
+ * mpirun ignores SIGTERM), mpirun and the options of every job here
+ * (oversubscribed ranks, unbound, over shared memory, yielding when
+ * idle). Returns MPI_JOB_START_WORDS; the caller appends "-np N" and a
+ * program with its arguments (or several, between ":"), then NULL. */
+size_t mpi_job_start(char **argv, const char *timeout, const char *limit_s,
+                     const char *mpirun);
+
+/* args (a program and its arguments, NULL-terminated) on np ranks, the
+ * job as mpi_job_start() starts it. */
+void run_ranks(const char *timeout, const char *limit_s, const char *mpirun,
+               int np, char *const *args, tool_run_t *r);
+
+/* What every job's ranks need in this process's environment: Open MPI
+ * allowed to run as root (CI runs as root), and under the sanitizers no
+ * leak check in the ranks (added to ASAN_OPTIONS): Open MPI leaves
+ * allocations of the plugins it unloads at MPI_Finalize, whose frames
+ * LeakSanitizer cannot name, so none can be suppressed; the ranks keep
+ * ASan's other checks. */
+void mpi_job_environment(void);
+
+#endif
