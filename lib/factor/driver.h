@@ -4,6 +4,10 @@
  * up: a file calls only the files below it (tests/factor_files.py checks
  * the objects against this list).
  *
+ *   gels.c       the driver ?gels: a QR (of A^T where A is wide), Q
+ *                applied, a triangle solve
+ *   ormqr.c      ?ormqr: Q of a QR applied block by block, on the
+ *                platform's cores as the solves' threads
  *   sv.c         the drivers ?gesv and ?posv: a factorization, a solve
  *   solves.c     the solves ?getrs and ?potrs: their arguments, the
  *                platform's cores as the kernels' threads
@@ -118,8 +122,11 @@ typedef struct {
   int cache, writable;
   char **path;
   unsigned char *warm; /* p: an accelerator's first share has run */
-  double panel_s;      /* the last panel measured (or simulated) */
-  double panel_flops;  /* its flops */
+  /* p: the model came from the folder and no step has checked it yet
+   * against what the device does now (models.c replaces a stale one). */
+  unsigned char *saved;
+  double panel_s;     /* the last panel measured (or simulated) */
+  double panel_flops; /* its flops */
 } mlsba__factor_models_t;
 
 /* What the planner keeps from step to step (plan.c). */

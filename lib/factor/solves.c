@@ -50,10 +50,7 @@ int mlsba__rhs_check(const char *fn, const mlsba_executor_t *ex,
   return 0;
 }
 
-/* The threads of the solve: one a real core of the platform (none on a
- * platform of simulated devices, which compute nothing: the calling
- * thread solves). OpenCL devices take no part. */
-static unsigned solve_threads(const mlsba_executor_t *ex) {
+unsigned mlsba__solve_threads(const mlsba_executor_t *ex) {
   const mlsba_platform_t *pl = ex->pl;
   unsigned cores = 0;
   for (size_t i = 0; i < pl->ndev; i++) {
@@ -97,7 +94,7 @@ int mlsba_getrs(mlsba_executor_t *ex, mlsba_precision_t prec, char trans,
                     .trans = t,
                     .b = b,
                     .ldb = ldb};
-  mlsba__rhs_solve(&s, 0, nrhs, solve_threads(ex));
+  mlsba__rhs_solve(&s, 0, nrhs, mlsba__solve_threads(ex));
   return 0;
 }
 
@@ -120,6 +117,6 @@ int mlsba_potrs(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                     .lower = lower,
                     .b = b,
                     .ldb = ldb};
-  mlsba__rhs_solve(&s, 0, nrhs, solve_threads(ex));
+  mlsba__rhs_solve(&s, 0, nrhs, mlsba__solve_threads(ex));
   return 0;
 }
