@@ -82,7 +82,8 @@ def gflops(device):
 
 def split(node):
     """The node's fastest DGEMM, cores and GPUs apart, in GFLOPS."""
-    cores = sum(gflops(d) for d in node["devices"] if d["name"].startswith("core"))
+    cores = sum(gflops(d) for d in node["devices"]
+                if d["name"].startswith("core"))
     gpus = [gflops(d) for d in node["devices"] if d["name"].startswith("gpu")]
     return cores, gpus
 
