@@ -4,10 +4,19 @@ where every number comes from):
 
   generate.py grenoble DIR   the seed's 90 Grid'5000 Grenoble nodes (Table 1)
   generate.py scale N DIR    N heterogeneous nodes (deterministic, seed 1)
+  generate.py cluster-a DIR [--gpu-nodes G] [--cpu-nodes C]
+                             Shi et al.'s Cluster A: 8 GPU + 32 CPU nodes
+  generate.py oakley DIR [--gpus 1|2] [--gpu-nodes G] [--cpu-nodes C]
+                             Shi et al.'s Oakley: 32 GPU + 128 CPU nodes,
+                             one or two GPUs a GPU node (1G, 2G-Config)
+  generate.py keeneland K DIR [--gpus 0..3]
+                             K of Song and Dongarra's Keeneland nodes
+                             (12 cores + 3 GPUs each), 1 <= K <= 120
 
 DIR receives platform.xml (SimGrid), hosts (smpirun's hostfile, rank i on
 line i) and node<i>.json (rank i's libmlsba platform: simulated devices,
 speeds in 128 x 128 blocks of C updated per second)."""
+import argparse
 import os
 import random
 import sys
@@ -50,15 +59,34 @@ GPUS = {
 }
 
 
-def node_json(name, cores, core_gflops, gpus):
+def gpu_spec(model):
+    """A GPU of the node list: a name of GPUS, or (name, spec, kind) of
+    the seed clusters' Fermi table below."""
+    return (model, GPUS[model], None) if isinstance(model, str) else model
+
+
+def node_json(name, cores, core_gflops, gpus, driven=False):
+    """driven: every GPU in a group behind a core that drives it and
+    computes its own columns beside it, as libmlsba runs an accelerator
+    (the group's first device drives it); otherwise each GPU is alone and
+    its driving core, which computes nothing, is no device."""
     devs, groups = [], []
+    core_dev = [{"name": "core%d" % c, "type": "sim", "kind": "core",
+                 "speed": core_profile(core_gflops)} for c in range(cores)]
     for g, model in enumerate(gpus):
-        devs.append({"name": "gpu%d" % g, "type": "sim",
-                     "speed": gpu_profile(*GPUS[model])})
-        groups.append(["gpu%d" % g])
-    for c in range(cores):
-        devs.append({"name": "core%d" % c, "type": "sim", "kind": "core",
-                     "speed": core_profile(core_gflops)})
+        _, spec, kind = gpu_spec(model)
+        gpu = {"name": "gpu%d" % g, "type": "sim",
+               "speed": gpu_profile(*spec)}
+        if kind:
+            gpu["kind"] = kind
+        if driven:
+            devs += [core_dev[g], gpu]
+            groups.append(["core%d" % g, "gpu%d" % g])
+        else:
+            devs.append(gpu)
+            groups.append(["gpu%d" % g])
+    for c in range(len(gpus) if driven else 0, cores):
+        devs.append(core_dev[c])
         groups.append(["core%d" % c])
     lines = ['{', '  "name": "%s",' % name, '  "devices": [']
     for i, d in enumerate(devs):
@@ -95,7 +123,7 @@ def xml(clusters, backbone_gbps, lat="2us"):
     return "\n".join(out) + "\n"
 
 
-def xml_fabric(count, gbps):
+def xml_fabric(count, gbps, prefix="node-", lat="3us"):
     """count hosts node-1..node-count on one non-blocking switch: a
     message shares only its two nodes' links (up at the sender, down at
     the receiver). A FATPIPE backbone faster than the node links would
@@ -106,12 +134,12 @@ def xml_fabric(count, gbps):
         "<?xml version='1.0'?>",
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
         '<platform version="4.1">',
-        '  <cluster id="fabric" prefix="node-" suffix="" radical="1-%d"'
-        ' speed="10Gf" bw="%gGbps" lat="3us"/>' % (count, gbps),
+        '  <cluster id="fabric" prefix="%s" suffix="" radical="1-%d"'
+        ' speed="10Gf" bw="%gGbps" lat="%s"/>' % (prefix, count, gbps, lat),
         '</platform>']) + "\n"
 
 
-def write(dirname, nodes, platform_xml):
+def write(dirname, nodes, platform_xml, driven=False):
     """nodes: (host, name, cores, core_gflops, gpus) in rank order."""
     os.makedirs(dirname, exist_ok=True)
     with open(os.path.join(dirname, "platform.xml"), "w") as f:
@@ -120,7 +148,7 @@ def write(dirname, nodes, platform_xml):
         f.write("".join(n[0] + "\n" for n in nodes))
     for r, (host, name, cores, gf, gpus) in enumerate(nodes):
         with open(os.path.join(dirname, "node%d.json" % r), "w") as f:
-            f.write(node_json(name, cores, gf, gpus))
+            f.write(node_json(name, cores, gf, gpus, driven))
 
 
 def grenoble(dirname):
@@ -177,10 +205,124 @@ def scale(n, dirname):
     write(dirname, nodes, xml_fabric(n, 32))
 
 
-if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "grenoble":
-        grenoble(sys.argv[2])
-    elif len(sys.argv) == 4 and sys.argv[1] == "scale":
-        scale(int(sys.argv[2]), sys.argv[3])
+# Seed 003 (Shi et al., hybrid HPL) and seed 004 (Song and Dongarra):
+# Westmere-EP cores, GPU nodes driven the libmlsba way (driven=True).
+# A core's DGEMM: about 90 % of its peak at the clock Turbo Boost holds
+# with every core busy (one bin of 133 MHz on the E5630, two on the X5650
+# and X5660); Table IV's CPU-only HPL, 90.2 % of Oakley's nominal peak,
+# rules out anything much lower.
+E5630 = 9.6    # 2.53 GHz, 2.66 with all cores: 10.64 GFLOPS a core
+X5650 = 10.5   # 2.66 GHz, 2.93 with all cores: 11.73 GFLOPS a core
+X5660 = 11.0   # 2.80 GHz, 3.07 with all cores: 12.27 GFLOPS a core
+# Fermi (515 GFLOPS DP): cublasDgemm at 302 GFLOPS at most, seed 004's
+# own measurement (its Fig. 2) on these GPUs; the ramp and the streamed
+# speed as grenoble's C2050. C' that fits: the C2050's 3 GB (2.6 GiB
+# with ECC) as on grenoble, the M2070's 6 GB (5.25 GiB with ECC, 43008
+# blocks) less room for the panels.
+C2050 = ("Tesla C2050", (302.0, 160, 20000, 62.0), "c2050")
+M2070 = ("Tesla M2070", (302.0, 160, 40000, 62.0), "m2070")
+QDR_GBPS = 32  # InfiniBand QDR, 40 Gbit/s signalling: 32 of data
+
+
+def seed003(dirname, prefix, gpu_nodes, cpu_nodes, cores, core, cpu, gpus):
+    """GPU nodes first (ranks 0..G-1, as Algorithm 1 places the GPU
+    processes first), then the CPU nodes; one rank per node."""
+    nodes = []
+    for i in range(gpu_nodes + cpu_nodes):
+        host = "%s%d" % (prefix, i + 1)
+        g = gpus if i < gpu_nodes else []
+        desc = "%s node, %d %s cores" % ("GPU" if g else "CPU", cores, cpu)
+        desc += "".join(" + " + m[0] for m in g)
+        nodes.append((host, "%s: %s" % (host, desc), cores, core, g))
+    write(dirname, nodes, xml_fabric(len(nodes), QDR_GBPS, prefix, "2us"),
+          driven=True)
+
+
+def cluster_a(dirname, gpu_nodes=8, cpu_nodes=32):
+    """Table I: two quad-core Xeon E5630 a node, a Tesla C2050 on each
+    GPU node; Table IV: 8 GPU + 32 CPU nodes."""
+    seed003(dirname, "clustera-", gpu_nodes, cpu_nodes, 8, E5630,
+            "Xeon E5630", [C2050])
+
+
+def oakley(dirname, gpus=1, gpu_nodes=32, cpu_nodes=128):
+    """Table I: two six-core Xeon X5650 a node, one Tesla M2070 on each
+    GPU node (1G-Config) or two (2G-Config); Table IV: 32 GPU + 128 CPU
+    nodes."""
+    seed003(dirname, "oakley-", gpu_nodes, cpu_nodes, 12, X5650,
+            "Xeon X5650", [M2070] * gpus)
+
+
+def keeneland(k, dirname, gpus=3):
+    """Seed 004's Keeneland: two six-core Xeon X5660 and three Tesla
+    M2070 a node, Qlogic InfiniBand QDR."""
+    nodes = []
+    for i in range(k):
+        host = "keeneland-%d" % (i + 1)
+        desc = "12 Xeon X5660 cores" + " + Tesla M2070" * gpus
+        nodes.append((host, "%s: %s" % (host, desc), 12, X5660, [M2070] * gpus))
+    write(dirname, nodes, xml_fabric(k, QDR_GBPS, "keeneland-", "2us"),
+          driven=True)
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(
+        prog="generate.py", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="models/cluster/README.md says where every number comes from.")
+    sub = ap.add_subparsers(dest="preset", required=True)
+    sub.add_parser("grenoble").add_argument("dir")
+    p = sub.add_parser("scale")
+    p.add_argument("n", type=int)
+    p.add_argument("dir")
+    for name, gmax, cmax in (("cluster-a", 8, 32), ("oakley", 32, 128)):
+        p = sub.add_parser(name)
+        p.add_argument("dir")
+        p.add_argument("--gpu-nodes", type=int, default=gmax,
+                       help="GPU nodes, 0 to %d (default %d)" % (gmax, gmax))
+        p.add_argument("--cpu-nodes", type=int, default=cmax,
+                       help="CPU nodes, 0 to %d (default %d)" % (cmax, cmax))
+        p.set_defaults(gmax=gmax, cmax=cmax)
+        if name == "oakley":
+            p.add_argument("--gpus", type=int, default=1, choices=(1, 2),
+                           help="GPUs a GPU node (default 1)")
+    p = sub.add_parser("keeneland")
+    p.add_argument("k", type=int, help="nodes, 1 to 120")
+    p.add_argument("dir")
+    p.add_argument("--gpus", type=int, default=3, choices=(0, 1, 2, 3),
+                   help="GPUs a node uses (default 3)")
+    a = ap.parse_args(argv)
+    if a.preset == "scale" and a.n < 1:
+        ap.error("scale: N must be at least 1, not %d" % a.n)
+    if a.preset in ("cluster-a", "oakley"):
+        if not 0 <= a.gpu_nodes <= a.gmax:
+            ap.error("%s: --gpu-nodes must be 0 to %d, not %d"
+                     % (a.preset, a.gmax, a.gpu_nodes))
+        if not 0 <= a.cpu_nodes <= a.cmax:
+            ap.error("%s: --cpu-nodes must be 0 to %d, not %d"
+                     % (a.preset, a.cmax, a.cpu_nodes))
+        if a.gpu_nodes + a.cpu_nodes == 0:
+            ap.error("%s: no nodes (--gpu-nodes and --cpu-nodes both 0)"
+                     % a.preset)
+    if a.preset == "keeneland" and not 1 <= a.k <= 120:
+        ap.error("keeneland: K must be 1 to 120 (the system's nodes), "
+                 "not %d" % a.k)
+    return a
+
+
+def main(argv):
+    a = parse(argv)
+    if a.preset == "grenoble":
+        grenoble(a.dir)
+    elif a.preset == "scale":
+        scale(a.n, a.dir)
+    elif a.preset == "cluster-a":
+        cluster_a(a.dir, a.gpu_nodes, a.cpu_nodes)
+    elif a.preset == "oakley":
+        oakley(a.dir, a.gpus, a.gpu_nodes, a.cpu_nodes)
     else:
-        sys.exit(__doc__)
+        keeneland(a.k, a.dir, a.gpus)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
