@@ -810,6 +810,160 @@ START_TEST(cpu_gemm_refuses_bad_arguments) {
 }
 END_TEST
 
+/* ---- the decision from measured speeds, without a clock ---------------- */
+
+/* The id of a kernel set by its name (a sub-configuration, auto or
+ * openblas). */
+static int id_of(const char *name) {
+  if (strcmp(name, "auto") == 0)
+    return MLSBA__CPU_KERNEL_AUTO;
+  if (strcmp(name, "openblas") == 0)
+    return MLSBA__CPU_KERNEL_OPENBLAS;
+  for (int id = 0; mlsba__cpu_kernel_id_name(id); id++)
+    if (strcmp(mlsba__cpu_kernel_id_name(id), name) == 0)
+      return id;
+  ck_abort_msg("no kernel set %s", name);
+  return -2;
+}
+
+/* A kernel set's speed is the median of the rounds it ran: odd and even
+ * counts, rounds it did not run (0) left out, and two rounds a boost made
+ * faster do not decide it (its second-best round did). */
+START_TEST(a_kernels_speed_is_the_median_of_its_rounds) {
+  const double odd[] = {90, 0, 100, 80, 0, 120};
+  ck_assert_double_eq_tol(mlsba__cpu_rounds_speed(odd, 6), 95, 1e-12);
+  const double one[] = {0, 70, 0};
+  ck_assert_double_eq_tol(mlsba__cpu_rounds_speed(one, 3), 70, 1e-12);
+  const double none[] = {0, 0};
+  ck_assert_double_eq(mlsba__cpu_rounds_speed(none, 2), 0);
+  ck_assert_double_eq(mlsba__cpu_rounds_speed(none, 0), 0);
+  const double boosted[] = {100, 131, 99, 100, 135, 101, 60, 100};
+  ck_assert_double_eq_tol(mlsba__cpu_rounds_speed(boosted, 8), 100, 1e-12);
+}
+END_TEST
+
+/* The tie rule: BLIS's sets within 2% of the fastest are one speed, and
+ * the first in the order of preference is kept, whichever measured
+ * faster; OpenBLAS takes a class only past 5% over the set kept. */
+START_TEST(close_kernels_tie_and_the_preference_breaks_it) {
+  const int ids[] = {id_of("skx"), id_of("zen3"), id_of("auto"),
+                     id_of("openblas")};
+  static const struct {
+    double g[4];
+    const char *kernel, *blis;
+    double gflops;
+  } cases[] = {
+      {{100, 101.9, 0, 0}, "skx", "skx", 100},     /* within 2%: skx */
+      {{100, 101.9, 101.5, 0}, "skx", "skx", 100}, /* auto too */
+      {{100, 102.5, 0, 0}, "zen3", "zen3", 102.5}, /* past 2% */
+      {{0, 90, 80, 0}, "zen3", "zen3", 90},        /* skx not timed */
+      {{91, 80, 92, 0}, "skx", "skx", 91},         /* BLIS's own within 2% */
+      {{100, 95, 0, 104.9}, "skx", "skx", 100},    /* within 5% */
+      {{100, 95, 0, 105.2}, "openblas", "skx", 105.2},
+      /* measured against the set kept, not the fastest */
+      {{100, 101.5, 0, 105.3}, "openblas", "skx", 105.3},
+      {{0, 0, 0, 200}, "auto", "auto", 0}, /* no BLIS set timed */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    mlsba__cpu_pick_t p = mlsba__cpu_pick_of_speeds(ids, cases[k].g, 4);
+    ck_assert_msg(p.kernel == id_of(cases[k].kernel) &&
+                      p.blis == id_of(cases[k].blis),
+                  "case %zu: %s (BLIS %s), not %s", k,
+                  mlsba__cpu_kernel_id_name(p.kernel),
+                  mlsba__cpu_kernel_id_name(p.blis), cases[k].kernel);
+    ck_assert_double_eq_tol(p.gflops, cases[k].gflops, 1e-12);
+  }
+  /* A close call: within 3% of the ratio that would change the choice. */
+  const double near_tie[] = {100, 102.8, 0, 0}, far[] = {100, 90, 0, 0},
+               near_lead[] = {100, 90, 0, 106};
+  ck_assert(mlsba__cpu_pick_is_close(ids, near_tie, 4));
+  ck_assert(!mlsba__cpu_pick_is_close(ids, far, 4));
+  ck_assert(mlsba__cpu_pick_is_close(ids, near_lead, 4));
+}
+END_TEST
+
+/* Only the sets the (masked) features allow are given to the decision,
+ * and it chooses among them alone: with AVX-512 hidden, never skx. */
+START_TEST(the_decision_keeps_to_the_candidates_the_mask_allows) {
+  const unsigned masks[] = {ALL, ALL & ~MLSBA__CPU_AVX512,
+                            MLSBA__CPU_SSSE3 | MLSBA__CPU_AVX, 0};
+  for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++) {
+    const mlsba__cpu_config_t *c[16];
+    size_t n = mlsba__cpu_kernel_candidates(masks[m], c, 16);
+    int ids[16];
+    double g[16];
+    for (size_t j = 0; j < n; j++) {
+      ids[j] = id_of(c[j]->name);
+      g[j] = 50 + 10.0 * (double)j; /* the last one the fastest */
+    }
+    mlsba__cpu_pick_t p = mlsba__cpu_pick_of_speeds(ids, g, n);
+    const char *name = mlsba__cpu_kernel_id_name(p.kernel);
+    ck_assert_uint_eq(needs_of(name) & ~masks[m], 0);
+    ck_assert_str_eq(name, c[n - 1]->name);
+    if (!(masks[m] & MLSBA__CPU_AVX512))
+      ck_assert_str_ne(name, "skx");
+  }
+}
+END_TEST
+
+/* Noise of a shared machine cannot flip the decision: per kernel set,
+ * eight rounds of which two (at random places) are slowed by 10-60%
+ * (another process on the core) and two sped up by 5-15% (a passing
+ * boost of the clock), the rest within 0.25% of the set's speed; in 2000
+ * such draws of each case the choice is the one the true speeds give. A
+ * set's second-best round, as before, followed the boosts and flipped
+ * the choice in these cases. */
+static unsigned long long lcg = 42;
+static double uniform(void) {
+  lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(lcg >> 11) / 9007199254740992.0;
+}
+
+/* Eight rounds of a set of speed `truth`, with the noise above. */
+static double noisy_speed(double truth) {
+  double r[8];
+  int place[8];
+  for (int i = 0; i < 8; i++) {
+    r[i] = truth * (1 + 0.005 * (uniform() - 0.5));
+    place[i] = i;
+  }
+  for (int i = 7; i > 0; i--) { /* a random order of the rounds */
+    int k = (int)(uniform() * (i + 1)), t = place[i];
+    place[i] = place[k];
+    place[k] = t;
+  }
+  r[place[0]] = truth * (0.4 + 0.5 * uniform());
+  r[place[1]] = truth * (0.4 + 0.5 * uniform());
+  r[place[2]] = truth * (1.05 + 0.1 * uniform());
+  r[place[3]] = truth * (1.05 + 0.1 * uniform());
+  return mlsba__cpu_rounds_speed(r, 8);
+}
+
+START_TEST(noise_in_a_few_rounds_does_not_flip_the_choice) {
+  const int ids[] = {id_of("skx"), id_of("zen3"), id_of("openblas")};
+  static const double truth[][3] = {
+      {100, 105, 0},    /* zen3 past the tie */
+      {100, 101, 0},    /* a tie: skx */
+      {100, 80, 108},   /* OpenBLAS past its lead */
+      {100, 80, 102},   /* OpenBLAS within it */
+      {100, 99.5, 103}, /* both within */
+  };
+  for (size_t k = 0; k < sizeof truth / sizeof truth[0]; k++) {
+    mlsba__cpu_pick_t want = mlsba__cpu_pick_of_speeds(ids, truth[k], 3);
+    for (int draw = 0; draw < 2000; draw++) {
+      double g[3];
+      for (size_t j = 0; j < 3; j++)
+        g[j] = truth[k][j] > 0 ? noisy_speed(truth[k][j]) : 0;
+      mlsba__cpu_pick_t p = mlsba__cpu_pick_of_speeds(ids, g, 3);
+      ck_assert_msg(p.kernel == want.kernel && p.blis == want.blis,
+                    "case %zu draw %d: %s, not %s", k, draw,
+                    mlsba__cpu_kernel_id_name(p.kernel),
+                    mlsba__cpu_kernel_id_name(want.kernel));
+    }
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cpu_kernels");
   TCase *tc = tcase_create("cpu_kernels");
@@ -828,6 +982,10 @@ int main(void) {
   tcase_add_test(tc, the_cache_text_is_read_strictly);
   tcase_add_loop_test(tc, a_cache_dir_too_long_is_refused, 0, 3);
   tcase_add_test(tc, cpu_gemm_refuses_bad_arguments);
+  tcase_add_test(tc, a_kernels_speed_is_the_median_of_its_rounds);
+  tcase_add_test(tc, close_kernels_tie_and_the_preference_breaks_it);
+  tcase_add_test(tc, the_decision_keeps_to_the_candidates_the_mask_allows);
+  tcase_add_test(tc, noise_in_a_few_rounds_does_not_flip_the_choice);
   suite_add_tcase(s, tc);
   /* Each case of this one times the kernels in a fresh process, seven
    * times over. */

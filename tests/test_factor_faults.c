@@ -770,6 +770,99 @@ START_TEST(only_mlsba_verbose_makes_the_library_print) {
 }
 END_TEST
 
+/* ---- a stale saved model -------------------------------------------- */
+
+/* A saved model's points' mean rate (its key from the file); with
+ * `at` >= 0, whether it has the point (at, rate) exactly instead. */
+static double saved_rate(const char *path, double at, double rate) {
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  char line[1024], key[1024] = "";
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "key ", 4) == 0)
+      snprintf(key, sizeof key, "%s", line + 4);
+  fclose(f);
+  key[strcspn(key, "\n")] = '\0';
+  mlsba_model_t *m = NULL;
+  ck_assert_msg(mlsba_model_load(path, key, &m) == 0, "%s", mlsba_last_error());
+  size_t n = mlsba_model_num_points(m);
+  ck_assert_uint_gt(n, 0);
+  double sum = 0;
+  int found = 0;
+  for (size_t k = 0; k < n; k++) {
+    double x, s;
+    mlsba_model_get_point(m, k, &x, &s);
+    sum += s;
+    found |= x == at && s == rate;
+  }
+  mlsba_model_destroy(m);
+  return at >= 0 ? found : sum / (double)n;
+}
+
+/* A saved model ten times too slow for its device (one saved under load,
+ * another machine's in a shared home) starved the device for the whole
+ * factorization: its measured points joined the slow ones, which kept
+ * deciding the split at other sizes. The first step that measures the
+ * device finds the model stale and replaces it, not merges it: from the
+ * next step on the device has its share again, the log says so, and no
+ * slow point is saved back. */
+START_TEST(a_stale_saved_model_is_replaced_after_the_first_step) {
+  node_t nd = open_node(two_cores);
+  char *dir = temp_dir();
+  const int64_t n = 1024;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 64;
+  o.model_dir = dir;
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 11);
+  int64_t *ipiv = malloc(sizeof *ipiv * (size_t)n), info = -7;
+  ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, NULL) == 0, "%s",
+                mlsba_last_error());
+  free(a);
+  char c0[512], c1[512];
+  ck_assert(
+      model_file(dir, "getrf-update-double-nb64-c0.model", c0, sizeof c0));
+  ck_assert(
+      model_file(dir, "getrf-update-double-nb64-c1.model", c1, sizeof c1));
+  /* Both cores as fast as c0 measured, c1 saved ten times slower. */
+  double rate = saved_rate(c0, -1, 0);
+  rewrite_model(c0, rate);
+  rewrite_model(c1, rate / 10);
+  lines_t log = {.len = 0};
+  o.log = keep_line;
+  o.log_ctx = &log;
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 11);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+  mlsba_factor_report_t r;
+  ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, &r) == 0, "%s",
+                mlsba_last_error());
+  ck_assert_int_eq(info, 0);
+  double res = residual(0, n, a0, a, ipiv);
+  ck_assert_msg(res >= 0 && res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
+  ck_assert_msg(strstr(log.text, "c1: the saved model is stale (step 1") !=
+                    NULL,
+                "%s", log.text);
+  ck_assert_uint_ge(r.steps, 4);
+  /* Steps 2 and 3 on what step 1 measured: about half each where both
+   * cores run alike (c1's saved model gave it a tenth in step 1, with
+   * what it took from c0's end). */
+  for (size_t k = 2; k <= 3; k++) {
+    double part = (double)r.share[k * r.p + 1] / (double)r.units[k];
+    ck_assert_msg(part >= 0.3, "step %zu gave c1 %.2f of the update:\n%s", k,
+                  part, log.text);
+  }
+  /* Replaced, not merged: the stale model's point at 16 units (no share
+   * of these steps comes near it) is not saved back. */
+  ck_assert_msg(!saved_rate(c1, 16, rate / 10), "c1's stale point was kept");
+  mlsba_factor_report_free(&r);
+  free(a);
+  free(a0);
+  free(ipiv);
+  remove_tree(dir);
+  close_node(&nd);
+}
+END_TEST
+
 static Suite *faults_suite(void) {
   Suite *s = suite_create("factor_faults");
   TCase *tc = tcase_create("factor_faults");
@@ -785,6 +878,7 @@ static Suite *faults_suite(void) {
   tcase_add_test(tc, a_reproducible_split_gives_the_same_bits);
   tcase_add_test(tc, the_plain_calls_keep_their_models_in_the_cache);
   tcase_add_test(tc, only_mlsba_verbose_makes_the_library_print);
+  tcase_add_test(tc, a_stale_saved_model_is_replaced_after_the_first_step);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1897,6 +1897,68 @@ START_TEST(plot_files_keep_what_their_names_are) {
 }
 END_TEST
 
+/* One rule for the per-user cache: the tools keep their saved models
+ * where the library keeps its own (MLSBA_CACHE_DIR/HOST), so that one
+ * variable moves, or with none turns off, all of it; mlsba-bench measures
+ * there, mlsba-partition and mlsba-info --list-models read there. */
+START_TEST(the_tools_keep_their_models_in_MLSBA_CACHE_DIR) {
+  char dir[] = "/tmp/mlsba-cache-dir-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char pf[128], cache[128], xdg[128], cmd[512];
+  snprintf(pf, sizeof pf, "%s/two.json", dir);
+  snprintf(cache, sizeof cache, "%s/cache", dir);
+  snprintf(xdg, sizeof xdg, "%s/xdg", dir);
+  write_text(pf, "{\"name\": \"two\", \"devices\": ["
+                 "{\"name\": \"a\", \"type\": \"cpu\", \"core\": 0},"
+                 "{\"name\": \"b\", \"type\": \"cpu\", \"core\": 0}]}");
+  ck_assert_int_eq(mkdir(xdg, 0700), 0);
+  setenv("XDG_CACHE_HOME", xdg, 1);
+  setenv("MLSBA_CACHE_DIR", cache, 1);
+  char *measure[] = {bench, "--platform", pf, "--size", "128", "--quiet", NULL};
+  tool_run_t r;
+  run_tool(measure, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  tool_run_free(&r);
+  snprintf(cmd, sizeof cmd,
+           "ls %s/*/a.gemm-single-m128-k128.model >/dev/null && "
+           "test ! -e %s/mlsba",
+           cache, xdg);
+  ck_assert_msg(system(cmd) == 0, "the models are not (only) in %s", cache);
+  char *part[] = {partition, "--platform", pf,  "--size",
+                  "128",     "--json",     "-", NULL};
+  run_tool(part, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  tool_run_free(&r);
+  char *list[] = {info, "--list-models", NULL};
+  run_tool(list, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "a.gemm-single-m128-k128.model\n"), "%s", r.out);
+  tool_run_free(&r);
+  /* none: mlsba-bench keeps nothing anywhere; the tools that only read
+   * saved models say there are none to read. */
+  setenv("MLSBA_CACHE_DIR", "none", 1);
+  run_tool(measure, &r);
+  ck_assert_msg(r.exited && r.status == 0, "%s", r.err);
+  tool_run_free(&r);
+  snprintf(cmd, sizeof cmd, "test ! -e %s/mlsba", xdg);
+  ck_assert_msg(system(cmd) == 0, "MLSBA_CACHE_DIR=none wrote in %s", xdg);
+  ck_assert_msg(access("none", F_OK) != 0, "a folder named none was made");
+  char **readers[] = {part, list};
+  for (int k = 0; k < 2; k++) {
+    run_tool(readers[k], &r);
+    ck_assert_msg(r.exited && r.status == 2, "%s: %d", readers[k][0], r.status);
+    unwrap_lines(r.err);
+    ck_assert_msg(strstr(r.err, "MLSBA_CACHE_DIR=none keeps no saved models"),
+                  "%s", r.err);
+    tool_run_free(&r);
+  }
+  unsetenv("MLSBA_CACHE_DIR");
+  unsetenv("XDG_CACHE_HOME");
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *tools_suite(void) {
   Suite *s = suite_create("tools");
   TCase *tc = tcase_create("mlsba-partition");
@@ -1938,6 +2000,7 @@ static Suite *tools_suite(void) {
   tcase_add_test(tc, info_says_what_this_machine_cannot_run);
   tcase_add_test(tc, saved_models_are_partitioned_listed_and_shown);
   tcase_add_test(tc, a_saved_model_is_plotted);
+  tcase_add_test(tc, the_tools_keep_their_models_in_MLSBA_CACHE_DIR);
   suite_add_tcase(s, tc);
   tc = tcase_create("options");
   tcase_set_timeout(tc, 120);

@@ -251,8 +251,12 @@ static int saved_models(const char *models, int list, const char *show,
   int status = 0;
   if (models)
     snprintf(dir, sizeof dir, "%s", models);
-  else
-    status = paths_models(prog, "", 0, dir, sizeof dir);
+  else if ((status = paths_models(prog, "", 0, dir, sizeof dir)) == 0 &&
+           dir[0] == '\0') {
+    text_error(prog, "MLSBA_CACHE_DIR=none keeps no saved models: name "
+                     "their folder with --models DIR");
+    status = CLI_EXIT_USAGE;
+  }
   if (!status && plot)
     status = paths_make_dir(prog, "--plot", plot);
   if (!status && list)

@@ -188,7 +188,13 @@ static int model_folder(const product_t *w, const mlsba_platform_t *pl,
     snprintf(dir, size, "%s", w->models);
     return 0;
   }
-  return paths_models(prog, mlsba_platform_name(pl), 0, dir, size);
+  int status = paths_models(prog, mlsba_platform_name(pl), 0, dir, size);
+  if (status == 0 && dir[0] == '\0') {
+    text_error(prog, "MLSBA_CACHE_DIR=none keeps no saved models: name "
+                     "their folder with --models DIR");
+    return EXIT_USAGE;
+  }
+  return status;
 }
 
 /* One measured device's saved model into *model; 0, or the exit status

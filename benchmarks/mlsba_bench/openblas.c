@@ -29,15 +29,17 @@ typedef void (*potrs_fn)(const char *, const int *, const int *, const void *,
 typedef void (*geqrf_fn)(const int *, const int *, void *, const int *, void *,
                          void *, const int *, int *);
 
+/* LAPACK's calls inside OpenBLAS, by name: the row of each call's pair
+ * of pointers (single, double) in ob.lapack, found by one loop as s<name>_
+ * and d<name>_. A call this OpenBLAS lacks stays NULL, and its wrapper
+ * says so in its info. */
+enum { GETRF, POTRF, GESV, GETRS, POSV, POTRS, GEQRF, LAPACK_CALLS };
+static const char *const lapack_names[LAPACK_CALLS] = {
+    "getrf", "potrf", "gesv", "getrs", "posv", "potrs", "geqrf"};
+
 static struct {
   int tried, ok;
-  getrf_fn getrf[2];
-  potrf_fn potrf[2];
-  gesv_fn gesv[2];
-  getrs_fn getrs[2];
-  posv_fn posv[2];
-  potrs_fn potrs[2];
-  geqrf_fn geqrf[2];
+  void *lapack[LAPACK_CALLS][2]; /* [call][double?] */
   char why[160], label[128];
   sgemm_fn sgemm;
   dgemm_fn dgemm;
@@ -79,20 +81,13 @@ int openblas_load(const char **why) {
     } else {
       ob.sgemm = (sgemm_fn)dlsym(lib, "cblas_sgemm");
       ob.dgemm = (dgemm_fn)dlsym(lib, "cblas_dgemm");
-      *(void **)&ob.getrf[0] = dlsym(lib, "sgetrf_");
-      *(void **)&ob.getrf[1] = dlsym(lib, "dgetrf_");
-      *(void **)&ob.potrf[0] = dlsym(lib, "spotrf_");
-      *(void **)&ob.potrf[1] = dlsym(lib, "dpotrf_");
-      *(void **)&ob.gesv[0] = dlsym(lib, "sgesv_");
-      *(void **)&ob.gesv[1] = dlsym(lib, "dgesv_");
-      *(void **)&ob.getrs[0] = dlsym(lib, "sgetrs_");
-      *(void **)&ob.getrs[1] = dlsym(lib, "dgetrs_");
-      *(void **)&ob.posv[0] = dlsym(lib, "sposv_");
-      *(void **)&ob.posv[1] = dlsym(lib, "dposv_");
-      *(void **)&ob.potrs[0] = dlsym(lib, "spotrs_");
-      *(void **)&ob.potrs[1] = dlsym(lib, "dpotrs_");
-      *(void **)&ob.geqrf[0] = dlsym(lib, "sgeqrf_");
-      *(void **)&ob.geqrf[1] = dlsym(lib, "dgeqrf_");
+      for (int call = 0; call < LAPACK_CALLS; call++)
+        for (int d = 0; d < 2; d++) {
+          char name[16];
+          snprintf(name, sizeof name, "%c%s_", d ? 'd' : 's',
+                   lapack_names[call]);
+          ob.lapack[call][d] = dlsym(lib, name);
+        }
       *(void **)&ob.set_threads = dlsym(lib, "openblas_set_num_threads");
       char *(*corename)(void);
       char *(*config)(void);
@@ -123,56 +118,64 @@ int openblas_load(const char **why) {
 
 const char *openblas_label(void) { return ob.label; }
 
+/* The call's function in the precision p, OpenBLAS set to `threads`
+ * threads first; NULL when this OpenBLAS lacks it. The pointer is cast
+ * to the call's own type by its wrapper (POSIX's dlsym rule). */
+static void *lapack_call(int call, mlsba_precision_t p, unsigned threads) {
+  ob.set_threads((int)threads);
+  return ob.lapack[call][p == MLSBA_PRECISION_DOUBLE];
+}
+
 int openblas_getrf(mlsba_precision_t prec, int n, void *a, int *ipiv,
                    unsigned threads) {
   int info = -1;
-  ob.set_threads((int)threads);
-  if (ob.getrf[prec == MLSBA_PRECISION_DOUBLE])
-    ob.getrf[prec == MLSBA_PRECISION_DOUBLE](&n, &n, a, &n, ipiv, &info);
+  getrf_fn f;
+  if ((*(void **)&f = lapack_call(GETRF, prec, threads)) != NULL)
+    f(&n, &n, a, &n, ipiv, &info);
   return info;
 }
 
 int openblas_potrf(mlsba_precision_t prec, int n, void *a, unsigned threads) {
   int info = -1;
-  ob.set_threads((int)threads);
-  if (ob.potrf[prec == MLSBA_PRECISION_DOUBLE])
-    ob.potrf[prec == MLSBA_PRECISION_DOUBLE]("L", &n, a, &n, &info, 1);
+  potrf_fn f;
+  if ((*(void **)&f = lapack_call(POTRF, prec, threads)) != NULL)
+    f("L", &n, a, &n, &info, 1);
   return info;
 }
 
 int openblas_gesv(mlsba_precision_t prec, int n, int nrhs, void *a, int *ipiv,
                   void *b, unsigned threads) {
-  int info = -100, d = prec == MLSBA_PRECISION_DOUBLE;
-  ob.set_threads((int)threads);
-  if (ob.gesv[d])
-    ob.gesv[d](&n, &nrhs, a, &n, ipiv, b, &n, &info);
+  int info = -100;
+  gesv_fn f;
+  if ((*(void **)&f = lapack_call(GESV, prec, threads)) != NULL)
+    f(&n, &nrhs, a, &n, ipiv, b, &n, &info);
   return info;
 }
 
 int openblas_getrs(mlsba_precision_t prec, int n, int nrhs, const void *a,
                    const int *ipiv, void *b, unsigned threads) {
-  int info = -100, d = prec == MLSBA_PRECISION_DOUBLE;
-  ob.set_threads((int)threads);
-  if (ob.getrs[d])
-    ob.getrs[d]("N", &n, &nrhs, a, &n, ipiv, b, &n, &info, 1);
+  int info = -100;
+  getrs_fn f;
+  if ((*(void **)&f = lapack_call(GETRS, prec, threads)) != NULL)
+    f("N", &n, &nrhs, a, &n, ipiv, b, &n, &info, 1);
   return info;
 }
 
 int openblas_posv(mlsba_precision_t prec, int n, int nrhs, void *a, void *b,
                   unsigned threads) {
-  int info = -100, d = prec == MLSBA_PRECISION_DOUBLE;
-  ob.set_threads((int)threads);
-  if (ob.posv[d])
-    ob.posv[d]("L", &n, &nrhs, a, &n, b, &n, &info, 1);
+  int info = -100;
+  posv_fn f;
+  if ((*(void **)&f = lapack_call(POSV, prec, threads)) != NULL)
+    f("L", &n, &nrhs, a, &n, b, &n, &info, 1);
   return info;
 }
 
 int openblas_potrs(mlsba_precision_t prec, int n, int nrhs, const void *a,
                    void *b, unsigned threads) {
-  int info = -100, d = prec == MLSBA_PRECISION_DOUBLE;
-  ob.set_threads((int)threads);
-  if (ob.potrs[d])
-    ob.potrs[d]("L", &n, &nrhs, a, &n, b, &n, &info, 1);
+  int info = -100;
+  potrs_fn f;
+  if ((*(void **)&f = lapack_call(POTRS, prec, threads)) != NULL)
+    f("L", &n, &nrhs, a, &n, b, &n, &info, 1);
   return info;
 }
 
@@ -183,16 +186,16 @@ int openblas_geqrf(mlsba_precision_t prec, int m, int n, void *a, void *tau,
     double d;
     float s;
   } best = {0}; /* the workspace query's answer, in the call's precision */
-  ob.set_threads((int)threads);
-  if (ob.geqrf[d] == NULL)
+  geqrf_fn f;
+  if ((*(void **)&f = lapack_call(GEQRF, prec, threads)) == NULL)
     return info;
-  ob.geqrf[d](&m, &n, a, &m, tau, &best, &lwork, &info);
+  f(&m, &n, a, &m, tau, &best, &lwork, &info);
   lwork = d ? (int)best.d : (int)best.s;
   lwork = lwork > n ? lwork : n > 0 ? n : 1;
   void *work = malloc((size_t)lwork * (d ? sizeof(double) : sizeof(float)));
   if (work == NULL)
     return -1000;
-  ob.geqrf[d](&m, &n, a, &m, tau, work, &lwork, &info);
+  f(&m, &n, a, &m, tau, work, &lwork, &info);
   free(work);
   return info;
 }

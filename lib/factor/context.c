@@ -152,6 +152,7 @@ static int alloc_parts(mlsba__factor_ctx_t *C) {
   ALLOC(C->models.rate, p);
   ALLOC(C->dev.active, p);
   ALLOC(C->models.warm, p);
+  ALLOC(C->models.saved, p);
   ALLOC(C->lay.load, p);
   ALLOC(C->lay.exec_off, p);
   ALLOC(C->lay.log_off, p);

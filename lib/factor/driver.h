@@ -118,8 +118,11 @@ typedef struct {
   int cache, writable;
   char **path;
   unsigned char *warm; /* p: an accelerator's first share has run */
-  double panel_s;      /* the last panel measured (or simulated) */
-  double panel_flops;  /* its flops */
+  /* p: the model came from the folder and no step has checked it yet
+   * against what the device does now (models.c replaces a stale one). */
+  unsigned char *saved;
+  double panel_s;     /* the last panel measured (or simulated) */
+  double panel_flops; /* its flops */
 } mlsba__factor_models_t;
 
 /* What the planner keeps from step to step (plan.c). */

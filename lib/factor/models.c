@@ -215,6 +215,7 @@ static void load_saved(mlsba__factor_ctx_t *C) {
                         M->path[i]);
       mlsba_model_destroy(C->models.rate[i]);
       C->models.rate[i] = m;
+      C->models.saved[i] = 1;
     }
   }
 }
@@ -287,6 +288,7 @@ int mlsba__factor_models_forget(mlsba__factor_ctx_t *C) {
       mlsba_model_set_max_load(m, cap);
     mlsba_model_destroy(C->models.rate[i]);
     C->models.rate[i] = m;
+    C->models.saved[i] = 0;
   }
   return 0;
 }
@@ -300,6 +302,7 @@ void mlsba__factor_models_close(mlsba__factor_ctx_t *C) {
   free(C->models.dir_buf);
   free(C->models.rate);
   free(C->models.warm);
+  free(C->models.saved);
 }
 
 /* ---- what a real step teaches ------------------------------------------ */
@@ -323,6 +326,46 @@ static void add_point(mlsba_model_t *m, double x, double rate) {
   mlsba_model_set_point(m, x, rate);
 }
 
+/* How far a device's first measured rate may be from its saved model's
+ * before the model is taken for another machine's or another time's (a
+ * model saved under load, a cache in a home shared between machines):
+ * faster by more than STALE_FASTER (interference never makes a device
+ * faster than it is, so a model that slow was measured while something
+ * else ran), or slower by more than STALE_SLOWER (a stall of another
+ * process halved one step's rate here; a third is more than a stall).
+ * Merged point by point, such a model would keep its other loads' rates,
+ * and those would go on deciding the device's share at those loads. */
+#define STALE_FASTER 1.5
+#define STALE_SLOWER 3.0
+
+/* Device i's saved model, against its first measured rate at x units:
+ * when the two disagree as above, the model is replaced by an empty one
+ * (its cap kept) that the point then starts, and the log says so. Checked
+ * once, at the first step that measures the device. */
+static void check_saved(mlsba__factor_ctx_t *C, size_t i, double x,
+                        double rate) {
+  mlsba__factor_models_t *M = &C->models;
+  M->saved[i] = 0;
+  double predicted = 0;
+  mlsba_model_t *fresh = NULL;
+  if (mlsba_model_speed(M->rate[i], x, &predicted) != 0 || !(predicted > 0) ||
+      (rate <= STALE_FASTER * predicted && rate * STALE_SLOWER >= predicted))
+    return;
+  if (mlsba_model_create(&fresh) != 0)
+    return; /* out of memory: the point joins the old model instead */
+  int64_t cap = mlsba_model_max_load(M->rate[i]);
+  if (cap >= 0)
+    mlsba_model_set_max_load(fresh, cap);
+  mlsba_model_destroy(M->rate[i]);
+  M->rate[i] = fresh;
+  mlsba__factor_log(C,
+                    "%s: the saved model is stale (step %zu: %.3g GFLOPS "
+                    "predicted at %.0f units, %.3g measured): replaced by "
+                    "what is measured from this step on",
+                    C->cfg.pl->dev[i].name, C->step, predicted / 1e9, x,
+                    rate / 1e9);
+}
+
 /* Every device's point: its share's flops over its time (the panel's
  * time taken out of the core that factorized it). */
 void mlsba__factor_learn(mlsba__factor_ctx_t *C,
@@ -344,8 +387,11 @@ void mlsba__factor_learn(mlsba__factor_ctx_t *C,
     if ((long)i == c->panel_dev && st->plan.lookahead)
       t -= st->panel_s;
     double rate = (double)load[i] * st->unit_flops / t;
-    if (t > 0 && rate >= MLSBA_SPEED_MIN && rate <= MLSBA_SPEED_MAX)
-      add_point(C->models.rate[i], (double)load[i], rate);
+    if (!(t > 0 && rate >= MLSBA_SPEED_MIN && rate <= MLSBA_SPEED_MAX))
+      continue;
+    if (C->models.saved[i])
+      check_saved(C, i, (double)load[i], rate);
+    add_point(C->models.rate[i], (double)load[i], rate);
   }
 }
 

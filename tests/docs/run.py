@@ -313,6 +313,8 @@ def main(argv):
         env = dict(os.environ)
         env["PATH"] = os.pathsep.join(bins + [env.get("PATH", "")])
         env["XDG_CACHE_HOME"] = os.path.join(cwd, "cache")
+        # The developer's own cache folder is not the examples' to fill.
+        env.pop("MLSBA_CACHE_DIR", None)
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         # Platforms first: the commands may name them.

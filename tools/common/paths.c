@@ -170,16 +170,24 @@ int paths_models(const char *prog, const char *platform_name, int sim,
                 *c) ||
         (c == leaf && *c == '.'))
       *c = '_';
+  /* The library's rule for its own caches (the kernels' choice, the
+   * factorizations' models), so that one variable moves them all. */
+  const char *env = getenv("MLSBA_CACHE_DIR");
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   int w;
-  if (xdg && xdg[0] == '/') /* the XDG rule: relative values are ignored */
+  out[0] = '\0';
+  if (env && strcmp(env, "none") == 0)
+    return 0;
+  if (env && *env)
+    w = snprintf(out, size, "%s/%s", env, leaf);
+  else if (xdg && xdg[0] == '/') /* the XDG rule: relative ones ignored */
     w = snprintf(out, size, "%s/mlsba/%s", xdg, leaf);
   else if (home && home[0] == '/')
     w = snprintf(out, size, "%s/.cache/mlsba/%s", home, leaf);
   else {
-    text_error(prog,
-               "no folder for saved models (neither XDG_CACHE_HOME nor HOME "
-               "is set): name one with --models DIR, or --models none");
+    text_error(prog, "no folder for saved models (none of MLSBA_CACHE_DIR, "
+                     "XDG_CACHE_HOME and HOME is set): name one with --models "
+                     "DIR, or --models none");
     return CLI_EXIT_USAGE;
   }
   if (w < 0 || (size_t)w >= size) {

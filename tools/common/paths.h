@@ -33,10 +33,12 @@ void paths_print_help(FILE *f, const char *text);
 int paths_load_platform(const char *prog, const char *arg,
                         mlsba_platform_t **pl);
 
-/* The default model directory: $XDG_CACHE_HOME/mlsba/<leaf>, else
- * ~/.cache/mlsba/<leaf>, with leaf the host name, or "sim-<name>" for a
- * simulated platform (name: the platform's). Not created here. 0, or 2
- * when there is no home to put it in. */
+/* The default model directory: $MLSBA_CACHE_DIR/<leaf> (as the library
+ * keeps its caches; "none": no folder, out is ""), else
+ * $XDG_CACHE_HOME/mlsba/<leaf>, else ~/.cache/mlsba/<leaf>, with leaf the
+ * host name, or "sim-<name>" for a simulated platform (name: the
+ * platform's). Not created here. 0, or 2 when there is no home to put it
+ * in. */
 int paths_models(const char *prog, const char *platform_name, int sim,
                  char *out, size_t size);
 

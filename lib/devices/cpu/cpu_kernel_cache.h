@@ -9,18 +9,6 @@
 
 #include "cpu_kernels.h"
 
-/* One class's choice in one precision: the kernel set (an id,
- * cpu_kernels.h) and its GFLOPS when timed, and the BLIS one that serves
- * the calls OpenBLAS does not take (equal to the first when it is BLIS). */
-typedef struct {
-  int kernel, blis;
-  double gflops, blis_gflops;
-} mlsba__cpu_pick_t;
-
-typedef struct {
-  mlsba__cpu_pick_t pick[2][MLSBA__CPU_CLASSES]; /* [double?][class] */
-} mlsba__cpu_picks_t;
-
 /* The version the first line names; a file of another version (the
  * one-shape format 1 of earlier releases) is timed again and replaced. */
 #define MLSBA__CPU_CACHE_VERSION 2

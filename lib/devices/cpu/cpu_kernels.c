@@ -283,9 +283,9 @@ static int forced(void) {
  * below FAR of the fastest after one or two warm rounds, or below CLOSE
  * after three, is left behind (one at half the speed of another needs no
  * more rounds to lose); the others run until each has WARM rounds, and up
- * to MAX_ROUNDS while a decision is within 3% of its threshold (a close
- * call: more rounds make it steadier). Past BUDGET seconds for the whole
- * choice, a class stops at MIN_WARM rounds. */
+ * to MAX_ROUNDS while the decision is a close call (more rounds steady the
+ * medians it compares). Past BUDGET seconds for the whole choice, a class
+ * stops at MIN_WARM rounds. */
 enum { WARM = 8, MIN_WARM = 4, MAX_ROUNDS = 16 };
 enum { MAX_TIMED = NCONFIGS + 2 };
 #define FAR 0.7
@@ -299,79 +299,92 @@ typedef struct {
   int rounds;
 } runs_t;
 
-/* Set j's speed on a class: the second best of its rounds (the best with
- * fewer than three). Interference only slows a call down, so the best
- * rounds are the steadiest measure of a kernel; the second best leaves out
- * one round that a passing boost of the clock made faster than the
- * kernel runs. */
-static double speed_of(const runs_t *R, size_t j) {
-  double first = 0, second = 0;
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double mlsba__cpu_rounds_speed(const double *g, int rounds) {
+  double ran[MAX_ROUNDS];
   int n = 0;
-  for (int r = 0; r < R->rounds; r++) {
-    double g = R->g[j][r];
-    if (g <= 0)
-      continue;
-    n++;
-    if (g > first) {
-      second = first;
-      first = g;
-    } else if (g > second) {
-      second = g;
-    }
-  }
-  return n >= 3 ? second : first;
+  for (int r = 0; r < rounds && n < MAX_ROUNDS; r++)
+    if (g[r] > 0)
+      ran[n++] = g[r];
+  if (n == 0)
+    return 0;
+  qsort(ran, (size_t)n, sizeof *ran, by_value);
+  return n % 2 ? ran[n / 2] : (ran[n / 2 - 1] + ran[n / 2]) / 2;
 }
 
-static double ratio(const runs_t *R, size_t j, size_t k) {
-  double b = speed_of(R, k);
-  return b > 0 ? speed_of(R, j) / b : 0;
+static double speed_of(const runs_t *R, size_t j) {
+  return mlsba__cpu_rounds_speed(R->g[j], R->rounds);
 }
 
-/* A class's choice from its rounds. Among BLIS's sets, the fastest, or
- * the first in the order of preference within 2% of it (two that close
- * run at the same speed, and a fixed preference keeps the choice from
- * flipping with noise); OpenBLAS where it beats that by more than 5%. */
-static mlsba__cpu_pick_t pick_class(const int *ids, const runs_t *R, size_t n) {
+/* The BLIS set kept among ids[0..n): the first within the tie of the
+ * fastest; n when none was timed. */
+static size_t kept_blis(const int *ids, const double *g, size_t n) {
   size_t fastest = n;
   for (size_t j = 0; j < n; j++)
-    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS &&
-        (fastest == n || ratio(R, j, fastest) > 1))
+    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS && g[j] > 0 &&
+        (fastest == n || g[j] > g[fastest]))
       fastest = j;
-  size_t keep = fastest;
-  for (size_t j = 0; j < fastest && keep == fastest; j++)
-    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS && ratio(R, j, fastest) >= 0.98)
-      keep = j;
+  if (fastest == n)
+    return n;
+  for (size_t j = 0; j < fastest; j++)
+    if (ids[j] != MLSBA__CPU_KERNEL_OPENBLAS && g[j] > 0 &&
+        g[j] >= MLSBA__CPU_TIE * g[fastest])
+      return j;
+  return fastest;
+}
+
+mlsba__cpu_pick_t mlsba__cpu_pick_of_speeds(const int *ids,
+                                            const double *gflops, size_t n) {
+  size_t keep = kept_blis(ids, gflops, n);
   if (keep == n) /* nothing of BLIS's timed */
     return (mlsba__cpu_pick_t){MLSBA__CPU_KERNEL_AUTO, MLSBA__CPU_KERNEL_AUTO,
                                0, 0};
-  double g = speed_of(R, keep);
+  double g = gflops[keep];
   mlsba__cpu_pick_t pick = {ids[keep], ids[keep], g, g};
   for (size_t j = 0; j < n; j++)
-    if (ids[j] == MLSBA__CPU_KERNEL_OPENBLAS && ratio(R, j, keep) > 1.05) {
+    if (ids[j] == MLSBA__CPU_KERNEL_OPENBLAS &&
+        gflops[j] > MLSBA__CPU_OPENBLAS_LEAD * g && gflops[j] > pick.gflops) {
       pick.kernel = MLSBA__CPU_KERNEL_OPENBLAS;
-      pick.gflops = speed_of(R, j);
+      pick.gflops = gflops[j];
     }
   return pick;
 }
 
-/* Whether a decision of pick_class is within 3% of its threshold: the
- * BLIS set kept against the others (2%), OpenBLAS against it (5%). */
-static int close_call(const int *ids, const runs_t *R, size_t n) {
-  mlsba__cpu_pick_t pick = pick_class(ids, R, n);
-  size_t keep = n;
-  for (size_t j = 0; j < n; j++)
-    keep = ids[j] == pick.blis ? j : keep;
+int mlsba__cpu_pick_is_close(const int *ids, const double *gflops, size_t n) {
+  size_t keep = kept_blis(ids, gflops, n);
   for (size_t j = 0; j < n && keep < n; j++) {
-    if (j == keep)
+    if (j == keep || !(gflops[j] > 0))
       continue;
-    double q = ratio(R, j, keep),
+    double q = gflops[j] / gflops[keep],
            threshold = ids[j] == MLSBA__CPU_KERNEL_OPENBLAS
-                           ? 1.05
-                           : (j < keep ? 0.98 : 1 / 0.98);
-    if (q > 0 && q > threshold / 1.03 && q < threshold * 1.03)
+                           ? MLSBA__CPU_OPENBLAS_LEAD
+                           : (j < keep ? MLSBA__CPU_TIE : 1 / MLSBA__CPU_TIE);
+    if (q > threshold / 1.03 && q < threshold * 1.03)
       return 1;
   }
   return 0;
+}
+
+/* The speeds of a class's sets, for the pure decision. */
+static void speeds_of(const runs_t *R, size_t n, double *g) {
+  for (size_t j = 0; j < n; j++)
+    g[j] = speed_of(R, j);
+}
+
+static mlsba__cpu_pick_t pick_class(const int *ids, const runs_t *R, size_t n) {
+  double g[MAX_TIMED];
+  speeds_of(R, n, g);
+  return mlsba__cpu_pick_of_speeds(ids, g, n);
+}
+
+static int close_call(const int *ids, const runs_t *R, size_t n) {
+  double g[MAX_TIMED];
+  speeds_of(R, n, g);
+  return mlsba__cpu_pick_is_close(ids, g, n);
 }
 
 /* One round of the sets of ids marked in `which` on class c, in order or

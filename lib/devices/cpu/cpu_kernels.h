@@ -122,6 +122,50 @@ double mlsba__cpu_class_time(mlsba__cpu_timing_t *ws, int id,
  * when this CPU has no core type for it). */
 const char *mlsba__cpu_kernel_openblas_why(void);
 
+/* One class's choice in one precision: the kernel set (an id,
+ * above) and its GFLOPS when timed, and the BLIS one that serves
+ * the calls OpenBLAS does not take (equal to the first when it is BLIS). */
+typedef struct {
+  int kernel, blis;
+  double gflops, blis_gflops;
+} mlsba__cpu_pick_t;
+
+typedef struct {
+  mlsba__cpu_pick_t pick[2][MLSBA__CPU_CLASSES]; /* [double?][class] */
+} mlsba__cpu_picks_t;
+
+/* ---- the decision, from measured speeds (pure) --------------------------
+ * The choice must not flip with the noise of a shared machine: ten fresh
+ * choices on one machine must agree, or differ only between kernel sets
+ * within 2% of each other. */
+
+/* Kernel sets within this ratio of the fastest BLIS set are ties, and the
+ * first of them in the order of preference is kept; OpenBLAS takes a
+ * class only where it beats that one by more than OPENBLAS_LEAD. */
+#define MLSBA__CPU_TIE 0.98
+#define MLSBA__CPU_OPENBLAS_LEAD 1.05
+
+/* A kernel set's speed on a class from its rounds' GFLOPS (g[0..rounds),
+ * 0 where it did not run; the first 16 rounds at most, as many as the
+ * choice runs): the median of those it ran, 0 when none. A
+ * round slowed by another process, or sped up by a passing boost of the
+ * clock, moves a median of several rounds by at most one rank, where it
+ * decided a best or second-best round. */
+double mlsba__cpu_rounds_speed(const double *g, int rounds);
+
+/* A class's choice from the speeds of the kernel sets ids[0..n), given in
+ * the order of preference (GFLOPS; 0: not timed or left behind): among
+ * BLIS's sets, the first within MLSBA__CPU_TIE of the fastest; OpenBLAS
+ * where it beats that by more than MLSBA__CPU_OPENBLAS_LEAD. Nothing of
+ * BLIS's timed: BLIS's own. Only the ids given can be chosen, so a set
+ * the CPU's (masked) features rule out, never among them, never is. */
+mlsba__cpu_pick_t mlsba__cpu_pick_of_speeds(const int *ids,
+                                            const double *gflops, size_t n);
+
+/* Whether that choice is a close call: another set within 3% of the
+ * ratio that would change it (then more rounds are worth their time). */
+int mlsba__cpu_pick_is_close(const int *ids, const double *gflops, size_t n);
+
 /* ---- the choice ---------------------------------------------------------
  * Made at the first call of any of these (timing the candidates, or
  * reading the cache); thread-safe. */
