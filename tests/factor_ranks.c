@@ -48,12 +48,35 @@ static double noise(int64_t i, int64_t j) {
   return (double)(x >> 11) / 4503599627370496.0 - 1.0;
 }
 
-typedef enum { GENERAL, SINGULAR, SPD, NOT_SPD } kind_t;
+typedef enum { GENERAL, SINGULAR, ZERO_FIRST, TIES, SPD, NOT_SPD } kind_t;
+
+/* TIES: columns TIE1 and TIE2 (the last rows of blocks of 8, so that the
+ * tied rows below start in the next block, another rank's where a node
+ * column has several) meet their pivot search untouched by the steps
+ * before: 1/2 on the diagonal and +-1 on every row below, so the pivot is
+ * a tie among rows of every rank of the node column, which idamax (and
+ * so LAPACK) resolves as the first, the diagonal's next row. The rows
+ * from TIE1 (TIE2) on are zero left of it, so the steps before leave
+ * them exactly as they are: their multipliers are zeros. */
+enum { TIE1 = 7, TIE2 = 31 };
+
+static double tie_elem(int64_t i, int64_t j) {
+  int64_t c = i >= TIE2 ? TIE2 : i >= TIE1 ? TIE1 : -1;
+  if (c < 0 || j > c)
+    return noise(i, j);
+  if (j < c)
+    return 0.0;
+  return i == c ? 0.5 : noise(i, -7) < 0 ? -1.0 : 1.0;
+}
 
 static double elem(kind_t kind, int64_t n, int64_t i, int64_t j) {
   switch (kind) {
   case SINGULAR: /* column n / 2 is zero: U's diagonal there is exactly 0 */
     return j == n / 2 ? 0.0 : noise(i, j);
+  case ZERO_FIRST: /* the first column is zero: info 1, no interchange */
+    return j == 0 ? 0.0 : noise(i, j);
+  case TIES:
+    return tie_elem(i, j);
   case SPD:
   case NOT_SPD: {
     double v = noise(i < j ? i : j, i < j ? j : i);
@@ -221,14 +244,20 @@ static int lu_case(const char *layout, kind_t kind, int64_t m, int64_t n,
       sres = solve_residual(orig, n, b, b0, nrhs);
       free(b0);
     }
+    /* And the ties resolved as idamax does, whatever LAPACK did. */
+    int ties_first =
+        kind != TIES || (ipiv[TIE1] == TIE1 + 2 && ipiv[TIE2] == TIE2 + 2);
     bad |= !same_piv || info != linfo || res < 0 || !(res < 16) ||
-           (b && !(sres < 16));
-    printf("%s lu %s %lldx%lld nb %lld on %d: info %lld (LAPACK %d), ipiv "
+           (b && !(sres < 16)) || !ties_first;
+    printf("%s lu%s %s %lldx%lld nb %lld on %d: info %lld (LAPACK %d), ipiv "
            "%s, residual %.3g, solve %.3g%s%s\n",
-           bad ? "WRONG" : "ok", layout, (long long)m, (long long)n,
-           (long long)nb, nranks, (long long)info, linfo,
-           same_piv ? "LAPACK's" : "DIFFERENT", res, sres, err ? ": " : "",
-           err ? mlsba_mpi_last_error() : "");
+           bad ? "WRONG" : "ok",
+           kind == TIES      ? " ties"
+           : kind == GENERAL ? ""
+                             : " singular",
+           layout, (long long)m, (long long)n, (long long)nb, nranks,
+           (long long)info, linfo, same_piv ? "LAPACK's" : "DIFFERENT", res,
+           sres, err ? ": " : "", err ? mlsba_mpi_last_error() : "");
     free(lpiv);
     free(ref);
     free(orig);
@@ -412,21 +441,27 @@ static int single_case(const char *layout, int chol, int64_t n, int64_t nb) {
 static int lu_cases(const char *layout) {
   int bad = layout_case(layout, 96, 8);
   /* odd N; N below the block; N not a multiple of it; a single block
-   * column for more ranks than that; rectangular both ways; N = 1. */
+   * column for more ranks than that; rectangular both ways; N = 1; blocks
+   * wider than the panel's leaf (16), so that its recursion splits them,
+   * odd and even, square and both ways rectangular. */
   static const int64_t shapes[][3] = {
-      {37, 37, 8}, {5, 5, 8}, {50, 50, 16}, {12, 12, 8},  {45, 30, 8},
-      {20, 41, 8}, {1, 1, 4}, {64, 64, 8},  {33, 70, 16}, {70, 33, 16}};
+      {37, 37, 8},    {5, 5, 8},     {50, 50, 16},  {12, 12, 8},  {45, 30, 8},
+      {20, 41, 8},    {1, 1, 4},     {64, 64, 8},   {33, 70, 16}, {70, 33, 16},
+      {101, 101, 40}, {150, 77, 36}, {61, 130, 24}, {23, 23, 40}};
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
     bad |= lu_case(layout, GENERAL, shapes[i][0], shapes[i][1], shapes[i][2]);
+  /* A zero column in the middle and first; exact ties in two panels. */
   bad |= lu_case(layout, SINGULAR, 29, 29, 8);
+  bad |= lu_case(layout, ZERO_FIRST, 29, 29, 8);
+  bad |= lu_case(layout, TIES, 61, 61, 8);
   bad |= single_case(layout, 0, 43, 8);
   return bad;
 }
 
 static int chol_cases(const char *layout) {
   int bad = 0;
-  static const int64_t shapes[][2] = {{37, 8}, {5, 8}, {50, 16},
-                                      {12, 8}, {1, 4}, {64, 8}};
+  static const int64_t shapes[][2] = {{37, 8}, {5, 8},  {50, 16}, {12, 8},
+                                      {1, 4},  {64, 8}, {101, 40}};
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
     bad |= chol_case(layout, SPD, shapes[i][0], shapes[i][1]);
   bad |= chol_case(layout, NOT_SPD, 29, 8);

@@ -4,7 +4,9 @@
  * with Q formed by LAPACK's ?orgqr from our factors; the factors against
  * LAPACK's ?geqrf on the same matrix; the virtual times of simulated
  * runs against the profiles; a device failing mid-factorization; bad
- * arguments. */
+ * arguments. And what is built on it: mlsba_ormqr against LAPACK's
+ * ?ormqr on the same factors, mlsba_gels against LAPACK's ?gels on the
+ * same systems (lib/factor/ormqr.c, gels.c). */
 #include <check.h>
 #include <float.h>
 #include <math.h>
@@ -23,11 +25,28 @@ void dorgqr_(const int *m, const int *n, const int *k, double *a,
              int *info);
 void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda,
              const float *tau, float *work, const int *lwork, int *info);
+void dormqr_(const char *side, const char *trans, const int *m, const int *n,
+             const int *k, const double *a, const int *lda, const double *tau,
+             double *c, const int *ldc, double *work, const int *lwork,
+             int *info, size_t side_len, size_t trans_len);
+void sormqr_(const char *side, const char *trans, const int *m, const int *n,
+             const int *k, const float *a, const int *lda, const float *tau,
+             float *c, const int *ldc, float *work, const int *lwork, int *info,
+             size_t side_len, size_t trans_len);
+void dgels_(const char *trans, const int *m, const int *n, const int *nrhs,
+            double *a, const int *lda, double *b, const int *ldb, double *work,
+            const int *lwork, int *info, size_t trans_len);
+void sgels_(const char *trans, const int *m, const int *n, const int *nrhs,
+            float *a, const int *lda, float *b, const int *ldb, float *work,
+            const int *lwork, int *info, size_t trans_len);
 
 static const char *two_cores =
     "{\"devices\": ["
     "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
     "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1}]}";
+
+static const char *one_core =
+    "{\"devices\": [{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0}]}";
 
 /* Two simulated devices of constant speed (units per second), alone in
  * their groups. */
@@ -498,6 +517,473 @@ START_TEST(bad_arguments_are_refused_with_a_message) {
 }
 END_TEST
 
+/* ---- mlsba_ormqr and mlsba_gels ----------------------------------------- */
+
+static double eps_of(mlsba_precision_t prec) {
+  return prec == MLSBA_PRECISION_DOUBLE ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+}
+
+static void *copy_of(const void *x, size_t bytes) {
+  void *y = malloc(bytes > 0 ? bytes : 1);
+  if (bytes > 0)
+    memcpy(y, x, bytes);
+  return y;
+}
+
+/* The largest |x - y| over rows x cols (leading dimension ld), and the
+ * largest |y|. */
+static double largest_difference(mlsba_precision_t prec, int64_t rows,
+                                 int64_t cols, const void *x, const void *y,
+                                 int64_t ld, double *scale) {
+  double worst = 0, big = 0;
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t i = 0; i < rows; i++) {
+      double u, v;
+      if (prec == MLSBA_PRECISION_DOUBLE) {
+        u = ((const double *)x)[i + j * ld];
+        v = ((const double *)y)[i + j * ld];
+      } else {
+        u = ((const float *)x)[i + j * ld];
+        v = ((const float *)y)[i + j * ld];
+      }
+      double d = fabs(u - v);
+      worst = d > worst || isnan(d) ? d : worst;
+      big = fabs(v) > big ? fabs(v) : big;
+    }
+  *scale = big;
+  return worst;
+}
+
+/* C = op(Q) C or C op(Q) by mlsba_ormqr and by LAPACK's ?ormqr on the
+ * same factors (mlsba_geqrf's of a random nq x k matrix, nq the order of
+ * Q), C random, other its other side: they agree to rounding. */
+static void check_ormqr(mlsba_executor_t *ex, mlsba_precision_t prec, char side,
+                        char trans, int64_t nq, int64_t other, int64_t k) {
+  int left = side == 'L';
+  int64_t m = left ? nq : other, n = left ? other : nq;
+  int64_t lda = nq + 3, ldc = m + 2, info = -1;
+  size_t es = esize(prec);
+  matrix_t A = make_matrix(prec, nq, k, lda, (unsigned)(nq * 7 + k));
+  void *tau = calloc((size_t)(k > 0 ? k : 1), es);
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 16;
+  ck_assert_msg(
+      mlsba_geqrf_ex(ex, prec, nq, k, A.a, lda, tau, &info, &o, NULL) == 0,
+      "%s", mlsba_last_error());
+  matrix_t C = make_matrix(prec, m, n, ldc, (unsigned)(m * 13 + n));
+  void *ref = copy_of(C.a, (size_t)(ldc * (n > 0 ? n : 1)) * es);
+  ck_assert_msg(mlsba_ormqr(ex, prec, side, trans, m, n, k, A.a, lda, tau, C.a,
+                            ldc, &info) == 0,
+                "%s", mlsba_last_error());
+  ck_assert_int_eq(info, 0);
+  int im = (int)m, in = (int)n, ik = (int)k, ilda = (int)lda, ildc = (int)ldc;
+  int lwork = (int)(64 * ((m > n ? m : n) + 1) + 4160), linfo = 0;
+  void *work = malloc((size_t)lwork * es);
+  char sd[2] = {side, 0}, tr[2] = {trans, 0};
+  if (m > 0 && n > 0) {
+    if (prec == MLSBA_PRECISION_DOUBLE)
+      dormqr_(sd, tr, &im, &in, &ik, A.a, &ilda, tau, ref, &ildc, work, &lwork,
+              &linfo, 1, 1);
+    else
+      sormqr_(sd, tr, &im, &in, &ik, A.a, &ilda, tau, ref, &ildc, work, &lwork,
+              &linfo, 1, 1);
+  }
+  ck_assert_int_eq(linfo, 0);
+  double big, worst = largest_difference(prec, m, n, C.a, ref, ldc, &big);
+  double tol =
+      256 * (double)(nq > 1 ? nq : 1) * eps_of(prec) * (big > 1 ? big : 1);
+  ck_assert_msg(worst <= tol,
+                "ormqr %c%c %lld x %lld, k %lld, precision %d: off LAPACK's "
+                "by %g (tolerance %g)",
+                side, trans, (long long)m, (long long)n, (long long)k,
+                (int)prec, worst, tol);
+  free(work);
+  free(ref);
+  free(tau);
+  free_matrix(&C);
+  free_matrix(&A);
+}
+
+/* Every side and trans, in both precisions, on one core, two and a
+ * simulated pair: odd sizes, k below the order of Q, a C narrower than
+ * the threads' threshold (16) and one wider than the wide block's (64),
+ * a reflector more than the block (k = nq), and the empty cases. */
+START_TEST(ormqr_matches_lapack_on_every_side_and_trans) {
+  static const int64_t cases[][3] = {
+      /* nq, the other side, k */
+      {97, 61, 45}, {150, 5, 150}, {200, 130, 67}, {33, 1, 20},
+      {1, 3, 1},    {70, 0, 10},   {64, 20, 0}};
+  const char *nodes[] = {one_core, two_cores, sim_pair};
+  for (size_t d = 0; d < 3; d++) {
+    node_t nd = open_node(nodes[d]);
+    for (int p = 0; p < 2; p++)
+      for (int c = 0; c < 4; c++)
+        for (size_t s = 0; s < sizeof cases / sizeof *cases; s++)
+          check_ormqr(nd.ex,
+                      p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE,
+                      c < 2 ? 'L' : 'R', c % 2 ? 'T' : 'N', cases[s][0],
+                      cases[s][1], cases[s][2]);
+    close_node(&nd);
+  }
+}
+END_TEST
+
+/* Q^T Q C = C: the two products undo each other, whichever side. */
+START_TEST(ormqr_with_q_and_its_transpose_gives_c_back) {
+  node_t nd = open_node(two_cores);
+  const int64_t m = 123, n = 77, k = 77, ld = 130;
+  matrix_t A = make_matrix(MLSBA_PRECISION_DOUBLE, m, k, ld, 41);
+  double tau[77];
+  int64_t info;
+  ck_assert_int_eq(
+      mlsba_geqrf(nd.ex, MLSBA_PRECISION_DOUBLE, m, k, A.a, ld, tau, &info), 0);
+  matrix_t C = make_matrix(MLSBA_PRECISION_DOUBLE, m, n, m, 43);
+  for (int side = 0; side < 2; side++) {
+    int64_t rows = side ? n : m, cols = side ? m : n;
+    /* Side R: C is n x m, Q of order m from the right. */
+    ck_assert_int_eq(mlsba_ormqr(nd.ex, MLSBA_PRECISION_DOUBLE,
+                                 side ? 'R' : 'L', 'N', rows, cols, k, A.a, ld,
+                                 tau, C.a, rows, &info),
+                     0);
+    ck_assert_int_eq(mlsba_ormqr(nd.ex, MLSBA_PRECISION_DOUBLE,
+                                 side ? 'R' : 'L', 'T', rows, cols, k, A.a, ld,
+                                 tau, C.a, rows, &info),
+                     0);
+    double worst = 0;
+    for (int64_t i = 0; i < m * n; i++)
+      worst = fmax(worst, fabs(((double *)C.a)[i] - C.ref[i]));
+    ck_assert_msg(worst < 1e-12, "side %d: Q^T Q C off C by %g", side, worst);
+  }
+  free_matrix(&C);
+  free_matrix(&A);
+  close_node(&nd);
+}
+END_TEST
+
+/* A random m x n matrix whose first min(m, n) diagonal entries have 3
+ * added, so that it is well conditioned and X is compared closely. */
+static matrix_t make_system(mlsba_precision_t prec, int64_t m, int64_t n,
+                            int64_t lda, unsigned seed) {
+  matrix_t A = make_matrix(prec, m, n, lda, seed);
+  for (int64_t i = 0; i < m && i < n; i++) {
+    A.ref[i + i * lda] += 3;
+    if (prec == MLSBA_PRECISION_DOUBLE)
+      ((double *)A.a)[i + i * lda] += 3;
+    else
+      ((float *)A.a)[i + i * lda] += 3;
+  }
+  return A;
+}
+
+/* LAPACK's ?gels on copies of a and b (lda, ldb): its info. */
+static int lapack_gels(mlsba_precision_t prec, char trans, int64_t m, int64_t n,
+                       int64_t nrhs, void *a, int64_t lda, void *b,
+                       int64_t ldb) {
+  int im = (int)m, in = (int)n, ir = (int)nrhs, ilda = (int)lda,
+      ildb = (int)ldb, lwork = -1, info = 0;
+  double query = 0;
+  float fquery = 0;
+  char tr[2] = {trans, 0};
+  if (prec == MLSBA_PRECISION_DOUBLE)
+    dgels_(tr, &im, &in, &ir, a, &ilda, b, &ildb, &query, &lwork, &info, 1);
+  else
+    sgels_(tr, &im, &in, &ir, a, &ilda, b, &ildb, &fquery, &lwork, &info, 1);
+  lwork = (int)(prec == MLSBA_PRECISION_DOUBLE ? query : fquery) + 1;
+  void *work = malloc((size_t)lwork * esize(prec));
+  if (prec == MLSBA_PRECISION_DOUBLE)
+    dgels_(tr, &im, &in, &ir, a, &ilda, b, &ildb, work, &lwork, &info, 1);
+  else
+    sgels_(tr, &im, &in, &ir, a, &ilda, b, &ildb, work, &lwork, &info, 1);
+  free(work);
+  return info;
+}
+
+/* mlsba_gels and LAPACK's ?gels on the same system: the same info, B
+ * (the solution and, for least squares, the residual's rows) and A (the
+ * QR or, wide, the LQ factors) to rounding. */
+static void check_gels(mlsba_executor_t *ex, mlsba_precision_t prec, char trans,
+                       int64_t m, int64_t n, int64_t nrhs, double factor) {
+  int64_t lda = m + 1, rows = m > n ? m : n, ldb = rows + 2, info = -1;
+  size_t es = esize(prec);
+  matrix_t A = make_system(prec, m, n, lda, (unsigned)(m * 3 + n));
+  matrix_t B = make_matrix(prec, rows, nrhs, ldb, (unsigned)(n * 5 + nrhs));
+  for (int64_t i = 0; i < lda * n; i++) /* a badly scaled A */
+    if (prec == MLSBA_PRECISION_DOUBLE)
+      ((double *)A.a)[i] *= factor;
+    else
+      ((float *)A.a)[i] = (float)(((float *)A.a)[i] * factor);
+  void *la = copy_of(A.a, (size_t)(lda * n) * es);
+  void *lb = copy_of(B.a, (size_t)(ldb * nrhs) * es);
+  int linfo = lapack_gels(prec, trans, m, n, nrhs, la, lda, lb, ldb);
+  ck_assert_msg(
+      mlsba_gels(ex, prec, trans, m, n, nrhs, A.a, lda, B.a, ldb, &info) == 0,
+      "%s", mlsba_last_error());
+  ck_assert_int_eq(info, linfo);
+  ck_assert_int_eq(info, 0);
+  double big, tol_b, tol_a;
+  double worst_b = largest_difference(prec, rows, nrhs, B.a, lb, ldb, &big);
+  tol_b = 256 * (double)rows * eps_of(prec) * big;
+  double worst_a = largest_difference(prec, m, n, A.a, la, lda, &big);
+  tol_a = 256 * (double)rows * eps_of(prec) * big;
+  ck_assert_msg(worst_b <= tol_b && worst_a <= tol_a,
+                "gels %c %lld x %lld, %lld rhs, precision %d, A times %g: B "
+                "off LAPACK's by %g (tolerance %g), A by %g (%g)",
+                trans, (long long)m, (long long)n, (long long)nrhs, (int)prec,
+                factor, worst_b, tol_b, worst_a, tol_a);
+  free(la);
+  free(lb);
+  free_matrix(&B);
+  free_matrix(&A);
+}
+
+/* Tall and wide, trans N and T, one right-hand side and several, in both
+ * precisions on two cores, and on a simulated pair; in double an A whose
+ * largest entry is near underflow and one near overflow (LAPACK's
+ * scaling). */
+START_TEST(gels_matches_lapack_over_and_under_determined) {
+  static const int64_t cases[][3] = {/* m, n, nrhs */
+                                     {120, 47, 3}, {47, 120, 5}, {91, 91, 17},
+                                     {200, 33, 1}, {33, 200, 2}, {1, 9, 4}};
+  node_t nd = open_node(two_cores);
+  for (int p = 0; p < 2; p++)
+    for (int t = 0; t < 2; t++)
+      for (size_t s = 0; s < sizeof cases / sizeof *cases; s++)
+        check_gels(nd.ex, p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE,
+                   t ? 'T' : 'N', cases[s][0], cases[s][1], cases[s][2], 1);
+  for (int t = 0; t < 2; t++) {
+    check_gels(nd.ex, MLSBA_PRECISION_DOUBLE, t ? 'T' : 'N', 80, 30, 3, 1e-300);
+    check_gels(nd.ex, MLSBA_PRECISION_DOUBLE, t ? 'T' : 'N', 30, 80, 3, 1e300);
+  }
+  close_node(&nd);
+  nd = open_node(sim_pair);
+  for (int t = 0; t < 2; t++) {
+    check_gels(nd.ex, MLSBA_PRECISION_DOUBLE, t ? 'T' : 'N', 150, 70, 4, 1);
+    check_gels(nd.ex, MLSBA_PRECISION_DOUBLE, t ? 'T' : 'N', 70, 150, 4, 1);
+  }
+  close_node(&nd);
+}
+END_TEST
+
+/* The least-squares solution satisfies what its definition says, with
+ * no reference: the residual B - A X is orthogonal to A's columns, and
+ * its squared norm is the sum of squares of B's rows n..m. The least-norm
+ * solution of a wide system solves it and lies in the span of A^T's
+ * columns (A^T Y = X for some Y: X orthogonal to A's null space, checked
+ * as X = A^T (A A^T)^-1 A X through the normal equations' residual). */
+START_TEST(gels_solutions_are_what_their_definitions_say) {
+  node_t nd = open_node(two_cores);
+  const int64_t m = 140, n = 60;
+  matrix_t A = make_system(MLSBA_PRECISION_DOUBLE, m, n, m, 51);
+  matrix_t B = make_matrix(MLSBA_PRECISION_DOUBLE, m, 2, m, 53);
+  int64_t info;
+  ck_assert_int_eq(mlsba_gels(nd.ex, MLSBA_PRECISION_DOUBLE, 'N', m, n, 2, A.a,
+                              m, B.a, m, &info),
+                   0);
+  const double *x = B.a;
+  for (int64_t c = 0; c < 2; c++) {
+    double *r = malloc((size_t)m * sizeof *r), rss = 0, tail = 0;
+    for (int64_t i = 0; i < m; i++) {
+      r[i] = B.ref[i + c * m];
+      for (int64_t j = 0; j < n; j++)
+        r[i] -= A.ref[i + j * m] * x[j + c * m];
+      rss += r[i] * r[i];
+    }
+    for (int64_t i = n; i < m; i++)
+      tail += x[i + c * m] * x[i + c * m];
+    ck_assert_msg(fabs(rss - tail) < 1e-10 * rss, "rss %g, B's rows %g", rss,
+                  tail);
+    for (int64_t j = 0; j < n; j++) { /* A^T r = 0 */
+      double s = 0;
+      for (int64_t i = 0; i < m; i++)
+        s += A.ref[i + j * m] * r[i];
+      ck_assert_msg(fabs(s) < 1e-10, "column %lld: A^T r = %g", (long long)j,
+                    s);
+    }
+    free(r);
+  }
+  free_matrix(&B);
+  free_matrix(&A);
+  /* Wide: A X = B exactly, and X = A^T Y with Y = the solution of
+   * A A^T Y = B (the least-norm solution). */
+  const int64_t w = 30, v = 90;
+  A = make_system(MLSBA_PRECISION_DOUBLE, w, v, w, 55);
+  B = make_matrix(MLSBA_PRECISION_DOUBLE, v, 1, v, 57);
+  ck_assert_int_eq(mlsba_gels(nd.ex, MLSBA_PRECISION_DOUBLE, 'N', w, v, 1, A.a,
+                              w, B.a, v, &info),
+                   0);
+  x = B.a;
+  double *g = malloc((size_t)(w * w) * sizeof *g), y[30], worst = 0;
+  for (int64_t i = 0; i < w; i++) { /* A X = B */
+    double s = -B.ref[i];
+    for (int64_t j = 0; j < v; j++)
+      s += A.ref[i + j * w] * x[j];
+    worst = fmax(worst, fabs(s));
+  }
+  ck_assert_msg(worst < 1e-12, "A X - B off by %g", worst);
+  /* Y by Gaussian elimination on G = A A^T (small, well conditioned). */
+  for (int64_t i = 0; i < w; i++) {
+    y[i] = B.ref[i];
+    for (int64_t j = 0; j < w; j++) {
+      double s = 0;
+      for (int64_t l = 0; l < v; l++)
+        s += A.ref[i + l * w] * A.ref[j + l * w];
+      g[i + j * w] = s;
+    }
+  }
+  for (int64_t c = 0; c < w; c++)
+    for (int64_t i = c + 1; i < w; i++) {
+      double f = g[i + c * w] / g[c + c * w];
+      for (int64_t j = c; j < w; j++)
+        g[i + j * w] -= f * g[c + j * w];
+      y[i] -= f * y[c];
+    }
+  for (int64_t i = w - 1; i >= 0; i--) {
+    for (int64_t j = i + 1; j < w; j++)
+      y[i] -= g[i + j * w] * y[j];
+    y[i] /= g[i + i * w];
+  }
+  worst = 0;
+  for (int64_t j = 0; j < v; j++) { /* X = A^T Y */
+    double s = 0;
+    for (int64_t i = 0; i < w; i++)
+      s += A.ref[i + j * w] * y[i];
+    worst = fmax(worst, fabs(s - x[j]));
+  }
+  ck_assert_msg(worst < 1e-12, "X off A^T (A A^T)^-1 B by %g", worst);
+  free(g);
+  free_matrix(&B);
+  free_matrix(&A);
+  close_node(&nd);
+}
+END_TEST
+
+/* A zero column (tall) or row (wide) makes R's or L's diagonal exactly
+ * zero there: info names it, as LAPACK's ?gels; B is left as it was. */
+START_TEST(gels_of_a_rank_deficient_matrix_gives_lapacks_info) {
+  node_t nd = open_node(two_cores);
+  static const int64_t cases[][4] = {/* m, n, the zero column or row, tall */
+                                     {60, 20, 3, 1},
+                                     {20, 60, 2, 0},
+                                     {30, 30, 0, 1}};
+  for (size_t s = 0; s < sizeof cases / sizeof *cases; s++)
+    for (int t = 0; t < 2; t++) {
+      int64_t m = cases[s][0], n = cases[s][1], z = cases[s][2];
+      int64_t rows = m > n ? m : n, info = -1;
+      char trans = t ? 'T' : 'N';
+      matrix_t A = make_system(MLSBA_PRECISION_DOUBLE, m, n, m, 61);
+      double *a = A.a;
+      for (int64_t i = 0; i < (cases[s][3] ? m : n); i++)
+        a[cases[s][3] ? i + z * m : z + i * m] = 0;
+      matrix_t B = make_matrix(MLSBA_PRECISION_DOUBLE, rows, 3, rows, 63);
+      double *la = copy_of(A.a, (size_t)(m * n) * sizeof(double));
+      double *lb = copy_of(B.a, (size_t)(rows * 3) * sizeof(double));
+      int linfo =
+          lapack_gels(MLSBA_PRECISION_DOUBLE, trans, m, n, 3, la, m, lb, rows);
+      ck_assert_int_eq(mlsba_gels(nd.ex, MLSBA_PRECISION_DOUBLE, trans, m, n, 3,
+                                  A.a, m, B.a, rows, &info),
+                       0);
+      ck_assert_int_eq(linfo, z + 1);
+      ck_assert_int_eq(info, linfo);
+      ck_assert(memcmp(B.a, B.ref, (size_t)(rows * 3) * sizeof(double)) == 0);
+      free(la);
+      free(lb);
+      free_matrix(&B);
+      free_matrix(&A);
+    }
+  close_node(&nd);
+}
+END_TEST
+
+/* Each bad argument of mlsba_ormqr and mlsba_gels is refused, the message
+ * naming it, with A, tau, B and C as they were; so are bad options, even
+ * where A was to be scaled in place first. */
+START_TEST(ormqr_and_gels_refuse_bad_arguments_untouched) {
+  node_t nd = open_node(two_cores);
+  const mlsba_precision_t d = MLSBA_PRECISION_DOUBLE;
+  double a[12] = {2, 1, 1, 1, 3, 1, 5, 5, 5, 5, 5, 5}, tau[3] = {0.5, 0.25, 0};
+  double c[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  double a0[12], tau0[3], c0[12];
+  memcpy(a0, a, sizeof a);
+  memcpy(tau0, tau, sizeof tau);
+  memcpy(c0, c, sizeof c);
+  int64_t info = -1;
+#define ORMQR(ex_, prec_, side_, trans_, m_, n_, k_, a_, lda_, tau_, c_, ldc_, \
+              info_, word_)                                                    \
+  ck_assert_int_eq(mlsba_ormqr(ex_, prec_, side_, trans_, m_, n_, k_, a_,      \
+                               lda_, tau_, c_, ldc_, info_),                   \
+                   MLSBA_EINVAL);                                              \
+  ck_assert_msg(strstr(mlsba_last_error(), word_), "%s: no '%s'",              \
+                mlsba_last_error(), word_)
+  ORMQR(NULL, d, 'L', 'N', 3, 2, 2, a, 3, tau, c, 3, &info, "executor");
+  ORMQR(nd.ex, (mlsba_precision_t)9, 'L', 'N', 3, 2, 2, a, 3, tau, c, 3, &info,
+        "precision");
+  ORMQR(nd.ex, d, 'X', 'N', 3, 2, 2, a, 3, tau, c, 3, &info, "side");
+  ORMQR(nd.ex, d, 'L', 'Q', 3, 2, 2, a, 3, tau, c, 3, &info, "trans");
+  ORMQR(nd.ex, d, 'L', 'N', -1, 2, 2, a, 3, tau, c, 3, &info, "m -1");
+  ORMQR(nd.ex, d, 'L', 'N', 3, -2, 2, a, 3, tau, c, 3, &info, "n -2");
+  ORMQR(nd.ex, d, 'L', 'N', 3, 2, 4, a, 3, tau, c, 3, &info, "k 4");
+  ORMQR(nd.ex, d, 'R', 'N', 3, 2, 3, a, 3, tau, c, 3, &info, "k 3");
+  ORMQR(nd.ex, d, 'L', 'N', 3, 2, -1, a, 3, tau, c, 3, &info, "k -1");
+  ORMQR(nd.ex, d, 'L', 'N', 3, 2, 2, a, 2, tau, c, 3, &info, "lda");
+  ORMQR(nd.ex, d, 'R', 'N', 4, 3, 2, a, 2, tau, c, 4, &info, "lda");
+  ORMQR(nd.ex, d, 'L', 'N', 3, 2, 2, a, 3, tau, c, 2, &info, "ldc");
+  ORMQR(nd.ex, d, 'L', 'N', 3, 2, 2, NULL, 3, tau, c, 3, &info, "reflectors");
+  ORMQR(nd.ex, d, 'L', 'N', 3, 2, 2, a, 3, NULL, c, 3, &info, "tau");
+  ORMQR(nd.ex, d, 'L', 'N', 3, 2, 2, a, 3, tau, NULL, 3, &info, "matrix c");
+  ORMQR(nd.ex, d, 'L', 'N', 3, 2, 2, a, 3, tau, c, 3, NULL, "info");
+#undef ORMQR
+  ck_assert(memcmp(a, a0, sizeof a) == 0 && memcmp(c, c0, sizeof c) == 0 &&
+            memcmp(tau, tau0, sizeof tau) == 0);
+#define GELS(ex_, prec_, trans_, m_, n_, nrhs_, a_, lda_, b_, ldb_, info_,     \
+             word_)                                                            \
+  ck_assert_int_eq(mlsba_gels(ex_, prec_, trans_, m_, n_, nrhs_, a_, lda_, b_, \
+                              ldb_, info_),                                    \
+                   MLSBA_EINVAL);                                              \
+  ck_assert_msg(strstr(mlsba_last_error(), word_), "%s: no '%s'",              \
+                mlsba_last_error(), word_)
+  GELS(NULL, d, 'N', 3, 2, 2, a, 3, c, 3, &info, "executor");
+  GELS(nd.ex, (mlsba_precision_t)9, 'N', 3, 2, 2, a, 3, c, 3, &info,
+       "precision");
+  GELS(nd.ex, d, 'X', 3, 2, 2, a, 3, c, 3, &info, "trans");
+  GELS(nd.ex, d, 'N', -3, 2, 2, a, 3, c, 3, &info, "m -3");
+  GELS(nd.ex, d, 'N', 3, -2, 2, a, 3, c, 3, &info, "n -2");
+  GELS(nd.ex, d, 'N', 3, 2, -1, a, 3, c, 3, &info, "nrhs");
+  GELS(nd.ex, d, 'N', 3, 2, 2, a, 2, c, 3, &info, "lda");
+  GELS(nd.ex, d, 'N', 2, 3, 2, a, 2, c, 2, &info, "ldb");
+  GELS(nd.ex, d, 'N', 3, 2, 2, NULL, 3, c, 3, &info, "matrix a");
+  GELS(nd.ex, d, 'N', 3, 2, 2, a, 3, NULL, 3, &info, "right-hand sides");
+  GELS(nd.ex, d, 'N', 3, 2, 2, a, 3, c, 3, NULL, "info");
+#undef GELS
+  ck_assert(memcmp(a, a0, sizeof a) == 0 && memcmp(c, c0, sizeof c) == 0);
+  /* Options the factorization refuses: A and B as they were, also where
+   * A is scaled in place first (its largest entry near underflow), and
+   * where a wide A's copy is factorized. */
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 100000;
+  double tiny[6] = {1e-300, 2e-300, 3e-300, 4e-300, 5e-300, 7e-300};
+  double tiny0[6];
+  memcpy(tiny0, tiny, sizeof tiny);
+  ck_assert_int_eq(
+      mlsba_gels_ex(nd.ex, d, 'N', 3, 2, 2, tiny, 3, c, 3, &info, &o, NULL),
+      MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "block"));
+  ck_assert_int_eq(
+      mlsba_gels_ex(nd.ex, d, 'T', 2, 3, 2, a, 2, c, 3, &info, &o, NULL),
+      MLSBA_EINVAL);
+  ck_assert(memcmp(tiny, tiny0, sizeof tiny) == 0);
+  ck_assert(memcmp(a, a0, sizeof a) == 0 && memcmp(c, c0, sizeof c) == 0);
+  /* Empty: no error; gels's B rows are zero (LAPACK's quick return). */
+  ck_assert_int_eq(
+      mlsba_ormqr(nd.ex, d, 'L', 'N', 0, 2, 0, NULL, 1, NULL, NULL, 1, &info),
+      0);
+  ck_assert_int_eq(mlsba_gels(nd.ex, d, 'N', 0, 3, 2, NULL, 1, c, 3, &info), 0);
+  ck_assert(c[0] == 0 && c[2] == 0 && c[3] == 0 && c[5] == 0 && c[6] == 7);
+  close_node(&nd);
+}
+END_TEST
+
 static Suite *qr_suite(void) {
   Suite *s = suite_create("qr");
   TCase *tc = tcase_create("qr");
@@ -509,6 +995,12 @@ static Suite *qr_suite(void) {
   tcase_add_test(tc, a_failing_device_is_dropped_and_the_result_stays_right);
   tcase_add_test(tc, the_library_residuals_agree_and_see_a_wrong_factor);
   tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
+  tcase_add_test(tc, ormqr_matches_lapack_on_every_side_and_trans);
+  tcase_add_test(tc, ormqr_with_q_and_its_transpose_gives_c_back);
+  tcase_add_test(tc, gels_matches_lapack_over_and_under_determined);
+  tcase_add_test(tc, gels_solutions_are_what_their_definitions_say);
+  tcase_add_test(tc, gels_of_a_rank_deficient_matrix_gives_lapacks_info);
+  tcase_add_test(tc, ormqr_and_gels_refuse_bad_arguments_untouched);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -4,6 +4,10 @@
  * up: a file calls only the files below it (tests/factor_files.py checks
  * the objects against this list).
  *
+ *   gels.c       the driver ?gels: a QR (of A^T where A is wide), Q
+ *                applied, a triangle solve
+ *   ormqr.c      ?ormqr: Q of a QR applied block by block, on the
+ *                platform's cores as the solves' threads
  *   sv.c         the drivers ?gesv and ?posv: a factorization, a solve
  *   solves.c     the solves ?getrs and ?potrs: their arguments, the
  *                platform's cores as the kernels' threads

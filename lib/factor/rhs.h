@@ -43,4 +43,9 @@ int mlsba__rhs_check(const char *fn, const mlsba_executor_t *ex,
                      const void *a, int64_t lda, const void *b, int64_t ldb,
                      const int64_t *info);
 
+/* The threads of a solve (solves.c): one a real core of the platform;
+ * one on a platform of simulated devices, which compute nothing (the
+ * calling thread solves). OpenCL devices take no part. */
+unsigned mlsba__solve_threads(const mlsba_executor_t *ex);
+
 #endif

@@ -71,6 +71,11 @@ static size_t solve_cores(const mlsba_executor_t *ex) {
   return cores;
 }
 
+unsigned mlsba__solve_threads(const mlsba_executor_t *ex) {
+  size_t cores = solve_cores(ex);
+  return cores > 0 ? (unsigned)cores : 1;
+}
+
 static int solve_columns(void *user, int64_t first, int64_t count) {
   mlsba__rhs_solve(user, first, count, 1);
   return 0;

@@ -40,7 +40,8 @@ typedef struct mlsba__mpi_dfac {
   MPI_Datatype type; /* MPI_DOUBLE or MPI_FLOAT */
   char *a;           /* the local array */
   /* The panels' buffers (m x nb elements each; NULL for a solve): the
-   * whole panel, this rank's part of it, the parts as the root receives
+   * whole panel (a factorization keeps a second one of its own for the
+   * next step's), this rank's part of it, the parts as the root receives
    * them, and the root's counts and offsets (2 q). */
   void *panel, *part, *parts;
   int *counts;
@@ -71,20 +72,30 @@ void *mlsba__mpi_dfac_at(const mlsba__mpi_dfac_t *f, int64_t lr, int64_t lc);
 int mlsba__mpi_dfac_col_rank(const mlsba__mpi_dfac_t *f, size_t rank);
 
 /* The panel of step k: rows [k0, m) of columns [k0, k0 + p) (k0 = k nb),
- * gathered from the ranks of block column k's node column onto the owner
- * of block (k, k), into f->panel (m - k0 rows, leading dimension m - k0);
- * collective over that node column only (other ranks return at once). */
+ * gathered from the local arrays of block column k's node column onto
+ * the owner of block (k, k), into panel (m - k0 rows, leading dimension
+ * m - k0); collective over that node column only (other ranks return at
+ * once). */
 void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
-                                  int64_t p);
-/* The panel's rows back into the local array of each rank of its node
- * column (every rank has the whole panel). */
-void mlsba__mpi_dfac_put_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
-                               int64_t p, const void *panel);
+                                  int64_t p, void *panel);
 /* This rank's rows from global row g on, taken from the panel of step k0
  * (m - k0 rows, p columns), packed into out (their count rows, leading
  * dimension that count). Returns the count. */
 int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
                                       int64_t p, const void *panel, int64_t g,
                                       void *out);
+
+/* LU's panel of step k (rows [k0, m) of columns [k0, k0 + p)) factorized
+ * in place by the ranks of block column k's node column, each on its own
+ * rows (factor_panel.c): on return their local arrays hold L and the
+ * diagonal block's owner U11 too, as LAPACK's ?getrf leaves a panel;
+ * piv[0..p) the pivots (1-based rows of the panel, LAPACK's choice: the
+ * first of the largest |value|) and piv[p] the first zero pivot (1-based
+ * in the panel, 0 if none), the same on every rank of the node column.
+ * Collective over that node column only. scratch:
+ * mlsba__mpi_lu_panel_bytes() bytes. */
+void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
+                         int *piv, void *scratch);
+size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f);
 
 #endif

@@ -1,17 +1,22 @@
 /* LU with partial pivoting across ranks (mlsba_mpi_getrf), right-looking,
- * one block column a step:
- *  1. the panel (rows k0..m of the step's columns) gathered from its node
- *     column onto the owner of the diagonal block and factorized there by
- *     LAPACK's ?getrf (a first version: the pivot search is not yet a
- *     max-location reduction down the node column);
- *  2. the factored panel, its pivots and info broadcast to every rank
- *     (each needs L for its own rows, and the pivots for its columns);
+ * one block column a step, with a lookahead of one step:
+ *  1. the panel (rows k0..m of the step's columns) factorized by the
+ *     ranks of its node column together, each on its own rows: the pivot
+ *     of each column a max-location search down the node column, a
+ *     recursive panel (factor_panel.c);
+ *  2. the factored panel gathered onto the owner of its diagonal block
+ *     and broadcast, with its pivots and info, to every rank (each needs
+ *     L for its own rows, and the pivots for its columns), nonblocking;
  *  3. the panel's interchanges applied to every other column, rows moving
  *     between the ranks of each node column in one exchange;
  *  4. U's block row solved by its owner in each node column and broadcast
  *     down that column;
- *  5. each rank's trailing rectangle updated by one GEMM on its cores'
- *     kernels (devices/kernels.h).
+ *  5. each rank's trailing rectangle updated by GEMM (update()).
+ * The lookahead: the node column of the next panel solves and updates
+ * that panel's columns first, factors the next panel and starts its
+ * broadcast, and only then updates the rest of its columns; every other
+ * rank updates all of its columns meanwhile. So the panel is off the
+ * critical path: the ranks find it broadcast when they finish a step.
  * The interchanges and the factors are LAPACK's: ipiv global and 1-based,
  * the swaps applied to L's columns on the left too, info the first zero
  * pivot with the factorization completed. */
@@ -22,22 +27,21 @@
 #include "../devices/kernels.h"
 #include "factor.h"
 
-/* LAPACK (Fortran). */
-void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
-             int *info);
-void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
-             int *info);
-
 /* The tag of the rows a step's interchanges move (within a node column's
  * communicator, which carries nothing else point to point). */
 enum { SWAP_TAG = 3217 };
 
 /* The buffers of a factorization besides the panel's (factor.h). */
 typedef struct {
-  int *piv;          /* the panel's pivots and info: nb + 1 */
+  int *piv, *piv2;   /* a panel's pivots and info (nb + 1), two steps' */
+  char *panel2;      /* the next step's panel, while f->panel is in use */
+  void *scratch;     /* the panel's factorization (factor_panel.c) */
+  int64_t lcs;       /* the step's first trailing local column: w->u's */
   int64_t *moves;    /* a step's row moves: 2 nb pairs (dst, src), and 4 nb
                         entries to compose them */
   char *send, *recv; /* rows moving between the ranks of a node column */
+  int64_t *mv;       /* each move's part here: MV entries a move */
+  char *tmp;         /* a column's elements moving within this rank */
   int *counts;       /* send and receive counts, offsets, cursors: 5 q */
   MPI_Request *reqs; /* a step's row messages: 2 q */
   char *u;           /* U's block row: nb x lcols */
@@ -47,8 +51,13 @@ typedef struct {
 
 static void work_free(lu_work_t *w) {
   free(w->piv);
+  free(w->piv2);
+  free(w->panel2);
+  free(w->scratch);
   free(w->moves);
   free(w->send);
+  free(w->mv);
+  free(w->tmp);
   free(w->recv);
   free(w->counts);
   free(w->reqs);
@@ -62,30 +71,25 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   size_t nb = (size_t)f->nb, lc = (size_t)f->lcols, lr = (size_t)f->lrows;
   w->row_bytes = lc * f->es;
   w->piv = malloc((nb + 1) * sizeof *w->piv);
+  w->piv2 = malloc((nb + 1) * sizeof *w->piv2);
+  w->panel2 =
+      malloc((size_t)f->m * (nb < (size_t)f->n ? nb : (size_t)f->n) * f->es);
+  w->scratch = malloc(mlsba__mpi_lu_panel_bytes(f));
   w->moves = malloc(8 * nb * sizeof *w->moves);
   w->send = malloc(2 * nb * w->row_bytes + 1);
+  w->mv = malloc(2 * nb * 6 * sizeof *w->mv);
+  w->tmp = malloc(2 * nb * f->es);
   w->recv = malloc(2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
   w->reqs = malloc(2 * (size_t)q * sizeof *w->reqs);
   w->u = malloc(nb * lc * f->es + 1);
   w->l = malloc(lr * nb * f->es + 1);
-  if (!w->piv || !w->moves || !w->send || !w->recv || !w->counts || !w->reqs ||
+  if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch || !w->moves ||
+      !w->send || !w->recv || !w->counts || !w->reqs || !w->mv || !w->tmp ||
       !w->u || !w->l)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_getrf: out of memory for a "
                                      "step's buffers");
   return 0;
-}
-
-/* Step 1 on the root: LAPACK's LU of the gathered panel, its pivots
- * (1-based in the panel) and info in piv[0..p], piv[p]. */
-static void factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
-                         int *piv) {
-  int m = (int)(f->m - k0), n = (int)p, info = 0;
-  if (f->prec == MLSBA_PRECISION_DOUBLE)
-    dgetrf_(&m, &n, f->panel, &m, piv, &info);
-  else
-    sgetrf_(&m, &n, f->panel, &m, piv, &info);
-  piv[p] = info;
 }
 
 /* The panel's interchanges as moves "row dst takes row src" (LAPACK's
@@ -121,64 +125,60 @@ static int64_t compose_moves(const int64_t *ipiv, int64_t k0, int64_t p,
   return out;
 }
 
-/* The local columns a step's interchanges move: all but the panel's. */
-typedef struct {
-  int64_t lc0, lc1; /* the panel's local columns [lc0, lc1) (empty if none) */
-} skip_t;
-
-static void pack_row(const mlsba__mpi_dfac_t *f, skip_t s, int64_t lr,
-                     char *dst) {
-  for (int64_t c = 0; c < f->lcols; c++)
-    if (c < s.lc0 || c >= s.lc1) {
-      memcpy(dst, mlsba__mpi_dfac_at(f, lr, c), f->es);
-      dst += f->es;
-    }
-}
-
-static void unpack_row(const mlsba__mpi_dfac_t *f, skip_t s, int64_t lr,
-                       const char *src) {
-  for (int64_t c = 0; c < f->lcols; c++)
-    if (c < s.lc0 || c >= s.lc1) {
-      memcpy(mlsba__mpi_dfac_at(f, lr, c), src, f->es);
-      src += f->es;
-    }
-}
-
 /* The local row of global row g on this rank (which holds it). */
 static int64_t local_row(const mlsba__mpi_dfac_t *f, int64_t g) {
   return mlsba__mpi_dfac_rows_before(f, (size_t)f->me, g);
 }
 
+/* One element of es bytes (8 or 4), copied as bits. */
+static void copy_elem(size_t es, void *dst, const void *src) {
+  if (es == 8)
+    *(uint64_t *)dst = *(const uint64_t *)src;
+  else
+    *(uint32_t *)dst = *(const uint32_t *)src;
+}
+
+/* A move's part on this rank (w->mv, 6 entries): the local row it reads
+ * (or -1), the rank it goes to and its place among that rank's rows; the
+ * local row it writes (or -1), the rank it comes from and its place. */
+enum { SRC, TO, SSLOT, DST, FROM, RSLOT, MV };
+
 /* Step 3: the moves among this rank's node column, every row's columns
- * but the panel's, in one exchange over the column. Every rank reads
- * the rows it sends before any is written. */
+ * but the panel's. Rows are strided in the column-major local array, so
+ * every pass walks it column by column, each column once: the rows going
+ * to another rank packed into one column-major block per rank, the moves
+ * within this rank done through a column's worth of temporaries, the rows
+ * received unpacked; one exchange over the column between. Every rank
+ * reads the rows it sends before any is written. */
 static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                         const int64_t *moves, int64_t nmoves, int64_t k0,
                         int64_t p) {
   int cq;
   MPI_Comm_size(f->col, &cq);
-  skip_t s = {0, 0};
+  int64_t lc0 = 0, lc1 = 0; /* the panel's local columns, if here */
   if (mlsba__layout_bcol_column(f->layout, k0 / f->nb) == f->mycol) {
-    s.lc0 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
-    s.lc1 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p);
+    lc0 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
+    lc1 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p);
   }
-  size_t width = (size_t)(f->lcols - (s.lc1 - s.lc0)) * f->es;
+  int64_t width = f->lcols - (lc1 - lc0);
+  size_t es = f->es;
   int *scount = w->counts, *sdisp = scount + cq, *rcount = sdisp + cq,
       *rdisp = rcount + cq;
   memset(w->counts, 0, 4 * (size_t)cq * sizeof *w->counts);
   int me = mlsba__mpi_dfac_col_rank(f, (size_t)f->me);
-  /* Counts first (in rows), then the rows in the order of the moves, which
-   * the receiver walks the same way. */
-  for (int64_t i = 0; i < nmoves; i++) {
+  int64_t *mv = w->mv;
+  for (int64_t i = 0; i < nmoves; i++, mv += MV) {
     int64_t dst = moves[2 * i], src = moves[2 * i + 1];
     int to = mlsba__mpi_dfac_col_rank(
         f, mlsba__layout_row_owner(f->layout, f->mycol, dst / f->nb));
     int from = mlsba__mpi_dfac_col_rank(
         f, mlsba__layout_row_owner(f->layout, f->mycol, src / f->nb));
-    if (from == me)
-      scount[to]++;
-    if (to == me)
-      rcount[from]++;
+    mv[SRC] = from == me ? local_row(f, src) : -1;
+    mv[TO] = to;
+    mv[SSLOT] = from == me && to != me ? scount[to]++ : -1;
+    mv[DST] = to == me ? local_row(f, dst) : -1;
+    mv[FROM] = from;
+    mv[RSLOT] = to == me && from != me ? rcount[from]++ : -1;
   }
   for (int r = 0, sa = 0, ra = 0; r < cq; r++) {
     sdisp[r] = sa;
@@ -186,83 +186,120 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
     sa += scount[r];
     ra += rcount[r];
   }
-  int *cursor = rdisp + cq;
-  memcpy(cursor, sdisp, (size_t)cq * sizeof *cursor);
-  for (int64_t i = 0; i < nmoves; i++) {
-    int64_t dst = moves[2 * i], src = moves[2 * i + 1];
-    int to = mlsba__mpi_dfac_col_rank(
-        f, mlsba__layout_row_owner(f->layout, f->mycol, dst / f->nb));
-    int from = mlsba__mpi_dfac_col_rank(
-        f, mlsba__layout_row_owner(f->layout, f->mycol, src / f->nb));
-    if (from == me)
-      pack_row(f, s, local_row(f, src), w->send + (size_t)cursor[to]++ * width);
-  }
-  /* In bytes for the exchange. */
-  for (int r = 0; r < cq; r++) {
-    scount[r] *= (int)width;
-    sdisp[r] *= (int)width;
-    rcount[r] *= (int)width;
-    rdisp[r] *= (int)width;
+  /* Peer r's block: element (slot, ci) at (disp[r] width + ci count[r] +
+   * slot) elements. */
+  for (int64_t c = 0, ci = 0; c < f->lcols; c++) {
+    if (c >= lc0 && c < lc1)
+      continue;
+    const char *col = mlsba__mpi_dfac_at(f, 0, c);
+    char *tmp = w->tmp;
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV) {
+      if (mv[SRC] < 0)
+        continue;
+      if (mv[SSLOT] >= 0)
+        copy_elem(es,
+                  w->send + (size_t)(sdisp[mv[TO]] * width +
+                                     ci * scount[mv[TO]] + mv[SSLOT]) *
+                                es,
+                  col + (size_t)mv[SRC] * es);
+      else
+        copy_elem(es, tmp + (size_t)i * es, col + (size_t)mv[SRC] * es);
+    }
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV)
+      if (mv[SRC] >= 0 && mv[DST] >= 0)
+        copy_elem(es, (char *)col + (size_t)mv[DST] * es, tmp + (size_t)i * es);
+    ci++;
   }
   /* Point to point with the ranks that take part, not an all-to-all:
    * most pairs of a node column exchange nothing in a step (and SMPI's
-   * pairwise all-to-all refuses columns of other than 2^k ranks). */
+   * pairwise all-to-all refuses columns of other than 2^k ranks). Counts
+   * in bytes: below 2^31 by the size checks. */
   int nreq = 0;
+  size_t row = (size_t)width * es;
   for (int r = 0; r < cq; r++) {
-    if (r == me) {
-      memcpy(w->recv + rdisp[r], w->send + sdisp[r], (size_t)scount[r]);
-      continue;
-    }
     if (rcount[r] > 0)
-      MPI_Irecv(w->recv + rdisp[r], rcount[r], MPI_BYTE, r, SWAP_TAG, f->col,
-                &w->reqs[nreq++]);
+      MPI_Irecv(w->recv + (size_t)rdisp[r] * row, (int)(rcount[r] * row),
+                MPI_BYTE, r, SWAP_TAG, f->col, &w->reqs[nreq++]);
     if (scount[r] > 0)
-      MPI_Isend(w->send + sdisp[r], scount[r], MPI_BYTE, r, SWAP_TAG, f->col,
-                &w->reqs[nreq++]);
+      MPI_Isend(w->send + (size_t)sdisp[r] * row, (int)(scount[r] * row),
+                MPI_BYTE, r, SWAP_TAG, f->col, &w->reqs[nreq++]);
   }
   MPI_Waitall(nreq, w->reqs, MPI_STATUSES_IGNORE);
-  for (int r = 0; r < cq; r++)
-    cursor[r] = rdisp[r];
-  for (int64_t i = 0; i < nmoves; i++) {
-    int64_t dst = moves[2 * i], src = moves[2 * i + 1];
-    int to = mlsba__mpi_dfac_col_rank(
-        f, mlsba__layout_row_owner(f->layout, f->mycol, dst / f->nb));
-    int from = mlsba__mpi_dfac_col_rank(
-        f, mlsba__layout_row_owner(f->layout, f->mycol, src / f->nb));
-    if (to == me) {
-      unpack_row(f, s, local_row(f, dst), w->recv + cursor[from]);
-      cursor[from] += (int)width;
-    }
+  if (nreq == 0)
+    return;
+  for (int64_t c = 0, ci = 0; c < f->lcols; c++) {
+    if (c >= lc0 && c < lc1)
+      continue;
+    char *col = mlsba__mpi_dfac_at(f, 0, c);
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV)
+      if (mv[RSLOT] >= 0)
+        copy_elem(es, col + (size_t)mv[DST] * es,
+                  w->recv + (size_t)(rdisp[mv[FROM]] * width +
+                                     ci * rcount[mv[FROM]] + mv[RSLOT]) *
+                                es);
+    ci++;
   }
 }
 
-/* Steps 4 and 5 on this rank. */
-static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
-                   int64_t p) {
-  int64_t k = k0 / f->nb, ldp = f->m - k0;
-  int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p);
-  int64_t nc = f->lcols - lc;
-  size_t owner = mlsba__layout_row_owner(f->layout, f->mycol, k);
-  if (nc > 0) {
-    if (owner == (size_t)f->me) {
-      void *a12 = mlsba__mpi_dfac_at(f, local_row(f, k0), lc);
-      mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', p, nc, 1.0, f->panel, ldp,
-                      a12, f->lda, 1);
-      for (int64_t j = 0; j < nc; j++)
-        memcpy(w->u + (size_t)(j * p) * f->es,
-               (char *)a12 + (size_t)(j * f->lda) * f->es, (size_t)p * f->es);
-    }
-    /* nc and p are below 2^31 / nb by the size checks. */
-    MPI_Bcast(w->u, (int)(p * nc), f->type, mlsba__mpi_dfac_col_rank(f, owner),
-              f->col);
+/* Step 4 for this rank's local columns [lc0, lc1) past the panel: U's
+ * block row there, solved by its owner in the node column with the
+ * panel's L11 and broadcast down the column into w->u (its columns from
+ * w->lcs on, leading dimension p). Collective over the node column, whose
+ * ranks all hold the same columns. */
+static void solve_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
+                    int64_t k0, int64_t p, int64_t lc0, int64_t lc1) {
+  int64_t nc = lc1 - lc0, ldp = f->m - k0;
+  if (nc <= 0)
+    return;
+  size_t owner = mlsba__layout_row_owner(f->layout, f->mycol, k0 / f->nb);
+  char *u = w->u + (size_t)((lc0 - w->lcs) * p) * f->es;
+  if (owner == (size_t)f->me) {
+    void *a12 = mlsba__mpi_dfac_at(f, local_row(f, k0), lc0);
+    mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', p, nc, 1.0, panel, ldp, a12,
+                    f->lda, 1);
+    for (int64_t j = 0; j < nc; j++)
+      memcpy(u + (size_t)(j * p) * f->es,
+             (char *)a12 + (size_t)(j * f->lda) * f->es, (size_t)p * f->es);
   }
+  /* nc and p are below 2^31 / nb by the size checks. */
+  MPI_Bcast(u, (int)(p * nc), f->type, mlsba__mpi_dfac_col_rank(f, owner),
+            f->col);
+}
+
+/* Step 5, the trailing update, for this rank's local columns [lc0, lc1)
+ * (within [w->lcs, f->lcols)) and its rows from global row k0 + p on (the
+ * tail of its local array): A -= L U, with L this rank's rows of the
+ * step's L (w->l, leading dimension their count) and U those columns of
+ * U's block row (w->u, solve_u() done on them). Purely local; called once
+ * per step on the next panel's columns and once on the rest (or once on
+ * all), so a column is updated once a step. */
+static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
+                   int64_t p, int64_t lc0, int64_t lc1) {
   int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0 + p);
-  int64_t mr = f->lrows - lr;
+  int64_t mr = f->lrows - lr, nc = lc1 - lc0;
   if (mr <= 0 || nc <= 0)
     return;
-  mlsba__mpi_dfac_my_panel_rows(f, k0, p, f->panel, k0 + p, w->l);
-  mlsba__cpu_gemm(f->prec, 'N', 'N', mr, nc, p, -1.0, w->l, mr, w->u, p, 1.0,
-                  mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
+  mlsba__cpu_gemm(f->prec, 'N', 'N', mr, nc, p, -1.0, w->l, mr,
+                  w->u + (size_t)((lc0 - w->lcs) * p) * f->es, p, 1.0,
+                  mlsba__mpi_dfac_at(f, lr, lc0), f->lda, 1);
+}
+
+/* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
+ * gathered onto its root into panel, and its broadcast with piv started
+ * on every rank (req[2]); every rank calls it once a step, in order. */
+static void start_panel(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k1,
+                        int64_t p1, void *panel, int *piv, MPI_Request *req) {
+  size_t c = mlsba__layout_bcol_column(f->layout, k1 / f->nb);
+  int root = (int)mlsba__layout_row_owner(f->layout, c, k1 / f->nb);
+  if (c == f->mycol) {
+    mlsba__mpi_lu_panel(f, k1, p1, piv, w->scratch);
+    mlsba__mpi_dfac_gather_panel(f, k1, p1, panel);
+  }
+  MPI_Ibcast(panel, (int)((f->m - k1) * p1), f->type, root, f->comm, &req[0]);
+  MPI_Ibcast(piv, (int)p1 + 1, MPI_INT, root, f->comm, &req[1]);
 }
 
 /* This rank's verdict on getrf's own arguments. */
@@ -297,24 +334,41 @@ int mlsba_mpi_getrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   }
   *info = 0;
   int64_t kmax = f.m < f.n ? f.m : f.n;
+  char *cur = f.panel, *nxt = w.panel2;
+  int *pcur = w.piv, *pnxt = w.piv2;
+  MPI_Request req[2];
+  start_panel(&f, &w, 0, kmax < f.nb ? kmax : f.nb, nxt, pnxt, req);
   for (int64_t k0 = 0; k0 < kmax; k0 += f.nb) {
-    int64_t p = kmax - k0 < f.nb ? kmax - k0 : f.nb, k = k0 / f.nb;
-    size_t c = mlsba__layout_bcol_column(f.layout, k);
-    int root = (int)mlsba__layout_row_owner(f.layout, c, k);
-    mlsba__mpi_dfac_gather_panel(&f, k0, p);
-    if (f.me == root)
-      factor_panel(&f, k0, p, w.piv);
-    MPI_Bcast(f.panel, (int)((f.m - k0) * p), f.type, root, f.comm);
-    MPI_Bcast(w.piv, (int)p + 1, MPI_INT, root, f.comm);
+    int64_t p = kmax - k0 < f.nb ? kmax - k0 : f.nb;
+    char *x = cur;
+    cur = nxt;
+    nxt = x;
+    int *y = pcur;
+    pcur = pnxt;
+    pnxt = y;
+    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
     for (int64_t i = 0; i < p; i++)
-      ipiv[k0 + i] = k0 + w.piv[i];
-    if (w.piv[p] > 0 && *info == 0)
-      *info = k0 + w.piv[p];
-    mlsba__mpi_dfac_put_panel(&f, k0, p, f.panel);
+      ipiv[k0 + i] = k0 + pcur[i];
+    if (pcur[p] > 0 && *info == 0)
+      *info = k0 + pcur[p];
     int64_t *pairs = w.moves + 4 * f.nb;
     int64_t nmoves = compose_moves(ipiv, k0, p, w.moves, pairs);
     apply_moves(&f, &w, pairs, nmoves, k0, p);
-    update(&f, &w, k0, p);
+    int64_t k1 = k0 + p, p1 = kmax - k1 < f.nb ? kmax - k1 : f.nb;
+    w.lcs = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1);
+    mlsba__mpi_dfac_my_panel_rows(&f, k0, p, cur, k1, w.l);
+    /* The next panel's columns first where this rank holds them. */
+    int64_t lcn = w.lcs;
+    if (k1 < kmax && mlsba__layout_bcol_column(f.layout, k1 / f.nb) == f.mycol)
+      lcn = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1 + p1);
+    if (lcn > w.lcs) {
+      solve_u(&f, &w, cur, k0, p, w.lcs, lcn);
+      update(&f, &w, k0, p, w.lcs, lcn);
+    }
+    if (k1 < kmax)
+      start_panel(&f, &w, k1, p1, nxt, pnxt, req);
+    solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
+    update(&f, &w, k0, p, lcn, f.lcols);
   }
   work_free(&w);
   mlsba__mpi_dfac_close(&f);

@@ -1,7 +1,7 @@
 /* One run of a distributed factorization or solve on a rank: its checks
  * agreed across the ranks, its node column's communicator, the mapping
  * between global and local rows, and the panel's trips (gathered onto the
- * owner of its diagonal block, written back to its node column). */
+ * owner of its diagonal block). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,7 +157,7 @@ static void copy(size_t es, int64_t rows, int64_t cols, const void *src,
   } while (0)
 
 void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
-                                  int64_t p) {
+                                  int64_t p, void *panel) {
   int64_t k = k0 / f->nb;
   size_t c = mlsba__layout_bcol_column(f->layout, k);
   if (c != f->mycol)
@@ -186,23 +186,10 @@ void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
     FOR_RANK_ROWS(f, ranks[i], k0, g, len, lrow, {
       (void)lrow;
       copy(f->es, len, p, part + (size_t)first * f->es, rows,
-           (char *)f->panel + (size_t)(g - k0) * f->es, ld);
+           (char *)panel + (size_t)(g - k0) * f->es, ld);
       first += len;
     });
   }
-}
-
-void mlsba__mpi_dfac_put_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
-                               int64_t p, const void *panel) {
-  size_t c = mlsba__layout_bcol_column(f->layout, k0 / f->nb);
-  if (c != f->mycol)
-    return;
-  int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
-  int64_t ld = f->m - k0;
-  FOR_RANK_ROWS(f, (size_t)f->me, k0, g, len, lrow, {
-    copy(f->es, len, p, (const char *)panel + (size_t)(g - k0) * f->es, ld,
-         mlsba__mpi_dfac_at(f, lrow, lc), f->lda);
-  });
 }
 
 int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,

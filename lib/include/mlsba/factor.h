@@ -3,9 +3,10 @@
  * <mlsba.h>).
  *
  * mlsba_getrf() (LU with partial pivoting), mlsba_potrf() (Cholesky) and
- * mlsba_geqrf() (Householder QR) keep LAPACK's semantics (column-major
- * with a leading dimension, ipiv 1-based, info for a zero pivot or a
- * matrix that is not positive definite, tau) and run on an executor's
+ * mlsba_geqrf() (Householder QR; mlsba_ormqr() applies its Q,
+ * mlsba_gels() solves least squares with it) keep LAPACK's semantics
+ * (column-major with a leading dimension, ipiv 1-based, info for a zero pivot
+ * or a matrix that is not positive definite, tau) and run on an executor's
  * devices: right-looking and blocked, the panel on a core with LAPACK,
  * the next panel's columns updated first so that its factorization
  * overlaps the rest of the update (lookahead), and every trailing update
@@ -302,6 +303,40 @@ MLSBA_EXTERN int mlsba_geqrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
                                 const mlsba_factor_opts_t *opts,
                                 mlsba_factor_report_t *report);
 
+/** \brief Apply Q of a QR factorization, as LAPACK's ?ormqr: C = Q C,
+ *  Q^T C (side 'L'), C Q or C Q^T (side 'R'), Q = H_1 ... H_k the
+ *  product of the k reflectors mlsba_geqrf() (or LAPACK's ?geqrf) left in
+ *  a and tau. Blocked as LAPACK's: each block of reflectors is one block
+ *  reflector I - V T V^T (T by LAPACK's ?larft) applied as ?larfb does,
+ *  by two GEMMs and three TRMMs of the cores' kernels. C's columns (side
+ *  'L') or rows ('R') are independent: from 16 of them on, the calling
+ *  thread runs each product with a thread for each core of the platform;
+ *  fewer run on the calling thread alone, as every call on a simulated
+ *  platform (whose devices compute nothing). OpenCL devices take no
+ *  part. C equals LAPACK's result to rounding.
+ *  \param ex     the devices (a real or simulated platform).
+ *  \param prec   single (float) or double, as the factors.
+ *  \param side   'L' (Q from the left) or 'R' (from the right).
+ *  \param trans  'N' (Q), 'T' or 'C' (Q^T; the same, the matrix is real).
+ *  \param m, n   C's size, >= 0.
+ *  \param k      the reflectors, 0 <= k <= the order of Q (m for side
+ *                'L', n for 'R').
+ *  \param a      the reflectors as mlsba_geqrf() left them: column i
+ *                below the diagonal holds v_i (v_i(i) = 1 is not stored;
+ *                what lies on and above the diagonal is not read); the
+ *                order of Q x k, lda >= max(1, that order).
+ *  \param tau    their k scalars.
+ *  \param c      m x n (ldc >= max(1, m)), overwritten by the product.
+ *  \param[out] info  0 (as LAPACK's, which reports only bad arguments).
+ *  \return 0; MLSBA_EINVAL naming the bad argument (checked in LAPACK's
+ *          order, then a, tau, c or info NULL), C then left as it was;
+ *          MLSBA_ENOMEM (C left as it was). */
+MLSBA_EXTERN int mlsba_ormqr(mlsba_executor_t *ex, mlsba_precision_t prec,
+                             char side, char trans, int64_t m, int64_t n,
+                             int64_t k, const void *a, int64_t lda,
+                             const void *tau, void *c, int64_t ldc,
+                             int64_t *info);
+
 /** \brief Release the arrays of a report (not the struct itself); a
  *  zeroed report is accepted. */
 MLSBA_EXTERN void mlsba_factor_report_free(mlsba_factor_report_t *report);
@@ -347,7 +382,8 @@ MLSBA_EXTERN int mlsba_geqrf_residual(mlsba_precision_t prec, int64_t m,
  *
  *  LAPACK's ?getrs, ?potrs, ?gesv and ?posv on the factors of
  *  mlsba_getrf() and mlsba_potrf(): B is n x nrhs, column-major with
- *  leading dimension ldb >= max(1, n), overwritten by the solution X.
+ *  leading dimension ldb >= max(1, n), overwritten by the solution X;
+ *  and ?gels, least squares on mlsba_geqrf() (B max(m, n) x nrhs).
  *  From 3 right-hand sides on, the calling thread runs the cores'
  *  kernels (TRSM) with a thread for each core of the platform; one or two
  *  are solved on the calling thread alone (TRSV), as every right-hand
@@ -421,6 +457,49 @@ MLSBA_EXTERN int mlsba_posv_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
                                char uplo, int64_t n, int64_t nrhs, void *a,
                                int64_t lda, void *b, int64_t ldb, int64_t *info,
                                const mlsba_factor_opts_t *opts,
+                               mlsba_factor_report_t *report);
+
+/** \brief Least squares and least-norm solutions with a full-rank
+ *  matrix, as LAPACK's ?gels: for trans 'N' and m >= n, X minimizes
+ *  ||B - A X||_2; for 'N' and m < n, X is the solution of A X = B of
+ *  least norm; for 'T' (or 'C') the same with A^T (least norm for m >= n,
+ *  least squares for m < n). A tall A is factorized by mlsba_geqrf_ex()
+ *  in place; a wide one (m < n) is, where LAPACK takes its LQ (?gelqf),
+ *  transposed into a copy whose QR mlsba_geqrf_ex() computes, and the
+ *  factors are written back transposed: A then holds ?gelqf's L and
+ *  reflectors (the LQ of A is the transposed QR of A^T), and X is
+ *  LAPACK's least-norm solution to rounding. Then Q is applied as
+ *  mlsba_ormqr() applies it and R (or L) solved by the cores' kernels. A
+ *  and B are scaled first where their largest entry is near under- or
+ *  overflow, as LAPACK's ?gels does.
+ *  \param trans  'N', 'T' or 'C'.
+ *  \param m, n   A's size, >= 0; \param nrhs B's columns, >= 0.
+ *  \param a      m x n (lda >= max(1, m)), overwritten by the factors
+ *                of its QR (m >= n) or its LQ (m < n), as LAPACK's.
+ *  \param b      max(m, n) x nrhs (ldb >= max(1, m, n)): the right-hand
+ *                sides in its first m rows (trans 'N') or n ('T'),
+ *                overwritten by X in its first n rows ('N') or m ('T').
+ *                For a least-squares problem (trans 'N' with m >= n, 'T'
+ *                with m < n), the rows after X hold, as LAPACK's, the
+ *                residual's components: the sum of their squares is
+ *                column j's residual sum of squares.
+ *  \param[out] info  0, or i > 0 when the i-th diagonal entry of R (or
+ *                L) is exactly zero: A is not of full rank, no solution
+ *                is computed, A holds its factors and B is left as it was
+ *                (LAPACK's leaves B partly transformed).
+ *  \return 0; MLSBA_EINVAL naming the bad argument (A and B then left
+ *          as they were); as mlsba_geqrf() for the factorization. */
+MLSBA_EXTERN int mlsba_gels(mlsba_executor_t *ex, mlsba_precision_t prec,
+                            char trans, int64_t m, int64_t n, int64_t nrhs,
+                            void *a, int64_t lda, void *b, int64_t ldb,
+                            int64_t *info);
+/** \brief mlsba_gels() with the factorization's options and report (as
+ *  mlsba_geqrf_ex(); the report is of the QR of A, or of A^T when m <
+ *  n). */
+MLSBA_EXTERN int mlsba_gels_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
+                               char trans, int64_t m, int64_t n, int64_t nrhs,
+                               void *a, int64_t lda, void *b, int64_t ldb,
+                               int64_t *info, const mlsba_factor_opts_t *opts,
                                mlsba_factor_report_t *report);
 
 /** \brief The pivots of mlsba_getrf() as LAPACK's ?getrs, ?getri or

@@ -1,0 +1,254 @@
+/* LU's panel factorized by its node column (mlsba__mpi_lu_panel): the
+ * ranks that hold block column k factor rows [k0, m) of its columns
+ * together, each on its own rows, in place in their local arrays.
+ *
+ * The columns are split in halves recursively, as LAPACK's ?getrf2 and
+ * HPL's recursive panel do: the left half factored, the top rows of the
+ * right half solved with its L11, the rows below updated by one GEMM,
+ * then the right half. So all but a leaf's (LEAF columns) rank-1 updates
+ * are GEMMs: a column-by-column panel (ScaLAPACK's PDGETF2) updates the
+ * whole panel once per column, memory-bound on a tall panel.
+ *
+ * Each column's pivot needs the column updated by every column before
+ * it, so a panel takes one collective per column whatever the recursion
+ * (only tournament pivoting saves them, and it changes the pivots). HPL's
+ * way makes that collective the only one: every rank sends its candidate
+ * (the first row of the largest |value| among its rows, LAPACK's idamax
+ * rule) with the whole row, and the diagonal block's owner its current
+ * row k0 + j too, in one all-gather down the node column. Every rank
+ * then picks the same pivot (the largest; on a tie the smallest global
+ * row), its owner takes the current row in its place, and every rank
+ * keeps the pivot row in a copy of the panel's top rows (`t`), from which
+ * each solves the U12 blocks of the recursion itself: no other message.
+ * A row moves whole (the panel's p columns, however far each is
+ * updated): a row's updates use only its own multipliers and the top
+ * rows, so moving it before or after them gives the same row.
+ *
+ * A node column of one rank has nothing to exchange: LAPACK's ?getrf
+ * factors its rows in place. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "../devices/kernels.h"
+#include "factor.h"
+
+/* LAPACK (Fortran). */
+void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
+             int *info);
+void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
+             int *info);
+
+/* The widest sub-panel factored column by column. */
+enum { LEAF = 16 };
+
+/* One panel's factorization on one rank of its node column. */
+typedef struct {
+  const mlsba__mpi_dfac_t *f;
+  int64_t k0, p;
+  char *a;    /* this rank's rows of the panel: element (i, j) of them at
+                 a + (i + j lda) es */
+  int64_t ml; /* their count */
+  int64_t lr0;
+  int diag;   /* nonzero on the owner of the diagonal block, whose rows
+                 0..p-1 are global rows k0..k0+p-1 */
+  int cq, me; /* the node column's ranks and this one's place */
+  int root;   /* the diagonal block owner's place */
+  char *t;    /* p x p, leading dimension p: the panel's top rows */
+  char *mine; /* this rank's part of a column's pivot search */
+  char *all;  /* every rank's, in the node column's order */
+  size_t slot;
+  int64_t best; /* this rank's candidate row of the current column */
+  int *piv;
+} panel_t;
+
+static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+static size_t slot_bytes(const mlsba__mpi_dfac_t *f) {
+  return round16(2 * sizeof(double) + 2 * (size_t)f->nb * f->es);
+}
+
+size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f) {
+  int cq;
+  MPI_Comm_size(f->col, &cq);
+  size_t nb = (size_t)f->nb;
+  return round16(nb * nb * f->es) + slot_bytes(f) * (1 + (size_t)cq);
+}
+
+static char *at(const panel_t *P, int64_t i, int64_t j) {
+  return P->a + (size_t)(i + j * P->f->lda) * P->f->es;
+}
+
+static double get(mlsba_precision_t prec, const void *x) {
+  return prec == MLSBA_PRECISION_DOUBLE ? *(const double *)x
+                                        : (double)*(const float *)x;
+}
+
+/* The global row of this rank's panel row i. */
+static int64_t global_row(const panel_t *P, int64_t i) {
+  int64_t lr = P->lr0 + i, nb = P->f->nb;
+  return mlsba__layout_row_l2g(P->f->layout, (size_t)P->f->me, lr / nb) * nb +
+         lr % nb;
+}
+
+/* Panel row i to or from p contiguous elements. */
+static void row_out(const panel_t *P, int64_t i, char *dst) {
+  for (int64_t j = 0; j < P->p; j++)
+    memcpy(dst + (size_t)j * P->f->es, at(P, i, j), P->f->es);
+}
+
+static void row_in(const panel_t *P, int64_t i, const char *src) {
+  for (int64_t j = 0; j < P->p; j++)
+    memcpy(at(P, i, j), src + (size_t)j * P->f->es, P->f->es);
+}
+
+/* Rows [i0, ml) of column j times 1 / pv, or divided by pv where its
+ * reciprocal would overflow (?getf2's rule). */
+static void scale(const panel_t *P, int64_t i0, int64_t j, double pv) {
+  int dbl = P->f->prec == MLSBA_PRECISION_DOUBLE;
+  double sfmin = dbl ? DBL_MIN : FLT_MIN;
+  for (int64_t i = i0; i < P->ml; i++) {
+    char *x = at(P, i, j);
+    if (dbl)
+      *(double *)x =
+          fabs(pv) >= sfmin ? *(double *)x * (1.0 / pv) : *(double *)x / pv;
+    else
+      *(float *)x = fabs(pv) >= sfmin ? *(float *)x * (1.0f / (float)pv)
+                                      : *(float *)x / (float)pv;
+  }
+}
+
+/* The pivot search of column j among every rank's rows, as idamax on the
+ * whole column: each rank's candidate, then the largest, the smallest
+ * global row on a tie. Returns the winner's place (every rank the same)
+ * and its global row in *g. */
+static int search(panel_t *P, int64_t j, int64_t *g) {
+  size_t es = P->f->es;
+  mlsba_precision_t prec = P->f->prec;
+  double bv = -1.0;
+  P->best = -1;
+  for (int64_t i = P->diag ? j : 0; i < P->ml; i++) {
+    double v = fabs(get(prec, at(P, i, j)));
+    if (P->best < 0 || v > bv) {
+      P->best = i;
+      bv = v;
+    }
+  }
+  double head[2] = {P->best < 0 ? -1.0 : bv,
+                    P->best < 0 ? 0.0 : (double)global_row(P, P->best)};
+  memcpy(P->mine, head, sizeof head);
+  char *row = P->mine + sizeof head;
+  if (P->best >= 0)
+    row_out(P, P->best, row);
+  if (P->diag)
+    row_out(P, j, row + (size_t)P->p * es);
+  MPI_Allgather(P->mine, (int)P->slot, MPI_BYTE, P->all, (int)P->slot, MPI_BYTE,
+                P->f->col);
+  int win = -1;
+  double wv = 0, wg = 0;
+  for (int r = 0; r < P->cq; r++) {
+    double h[2];
+    memcpy(h, P->all + (size_t)r * P->slot, sizeof h);
+    if (h[0] < 0) /* no rows of this column left */
+      continue;
+    if (win < 0 || h[0] > wv || (h[0] == wv && h[1] < wg)) {
+      win = r;
+      wv = h[0];
+      wg = h[1];
+    }
+  }
+  *g = (int64_t)wg;
+  return win;
+}
+
+/* Column j of the leaf [j, b): its pivot, the rows exchanged, L's column
+ * scaled, the leaf's columns right of j updated. */
+static void leaf_column(panel_t *P, int64_t j, int64_t b) {
+  const mlsba__mpi_dfac_t *f = P->f;
+  size_t es = f->es, hb = 2 * sizeof(double);
+  int64_t p = P->p, g;
+  int win = search(P, j, &g);
+  const char *w = P->all + (size_t)win * P->slot + hb;
+  const char *cur = P->all + (size_t)P->root * P->slot + hb + (size_t)p * es;
+  P->piv[j] = (int)(g - P->k0) + 1;
+  for (int64_t c = 0; c < p; c++)
+    memcpy(P->t + (size_t)(j + c * p) * es, w + (size_t)c * es, es);
+  if (g != P->k0 + j) {
+    if (win == P->me)
+      row_in(P, P->best, cur);
+    if (P->diag)
+      row_in(P, j, w);
+  }
+  double pv = get(f->prec, w + (size_t)j * es);
+  int64_t i0 = P->diag ? j + 1 : 0;
+  if (pv != 0)
+    scale(P, i0, j, pv);
+  else if (P->piv[p] == 0)
+    P->piv[p] = (int)j + 1;
+  if (P->ml > i0 && b > j + 1)
+    mlsba__cpu_gemm(f->prec, 'N', 'N', P->ml - i0, b - j - 1, 1, -1.0,
+                    at(P, i0, j), f->lda, P->t + (size_t)(j + (j + 1) * p) * es,
+                    p, 1.0, at(P, i0, j + 1), f->lda, 1);
+}
+
+/* Columns [a, b), every row of them updated by the columns before a. */
+static void factor_cols(panel_t *P, int64_t a, int64_t b) {
+  if (b - a <= LEAF) {
+    for (int64_t j = a; j < b; j++)
+      leaf_column(P, j, b);
+    return;
+  }
+  const mlsba__mpi_dfac_t *f = P->f;
+  size_t es = f->es;
+  int64_t mid = a + (b - a) / 2, p = P->p;
+  factor_cols(P, a, mid);
+  /* U12 from the top rows every rank holds, then the rows below. */
+  char *t12 = P->t + (size_t)(a + mid * p) * es;
+  mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', mid - a, b - mid, 1.0,
+                  P->t + (size_t)(a + a * p) * es, p, t12, p, 1);
+  int64_t i0 = P->diag ? mid : 0;
+  if (P->ml > i0)
+    mlsba__cpu_gemm(f->prec, 'N', 'N', P->ml - i0, b - mid, mid - a, -1.0,
+                    at(P, i0, a), f->lda, t12, p, 1.0, at(P, i0, mid), f->lda,
+                    1);
+  factor_cols(P, mid, b);
+}
+
+/* The one rank of its node column: LAPACK on its rows in place. */
+static void factor_alone(const mlsba__mpi_dfac_t *f, char *a, int64_t ml,
+                         int64_t p, int *piv) {
+  int m = (int)ml, n = (int)p, lda = (int)f->lda, info = 0;
+  if (f->prec == MLSBA_PRECISION_DOUBLE)
+    dgetrf_(&m, &n, (double *)(void *)a, &lda, piv, &info);
+  else
+    sgetrf_(&m, &n, (float *)(void *)a, &lda, piv, &info);
+  piv[p] = info;
+}
+
+void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
+                         int *piv, void *scratch) {
+  panel_t P = {.f = f, .k0 = k0, .p = p, .piv = piv};
+  int64_t k = k0 / f->nb;
+  P.lr0 = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0);
+  P.ml = f->lrows - P.lr0;
+  P.a = mlsba__mpi_dfac_at(f, P.lr0,
+                           mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0));
+  MPI_Comm_size(f->col, &P.cq);
+  if (P.cq == 1) {
+    factor_alone(f, P.a, P.ml, p, piv);
+    return;
+  }
+  size_t root = mlsba__layout_row_owner(f->layout, f->mycol, k);
+  P.diag = root == (size_t)f->me;
+  P.me = mlsba__mpi_dfac_col_rank(f, (size_t)f->me);
+  P.root = mlsba__mpi_dfac_col_rank(f, root);
+  P.slot = slot_bytes(f);
+  P.t = scratch;
+  P.mine = (char *)scratch + round16((size_t)(f->nb * f->nb) * f->es);
+  P.all = P.mine + P.slot;
+  memset(piv, 0, (size_t)(p + 1) * sizeof *piv);
+  factor_cols(&P, 0, p);
+  /* The top rows as the recursion left them: U11 and L11. */
+  for (int64_t c = 0; P.diag && c < p; c++)
+    memcpy(at(&P, 0, c), P.t + (size_t)(c * p) * f->es, (size_t)p * f->es);
+}
