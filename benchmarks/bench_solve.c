@@ -230,9 +230,10 @@ static int run_case(case_t *c) {
    * BLIS's threads started right after OpenBLAS's threaded LAPACK ran
    * 5-10x slower here (a 2048 x 64 solve 0.13 s against 0.01 s two rows
    * later), OpenBLAS's threads being still on the cores; a program calls
-   * one library or the other. */
+   * one library or the other. They spin for 2^28 cycles of the time-stamp
+   * counter after a call, 128 ms at this machine's 2.1 GHz: 0.2 s. */
   static const int order[ROWS] = {0, 2, 4, 1, 3};
-  const struct timespec pause = {0, 100000000};
+  const struct timespec pause = {0, 200000000};
   for (int k = 0; k < c->a->rounds; k++)
     for (int i = 0; i < ROWS; i++) {
       int row = order[i];

@@ -170,7 +170,9 @@ static void check_solve(mlsba_executor_t *ex, mlsba_precision_t p, char op,
 }
 
 static const int64_t sizes[] = {1, 2, 37, 130, 257};
-/* 1 and 2 by TRSV; 3 and 17 by a TRSM on both cores. */
+/* 1 by TRSV on the calling thread; 2 and 3 split between the cores,
+ * each solving its one or two by TRSV; 17 split, each core's by blocks
+ * of 128 rows (257: three blocks, the last of one row). */
 static const int64_t rhs_counts[] = {1, 2, 3, 17};
 
 START_TEST(lu_solves_match_lapack_on_two_cores) {
@@ -207,6 +209,8 @@ START_TEST(a_simulated_platform_solves_on_the_calling_thread) {
   check_solve(nd.ex, S, 'G', 'T', 33, 2);
   check_solve(nd.ex, D, 'P', 'L', 90, 24);
   check_solve(nd.ex, S, 'P', 'U', 33, 2);
+  check_solve(nd.ex, S, 'G', 'N', 300, 5); /* blocks on the calling thread */
+  check_solve(nd.ex, D, 'P', 'U', 300, 5);
   close_node(&nd);
 }
 END_TEST

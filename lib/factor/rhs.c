@@ -33,19 +33,69 @@ static void swap_rows(const mlsba__rhs_t *s, int64_t c, int64_t w,
   }
 }
 
-/* Fewer columns than this are solved one by one with TRSV on the calling
- * thread, more with one TRSM on every core. BLIS's TRSM packs the
- * triangle at every call and computes a micro-tile as wide as its
- * kernels' (8 or more columns) however few there are. Measured here (an
- * L and a U solve, double, the TRSM on two threads; ms): one column 1.5
- * by TRSV against 5.1 by TRSM at n = 2048, 6.2 against 13.5 at n = 4096;
- * two columns 3.1 against 4.5 and 11.8 against 13.9; three 4.1 against
- * 4.5 but 17.6 against 13.7. */
+/* Fewer columns than this are solved one by one with TRSV, more by
+ * TRSMs. BLIS's TRSM packs the triangle at every call and computes a
+ * micro-tile as wide as its kernels' (8 or more columns) however few
+ * there are. Measured here (an L and a U solve, double, the TRSM on two
+ * threads; ms): one column 1.5 by TRSV against 5.1 by TRSM at n = 2048,
+ * 6.2 against 13.5 at n = 4096; two columns 3.1 against 4.5 and 11.8
+ * against 13.9; three 4.1 against 4.5 but 17.6 against 13.7. */
 enum { TRSV_BELOW = 3 };
+
+/* The rows of the triangle solved at a time by a TRSM where a core solves
+ * its columns by blocks, the rest of the triangle applied by GEMMs as
+ * deep as the block: deep enough for the kernels chosen for products
+ * (cpu_kernels.c: 384 and more). Single precision, 64 right-hand sides
+ * split between this machine's two cores (ms, one L and one U solve):
+ * n = 2048, blocks of 128 8.4, 256 8.0, 512 4.6, 1024 5.5, one TRSM
+ * each 6.5; n = 4096, 512 14.9, 1024 17.7. */
+enum { SOLVE_BLOCK = 512 };
+
+int mlsba__rhs_by_blocks(mlsba_precision_t p) {
+  return mlsba__cpu_kernel_of(p, MLSBA__CPU_PRODUCT) ==
+         MLSBA__CPU_KERNEL_OPENBLAS;
+}
+
+/* Element (i, j) of the factors. */
+static const void *factor_at(const mlsba__rhs_t *s, int64_t i, int64_t j) {
+  size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  return (const char *)s->a + ((size_t)j * (size_t)s->lda + (size_t)i) * es;
+}
+
+/* B = op(T)^-1 B, w columns of B at b, by blocks of rows: each block
+ * solved by a TRSM with its diagonal block, then taken from the rows
+ * still to solve by a GEMM with the triangle's block beside it (below
+ * the diagonal block in op(T), in the order the solve runs). */
+static void triangle_blocks(const mlsba__rhs_t *s, char uplo, char trans,
+                            char diag, void *b, int64_t w, unsigned threads) {
+  size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  int lower = uplo == 'L', t = trans == 'T', forward = lower != t;
+  int64_t n = s->n, nblocks = (n + SOLVE_BLOCK - 1) / SOLVE_BLOCK;
+  for (int64_t q = 0; q < nblocks; q++) {
+    int64_t blk = forward ? q : nblocks - 1 - q, k = blk * SOLVE_BLOCK;
+    int64_t kb = n - k < SOLVE_BLOCK ? n - k : SOLVE_BLOCK;
+    char *bk = (char *)b + (size_t)k * es;
+    mlsba__cpu_trsm(s->prec, 'L', uplo, trans, diag, kb, w, 1.0,
+                    factor_at(s, k, k), s->lda, bk, s->ldb, threads);
+    /* The rows still to solve: below the block going forward, above it
+     * going backward; op(T)'s block there, rows [r0, r0 + rows) of its
+     * columns [k, k + kb), is T's (k, r0) block transposed when op is. */
+    int64_t r0 = forward ? k + kb : 0, rows = forward ? n - k - kb : k;
+    if (rows == 0)
+      continue;
+    const void *off = t ? factor_at(s, k, r0) : factor_at(s, r0, k);
+    mlsba__cpu_gemm(s->prec, trans, 'N', rows, w, kb, -1.0, off, s->lda, bk,
+                    s->ldb, 1.0, (char *)b + (size_t)r0 * es, s->ldb, threads);
+  }
+}
 
 /* B = op(T)^-1 B for the triangle `uplo` of the factors. */
 static void triangle(const mlsba__rhs_t *s, char uplo, char trans, char diag,
                      void *b, int64_t w, unsigned threads) {
+  if (w >= TRSV_BELOW && threads == 1 && mlsba__rhs_by_blocks(s->prec)) {
+    triangle_blocks(s, uplo, trans, diag, b, w, 1);
+    return;
+  }
   if (w >= TRSV_BELOW) {
     mlsba__cpu_trsm(s->prec, 'L', uplo, trans, diag, s->n, w, 1.0, s->a, s->lda,
                     b, s->ldb, threads);

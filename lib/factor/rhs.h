@@ -24,9 +24,17 @@ typedef struct {
 } mlsba__rhs_t;
 
 /* Columns [c, c + w) of B solved in place from the calling thread, the
- * kernels' TRSMs on `threads` threads (its TRSVs on one). */
+ * kernels' TRSMs on `threads` threads (its TRSVs on one); on one thread
+ * by blocks where mlsba__rhs_by_blocks says so. */
 void mlsba__rhs_solve(const mlsba__rhs_t *s, int64_t c, int64_t w,
                       unsigned threads);
+
+/* Whether a core solves its columns by blocks (rhs.c): where OpenBLAS's
+ * kernels run the products of precision p. Otherwise one TRSM of the
+ * whole triangle on the cores' threads ran faster here (double, BLIS's
+ * skx: n = 4096, 64 right-hand sides, 26 ms against 39 ms by blocks
+ * split between the cores). */
+int mlsba__rhs_by_blocks(mlsba_precision_t p);
 
 /* The arguments of a solve LAPACK checks (executor, precision, n, nrhs,
  * a, lda, b, ldb, info), each bad one named in the message with fn. */

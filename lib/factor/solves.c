@@ -1,13 +1,19 @@
 /* The solves with the factors of mlsba_getrf and mlsba_potrf, LAPACK's
  * ?getrs and ?potrs: the arguments checked as LAPACK checks them, then
- * the right-hand sides solved on the platform's cores (rhs.c) by one call
- * of the cores' kernels with a thread a core, which share one packed copy
- * of the triangle. Split by columns instead, each core on its own, every
- * core packs the whole triangle for its few columns: on this machine's
- * two cores (n = 2048, double, 64 right-hand sides) the split ran 1.07x
- * one core, BLIS's two threads 1.34x (n = 4096: 1.52x; 256 columns 1.46x
- * and 1.77x); docs/factor.md has the table. */
+ * the right-hand sides solved on the platform's cores (rhs.c). Where
+ * OpenBLAS's kernels run the products (mlsba__rhs_by_blocks), the
+ * columns are split between the cores, each solving its own on its
+ * pinned thread of the executor by blocks, its GEMMs on OpenBLAS's
+ * kernels: single precision here, n = 2048 and 4096, 64 right-hand
+ * sides, 1.33-1.37x one TRSM on BLIS's threads. Elsewhere one call of
+ * the cores' TRSM with a thread a core, which share one packed copy of
+ * the triangle; split by columns, each core packs the whole triangle for
+ * its few columns: on this machine's two cores (n = 2048, double, 64
+ * right-hand sides) the split ran 1.07x one core, BLIS's two threads
+ * 1.34x (n = 4096: 1.52x; 256 columns 1.46x and 1.77x); docs/factor.md
+ * has the table. */
 #include <limits.h>
+#include <stdlib.h>
 
 #include "../core/error.h"
 #include "../platform/platform.h"
@@ -50,16 +56,69 @@ int mlsba__rhs_check(const char *fn, const mlsba_executor_t *ex,
   return 0;
 }
 
-unsigned mlsba__solve_threads(const mlsba_executor_t *ex) {
+/* The real cores of the platform; 0 on a platform of simulated devices,
+ * which compute nothing (the calling thread solves). OpenCL devices take
+ * no part. */
+static size_t solve_cores(const mlsba_executor_t *ex) {
   const mlsba_platform_t *pl = ex->pl;
-  unsigned cores = 0;
+  size_t cores = 0;
   for (size_t i = 0; i < pl->ndev; i++) {
     unsigned roles = mlsba__platform_device_roles(pl, i);
     if (roles & MLSBA__ROLE_VIRTUAL)
-      return 1;
+      return 0;
     cores += (roles & MLSBA__ROLE_CORE) != 0;
   }
-  return cores > 0 ? cores : 1;
+  return cores;
+}
+
+unsigned mlsba__solve_threads(const mlsba_executor_t *ex) {
+  size_t cores = solve_cores(ex);
+  return cores > 0 ? (unsigned)cores : 1;
+}
+
+static int solve_columns(void *user, int64_t first, int64_t count) {
+  mlsba__rhs_solve(user, first, count, 1);
+  return 0;
+}
+
+/* The columns split evenly between the cores, each on its own pinned
+ * thread; nonzero when the run could not start (B as it was). */
+static int split_columns(mlsba_executor_t *ex, const char *load_name,
+                         const mlsba__rhs_t *s, int64_t nrhs, size_t cores) {
+  size_t p = ex->pl->ndev;
+  int64_t *units = calloc(p, sizeof *units);
+  double *time = calloc(p, sizeof *time);
+  mlsba_load_t *load = NULL;
+  int err = units && time ? 0 : MLSBA_ENOMEM;
+  for (size_t i = 0, k = 0; !err && i < p; i++) {
+    int core =
+        (mlsba__platform_device_roles(ex->pl, i) & MLSBA__ROLE_CORE) != 0;
+    units[i] =
+        core ? nrhs / (int64_t)cores + ((int64_t)k < nrhs % (int64_t)cores) : 0;
+    k += (size_t)core;
+  }
+  if (!err)
+    err = mlsba_load_create(load_name, nrhs, &load);
+  if (!err)
+    err = mlsba_load_set_cpu(load, solve_columns, (void *)s);
+  if (!err)
+    err = mlsba_executor_run(ex, load, units, MLSBA_DRIVE_SHARED, time, NULL);
+  mlsba_load_destroy(load);
+  free(units);
+  free(time);
+  return err;
+}
+
+/* The columns of B solved: split between the cores where they solve by
+ * blocks, else by the calling thread with a kernel thread a core. A split
+ * that cannot start is solved that way too. */
+static void solve(mlsba_executor_t *ex, const char *load_name,
+                  const mlsba__rhs_t *s, int64_t nrhs) {
+  size_t cores = solve_cores(ex);
+  if (cores >= 2 && nrhs >= 2 && mlsba__rhs_by_blocks(s->prec) &&
+      split_columns(ex, load_name, s, nrhs, cores) == 0)
+    return;
+  mlsba__rhs_solve(s, 0, nrhs, cores > 0 ? (unsigned)cores : 1);
 }
 
 int mlsba_getrs(mlsba_executor_t *ex, mlsba_precision_t prec, char trans,
@@ -94,7 +153,7 @@ int mlsba_getrs(mlsba_executor_t *ex, mlsba_precision_t prec, char trans,
                     .trans = t,
                     .b = b,
                     .ldb = ldb};
-  mlsba__rhs_solve(&s, 0, nrhs, mlsba__solve_threads(ex));
+  solve(ex, "getrs-rhs", &s, nrhs);
   return 0;
 }
 
@@ -117,6 +176,6 @@ int mlsba_potrs(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                     .lower = lower,
                     .b = b,
                     .ldb = ldb};
-  mlsba__rhs_solve(&s, 0, nrhs, mlsba__solve_threads(ex));
+  solve(ex, "potrs-rhs", &s, nrhs);
   return 0;
 }
