@@ -10,8 +10,9 @@
  *     between the ranks of each node column in one exchange;
  *  4. U's block row solved by its owner in each node column and broadcast
  *     down that column;
- *  5. each rank's trailing rectangle updated by one GEMM on its cores'
- *     kernels (devices/kernels.h).
+ *  5. each rank's trailing rectangle updated by GEMMs on the cores'
+ *     kernels (devices/kernels.h), its columns split between the node's
+ *     devices (factor_update.c).
  * The interchanges and the factors are LAPACK's: ipiv global and 1-based,
  * the swaps applied to L's columns on the left too, info the first zero
  * pivot with the factorization completed. */
@@ -236,6 +237,21 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   }
 }
 
+/* Step 5's product on this rank's trailing columns [c0, c1): C -= L U. */
+typedef struct {
+  const mlsba__mpi_dfac_t *f;
+  const char *l, *u;
+  int64_t mr, p, lr, lc;
+} lu_gemm_t;
+
+static void gemm_columns(const void *user, int64_t c0, int64_t c1) {
+  const lu_gemm_t *g = user;
+  const mlsba__mpi_dfac_t *f = g->f;
+  mlsba__cpu_gemm(f->prec, 'N', 'N', g->mr, c1 - c0, g->p, -1.0, g->l, g->mr,
+                  g->u + (size_t)(c0 * g->p) * f->es, g->p, 1.0,
+                  mlsba__mpi_dfac_at(f, g->lr, g->lc + c0), f->lda, 1);
+}
+
 /* Steps 4 and 5 on this rank. */
 static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
                    int64_t p) {
@@ -261,8 +277,12 @@ static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
   if (mr <= 0 || nc <= 0)
     return;
   mlsba__mpi_dfac_my_panel_rows(f, k0, p, f->panel, k0 + p, w->l);
-  mlsba__cpu_gemm(f->prec, 'N', 'N', mr, nc, p, -1.0, w->l, mr, w->u, p, 1.0,
-                  mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
+  lu_gemm_t g = {f, w->l, w->u, mr, p, lr, lc};
+  mlsba__mpi_dfac_work_t work = {.cols = nc,
+                                 .unit_flops = 2.0 * (double)mr * (double)p,
+                                 .run = gemm_columns,
+                                 .user = &g};
+  mlsba__mpi_dfac_update(f, &work);
 }
 
 /* This rank's verdict on getrf's own arguments. */
@@ -283,14 +303,24 @@ static int check(const mlsba_mpi_matrix_t *desc, const int64_t *ipiv,
 
 int mlsba_mpi_getrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                     void *a, int64_t *ipiv, int64_t *info) {
+  return mlsba_mpi_getrf_ex(desc, prec, a, ipiv, info, NULL, NULL);
+}
+
+int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
+                       void *a, int64_t *ipiv, int64_t *info,
+                       const mlsba_mpi_factor_opts_t *opts,
+                       mlsba_mpi_factor_report_t *report) {
   mlsba__mpi_dfac_t f;
+  if (report)
+    memset(report, 0, sizeof *report);
   int err = desc ? check(desc, ipiv, info) : 0;
   if ((err = mlsba__mpi_dfac_open(desc, prec, a, err, 1, "mlsba_mpi_getrf",
                                   &f)) != 0)
     return err;
   lu_work_t w = {0};
   err = work_alloc(&f, &w);
-  if ((err = mlsba__mpi_agree(f.comm, err)) != 0) {
+  if ((err = mlsba__mpi_agree(f.comm, err)) != 0 ||
+      (err = mlsba__mpi_dfac_node_open(&f, opts, "mlsba_mpi_getrf")) != 0) {
     work_free(&w);
     mlsba__mpi_dfac_close(&f);
     return err;
@@ -316,6 +346,7 @@ int mlsba_mpi_getrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     apply_moves(&f, &w, pairs, nmoves, k0, p);
     update(&f, &w, k0, p);
   }
+  mlsba__mpi_dfac_node_close(&f, report);
   work_free(&w);
   mlsba__mpi_dfac_close(&f);
   return err;
