@@ -27,6 +27,7 @@
 #include "../core/error.h"
 #include "../factor/factor.h"
 #include "../partition/fpm.h"
+#include "../platform/platform.h"
 #include "factor.h"
 
 struct mlsba__mpi_dfac_node {
@@ -113,13 +114,15 @@ static int node_devices(mlsba__mpi_dfac_node_t *nd, const char *path) {
 }
 
 static int node_open(const mlsba__mpi_dfac_t *f, const char *path,
-                     int local_rank, int local_size,
                      mlsba__mpi_dfac_node_t **out) {
   mlsba__mpi_dfac_node_t *nd = calloc(1, sizeof *nd);
   if (nd == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node");
   *out = nd;
-  int err = mlsba__mpi_platform_open(path, local_rank, local_size, &nd->pl);
+  /* "auto": the cores alone, for OpenCL devices take no columns here and
+   * asking OpenCL for them (pocl) costs a tenth of a second a call. */
+  int err = strcmp(path, "auto") == 0 ? mlsba__platform_discover_cores(&nd->pl)
+                                      : mlsba_platform_load(path, &nd->pl);
   if (err)
     return err;
   nd->p = mlsba_platform_num_devices(nd->pl);
@@ -158,14 +161,10 @@ int mlsba__mpi_dfac_node_open(mlsba__mpi_dfac_t *f,
                               const char *call) {
   const char *pattern = opts && opts->platform ? opts->platform : "auto";
   char path[1024];
-  int local_rank = 0, local_size = 1;
-  /* Both collective: every rank calls them whatever its options. */
+  /* Collective: every rank calls it whatever its options. */
   int err = mlsba_mpi_platform_path(f->comm, pattern, path, sizeof path);
-  int lerr = mlsba__mpi_local_rank(f->comm, &local_rank, &local_size);
   if (!err)
-    err = lerr;
-  if (!err)
-    err = node_open(f, path, local_rank, local_size, &f->node);
+    err = node_open(f, path, &f->node);
   if (err) {
     char why[600];
     snprintf(why, sizeof why, "%s", mlsba_last_error());
