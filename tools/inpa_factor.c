@@ -92,7 +92,26 @@ typedef struct {
   mlsba_mpi_layout_t layout;
   double balance_s, factor_s, solve_s, residual, gflops;
   long *blocks; /* per rank, on rank 0 */
+  /* This rank's node: its updates' seconds (virtual on simulated
+   * devices) and the steps split between more than one device; then
+   * every rank's, on rank 0. */
+  double update_s;
+  long split_steps;
+  double *rank_update_s;
+  long *rank_split;
 } outcome_t;
+
+/* The path of this rank's platform as a pattern that names it: a "%" of
+ * the file's name doubled. */
+static void as_pattern(const char *path, char *out, size_t size) {
+  size_t n = 0;
+  for (; *path && n + 2 < size; path++) {
+    if (*path == '%')
+      out[n++] = '%';
+    out[n++] = *path;
+  }
+  out[n] = '\0';
+}
 
 /* This rank's own blocks of A, as doubles or floats. */
 static void *fill_own(const mlsba_mpi_matrix_t *d, int op, uint64_t seed,
@@ -176,13 +195,20 @@ static int factor_and_solve(const mlsba_mpi_opts_t *o,
     free(x);
     return 1;
   }
+  char pattern[4096];
+  as_pattern(o->platform ? o->platform : "auto", pattern, sizeof pattern);
+  mlsba_mpi_factor_opts_t fo = {.platform = pattern};
+  mlsba_mpi_factor_report_t rep;
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
   int err = out->op == INPA_OP_GETRF
-                ? mlsba_mpi_getrf(d, prec, a, ipiv, &out->info)
-                : mlsba_mpi_potrf(d, prec, 'L', a, &out->info);
+                ? mlsba_mpi_getrf_ex(d, prec, a, ipiv, &out->info, &fo, &rep)
+                : mlsba_mpi_potrf_ex(d, prec, 'L', a, &out->info, &fo, &rep);
   MPI_Barrier(MPI_COMM_WORLD);
   out->factor_s = MPI_Wtime() - t0;
+  out->update_s = rep.update_s;
+  out->split_steps = (long)rep.split_steps;
+  mlsba_mpi_factor_report_free(&rep);
   double n = (double)out->n;
   out->gflops = (out->op == INPA_OP_GETRF ? 2 * n * n * n / 3 : n * n * n / 3) /
                 out->factor_s / 1e9;
@@ -215,9 +241,10 @@ static void print_table(const mlsba_mpi_opts_t *o, const outcome_t *r, int q) {
          (long long)r->n, (long long)r->nb,
          o->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single",
          mlsba_mpi_layout_name(r->layout));
-  printf("%5s %9s\n", "rank", "blocks");
+  printf("%5s %9s %12s %12s\n", "rank", "blocks", "update s", "split steps");
   for (int i = 0; i < q; i++)
-    printf("%5d %9ld\n", i, r->blocks[i]);
+    printf("%5d %9ld %12.4f %12ld\n", i, r->blocks[i], r->rank_update_s[i],
+           r->rank_split[i]);
   if (r->layout != MLSBA_MPI_LAYOUT_HOMOGENEOUS)
     printf("\nbalancing   %.4f s (%s on the product, not counted below)\n",
            r->balance_s, mlsba_mpi_algo_name(o->algorithm));
@@ -232,12 +259,15 @@ static void print_table(const mlsba_mpi_opts_t *o, const outcome_t *r, int q) {
 
 static int write_json(const mlsba_mpi_opts_t *o, const outcome_t *r, int q,
                       const char *path, const char *prog) {
-  json_t *blocks = json_array();
-  for (int i = 0; i < q; i++)
+  json_t *blocks = json_array(), *upd = json_array(), *split = json_array();
+  for (int i = 0; i < q; i++) {
     json_array_append_new(blocks, json_integer(r->blocks[i]));
+    json_array_append_new(upd, json_real(r->rank_update_s[i]));
+    json_array_append_new(split, json_integer(r->rank_split[i]));
+  }
   json_t *j = json_pack(
       "{s:s, s:I, s:I, s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:I, s:f, "
-      "s:b, s:o}",
+      "s:b, s:o, s:o, s:o}",
       "op", r->op == INPA_OP_GETRF ? "getrf" : "potrf", "n", (json_int_t)r->n,
       "block", (json_int_t)r->nb, "precision",
       o->precision == MLSBA_PRECISION_DOUBLE ? "double" : "single", "algo",
@@ -245,7 +275,8 @@ static int write_json(const mlsba_mpi_opts_t *o, const outcome_t *r, int q,
       mlsba_mpi_layout_name(r->layout), "ranks", q, "balance_s", r->balance_s,
       "makespan_s", r->factor_s, "gflops", r->gflops, "solve_s", r->solve_s,
       "info", (json_int_t)r->info, "residual", r->residual, "verified",
-      r->residual >= 0 && r->residual < 16, "rank_blocks", blocks);
+      r->residual >= 0 && r->residual < 16, "rank_blocks", blocks,
+      "rank_update_s", upd, "rank_split_steps", split);
   int rc = output_json(prog, "--json", path, j,
                        JSON_INDENT(1) | JSON_PRESERVE_ORDER |
                            JSON_REAL_PRECISION(9));
@@ -284,14 +315,22 @@ int inpa_factor_main(const mlsba_mpi_opts_t *o, int op, const char *json,
             err > 0 ? "out of memory" : mlsba_mpi_last_error());
   long mine = d ? (long)mlsba_mpi_matrix_num_blocks(d) : 0;
   r.blocks = rank == 0 ? calloc((size_t)q, sizeof *r.blocks) : NULL;
+  r.rank_update_s = rank == 0 ? calloc((size_t)q, sizeof(double)) : NULL;
+  r.rank_split = rank == 0 ? calloc((size_t)q, sizeof *r.rank_split) : NULL;
   MPI_Gather(&mine, 1, MPI_LONG, r.blocks, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  if (!err && rank == 0 && r.blocks) {
+  MPI_Gather(&r.update_s, 1, MPI_DOUBLE, r.rank_update_s, 1, MPI_DOUBLE, 0,
+             MPI_COMM_WORLD);
+  MPI_Gather(&r.split_steps, 1, MPI_LONG, r.rank_split, 1, MPI_LONG, 0,
+             MPI_COMM_WORLD);
+  if (!err && rank == 0 && r.blocks && r.rank_update_s && r.rank_split) {
     if (!quiet && !(json && !strcmp(json, "-")))
       print_table(o, &r, q);
     status = json && write_json(o, &r, q, json, prog);
     status |= cli_finish_stdout(prog) || !(r.residual >= 0 && r.residual < 16);
   }
   free(r.blocks);
+  free(r.rank_update_s);
+  free(r.rank_split);
   mlsba_mpi_matrix_destroy(d);
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return status;

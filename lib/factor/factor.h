@@ -295,4 +295,11 @@ int mlsba__factor_split(const mlsba__factor_split_in_t *in, int64_t loads[],
 double mlsba__factor_split_time(const mlsba__factor_split_in_t *in,
                                 const int64_t loads[]);
 
+/* What a step teaches a real device's rate model (models.c): the point
+ * (units, rate) measured, joined to a point within a tenth of its units
+ * as the single-node driver joins them (a rate far below it counts a
+ * quarter, another process having slowed that step). The MPI layer
+ * learns each rank's devices this way. */
+void mlsba__factor_learn_point(mlsba_model_t *m, double units, double rate);
+
 #endif

@@ -313,7 +313,7 @@ void mlsba__factor_models_close(mlsba__factor_ctx_t *C) {
  * Another process only ever makes a step slower: a rate far below the
  * point's counts a quarter (a 50 ms stall of one core at n = 4096 halved
  * its rate, and the mean then misled five further steps by 14-18%). */
-static void add_point(mlsba_model_t *m, double x, double rate) {
+void mlsba__factor_learn_point(mlsba_model_t *m, double x, double rate) {
   for (size_t k = 0; k < mlsba_model_num_points(m); k++) {
     double px, ps;
     mlsba_model_get_point(m, k, &px, &ps);
@@ -391,7 +391,7 @@ void mlsba__factor_learn(mlsba__factor_ctx_t *C,
       continue;
     if (C->models.saved[i])
       check_saved(C, i, (double)load[i], rate);
-    add_point(C->models.rate[i], (double)load[i], rate);
+    mlsba__factor_learn_point(C->models.rate[i], (double)load[i], rate);
   }
 }
 

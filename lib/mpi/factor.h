@@ -45,6 +45,9 @@ typedef struct mlsba__mpi_dfac {
    * them, and the root's counts and offsets (2 q). */
   void *panel, *part, *parts;
   int *counts;
+  /* The node's devices that share the trailing update (factor_update.c);
+   * NULL: the calling thread updates alone. */
+  struct mlsba__mpi_dfac_node *node;
 } mlsba__mpi_dfac_t;
 
 /* Checks what every factorization and solve needs (desc one of
@@ -97,5 +100,41 @@ int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
 void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
                          int *piv, void *scratch);
 size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f);
+
+/* ---- factor_update.c: the trailing update on the node's devices ------ */
+
+typedef struct mlsba__mpi_dfac_node mlsba__mpi_dfac_node_t;
+
+/* Opens this rank's node for f (opts->platform; "auto", the rank's bound
+ * cores, by default) before the matrix is touched, and agrees on the
+ * outcome: a platform that fails on one rank fails every rank with its
+ * message. Collective. */
+int mlsba__mpi_dfac_node_open(mlsba__mpi_dfac_t *f,
+                              const mlsba_mpi_factor_opts_t *opts,
+                              const char *call);
+/* Fills report (NULL: none) with what the node did, and closes it. */
+void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
+                                mlsba_mpi_factor_report_t *report);
+
+/* One step's trailing update on this rank: its local trailing columns
+ * [0, cols) are the units. run updates columns [c0, c1) single threaded
+ * (it is called from several threads at once on disjoint ranges);
+ * column_flops gives one column's flops (NULL: every column costs
+ * unit_flops). */
+typedef struct mlsba__mpi_dfac_work {
+  int64_t cols;
+  double unit_flops;
+  double (*column_flops)(const void *user, int64_t c);
+  void (*run)(const void *user, int64_t c0, int64_t c1);
+  const void *user;
+} mlsba__mpi_dfac_work_t;
+
+/* The update split between f's node's devices by lib/factor's per-step
+ * split at this step's size (mlsba__factor_split), the devices' models
+ * learnt from their times (real) or taken from their profiles
+ * (simulated: virtual time, charged to SMPI's clock). Never fails: what
+ * a device could not update, the calling thread does. */
+void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
+                            const mlsba__mpi_dfac_work_t *w);
 
 #endif

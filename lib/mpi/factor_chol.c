@@ -9,7 +9,8 @@
  *     block rows and of its own block columns), nonblocking;
  *  3. each rank's lower-triangle blocks of the trailing matrix updated:
  *     per block column one GEMMT on its diagonal block (the lower triangle
- *     only) and one GEMM below, on the cores' kernels (update()).
+ *     only) and one GEMM below, on the cores' kernels, the columns split
+ *     between the node's devices (update(), factor_update.c).
  * The lookahead: the node column of the next panel updates that block
  * column first, factors it and starts its broadcast, then updates the
  * rest; every other rank updates all of its blocks meanwhile.
@@ -67,43 +68,94 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
   return info;
 }
 
+/* Step 3 on this rank's trailing local columns (those right of the
+ * panel, [lc0, lcols)): l holds its rows of L from k0 + p on. */
+typedef struct {
+  const mlsba__mpi_dfac_t *f;
+  int64_t k0, p, lc0, lr0;
+  const char *panel, *l; /* the step's panel (leading dimension n - k0) */
+  const int64_t *cols;   /* the rank's block columns */
+} chol_step_t;
+
+/* Where local column lc lies: its block column's first global column j0,
+ * first local column lcb and width w, the local row of j0, and whether
+ * this rank holds the diagonal block (every block but a rank's last is
+ * nb wide, so lc / nb is the block). */
+typedef struct {
+  int64_t j0, lcb, w, lr;
+  int diag;
+} place_t;
+
+static place_t place(const chol_step_t *s, int64_t lc) {
+  const mlsba__mpi_dfac_t *f = s->f;
+  int64_t i = lc / f->nb;
+  place_t at = {.j0 = s->cols[i] * f->nb, .lcb = i * f->nb};
+  at.w = f->n - at.j0 < f->nb ? f->n - at.j0 : f->nb;
+  at.lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, at.j0);
+  at.diag =
+      mlsba__layout_row_owner(f->layout, f->mycol, s->cols[i]) == (size_t)f->me;
+  return at;
+}
+
+/* Column c's flops: its rows from the diagonal down, times 2 p. */
+static double column_flops(const void *user, int64_t c) {
+  const chol_step_t *s = user;
+  place_t at = place(s, s->lc0 + c);
+  int64_t rows = s->f->lrows - at.lr - (at.diag ? s->lc0 + c - at.lcb : 0);
+  return 2.0 * (double)s->p * (double)(rows > 0 ? rows : 0);
+}
+
+/* Columns [c0, c1) from lc0: per block column's piece [a, b), a GEMMT on
+ * the diagonal block's [a, b) square (its lower half) and a GEMM below
+ * it, or a GEMM on every row when the diagonal block is another rank's. */
+static void update_columns(const void *user, int64_t c0, int64_t c1) {
+  const chol_step_t *s = user;
+  const mlsba__mpi_dfac_t *f = s->f;
+  int64_t ldp = f->m - s->k0, ml = f->lrows - s->lr0, end = s->lc0 + c1;
+  for (int64_t lc = s->lc0 + c0; lc < end;) {
+    place_t at = place(s, lc);
+    int64_t a = lc - at.lcb;
+    int64_t b = (at.lcb + at.w < end ? at.lcb + at.w : end) - at.lcb;
+    int64_t rows = f->lrows - at.lr, top = at.diag ? b : 0;
+    /* L's rows of these columns (panel rows j0 + a ..), and of ours. */
+    const char *lj = s->panel + (size_t)(at.j0 - s->k0 + a) * f->es;
+    const char *li = s->l + (size_t)(at.lr - s->lr0) * f->es;
+    if (at.diag && rows > a)
+      mlsba__cpu_gemmt(f->prec, 'L', 'N', 'T', b - a, s->p, -1.0,
+                       li + (size_t)a * f->es, ml, lj, ldp, 1.0,
+                       mlsba__mpi_dfac_at(f, at.lr + a, lc), f->lda, 1);
+    if (rows > top)
+      mlsba__cpu_gemm(f->prec, 'N', 'T', rows - top, b - a, s->p, -1.0,
+                      li + (size_t)top * f->es, ml, lj, ldp, 1.0,
+                      mlsba__mpi_dfac_at(f, at.lr + top, lc), f->lda, 1);
+    lc = at.lcb + b;
+  }
+}
+
 /* Step 3 on this rank: its block columns [b0, b1) right of the panel,
- * each from its diagonal down, with the step's panel (leading dimension
- * n - k0) and l, this rank's rows of L from k0 + p on (leading dimension
- * their count). Purely local; called once per step on the next panel's
- * block column and once on the rest (or once on all). */
+ * each from its diagonal down, split between the node's devices, with
+ * the step's panel and l, this rank's rows of L from k0 + p on (leading
+ * dimension their count). Purely local; called once per step on the next
+ * panel's block column and once on the rest (or once on all). */
 static void update(const mlsba__mpi_dfac_t *f, const char *panel, int64_t k0,
                    int64_t p, const char *l, int64_t b0, int64_t b1) {
-  int64_t count, ldp = f->m - k0;
-  const int64_t *cols =
-      mlsba__layout_rank_cols(f->layout, (size_t)f->me, &count);
-  int64_t lr0 = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0 + p);
-  int64_t ml = f->lrows - lr0; /* l's rows (its leading dimension) */
-  for (int64_t i = 0; i < count; i++) {
-    int64_t j0 = cols[i] * f->nb;
-    if (j0 < k0 + p || cols[i] < b0 || cols[i] >= b1)
-      continue;
-    int64_t w = f->n - j0 < f->nb ? f->n - j0 : f->nb;
-    int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, j0);
-    int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, j0);
-    int64_t rows = f->lrows - lr;
-    if (rows <= 0)
-      continue;
-    /* L's rows of this block column: panel rows j0 .. j0 + w. */
-    const char *lj = panel + (size_t)(j0 - k0) * f->es;
-    const char *li = l + (size_t)(lr - lr0) * f->es;
-    size_t owner = mlsba__layout_row_owner(f->layout, f->mycol, cols[i]);
-    if (owner == (size_t)f->me) { /* the diagonal block: its lower half */
-      mlsba__cpu_gemmt(f->prec, 'L', 'N', 'T', w, p, -1.0, li, ml, lj, ldp, 1.0,
-                       mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
-      lr += w;
-      li += (size_t)w * f->es;
-      rows -= w;
-    }
-    if (rows > 0)
-      mlsba__cpu_gemm(f->prec, 'N', 'T', rows, w, p, -1.0, li, ml, lj, ldp, 1.0,
-                      mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
-  }
+  int64_t count, first = k0 + p;
+  chol_step_t s = {.f = f, .k0 = k0, .p = p, .panel = panel, .l = l};
+  s.cols = mlsba__layout_rank_cols(f->layout, (size_t)f->me, &count);
+  if (b0 * f->nb > first)
+    first = b0 * f->nb;
+  s.lc0 = first < f->n ? mlsba__mpi_dfac_cols_before(f, (size_t)f->me, first)
+                       : f->lcols;
+  int64_t lc1 = b1 < (f->n + f->nb - 1) / f->nb
+                    ? mlsba__mpi_dfac_cols_before(f, (size_t)f->me, b1 * f->nb)
+                    : f->lcols;
+  s.lr0 = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0 + p);
+  mlsba__mpi_dfac_work_t work = {.cols = lc1 - s.lc0,
+                                 .column_flops = column_flops,
+                                 .run = update_columns,
+                                 .user = &s};
+  if (f->lrows > s.lr0 && work.cols > 0)
+    mlsba__mpi_dfac_update(f, &work);
 }
 
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
@@ -123,8 +175,17 @@ static void start_panel(const mlsba__mpi_dfac_t *f, int64_t k1, int64_t p1,
 
 int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                     char uplo, void *a, int64_t *info) {
+  return mlsba_mpi_potrf_ex(desc, prec, uplo, a, info, NULL, NULL);
+}
+
+int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
+                       char uplo, void *a, int64_t *info,
+                       const mlsba_mpi_factor_opts_t *opts,
+                       mlsba_mpi_factor_report_t *report) {
   int64_t m = 0, n = 0;
   int err = 0;
+  if (report)
+    memset(report, 0, sizeof *report);
   if (desc)
     mlsba_mpi_matrix_size(desc, &m, &n, NULL, NULL);
   if (info == NULL)
@@ -152,7 +213,8 @@ int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
             ? 0
             : mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_potrf: out of memory for "
                                         "this rank's rows of L");
-  if ((err = mlsba__mpi_agree(f.comm, err)) != 0) {
+  if ((err = mlsba__mpi_agree(f.comm, err)) != 0 ||
+      (err = mlsba__mpi_dfac_node_open(&f, opts, "mlsba_mpi_potrf")) != 0) {
     free(l);
     free(l11);
     free(other);
@@ -186,6 +248,7 @@ int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     update(&f, cur, k0, p, l, ahead ? k + 2 : k + 1, INT64_MAX);
     now = 1 - now;
   }
+  mlsba__mpi_dfac_node_close(&f, report);
   free(l);
   free(l11);
   free(other);

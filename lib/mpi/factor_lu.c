@@ -11,7 +11,9 @@
  *     between the ranks of each node column in one exchange;
  *  4. U's block row solved by its owner in each node column and broadcast
  *     down that column;
- *  5. each rank's trailing rectangle updated by GEMM (update()).
+ *  5. each rank's trailing rectangle updated by GEMMs on the cores'
+ *     kernels (update()), its columns split between the node's devices
+ *     (factor_update.c).
  * The lookahead: the node column of the next panel solves and updates
  * that panel's columns first, factors the next panel and starts its
  * broadcast, and only then updates the rest of its columns; every other
@@ -244,6 +246,22 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   }
 }
 
+/* Step 5's product on columns [c0, c1) of a range of this rank's
+ * trailing columns (g->lc its first local column): C -= L U. */
+typedef struct {
+  const mlsba__mpi_dfac_t *f;
+  const char *l, *u;
+  int64_t mr, p, lr, lc;
+} lu_gemm_t;
+
+static void gemm_columns(const void *user, int64_t c0, int64_t c1) {
+  const lu_gemm_t *g = user;
+  const mlsba__mpi_dfac_t *f = g->f;
+  mlsba__cpu_gemm(f->prec, 'N', 'N', g->mr, c1 - c0, g->p, -1.0, g->l, g->mr,
+                  g->u + (size_t)(c0 * g->p) * f->es, g->p, 1.0,
+                  mlsba__mpi_dfac_at(f, g->lr, g->lc + c0), f->lda, 1);
+}
+
 /* Step 4 for this rank's local columns [lc0, lc1) past the panel: U's
  * block row there, solved by its owner in the node column with the
  * panel's L11 and broadcast down the column into w->u (its columns from
@@ -282,9 +300,13 @@ static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
   int64_t mr = f->lrows - lr, nc = lc1 - lc0;
   if (mr <= 0 || nc <= 0)
     return;
-  mlsba__cpu_gemm(f->prec, 'N', 'N', mr, nc, p, -1.0, w->l, mr,
-                  w->u + (size_t)((lc0 - w->lcs) * p) * f->es, p, 1.0,
-                  mlsba__mpi_dfac_at(f, lr, lc0), f->lda, 1);
+  lu_gemm_t g = {f,  w->l, w->u + (size_t)((lc0 - w->lcs) * p) * f->es, mr, p,
+                 lr, lc0};
+  mlsba__mpi_dfac_work_t work = {.cols = nc,
+                                 .unit_flops = 2.0 * (double)mr * (double)p,
+                                 .run = gemm_columns,
+                                 .user = &g};
+  mlsba__mpi_dfac_update(f, &work);
 }
 
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
@@ -320,14 +342,24 @@ static int check(const mlsba_mpi_matrix_t *desc, const int64_t *ipiv,
 
 int mlsba_mpi_getrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                     void *a, int64_t *ipiv, int64_t *info) {
+  return mlsba_mpi_getrf_ex(desc, prec, a, ipiv, info, NULL, NULL);
+}
+
+int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
+                       void *a, int64_t *ipiv, int64_t *info,
+                       const mlsba_mpi_factor_opts_t *opts,
+                       mlsba_mpi_factor_report_t *report) {
   mlsba__mpi_dfac_t f;
+  if (report)
+    memset(report, 0, sizeof *report);
   int err = desc ? check(desc, ipiv, info) : 0;
   if ((err = mlsba__mpi_dfac_open(desc, prec, a, err, 1, "mlsba_mpi_getrf",
                                   &f)) != 0)
     return err;
   lu_work_t w = {0};
   err = work_alloc(&f, &w);
-  if ((err = mlsba__mpi_agree(f.comm, err)) != 0) {
+  if ((err = mlsba__mpi_agree(f.comm, err)) != 0 ||
+      (err = mlsba__mpi_dfac_node_open(&f, opts, "mlsba_mpi_getrf")) != 0) {
     work_free(&w);
     mlsba__mpi_dfac_close(&f);
     return err;
@@ -370,6 +402,7 @@ int mlsba_mpi_getrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
     update(&f, &w, k0, p, lcn, f.lcols);
   }
+  mlsba__mpi_dfac_node_close(&f, report);
   work_free(&w);
   mlsba__mpi_dfac_close(&f);
   return err;

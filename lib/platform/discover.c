@@ -77,8 +77,10 @@ int mlsba_platform_discover(mlsba_platform_t **platform) {
   return mlsba__platform_discover_local(local_rank, local_size, platform);
 }
 
-int mlsba__platform_discover_local(int local_rank, int local_size,
-                                   mlsba_platform_t **platform) {
+/* Discovery, with this process's share of the OpenCL devices or with
+ * none (without asking OpenCL). */
+static int discover(int local_rank, int local_size, int opencl,
+                    mlsba_platform_t **platform) {
   if (platform == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_discover: NULL argument");
   hwloc_topology_t topo;
@@ -96,7 +98,7 @@ int mlsba__platform_discover_local(int local_rank, int local_size,
   /* Indices of the OpenCL devices this process takes; more than a
    * machine holds is out of reach. */
   size_t cl_index[256];
-  if (!err)
+  if (!err && opencl)
     err = select_opencl(local_rank, local_size, &cl, cl_index, &ncl);
   if (!err && nc + ncl == 0)
     err = mlsba__fail(MLSBA_EDEVICE,
@@ -182,4 +184,13 @@ int mlsba__platform_discover_local(int local_rank, int local_size,
   }
   *platform = pl;
   return 0;
+}
+
+int mlsba__platform_discover_local(int local_rank, int local_size,
+                                   mlsba_platform_t **platform) {
+  return discover(local_rank, local_size, 1, platform);
+}
+
+int mlsba__platform_discover_cores(mlsba_platform_t **platform) {
+  return discover(0, 1, 0, platform);
 }

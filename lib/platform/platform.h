@@ -78,5 +78,9 @@ int mlsba__platform_core(const mlsba_platform_t *pl, size_t i);
  * mlsba_platform_discover() the launcher's environment. */
 int mlsba__platform_discover_local(int local_rank, int local_size,
                                    mlsba_platform_t **platform);
+/* The same with the cores only: no OpenCL device, and OpenCL not asked
+ * (what a caller that gives accelerators no work needs; enumerating them
+ * through pocl costs a tenth of a second). */
+int mlsba__platform_discover_cores(mlsba_platform_t **platform);
 
 #endif

@@ -872,6 +872,58 @@ MLSBA_EXTERN int mlsba_mpi_getrf(const mlsba_mpi_matrix_t *desc,
 MLSBA_EXTERN int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc,
                                  mlsba_precision_t prec, char uplo, void *a,
                                  int64_t *info);
+/** Options of mlsba_mpi_getrf_ex() and mlsba_mpi_potrf_ex(); zero them,
+ *  then set. */
+typedef struct mlsba_mpi_factor_opts {
+  /** The devices of this rank's node that share its trailing update at
+   *  every step, split by their models at that step's size (lib/factor's
+   *  per-step split): NULL or "auto" (the default) discovers the cores
+   *  the rank is bound to; else a platform file, "%r", "%h" and "%l"
+   *  replaced as mlsba_mpi_platform_path() does. Simulated devices
+   *  compute in virtual time (their speed in nb x nb blocks updated by a
+   *  rank-nb product per second, as mlsba-inpa's node files count them;
+   *  under SMPI the rank's simulated clock advances by it); OpenCL
+   *  devices take no columns yet. */
+  const char *platform;
+} mlsba_mpi_factor_opts_t;
+
+/** What this rank's node did in one factorization. */
+typedef struct mlsba_mpi_factor_report {
+  size_t num_devices; /**< of the node's platform, file order */
+  /** Per device: the columns it updated, summed over the steps, and its
+   *  seconds (virtual on a simulated node). Freed by
+   *  mlsba_mpi_factor_report_free(). */
+  int64_t *columns;
+  double *seconds;
+  int64_t steps;       /**< updates this rank ran */
+  int64_t split_steps; /**< of which more than one device took part */
+  int64_t fpm_steps;   /**< of which the models decided the split */
+  /** The updates' time on this rank: the longest device of each step,
+   *  summed (virtual on a simulated node). */
+  double update_s;
+  int simulated; /**< 1 when the node's devices are simulated */
+} mlsba_mpi_factor_report_t;
+
+/** \brief mlsba_mpi_getrf() with options (NULL: the defaults) and this
+ *  rank's report (NULL: none; else freed with
+ *  mlsba_mpi_factor_report_free(), even after an error). The platform
+ *  is opened on every rank before the matrix is touched: a platform that
+ *  cannot be opened on one rank fails every rank with its message. */
+MLSBA_EXTERN int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc,
+                                    mlsba_precision_t prec, void *a,
+                                    int64_t *ipiv, int64_t *info,
+                                    const mlsba_mpi_factor_opts_t *opts,
+                                    mlsba_mpi_factor_report_t *report);
+/** \brief mlsba_mpi_potrf() with options and a report, as
+ *  mlsba_mpi_getrf_ex(). */
+MLSBA_EXTERN int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc,
+                                    mlsba_precision_t prec, char uplo, void *a,
+                                    int64_t *info,
+                                    const mlsba_mpi_factor_opts_t *opts,
+                                    mlsba_mpi_factor_report_t *report);
+/** \brief Release what a report holds (not the struct); NULL ignored. */
+MLSBA_EXTERN void
+mlsba_mpi_factor_report_free(mlsba_mpi_factor_report_t *report);
 /** \brief Solve A X = B with mlsba_mpi_getrf()'s factors of a square A
  *  (LAPACK's ?getrs, no transpose): b is n x nrhs (leading dimension
  *  ldb >= n), the same on every rank, and holds X on every rank on

@@ -1,0 +1,416 @@
+/* A rank's trailing update split between the devices of its node
+ * (factor.h: mlsba__mpi_dfac_update). Each step the rank's trailing
+ * columns are the units, and lib/factor's per-step split
+ * (mlsba__factor_split, the single-node factorization's own) divides them
+ * by the devices' rate models at that step's size:
+ *  - real cores run their columns on the node's executor, one pinned
+ *    thread each, and their models learn each step's measured rate as
+ *    the single-node driver's learn (mlsba__factor_learn_point), kept on
+ *    this rank for the whole factorization;
+ *  - simulated devices take the virtual time their profiles give (a
+ *    profile counts nb x nb blocks updated by a rank-nb product per
+ *    second, as mlsba-inpa's node files do), while the numbers are
+ *    computed on the calling thread; under SMPI the step's longest
+ *    virtual time advances the rank's simulated clock (mlsba__mpi_spend);
+ *  - one core alone, or real devices under SMPI, compute on the calling
+ *    thread as a single device.
+ * OpenCL devices take no columns yet (their share goes to the cores).
+ *
+ * Columns need not cost the same (Cholesky's lower triangle): a split's
+ * units are then columns of the mean cost, and each device's range of
+ * columns is cut where the running flops reach its share. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/clock.h"
+#include "../core/error.h"
+#include "../factor/factor.h"
+#include "../partition/fpm.h"
+#include "../platform/platform.h"
+#include "factor.h"
+
+struct mlsba__mpi_dfac_node {
+  mlsba_platform_t *pl;
+  mlsba_executor_t *ex; /* real devices with more than one core; else NULL */
+  size_t p, q;
+  size_t *group_size, *group_dev;
+  int simulated;
+  int on_caller;   /* real, computed on the calling thread as one device */
+  double unit_ref; /* flops of a simulated profile's unit: 2 nb^3 */
+  unsigned char *active;
+  mlsba_model_t **rate; /* real: learnt; simulated: the step's */
+  int64_t *load;        /* the split's units */
+  int64_t *cols;        /* the columns each device takes */
+  double *flops, *time; /* of its columns; its seconds */
+  int64_t *total_cols;  /* over the steps */
+  double *total_s;
+  double *before;      /* lcols + 1 running flops of a step's columns */
+  unsigned char *done; /* lcols: the columns a run has updated */
+  const mlsba__mpi_dfac_work_t *work; /* the step in flight */
+  int64_t steps, split_steps, fpm_steps;
+  double update_s;
+};
+
+/* ---- opening the node --------------------------------------------------- */
+
+static int node_alloc(mlsba__mpi_dfac_node_t *nd, int64_t lcols) {
+  size_t p = nd->p, c = (size_t)(lcols > 0 ? lcols : 0);
+  nd->group_size = calloc(nd->q ? nd->q : 1, sizeof *nd->group_size);
+  nd->group_dev = calloc(p, sizeof *nd->group_dev);
+  nd->active = calloc(p, 1);
+  nd->rate = calloc(p, sizeof *nd->rate);
+  nd->load = calloc(p, sizeof *nd->load);
+  nd->cols = calloc(p, sizeof *nd->cols);
+  nd->flops = calloc(p, sizeof *nd->flops);
+  nd->time = calloc(p, sizeof *nd->time);
+  nd->total_cols = calloc(p, sizeof *nd->total_cols);
+  nd->total_s = calloc(p, sizeof *nd->total_s);
+  nd->before = calloc(c + 1, sizeof *nd->before);
+  nd->done = calloc(c + 1, 1);
+  if (!nd->group_size || !nd->group_dev || !nd->active || !nd->rate ||
+      !nd->load || !nd->cols || !nd->flops || !nd->time || !nd->total_cols ||
+      !nd->total_s || !nd->before || !nd->done)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node's split");
+  return 0;
+}
+
+/* The devices that take columns, the groups, and the real ones' empty
+ * models; a node mixing simulated and real devices is refused (it runs
+ * in virtual time or in wall-clock time, not both). */
+static int node_devices(mlsba__mpi_dfac_node_t *nd, const char *path) {
+  size_t sims = 0, cores = 0;
+  for (size_t i = 0; i < nd->p; i++) {
+    mlsba_device_type_t t = mlsba_platform_device_type(nd->pl, i);
+    sims += t == MLSBA_DEVICE_SIM;
+    cores += t == MLSBA_DEVICE_CPU;
+    nd->active[i] = t != MLSBA_DEVICE_OPENCL;
+  }
+  if (sims != 0 && sims != nd->p)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: mixes simulated and real devices; a node "
+                       "runs either in virtual time or in wall-clock time",
+                       path);
+  if (sims + cores == 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: no core or simulated device to take the "
+                       "update (OpenCL devices take no columns of a "
+                       "factorization across ranks yet)",
+                       path);
+  nd->simulated = sims > 0;
+  nd->on_caller = !nd->simulated && (cores == 1 || mlsba__mpi_is_smpi());
+  /* The groups cover every device once (the platform checks it). */
+  for (size_t g = 0, at = 0; g < nd->q; g++) {
+    nd->group_size[g] = mlsba_platform_group_size(nd->pl, g);
+    for (size_t k = 0; k < nd->group_size[g] && at < nd->p; k++)
+      nd->group_dev[at++] = mlsba_platform_group_device(nd->pl, g, k);
+  }
+  int err = 0;
+  for (size_t i = 0; !err && i < nd->p && !nd->simulated; i++)
+    err = mlsba_model_create(&nd->rate[i]);
+  if (!err && !nd->simulated && !nd->on_caller)
+    err = mlsba_executor_create(nd->pl, &nd->ex);
+  return err;
+}
+
+static int node_open(const mlsba__mpi_dfac_t *f, const char *path,
+                     mlsba__mpi_dfac_node_t **out) {
+  mlsba__mpi_dfac_node_t *nd = calloc(1, sizeof *nd);
+  if (nd == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node");
+  *out = nd;
+  /* "auto": the cores alone, for OpenCL devices take no columns here and
+   * asking OpenCL for them (pocl) costs a tenth of a second a call. */
+  int err = strcmp(path, "auto") == 0 ? mlsba__platform_discover_cores(&nd->pl)
+                                      : mlsba_platform_load(path, &nd->pl);
+  if (err)
+    return err;
+  nd->p = mlsba_platform_num_devices(nd->pl);
+  nd->q = mlsba_platform_num_groups(nd->pl);
+  double nb = (double)f->nb;
+  nd->unit_ref = 2 * nb * nb * nb;
+  if ((err = node_alloc(nd, f->lcols)) != 0)
+    return err;
+  return node_devices(nd, path);
+}
+
+static void node_free(mlsba__mpi_dfac_node_t *nd) {
+  if (nd == NULL)
+    return;
+  for (size_t i = 0; nd->rate && i < nd->p; i++)
+    mlsba_model_destroy(nd->rate[i]);
+  mlsba_executor_destroy(nd->ex);
+  mlsba_platform_destroy(nd->pl);
+  free(nd->group_size);
+  free(nd->group_dev);
+  free(nd->active);
+  free(nd->rate);
+  free(nd->load);
+  free(nd->cols);
+  free(nd->flops);
+  free(nd->time);
+  free(nd->total_cols);
+  free(nd->total_s);
+  free(nd->before);
+  free(nd->done);
+  free(nd);
+}
+
+int mlsba__mpi_dfac_node_open(mlsba__mpi_dfac_t *f,
+                              const mlsba_mpi_factor_opts_t *opts,
+                              const char *call) {
+  const char *pattern = opts && opts->platform ? opts->platform : "auto";
+  char path[1024];
+  /* Collective: every rank calls it whatever its options. */
+  int err = mlsba_mpi_platform_path(f->comm, pattern, path, sizeof path);
+  if (!err)
+    err = node_open(f, path, &f->node);
+  if (err) {
+    char why[600];
+    snprintf(why, sizeof why, "%s", mlsba_last_error());
+    err = mlsba__fail(err, "%s: the node's platform: %s", call, why);
+  }
+  if ((err = mlsba__mpi_agree(f->comm, err)) != 0) {
+    node_free(f->node);
+    f->node = NULL;
+  }
+  return err;
+}
+
+void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
+                                mlsba_mpi_factor_report_t *report) {
+  mlsba__mpi_dfac_node_t *nd = f->node;
+  if (report) {
+    memset(report, 0, sizeof *report);
+    size_t p = nd ? nd->p : 0;
+    report->columns = calloc(p ? p : 1, sizeof *report->columns);
+    report->seconds = calloc(p ? p : 1, sizeof *report->seconds);
+    if (nd && report->columns && report->seconds) {
+      report->num_devices = p;
+      memcpy(report->columns, nd->total_cols, p * sizeof *nd->total_cols);
+      memcpy(report->seconds, nd->total_s, p * sizeof *nd->total_s);
+      report->steps = nd->steps;
+      report->split_steps = nd->split_steps;
+      report->fpm_steps = nd->fpm_steps;
+      report->update_s = nd->update_s;
+      report->simulated = nd->simulated;
+    }
+  }
+  node_free(nd);
+  f->node = NULL;
+}
+
+void mlsba_mpi_factor_report_free(mlsba_mpi_factor_report_t *report) {
+  if (report == NULL)
+    return;
+  free(report->columns);
+  free(report->seconds);
+  report->columns = NULL;
+  report->seconds = NULL;
+  report->num_devices = 0;
+}
+
+/* ---- one step ------------------------------------------------------------ */
+
+/* A simulated device's rate at this step: its profile's blocks per second
+ * times the flops of a block, against columns of unit_flops each. */
+static int sim_rate(const mlsba__mpi_dfac_node_t *nd, size_t i,
+                    double unit_flops, mlsba_model_t **out) {
+  const mlsba_model_t *prof = mlsba_platform_device_model(nd->pl, i);
+  double per_block = nd->unit_ref / unit_flops; /* columns in a block */
+  int err = mlsba_model_create(out);
+  for (size_t k = 0; !err && k < mlsba_model_num_points(prof); k++) {
+    double x, s;
+    mlsba_model_get_point(prof, k, &x, &s);
+    double cols = x * per_block;
+    err = mlsba_model_set_point(*out, cols < 1e-6 ? 1e-6 : cols,
+                                s * nd->unit_ref);
+  }
+  int64_t cap = mlsba_model_max_load(prof);
+  if (!err && cap >= 0) {
+    double c = (double)cap * per_block;
+    err = mlsba_model_set_max_load(
+        *out, c < MLSBA_LOAD_MAX ? (int64_t)c : (int64_t)MLSBA_LOAD_MAX);
+  }
+  return err;
+}
+
+/* The running flops of the step's columns into nd->before. */
+static void running_flops(mlsba__mpi_dfac_node_t *nd,
+                          const mlsba__mpi_dfac_work_t *w) {
+  nd->before[0] = 0;
+  for (int64_t c = 0; c < w->cols; c++)
+    nd->before[c + 1] =
+        nd->before[c] +
+        (w->column_flops ? w->column_flops(w->user, c) : w->unit_flops);
+}
+
+/* The first column whose running flops reach t. */
+static int64_t cut_at(const mlsba__mpi_dfac_node_t *nd, int64_t cols,
+                      double t) {
+  int64_t lo = 0, hi = cols;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (nd->before[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Each device's columns from its units, cut group by group (the order in
+ * which the executor lays out its ranges) where the running flops reach
+ * its share. */
+static void cut_columns(mlsba__mpi_dfac_node_t *nd,
+                        const mlsba__mpi_dfac_work_t *w, double unit_flops) {
+  int64_t units = 0, at = 0, cols = w->cols;
+  for (size_t k = 0; k < nd->p; k++) {
+    size_t i = nd->group_dev[k];
+    units += nd->load[i];
+    /* Columns of one cost are the units themselves. */
+    int64_t end = units >= cols ? cols
+                  : !w->column_flops
+                      ? units
+                      : cut_at(nd, cols, (double)units * unit_flops);
+    if (end < at || nd->load[i] == 0)
+      end = at;
+    nd->cols[i] = end - at;
+    nd->flops[i] = nd->before[end] - nd->before[at];
+    at = end;
+  }
+}
+
+/* The executor's CPU function: the columns [first, first + count). */
+static int run_columns(void *user, int64_t first, int64_t count) {
+  mlsba__mpi_dfac_node_t *nd = user;
+  nd->work->run(nd->work->user, first, first + count);
+  memset(nd->done + first, 1, (size_t)count);
+  return 0;
+}
+
+/* The real devices' run, then whatever columns it left (a device that
+ * failed: nothing is lost, the calling thread updates them). */
+static int run_real(mlsba__mpi_dfac_node_t *nd,
+                    const mlsba__mpi_dfac_work_t *w) {
+  mlsba_load_t *load = NULL;
+  nd->work = w;
+  memset(nd->done, 0, (size_t)w->cols);
+  int err = mlsba_load_create("mpi-factor-update", w->cols, &load);
+  if (!err)
+    err = mlsba_load_set_cpu(load, run_columns, nd);
+  if (!err)
+    err = mlsba_executor_run(nd->ex, load, nd->cols, MLSBA_DRIVE_SHARED,
+                             nd->time, NULL);
+  mlsba_load_destroy(load);
+  for (int64_t c = 0; c < w->cols;) {
+    int64_t e = c;
+    while (e < w->cols && !nd->done[e])
+      e++;
+    if (e > c)
+      w->run(w->user, c, e);
+    c = e + 1;
+  }
+  return err;
+}
+
+/* The split of this step: the models' (lib/factor's), or, where it
+ * cannot be made, every column on the calling thread. */
+static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
+                 double unit_flops, int *fpm) {
+  int err = 0;
+  for (size_t i = 0; nd->simulated && !err && i < nd->p; i++) {
+    mlsba_model_destroy(nd->rate[i]);
+    nd->rate[i] = NULL;
+    err = sim_rate(nd, i, unit_flops, &nd->rate[i]);
+  }
+  mlsba__factor_split_in_t in = {.split = MLSBA_FACTOR_SPLIT_FPM,
+                                 .p = nd->p,
+                                 .q = nd->q,
+                                 .group_size = nd->group_size,
+                                 .group_dev = nd->group_dev,
+                                 .rate = (const mlsba_model_t *const *)nd->rate,
+                                 .active = nd->active,
+                                 .units = w->cols,
+                                 .unit_flops = unit_flops,
+                                 .panel_dev = -1,
+                                 .ahead_dev = -1};
+  if (!err)
+    err = mlsba__factor_split(&in, nd->load, fpm);
+  return err;
+}
+
+/* Adds the step to the report and teaches the real devices' models. */
+static void account(mlsba__mpi_dfac_node_t *nd, int fpm) {
+  double longest = 0;
+  int used = 0;
+  for (size_t i = 0; i < nd->p; i++) {
+    if (nd->cols[i] == 0)
+      continue;
+    used++;
+    nd->total_cols[i] += nd->cols[i];
+    nd->total_s[i] += nd->time[i];
+    longest = nd->time[i] > longest ? nd->time[i] : longest;
+    double rate = nd->time[i] > 0 ? nd->flops[i] / nd->time[i] : 0;
+    if (!nd->simulated && rate >= MLSBA_SPEED_MIN && rate <= MLSBA_SPEED_MAX)
+      mlsba__factor_learn_point(nd->rate[i], (double)nd->load[i], rate);
+  }
+  nd->steps++;
+  nd->split_steps += used > 1;
+  nd->fpm_steps += fpm;
+  nd->update_s += longest;
+  if (nd->simulated)
+    mlsba__mpi_spend(longest);
+}
+
+/* The whole step on the calling thread, as one device (the first that
+ * takes columns). */
+static void on_caller(mlsba__mpi_dfac_node_t *nd,
+                      const mlsba__mpi_dfac_work_t *w) {
+  double t0 = mlsba__now();
+  w->run(w->user, 0, w->cols);
+  double t = mlsba__now() - t0;
+  size_t first = 0;
+  while (first + 1 < nd->p && !nd->active[first])
+    first++;
+  nd->total_cols[first] += w->cols;
+  nd->total_s[first] += t;
+  nd->steps++;
+  nd->update_s += t;
+}
+
+void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
+                            const mlsba__mpi_dfac_work_t *w) {
+  mlsba__mpi_dfac_node_t *nd = f->node;
+  if (w->cols <= 0)
+    return;
+  if (nd == NULL || nd->on_caller) {
+    if (nd)
+      on_caller(nd, w);
+    else
+      w->run(w->user, 0, w->cols);
+    return;
+  }
+  running_flops(nd, w);
+  double unit_flops = nd->before[w->cols] / (double)w->cols;
+  int fpm = 0;
+  if (!(unit_flops > 0) || split(nd, w, unit_flops, &fpm) != 0) {
+    on_caller(nd, w);
+    return;
+  }
+  cut_columns(nd, w, unit_flops);
+  if (nd->simulated) {
+    w->run(w->user, 0, w->cols); /* the numbers; the time is virtual */
+    for (size_t i = 0; i < nd->p; i++)
+      nd->time[i] = nd->cols[i] > 0
+                        ? nd->flops[i] /
+                              mlsba__fpm_speed(nd->rate[i], (double)nd->load[i])
+                        : 0;
+  } else if (run_real(nd, w) != 0) {
+    /* The columns are right (run_real updated what was left); a step
+     * whose times cannot be trusted teaches nothing. */
+    nd->steps++;
+    return;
+  }
+  account(nd, fpm);
+}

@@ -1,0 +1,204 @@
+/* Each rank's trailing update split between its node's devices
+ * (mlsba_mpi_getrf_ex, mlsba_mpi_potrf_ex with a node platform), every job
+ * under a timeout so that a hang fails its test (factor_node_ranks does
+ * the work and prints one line a case):
+ *  - two simulated devices a rank, on 1 to 3 ranks, and two real cores on
+ *    one rank: the factors equal LAPACK's (ipiv identical, residual
+ *    < 16), and every rank's report says more than one device took
+ *    columns;
+ *  - flat simulated speeds 1:2: the faster device takes about twice the
+ *    columns, every step split by the models;
+ *  - a platform that cannot be opened on one rank fails every rank;
+ *  - under SMPI, mlsba-inpa-smpi --op getrf on 4 ranks whose nodes are
+ *    twice as fast: each rank's virtual update time halves exactly, and
+ *    the simulated makespan nearly so (the updates are charged to the
+ *    simulated clock; the messages are not faster). */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/run_suite.h"
+#include "support/run_tool.h"
+
+static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
+            ranks_bin[] = MLSBA_FACTOR_NODE_RANKS_BIN;
+
+#define DATA MLSBA_SOURCE_DIR "/tests/data/"
+
+/* argv on np oversubscribed ranks, killed after 240 s. */
+static void run_ranks(int np, tool_run_t *r, char *const *args) {
+  char npbuf[16];
+  snprintf(npbuf, sizeof npbuf, "%d", np);
+  char *argv[40] = {timeout,
+                    "-k",
+                    "5",
+                    "240",
+                    mpirun,
+                    "-np",
+                    npbuf,
+                    "--oversubscribe",
+                    "--bind-to",
+                    "none",
+                    "--mca",
+                    "btl",
+                    "self,vader",
+                    "--mca",
+                    "mpi_yield_when_idle",
+                    "1"};
+  size_t n = 16;
+  for (; *args && n + 1 < 40; args++)
+    argv[n++] = *args;
+  argv[n] = NULL;
+  const char *asan = getenv("ASAN_OPTIONS");
+  char opts[512];
+  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
+           asan && *asan ? ":" : "");
+  setenv("ASAN_OPTIONS", opts, 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("OMP_NUM_THREADS", "1", 1);
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  run_tool(argv, r);
+}
+
+/* Exit status 0, `lines` lines, each "ok ...". */
+static void run_case(int np, char *what, char *platform, size_t lines) {
+  char *args[] = {ranks_bin, what, platform, NULL};
+  tool_run_t r;
+  run_ranks(np, &r, args);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
+                r.err);
+  ck_assert_msg(count_lines(r.out) == lines, "%zu lines, not %zu: %s",
+                count_lines(r.out), lines, r.out);
+  for (const char *l = r.out; l && *l;) {
+    ck_assert_msg(strncmp(l, "ok ", 3) == 0, "%s", r.out);
+    const char *nl = strchr(l, '\n');
+    l = nl ? nl + 1 : NULL;
+  }
+  tool_run_free(&r);
+}
+
+START_TEST(lu_on_two_simulated_devices_equals_lapack) {
+  run_case(_i + 1, "lu", DATA "mpi/factor-node2.json", 3);
+}
+END_TEST
+
+START_TEST(cholesky_on_two_simulated_devices_is_right) {
+  run_case(_i + 1, "chol", DATA "mpi/factor-node2.json", 2);
+}
+END_TEST
+
+/* Two real cores on one rank (cores 0 and 1 of this machine). */
+START_TEST(lu_and_cholesky_on_two_cores_of_one_rank) {
+  run_case(1, _i ? "chol" : "lu", DATA "two-cores.json", _i ? 2 : 3);
+}
+END_TEST
+
+START_TEST(the_split_follows_the_simulated_speeds) {
+  run_case(_i + 1, "ratio", DATA "mpi/factor-node2.json", 1);
+}
+END_TEST
+
+START_TEST(a_platform_missing_on_one_rank_fails_every_rank) {
+  run_case(_i + 2, "bad", DATA "mpi/factor-node2.json", 1);
+}
+END_TEST
+
+#ifdef MLSBA_INPA_SMPI_BIN
+/* One SMPI run of mlsba-inpa-smpi --op getrf on 4 ranks, every rank's node
+ * the platform given; its JSON report. */
+static json_t *smpi_getrf(const char *platform) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
+  char *argv[] = {timeout,
+                  "-k",
+                  "5",
+                  "240",
+                  smpirun,
+                  "-np",
+                  "4",
+                  "-platform",
+                  DATA "mpi/smpi.xml",
+                  "-hostfile",
+                  DATA "mpi/smpi.hosts",
+                  "--cfg=smpi/simulate-computation:no",
+                  "--cfg=smpi/privatization:no",
+                  "--cfg=smpi/coll-selector:ompi",
+                  "--log=root.thres:warning",
+                  bin,
+                  "--op",
+                  "getrf",
+                  "--algo",
+                  "homogeneous",
+                  "--platform",
+                  (char *)platform,
+                  "--size",
+                  "400",
+                  "--block",
+                  "16",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  tool_run_free(&r);
+  return j;
+}
+
+/* Nodes twice as fast: every rank's virtual update time is half (the
+ * same split, every device twice the speed), and the simulated makespan
+ * between 1.7 and 2.05 times shorter; the makespan covers the longest
+ * rank's updates, so they reached the simulated clock. */
+START_TEST(smpi_makespan_follows_the_node_models) {
+  json_t *slow = smpi_getrf(DATA "mpi/factor-node-slow.json");
+  json_t *fast = smpi_getrf(DATA "mpi/factor-node-fast.json");
+  json_t *us = json_object_get(slow, "rank_update_s");
+  json_t *uf = json_object_get(fast, "rank_update_s");
+  ck_assert_int_eq(json_array_size(us), 4);
+  ck_assert_int_eq(json_array_size(uf), 4);
+  double longest = 0;
+  for (size_t i = 0; i < 4; i++) {
+    double s = json_real_value(json_array_get(us, i));
+    double f = json_real_value(json_array_get(uf, i));
+    ck_assert_msg(s > 0 && f > 0 && s / f > 1.99 && s / f < 2.01,
+                  "rank %zu: update %g s slow, %g s fast", i, s, f);
+    longest = s > longest ? s : longest;
+    ck_assert_int_gt(json_integer_value(json_array_get(
+                         json_object_get(slow, "rank_split_steps"), i)),
+                     0);
+  }
+  double ms = json_real_value(json_object_get(slow, "makespan_s"));
+  double mf = json_real_value(json_object_get(fast, "makespan_s"));
+  ck_assert_msg(ms >= longest, "makespan %g s < rank update %g s", ms, longest);
+  ck_assert_msg(ms / mf > 1.7 && ms / mf < 2.05,
+                "makespan %g s slow, %g s fast: ratio %g", ms, mf, ms / mf);
+  json_decref(slow);
+  json_decref(fast);
+}
+END_TEST
+#endif
+
+static Suite *node_suite(void) {
+  Suite *s = suite_create("mpi_factor_node");
+  TCase *tc = tcase_create("ranks");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, lu_on_two_simulated_devices_equals_lapack, 0, 3);
+  tcase_add_loop_test(tc, cholesky_on_two_simulated_devices_is_right, 0, 3);
+  tcase_add_loop_test(tc, lu_and_cholesky_on_two_cores_of_one_rank, 0, 2);
+  tcase_add_loop_test(tc, the_split_follows_the_simulated_speeds, 0, 2);
+  tcase_add_loop_test(tc, a_platform_missing_on_one_rank_fails_every_rank, 0,
+                      2);
+#ifdef MLSBA_INPA_SMPI_BIN
+  tcase_add_test(tc, smpi_makespan_follows_the_node_models);
+#endif
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(node_suite()); }
