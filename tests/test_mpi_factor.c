@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/run_ranks.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -29,41 +30,13 @@ static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
 
 #define DATA MLSBA_SOURCE_DIR "/tests/data/mpi/"
 
-/* argv (NULL-terminated) on np oversubscribed ranks, killed after 240 s. */
-static void run_ranks(int np, tool_run_t *r, char *const *args) {
-  char npbuf[16];
-  snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[40] = {timeout,
-                    "-k",
-                    "5",
-                    "240",
-                    mpirun,
-                    "-np",
-                    npbuf,
-                    "--oversubscribe",
-                    "--bind-to",
-                    "none",
-                    "--mca",
-                    "btl",
-                    "self,vader",
-                    "--mca",
-                    "mpi_yield_when_idle",
-                    "1"};
-  size_t n = 16;
-  for (; *args && n + 1 < 40; args++)
-    argv[n++] = *args;
-  argv[n] = NULL;
-  /* Open MPI's own allocations cannot be suppressed by name (test_mpi). */
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+/* args (NULL-terminated) on np oversubscribed ranks, killed after 240 s,
+ * one thread each in OpenMP and OpenBLAS. */
+static void job(int np, tool_run_t *r, char *const *args) {
+  mpi_job_environment();
   setenv("OMP_NUM_THREADS", "1", 1);
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
-  run_tool(argv, r);
+  run_ranks(timeout, "240", mpirun, np, args, r);
 }
 
 /* Exit status 0, `lines` lines, each starting "ok ". */
@@ -85,7 +58,7 @@ static void check_all_ok(const tool_run_t *r, size_t lines) {
 static void run_case(int np, char *what, char *arg, size_t lines) {
   char *args[] = {ranks_bin, what, arg, NULL};
   tool_run_t r;
-  run_ranks(np, &r, args);
+  job(np, &r, args);
   check_all_ok(&r, lines);
   tool_run_free(&r);
 }
@@ -117,7 +90,7 @@ END_TEST
 START_TEST(a_scalapack_matrix_moves_in_and_back) {
   char *args[] = {ranks_bin, "scalapack", NULL};
   tool_run_t r;
-  run_ranks(_i + 1, &r, args);
+  job(_i + 1, &r, args);
   check_all_ok(&r, 1);
   tool_run_free(&r);
 }
@@ -135,7 +108,7 @@ START_TEST(inpa_factorizes_and_verifies) {
       "--size", "200",    "--block", "32",         "--algo",
       algo,     "--json", "-",       NULL};
   tool_run_t r;
-  run_ranks(3, &r, args);
+  job(3, &r, args);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
                 r.err);
   json_error_t e;
@@ -164,7 +137,7 @@ START_TEST(inpa_refuses_the_products_options_with_a_factorization) {
   char *args[] = {inpa, "--op", "getrf", "--platform", DATA "sim%r.json",
                   "-m", "300",  NULL};
   tool_run_t r;
-  run_ranks(2, &r, args);
+  job(2, &r, args);
   ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
   ck_assert_msg(strstr(r.err, "are the product's (--op gemm)") != NULL, "%s",
                 r.err);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/run_ranks.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -27,47 +28,20 @@ static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
 
 #define DATA MLSBA_SOURCE_DIR "/tests/data/"
 
-/* argv on np oversubscribed ranks, killed after 240 s. */
-static void run_ranks(int np, tool_run_t *r, char *const *args) {
-  char npbuf[16];
-  snprintf(npbuf, sizeof npbuf, "%d", np);
-  char *argv[40] = {timeout,
-                    "-k",
-                    "5",
-                    "240",
-                    mpirun,
-                    "-np",
-                    npbuf,
-                    "--oversubscribe",
-                    "--bind-to",
-                    "none",
-                    "--mca",
-                    "btl",
-                    "self,vader",
-                    "--mca",
-                    "mpi_yield_when_idle",
-                    "1"};
-  size_t n = 16;
-  for (; *args && n + 1 < 40; args++)
-    argv[n++] = *args;
-  argv[n] = NULL;
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+/* args (NULL-terminated) on np oversubscribed ranks, killed after 240 s,
+ * one thread each in OpenMP and OpenBLAS. */
+static void job(int np, tool_run_t *r, char *const *args) {
+  mpi_job_environment();
   setenv("OMP_NUM_THREADS", "1", 1);
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
-  run_tool(argv, r);
+  run_ranks(timeout, "240", mpirun, np, args, r);
 }
 
 /* Exit status 0, `lines` lines, each "ok ...". */
 static void run_case(int np, char *what, char *platform, size_t lines) {
   char *args[] = {ranks_bin, what, platform, NULL};
   tool_run_t r;
-  run_ranks(np, &r, args);
+  job(np, &r, args);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
                 r.err);
   ck_assert_msg(count_lines(r.out) == lines, "%zu lines, not %zu: %s",
