@@ -49,29 +49,58 @@ void mlsba_factor_report_free(mlsba_factor_report_t *r) {
   r->share = NULL;
 }
 
+int mlsba__factor_check_call(const char *fn, const mlsba_executor_t *ex,
+                             mlsba_precision_t prec) {
+  if (ex == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "%s: the executor is NULL", fn);
+  if (prec != MLSBA_PRECISION_SINGLE && prec != MLSBA_PRECISION_DOUBLE)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: precision %d is neither single nor double", fn,
+                       (int)prec);
+  return 0;
+}
+
+int mlsba__factor_check_count(const char *fn, const char *name, int64_t v) {
+  if (v < 0 || v > INT_MAX)
+    return mlsba__fail(MLSBA_EINVAL, "%s: %s %lld is outside 0..%d", fn, name,
+                       (long long)v, INT_MAX);
+  return 0;
+}
+
+int mlsba__factor_check_ld(const char *fn, const char *name, int64_t ld,
+                           int64_t rows) {
+  if (ld < (rows > 1 ? rows : 1) || ld > INT_MAX)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: %s %lld must be at least max(1, %lld) (and at "
+                       "most %d)",
+                       fn, name, (long long)ld, (long long)rows, INT_MAX);
+  return 0;
+}
+
+int mlsba__factor_check_trans(const char *fn, char trans) {
+  if (trans != 'N' && trans != 'n' && trans != 'T' && trans != 't' &&
+      trans != 'C' && trans != 'c')
+    return mlsba__fail(
+        MLSBA_EINVAL, "%s: trans must be 'N', 'T' or 'C', got '%c'", fn, trans);
+  return 0;
+}
+
 /* The arguments LAPACK would check, with a message naming the bad one;
  * sizes within LAPACK's int. */
 static int check_args(const char *fn, mlsba_executor_t *ex,
                       mlsba_precision_t prec, int64_t m, int64_t n,
                       const void *a, int64_t lda, const void *info,
                       const mlsba_factor_opts_t *o) {
-  if (ex == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "%s: the executor is NULL", fn);
-  if (prec != MLSBA_PRECISION_SINGLE && prec != MLSBA_PRECISION_DOUBLE)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: precision %d is neither single "
-                       "nor double",
-                       fn, (int)prec);
+  int err = mlsba__factor_check_call(fn, ex, prec);
+  if (err)
+    return err;
   if (m < 0 || n < 0 || m > INT_MAX || n > INT_MAX)
     return mlsba__fail(MLSBA_EINVAL,
                        "%s: the size %lld x %lld is outside 0.."
                        "%d",
                        fn, (long long)m, (long long)n, INT_MAX);
-  if (lda < (m > 1 ? m : 1) || lda > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: lda %lld must be at least max(1, "
-                       "%lld) (and at most %d)",
-                       fn, (long long)lda, (long long)m, INT_MAX);
+  if ((err = mlsba__factor_check_ld(fn, "lda", lda, m)))
+    return err;
   if (a == NULL && m > 0 && n > 0)
     return mlsba__fail(MLSBA_EINVAL, "%s: the matrix is NULL", fn);
   if (info == NULL)

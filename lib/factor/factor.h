@@ -302,4 +302,20 @@ double mlsba__factor_split_time(const mlsba__factor_split_in_t *in,
  * learns each rank's devices this way. */
 void mlsba__factor_learn_point(mlsba_model_t *m, double units, double rate);
 
+/* ---- the arguments LAPACK would check (factor.c) ----------------------
+ * Each returns 0, or MLSBA_EINVAL with a message that starts with fn and
+ * names the argument, as every public call of lib/factor words it. */
+
+/* ex not NULL, prec single or double. */
+int mlsba__factor_check_call(const char *fn, const mlsba_executor_t *ex,
+                             mlsba_precision_t prec);
+/* A dimension called name within 0..INT_MAX (LAPACK's int). */
+int mlsba__factor_check_count(const char *fn, const char *name, int64_t v);
+/* A leading dimension called name of an array of rows rows: at least
+ * max(1, rows), at most INT_MAX. */
+int mlsba__factor_check_ld(const char *fn, const char *name, int64_t ld,
+                           int64_t rows);
+/* trans one of N, T, C in either case. */
+int mlsba__factor_check_trans(const char *fn, char trans);
+
 #endif

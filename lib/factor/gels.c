@@ -17,6 +17,7 @@
 
 #include "../core/error.h"
 #include "../devices/kernels.h"
+#include "factor.h"
 #include "ormqr.h"
 #include "rhs.h"
 
@@ -51,30 +52,19 @@ static size_t esize_of(mlsba_precision_t prec) {
 static int check(const char *fn, mlsba_executor_t *ex, mlsba_precision_t prec,
                  char trans, int64_t m, int64_t n, int64_t nrhs, const void *a,
                  int64_t lda, const void *b, int64_t ldb, const int64_t *info) {
-  if (ex == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "%s: the executor is NULL", fn);
-  if (prec != MLSBA_PRECISION_SINGLE && prec != MLSBA_PRECISION_DOUBLE)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: precision %d is neither single nor double", fn,
-                       (int)prec);
-  if (trans != 'N' && trans != 'n' && trans != 'T' && trans != 't' &&
-      trans != 'C' && trans != 'c')
-    return mlsba__fail(
-        MLSBA_EINVAL, "%s: trans must be 'N', 'T' or 'C', got '%c'", fn, trans);
-  if (m < 0 || m > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL, "%s: m %lld is outside 0..%d", fn,
-                       (long long)m, INT_MAX);
-  if (n < 0 || n > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL, "%s: n %lld is outside 0..%d", fn,
-                       (long long)n, INT_MAX);
-  if (nrhs < 0 || nrhs > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL, "%s: nrhs %lld is outside 0..%d", fn,
-                       (long long)nrhs, INT_MAX);
-  if (lda < (m > 1 ? m : 1) || lda > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: lda %lld must be at least max(1, %lld) (and at "
-                       "most %d)",
-                       fn, (long long)lda, (long long)m, INT_MAX);
+  int err = mlsba__factor_check_call(fn, ex, prec);
+  if (err)
+    return err;
+  if ((err = mlsba__factor_check_trans(fn, trans)))
+    return err;
+  if ((err = mlsba__factor_check_count(fn, "m", m)))
+    return err;
+  if ((err = mlsba__factor_check_count(fn, "n", n)))
+    return err;
+  if ((err = mlsba__factor_check_count(fn, "nrhs", nrhs)))
+    return err;
+  if ((err = mlsba__factor_check_ld(fn, "lda", lda, m)))
+    return err;
   int64_t rows = m > n ? m : n;
   if (ldb < (rows > 1 ? rows : 1) || ldb > INT_MAX)
     return mlsba__fail(MLSBA_EINVAL,

@@ -14,6 +14,7 @@
 
 #include "../core/error.h"
 #include "../devices/kernels.h"
+#include "factor.h"
 #include "ormqr.h"
 #include "rhs.h"
 
@@ -65,41 +66,28 @@ int mlsba__ormqr_check(const char *fn, mlsba_executor_t *ex,
                        int64_t n, int64_t k, const void *a, int64_t lda,
                        const void *tau, const void *c, int64_t ldc,
                        const int64_t *info) {
-  if (ex == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "%s: the executor is NULL", fn);
-  if (prec != MLSBA_PRECISION_SINGLE && prec != MLSBA_PRECISION_DOUBLE)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: precision %d is neither single nor double", fn,
-                       (int)prec);
+  int err = mlsba__factor_check_call(fn, ex, prec);
+  if (err)
+    return err;
   int left = side == 'L' || side == 'l';
   if (!left && side != 'R' && side != 'r')
     return mlsba__fail(MLSBA_EINVAL, "%s: side must be 'L' or 'R', got '%c'",
                        fn, side);
-  if (trans != 'N' && trans != 'n' && trans != 'T' && trans != 't' &&
-      trans != 'C' && trans != 'c')
-    return mlsba__fail(
-        MLSBA_EINVAL, "%s: trans must be 'N', 'T' or 'C', got '%c'", fn, trans);
-  if (m < 0 || m > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL, "%s: m %lld is outside 0..%d", fn,
-                       (long long)m, INT_MAX);
-  if (n < 0 || n > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL, "%s: n %lld is outside 0..%d", fn,
-                       (long long)n, INT_MAX);
+  if ((err = mlsba__factor_check_trans(fn, trans)))
+    return err;
+  if ((err = mlsba__factor_check_count(fn, "m", m)))
+    return err;
+  if ((err = mlsba__factor_check_count(fn, "n", n)))
+    return err;
   int64_t nq = left ? m : n; /* the order of Q */
   if (k < 0 || k > nq)
     return mlsba__fail(MLSBA_EINVAL,
                        "%s: k %lld is outside 0..%lld (the order of Q, %s)", fn,
                        (long long)k, (long long)nq, left ? "m" : "n");
-  if (lda < (nq > 1 ? nq : 1) || lda > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: lda %lld must be at least max(1, %lld) (and at "
-                       "most %d)",
-                       fn, (long long)lda, (long long)nq, INT_MAX);
-  if (ldc < (m > 1 ? m : 1) || ldc > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: ldc %lld must be at least max(1, %lld) (and at "
-                       "most %d)",
-                       fn, (long long)ldc, (long long)m, INT_MAX);
+  if ((err = mlsba__factor_check_ld(fn, "lda", lda, nq)))
+    return err;
+  if ((err = mlsba__factor_check_ld(fn, "ldc", ldc, m)))
+    return err;
   int empty = m == 0 || n == 0 || k == 0;
   if (a == NULL && !empty)
     return mlsba__fail(MLSBA_EINVAL, "%s: the reflectors a are NULL", fn);

@@ -18,35 +18,24 @@
 #include "../core/error.h"
 #include "../platform/platform.h"
 #include "../runtime/executor.h"
+#include "factor.h"
 #include "rhs.h"
 
 int mlsba__rhs_check(const char *fn, const mlsba_executor_t *ex,
                      mlsba_precision_t prec, int64_t n, int64_t nrhs,
                      const void *a, int64_t lda, const void *b, int64_t ldb,
                      const int64_t *info) {
-  if (ex == NULL)
-    return mlsba__fail(MLSBA_EINVAL, "%s: the executor is NULL", fn);
-  if (prec != MLSBA_PRECISION_SINGLE && prec != MLSBA_PRECISION_DOUBLE)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: precision %d is neither single nor "
-                       "double",
-                       fn, (int)prec);
-  if (n < 0 || n > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL, "%s: n %lld is outside 0..%d", fn,
-                       (long long)n, INT_MAX);
-  if (nrhs < 0 || nrhs > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL, "%s: nrhs %lld is outside 0..%d", fn,
-                       (long long)nrhs, INT_MAX);
-  if (lda < (n > 1 ? n : 1) || lda > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: lda %lld must be at least max(1, "
-                       "%lld) (and at most %d)",
-                       fn, (long long)lda, (long long)n, INT_MAX);
-  if (ldb < (n > 1 ? n : 1) || ldb > INT_MAX)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "%s: ldb %lld must be at least max(1, "
-                       "%lld) (and at most %d)",
-                       fn, (long long)ldb, (long long)n, INT_MAX);
+  int err = mlsba__factor_check_call(fn, ex, prec);
+  if (err)
+    return err;
+  if ((err = mlsba__factor_check_count(fn, "n", n)))
+    return err;
+  if ((err = mlsba__factor_check_count(fn, "nrhs", nrhs)))
+    return err;
+  if ((err = mlsba__factor_check_ld(fn, "lda", lda, n)))
+    return err;
+  if ((err = mlsba__factor_check_ld(fn, "ldb", ldb, n)))
+    return err;
   if (a == NULL && n > 0)
     return mlsba__fail(MLSBA_EINVAL, "%s: the matrix a is NULL", fn);
   if (b == NULL && n > 0 && nrhs > 0)
