@@ -25,6 +25,16 @@
 const mlsba__layout_t *
 mlsba__mpi_factor_layout_of(const mlsba_mpi_matrix_t *desc);
 
+/* The phases of a step on a rank (mlsba_mpi_factor_report_t's). */
+enum {
+  MLSBA__MPI_PANEL,
+  MLSBA__MPI_WAIT,
+  MLSBA__MPI_SWAP,
+  MLSBA__MPI_UPDATE,
+  MLSBA__MPI_OTHER,
+  MLSBA__MPI_PHASES
+};
+
 /* One run of a factorization or a solve on this rank. */
 typedef struct mlsba__mpi_dfac {
   MPI_Comm comm; /* the description's */
@@ -48,7 +58,20 @@ typedef struct mlsba__mpi_dfac {
   /* The node's devices that share the trailing update (factor_update.c);
    * NULL: the calling thread updates alone. */
   struct mlsba__mpi_dfac_node *node;
+  /* Where this rank's time goes (the report's phases): seconds per
+   * phase, and at the last step's end, the call's start, the clock's
+   * last reading, and MLSBA_VERBOSE's level. */
+  double phase[MLSBA__MPI_PHASES], step0[MLSBA__MPI_PHASES], t0, mark;
+  int verbose;
 } mlsba__mpi_dfac_t;
+
+/* Charges the time since the last mark to phase ph and marks now. */
+void mlsba__mpi_dfac_phase(mlsba__mpi_dfac_t *f, int ph);
+/* The end of step k (every rank calls it once a step, in order): the
+ * node's step times (mlsba__mpi_dfac_node_step_done), and with
+ * MLSBA_VERBOSE=2 the step's phases printed. */
+void mlsba__mpi_dfac_step_done(mlsba__mpi_dfac_t *f, const char *call,
+                               int64_t k);
 
 /* Checks what every factorization and solve needs (desc one of
  * mlsba_mpi_factor_matrix()'s, prec, a where the rank owns elements),
@@ -115,7 +138,7 @@ int mlsba__mpi_dfac_node_open(mlsba__mpi_dfac_t *f,
 /* The end of a step on this rank (every rank calls it once a step, in
  * order): its time, since the previous step's end, goes to the report's
  * step_s, and the step's update time to step_update_s. */
-void mlsba__mpi_dfac_step_done(const mlsba__mpi_dfac_t *f);
+void mlsba__mpi_dfac_node_step_done(const mlsba__mpi_dfac_t *f);
 /* Fills report (NULL: none) with what the node did, and closes it. */
 void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
                                 mlsba_mpi_factor_report_t *report);

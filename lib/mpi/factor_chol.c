@@ -13,7 +13,10 @@
  *     between the node's devices (update(), factor_update.c).
  * The lookahead: the node column of the next panel updates that block
  * column first, factors it and starts its broadcast, then updates the
- * rest; every other rank updates all of its blocks meanwhile.
+ * rest, in pieces between which the broadcast is progressed; every other
+ * rank updates all of its blocks meanwhile, in pieces too. A rank alone
+ * in its node column holds every row in the global order: it reads its
+ * rows of L in the panel as received, and makes no copy of them.
  * No pivoting; the blocks above the diagonal and the upper triangle of the
  * diagonal blocks are never read or written. A minor that is not positive
  * definite stops every rank at the same step with LAPACK's info. */
@@ -73,7 +76,8 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
 typedef struct {
   const mlsba__mpi_dfac_t *f;
   int64_t k0, p, lc0, lr0;
-  const char *panel, *l; /* the step's panel (leading dimension n - k0) */
+  const char *panel, *l; /* the step's panel and this rank's rows of L */
+  int64_t ldp, ldl;      /* their leading dimensions */
   const int64_t *cols;   /* the rank's block columns */
 } chol_step_t;
 
@@ -111,7 +115,7 @@ static double column_flops(const void *user, int64_t c) {
 static void update_columns(const void *user, int64_t c0, int64_t c1) {
   const chol_step_t *s = user;
   const mlsba__mpi_dfac_t *f = s->f;
-  int64_t ldp = f->m - s->k0, ml = f->lrows - s->lr0, end = s->lc0 + c1;
+  int64_t ldp = s->ldp, ml = s->ldl, end = s->lc0 + c1;
   for (int64_t lc = s->lc0 + c0; lc < end;) {
     place_t at = place(s, lc);
     int64_t a = lc - at.lcb;
@@ -132,15 +136,27 @@ static void update_columns(const void *user, int64_t c0, int64_t c1) {
   }
 }
 
+/* Where a rank reads a step's panel (rows k0.. of its columns) and its
+ * own rows of L from k0 + p on. */
+typedef struct {
+  const char *panel, *l;
+  int64_t ldp, ldl;
+} view_t;
+
 /* Step 3 on this rank: its block columns [b0, b1) right of the panel,
  * each from its diagonal down, split between the node's devices, with
- * the step's panel and l, this rank's rows of L from k0 + p on (leading
- * dimension their count). Purely local; called once per step on the next
- * panel's block column and once on the rest (or once on all). */
-static void update(const mlsba__mpi_dfac_t *f, const char *panel, int64_t k0,
-                   int64_t p, const char *l, int64_t b0, int64_t b1) {
+ * the step's panel and this rank's rows of L in v. Purely local; called
+ * per step on the next panel's block column and on the rest. */
+static void update(const mlsba__mpi_dfac_t *f, const view_t *v, int64_t k0,
+                   int64_t p, int64_t b0, int64_t b1) {
   int64_t count, first = k0 + p;
-  chol_step_t s = {.f = f, .k0 = k0, .p = p, .panel = panel, .l = l};
+  chol_step_t s = {.f = f,
+                   .k0 = k0,
+                   .p = p,
+                   .panel = v->panel,
+                   .l = v->l,
+                   .ldp = v->ldp,
+                   .ldl = v->ldl};
   s.cols = mlsba__layout_rank_cols(f->layout, (size_t)f->me, &count);
   if (b0 * f->nb > first)
     first = b0 * f->nb;
@@ -158,19 +174,83 @@ static void update(const mlsba__mpi_dfac_t *f, const char *panel, int64_t k0,
     mlsba__mpi_dfac_update(f, &work);
 }
 
+/* The pieces a rank's update is cut into, its broadcasts progressed
+ * between them (update_in_pieces). */
+enum { PIECES = 8 };
+
+/* update() on block columns [b0, b1) in at most PIECES pieces, req (the
+ * next panel's broadcast, 2 requests; NULL: none in flight) tested
+ * between them. Open MPI moves a large message only while its sender or
+ * a forwarding rank is inside MPI: a root that updated in one piece held
+ * the next panel back until its whole update ended, so the other ranks
+ * waited for it at the next step and the lookahead gained nothing. */
+static void update_in_pieces(const mlsba__mpi_dfac_t *f, const view_t *v,
+                             int64_t k0, int64_t p, int64_t b0, int64_t b1,
+                             MPI_Request *req) {
+  int64_t count, first = 0, last;
+  const int64_t *cols =
+      mlsba__layout_rank_cols(f->layout, (size_t)f->me, &count);
+  while (first < count && cols[first] < b0)
+    first++;
+  for (last = first; last < count && cols[last] < b1;)
+    last++;
+  int64_t per = (last - first + PIECES - 1) / PIECES;
+  if (req == NULL || per < 1) {
+    update(f, v, k0, p, b0, b1);
+    return;
+  }
+  int done = 0;
+  for (int64_t i = first; i < last; i += per) {
+    int64_t to = i + per < last ? cols[i + per] : b1;
+    update(f, v, k0, p, i == first ? b0 : cols[i], to);
+    if (!done)
+      MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
+  }
+}
+
+/* Whether this rank holds every row of its block columns (its node
+ * column has no other rank). */
+static int holds_all_rows(const mlsba__mpi_dfac_t *f, size_t column) {
+  size_t count;
+  (void)mlsba__layout_column_ranks(f->layout, column, &count);
+  return count == 1;
+}
+
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
- * gathered onto its root into panel, and its broadcast with the info in
- * *bad started on every rank (req[2]); every rank calls it once a step,
- * in order. */
+ * gathered onto its root into buf, and its broadcast into buf with the
+ * info in *bad started on every rank (req[2]); every rank calls it once
+ * a step, in order. *v: where this rank reads the panel then. The root
+ * sends a contiguous copy, not its local array's columns through a
+ * vector type: Open MPI moves a contiguous message in one copy by the
+ * receiver, a strided one only while the root is inside MPI. */
 static void start_panel(const mlsba__mpi_dfac_t *f, int64_t k1, int64_t p1,
-                        char *l11, void *panel, int *bad, MPI_Request *req) {
+                        char *l11, char *buf, int *bad, MPI_Request *req,
+                        view_t *v) {
   size_t c = mlsba__layout_bcol_column(f->layout, k1 / f->nb);
   int root = (int)mlsba__layout_row_owner(f->layout, c, k1 / f->nb);
+  v->panel = buf;
+  v->ldp = f->m - k1;
   *bad = 0;
   if (c == f->mycol && (*bad = factor_panel(f, k1, p1, l11)) == 0)
-    mlsba__mpi_dfac_gather_panel(f, k1, p1, panel);
+    mlsba__mpi_dfac_gather_panel(f, k1, p1, buf);
   MPI_Ibcast(bad, 1, MPI_INT, root, f->comm, &req[0]);
-  MPI_Ibcast(panel, (int)((f->m - k1) * p1), f->type, root, f->comm, &req[1]);
+  MPI_Ibcast(buf, (int)(v->ldp * p1), f->type, root, f->comm, &req[1]);
+}
+
+/* This rank's rows of L from k1 = k0 + p on, for step 3: rows of the
+ * panel itself where the rank holds every row (local rows are then
+ * global rows), else packed into l. */
+static void my_rows(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
+                    view_t *v, char *l) {
+  if (holds_all_rows(f, f->mycol)) {
+    v->l = v->panel + (size_t)p * f->es;
+    v->ldl = v->ldp;
+    return;
+  }
+  int64_t k1 = k0 + p;
+  v->l = l;
+  v->ldl = f->lrows - mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k1);
+  mlsba__mpi_dfac_my_panel_rows(f, k0, p, v->panel, k1, l);
 }
 
 int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
@@ -222,32 +302,46 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     return err;
   }
   *info = 0;
-  char *cur = f.panel, *nxt = other;
+  char *buf[2] = {f.panel, other};
   int bad[2] = {0, 0}, now = 0;
+  view_t v[2];
   MPI_Request req[2];
-  start_panel(&f, 0, f.n < f.nb ? f.n : f.nb, l11, nxt, &bad[0], req);
+  /* A rank outside the first panel's node column has nothing to do
+   * until that panel arrives: it faults the panels' buffers in meanwhile
+   * (3 ms a MiB here), not at its first receive and its first panel. */
+  if (mlsba__layout_bcol_column(f.layout, 0) != f.mycol)
+    for (int i = 0; i < 2; i++)
+      memset(buf[i], 0,
+             (size_t)f.m * (nb < (size_t)f.n ? nb : (size_t)f.n) * f.es);
+  mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
+  start_panel(&f, 0, f.n < f.nb ? f.n : f.nb, l11, buf[0], &bad[0], req, &v[0]);
+  mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
   for (int64_t k0 = 0; k0 < f.n; k0 += f.nb) {
     int64_t p = f.n - k0 < f.nb ? f.n - k0 : f.nb, k = k0 / f.nb;
-    char *x = cur;
-    cur = nxt;
-    nxt = x;
     MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_WAIT);
     if (bad[now]) {
       *info = k0 + bad[now];
       break;
     }
     int64_t k1 = k0 + p, p1 = f.n - k1 < f.nb ? f.n - k1 : f.nb;
-    mlsba__mpi_dfac_my_panel_rows(&f, k0, p, cur, k1, l);
+    my_rows(&f, k0, p, &v[now], l);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
     /* The next panel's block column first where this rank holds it. */
     int ahead =
         k1 < f.n && mlsba__layout_bcol_column(f.layout, k + 1) == f.mycol;
     if (ahead)
-      update(&f, cur, k0, p, l, k + 1, k + 2);
+      update(&f, &v[now], k0, p, k + 1, k + 2);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     if (k1 < f.n)
-      start_panel(&f, k1, p1, l11, nxt, &bad[1 - now], req);
-    update(&f, cur, k0, p, l, ahead ? k + 2 : k + 1, INT64_MAX);
+      start_panel(&f, k1, p1, l11, buf[1 - now], &bad[1 - now], req,
+                  &v[1 - now]);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
+    update_in_pieces(&f, &v[now], k0, p, ahead ? k + 2 : k + 1, INT64_MAX,
+                     k1 < f.n ? req : NULL);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
+    mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_potrf", k);
     now = 1 - now;
-    mlsba__mpi_dfac_step_done(&f);
   }
   mlsba__mpi_dfac_node_close(&f, report);
   free(l);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../devices/kernels.h"
 #include "factor.h"
 #include "matrix.h"
 
@@ -404,6 +405,12 @@ int mlsba_mpi_factor_matrix(MPI_Comm comm, int64_t m, int64_t n,
     mlsba__layout_destroy(layout); /* made on the ranks that could */
     return err;
   }
+  /* The cores' kernels are chosen once a process, on the first call
+   * that needs them (OpenBLAS loaded, the choice read from its cache:
+   * 50 ms a rank here): made here, with the layout, on every rank at
+   * once, a factorization's time is its own, as a ScaLAPACK program's
+   * BLAS is loaded before it starts. */
+  (void)mlsba__cpu_kernel_of(MLSBA_PRECISION_DOUBLE, MLSBA__CPU_PRODUCT);
   int64_t lrows = 0, lcols = 0;
   mlsba__layout_local_size(layout, (size_t)rank, &lrows, &lcols);
   err = mlsba_mpi_matrix_create(comm, m, n, nb, nb, layout_owner, layout,

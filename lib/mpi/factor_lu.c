@@ -17,8 +17,12 @@
  * The lookahead: the node column of the next panel solves and updates
  * that panel's columns first, factors the next panel and starts its
  * broadcast, and only then updates the rest of its columns; every other
- * rank updates all of its columns meanwhile. So the panel is off the
- * critical path: the ranks find it broadcast when they finish a step.
+ * rank updates all of its columns meanwhile. The rest is updated in
+ * pieces between which the broadcast is progressed (Open MPI moves a
+ * large message only inside MPI calls). So the panel is off the critical
+ * path: the ranks find it broadcast when they finish a step. A rank alone
+ * in its node column reads L in the panel as received and U in its own
+ * block row, copying neither.
  * The interchanges and the factors are LAPACK's: ipiv global and 1-based,
  * the swaps applied to L's columns on the left too, info the first zero
  * pivot with the factorization completed. */
@@ -48,7 +52,13 @@ typedef struct {
   MPI_Request *reqs; /* a step's row messages: 2 q */
   char *u;           /* U's block row: nb x lcols */
   char *l;           /* this rank's rows of L: lrows x nb */
-  size_t row_bytes;  /* one row of this rank's local array */
+  /* Where the step's update reads them: w->u (leading dimension p) or,
+   * on a rank alone in its node column, its own block row of A; w->l
+   * or the step's panel itself. */
+  const char *ua, *la;
+  int64_t ldu, ldl;
+  int alone;        /* this rank is alone in its node column */
+  size_t row_bytes; /* one row of this rank's local array */
 } lu_work_t;
 
 static void work_free(lu_work_t *w) {
@@ -251,14 +261,14 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
 typedef struct {
   const mlsba__mpi_dfac_t *f;
   const char *l, *u;
-  int64_t mr, p, lr, lc;
+  int64_t mr, p, lr, lc, ldl, ldu;
 } lu_gemm_t;
 
 static void gemm_columns(const void *user, int64_t c0, int64_t c1) {
   const lu_gemm_t *g = user;
   const mlsba__mpi_dfac_t *f = g->f;
-  mlsba__cpu_gemm(f->prec, 'N', 'N', g->mr, c1 - c0, g->p, -1.0, g->l, g->mr,
-                  g->u + (size_t)(c0 * g->p) * f->es, g->p, 1.0,
+  mlsba__cpu_gemm(f->prec, 'N', 'N', g->mr, c1 - c0, g->p, -1.0, g->l, g->ldl,
+                  g->u + (size_t)(c0 * g->ldu) * f->es, g->ldu, 1.0,
                   mlsba__mpi_dfac_at(f, g->lr, g->lc + c0), f->lda, 1);
 }
 
@@ -278,6 +288,8 @@ static void solve_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
     void *a12 = mlsba__mpi_dfac_at(f, local_row(f, k0), lc0);
     mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', p, nc, 1.0, panel, ldp, a12,
                     f->lda, 1);
+    if (w->alone) /* the update reads it in place (w->ua) */
+      return;
     for (int64_t j = 0; j < nc; j++)
       memcpy(u + (size_t)(j * p) * f->es,
              (char *)a12 + (size_t)(j * f->lda) * f->es, (size_t)p * f->es);
@@ -300,13 +312,42 @@ static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
   int64_t mr = f->lrows - lr, nc = lc1 - lc0;
   if (mr <= 0 || nc <= 0)
     return;
-  lu_gemm_t g = {f,  w->l, w->u + (size_t)((lc0 - w->lcs) * p) * f->es, mr, p,
-                 lr, lc0};
+  lu_gemm_t g = {.f = f,
+                 .l = w->la,
+                 .u = w->ua + (size_t)((lc0 - w->lcs) * w->ldu) * f->es,
+                 .mr = mr,
+                 .p = p,
+                 .lr = lr,
+                 .lc = lc0,
+                 .ldl = w->ldl,
+                 .ldu = w->ldu};
   mlsba__mpi_dfac_work_t work = {.cols = nc,
                                  .unit_flops = 2.0 * (double)mr * (double)p,
                                  .run = gemm_columns,
                                  .user = &g};
   mlsba__mpi_dfac_update(f, &work);
+}
+
+/* The pieces a rank's update is cut into, its broadcasts progressed
+ * between them. */
+enum { PIECES = 8 };
+
+/* update() on local columns [lc0, lc1) in at most PIECES pieces of whole
+ * blocks, req (the next panel's broadcast, 2 requests; NULL: none in
+ * flight) tested between them: Open MPI moves a large message only while
+ * its sender or a forwarding rank is inside MPI, so a root that updated
+ * in one piece held the next panel back until its update ended. */
+static void update_in_pieces(const mlsba__mpi_dfac_t *f, lu_work_t *w,
+                             int64_t k0, int64_t p, int64_t lc0, int64_t lc1,
+                             MPI_Request *req) {
+  int64_t blocks = (lc1 - lc0 + f->nb - 1) / f->nb;
+  int64_t per = (blocks + PIECES - 1) / PIECES * f->nb;
+  int done = req == NULL;
+  for (int64_t c = lc0; c < lc1; c += per) {
+    update(f, w, k0, p, c, c + per < lc1 ? c + per : lc1);
+    if (!done)
+      MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
+  }
 }
 
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
@@ -365,11 +406,16 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     return err;
   }
   *info = 0;
+  size_t in_column;
+  (void)mlsba__layout_column_ranks(f.layout, f.mycol, &in_column);
+  w.alone = in_column == 1;
   int64_t kmax = f.m < f.n ? f.m : f.n;
   char *cur = f.panel, *nxt = w.panel2;
   int *pcur = w.piv, *pnxt = w.piv2;
   MPI_Request req[2];
+  mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
   start_panel(&f, &w, 0, kmax < f.nb ? kmax : f.nb, nxt, pnxt, req);
+  mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
   for (int64_t k0 = 0; k0 < kmax; k0 += f.nb) {
     int64_t p = kmax - k0 < f.nb ? kmax - k0 : f.nb;
     char *x = cur;
@@ -379,6 +425,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     pcur = pnxt;
     pnxt = y;
     MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_WAIT);
     for (int64_t i = 0; i < p; i++)
       ipiv[k0 + i] = k0 + pcur[i];
     if (pcur[p] > 0 && *info == 0)
@@ -386,22 +433,42 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     int64_t *pairs = w.moves + 4 * f.nb;
     int64_t nmoves = compose_moves(ipiv, k0, p, w.moves, pairs);
     apply_moves(&f, &w, pairs, nmoves, k0, p);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
     int64_t k1 = k0 + p, p1 = kmax - k1 < f.nb ? kmax - k1 : f.nb;
     w.lcs = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1);
-    mlsba__mpi_dfac_my_panel_rows(&f, k0, p, cur, k1, w.l);
+    /* A rank alone in its node column holds every row in the global
+     * order: its rows of L are the panel's own, U's block row its own. */
+    if (w.alone) {
+      w.la = cur + (size_t)p * f.es;
+      w.ldl = f.m - k0;
+      w.ua = mlsba__mpi_dfac_at(&f, k0, w.lcs);
+      w.ldu = f.lda;
+    } else {
+      mlsba__mpi_dfac_my_panel_rows(&f, k0, p, cur, k1, w.l);
+      w.la = w.l;
+      w.ldl = f.lrows - mlsba__mpi_dfac_rows_before(&f, (size_t)f.me, k1);
+      w.ua = w.u;
+      w.ldu = p;
+    }
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
     /* The next panel's columns first where this rank holds them. */
     int64_t lcn = w.lcs;
     if (k1 < kmax && mlsba__layout_bcol_column(f.layout, k1 / f.nb) == f.mycol)
       lcn = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1 + p1);
     if (lcn > w.lcs) {
       solve_u(&f, &w, cur, k0, p, w.lcs, lcn);
+      mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
       update(&f, &w, k0, p, w.lcs, lcn);
+      mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     }
     if (k1 < kmax)
       start_panel(&f, &w, k1, p1, nxt, pnxt, req);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
     solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
-    update(&f, &w, k0, p, lcn, f.lcols);
-    mlsba__mpi_dfac_step_done(&f);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
+    update_in_pieces(&f, &w, k0, p, lcn, f.lcols, k1 < kmax ? req : NULL);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
+    mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_getrf", k0 / f.nb);
   }
   mlsba__mpi_dfac_node_close(&f, report);
   work_free(&w);

@@ -2,9 +2,11 @@
  * agreed across the ranks, its node column's communicator, the mapping
  * between global and local rows, and the panel's trips (gathered onto the
  * owner of its diagonal block). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
 #include "factor.h"
 #include "matrix.h"
@@ -14,6 +16,10 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                          mlsba__mpi_dfac_t *f) {
   memset(f, 0, sizeof *f);
   f->col = MPI_COMM_NULL;
+  f->t0 = f->mark = mlsba__now();
+  const char *v = getenv("MLSBA_VERBOSE");
+  f->verbose =
+      v && *v && strcmp(v, "0") != 0 ? (strcmp(v, "2") == 0 ? 2 : 1) : 0;
   /* Without a description there is no communicator to tell the others:
    * this rank alone fails. */
   if (desc == NULL)
@@ -80,6 +86,30 @@ void mlsba__mpi_dfac_close(mlsba__mpi_dfac_t *f) {
   free(f->counts);
   f->panel = f->part = f->parts = NULL;
   f->counts = NULL;
+}
+
+void mlsba__mpi_dfac_phase(mlsba__mpi_dfac_t *f, int ph) {
+  double t = mlsba__now();
+  f->phase[ph] += t - f->mark;
+  f->mark = t;
+}
+
+void mlsba__mpi_dfac_step_done(mlsba__mpi_dfac_t *f, const char *call,
+                               int64_t k) {
+  mlsba__mpi_dfac_phase(f, MLSBA__MPI_OTHER);
+  double *p = f->phase, *s = f->step0;
+  if (f->verbose >= 2)
+    fprintf(stderr,
+            "mlsba: %s rank %d step %lld: panel %.4f wait %.4f swap %.4f "
+            "update %.4f other %.4f s\n",
+            call, f->me, (long long)k,
+            p[MLSBA__MPI_PANEL] - s[MLSBA__MPI_PANEL],
+            p[MLSBA__MPI_WAIT] - s[MLSBA__MPI_WAIT],
+            p[MLSBA__MPI_SWAP] - s[MLSBA__MPI_SWAP],
+            p[MLSBA__MPI_UPDATE] - s[MLSBA__MPI_UPDATE],
+            p[MLSBA__MPI_OTHER] - s[MLSBA__MPI_OTHER]);
+  memcpy(s, p, sizeof f->step0);
+  mlsba__mpi_dfac_node_step_done(f);
 }
 
 /* Local indices before global index g of one rank's ascending blocks. */
@@ -167,6 +197,10 @@ void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
   int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0);
   int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
   int64_t mine = f->lrows - lr, ld = f->m - k0;
+  if (count == 1) { /* every row is this rank's, in the global order */
+    copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, panel, ld);
+    return;
+  }
   copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, f->part, mine);
   int is_root = (size_t)f->me == root;
   int *counts = f->counts, *displs = f->counts + count;

@@ -234,7 +234,7 @@ int mlsba__mpi_dfac_node_open(mlsba__mpi_dfac_t *f,
   return err;
 }
 
-void mlsba__mpi_dfac_step_done(const mlsba__mpi_dfac_t *f) {
+void mlsba__mpi_dfac_node_step_done(const mlsba__mpi_dfac_t *f) {
   mlsba__mpi_dfac_node_t *nd = f->node;
   if (nd == NULL)
     return;
@@ -281,7 +281,19 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
       if (report->fraction)
         memcpy(report->fraction, nd->fraction, p * sizeof *nd->fraction);
     }
+    report->total_s = mlsba__now() - f->t0;
+    report->panel_s = f->phase[MLSBA__MPI_PANEL];
+    report->wait_s = f->phase[MLSBA__MPI_WAIT];
+    report->swap_s = f->phase[MLSBA__MPI_SWAP];
+    report->update_wall_s = f->phase[MLSBA__MPI_UPDATE];
   }
+  if (f->verbose)
+    fprintf(stderr,
+            "mlsba: rank %d: %.4f s: panel %.4f wait %.4f swap %.4f update "
+            "%.4f other %.4f s\n",
+            f->me, mlsba__now() - f->t0, f->phase[MLSBA__MPI_PANEL],
+            f->phase[MLSBA__MPI_WAIT], f->phase[MLSBA__MPI_SWAP],
+            f->phase[MLSBA__MPI_UPDATE], f->phase[MLSBA__MPI_OTHER]);
   node_free(nd);
   f->node = NULL;
 }

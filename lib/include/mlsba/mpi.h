@@ -954,6 +954,19 @@ typedef struct mlsba_mpi_factor_report {
    *  NULL when no step was split by them). */
   mlsba_factor_split_t split;
   double *fraction;
+  /** Where this rank's wall-clock time went (seconds, real time even on
+   *  a simulated node): the whole call; factoring its part of the
+   *  panels and gathering them onto their roots; waiting for the
+   *  panels' broadcasts; LU's row interchanges and U's block row (its
+   *  solve and its broadcast down the node column); the updates (as the
+   *  calling thread saw them). What is left of total_s is copies and
+   *  bookkeeping. With MLSBA_VERBOSE set every rank prints them to
+   *  stderr at the end, and each step's with MLSBA_VERBOSE=2. */
+  double total_s;
+  double panel_s;
+  double wait_s;
+  double swap_s;
+  double update_wall_s;
 } mlsba_mpi_factor_report_t;
 
 /** \brief mlsba_mpi_getrf() with options (NULL: the defaults) and this
