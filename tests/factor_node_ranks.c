@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/rank_matrix.h"
+
 void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
              int *info);
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
@@ -34,21 +36,19 @@ void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
 
 static int rank, nranks;
 
-/* An element in [-1, 1) from (i, j) alone; symmetric with a dominant
- * diagonal (positive definite) for Cholesky. */
-static double noise(int64_t i, int64_t j) {
-  uint64_t x =
-      (uint64_t)i * 0x9E3779B97F4A7C15u ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Fu;
-  x ^= x >> 31;
-  x *= 0xBF58476D1CE4E5B9u;
-  x ^= x >> 29;
-  return (double)(x >> 11) / 4503599627370496.0 - 1.0;
-}
+/* An element in [-1, 1) from (i, j) alone (rank_noise); symmetric with a
+ * dominant diagonal (positive definite) for Cholesky. n is the matrix's
+ * columns. */
+typedef struct {
+  int spd;
+  int64_t n;
+} spd_matrix_t;
 
-static double elem(int spd, int64_t n, int64_t i, int64_t j) {
-  if (!spd)
-    return noise(i, j);
-  return i == j ? (double)n + 1.0 : noise(i < j ? i : j, i < j ? j : i);
+static double elem(const void *user, int64_t i, int64_t j) {
+  const spd_matrix_t *k = user;
+  if (!k->spd)
+    return rank_noise(i, j);
+  return i == j ? (double)k->n + 1.0 : rank_noise(i < j ? i : j, i < j ? j : i);
 }
 
 static mlsba_mpi_matrix_t *layout_of(int64_t m, int64_t n, int64_t nb,
@@ -62,52 +62,16 @@ static mlsba_mpi_matrix_t *layout_of(int64_t m, int64_t n, int64_t nb,
   return d;
 }
 
+/* This rank's local array of d, its own blocks filled. */
 static double *fill_own(const mlsba_mpi_matrix_t *d, int spd) {
-  int64_t ld, cols, m, n;
-  mlsba_mpi_matrix_local(d, &ld, &cols);
-  mlsba_mpi_matrix_size(d, &m, &n, NULL, NULL);
-  double *a = calloc((size_t)(ld * (cols ? cols : 1)), sizeof *a);
-  for (size_t b = 0; a && b < mlsba_mpi_matrix_num_blocks(d); b++) {
-    mlsba_mpi_block_t k;
-    mlsba_mpi_matrix_block(d, b, &k);
-    for (int64_t j = 0; j < k.cols; j++)
-      for (int64_t i = 0; i < k.rows; i++)
-        a[(k.local_col + j) * ld + k.local_row + i] =
-            elem(spd, n, k.row + i, k.col + j);
-  }
-  return a;
-}
-
-static int all_on_zero(void *user, int64_t bi, int64_t bj, int64_t *lr,
-                       int64_t *lc) {
-  int64_t nb = *(const int64_t *)user;
-  *lr = bi * nb;
-  *lc = bj * nb;
-  return 0;
-}
-
-/* d's matrix whole on rank 0; NULL elsewhere. */
-static double *gather(const mlsba_mpi_matrix_t *d, const double *a) {
-  int64_t m, n, nb;
-  mlsba_mpi_matrix_size(d, &m, &n, &nb, NULL);
-  mlsba_mpi_matrix_t *g = NULL;
-  double *full = rank == 0 ? malloc((size_t)(m * n) * sizeof *full) : NULL;
-  if (mlsba_mpi_matrix_create(MPI_COMM_WORLD, m, n, nb, nb, all_on_zero, &nb,
-                              rank == 0 ? m : 1, &g) ||
-      mlsba_mpi_redistribute(d, a, g, full, MLSBA_PRECISION_DOUBLE)) {
-    free(full);
-    full = NULL;
-  }
-  mlsba_mpi_matrix_destroy(g);
-  return full;
+  spd_matrix_t k = {spd, 0};
+  mlsba_mpi_matrix_size(d, NULL, &k.n, NULL, NULL);
+  return rank_fill_own(d, elem, &k);
 }
 
 static double *whole(int spd, int64_t m, int64_t n) {
-  double *a = malloc((size_t)(m * n) * sizeof *a);
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < m; i++)
-      a[j * m + i] = elem(spd, n, i, j);
-  return a;
+  spd_matrix_t k = {spd, n};
+  return rank_whole(m, n, elem, &k);
 }
 
 /* The report of every rank: more than one device took columns in some
@@ -122,13 +86,6 @@ static int split_everywhere(const mlsba_mpi_factor_report_t *r) {
   return all;
 }
 
-static int agreed(int64_t info, int err) {
-  int64_t mine[2] = {info, err}, lo[2], hi[2];
-  MPI_Allreduce(mine, lo, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(mine, hi, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-  return lo[0] == hi[0] && lo[1] == hi[1];
-}
-
 static int lu_case(const char *platform, int64_t m, int64_t n, int64_t nb) {
   mlsba_mpi_matrix_t *d = layout_of(m, n, nb, 0);
   if (d == NULL)
@@ -140,9 +97,9 @@ static int lu_case(const char *platform, int64_t m, int64_t n, int64_t nb) {
   mlsba_mpi_factor_report_t rep;
   int err =
       mlsba_mpi_getrf_ex(d, MLSBA_PRECISION_DOUBLE, a, ipiv, &info, &o, &rep);
-  int bad = !agreed(info, err) || err != 0;
+  int bad = !rank_agreed(info, err) || err != 0;
   int split = split_everywhere(&rep) && !err;
-  double *lu = gather(d, a);
+  double *lu = rank_gather(d, a, MLSBA_PRECISION_DOUBLE);
   if (rank == 0) {
     double *ref = whole(0, m, n), *orig = whole(0, m, n), res = -1;
     int im = (int)m, in = (int)n, linfo = 0,
@@ -184,9 +141,9 @@ static int chol_case(const char *platform, int64_t n, int64_t nb) {
   mlsba_mpi_factor_report_t rep;
   int err =
       mlsba_mpi_potrf_ex(d, MLSBA_PRECISION_DOUBLE, 'L', a, &info, &o, &rep);
-  int bad = !agreed(info, err) || err != 0;
+  int bad = !rank_agreed(info, err) || err != 0;
   int split = split_everywhere(&rep) && !err;
-  double *l = gather(d, a);
+  double *l = rank_gather(d, a, MLSBA_PRECISION_DOUBLE);
   if (rank == 0) {
     double *orig = whole(1, n, n), res = -1;
     if (l)
@@ -339,7 +296,7 @@ static int bad_platform(const char *platform) {
   int err =
       mlsba_mpi_getrf_ex(d, MLSBA_PRECISION_DOUBLE, a, ipiv, &info, &o, NULL);
   const char *msg = mlsba_mpi_last_error();
-  int same = agreed(0, err); /* collective: every rank calls it */
+  int same = rank_agreed(0, err); /* collective: every rank calls it */
   int right = err != 0 && same && strstr(msg, "/nonexistent/node.json"),
       all = 0;
   MPI_Allreduce(&right, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

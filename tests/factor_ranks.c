@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/rank_matrix.h"
+
 void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
              int *info);
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
@@ -41,17 +43,8 @@ void spotrf_(const char *uplo, const int *n, float *a, const int *lda,
 static int rank, nranks;
 
 /* The test matrices, from their global indices alone (every rank makes
- * the same): a pseudo-random element in [-1, 1); symmetric and diagonally
- * dominant (so positive definite) for Cholesky. */
-static double noise(int64_t i, int64_t j) {
-  uint64_t x =
-      (uint64_t)i * 0x9E3779B97F4A7C15u ^ (uint64_t)j * 0xC2B2AE3D27D4EB4Fu;
-  x ^= x >> 31;
-  x *= 0xBF58476D1CE4E5B9u;
-  x ^= x >> 29;
-  return (double)(x >> 11) / 4503599627370496.0 - 1.0;
-}
-
+ * the same): a pseudo-random element in [-1, 1) (rank_noise); symmetric
+ * and diagonally dominant (so positive definite) for Cholesky. */
 typedef enum { GENERAL, SINGULAR, ZERO_FIRST, TIES, SPD, NOT_SPD } kind_t;
 
 /* TIES: columns TIE1 and TIE2 (the last rows of blocks of 8, so that the
@@ -67,29 +60,29 @@ enum { TIE1 = 7, TIE2 = 31 };
 static double tie_elem(int64_t i, int64_t j) {
   int64_t c = i >= TIE2 ? TIE2 : i >= TIE1 ? TIE1 : -1;
   if (c < 0 || j > c)
-    return noise(i, j);
+    return rank_noise(i, j);
   if (j < c)
     return 0.0;
-  return i == c ? 0.5 : noise(i, -7) < 0 ? -1.0 : 1.0;
+  return i == c ? 0.5 : rank_noise(i, -7) < 0 ? -1.0 : 1.0;
 }
 
 static double elem(kind_t kind, int64_t n, int64_t i, int64_t j) {
   switch (kind) {
   case SINGULAR: /* column n / 2 is zero: U's diagonal there is exactly 0 */
-    return j == n / 2 ? 0.0 : noise(i, j);
+    return j == n / 2 ? 0.0 : rank_noise(i, j);
   case ZERO_FIRST: /* the first column is zero: info 1, no interchange */
-    return j == 0 ? 0.0 : noise(i, j);
+    return j == 0 ? 0.0 : rank_noise(i, j);
   case TIES:
     return tie_elem(i, j);
   case SPD:
   case NOT_SPD: {
-    double v = noise(i < j ? i : j, i < j ? j : i);
+    double v = rank_noise(i < j ? i : j, i < j ? j : i);
     if (i == j)
       v = kind == NOT_SPD && i == n - n / 3 - 1 ? -1.0 : (double)n + 1.0;
     return v;
   }
   default:
-    return noise(i, j);
+    return rank_noise(i, j);
   }
 }
 
@@ -127,61 +120,28 @@ static mlsba_mpi_matrix_t *layout_of(const char *name, int64_t m, int64_t n,
   return d;
 }
 
+/* kind's n-column matrix, as an element function for rank_matrix.h. */
+typedef struct {
+  kind_t kind;
+  int64_t n;
+} kind_matrix_t;
+
+static double kind_elem(const void *user, int64_t i, int64_t j) {
+  const kind_matrix_t *k = user;
+  return elem(k->kind, k->n, i, j);
+}
+
 /* This rank's local array of d, its own blocks filled from kind. */
 static double *fill_own(const mlsba_mpi_matrix_t *d, kind_t kind) {
-  int64_t ld, cols, m, n;
-  mlsba_mpi_matrix_local(d, &ld, &cols);
-  mlsba_mpi_matrix_size(d, &m, &n, NULL, NULL);
-  double *a = calloc((size_t)(ld * (cols ? cols : 1)), sizeof *a);
-  for (size_t b = 0; a && b < mlsba_mpi_matrix_num_blocks(d); b++) {
-    mlsba_mpi_block_t k;
-    mlsba_mpi_matrix_block(d, b, &k);
-    for (int64_t j = 0; j < k.cols; j++)
-      for (int64_t i = 0; i < k.rows; i++)
-        a[(k.local_col + j) * ld + k.local_row + i] =
-            elem(kind, n, k.row + i, k.col + j);
-  }
-  return a;
+  kind_matrix_t k = {kind, 0};
+  mlsba_mpi_matrix_size(d, NULL, &k.n, NULL, NULL);
+  return rank_fill_own(d, kind_elem, &k);
 }
 
-static int all_on_zero(void *user, int64_t bi, int64_t bj, int64_t *lr,
-                       int64_t *lc) {
-  int64_t nb = *(const int64_t *)user;
-  *lr = bi * nb;
-  *lc = bj * nb;
-  return 0;
-}
-
-/* d's matrix whole on rank 0 (m x n, column-major); NULL elsewhere. */
-static double *gather(const mlsba_mpi_matrix_t *d, const double *a) {
-  int64_t m, n, nb;
-  mlsba_mpi_matrix_size(d, &m, &n, &nb, NULL);
-  mlsba_mpi_matrix_t *g = NULL;
-  double *full = rank == 0 ? malloc((size_t)(m * n) * sizeof *full) : NULL;
-  if (mlsba_mpi_matrix_create(MPI_COMM_WORLD, m, n, nb, nb, all_on_zero, &nb,
-                              rank == 0 ? m : 1, &g) ||
-      mlsba_mpi_redistribute(d, a, g, full, MLSBA_PRECISION_DOUBLE)) {
-    free(full);
-    full = NULL;
-  }
-  mlsba_mpi_matrix_destroy(g);
-  return full;
-}
-
+/* kind's m x n matrix whole (column-major). */
 static double *whole(kind_t kind, int64_t m, int64_t n) {
-  double *a = malloc((size_t)(m * n) * sizeof *a);
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < m; i++)
-      a[j * m + i] = elem(kind, n, i, j);
-  return a;
-}
-
-/* Every rank's info and error the same as rank 0's. */
-static int agreed(int64_t info, int err) {
-  int64_t mine[2] = {info, err}, lo[2], hi[2];
-  MPI_Allreduce(mine, lo, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(mine, hi, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-  return lo[0] == hi[0] && lo[1] == hi[1];
+  kind_matrix_t k = {kind, n};
+  return rank_whole(m, n, kind_elem, &k);
 }
 
 /* HPL's scaled residual of a solve: ||A x - b||_inf / (eps (||A||_inf
@@ -223,15 +183,15 @@ static int lu_case(const char *layout, kind_t kind, int64_t m, int64_t n,
   double *a = fill_own(d, kind);
   int64_t *ipiv = malloc((size_t)k * sizeof *ipiv);
   int err = mlsba_mpi_getrf(d, MLSBA_PRECISION_DOUBLE, a, ipiv, &info);
-  int bad = !agreed(info, err) || err != 0;
-  double *lu = gather(d, a);
+  int bad = !rank_agreed(info, err) || err != 0;
+  double *lu = rank_gather(d, a, MLSBA_PRECISION_DOUBLE);
   /* The solve, on square matrices that are not singular. */
   int64_t nrhs = nrhs_of(n);
   double *b = NULL;
   if (m == n && kind == GENERAL) {
     b = malloc((size_t)(n * nrhs) * sizeof *b);
     for (int64_t i = 0; i < n * nrhs; i++)
-      b[i] = noise(i, -1);
+      b[i] = rank_noise(i, -1);
     if (mlsba_mpi_getrs(d, MLSBA_PRECISION_DOUBLE, a, ipiv, nrhs, b, n))
       bad = 1;
   }
@@ -250,7 +210,7 @@ static int lu_case(const char *layout, kind_t kind, int64_t m, int64_t n,
     if (b) {
       double *b0 = malloc((size_t)(n * nrhs) * sizeof *b0);
       for (int64_t i = 0; i < n * nrhs; i++)
-        b0[i] = noise(i, -1);
+        b0[i] = rank_noise(i, -1);
       sres = solve_residual(orig, n, b, b0, nrhs);
       free(b0);
     }
@@ -289,14 +249,14 @@ static int chol_case(const char *layout, kind_t kind, int64_t n, int64_t nb) {
   int64_t info = -1;
   double *a = fill_own(d, kind);
   int err = mlsba_mpi_potrf(d, MLSBA_PRECISION_DOUBLE, 'L', a, &info);
-  int bad = !agreed(info, err) || err != 0;
-  double *l = gather(d, a);
+  int bad = !rank_agreed(info, err) || err != 0;
+  double *l = rank_gather(d, a, MLSBA_PRECISION_DOUBLE);
   int64_t nrhs = nrhs_of(n);
   double *b = NULL;
   if (kind == SPD) {
     b = malloc((size_t)(n * nrhs) * sizeof *b);
     for (int64_t i = 0; i < n * nrhs; i++)
-      b[i] = noise(-1, i);
+      b[i] = rank_noise(-1, i);
     if (mlsba_mpi_potrs(d, MLSBA_PRECISION_DOUBLE, 'L', a, nrhs, b, n))
       bad = 1;
   }
@@ -315,7 +275,7 @@ static int chol_case(const char *layout, kind_t kind, int64_t n, int64_t nb) {
     if (b) {
       double *b0 = malloc((size_t)(n * nrhs) * sizeof *b0);
       for (int64_t i = 0; i < n * nrhs; i++)
-        b0[i] = noise(-1, i);
+        b0[i] = rank_noise(-1, i);
       sres = solve_residual(orig, n, b, b0, nrhs);
       free(b0);
     }
@@ -451,22 +411,6 @@ static int layout_case(const char *layout, int64_t n, int64_t nb) {
   return bad;
 }
 
-/* d's matrix whole on rank 0 in single precision. */
-static float *gather_single(const mlsba_mpi_matrix_t *d, const float *a) {
-  int64_t m, n, nb;
-  mlsba_mpi_matrix_size(d, &m, &n, &nb, NULL);
-  mlsba_mpi_matrix_t *g = NULL;
-  float *full = rank == 0 ? malloc((size_t)(m * n) * sizeof *full) : NULL;
-  if (mlsba_mpi_matrix_create(MPI_COMM_WORLD, m, n, nb, nb, all_on_zero, &nb,
-                              rank == 0 ? m : 1, &g) ||
-      mlsba_mpi_redistribute(d, a, g, full, MLSBA_PRECISION_SINGLE)) {
-    free(full);
-    full = NULL;
-  }
-  mlsba_mpi_matrix_destroy(g);
-  return full;
-}
-
 /* Single precision: LU (lower 0) or Cholesky (1) of an n x n matrix, the
  * factors and info equal to LAPACK's sgetrf/spotrf, residual < 16. */
 static int single_case(const char *layout, int chol, int64_t n, int64_t nb) {
@@ -482,8 +426,8 @@ static int single_case(const char *layout, int chol, int64_t n, int64_t nb) {
     a[i] = (float)ad[i];
   int err = chol ? mlsba_mpi_potrf(d, MLSBA_PRECISION_SINGLE, 'L', a, &info)
                  : mlsba_mpi_getrf(d, MLSBA_PRECISION_SINGLE, a, ipiv, &info);
-  int bad = !agreed(info, err) || err != 0;
-  float *f = gather_single(d, a);
+  int bad = !rank_agreed(info, err) || err != 0;
+  float *f = rank_gather(d, a, MLSBA_PRECISION_SINGLE);
   if (rank == 0) {
     double *orig = whole(kind, n, n), res = -1;
     float *ref = malloc((size_t)(n * n) * sizeof *ref),
@@ -575,7 +519,7 @@ static int bad_argument(int on) {
   snprintf(m2, sizeof m2, "%s", mlsba_mpi_last_error());
   char want[32];
   snprintf(want, sizeof want, "rank %d: ", on);
-  int bad = !agreed(0, e1) || !agreed(0, e2) || e1 != MLSBA_EINVAL ||
+  int bad = !rank_agreed(0, e1) || !rank_agreed(0, e2) || e1 != MLSBA_EINVAL ||
             e2 != MLSBA_EINVAL || strncmp(m1, want, strlen(want)) ||
             strncmp(m2, want, strlen(want));
   int any = 0;
@@ -620,7 +564,7 @@ static int scalapack(void) {
     err = mlsba_mpi_getrf(d, MLSBA_PRECISION_DOUBLE, a, ipiv, &info);
   if (!err)
     err = mlsba_mpi_redistribute(d, a, sd, sa, MLSBA_PRECISION_DOUBLE);
-  double *lu = err ? NULL : gather(sd, sa);
+  double *lu = err ? NULL : rank_gather(sd, sa, MLSBA_PRECISION_DOUBLE);
   int bad = err != 0;
   if (rank == 0) {
     double *orig = whole(GENERAL, n, n), *ref = whole(GENERAL, n, n), res = -1;

@@ -23,6 +23,7 @@
 #include "core/error.h"
 #include "mlsba/mpi.h"
 #include "mpi/internal.h" /* white-box: agree.c, compiled in */
+#include "support/run_ranks.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -172,34 +173,12 @@ static const int rank_counts[] = {1, 2, 4};
 /* Each job's bound: a hang is killed and fails as status 124 (or 137). */
 static char job_limit_s[] = "60";
 
-/* argv after "timeout -k 5 LIMIT mpirun <options>" into out (n so far);
- * returns the new n. */
-static size_t launcher(char **out) {
-  char *pre[] = {timeout,
-                 "-k",
-                 "5",
-                 job_limit_s,
-                 mpirun,
-                 "--oversubscribe",
-                 "--bind-to",
-                 "none",
-                 "--mca",
-                 "btl",
-                 "self,vader",
-                 "--mca",
-                 "mpi_yield_when_idle",
-                 "1"};
-  size_t n = sizeof pre / sizeof *pre;
-  memcpy(out, pre, sizeof pre);
-  return n;
-}
-
 /* An MPMD job of np ranks: 0 .. np - 2 run `common`, the last `last`
  * (NULL-terminated lists); with np = 1 the one rank runs `last`. */
 static void run_job(int np, char *const *common, char *const *last,
                     tool_run_t *r) {
   char *argv[96], npbuf[16];
-  size_t n = launcher(argv);
+  size_t n = mpi_job_start(argv, timeout, job_limit_s, mpirun);
   snprintf(npbuf, sizeof npbuf, "%d", np - 1);
   if (np > 1) {
     argv[n++] = "-np";
@@ -217,8 +196,8 @@ static void run_job(int np, char *const *common, char *const *last,
 }
 
 /* Every rank of this program on np ranks, in one case. */
-static void run_ranks(int np, const char *c, const char *platform,
-                      tool_run_t *r) {
+static void run_self(int np, const char *c, const char *platform,
+                     tool_run_t *r) {
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   ck_assert(len > 0);
@@ -280,7 +259,7 @@ static const struct {
 START_TEST(one_ranks_argument_stops_every_rank) {
   int k = _i / 3, np = rank_counts[_i % 3];
   tool_run_t r;
-  run_ranks(np, cases[k].name, cases[k].platform, &r);
+  run_self(np, cases[k].name, cases[k].platform, &r);
   const char *says = np == 1 ? cases[k].alone : cases[k].says;
   if (says == NULL) {
     expect_ok(&r);
@@ -295,7 +274,7 @@ END_TEST
 
 START_TEST(doubles_apart_beyond_g_are_spelled_whole) {
   tool_run_t r;
-  run_ranks(2, "values", "", &r);
+  run_self(2, "values", "", &r);
   expect_one_line(&r, r.out,
                   "error: rank 1: option eps is 0.10000000000100001 here, "
                   "0.10000000000000001 on rank 0: they must agree",
@@ -306,7 +285,7 @@ END_TEST
 
 START_TEST(the_heads_results_reach_every_rank) {
   tool_run_t r;
-  run_ranks(rank_counts[_i], "share", "", &r);
+  run_self(rank_counts[_i], "share", "", &r);
   expect_ok(&r);
   ck_assert_str_eq(r.out, "ok\n");
   tool_run_free(&r);
@@ -397,15 +376,7 @@ static Suite *agree_suite(void) {
 int main(int argc, char **argv) {
   if (argc >= 3 && !strcmp(argv[1], "--ranks"))
     return ranks_main(argc, argv);
-  /* Open MPI refuses root without these (CI runs as root). */
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  mpi_job_environment();
   setenv("MLSBA_NOPENCL", "0", 1); /* cores only: no pocl start-up */
-  /* Open MPI's own allocations cannot be suppressed by name (test_mpi). */
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
   return run_suite(agree_suite());
 }

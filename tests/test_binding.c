@@ -14,6 +14,7 @@
 
 #include "mlsba.h"
 #include "platform/binding.h"
+#include "support/run_ranks.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -281,20 +282,13 @@ static unsigned long long cpu_mask(const char *list) {
 START_TEST(two_ranks_bound_to_cores_each_use_their_own_core) {
   if (machine_cores() < 2)
     return; /* --bind-to core needs a core per rank */
-  char mpirun[] = MLSBA_MPIRUN, prog[] = MLSBA_BINDING_RANKS_BIN;
-  char *argv[] = {mpirun,  "-np", "2",          "--bind-to", "core",
-                  "--mca", "btl", "self,vader", "-x",        "MLSBA_NOPENCL=0",
-                  prog,    NULL};
-  /* Open MPI's own allocations, from modules it unloads at MPI_Finalize,
-   * cannot be suppressed by name: the ranks run without ASan's leak
-   * check (as in test_mpi). */
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
+       prog[] = MLSBA_BINDING_RANKS_BIN;
+  char *argv[MPI_JOB_START_WORDS + 7];
+  size_t n = mpi_job_start_bound(argv, timeout, "60", mpirun, "core");
+  char *rest[] = {"-np", "2", "-x", "MLSBA_NOPENCL=0", prog, NULL};
+  memcpy(argv + n, rest, sizeof rest);
+  mpi_job_environment();
   tool_run_t r;
   run_tool(argv, &r);
   ck_assert_msg(r.exited && r.status == 0, "mpirun: %.300s%.1500s", r.out,

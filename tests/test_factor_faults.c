@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "mlsba.h"
+#include "support/dense.h"
 #include "support/run_suite.h"
 
 /* ---- the largest block asked of malloc ---------------------------------
@@ -46,68 +47,6 @@ void *malloc(size_t size) {
   return __libc_malloc(size);
 }
 #endif
-
-static const char *two_cores =
-    "{\"devices\": ["
-    "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
-    "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1}]}";
-
-typedef struct {
-  mlsba_platform_t *pl;
-  mlsba_executor_t *ex;
-} node_t;
-
-static node_t open_node(const char *json) {
-  node_t n = {0};
-  ck_assert_msg(mlsba_platform_parse(json, "test", &n.pl) == 0, "%s",
-                mlsba_last_error());
-  ck_assert_msg(mlsba_executor_create(n.pl, &n.ex) == 0, "%s",
-                mlsba_last_error());
-  return n;
-}
-
-static void close_node(node_t *n) {
-  mlsba_executor_destroy(n->ex);
-  mlsba_platform_destroy(n->pl);
-}
-
-static double uniform(unsigned *s) {
-  *s = *s * 1103515245u + 12345u;
-  return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
-}
-
-/* n x n doubles (or floats), leading dimension n; symmetric with n on the
- * diagonal when spd. */
-static void *make_matrix(mlsba_precision_t prec, int64_t n, int spd,
-                         unsigned seed) {
-  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-  void *a = malloc((size_t)(n * n) * es + 1);
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < n; i++) {
-      double v = uniform(&seed);
-      if (spd && i < j)
-        v = prec == MLSBA_PRECISION_DOUBLE ? ((double *)a)[j + i * n]
-                                           : ((float *)a)[j + i * n];
-      if (spd && i == j)
-        v = (double)n;
-      if (prec == MLSBA_PRECISION_DOUBLE)
-        ((double *)a)[i + j * n] = v;
-      else
-        ((float *)a)[i + j * n] = (float)v;
-    }
-  return a;
-}
-
-static size_t bytes_of(mlsba_precision_t prec, int64_t n) {
-  return (size_t)(n * n) *
-         (prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float));
-}
-
-static void *copy_of(const void *a, size_t bytes) {
-  void *c = malloc(bytes + 1);
-  memcpy(c, a, bytes);
-  return c;
-}
 
 static char *temp_dir(void) {
   static char dirs[8][64];
@@ -172,8 +111,8 @@ START_TEST(an_unwritable_model_folder_fails_before_the_matrix_is_touched) {
   const int64_t n = 256;
   for (size_t k = 0; k < cases; k++)
     for (int op = 0; op < 2; op++) {
-      double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, op, 3);
-      double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+      double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, op, 3);
+      double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
       int64_t ipiv[256], info = -7;
       mlsba_factor_opts_t o;
       mlsba_factor_opts_init(&o);
@@ -184,7 +123,7 @@ START_TEST(an_unwritable_model_folder_fails_before_the_matrix_is_touched) {
                     mlsba_last_error());
       ck_assert_msg(strstr(mlsba_last_error(), dirs[k]) != NULL, "%s",
                     mlsba_last_error());
-      ck_assert_msg(memcmp(a, a0, bytes_of(MLSBA_PRECISION_DOUBLE, n)) == 0,
+      ck_assert_msg(memcmp(a, a0, bytes_of(MLSBA_PRECISION_DOUBLE, n, n)) == 0,
                     "%s: the matrix was touched", dirs[k]);
       free(a);
       free(a0);
@@ -241,8 +180,8 @@ START_TEST(a_saved_model_no_device_has_is_a_warning) {
     o.block = 32;
     o.model_dir = dir;
     for (int run = 0; run < 2; run++) {
-      double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, op, 5);
-      double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+      double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, op, 5);
+      double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
       int64_t ipiv[256], info = -7;
       mlsba_factor_report_t r;
       int err = factor(nd.ex, op, n, a, ipiv, &info, &o, &r);
@@ -305,8 +244,8 @@ START_TEST(a_model_that_cannot_be_saved_after_the_run_is_a_warning) {
   snprintf(dir, sizeof dir, "%s/models", base);
   ck_assert_int_eq(mkdir(dir, 0700), 0);
   const int64_t n = 256;
-  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 9);
-  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 9);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
   int64_t ipiv[256], info = -7;
   swap_t s = {.dir = dir};
   mlsba_factor_opts_t o;
@@ -348,7 +287,7 @@ START_TEST(device_names_are_escaped_in_model_files) {
   ck_assert_int_eq(mkdir(dir, 0700), 0);
   snprintf(dir, sizeof dir, "%s/a/b", base);
   const int64_t n = 256;
-  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 1, 4);
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 4);
   int64_t info = -7;
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
@@ -430,8 +369,8 @@ START_TEST(a_failed_panel_device_hands_the_panels_on) {
         "{\"name\": \"core1\", \"type\": \"sim\", \"speed\": [[1, 100]]}],"
         "\"groups\": [[\"core0\", \"gpu0\"], [\"core1\"]]}");
     const int64_t n = 160;
-    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, op, 11);
-    double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, op, 11);
+    double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
     int64_t ipiv[160], info = -7;
     mlsba_factor_opts_t o;
     mlsba_factor_opts_init(&o);
@@ -460,7 +399,7 @@ START_TEST(a_failed_panel_device_hands_the_panels_on) {
       open_node("{\"devices\": [{\"name\": \"core0\", \"type\": \"sim\", "
                 "\"speed\": [[1, 100]], \"fail_at\": 2}]}");
   const int64_t n = 96;
-  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 2);
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 2);
   int64_t ipiv[96], info;
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
@@ -531,8 +470,8 @@ START_TEST(a_huge_block_sizes_scratch_by_the_matrix) {
   node_t nd = open_node(two_cores);
   for (int op = 0; op < 2; op++) {
     const int64_t n = 8;
-    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, op, 1);
-    double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, op, 1);
+    double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
     int64_t ipiv[8], info = -7;
     mlsba_factor_opts_t o;
     mlsba_factor_opts_init(&o);
@@ -570,12 +509,12 @@ START_TEST(a_reproducible_split_gives_the_same_bits) {
   const int64_t n = 600;
   const mlsba_precision_t sp = MLSBA_PRECISION_SINGLE;
   for (int op = 0; op < 2; op++) {
-    float *a0 = make_matrix(sp, n, op, 17);
+    float *a0 = make_matrix(sp, n, n, n, op, 17);
     float *out[3];
     int64_t *piv[3];
     mlsba_factor_report_t r[3];
     for (int run = 0; run < 3; run++) {
-      out[run] = copy_of(a0, bytes_of(sp, n));
+      out[run] = copy_of(a0, bytes_of(sp, n, n));
       piv[run] = calloc((size_t)n, sizeof **piv);
       mlsba_factor_opts_t o;
       mlsba_factor_opts_init(&o);
@@ -596,7 +535,7 @@ START_TEST(a_reproducible_split_gives_the_same_bits) {
       ck_assert_uint_eq(r[run].steps, r[0].steps);
       for (size_t k = 0; k < r[0].steps * r[0].p; k++)
         ck_assert_int_eq(r[run].share[k], r[0].share[k]);
-      ck_assert_msg(memcmp(out[run], out[0], bytes_of(sp, n)) == 0,
+      ck_assert_msg(memcmp(out[run], out[0], bytes_of(sp, n, n)) == 0,
                     "op %d: run %d differs", op, run);
       ck_assert(memcmp(piv[run], piv[0], (size_t)n * sizeof **piv) == 0);
     }
@@ -618,14 +557,15 @@ START_TEST(a_reproducible_split_gives_the_same_bits) {
   const char *bad[] = {"MLSBA_REPRODUCIBLE", "MLSBA_MODEL_CACHE"};
   for (int k = 0; k < 2; k++) {
     setenv(bad[k], "maybe", 1);
-    float *a = make_matrix(sp, 64, 0, 3), *a0 = copy_of(a, bytes_of(sp, 64));
+    float *a = make_matrix(sp, 64, 64, 64, 0, 3),
+          *a0 = copy_of(a, bytes_of(sp, 64, 64));
     int64_t ipiv[64], info;
     int err = mlsba_getrf(nd.ex, sp, 64, 64, a, 64, ipiv, &info);
     unsetenv(bad[k]);
     ck_assert_int_eq(err, MLSBA_EINVAL);
     ck_assert_msg(strstr(mlsba_last_error(), bad[k]) != NULL, "%s",
                   mlsba_last_error());
-    ck_assert(memcmp(a, a0, bytes_of(sp, 64)) == 0);
+    ck_assert(memcmp(a, a0, bytes_of(sp, 64, 64)) == 0);
     free(a);
     free(a0);
   }
@@ -657,7 +597,7 @@ START_TEST(the_plain_calls_keep_their_models_in_the_cache) {
   setenv("MLSBA_CACHE_DIR", cache, 1);
   unsetenv("MLSBA_MODEL_CACHE");
   const int64_t n = 512;
-  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 8);
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 8);
   int64_t ipiv[512], info = -7;
   ck_assert_msg(
       mlsba_getrf(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n, ipiv, &info) == 0,
@@ -673,7 +613,7 @@ START_TEST(the_plain_calls_keep_their_models_in_the_cache) {
   mlsba_factor_opts_init(&o);
   o.log = keep_line;
   o.log_ctx = &log;
-  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 8);
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 8);
   ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
                                   ipiv, &info, &o, NULL),
                    0);
@@ -688,7 +628,7 @@ START_TEST(the_plain_calls_keep_their_models_in_the_cache) {
     o.model_cache = way == 0 ? 0 : 1;
     if (way == 1)
       setenv("MLSBA_MODEL_CACHE", "0", 1);
-    a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 8);
+    a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 8);
     ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
                                     ipiv, &info, &o, NULL),
                      0);
@@ -704,8 +644,8 @@ START_TEST(the_plain_calls_keep_their_models_in_the_cache) {
   ck_assert_ptr_nonnull(f);
   fclose(f);
   setenv("MLSBA_CACHE_DIR", file, 1);
-  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 8);
-  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 8);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
   mlsba_factor_report_t r;
   mlsba_factor_opts_init(&o);
   ck_assert_int_eq(mlsba_getrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, n, n, a, n,
@@ -741,7 +681,7 @@ START_TEST(only_mlsba_verbose_makes_the_library_print) {
     ck_assert_int_ge(fd, 0);
     dup2(fd, 2);
     const int64_t n = 256;
-    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 1, 8);
+    double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 8);
     int64_t info;
     int err = mlsba_potrf(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n, &info);
     fflush(stderr);
@@ -814,7 +754,7 @@ START_TEST(a_stale_saved_model_is_replaced_after_the_first_step) {
   mlsba_factor_opts_init(&o);
   o.block = 64;
   o.model_dir = dir;
-  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 11);
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 11);
   int64_t *ipiv = malloc(sizeof *ipiv * (size_t)n), info = -7;
   ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, NULL) == 0, "%s",
                 mlsba_last_error());
@@ -831,8 +771,8 @@ START_TEST(a_stale_saved_model_is_replaced_after_the_first_step) {
   lines_t log = {.len = 0};
   o.log = keep_line;
   o.log_ctx = &log;
-  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 11);
-  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 11);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
   mlsba_factor_report_t r;
   ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, &r) == 0, "%s",
                 mlsba_last_error());

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "mlsba.h"
+#include "support/run_ranks.h"
 #include "support/run_suite.h"
 #include "support/run_tool.h"
 
@@ -181,28 +182,14 @@ END_TEST
 /* ---- under mpirun -------------------------------------------------------- */
 
 #ifdef MLSBA_MW_RANKS_BIN
-static char mpirun[] = MLSBA_MPIRUN, ranks_bin[] = MLSBA_MW_RANKS_BIN,
-            tool[] = MLSBA_MW_BIN;
+static char mpirun[] = MLSBA_MPIRUN, timeout[] = MLSBA_TIMEOUT,
+            ranks_bin[] = MLSBA_MW_RANKS_BIN, tool[] = MLSBA_MW_BIN;
 #define MW_DATA MLSBA_SOURCE_DIR "/tests/data/mpi/mw/"
 
-/* Runs args (after "timeout 120 mpirun -np NP ...") on np ranks. */
-static void run_ranks(const char *np, char *const *args, tool_run_t *r) {
-  char *argv[40] = {
-      "/usr/bin/timeout", "120",       mpirun, "-np",   (char *)np,
-      "--oversubscribe",  "--bind-to", "none", "--mca", "btl",
-      "self,vader"};
-  size_t n = 11;
-  for (; *args && n + 1 < 40; args++)
-    argv[n++] = *args;
-  argv[n] = NULL;
-  const char *asan = getenv("ASAN_OPTIONS");
-  char opts[512];
-  snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-           asan && *asan ? ":" : "");
-  setenv("ASAN_OPTIONS", opts, 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  run_tool(argv, r);
+/* args on np ranks, the job killed after 120 s (tests/support/run_ranks). */
+static void job(int np, char *const *args, tool_run_t *r) {
+  mpi_job_environment();
+  run_ranks(timeout, "120", mpirun, np, args, r);
 }
 
 static json_t *parse_json(const char *text) {
@@ -222,7 +209,7 @@ START_TEST(every_split_gives_the_serial_product) {
         ranks_bin,         MW_DATA "worker%r.json",         "70", "50", "90",
         (char *)splits[s], s == 2 ? "measure" : "platform", NULL};
     tool_run_t r;
-    run_ranks("3", args, &r);
+    job(3, args, &r);
     ck_assert_msg(r.exited && r.status == 0, "%s: status %d: %.500s%.1000s",
                   splits[s], r.status, r.out, r.err);
     ck_assert_msg(strstr(r.out, "C right max_error 0 columns ") != NULL,
@@ -234,7 +221,7 @@ START_TEST(every_split_gives_the_serial_product) {
                   "91",       "fpm-comm",
                   "platform", NULL};
   tool_run_t r;
-  run_ranks("4", four, &r);
+  job(4, four, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %.500s%.1000s", r.status,
                 r.out, r.err);
   ck_assert(strstr(r.out, "C right max_error 0 columns ") != NULL);
@@ -254,7 +241,7 @@ START_TEST(the_workers_tile_k_and_the_master_computes_nothing) {
                   "platform", "--json",     "-",
                   NULL};
   tool_run_t r;
-  run_ranks("3", args, &r);
+  job(3, args, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %.1000s", r.status,
                 r.err);
   json_t *j = parse_json(strchr(r.out, '{'));
@@ -291,11 +278,10 @@ END_TEST
 
 /* Runs args on np ranks: not a success, not a timeout, and says text on
  * rank 0's stream once (of the lines starting with prefix). */
-static void expect_one_line_error(const char *np, char *const *args,
-                                  const char *says, const char *prefix,
-                                  int on_stdout) {
+static void expect_one_line_error(int np, char *const *args, const char *says,
+                                  const char *prefix, int on_stdout) {
   tool_run_t r;
-  run_ranks(np, args, &r);
+  job(np, args, &r);
   ck_assert_msg(r.exited && r.status != 0 && r.status != 124,
                 "status %d: %.300s", r.status, r.out);
   char *text = unwrap_lines(on_stdout ? r.out : r.err);
@@ -311,21 +297,21 @@ START_TEST(bad_input_stops_every_rank_with_one_line) {
   char *few[] = {tool,       "--platform", MW_DATA "worker%r.json",
                  "-k",       "1",          "--links",
                  "platform", NULL};
-  expect_one_line_error("3", few, "K = 1 columns for 2 workers",
+  expect_one_line_error(3, few, "K = 1 columns for 2 workers",
                         "mlsba-master-worker: ", 0);
   char *alone[] = {tool, "--platform", MW_DATA "worker%r.json", NULL};
-  expect_one_line_error("1", alone, "needs a master and at least one worker",
+  expect_one_line_error(1, alone, "needs a master and at least one worker",
                         "mlsba-master-worker: ", 0);
   char *missing[] = {tool,       "--platform", MW_DATA "nothere%r.json",
                      "-k",       "64",         "--links",
                      "platform", NULL};
-  expect_one_line_error("3", missing, "rank 1: ", "mlsba-master-worker: ", 0);
+  expect_one_line_error(3, missing, "rank 1: ", "mlsba-master-worker: ", 0);
   char *two_gpus[] = {tool,       "--platform", MW_DATA "twogpu%r.json",
                       "-n",       "64",         "-m",
                       "64",       "-k",         "100",
                       "--split",  "dlt",        "--links",
                       "platform", NULL};
-  expect_one_line_error("3", two_gpus,
+  expect_one_line_error(3, two_gpus,
                         "rank 1 has two accelerators; seed 001's DLT takes "
                         "at most one a node",
                         "mlsba-master-worker: ", 0);
@@ -334,7 +320,7 @@ START_TEST(bad_input_stops_every_rank_with_one_line) {
                       "40",       "fpm",
                       "platform", "mismatch",
                       NULL};
-  expect_one_line_error("3", mismatch,
+  expect_one_line_error(3, mismatch,
                         "error: rank 1: option k is 41 here, 40 on rank 0",
                         "error: ", 1);
 }
@@ -435,7 +421,7 @@ START_TEST(every_option_refuses_a_bad_or_missing_value) {
   char *args[] = {tool, "--platform",        MW_DATA "sim%r.json",  "-k",
                   "64", (char *)cli[_i].arg, (char *)cli[_i].value, NULL};
   tool_run_t r;
-  run_ranks("1", args, &r);
+  job(1, args, &r);
   ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
   char *text = unwrap_lines(r.err);
   ck_assert_msg(strstr(text, cli[_i].want) != NULL, "no '%s' in: %s",
@@ -456,7 +442,7 @@ START_TEST(the_last_of_a_repeated_option_wins) {
                   "measure", "--links",    "platform",
                   "--json",  "-",          NULL};
   tool_run_t r;
-  run_ranks("3", args, &r);
+  job(3, args, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %.1000s", r.status,
                 r.err);
   json_t *j = parse_json(strchr(r.out, '{'));

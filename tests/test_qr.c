@@ -15,106 +15,14 @@
 #include <string.h>
 
 #include "mlsba.h"
+#include "support/dense.h"
 #include "support/run_suite.h"
-
-/* LAPACK, the reference. */
-void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
-             double *work, const int *lwork, int *info);
-void dorgqr_(const int *m, const int *n, const int *k, double *a,
-             const int *lda, const double *tau, double *work, const int *lwork,
-             int *info);
-void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda,
-             const float *tau, float *work, const int *lwork, int *info);
-void dormqr_(const char *side, const char *trans, const int *m, const int *n,
-             const int *k, const double *a, const int *lda, const double *tau,
-             double *c, const int *ldc, double *work, const int *lwork,
-             int *info, size_t side_len, size_t trans_len);
-void sormqr_(const char *side, const char *trans, const int *m, const int *n,
-             const int *k, const float *a, const int *lda, const float *tau,
-             float *c, const int *ldc, float *work, const int *lwork, int *info,
-             size_t side_len, size_t trans_len);
-void dgels_(const char *trans, const int *m, const int *n, const int *nrhs,
-            double *a, const int *lda, double *b, const int *ldb, double *work,
-            const int *lwork, int *info, size_t trans_len);
-void sgels_(const char *trans, const int *m, const int *n, const int *nrhs,
-            float *a, const int *lda, float *b, const int *ldb, float *work,
-            const int *lwork, int *info, size_t trans_len);
-
-static const char *two_cores =
-    "{\"devices\": ["
-    "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"
-    "{\"name\": \"c1\", \"type\": \"cpu\", \"core\": 1}]}";
 
 static const char *one_core =
     "{\"devices\": [{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0}]}";
 
-/* Two simulated devices of constant speed (units per second), alone in
- * their groups. */
-static const char *sim_pair =
-    "{\"devices\": ["
-    "{\"name\": \"core0\", \"type\": \"sim\", \"speed\": [[1, 100]]},"
-    "{\"name\": \"gpu0\", \"type\": \"sim\", \"speed\": [[1, 300]]}],"
-    "\"groups\": [[\"core0\"], [\"gpu0\"]]}";
-
-typedef struct {
-  mlsba_platform_t *pl;
-  mlsba_executor_t *ex;
-} node_t;
-
-static node_t open_node(const char *json) {
-  node_t n = {0};
-  ck_assert_msg(mlsba_platform_parse(json, "test", &n.pl) == 0, "%s",
-                mlsba_last_error());
-  ck_assert_msg(mlsba_executor_create(n.pl, &n.ex) == 0, "%s",
-                mlsba_last_error());
-  return n;
-}
-
-static void close_node(node_t *n) {
-  mlsba_executor_destroy(n->ex);
-  mlsba_platform_destroy(n->pl);
-}
-
-static double uniform(unsigned *s) {
-  *s = *s * 1103515245u + 12345u;
-  return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
-}
-
-/* A matrix in double (the reference) and its copy in the precision of the
- * call, m x n with leading dimension lda, entries in [-1, 1). */
-typedef struct {
-  mlsba_precision_t prec;
-  int64_t m, n, lda;
-  double *ref; /* the entries as the call's precision holds them */
-  void *a;
-} matrix_t;
-
 static size_t esize(mlsba_precision_t prec) {
   return prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-}
-
-static matrix_t make_matrix(mlsba_precision_t prec, int64_t m, int64_t n,
-                            int64_t lda, unsigned seed) {
-  matrix_t A = {.prec = prec, .m = m, .n = n, .lda = lda};
-  size_t count = (size_t)(lda * (n > 0 ? n : 1));
-  A.ref = malloc(count * sizeof *A.ref);
-  A.a = malloc(count * esize(prec));
-  for (size_t i = 0; i < count; i++) {
-    double v = uniform(&seed);
-    if (prec == MLSBA_PRECISION_DOUBLE) {
-      ((double *)A.a)[i] = v;
-    } else {
-      ((float *)A.a)[i] = (float)v;
-      v = (float)v;
-    }
-    A.ref[i] = v;
-  }
-  return A;
-}
-
-static void free_matrix(matrix_t *A) {
-  free(A->ref);
-  free(A->a);
 }
 
 static double get(const matrix_t *A, const void *x, int64_t ld, int64_t i,
@@ -198,7 +106,7 @@ static void residuals(const matrix_t *A, const void *tau, double *fact,
  * ratios below 16. */
 static void check_geqrf(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
                         int64_t n, int64_t lda, int64_t nb) {
-  matrix_t A = make_matrix(prec, m, n, lda, (unsigned)(m * 31 + n));
+  matrix_t A = make_matrix_ref(prec, m, n, lda, (unsigned)(m * 31 + n));
   int64_t k = m < n ? m : n, info = -1;
   void *tau = calloc((size_t)(k > 0 ? k : 1), esize(prec));
   mlsba_factor_opts_t o;
@@ -249,7 +157,8 @@ START_TEST(factors_match_lapack) {
   static const int shapes[][3] = {{257, 201, 40}, {90, 211, 32}, {700, 64, 24}};
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
     int m = shapes[s][0], n = shapes[s][1], k = m < n ? m : n, info = -1;
-    matrix_t A = make_matrix(MLSBA_PRECISION_DOUBLE, m, n, m, 7 + (unsigned)s);
+    matrix_t A =
+        make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, n, m, 7 + (unsigned)s);
     double *ref = malloc((size_t)(m * n) * sizeof *ref);
     memcpy(ref, A.a, (size_t)(m * n) * sizeof *ref);
     double *tau = malloc((size_t)k * sizeof *tau);
@@ -292,7 +201,7 @@ END_TEST
 START_TEST(virtual_times_of_a_small_qr_are_exact) {
   node_t nd = open_node("{\"devices\": [{\"name\": \"core0\", \"type\": "
                         "\"sim\", \"speed\": [[1, 100]]}]}");
-  matrix_t A = make_matrix(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 3);
+  matrix_t A = make_matrix_ref(MLSBA_PRECISION_DOUBLE, 12, 12, 12, 3);
   double tau[12];
   int64_t info;
   mlsba_factor_opts_t o;
@@ -329,7 +238,7 @@ END_TEST
 START_TEST(every_sim_step_time_follows_the_profiles) {
   node_t nd = open_node(sim_pair);
   const int64_t m = 300, n = 120, nb = 16;
-  matrix_t A = make_matrix(MLSBA_PRECISION_DOUBLE, m, n, m, 5);
+  matrix_t A = make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, n, m, 5);
   double tau[120];
   int64_t info;
   mlsba_factor_opts_t o;
@@ -385,7 +294,7 @@ START_TEST(a_failing_device_is_dropped_and_the_result_stays_right) {
       " \"fail_at\": 4}],"
       "\"groups\": [[\"core0\", \"gpu0\"], [\"gpu1\"]]}");
   const int64_t m = 200, n = 160;
-  matrix_t A = make_matrix(MLSBA_PRECISION_DOUBLE, m, n, m, 11);
+  matrix_t A = make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, n, m, 11);
   double tau[160];
   int64_t info = -1;
   mlsba_factor_opts_t o;
@@ -421,7 +330,7 @@ START_TEST(the_library_residuals_agree_and_see_a_wrong_factor) {
     mlsba_precision_t prec =
         p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE;
     const int64_t m = 180, n = 70;
-    matrix_t A = make_matrix(prec, m, n, m, 21);
+    matrix_t A = make_matrix_ref(prec, m, n, m, 21);
     void *a0 = malloc((size_t)(m * n) * esize(prec));
     memcpy(a0, A.a, (size_t)(m * n) * esize(prec));
     void *tau = malloc((size_t)n * esize(prec));
@@ -523,13 +432,6 @@ static double eps_of(mlsba_precision_t prec) {
   return prec == MLSBA_PRECISION_DOUBLE ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
 }
 
-static void *copy_of(const void *x, size_t bytes) {
-  void *y = malloc(bytes > 0 ? bytes : 1);
-  if (bytes > 0)
-    memcpy(y, x, bytes);
-  return y;
-}
-
 /* The largest |x - y| over rows x cols (leading dimension ld), and the
  * largest |y|. */
 static double largest_difference(mlsba_precision_t prec, int64_t rows,
@@ -563,7 +465,7 @@ static void check_ormqr(mlsba_executor_t *ex, mlsba_precision_t prec, char side,
   int64_t m = left ? nq : other, n = left ? other : nq;
   int64_t lda = nq + 3, ldc = m + 2, info = -1;
   size_t es = esize(prec);
-  matrix_t A = make_matrix(prec, nq, k, lda, (unsigned)(nq * 7 + k));
+  matrix_t A = make_matrix_ref(prec, nq, k, lda, (unsigned)(nq * 7 + k));
   void *tau = calloc((size_t)(k > 0 ? k : 1), es);
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
@@ -571,7 +473,7 @@ static void check_ormqr(mlsba_executor_t *ex, mlsba_precision_t prec, char side,
   ck_assert_msg(
       mlsba_geqrf_ex(ex, prec, nq, k, A.a, lda, tau, &info, &o, NULL) == 0,
       "%s", mlsba_last_error());
-  matrix_t C = make_matrix(prec, m, n, ldc, (unsigned)(m * 13 + n));
+  matrix_t C = make_matrix_ref(prec, m, n, ldc, (unsigned)(m * 13 + n));
   void *ref = copy_of(C.a, (size_t)(ldc * (n > 0 ? n : 1)) * es);
   ck_assert_msg(mlsba_ormqr(ex, prec, side, trans, m, n, k, A.a, lda, tau, C.a,
                             ldc, &info) == 0,
@@ -633,12 +535,12 @@ END_TEST
 START_TEST(ormqr_with_q_and_its_transpose_gives_c_back) {
   node_t nd = open_node(two_cores);
   const int64_t m = 123, n = 77, k = 77, ld = 130;
-  matrix_t A = make_matrix(MLSBA_PRECISION_DOUBLE, m, k, ld, 41);
+  matrix_t A = make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, k, ld, 41);
   double tau[77];
   int64_t info;
   ck_assert_int_eq(
       mlsba_geqrf(nd.ex, MLSBA_PRECISION_DOUBLE, m, k, A.a, ld, tau, &info), 0);
-  matrix_t C = make_matrix(MLSBA_PRECISION_DOUBLE, m, n, m, 43);
+  matrix_t C = make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, n, m, 43);
   for (int side = 0; side < 2; side++) {
     int64_t rows = side ? n : m, cols = side ? m : n;
     /* Side R: C is n x m, Q of order m from the right. */
@@ -665,7 +567,7 @@ END_TEST
  * added, so that it is well conditioned and X is compared closely. */
 static matrix_t make_system(mlsba_precision_t prec, int64_t m, int64_t n,
                             int64_t lda, unsigned seed) {
-  matrix_t A = make_matrix(prec, m, n, lda, seed);
+  matrix_t A = make_matrix_ref(prec, m, n, lda, seed);
   for (int64_t i = 0; i < m && i < n; i++) {
     A.ref[i + i * lda] += 3;
     if (prec == MLSBA_PRECISION_DOUBLE)
@@ -707,7 +609,7 @@ static void check_gels(mlsba_executor_t *ex, mlsba_precision_t prec, char trans,
   int64_t lda = m + 1, rows = m > n ? m : n, ldb = rows + 2, info = -1;
   size_t es = esize(prec);
   matrix_t A = make_system(prec, m, n, lda, (unsigned)(m * 3 + n));
-  matrix_t B = make_matrix(prec, rows, nrhs, ldb, (unsigned)(n * 5 + nrhs));
+  matrix_t B = make_matrix_ref(prec, rows, nrhs, ldb, (unsigned)(n * 5 + nrhs));
   for (int64_t i = 0; i < lda * n; i++) /* a badly scaled A */
     if (prec == MLSBA_PRECISION_DOUBLE)
       ((double *)A.a)[i] *= factor;
@@ -775,7 +677,7 @@ START_TEST(gels_solutions_are_what_their_definitions_say) {
   node_t nd = open_node(two_cores);
   const int64_t m = 140, n = 60;
   matrix_t A = make_system(MLSBA_PRECISION_DOUBLE, m, n, m, 51);
-  matrix_t B = make_matrix(MLSBA_PRECISION_DOUBLE, m, 2, m, 53);
+  matrix_t B = make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, 2, m, 53);
   int64_t info;
   ck_assert_int_eq(mlsba_gels(nd.ex, MLSBA_PRECISION_DOUBLE, 'N', m, n, 2, A.a,
                               m, B.a, m, &info),
@@ -808,7 +710,7 @@ START_TEST(gels_solutions_are_what_their_definitions_say) {
    * A A^T Y = B (the least-norm solution). */
   const int64_t w = 30, v = 90;
   A = make_system(MLSBA_PRECISION_DOUBLE, w, v, w, 55);
-  B = make_matrix(MLSBA_PRECISION_DOUBLE, v, 1, v, 57);
+  B = make_matrix_ref(MLSBA_PRECISION_DOUBLE, v, 1, v, 57);
   ck_assert_int_eq(mlsba_gels(nd.ex, MLSBA_PRECISION_DOUBLE, 'N', w, v, 1, A.a,
                               w, B.a, v, &info),
                    0);
@@ -875,7 +777,7 @@ START_TEST(gels_of_a_rank_deficient_matrix_gives_lapacks_info) {
       double *a = A.a;
       for (int64_t i = 0; i < (cases[s][3] ? m : n); i++)
         a[cases[s][3] ? i + z * m : z + i * m] = 0;
-      matrix_t B = make_matrix(MLSBA_PRECISION_DOUBLE, rows, 3, rows, 63);
+      matrix_t B = make_matrix_ref(MLSBA_PRECISION_DOUBLE, rows, 3, rows, 63);
       double *la = copy_of(A.a, (size_t)(m * n) * sizeof(double));
       double *lb = copy_of(B.a, (size_t)(rows * 3) * sizeof(double));
       int linfo =

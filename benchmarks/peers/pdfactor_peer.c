@@ -23,16 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* BLACS and ScaLAPACK (Debian: libscalapack-openmpi-dev). */
-void Cblacs_get(int ctx, int what, int *val);
-void Cblacs_gridinit(int *ctx, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctx, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctx);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc,
-            const int *nprocs);
-void descinit_(int *desc, const int *m, const int *n, const int *mb,
-               const int *nb, const int *irsrc, const int *icsrc,
-               const int *ctx, const int *lld, int *info);
+#include "scalapack.h"
+
+/* ScaLAPACK's factorizations, solves and what checks them. */
 void pdgetrf_(const int *m, const int *n, double *a, const int *ia,
               const int *ja, const int *desca, int *ipiv, int *info);
 void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia,
@@ -68,28 +61,6 @@ static double element(int chol, int64_t n, int64_t i, int64_t j) {
   return i == j ? (double)n : noise(1, i < j ? i : j, i < j ? j : i);
 }
 
-/* Global index of local index l on process p of np, block nb. */
-static long global_of(int l, int nb, int p, int np) {
-  return ((long)(l / nb) * np + p) * nb + l % nb;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static void pin(const char *cores, int me) {
-  const char *s = cores;
-  for (int k = 0; k < me && s; k++)
-    s = (s = strchr(s, ',')) ? s + 1 : NULL;
-  if (s) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(atoi(s), &set);
-    sched_setaffinity(0, sizeof set, &set);
-  }
-}
-
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int me, np;
@@ -119,14 +90,8 @@ int main(int argc, char **argv) {
   }
   if (cores)
     pin(cores, me);
-  int nprow = 1;
-  for (int r = 1; r * r <= np; r++)
-    if (np % r == 0)
-      nprow = r;
-  int npcol = np / nprow, ctx, myrow, mycol, zero = 0, one = 1, info;
-  Cblacs_get(-1, 0, &ctx);
-  Cblacs_gridinit(&ctx, "Row-major", nprow, npcol);
-  Cblacs_gridinfo(ctx, &nprow, &npcol, &myrow, &mycol);
+  int nprow, npcol, myrow, mycol, zero = 0, one = 1, info;
+  int ctx = squarest_grid(np, &nprow, &npcol, &myrow, &mycol);
   int lr = numroc_(&n, &nb, &myrow, &zero, &nprow);
   int lc = numroc_(&n, &nb, &mycol, &zero, &npcol);
   int lcv = numroc_(&one, &nb, &mycol, &zero, &npcol);

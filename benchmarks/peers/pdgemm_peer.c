@@ -32,17 +32,9 @@
 #include <mlsba/mpi.h>
 #endif
 
-/* BLACS and ScaLAPACK (Fortran symbols; Debian: libscalapack-openmpi-dev). */
-void Cblacs_pinfo(int *me, int *np);
-void Cblacs_get(int ctx, int what, int *val);
-void Cblacs_gridinit(int *ctx, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctx, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctx);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc,
-            const int *nprocs);
-void descinit_(int *desc, const int *m, const int *n, const int *mb,
-               const int *nb, const int *irsrc, const int *icsrc,
-               const int *ctx, const int *lld, int *info);
+#include "scalapack.h"
+
+/* The system BLAS and ScaLAPACK's product. */
 void dgemm_(const char *ta, const char *tb, const int *m, const int *n,
             const int *k, const double *alpha, const double *a, const int *lda,
             const double *b, const int *ldb, const double *beta, double *c,
@@ -61,16 +53,6 @@ static double element(int which, long i, long j) {
   z *= 0xD6E8FEB86659FD93ULL;
   z ^= z >> 32;
   return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
-/* Global index of local index l on process p of np, block nb. */
-static long global_of(int l, int nb, int p, int np) {
-  return ((long)(l / nb) * np + p) * nb + l % nb;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* Element (i, j) of op(X) for X stored with trans. */
@@ -126,26 +108,10 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 2;
   }
-  if (cores) { /* the me-th entry of the list */
-    const char *s = cores;
-    for (int k = 0; k < me && s; k++)
-      s = (s = strchr(s, ',')) ? s + 1 : NULL;
-    if (s) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(atoi(s), &set);
-      sched_setaffinity(0, sizeof set, &set);
-    }
-  }
-  /* The squarest grid of np processes. */
-  int nprow = 1;
-  for (int r = 1; r * r <= np; r++)
-    if (np % r == 0)
-      nprow = r;
-  int npcol = np / nprow, ctx, myrow, mycol, zero = 0, info;
-  Cblacs_get(-1, 0, &ctx);
-  Cblacs_gridinit(&ctx, "Row-major", nprow, npcol);
-  Cblacs_gridinfo(ctx, &nprow, &npcol, &myrow, &mycol);
+  if (cores)
+    pin(cores, me);
+  int nprow, npcol, myrow, mycol, zero = 0, info;
+  int ctx = squarest_grid(np, &nprow, &npcol, &myrow, &mycol);
   /* A as stored (m x k, or k x m with --transa), B (k x n or n x k), C. */
   int rows[3] = {transa == 'T' ? k : m, transb == 'T' ? n : k, m};
   int cols[3] = {transa == 'T' ? m : k, transb == 'T' ? k : n, n};

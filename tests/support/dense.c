@@ -39,7 +39,9 @@ void *make_matrix(mlsba_precision_t prec, int64_t m, int64_t n, int64_t lda,
                   int spd, unsigned seed) {
   (void)m; /* rows up to lda are filled */
   size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-  void *a = malloc((size_t)(lda * (n > 0 ? n : 1)) * es);
+  /* Zeros where there is no column (n = 0), so that a copy reads none
+   * uninitialised. */
+  void *a = calloc((size_t)(lda * (n > 0 ? n : 1)), es);
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < lda; i++) {
       double v = uniform(&seed);
@@ -57,8 +59,9 @@ void *make_matrix(mlsba_precision_t prec, int64_t m, int64_t n, int64_t lda,
 }
 
 void *copy_of(const void *a, size_t bytes) {
-  void *c = malloc(bytes);
-  memcpy(c, a, bytes);
+  void *c = malloc(bytes > 0 ? bytes : 1);
+  if (bytes > 0)
+    memcpy(c, a, bytes);
   return c;
 }
 
@@ -100,3 +103,20 @@ mat_t pivoting_mat(int64_t n, int64_t ld, unsigned seed) {
 }
 
 void free_mat(mat_t *m) { free(m->v); }
+
+matrix_t make_matrix_ref(mlsba_precision_t prec, int64_t m, int64_t n,
+                         int64_t lda, unsigned seed) {
+  matrix_t A = {.prec = prec, .m = m, .n = n, .lda = lda};
+  size_t count = (size_t)(lda * (n > 0 ? n : 1));
+  A.a = make_matrix(prec, m, n, lda, 0, seed);
+  A.ref = malloc(count * sizeof *A.ref);
+  for (size_t i = 0; i < count; i++)
+    A.ref[i] =
+        prec == MLSBA_PRECISION_DOUBLE ? ((double *)A.a)[i] : ((float *)A.a)[i];
+  return A;
+}
+
+void free_matrix(matrix_t *A) {
+  free(A->ref);
+  free(A->a);
+}

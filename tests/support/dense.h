@@ -26,6 +26,27 @@ void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
              int *info);
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
              int *info, size_t uplo_len);
+void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
+             double *work, const int *lwork, int *info);
+void dorgqr_(const int *m, const int *n, const int *k, double *a,
+             const int *lda, const double *tau, double *work, const int *lwork,
+             int *info);
+void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda,
+             const float *tau, float *work, const int *lwork, int *info);
+void dormqr_(const char *side, const char *trans, const int *m, const int *n,
+             const int *k, const double *a, const int *lda, const double *tau,
+             double *c, const int *ldc, double *work, const int *lwork,
+             int *info, size_t side_len, size_t trans_len);
+void sormqr_(const char *side, const char *trans, const int *m, const int *n,
+             const int *k, const float *a, const int *lda, const float *tau,
+             float *c, const int *ldc, float *work, const int *lwork, int *info,
+             size_t side_len, size_t trans_len);
+void dgels_(const char *trans, const int *m, const int *n, const int *nrhs,
+            double *a, const int *lda, double *b, const int *ldb, double *work,
+            const int *lwork, int *info, size_t trans_len);
+void sgels_(const char *trans, const int *m, const int *n, const int *nrhs,
+            float *a, const int *lda, float *b, const int *ldb, float *work,
+            const int *lwork, int *info, size_t trans_len);
 
 /* Cores 0 and 1, a device each. */
 extern const char *const two_cores;
@@ -50,6 +71,7 @@ double uniform(unsigned *s);
  * diagonal dominance). Every row up to lda is filled. */
 void *make_matrix(mlsba_precision_t prec, int64_t m, int64_t n, int64_t lda,
                   int spd, unsigned seed);
+/* A copy of bytes at a (a byte allocated where bytes is 0). */
 void *copy_of(const void *a, size_t bytes);
 /* The bytes of lda x n in prec. */
 size_t bytes_of(mlsba_precision_t prec, int64_t lda, int64_t n);
@@ -73,5 +95,19 @@ mat_t random_mat(int64_t rows, int64_t cols, int64_t ld, int spd,
  * can be held close to LAPACK's whatever the precision. */
 mat_t pivoting_mat(int64_t n, int64_t ld, unsigned seed);
 void free_mat(mat_t *m);
+
+/* A matrix in the precision of the call (a) and the same entries in
+ * double (ref, the reference), m x n with leading dimension lda: the
+ * entries of make_matrix(prec, m, n, lda, 0, seed). */
+typedef struct {
+  mlsba_precision_t prec;
+  int64_t m, n, lda;
+  double *ref; /* the entries as the call's precision holds them */
+  void *a;
+} matrix_t;
+
+matrix_t make_matrix_ref(mlsba_precision_t prec, int64_t m, int64_t n,
+                         int64_t lda, unsigned seed);
+void free_matrix(matrix_t *A);
 
 #endif

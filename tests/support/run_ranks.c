@@ -6,6 +6,12 @@
 
 size_t mpi_job_start(char **argv, const char *timeout, const char *limit_s,
                      const char *mpirun) {
+  return mpi_job_start_bound(argv, timeout, limit_s, mpirun, "none");
+}
+
+size_t mpi_job_start_bound(char **argv, const char *timeout,
+                           const char *limit_s, const char *mpirun,
+                           const char *bind_to) {
   const char *words[MPI_JOB_START_WORDS] = {timeout,
                                             "-k",
                                             "5",
@@ -13,7 +19,7 @@ size_t mpi_job_start(char **argv, const char *timeout, const char *limit_s,
                                             mpirun,
                                             "--oversubscribe",
                                             "--bind-to",
-                                            "none",
+                                            bind_to,
                                             "--mca",
                                             "btl",
                                             "self,vader",

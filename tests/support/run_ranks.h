@@ -19,6 +19,11 @@
  * program with its arguments (or several, between ":"), then NULL. */
 size_t mpi_job_start(char **argv, const char *timeout, const char *limit_s,
                      const char *mpirun);
+/* The same, each rank bound as bind_to says (mpirun --bind-to: "core"),
+ * for the tests whose subject is the binding. */
+size_t mpi_job_start_bound(char **argv, const char *timeout,
+                           const char *limit_s, const char *mpirun,
+                           const char *bind_to);
 
 /* args (a program and its arguments, NULL-terminated) on np ranks, the
  * job as mpi_job_start() starts it. */
