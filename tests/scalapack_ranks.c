@@ -9,6 +9,12 @@
  *               (one multiplier for all of them), C back in the caller's
  *               layout and equal to the serial reference, and, where
  *               ScaLAPACK is installed, to its own PDGEMM's C.
+ *   reuse       one multiplier's runs on the same arrays again: A and B
+ *               not moved again (result.reused), C bit-identical to the
+ *               first run's; a changed B (and an A copied elsewhere)
+ *               moved again where it changed, C equal to a fresh
+ *               multiplier's; one element of A changed on one rank moves
+ *               A on every rank; a rebalancing moves both again.
  * The matrices hold multiples of 1/8 for which every sum is exact, so
  * every comparison is ==. Rank 0 prints a line per layout; the exit
  * status is 0 when every rank found everything right. */
@@ -293,6 +299,123 @@ static int pdgemm(const char *platform) {
   return bad;
 }
 
+/* A run of M on the arrays, C into c; its result's reused bits, or -1
+ * (the error printed) when it failed. */
+static int run_on(mlsba_mpi_multiplier_t *M, mlsba_mpi_matrix_t *const x[3],
+                  const double *a, const double *b, double *c) {
+  mlsba_mpi_result_t r;
+  if (mlsba_mpi_multiplier_run_dist(M, x[0], a, x[1], b, x[2], c, &r) != 0) {
+    if (rank_ == 0)
+      fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
+    return -1;
+  }
+  int reused = (int)r.reused;
+  mlsba_mpi_result_free(&r);
+  return reused;
+}
+
+/* One check of the reuse test, on every rank: ok when every rank found
+ * C as wanted and the run's reused bits are `want`. */
+static int expect(const char *what, int reused, int want, long wrong) {
+  long all = 0;
+  MPI_Allreduce(&wrong, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  int ok = reused == want && all == 0;
+  if (rank_ == 0)
+    printf("%s reuse: %s: reused %d (want %d), %ld wrong\n",
+           ok ? "ok" : "WRONG", what, reused, want, all);
+  return !ok;
+}
+
+static long differ(const double *x, const double *y, size_t n) {
+  long d = 0;
+  for (size_t i = 0; x && y && i < n; i++)
+    d += memcmp(&x[i], &y[i], sizeof *x) != 0;
+  return d;
+}
+
+static int reuse(const char *platform) {
+  grid_t g = {1, size_, MLSBA_MPI_ROW_MAJOR, 7, 5};
+  mlsba_mpi_multiply_opts_t o;
+  mlsba_mpi_multiply_opts_init(&o);
+  o.platform = platform;
+  o.eps = 0.5;
+  o.max_iter = 3;
+  o.drift = 0; /* no rebalancing but the one asked for */
+  o.m = 97;
+  o.n = 61;
+  o.k = 43;
+  o.block = 16;
+  o.transa = 'T';
+  o.alpha = 2; /* applied to A' once, never again to a reused A' */
+  int d[3][9];
+  make_desc(d[0], &g, (int)o.k, (int)o.m, 0);
+  make_desc(d[1], &g, (int)o.k, (int)o.n, 0);
+  make_desc(d[2], &g, (int)o.m, (int)o.n, 0);
+  mlsba_mpi_matrix_t *x[3] = {NULL, NULL, NULL};
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[w], g.p, g.q, g.order, &x[w]);
+  int64_t ld, cols, lda, acols, ldb, bcols;
+  mlsba_mpi_matrix_local(x[2], &ld, &cols);
+  mlsba_mpi_matrix_local(x[0], &lda, &acols);
+  mlsba_mpi_matrix_local(x[1], &ldb, &bcols);
+  size_t nc = (size_t)(ld * cols), na = (size_t)(lda * acols),
+         nbe = (size_t)(ldb * bcols);
+  double *a = local_array(x[0], 0, 0), *b = local_array(x[1], 1, 0);
+  double *a2 = local_array(x[0], 0, 0);
+  double *c1 = local_array(x[2], 2, 1), *c = local_array(x[2], 2, 1);
+  double *cf = local_array(x[2], 2, 1);
+  ref_t ref = {&o};
+  mlsba_mpi_multiplier_t *M = NULL, *F = NULL;
+  int bad = mlsba_mpi_multiplier_create(MPI_COMM_WORLD, &o, &M) != 0;
+  if (bad && rank_ == 0)
+    fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
+  if (!bad) {
+    int r = run_on(M, x, a, b, c1);
+    bad |= expect("first run", r, 0, wrong_in(x[2], c1, want_c, &ref));
+    r = run_on(M, x, a, b, c);
+    bad |= expect("the same A and B again, C bit-identical to the first run's",
+                  r, 3, differ(c, c1, nc));
+    /* A's elements in another array, B doubled: only B moves. */
+    for (size_t i = 0; b && i < nbe; i++)
+      b[i] *= 2;
+    r = run_on(M, x, a2, b, c);
+    mlsba_mpi_multiply_opts_t o2 = o;
+    o2.alpha = 2 * o.alpha;
+    ref_t ref2 = {&o2};
+    bad |= expect("A copied elsewhere, B doubled", r, 1,
+                  wrong_in(x[2], c, want_c, &ref2));
+    int fe = mlsba_mpi_multiplier_create(MPI_COMM_WORLD, &o, &F);
+    int rf = fe ? -1 : run_on(F, x, a2, b, cf);
+    bad |= expect("a fresh multiplier on the same arrays, C the same", rf, 0,
+                  differ(c, cf, nc));
+    /* One element of A changed on the last rank only, then back. */
+    int last = size_ - 1;
+    if (rank_ == last && a2 && na > 0)
+      a2[0] += 1;
+    r = run_on(M, x, a2, b, c);
+    bad |= expect("one element of A changed on the last rank", r, 2, 0);
+    if (rank_ == last && a2 && na > 0)
+      a2[0] -= 1;
+    r = run_on(M, x, a2, b, c);
+    bad |= expect("that element back", r, 2, wrong_in(x[2], c, want_c, &ref2));
+    bad |= mlsba_mpi_multiplier_rebalance(M) != 0;
+    r = run_on(M, x, a2, b, c);
+    bad |=
+        expect("after a rebalancing", r, 0, wrong_in(x[2], c, want_c, &ref2));
+  }
+  mlsba_mpi_multiplier_destroy(F);
+  mlsba_mpi_multiplier_destroy(M);
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_destroy(x[w]);
+  free(a);
+  free(a2);
+  free(b);
+  free(c);
+  free(c1);
+  free(cf);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -302,8 +425,11 @@ int main(int argc, char **argv) {
     bad = roundtrip();
   else if (argc >= 3 && !strcmp(argv[1], "pdgemm"))
     bad = pdgemm(argv[2]);
+  else if (argc >= 3 && !strcmp(argv[1], "reuse"))
+    bad = reuse(argv[2]);
   else if (rank_ == 0)
-    fprintf(stderr, "usage: scalapack_ranks roundtrip | pdgemm PLATFORM\n");
+    fprintf(stderr, "usage: scalapack_ranks roundtrip | pdgemm PLATFORM | "
+                    "reuse PLATFORM\n");
   MPI_Finalize();
   return bad;
 }

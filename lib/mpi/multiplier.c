@@ -84,6 +84,7 @@ static int balance(mlsba_mpi_multiplier_t *M) {
   mlsba__mpi_mult_t *C = &M->C;
   double t0 = MPI_Wtime();
   mlsba_mpi_result_free(&M->bal);
+  mlsba__mpi_operands_forget(&M->ops); /* the layout is about to change */
   M->bal.nodes = C->q;
   int err = mlsba__mpi_mult_balance(C, &M->bal);
   mlsba__inpa_destroy(C->head);
@@ -318,6 +319,7 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
       C, mlsba__mpi_mult_rect_bytes(C, p->rows, p->cols, 1), "the product");
   if (!err)
     err = mlsba__mpi_operands_make(C, &M->lay, M->lib, src, ops, &r->split);
+  r->reused = ops->reused;
   t = MPI_Wtime();
   if (!err && verify)
     err = mlsba__mpi_check_begin(C, &M->lay, ops, &check);

@@ -12,6 +12,8 @@
  *                       and op(B), and their descriptions;
  *   operands.c          a run's A', B' and C' (generated, the fill
  *                       callback, redistributed), the check of C, C back;
+ *   operands_keep.c     the caller's A and B as the last run moved them,
+ *                       so that unchanged ones are not moved again;
  *   multiply_report.c   what every rank ran, gathered into the result.
  * The product itself is product.c (any arrangement), the node's kernel
  * node.c, the distributed matrices matrix.c and redistribute.c. */
@@ -110,6 +112,29 @@ void mlsba__mpi_mult_comm_cost(const mlsba__mpi_mult_t *C, int i, double *fixed,
  * of that run (shared with every rank by the caller). */
 int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r);
 
+/* ---- operands_keep.c ---------------------------------------------------- */
+
+/* The caller's A or B as the last run moved it into the layout: its
+ * description's shape, leading dimension and this rank's blocks, and a
+ * copy of those blocks' elements (valid 0: nothing kept). */
+typedef struct mlsba__mpi_kept {
+  int valid, kind;
+  int64_t m, n, mb, nb, ld;
+  size_t nown;
+  mlsba_mpi_block_t *own;
+  void *copy;
+  size_t cap; /* bytes */
+} mlsba__mpi_kept_t;
+
+/* Local: 1 when k is valid and the caller's x in d is what it kept, the
+ * same layout and every element of this rank's blocks the same bytes. */
+int mlsba__mpi_kept_same(const mlsba__mpi_kept_t *k,
+                         const mlsba_mpi_matrix_t *d, const void *x, size_t es);
+/* Local: k = x in d (k not valid when there is no memory for it). */
+void mlsba__mpi_kept_take(mlsba__mpi_kept_t *k, const mlsba_mpi_matrix_t *d,
+                          const void *x, size_t es);
+void mlsba__mpi_kept_free(mlsba__mpi_kept_t *k);
+
 /* ---- operands.c --------------------------------------------------------- */
 
 /* This rank's operands of a run, in the layout's op form: A' rows x aks,
@@ -124,6 +149,10 @@ typedef struct mlsba__mpi_operands {
   void *buf[3];
   size_t cap[3];                /* elements */
   mlsba__mpi_scratch_t scratch; /* the redistributions' */
+  /* The caller's A and B that buf[0] and buf[1] hold (run_dist), and
+   * which of them this run used again without moving (bit 0 A, bit 1 B). */
+  mlsba__mpi_kept_t kept[2];
+  unsigned reused;
 } mlsba__mpi_operands_t;
 
 /* Where A, B (and C, with beta) come from in a run: the caller's arrays in
@@ -168,6 +197,8 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
                                   mlsba_mpi_split_t *split);
 /* Releases the buffers kept (the multiplier's end). */
 void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops);
+/* The operands kept are no longer in the layout (a new balancing). */
+void mlsba__mpi_operands_forget(mlsba__mpi_operands_t *ops);
 
 /* ---- multiply_report.c -------------------------------------------------- */
 

@@ -260,6 +260,11 @@ typedef struct mlsba_mpi_result {
   /** 1 when the call balanced the ranks: mlsba_mpi_multiply(), and a
    *  multiplier run after which the rank times had drifted apart. */
   int rebalanced;
+  /** mlsba_mpi_multiplier_run_dist(): which operands the run did not move
+   *  again (bit 0 A, bit 1 B), because on every rank the caller's array
+   *  held, element for element, what the last run had moved into the
+   *  library's layout (the same description too). */
+  unsigned int reused;
 } mlsba_mpi_result_t;
 
 /** \brief Defaults: INPA, MLSBA inside nodes, eps 0.05, 20 iterations,
