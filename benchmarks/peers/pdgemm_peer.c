@@ -7,7 +7,7 @@
  *   mpirun -np P pdgemm-peer --size N | -m M -n N -k K  --block B
  *                            [--transa] [--transb] --cores 0,1,1
  *                            [--runs R] [--mlsba PLATFORM [--lib-block LB]]
- *                            [--dgemm] [--fresh]
+ *                            [--dgemm] [--fresh] [--model-dir DIR]
  *
  * Prints one JSON line on rank 0: the median time of R products, their
  * whole time, its GFLOPS, and whether sampled elements of C matched
@@ -25,7 +25,9 @@
  * other operands than the one before: the multiplier then moves A and B
  * every run, where by default it sees them unchanged and moves them only
  * once (result.reused). The JSON's fill_s, product_s and back_s split
- * the multiplier's runs (back: C's check and hand back). */
+ * the multiplier's runs (back: C's check and hand back). With
+ * --model-dir DIR, the multiplier keeps its balancing there for the next
+ * job (opts.model_dir; from_saved: this job ran the one saved). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <mpi.h>
@@ -91,7 +93,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int m = 0, n = 0, k = 0, nb = 0, runs = 5, lib_block = 0;
   char transa = 'N', transb = 'N';
-  const char *cores = NULL, *mlsba = NULL;
+  const char *cores = NULL, *mlsba = NULL, *model_dir = NULL;
   int dgemm = 0, fresh = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "0";
@@ -121,6 +123,8 @@ int main(int argc, char **argv) {
       dgemm = 1;
     else if (!strcmp(argv[i], "--fresh"))
       fresh = 1;
+    else if (!strcmp(argv[i], "--model-dir") && ++i)
+      model_dir = v;
   }
 #ifndef MLSBA_PEER_WITH_MLSBA
   if (mlsba)
@@ -179,6 +183,7 @@ int main(int argc, char **argv) {
   /* The multiplier's runs, summed: where their time went. */
   double whole = 0, balance = 0, moves = 0, fill = 0, product = 0, back = 0;
   unsigned reused = 0;
+  int from_saved = 0;
   MPI_Barrier(MPI_COMM_WORLD);
   double w0 = MPI_Wtime();
 #ifdef MLSBA_PEER_WITH_MLSBA
@@ -195,6 +200,7 @@ int main(int argc, char **argv) {
     o.transa = transa;
     o.transb = transb;
     o.verify_samples = 0; /* checked below, as PDGEMM's C is */
+    o.model_dir = model_dir;
     int err = mlsba_mpi_multiplier_create(MPI_COMM_WORLD, &o, &mult);
     for (int w = 0; !err && w < 3; w++)
       err = mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, desc[w], nprow, npcol,
@@ -205,6 +211,7 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     balance = mlsba_mpi_multiplier_balancing(mult)->wall_s;
+    from_saved = mlsba_mpi_multiplier_balancing(mult)->from_saved;
   }
 #endif
   double a0 = lr[0] > 0 && lc[0] > 0 ? a[0] : 0,
@@ -277,7 +284,8 @@ int main(int argc, char **argv) {
            "\"grid\": \"%dx%d\", \"runs\": %d, \"seconds\": %.6f, "
            "\"whole_s\": %.6f, \"balance_s\": %.6f, \"move_s\": %.6f, "
            "\"fill_s\": %.6f, \"product_s\": %.6f, \"back_s\": %.6f, "
-           "\"reused\": %u, \"gflops\": %.3f, \"verified\": %s}\n",
+           "\"reused\": %u, \"from_saved\": %d, \"gflops\": %.3f, "
+           "\"verified\": %s}\n",
            mlsba   ? "mlsba-multiplier"
            : dgemm ? "blas-dgemm"
                    : "scalapack-pdgemm",

@@ -71,6 +71,10 @@ typedef struct mlsba__mpi_mult {
    * it came from (1 platform file, 2 measured); NULL otherwise. */
   mlsba_link_t *links;
   int *link_source;
+  /* This rank's host and platform path, hashed (multiply_saved.c); fresh:
+   * the next balancing runs INPA whatever was saved (a rebalancing). */
+  uint64_t signature;
+  int fresh;
 } mlsba__mpi_mult_t;
 
 /* ---- multiply.c ---------------------------------------------------------- */
@@ -111,6 +115,24 @@ void mlsba__mpi_mult_comm_cost(const mlsba__mpi_mult_t *C, int i, double *fixed,
  * is balanced for it, and rank 0's r holds the history and the scalars
  * of that run (shared with every rank by the caller). */
 int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r);
+
+/* This rank's IDPA on the rectangle C->mine: the node balanced for it and
+ * its time for the whole product (multiply_balance.c). */
+int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t);
+
+/* ---- multiply_saved.c --------------------------------------------------- */
+
+/* Local: the hash of this host's name and the rank's platform path. */
+uint64_t mlsba__mpi_mult_signature(const char *platform_path);
+/* Collective, with C->o->model_dir set: the distribution a previous job
+ * saved for these ranks and this shape, run once; *used 1 (every rank)
+ * when it is kept: C->mine is its rectangle, the node balanced for it,
+ * and rank 0's r holds the run as a history of one. */
+int mlsba__mpi_mult_try_saved(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r,
+                              int *used);
+/* Collective: every rank's C->mine saved on rank 0 for the next job (a
+ * file written whole, then renamed); nothing when it cannot be. */
+void mlsba__mpi_mult_save(mlsba__mpi_mult_t *C, double imbalance);
 
 /* ---- operands_keep.c ---------------------------------------------------- */
 

@@ -26,10 +26,10 @@ static size_t owned_elements(const mlsba_mpi_matrix_t *d) {
  * blocks, leading dimension and local places of this rank's blocks. */
 static int same_description(const mlsba__mpi_kept_t *k,
                             const mlsba_mpi_matrix_t *d) {
-  return k->kind == d->kind && k->m == d->m && k->n == d->n &&
-         k->mb == d->mb && k->nb == d->nb && k->ld == d->ld &&
-         k->nown == d->nown &&
-         (d->nown == 0 || memcmp(k->own, d->own, d->nown * sizeof *d->own) == 0);
+  return k->kind == d->kind && k->m == d->m && k->n == d->n && k->mb == d->mb &&
+         k->nb == d->nb && k->ld == d->ld && k->nown == d->nown &&
+         (d->nown == 0 ||
+          memcmp(k->own, d->own, d->nown * sizeof *d->own) == 0);
 }
 
 /* Column j of this rank's block b in the local array x. */
