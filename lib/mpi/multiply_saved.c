@@ -70,8 +70,8 @@ static int tiles(const int64_t *rc, int q, int64_t g) {
   int ok = seen != NULL;
   for (int i = 0; ok && i < q; i++) {
     const int64_t *x = rc + 4 * i; /* m, n, row, col */
-    ok = x[0] >= 1 && x[1] >= 1 && x[2] >= 0 && x[3] >= 0 &&
-         x[0] <= g - x[2] && x[1] <= g - x[3];
+    ok = x[0] >= 1 && x[1] >= 1 && x[2] >= 0 && x[3] >= 0 && x[0] <= g - x[2] &&
+         x[1] <= g - x[3];
     for (int64_t r = x[2]; ok && r < x[2] + x[0]; r++)
       for (int64_t c = x[3]; ok && c < x[3] + x[1]; c++)
         ok = !seen[r * g + c]++;
@@ -92,8 +92,8 @@ static int read_saved(const char *path, int q, int64_t g, int64_t *rc,
   long long ng = 0;
   ok = fscanf(f, "mlsba-inpa-distribution %d %d %lld %lf", &version, &nq, &ng,
               imbalance) == 4 &&
-       version == SAVED_VERSION && nq == q && ng == g &&
-       *imbalance >= 0 && *imbalance <= 1;
+       version == SAVED_VERSION && nq == q && ng == g && *imbalance >= 0 &&
+       *imbalance <= 1;
   for (int i = 0; ok && i < q; i++) {
     long long v[4];
     ok = fscanf(f, "%lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3]) == 4;
