@@ -9,9 +9,22 @@
  *               (one multiplier for all of them), C back in the caller's
  *               layout and equal to the serial reference, and, where
  *               ScaLAPACK is installed, to its own PDGEMM's C.
+ *   reuse       one multiplier's runs on the same arrays again: A and B
+ *               not moved again (result.reused), C bit-identical to the
+ *               first run's; a changed B (and an A copied elsewhere)
+ *               moved again where it changed, C equal to a fresh
+ *               multiplier's; one element of A changed on one rank moves
+ *               A on every rank; a rebalancing moves both again.
+ *   saved       a multiplier with opts.model_dir saves the distribution
+ *               INPA chose; the next one runs it (result.from_saved),
+ *               C right; a damaged file (rectangles that overlap) is not
+ *               run, INPA runs and writes it anew; a rebalancing runs
+ *               INPA whatever was saved.
  * The matrices hold multiples of 1/8 for which every sum is exact, so
  * every comparison is ==. Rank 0 prints a line per layout; the exit
  * status is 0 when every rank found everything right. */
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include <dirent.h>
 #include <mlsba.h>
 #include <mlsba/mpi.h>
 #include <stdio.h>
@@ -293,6 +306,244 @@ static int pdgemm(const char *platform) {
   return bad;
 }
 
+/* A run of M on the arrays, C into c; its result's reused bits, or -1
+ * (the error printed) when it failed. */
+static int run_on(mlsba_mpi_multiplier_t *M, mlsba_mpi_matrix_t *const x[3],
+                  const double *a, const double *b, double *c) {
+  mlsba_mpi_result_t r;
+  if (mlsba_mpi_multiplier_run_dist(M, x[0], a, x[1], b, x[2], c, &r) != 0) {
+    if (rank_ == 0)
+      fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
+    return -1;
+  }
+  int reused = (int)r.reused;
+  mlsba_mpi_result_free(&r);
+  return reused;
+}
+
+/* One check of the reuse test, on every rank: ok when every rank found
+ * C as wanted and the run's reused bits are `want`. */
+static int expect(const char *what, int reused, int want, long wrong) {
+  long all = 0;
+  MPI_Allreduce(&wrong, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  int ok = reused == want && all == 0;
+  if (rank_ == 0)
+    printf("%s reuse: %s: reused %d (want %d), %ld wrong\n",
+           ok ? "ok" : "WRONG", what, reused, want, all);
+  return !ok;
+}
+
+static long differ(const double *x, const double *y, size_t n) {
+  long d = 0;
+  for (size_t i = 0; x && y && i < n; i++)
+    d += memcmp(&x[i], &y[i], sizeof *x) != 0;
+  return d;
+}
+
+static int reuse(const char *platform) {
+  grid_t g = {1, size_, MLSBA_MPI_ROW_MAJOR, 7, 5};
+  mlsba_mpi_multiply_opts_t o;
+  mlsba_mpi_multiply_opts_init(&o);
+  o.platform = platform;
+  o.eps = 0.5;
+  o.max_iter = 3;
+  o.drift = 0; /* no rebalancing but the one asked for */
+  o.m = 97;
+  o.n = 61;
+  o.k = 43;
+  o.block = 16;
+  o.transa = 'T';
+  o.alpha = 2; /* applied to A' once, never again to a reused A' */
+  int d[3][9];
+  make_desc(d[0], &g, (int)o.k, (int)o.m, 0);
+  make_desc(d[1], &g, (int)o.k, (int)o.n, 0);
+  make_desc(d[2], &g, (int)o.m, (int)o.n, 0);
+  mlsba_mpi_matrix_t *x[3] = {NULL, NULL, NULL};
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[w], g.p, g.q, g.order, &x[w]);
+  int64_t ld, cols, lda, acols, ldb, bcols;
+  mlsba_mpi_matrix_local(x[2], &ld, &cols);
+  mlsba_mpi_matrix_local(x[0], &lda, &acols);
+  mlsba_mpi_matrix_local(x[1], &ldb, &bcols);
+  size_t nc = (size_t)(ld * cols), na = (size_t)(lda * acols),
+         nbe = (size_t)(ldb * bcols);
+  double *a = local_array(x[0], 0, 0), *b = local_array(x[1], 1, 0);
+  double *a2 = local_array(x[0], 0, 0);
+  double *c1 = local_array(x[2], 2, 1), *c = local_array(x[2], 2, 1);
+  double *cf = local_array(x[2], 2, 1);
+  ref_t ref = {&o};
+  mlsba_mpi_multiplier_t *M = NULL, *F = NULL;
+  int bad = mlsba_mpi_multiplier_create(MPI_COMM_WORLD, &o, &M) != 0;
+  if (bad && rank_ == 0)
+    fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
+  if (!bad) {
+    int r = run_on(M, x, a, b, c1);
+    bad |= expect("first run", r, 0, wrong_in(x[2], c1, want_c, &ref));
+    r = run_on(M, x, a, b, c);
+    bad |= expect("the same A and B again, C bit-identical to the first run's",
+                  r, 3, differ(c, c1, nc));
+    /* A's elements in another array, B doubled: only B moves. */
+    for (size_t i = 0; b && i < nbe; i++)
+      b[i] *= 2;
+    r = run_on(M, x, a2, b, c);
+    mlsba_mpi_multiply_opts_t o2 = o;
+    o2.alpha = 2 * o.alpha;
+    ref_t ref2 = {&o2};
+    bad |= expect("A copied elsewhere, B doubled", r, 1,
+                  wrong_in(x[2], c, want_c, &ref2));
+    int fe = mlsba_mpi_multiplier_create(MPI_COMM_WORLD, &o, &F);
+    int rf = fe ? -1 : run_on(F, x, a2, b, cf);
+    bad |= expect("a fresh multiplier on the same arrays, C the same", rf, 0,
+                  differ(c, cf, nc));
+    /* One element of A changed on the last rank only, then back. */
+    int last = size_ - 1;
+    if (rank_ == last && a2 && na > 0)
+      a2[0] += 1;
+    r = run_on(M, x, a2, b, c);
+    bad |= expect("one element of A changed on the last rank", r, 2, 0);
+    if (rank_ == last && a2 && na > 0)
+      a2[0] -= 1;
+    r = run_on(M, x, a2, b, c);
+    bad |= expect("that element back", r, 2, wrong_in(x[2], c, want_c, &ref2));
+    bad |= mlsba_mpi_multiplier_rebalance(M) != 0;
+    r = run_on(M, x, a2, b, c);
+    bad |=
+        expect("after a rebalancing", r, 0, wrong_in(x[2], c, want_c, &ref2));
+  }
+  mlsba_mpi_multiplier_destroy(F);
+  mlsba_mpi_multiplier_destroy(M);
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_destroy(x[w]);
+  free(a);
+  free(a2);
+  free(b);
+  free(c);
+  free(c1);
+  free(cf);
+  return bad;
+}
+
+/* A multiplier made with o, its from_saved, one run_dist checked against
+ * the reference; with rebalance, its from_saved after a rebalancing
+ * instead. Prints the check's line; returns nonzero when it failed. */
+static int saved_once(const mlsba_mpi_multiply_opts_t *o, const char *what,
+                      int want, int rebalance) {
+  grid_t g = {1, size_, MLSBA_MPI_ROW_MAJOR, 7, 5};
+  int d[3][9];
+  make_desc(d[0], &g, (int)o->m, (int)o->k, 0);
+  make_desc(d[1], &g, (int)o->k, (int)o->n, 0);
+  make_desc(d[2], &g, (int)o->m, (int)o->n, 0);
+  mlsba_mpi_matrix_t *x[3] = {NULL, NULL, NULL};
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[w], g.p, g.q, g.order, &x[w]);
+  double *a = local_array(x[0], 0, 0), *b = local_array(x[1], 1, 0);
+  double *c = local_array(x[2], 2, 1);
+  mlsba_mpi_multiplier_t *M = NULL;
+  int got = -1, r = -1;
+  long wrong = 1;
+  if (mlsba_mpi_multiplier_create(MPI_COMM_WORLD, o, &M) == 0) {
+    if (rebalance && mlsba_mpi_multiplier_rebalance(M) != 0)
+      got = -1;
+    else
+      got = mlsba_mpi_multiplier_balancing(M)->from_saved;
+    ref_t ref = {o};
+    if ((r = run_on(M, x, a, b, c)) >= 0)
+      wrong = wrong_in(x[2], c, want_c, &ref);
+  } else if (rank_ == 0) {
+    fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
+  }
+  long all = 0;
+  MPI_Allreduce(&wrong, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  int ok = got == want && r >= 0 && all == 0;
+  if (rank_ == 0)
+    printf("%s saved: %s: from_saved %d (want %d), %ld wrong\n",
+           ok ? "ok" : "WRONG", what, got, want, all);
+  mlsba_mpi_multiplier_destroy(M);
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_destroy(x[w]);
+  free(a);
+  free(b);
+  free(c);
+  return !ok;
+}
+
+/* Rank 0: the path of the one saved distribution in dir ("" unless
+ * exactly one is there). */
+static void saved_file(const char *dir, char *path, size_t n) {
+  DIR *d = opendir(dir);
+  int count = 0;
+  path[0] = '\0';
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+    if (strncmp(e->d_name, "inpa-", 5) == 0 && count++ == 0)
+      snprintf(path, n, "%s/%s", dir, e->d_name);
+  if (d)
+    closedir(d);
+  if (count != 1)
+    path[0] = '\0';
+}
+
+/* Rank 0: the saved file's rectangles replaced by ones that overlap
+ * (every one the grid's first cell): 0 when done. */
+static int damage_saved(const char *dir) {
+  char path[600], head[200];
+  saved_file(dir, path, sizeof path);
+  FILE *f = path[0] ? fopen(path, "r+") : NULL;
+  if (f == NULL || !fgets(head, sizeof head, f)) {
+    if (f)
+      fclose(f);
+    return 1;
+  }
+  rewind(f);
+  fputs(head, f);
+  for (int i = 0; i < size_; i++)
+    fputs("1 1 0 0\n", f);
+  return fclose(f) != 0;
+}
+
+static int saved(const char *platform) {
+  char dir[256] = "/tmp/mlsba-saved-XXXXXX";
+  int ok_dir = rank_ != 0 || mkdtemp(dir) != NULL;
+  MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&ok_dir, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!ok_dir)
+    return 1;
+  mlsba_mpi_multiply_opts_t o;
+  mlsba_mpi_multiply_opts_init(&o);
+  o.platform = platform;
+  o.eps = 1; /* any run is balanced: the saved one always holds */
+  o.max_iter = 3;
+  o.drift = 0;
+  o.m = 97;
+  o.n = 61;
+  o.k = 43;
+  o.block = 16;
+  o.model_dir = dir;
+  int bad = saved_once(&o, "first job", 0, 0);
+  bad |= saved_once(&o, "second job", 1, 0);
+  int damaged = rank_ == 0 ? damage_saved(dir) : 0;
+  MPI_Bcast(&damaged, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank_ == 0)
+    printf("%s saved: the file damaged\n", damaged ? "WRONG" : "ok");
+  bad |= damaged;
+  bad |= saved_once(&o, "a damaged file is not run", 0, 0);
+  bad |= saved_once(&o, "written anew", 1, 0);
+  bad |= saved_once(&o, "a rebalancing runs INPA", 0, 1);
+  if (rank_ == 0) { /* its files (the nodes' models too), then itself */
+    char path[600];
+    saved_file(dir, path, sizeof path);
+    bad |= path[0] == '\0';
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+      if (e->d_name[0] != '.' && snprintf(path, sizeof path, "%s/%s", dir,
+                                          e->d_name) < (int)sizeof path)
+        bad |= remove(path) != 0;
+    if (d)
+      closedir(d);
+    bad |= remove(dir) != 0;
+  }
+  return bad;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -302,8 +553,13 @@ int main(int argc, char **argv) {
     bad = roundtrip();
   else if (argc >= 3 && !strcmp(argv[1], "pdgemm"))
     bad = pdgemm(argv[2]);
+  else if (argc >= 3 && !strcmp(argv[1], "reuse"))
+    bad = reuse(argv[2]);
+  else if (argc >= 3 && !strcmp(argv[1], "saved"))
+    bad = saved(argv[2]);
   else if (rank_ == 0)
-    fprintf(stderr, "usage: scalapack_ranks roundtrip | pdgemm PLATFORM\n");
+    fprintf(stderr, "usage: scalapack_ranks roundtrip | pdgemm PLATFORM | "
+                    "reuse PLATFORM | saved PLATFORM\n");
   MPI_Finalize();
   return bad;
 }

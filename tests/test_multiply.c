@@ -137,6 +137,28 @@ START_TEST(scalapack_descriptors_multiply_as_pdgemm_does) {
 }
 END_TEST
 
+/* 2-4 ranks: on one, the caller's B lies where the product wants it and
+ * is used in place (never kept), which the checks do not expect. */
+START_TEST(unchanged_operands_are_not_moved_again) {
+  int np = _i + 1;
+  char *args[] = {scalapack_bin, "reuse", DATA "cpu%r.json", NULL};
+  tool_run_t r;
+  run_job(np, &r, args);
+  check_all_ok(&r, 7);
+  tool_run_free(&r);
+}
+END_TEST
+
+START_TEST(a_saved_distribution_spares_the_next_job_its_balancing) {
+  int np = _i + 1;
+  char *args[] = {scalapack_bin, "saved", DATA "cpu%r.json", NULL};
+  tool_run_t r;
+  run_job(np, &r, args);
+  check_all_ok(&r, 6);
+  tool_run_free(&r);
+}
+END_TEST
+
 /* ---- mlsba-inpa --------------------------------------------------------- */
 
 static json_t *parse_json(const char *text) {
@@ -263,6 +285,9 @@ static Suite *multiply_suite(void) {
   tcase_add_test(tc, a_drift_triggers_one_balancing);
   tcase_add_loop_test(tc, scalapack_layouts_round_trip, 0, 4);
   tcase_add_loop_test(tc, scalapack_descriptors_multiply_as_pdgemm_does, 0, 4);
+  tcase_add_loop_test(tc, unchanged_operands_are_not_moved_again, 1, 4);
+  tcase_add_loop_test(
+      tc, a_saved_distribution_spares_the_next_job_its_balancing, 1, 3);
   tcase_add_loop_test(tc, inpa_runs_any_shape_repeatedly, 0, 2);
   tcase_add_test(tc, inpa_runs_sizes_that_are_not_multiples_of_the_block);
   tcase_add_test(tc, inpa_refuses_what_it_cannot_run);

@@ -7,7 +7,7 @@
  *   mpirun -np P pdgemm-peer --size N | -m M -n N -k K  --block B
  *                            [--transa] [--transb] --cores 0,1,1
  *                            [--runs R] [--mlsba PLATFORM [--lib-block LB]]
- *                            [--dgemm]
+ *                            [--dgemm] [--fresh] [--model-dir DIR]
  *
  * Prints one JSON line on rank 0: the median time of R products, their
  * whole time, its GFLOPS, and whether sampled elements of C matched
@@ -19,7 +19,15 @@
  * B into its layout (blocks of LB, default B) and C back; the whole time
  * counts the balancing. With --dgemm (one rank), the system BLAS's own
  * DGEMM on the whole matrices instead: the best multithreaded GEMM a
- * user of one node calls (its threads: OPENBLAS_NUM_THREADS). */
+ * user of one node calls (its threads: OPENBLAS_NUM_THREADS). With
+ * --fresh, every rank changes one element of its A and B before each
+ * run (the last run's A and B the real ones), so that every product has
+ * other operands than the one before: the multiplier then moves A and B
+ * every run, where by default it sees them unchanged and moves them only
+ * once (result.reused). The JSON's fill_s, product_s and back_s split
+ * the multiplier's runs (back: C's check and hand back). With
+ * --model-dir DIR, the multiplier keeps its balancing there for the next
+ * job (opts.model_dir; from_saved: this job ran the one saved). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <mpi.h>
@@ -67,8 +75,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int m = 0, n = 0, k = 0, nb = 0, runs = 5, lib_block = 0;
   char transa = 'N', transb = 'N';
-  const char *cores = NULL, *mlsba = NULL;
-  int dgemm = 0;
+  const char *cores = NULL, *mlsba = NULL, *model_dir = NULL;
+  int dgemm = 0, fresh = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "0";
     if (!strcmp(argv[i], "--transa"))
@@ -95,6 +103,10 @@ int main(int argc, char **argv) {
       lib_block = atoi(v);
     else if (!strcmp(argv[i], "--dgemm"))
       dgemm = 1;
+    else if (!strcmp(argv[i], "--fresh"))
+      fresh = 1;
+    else if (!strcmp(argv[i], "--model-dir") && ++i)
+      model_dir = v;
   }
 #ifndef MLSBA_PEER_WITH_MLSBA
   if (mlsba)
@@ -134,7 +146,10 @@ int main(int argc, char **argv) {
   double one = 1, nil = 0, *t = malloc((size_t)runs * sizeof *t);
   int ione = 1;
   char ta[2] = {transa, 0}, tb[2] = {transb, 0};
-  double whole = 0, balance = 0, moves = 0;
+  /* The multiplier's runs, summed: where their time went. */
+  double whole = 0, balance = 0, moves = 0, fill = 0, product = 0, back = 0;
+  unsigned reused = 0;
+  int from_saved = 0;
   MPI_Barrier(MPI_COMM_WORLD);
   double w0 = MPI_Wtime();
 #ifdef MLSBA_PEER_WITH_MLSBA
@@ -151,6 +166,7 @@ int main(int argc, char **argv) {
     o.transa = transa;
     o.transb = transb;
     o.verify_samples = 0; /* checked below, as PDGEMM's C is */
+    o.model_dir = model_dir;
     int err = mlsba_mpi_multiplier_create(MPI_COMM_WORLD, &o, &mult);
     for (int w = 0; !err && w < 3; w++)
       err = mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, desc[w], nprow, npcol,
@@ -161,9 +177,19 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     balance = mlsba_mpi_multiplier_balancing(mult)->wall_s;
+    from_saved = mlsba_mpi_multiplier_balancing(mult)->from_saved;
   }
 #endif
+  double a0 = lr[0] > 0 && lc[0] > 0 ? a[0] : 0,
+         b0 = lr[1] > 0 && lc[1] > 0 ? b[0] : 0;
   for (int r = 0; r < runs; r++) {
+    if (fresh && lr[0] > 0 && lc[0] > 0 && lr[1] > 0 && lc[1] > 0) {
+      /* Other operands than the last run's, every run, the last one the
+       * real A and B: no library can use a move of the run before. */
+      int other = (runs - 1 - r) % 2;
+      a[0] = other ? a0 + 1 : a0;
+      b[0] = other ? b0 + 1 : b0;
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
 #ifdef MLSBA_PEER_WITH_MLSBA
@@ -176,6 +202,11 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
       moves += res.split.move_s;
+      fill += res.split.fill_s;
+      product += res.split.product_s;
+      back += res.split.gather_s + res.split.check_s;
+      balance += res.split.balance_s; /* a rebalancing, if any */
+      reused |= r > 0 ? res.reused : 0;
       mlsba_mpi_result_free(&res);
     } else
 #endif
@@ -218,12 +249,15 @@ int main(int argc, char **argv) {
            "\"transa\": \"%c\", \"transb\": \"%c\", \"block\": %d, "
            "\"grid\": \"%dx%d\", \"runs\": %d, \"seconds\": %.6f, "
            "\"whole_s\": %.6f, \"balance_s\": %.6f, \"move_s\": %.6f, "
-           "\"gflops\": %.3f, \"verified\": %s}\n",
+           "\"fill_s\": %.6f, \"product_s\": %.6f, \"back_s\": %.6f, "
+           "\"reused\": %u, \"from_saved\": %d, \"gflops\": %.3f, "
+           "\"verified\": %s}\n",
            mlsba   ? "mlsba-multiplier"
            : dgemm ? "blas-dgemm"
                    : "scalapack-pdgemm",
            m, n, k, transa, transb, nb, nprow, npcol, runs, t[runs / 2], whole,
-           balance, moves, 2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
+           balance, moves, fill, product, back, reused,
+           2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
            all_ok ? "true" : "false");
   for (int w = 0; w < 3; w++)
     free(x[w]);

@@ -80,10 +80,12 @@ static int make_layout(mlsba_mpi_multiplier_t *M) {
 
 /* Collective: INPA's runs, then the layout of the distribution chosen;
  * what it found and cost into M->bal. */
-static int balance(mlsba_mpi_multiplier_t *M) {
+static int balance(mlsba_mpi_multiplier_t *M, int fresh) {
   mlsba__mpi_mult_t *C = &M->C;
+  C->fresh = fresh; /* times that drifted: nothing saved before holds */
   double t0 = MPI_Wtime();
   mlsba_mpi_result_free(&M->bal);
+  mlsba__mpi_operands_forget(&M->ops); /* the layout is about to change */
   M->bal.nodes = C->q;
   int err = mlsba__mpi_mult_balance(C, &M->bal);
   mlsba__inpa_destroy(C->head);
@@ -155,7 +157,8 @@ static int open_and_balance(mlsba_mpi_multiplier_t *M) {
     return err;
   MPI_Comm_split_type(C->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                       &C->host);
-  return balance(M);
+  C->signature = mlsba__mpi_mult_signature(path);
+  return balance(M, 0);
 }
 
 int mlsba__mpi_multiplier_create(MPI_Comm comm,
@@ -207,7 +210,7 @@ int mlsba_mpi_multiplier_create(MPI_Comm comm,
 int mlsba_mpi_multiplier_rebalance(mlsba_mpi_multiplier_t *M) {
   if (M == NULL)
     return mlsba__fail(MLSBA_EINVAL, "mlsba_mpi_multiplier_rebalance: NULL");
-  return balance(M);
+  return balance(M, 1);
 }
 
 const mlsba_mpi_matrix_t *
@@ -230,6 +233,7 @@ static int copy_balancing(const mlsba_mpi_result_t *b, mlsba_mpi_result_t *r) {
   r->simulated = b->simulated;
   r->stop = b->stop;
   r->run_iteration = b->run_iteration;
+  r->from_saved = b->from_saved;
   size_t n = b->history_len, q = (size_t)b->nodes;
   if (n == 0 || b->history_w == NULL)
     return 0; /* ranks other than 0 keep no history */
@@ -289,7 +293,7 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
   M->drifted = M->o.drift > 0 && imbalance > M->o.drift ? M->drifted + 1 : 0;
   if (M->drifted < 2)
     return 0;
-  int err = balance(M);
+  int err = balance(M, 1);
   r->split.balance_s += M->bal.split.balance_s;
   r->rebalanced = 1;
   return err;
@@ -318,6 +322,7 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
       C, mlsba__mpi_mult_rect_bytes(C, p->rows, p->cols, 1), "the product");
   if (!err)
     err = mlsba__mpi_operands_make(C, &M->lay, M->lib, src, ops, &r->split);
+  r->reused = ops->reused;
   t = MPI_Wtime();
   if (!err && verify)
     err = mlsba__mpi_check_begin(C, &M->lay, ops, &check);

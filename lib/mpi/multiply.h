@@ -12,6 +12,8 @@
  *                       and op(B), and their descriptions;
  *   operands.c          a run's A', B' and C' (generated, the fill
  *                       callback, redistributed), the check of C, C back;
+ *   operands_keep.c     the caller's A and B as the last run moved them,
+ *                       so that unchanged ones are not moved again;
  *   multiply_report.c   what every rank ran, gathered into the result.
  * The product itself is product.c (any arrangement), the node's kernel
  * node.c, the distributed matrices matrix.c and redistribute.c. */
@@ -69,6 +71,10 @@ typedef struct mlsba__mpi_mult {
    * it came from (1 platform file, 2 measured); NULL otherwise. */
   mlsba_link_t *links;
   int *link_source;
+  /* This rank's host and platform path, hashed (multiply_saved.c); fresh:
+   * the next balancing runs INPA whatever was saved (a rebalancing). */
+  uint64_t signature;
+  int fresh;
 } mlsba__mpi_mult_t;
 
 /* ---- multiply.c ---------------------------------------------------------- */
@@ -110,6 +116,47 @@ void mlsba__mpi_mult_comm_cost(const mlsba__mpi_mult_t *C, int i, double *fixed,
  * of that run (shared with every rank by the caller). */
 int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r);
 
+/* This rank's IDPA on the rectangle C->mine: the node balanced for it and
+ * its time for the whole product (multiply_balance.c). */
+int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t);
+
+/* ---- multiply_saved.c --------------------------------------------------- */
+
+/* Local: the hash of this host's name and the rank's platform path. */
+uint64_t mlsba__mpi_mult_signature(const char *platform_path);
+/* Collective, with C->o->model_dir set: the distribution a previous job
+ * saved for these ranks and this shape, run once; *used 1 (every rank)
+ * when it is kept: C->mine is its rectangle, the node balanced for it,
+ * and rank 0's r holds the run as a history of one. */
+int mlsba__mpi_mult_try_saved(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r,
+                              int *used);
+/* Collective: every rank's C->mine saved on rank 0 for the next job (a
+ * file written whole, then renamed); nothing when it cannot be. */
+void mlsba__mpi_mult_save(mlsba__mpi_mult_t *C, double imbalance);
+
+/* ---- operands_keep.c ---------------------------------------------------- */
+
+/* The caller's A or B as the last run moved it into the layout: its
+ * description's shape, leading dimension and this rank's blocks, and a
+ * copy of those blocks' elements (valid 0: nothing kept). */
+typedef struct mlsba__mpi_kept {
+  int valid, kind;
+  int64_t m, n, mb, nb, ld;
+  size_t nown;
+  mlsba_mpi_block_t *own;
+  void *copy;
+  size_t cap; /* bytes */
+} mlsba__mpi_kept_t;
+
+/* Local: 1 when k is valid and the caller's x in d is what it kept, the
+ * same layout and every element of this rank's blocks the same bytes. */
+int mlsba__mpi_kept_same(const mlsba__mpi_kept_t *k,
+                         const mlsba_mpi_matrix_t *d, const void *x, size_t es);
+/* Local: k = x in d (k not valid when there is no memory for it). */
+void mlsba__mpi_kept_take(mlsba__mpi_kept_t *k, const mlsba_mpi_matrix_t *d,
+                          const void *x, size_t es);
+void mlsba__mpi_kept_free(mlsba__mpi_kept_t *k);
+
 /* ---- operands.c --------------------------------------------------------- */
 
 /* This rank's operands of a run, in the layout's op form: A' rows x aks,
@@ -124,6 +171,10 @@ typedef struct mlsba__mpi_operands {
   void *buf[3];
   size_t cap[3];                /* elements */
   mlsba__mpi_scratch_t scratch; /* the redistributions' */
+  /* The caller's A and B that buf[0] and buf[1] hold (run_dist), and
+   * which of them this run used again without moving (bit 0 A, bit 1 B). */
+  mlsba__mpi_kept_t kept[2];
+  unsigned reused;
 } mlsba__mpi_operands_t;
 
 /* Where A, B (and C, with beta) come from in a run: the caller's arrays in
@@ -168,6 +219,8 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
                                   mlsba_mpi_split_t *split);
 /* Releases the buffers kept (the multiplier's end). */
 void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops);
+/* The operands kept are no longer in the layout (a new balancing). */
+void mlsba__mpi_operands_forget(mlsba__mpi_operands_t *ops);
 
 /* ---- multiply_report.c -------------------------------------------------- */
 

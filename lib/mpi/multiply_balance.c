@@ -93,7 +93,7 @@ static int check_memory_up_front(mlsba__mpi_mult_t *C) {
  * given (their edges round to blocks: the rate measured on the
  * rectangle run, at the area the head asked for). Real devices run on
  * scratch operands. */
-static int run_rect(mlsba__mpi_mult_t *C, double *t) {
+int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t) {
   const mlsba__mpi_grid_t *g = &C->grid;
   mlsba__mpi_part_t part;
   mlsba__mpi_grid_part(g, C->mine.m, C->mine.n, C->mine.row, C->mine.col,
@@ -321,7 +321,7 @@ static int inpa(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
       break;
     scatter_rects(C, C->rank == 0 ? mlsba__inpa_rects(C->head) : NULL, sendbuf);
     double t = 0;
-    err = run_rect(C, &t);
+    err = mlsba__mpi_mult_run_rect(C, &t);
     if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
       goto done;
     MPI_Gather(&t, 1, MPI_DOUBLE, times, 1, MPI_DOUBLE, 0, C->comm);
@@ -348,7 +348,7 @@ static int inpa(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
       sendbuf);
   if (pick[0] != pick[1]) {
     double t = 0;
-    err = run_rect(C, &t);
+    err = mlsba__mpi_mult_run_rect(C, &t);
   }
   err = mlsba__mpi_agree(C->comm, err);
 done:
@@ -373,6 +373,7 @@ static int check_same_time_base(mlsba__mpi_mult_t *C, int *simulated) {
 
 int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
   int err;
+  r->from_saved = 0;
   if ((err = check_same_time_base(C, &r->simulated)) != 0 ||
       (err = check_memory_up_front(C)) != 0)
     return err;
@@ -400,10 +401,21 @@ int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
     free(caps);
     return err;
   }
+  /* A distribution saved by an earlier job, when it still holds. */
+  int used = 0;
+  if (C->o->model_dir != NULL && !C->fresh &&
+      ((err = mlsba__mpi_mult_try_saved(C, r, &used)) != 0 || used)) {
+    free(caps);
+    r->from_saved = used;
+    return err;
+  }
   if (C->rank == 0)
     err = create_head(C, caps);
   free(caps);
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     return err;
-  return inpa(C, r);
+  err = inpa(C, r);
+  if (!err && C->o->model_dir != NULL)
+    mlsba__mpi_mult_save(C, r->imbalance);
+  return err;
 }

@@ -10,7 +10,9 @@
  * A stored transposed is turned locally into op(A)', so the product sees
  * one orientation; alpha scales op(A)' once, beta C0' once. Where the
  * caller's layout already places a rank's part as the product's does (one
- * rank, a 1 x 1 grid), its arrays are used where they lie: nothing moves. */
+ * rank, a 1 x 1 grid), its arrays are used where they lie: nothing moves.
+ * Where the caller's A or B is, element for element, the one the last run
+ * moved (operands_keep.c), the layout's copy serves again: nothing moves. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,20 @@ static int one_matrix(mlsba__mpi_mult_t *C, int which,
   return err;
 }
 
+/* Collective (the dist form): which of the caller's A and B every rank
+ * finds as the last run moved them (operands_keep.c), so that the
+ * layout's copy, alpha applied, serves again: bit 0 A, bit 1 B. */
+static unsigned unchanged(mlsba__mpi_mult_t *C, const mlsba__mpi_source_t *src,
+                          const mlsba__mpi_operands_t *ops, size_t es) {
+  const void *x[2] = {src->a, src->b};
+  int mine[2], all[2];
+  for (int w = 0; w < 2; w++)
+    mine[w] = !ops->borrowed[w] &&
+              mlsba__mpi_kept_same(&ops->kept[w], src->desc[w], x[w], es);
+  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_LAND, C->comm);
+  return (all[0] ? 1u : 0u) | (all[1] ? 2u : 0u);
+}
+
 int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
                              const mlsba__mpi_layout_t *lay,
                              mlsba_mpi_matrix_t *const lib[3],
@@ -130,6 +146,7 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
   const mlsba_mpi_multiply_opts_t *o = C->o;
   const mlsba__mpi_part_t *p = &lay->part[C->rank];
   ops->a = ops->b = ops->c = NULL;
+  ops->reused = 0;
   memset(ops->borrowed, 0, sizeof ops->borrowed);
   if (mlsba__mpi_node_simulated(C->node))
     return 0; /* simulated devices compute nothing: no operands */
@@ -147,6 +164,8 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
       continue;
     }
     if (ops->cap[w] < n[w] || ops->buf[w] == NULL) {
+      if (w < 2)
+        ops->kept[w].valid = 0; /* a new buffer holds nothing yet */
       free(ops->buf[w]);
       ops->buf[w] = malloc(n[w] ? n[w] * es : 1);
       ops->cap[w] = ops->buf[w] ? n[w] : 0;
@@ -165,26 +184,48 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
                               na, nb, nc);
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     return err;
+  double t0 = MPI_Wtime();
+  if (src->dist) {
+    ops->reused = unchanged(C, src, ops, es);
+    split->move_s += MPI_Wtime() - t0;
+  }
   char trans[3] = {o->transa, o->transb, 'N'};
   void *dst[3] = {ops->a, ops->b, ops->c};
+  const void *given_at[2] = {src->a, src->b};
   for (int w = 0; w < 3 && !err; w++) {
-    if ((w == 2 && o->beta == 0) || ops->borrowed[w])
-      continue; /* never read, or already where the product wants it */
+    if ((w == 2 && o->beta == 0) || ops->borrowed[w] || (ops->reused >> w & 1u))
+      continue; /* never read, already where the product wants it, or
+                   the caller's same operand as the last run moved */
+    if (w < 2)
+      ops->kept[w].valid = 0; /* the buffer is about to change */
     err = mlsba__mpi_agree(C->comm, one_matrix(C, w, lib[w], src, trans[w],
                                                dst[w], &ops->scratch, split));
+    if (!err && w < 2 && src->dist) {
+      t0 = MPI_Wtime();
+      mlsba__mpi_kept_take(&ops->kept[w], src->desc[w], given_at[w], es);
+      split->move_s += MPI_Wtime() - t0;
+    }
   }
-  double t0 = MPI_Wtime();
-  if (!err && o->alpha != 1)
+  t0 = MPI_Wtime();
+  if (!err && o->alpha != 1 && !(ops->reused & 1u))
     scale(ops->a, na, o->alpha, o->precision);
   if (!err && o->beta != 0 && o->beta != 1)
     scale(ops->c, nc, o->beta, o->precision);
   split->fill_s += MPI_Wtime() - t0;
+  if (err) /* an A' left without its alpha must not serve again */
+    mlsba__mpi_operands_forget(ops);
   return err;
+}
+
+void mlsba__mpi_operands_forget(mlsba__mpi_operands_t *ops) {
+  ops->kept[0].valid = ops->kept[1].valid = 0;
 }
 
 void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops) {
   for (int w = 0; w < 3; w++)
     free(ops->buf[w]);
+  mlsba__mpi_kept_free(&ops->kept[0]);
+  mlsba__mpi_kept_free(&ops->kept[1]);
   mlsba__mpi_scratch_free(&ops->scratch);
   memset(ops, 0, sizeof *ops);
 }

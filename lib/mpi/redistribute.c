@@ -5,7 +5,11 @@
  * block. Both sides list the same pieces between two ranks, the sender
  * from its source blocks and the receiver from its target blocks, and
  * order them alike (by peer, then by the piece's global column and row),
- * so one MPI_Alltoallv moves them all without any index on the wire.
+ * so one message to each peer that has pieces moves them all without any
+ * index on the wire. The messages are point to point, not one
+ * MPI_Alltoallv: SimGrid's SMPI (the simulated clusters) aborts in
+ * Alltoallv on communicators whose size is not a power of two, and a rank
+ * can unpack one peer's pieces while the others' still travel.
  *
  * Cost: every element that changes rank is packed, sent and unpacked
  * once, every other copied once: O(M N / Q) per rank against the
@@ -124,17 +128,6 @@ static void pack(const pieces_t *ps, int me, const char *local, int64_t ld,
     }
 }
 
-/* Every piece from another rank from buf into the local array, in order. */
-static void unpack(const pieces_t *ps, int me, char *local, int64_t ld,
-                   const char *buf, size_t es) {
-  for (size_t k = 0, at = 0; k < ps->n; k++)
-    for (int64_t j = 0; ps->p[k].peer != me && j < ps->p[k].cols; j++) {
-      size_t len = (size_t)ps->p[k].rows * es;
-      memcpy(local + local_at(&ps->p[k], j, ld, es), buf + at, len);
-      at += len;
-    }
-}
-
 /* The pieces that stay on this rank, straight from src to dst: the two
  * lists hold them in the same order. */
 static void copy_own(const pieces_t *out, const pieces_t *in, int me,
@@ -151,6 +144,70 @@ static void copy_own(const pieces_t *out, const pieces_t *in, int me,
       memcpy(dst + local_at(&in->p[i], j, ldd, es),
              src + local_at(&out->p[o], j, lds, es),
              (size_t)out->p[o].rows * es);
+}
+
+/* Every piece from rank peer (not this one) from buf, which holds that
+ * peer's message, into the local array, in order. */
+static void unpack_from(const pieces_t *ps, int peer, char *local, int64_t ld,
+                        const char *buf, size_t es) {
+  size_t k = 0, at = 0;
+  while (k < ps->n && ps->p[k].peer != peer)
+    k++;
+  for (; k < ps->n && ps->p[k].peer == peer; k++)
+    for (int64_t j = 0; j < ps->p[k].cols; j++) {
+      size_t len = (size_t)ps->p[k].rows * es;
+      memcpy(local + local_at(&ps->p[k], j, ld, es), buf + at, len);
+      at += len;
+    }
+}
+
+/* Collective: the packed pieces to every peer and the pieces from every
+ * peer, each unpacked as soon as its message is in; the pieces that stay
+ * here (out's and in's for this rank) copied while the messages travel. */
+static int exchange(const mlsba_mpi_matrix_t *from,
+                    const mlsba_mpi_matrix_t *to, const pieces_t *out,
+                    const pieces_t *in, const void *src, const char *sbuf,
+                    const int *sc, const int *sd, char *rbuf, const int *rc,
+                    const int *rd, void *dst, mlsba_precision_t prec) {
+  int q = from->q, me = from->rank, nr = 0, ns = 0;
+  size_t es = mlsba__mpi_elem(prec);
+  MPI_Datatype t = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+  MPI_Request *req = malloc((size_t)(2 * q + 1) * sizeof *req);
+  int *peer_of = malloc((size_t)(q + 1) * sizeof *peer_of);
+  int err = req && peer_of ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(from->comm, err)) != 0) {
+    free(req);
+    free(peer_of);
+    return err;
+  }
+  /* A fixed tag: the pieces between two ranks are one message each way,
+   * and MPI keeps the order of messages between a pair. */
+  enum { TAG = 0x5d15 };
+  for (int r = 0; r < q; r++)
+    if (r != me && rc[r] > 0) {
+      MPI_Irecv(rbuf + (size_t)rd[r] * es, rc[r], t, r, TAG, from->comm,
+                &req[nr]);
+      peer_of[nr++] = r;
+    }
+  for (int i = 1; i < q; i++) { /* the nearest peers after me first */
+    int r = (me + i) % q;
+    if (sc[r] > 0)
+      MPI_Isend(sbuf + (size_t)sd[r] * es, sc[r], t, r, TAG, from->comm,
+                &req[nr + ns++]);
+  }
+  copy_own(out, in, me, src, from->ld, dst, to->ld, es);
+  for (int done = 0; done < nr; done++) {
+    int i = 0;
+    MPI_Waitany(nr, req, &i, MPI_STATUS_IGNORE);
+    if (i == MPI_UNDEFINED)
+      break;
+    unpack_from(in, peer_of[i], dst, to->ld, rbuf + (size_t)rd[peer_of[i]] * es,
+                es);
+  }
+  MPI_Waitall(ns, req + nr, MPI_STATUSES_IGNORE);
+  free(req);
+  free(peer_of);
+  return 0;
 }
 
 static int check_args(const mlsba_mpi_matrix_t *from, const void *src,
@@ -240,10 +297,8 @@ int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
   }
   if ((err = mlsba__mpi_agree(from->comm, err)) == 0) {
     pack(&out, from->rank, src, from->ld, sbuf, es);
-    MPI_Datatype t = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
-    MPI_Alltoallv(sbuf, sc, sd, t, rbuf, rc, rd, t, from->comm);
-    unpack(&in, from->rank, dst, to->ld, rbuf, es);
-    copy_own(&out, &in, from->rank, src, from->ld, dst, to->ld, es);
+    err = exchange(from, to, &out, &in, src, sbuf, sc, sd, rbuf, rc, rd, dst,
+                   prec);
   }
   free(out.p);
   free(in.p);

@@ -156,7 +156,10 @@ typedef struct mlsba_mpi_multiply_opts {
   double drift;
   /** A directory where every rank keeps its devices' models (NULL: none;
    *  mlsba_balance_opts_t::model_dir): a rank's node balancing then
-   *  starts from the models its last job saved for that shape. */
+   *  starts from the models its last job saved for that shape. Rank 0
+   *  also keeps there the ranks' distribution INPA chose; the next job
+   *  on the same ranks and shape runs it once and keeps it when it still
+   *  holds (result.from_saved), without INPA's runs. */
   const char *model_dir;
 } mlsba_mpi_multiply_opts_t;
 
@@ -260,6 +263,16 @@ typedef struct mlsba_mpi_result {
   /** 1 when the call balanced the ranks: mlsba_mpi_multiply(), and a
    *  multiplier run after which the rank times had drifted apart. */
   int rebalanced;
+  /** mlsba_mpi_multiplier_run_dist(): which operands the run did not move
+   *  again (bit 0 A, bit 1 B), because on every rank the caller's array
+   *  held, element for element, what the last run had moved into the
+   *  library's layout (the same description too). */
+  unsigned int reused;
+  /** 1 when the balancing ran, once, the distribution an earlier job saved
+   *  in opts.model_dir for the same ranks, platforms and shape, and kept
+   *  it (its ranks' times as close as when it was saved, or within eps):
+   *  no INPA runs. */
+  int from_saved;
 } mlsba_mpi_result_t;
 
 /** \brief Defaults: INPA, MLSBA inside nodes, eps 0.05, 20 iterations,
