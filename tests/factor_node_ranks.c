@@ -13,6 +13,9 @@
  *                     speeds, each device's columns over the first's
  *                     follow their speeds (within a quarter), every step
  *                     split by the models;
+ *   fixed PLATFORM    getrf with seed 004's fixed slice, given and tuned
+ *                     from the first step: each device's columns follow
+ *                     the slice's fractions, every step timed;
  *   bad               one rank names a platform file that does not
  *                     exist: every rank fails with its message.
  * Rank 0 prints one line per case ("ok ..." or "WRONG ..."); the exit
@@ -250,6 +253,79 @@ static int ratio_case(const char *platform, int64_t n, int64_t nb) {
   return all;
 }
 
+/* Seed 004's fixed slice on simulated devices of flat speeds: with the
+ * fractions given, every step's columns split by them (device i's total
+ * within one column a step of its fraction of all); without, the slice
+ * tuned from the first step is the speeds' (within two columns of the
+ * first step's) and the report returns it. Either way info is 0 and every step
+ * is timed, the steps' update times summing to the report's update_s.
+ * (A split moves no arithmetic: lu_case checks the factors.) */
+static int fixed_case(const char *platform, int given, int64_t n, int64_t nb) {
+  mlsba_mpi_matrix_t *d = layout_of(n, n, nb, 0);
+  mlsba_platform_t *pl = NULL;
+  if (d == NULL || mlsba_platform_load(platform, &pl))
+    return 1;
+  size_t p = mlsba_platform_num_devices(pl);
+  double *want = calloc(p, sizeof *want), speeds = 0;
+  for (size_t i = 0; i < p; i++) {
+    double x;
+    mlsba_model_get_point(mlsba_platform_device_model(pl, i), 0, &x, &want[i]);
+    speeds += want[i];
+  }
+  /* Given: the speeds' shares reversed, which the models would never
+   * choose; tuned: the speeds' own. */
+  double *frac = calloc(p, sizeof *frac);
+  for (size_t i = 0; i < p; i++)
+    frac[i] = given ? want[p - 1 - i] / speeds : want[i] / speeds;
+  int64_t info = -1, *ipiv = malloc((size_t)n * sizeof *ipiv);
+  double *a = fill_own(d, 0);
+  mlsba_mpi_factor_opts_t o = {.platform = platform,
+                               .split = MLSBA_FACTOR_SPLIT_FIXED_SLICE,
+                               .fraction = given ? frac : NULL};
+  mlsba_mpi_factor_report_t rep;
+  int err =
+      mlsba_mpi_getrf_ex(d, MLSBA_PRECISION_DOUBLE, a, ipiv, &info, &o, &rep);
+  int64_t all_cols = 0;
+  for (size_t i = 0; !err && i < rep.num_devices; i++)
+    all_cols += rep.columns[i];
+  double upd = 0;
+  for (int64_t k = 0; !err && k < rep.timed_steps; k++)
+    upd += rep.step_update_s[k];
+  int bad = err != 0 || info != 0 || rep.num_devices != p ||
+            rep.split != MLSBA_FACTOR_SPLIT_FIXED_SLICE ||
+            rep.fraction == NULL || rep.timed_steps != (n + nb - 1) / nb ||
+            fabs(upd - rep.update_s) > 1e-9 * (1 + rep.update_s);
+  char what[256] = "";
+  for (size_t i = 0; !bad && i < p; i++) {
+    /* Tuned: the speeds' split of the first step's update (its columns
+     * but the next panel's, about n / nranks - 2 nb on this 1 x Q grid),
+     * within two of its columns... */
+    double tol = given ? 1e-12 : 2.0 / (double)(n / nranks - 2 * nb);
+    bad |= fabs(rep.fraction[i] - frac[i]) > tol;
+    /* ... and every step by those fractions, within a column a step. */
+    double share = rep.fraction[i] * (double)all_cols;
+    bad |= fabs((double)rep.columns[i] - share) > (double)rep.steps;
+    size_t len = strlen(what);
+    snprintf(what + len, sizeof what - len, " device %zu: %lld cols, %.3f", i,
+             (long long)rep.columns[i], rep.fraction[i]);
+  }
+  int all = 0;
+  MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("%s fixed slice (%s) %lld nb %lld on %d:%s%s%s\n",
+           all ? "WRONG" : "ok", given ? "given" : "tuned", (long long)n,
+           (long long)nb, nranks, what, err ? ": " : "",
+           err ? mlsba_mpi_last_error() : "");
+  mlsba_mpi_factor_report_free(&rep);
+  mlsba_platform_destroy(pl);
+  free(want);
+  free(frac);
+  free(ipiv);
+  free(a);
+  mlsba_mpi_matrix_destroy(d);
+  return all;
+}
+
 /* The last rank names a missing platform file: every rank fails with
  * MLSBA_EINVAL or MLSBA_EIO and that rank's message. */
 static int bad_platform(const char *platform) {
@@ -288,10 +364,12 @@ int main(int argc, char **argv) {
     bad = chol_case(pl, 300, 32) | chol_case(pl, 211, 24);
   else if (!strcmp(what, "ratio"))
     bad = ratio_case(pl, 640, 32);
+  else if (!strcmp(what, "fixed"))
+    bad = fixed_case(pl, 1, 640, 32) | fixed_case(pl, 0, 640, 32);
   else if (!strcmp(what, "bad"))
     bad = bad_platform(pl);
   else if (rank == 0)
-    printf("WRONG usage: %s lu|chol|ratio|bad PLATFORM\n", argv[0]);
+    printf("WRONG usage: %s lu|chol|ratio|fixed|bad PLATFORM\n", argv[0]);
   MPI_Finalize();
   return bad;
 }

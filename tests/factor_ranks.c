@@ -14,8 +14,12 @@
  *   scalapack          a matrix in a ScaLAPACK descriptor's layout moved to
  *                      the factorization's layout, factorized, moved back:
  *                      the factors equal LAPACK's.
- * LAYOUT is homogeneous or fpm (every rank a node model of its own speed,
- * rank r r + 1 times as fast as rank 0 on large areas). Rank 0 prints one
+ *   counts             seed 003's eqs. 1-2 (processes a node runs)
+ *                      against a brute force.
+ * LAYOUT is homogeneous, fpm (every rank a node model of its own speed,
+ * rank r r + 1 times as fast as rank 0 on large areas), constant, or
+ * process-scaling (ranks 1 and 2 one node's processes: the ownership
+ * checked against eq. 3's grid and Algorithm 1's order). Rank 0 prints one
  * line per case ("ok ..." or "WRONG ..."); the exit status is 0 when every
  * rank found everything right. */
 #include <math.h>
@@ -101,11 +105,17 @@ static mlsba_model_t *node_model(int r) {
   return m;
 }
 
+/* Process scaling's nodes: ranks 1 and 2 share node 2 (a "GPU node" of
+ * two processes, not starting at rank 0), every other rank is a node of
+ * its own. */
+static int node_of(int r) { return r == 1 || r == 2 ? 2 : r + 1; }
+
 static mlsba_mpi_matrix_t *layout_of(const char *name, int64_t m, int64_t n,
                                      int64_t nb, int lower) {
   mlsba_mpi_factor_layout_opts_t o = {.block = nb, .lower = lower};
   if (mlsba_mpi_layout_from_name(name, &o.layout))
     return NULL;
+  o.node = node_of(rank);
   mlsba_model_t *model = node_model(rank);
   o.model = model;
   mlsba_mpi_matrix_t *d = NULL;
@@ -328,9 +338,85 @@ static int chol_case(const char *layout, kind_t kind, int64_t n, int64_t nb) {
   return bad;
 }
 
+/* Eq. 3 by brute force: of every P x Q = T with P <= Q, the one with the
+ * largest P; then Algorithm 1's step 3, for g nodes running G processes
+ * between them (those of more than one): when G / 2 < P <= G, P becomes
+ * the largest divisor of T at most min(g, P), so that each such node's
+ * processes share one grid row. */
+static void grid_of(int T, int g, int G, int *P, int *Q) {
+  *P = 1;
+  for (int p = 1; p <= T; p++)
+    if (T % p == 0 && p <= T / p)
+      *P = p;
+  if (g > 0 && G >= *P && G < 2 * *P) {
+    int most = g < *P ? g : *P;
+    for (int p = 1; p <= most; p++)
+      if (T % p == 0)
+        *P = p;
+  }
+  *Q = T / *P;
+}
+
+/* Process scaling's ownership against seed 003's rules, block by block:
+ * the owner of (i, j) is that of (i mod P, j mod Q) on eq. 3's grid,
+ * whose P x Q positions hold every rank once; the two ranks of node 2
+ * side by side in grid row 0, first (Algorithm 1: the nodes of more
+ * processes placed first, each in one row). */
+static int process_scaling_wrong(const mlsba_mpi_matrix_t *d, int64_t n,
+                                 int64_t nb) {
+  int P, Q, bad = 0;
+  int many = nranks >= 3; /* node_of: ranks 1 and 2 one node */
+  grid_of(nranks, many, many ? 2 : 0, &P, &Q);
+  int64_t side = (n + nb - 1) / nb;
+  int *seen = calloc((size_t)nranks, sizeof *seen);
+  for (int64_t i = 0; i < side; i++)
+    for (int64_t j = 0; j < side; j++) {
+      int o = mlsba_mpi_matrix_owner(d, i, j, NULL, NULL);
+      int g = mlsba_mpi_matrix_owner(d, i % P, j % Q, NULL, NULL);
+      bad |= o != g;
+      if (i < P && j < Q && o >= 0 && o < nranks)
+        seen[o]++;
+    }
+  for (int r = 0; side >= Q && side >= P && r < nranks; r++)
+    bad |= seen[r] != 1;
+  if (nranks >= 3 && side >= 2)
+    bad |= mlsba_mpi_matrix_owner(d, 0, 0, NULL, NULL) != 1 ||
+           mlsba_mpi_matrix_owner(d, 0, 1, NULL, NULL) != 2;
+  free(seen);
+  return bad;
+}
+
+/* Eqs. 1-2 by brute force: for every ratio of a fine grid and 1 to 24
+ * cores, the count is the divisor of cores nearest the ratio (the
+ * smaller of two as near), 1 below a ratio of 1. */
+static int counts_case(void) {
+  int bad = 0;
+  for (int cores = 1; cores <= 24; cores++)
+    for (int k = 0; k <= 120; k++) {
+      double ratio = k / 4.0;
+      int64_t want = 1;
+      if (ratio >= 1)
+        for (int64_t dv = 1; dv <= cores; dv++)
+          if (cores % dv == 0 &&
+              (fabs((double)dv - ratio) < fabs((double)want - ratio)))
+            want = dv;
+      int64_t got = mlsba_mpi_process_scaling_count(ratio, cores);
+      if (got != want && rank == 0 && !bad)
+        printf("WRONG counts: ratio %g on %d cores: %lld, not %lld\n", ratio,
+               cores, (long long)got, (long long)want);
+      bad |= got != want;
+    }
+  /* The seed's own example: Ratio 5 on 12 cores launches 4. */
+  bad |= mlsba_mpi_process_scaling_count(5, 12) != 4;
+  if (rank == 0 && !bad)
+    printf("ok counts: eqs. 1-2 on 1 to 24 cores\n");
+  return bad;
+}
+
 /* The layout itself: every block owned once, by the rank the description
  * names, and with the fpm layout on unequal ranks the fastest (the last)
- * owning more blocks than the slowest (rank 0). */
+ * owning more blocks than the slowest (rank 0); process scaling's as
+ * seed 003 places its processes. */
 static int layout_case(const char *layout, int64_t n, int64_t nb) {
   mlsba_mpi_matrix_t *d = layout_of(layout, n, n, nb, 0);
   if (d == NULL)
@@ -348,9 +434,11 @@ static int layout_case(const char *layout, int64_t n, int64_t nb) {
   for (int r = 0; r < nranks; r++)
     total += counts[r];
   int64_t side = (n + nb - 1) / nb;
-  int bad = total != side * side || foreign != 0 ||
-            (!strcmp(layout, "fpm") && nranks > 1 &&
-             !(counts[nranks - 1] > counts[0]));
+  int bad =
+      total != side * side || foreign != 0 ||
+      (!strcmp(layout, "fpm") && nranks > 1 &&
+       !(counts[nranks - 1] > counts[0])) ||
+      (!strcmp(layout, "process-scaling") && process_scaling_wrong(d, n, nb));
   if (rank == 0) {
     printf("%s layout %s %lld nb %lld on %d: blocks per rank",
            bad ? "WRONG" : "ok", layout, (long long)n, (long long)nb, nranks);
@@ -574,9 +662,11 @@ int main(int argc, char **argv) {
     bad = bad_argument(atoi(argv[2]));
   else if (argc >= 2 && !strcmp(argv[1], "scalapack"))
     bad = scalapack();
+  else if (argc >= 2 && !strcmp(argv[1], "counts"))
+    bad = counts_case();
   else if (rank == 0)
     fprintf(stderr, "usage: factor_ranks lu|chol LAYOUT | bad R | "
-                    "scalapack\n");
+                    "scalapack | counts\n");
   MPI_Finalize();
   return bad;
 }

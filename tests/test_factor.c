@@ -175,12 +175,15 @@ START_TEST(a_singular_matrix_sets_info) {
 }
 END_TEST
 
-/* A negative entry on the diagonal past the first panel: info is the
- * order of the first minor that is not positive definite, as LAPACK's. */
+/* A negative entry on the diagonal past the first panel (block 32), or
+ * in the second half of the first panel's recursively factorized
+ * diagonal block (block 128): info is the order of the first minor that
+ * is not positive definite, as LAPACK's. */
 START_TEST(a_matrix_not_positive_definite_sets_info) {
   node_t nd = open_node(two_cores);
   const int n = 200;
-  for (int lower = 0; lower < 2; lower++) {
+  for (int way = 0; way < 4; way++) {
+    int lower = way % 2;
     double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 5);
     a[90 + 90 * n] = -1;
     double *ref = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
@@ -188,7 +191,7 @@ START_TEST(a_matrix_not_positive_definite_sets_info) {
     int linfo = -1;
     mlsba_factor_opts_t o;
     mlsba_factor_opts_init(&o);
-    o.block = 32;
+    o.block = way < 2 ? 32 : 128;
     char uplo = lower ? 'L' : 'U';
     ck_assert_int_eq(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, uplo, n, a,
                                     n, &info, &o, NULL),

@@ -863,6 +863,72 @@ START_TEST(a_stale_saved_model_is_replaced_after_the_first_step) {
 }
 END_TEST
 
+/* A saved model so slow that the split gives its device nothing (a
+ * millionth of its speed) was never corrected: the device never ran, so
+ * it was never timed again. The first step gives it a probe of a few
+ * units, finds the model stale, and a later step gives it its share
+ * again; the log names the probe. */
+START_TEST(a_starved_device_is_probed_again) {
+  node_t nd = open_node(two_cores);
+  char *dir = temp_dir();
+  const int64_t n = 1024;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 64;
+  o.model_dir = dir;
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 12);
+  int64_t *ipiv = malloc(sizeof *ipiv * (size_t)n), info = -7;
+  ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, NULL) == 0, "%s",
+                mlsba_last_error());
+  free(a);
+  char c0[512], c1[512];
+  ck_assert(
+      model_file(dir, "getrf-update-double-nb64-c0.model", c0, sizeof c0));
+  ck_assert(
+      model_file(dir, "getrf-update-double-nb64-c1.model", c1, sizeof c1));
+  double rate = saved_rate(c0, -1, 0);
+  rewrite_model(c0, rate);
+  rewrite_model(c1, rate / 1e6);
+  lines_t log = {.len = 0};
+  o.log = keep_line;
+  o.log_ctx = &log;
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 12);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+  mlsba_factor_report_t r;
+  ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, &r) == 0, "%s",
+                mlsba_last_error());
+  ck_assert_int_eq(info, 0);
+  double res = residual(0, n, a0, a, ipiv);
+  ck_assert_msg(res >= 0 && res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
+  ck_assert_msg(strstr(log.text, "c1: its saved model gives it nothing at "
+                                 "step 1: probed with ") != NULL,
+                "%s", log.text);
+  ck_assert_msg(strstr(log.text, "c1: the saved model is stale (step 1") !=
+                    NULL,
+                "%s", log.text);
+  ck_assert_uint_ge(r.steps, 6);
+  ck_assert_int_gt(r.share[1 * r.p + 1], 0);
+  /* Once measured, c1 gets a real share again (about half, where both
+   * cores run alike) within a few steps. */
+  double best = 0;
+  for (size_t k = 2; k <= 5; k++) {
+    double part = (double)r.share[k * r.p + 1] / (double)r.units[k];
+    best = part > best ? part : best;
+  }
+  ck_assert_msg(best >= 0.3, "steps 2-5 gave c1 at most %.2f:\n%s", best,
+                log.text);
+  /* The starved model is not saved back. */
+  ck_assert_msg(saved_rate(c1, -1, 0) > rate / 1e3,
+                "c1's starved model was kept");
+  mlsba_factor_report_free(&r);
+  free(a);
+  free(a0);
+  free(ipiv);
+  remove_tree(dir);
+  close_node(&nd);
+}
+END_TEST
+
 static Suite *faults_suite(void) {
   Suite *s = suite_create("factor_faults");
   TCase *tc = tcase_create("factor_faults");
@@ -879,6 +945,7 @@ static Suite *faults_suite(void) {
   tcase_add_test(tc, the_plain_calls_keep_their_models_in_the_cache);
   tcase_add_test(tc, only_mlsba_verbose_makes_the_library_print);
   tcase_add_test(tc, a_stale_saved_model_is_replaced_after_the_first_step);
+  tcase_add_test(tc, a_starved_device_is_probed_again);
   suite_add_tcase(s, tc);
   return s;
 }

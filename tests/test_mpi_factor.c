@@ -13,8 +13,13 @@
  *    as it was;
  *  - a bad argument on one rank fails every rank with that rank's message;
  *  - a ScaLAPACK descriptor's matrix moved in, factorized and moved back;
+ *  - seed 003's process scaling (ranks 1 and 2 one node): the ownership
+ *    against eq. 3's grid and Algorithm 1's order, the factors LAPACK's;
+ *    eqs. 1-2's process counts against a brute force;
  *  - mlsba-inpa --op getrf|potrf: its JSON report verified, every block
- *    of the matrix owned by one rank, and the product's options refused. */
+ *    of the matrix owned by one rank, the product's options refused and
+ *    the factorizations' refused with the product; --compare's report
+ *    with every layout and split, per-step times. */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -69,6 +74,21 @@ START_TEST(lu_equals_lapack_homogeneous) {
 END_TEST
 
 START_TEST(lu_equals_lapack_fpm) { run_case(_i + 1, "lu", "fpm", 19); }
+END_TEST
+
+/* Seed 003's process scaling (ranks 1 and 2 one node's processes) and
+ * the constant-speed walk: the same cases, the same answers. */
+START_TEST(lu_equals_lapack_process_scaling) {
+  run_case(_i + 1, "lu", "process-scaling", 19);
+}
+END_TEST
+
+START_TEST(cholesky_equals_lapack_process_scaling) {
+  run_case(_i + 1, "chol", "process-scaling", 9);
+}
+END_TEST
+
+START_TEST(process_counts_follow_eqs_1_2) { run_case(1, "counts", "", 1); }
 END_TEST
 
 START_TEST(cholesky_equals_lapack_homogeneous) {
@@ -145,6 +165,93 @@ START_TEST(inpa_refuses_the_products_options_with_a_factorization) {
 }
 END_TEST
 
+/* --compare on 3 ranks of simulated nodes (three devices each), ranks 1
+ * and 2 one node for process scaling: the JSON parses and has every row,
+ * each layout with both splits, each verified, its blocks covering the
+ * matrix once, a time for every step (the slowest rank's, its update's
+ * within it on simulated devices only in virtual time, so not compared),
+ * and the fixed rows' layouts the same as their per-step twins'. */
+START_TEST(inpa_compares_every_layout) {
+  char *op = _i == 0 ? "getrf" : "potrf";
+  char *args[] = {
+      inpa,           "--op", op,        "--platform", DATA "sim%r.json",
+      "--size",       "200",  "--block", "32",         "--compare",
+      "--node-ranks", "1,2",  "--json",  "-",          NULL};
+  tool_run_t r;
+  job(3, &r, args);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
+                r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "algo")), "compare");
+  json_t *rows = json_object_get(j, "results");
+  ck_assert_int_eq(json_array_size(rows), 8);
+  const char *layouts[] = {"fpm", "homogeneous", "constant", "process-scaling"};
+  for (size_t i = 0; i < 8; i++) {
+    json_t *row = json_array_get(rows, i);
+    ck_assert_str_eq(json_string_value(json_object_get(row, "layout")),
+                     layouts[i % 4]);
+    ck_assert_str_eq(json_string_value(json_object_get(row, "split")),
+                     i < 4 ? "fpm" : "fixed");
+    ck_assert_msg(json_is_true(json_object_get(row, "verified")), "row %zu", i);
+    ck_assert(json_real_value(json_object_get(row, "makespan_s")) > 0);
+    ck_assert(json_real_value(json_object_get(row, "gflops")) > 0);
+    json_t *blocks = json_object_get(row, "rank_blocks");
+    json_t *twin = json_object_get(json_array_get(rows, i % 4), "rank_blocks");
+    json_int_t total = 0;
+    for (size_t k = 0; k < 3; k++) {
+      total += json_integer_value(json_array_get(blocks, k));
+      ck_assert_int_eq(json_integer_value(json_array_get(blocks, k)),
+                       json_integer_value(json_array_get(twin, k)));
+    }
+    ck_assert_int_eq(total, 7 * 7);
+    json_t *steps = json_object_get(row, "step_s");
+    ck_assert_int_eq(json_array_size(steps), 7); /* ceil(200 / 32) */
+    ck_assert_int_eq(json_array_size(json_object_get(row, "step_update_s")), 7);
+    for (size_t k = 0; k < 7; k++)
+      ck_assert(json_real_value(json_array_get(steps, k)) > 0);
+  }
+  /* Process scaling with ranks 1 and 2 one node: a 1 x 3 grid, the same
+   * share for every process (7 block columns: 3, 2, 2). */
+  json_t *ps = json_object_get(json_array_get(rows, 3), "rank_blocks");
+  ck_assert_int_eq(json_integer_value(json_array_get(ps, 0)), 14);
+  ck_assert_int_eq(json_integer_value(json_array_get(ps, 1)), 21);
+  ck_assert_int_eq(json_integer_value(json_array_get(ps, 2)), 14);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
+/* The factorizations' options with the product, and a --node-ranks that
+ * does not count the job's ranks: one line, status 2. */
+START_TEST(inpa_refuses_misplaced_factorization_options) {
+  char *gemm[] = {inpa,      "--platform", DATA "sim%r.json",
+                  "--split", "fixed",      NULL};
+  char *count[] = {inpa,
+                   "--op",
+                   "getrf",
+                   "--platform",
+                   DATA "sim%r.json",
+                   "--algo",
+                   "process-scaling",
+                   "--node-ranks",
+                   "2,2",
+                   NULL};
+  tool_run_t r;
+  job(2, &r, _i == 0 ? gemm : count);
+  ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
+  ck_assert_msg(strstr(r.err, _i == 0
+                                  ? "are the factorizations'"
+                                  : "counts 4 ranks; the job has 2") != NULL,
+                "%s", r.err);
+  /* One line from rank 0 (mpirun adds its own about the exit status). */
+  const char *first = strstr(r.err, "mlsba-inpa: ");
+  ck_assert_msg(first && !strstr(first + 1, "mlsba-inpa: "), "%s", r.err);
+  tool_run_free(&r);
+}
+END_TEST
+
 #ifdef MLSBA_INPA_SMPI_BIN
 /* mlsba-inpa-smpi --op getrf|potrf on 9 and 16 simulated ranks (SimGrid,
  * the cores compute): the layout from INPA's node models, verified. */
@@ -202,10 +309,15 @@ static Suite *factor_suite(void) {
   tcase_add_loop_test(tc, lu_equals_lapack_fpm, 1, 4);
   tcase_add_loop_test(tc, cholesky_equals_lapack_homogeneous, 0, 4);
   tcase_add_loop_test(tc, cholesky_equals_lapack_fpm, 1, 4);
+  tcase_add_loop_test(tc, lu_equals_lapack_process_scaling, 1, 4);
+  tcase_add_loop_test(tc, cholesky_equals_lapack_process_scaling, 2, 4);
+  tcase_add_test(tc, process_counts_follow_eqs_1_2);
   tcase_add_loop_test(tc, a_bad_argument_on_one_rank_fails_every_rank, 0, 3);
   tcase_add_loop_test(tc, a_scalapack_matrix_moves_in_and_back, 0, 4);
   tcase_add_loop_test(tc, inpa_factorizes_and_verifies, 0, 2);
   tcase_add_test(tc, inpa_refuses_the_products_options_with_a_factorization);
+  tcase_add_loop_test(tc, inpa_compares_every_layout, 0, 2);
+  tcase_add_loop_test(tc, inpa_refuses_misplaced_factorization_options, 0, 2);
 #ifdef MLSBA_INPA_SMPI_BIN
   tcase_add_loop_test(tc, smpi_ranks_factorize_and_verify, 0, 4);
 #endif

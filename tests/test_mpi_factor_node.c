@@ -8,6 +8,8 @@
  *    columns;
  *  - flat simulated speeds 1:2: the faster device takes about twice the
  *    columns, every step split by the models;
+ *  - seed 004's fixed slice, given and tuned from the first step: each
+ *    device's columns follow the slice, every step timed;
  *  - a platform that cannot be opened on one rank fails every rank;
  *  - under SMPI, mlsba-inpa-smpi --op getrf on 4 ranks whose nodes are
  *    twice as fast: each rank's virtual update time halves exactly, and
@@ -72,6 +74,11 @@ END_TEST
 
 START_TEST(the_split_follows_the_simulated_speeds) {
   run_case(_i + 1, "ratio", DATA "mpi/factor-node2.json", 1);
+}
+END_TEST
+
+START_TEST(a_fixed_slice_keeps_its_shares) {
+  run_case(_i + 1, "fixed", DATA "mpi/factor-node2.json", 2);
 }
 END_TEST
 
@@ -166,6 +173,7 @@ static Suite *node_suite(void) {
   tcase_add_loop_test(tc, cholesky_on_two_simulated_devices_is_right, 0, 3);
   tcase_add_loop_test(tc, lu_and_cholesky_on_two_cores_of_one_rank, 0, 2);
   tcase_add_loop_test(tc, the_split_follows_the_simulated_speeds, 0, 2);
+  tcase_add_loop_test(tc, a_fixed_slice_keeps_its_shares, 0, 2);
   tcase_add_loop_test(tc, a_platform_missing_on_one_rank_fails_every_rank, 0,
                       2);
 #ifdef MLSBA_INPA_SMPI_BIN

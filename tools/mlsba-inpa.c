@@ -34,17 +34,31 @@ typedef struct {
   mlsba_mpi_opts_t o;
   const char *json;
   int quiet;
-  int op;             /* --op: INPA_OP_GEMM (the product), _GETRF, _POTRF */
-  int64_t repeat;     /* products with one balancing (--repeat, 1) */
-  int transa, transb; /* --transa, --transb: op(A), op(B) = A^T, B^T */
+  int op;               /* --op: INPA_OP_GEMM (the product), _GETRF, _POTRF */
+  int64_t repeat;       /* products with one balancing (--repeat, 1) */
+  int transa, transb;   /* --transa, --transb: op(A), op(B) = A^T, B^T */
+  int algo;             /* --algo: an mlsba_mpi_algo_t, or a FACTOR_* */
+  inpa_factor_args_t f; /* --op getrf|potrf's own (inpa_factor.h) */
 } args_t;
 
 /* What a rank's command line asks for: what tools/help/mlsba-inpa.txt
  * lists (--load: tools/inpa_load.c). */
 
+/* The product's algorithms, and the factorizations' layouts that are not
+ * one of them: process-scaling and constant (INPA_ALGO_*). */
 static int parse_algo(const char *v, void *to, char *why, size_t size) {
   (void)why, (void)size;
-  return mlsba_mpi_algo_from_name(v, to) != 0;
+  mlsba_mpi_algo_t a;
+  int *out = to;
+  if (!strcmp(v, "process-scaling"))
+    *out = INPA_ALGO_PROCESS_SCALING;
+  else if (!strcmp(v, "constant"))
+    *out = INPA_ALGO_CONSTANT;
+  else if (mlsba_mpi_algo_from_name(v, &a) == 0)
+    *out = (int)a;
+  else
+    return 1;
+  return 0;
 }
 
 static int parse_comm_model(const char *v, void *to, char *why, size_t size) {
@@ -55,6 +69,7 @@ static int parse_comm_model(const char *v, void *to, char *why, size_t size) {
 static const char *const node_algos[] = {"mlsba", "idpa", NULL};
 static const char *const precisions[] = {"single", "double", NULL};
 static const char *const ops[] = {"gemm", "getrf", "potrf", NULL};
+static const char *const splits[] = {"fpm", "fixed", NULL};
 
 /* Sizes up to 2^40 pass here; the layer refuses those it cannot run,
  * with the reason. */
@@ -70,7 +85,7 @@ static const opt_t options[] = {
     {"--repeat", OPT_UNITS, OPT_AT(args_t, repeat), .lo = 1, .hi = 100000},
     {"--block", OPT_UNITS, OPT_AT(args_t, o.block), .lo = 1,
      .hi = INT64_C(1) << 40},
-    {"--algo", OPT_CUSTOM, OPT_AT(args_t, o.algorithm), .parse = parse_algo},
+    {"--algo", OPT_CUSTOM, OPT_AT(args_t, algo), .parse = parse_algo},
     {"--node-algo", OPT_CHOICE, OPT_AT(args_t, o.node_algorithm),
      .choices = node_algos},
     {"--eps", OPT_REAL, OPT_AT(args_t, o.eps), .max = 1, .below_max = 1},
@@ -83,6 +98,9 @@ static const opt_t options[] = {
     {"--quiet", OPT_FLAG, OPT_AT(args_t, quiet)},
     {"--keep-shared", OPT_FLAG, OPT_AT(args_t, o.keep_shared)},
     {"--op", OPT_CHOICE, OPT_AT(args_t, op), .choices = ops},
+    {"--split", OPT_CHOICE, OPT_AT(args_t, f.split), .choices = splits},
+    {"--compare", OPT_FLAG, OPT_AT(args_t, f.compare)},
+    {"--node-ranks", OPT_TEXT, OPT_AT(args_t, f.node_ranks), .nonempty = 1},
     {"-m", OPT_UNITS, OPT_AT(args_t, o.m), .lo = 1, .hi = INT64_C(1) << 40},
     {"-n", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
     {"-k", OPT_UNITS, OPT_AT(args_t, o.k), .lo = 1, .hi = INT64_C(1) << 40},
@@ -105,8 +123,12 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
   A->o.n = 2048;
   A->o.block = 128;
   A->repeat = 1;
+  A->algo = (int)A->o.algorithm;
   const opts_table_t table = OPTS_TABLE(options);
   int outcome = opts_parse(&table, argc, argv, A, why, WHY_SIZE);
+  A->f.algo = A->algo;
+  if (A->algo < INPA_ALGO_PROCESS_SCALING)
+    A->o.algorithm = (mlsba_mpi_algo_t)A->algo;
   A->o.transa = A->transa ? 'T' : 'N';
   A->o.transb = A->transb ? 'T' : 'N';
   if (outcome == OPTS_RUN && A->o.platform == NULL)
@@ -117,6 +139,13 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
     return mpi_cli_usage(why, ops[A->op],
                          ": -m, -k, --transa, --transb and --repeat are "
                          "the product's (--op gemm)");
+  if (outcome == OPTS_RUN && A->op == INPA_OP_GEMM &&
+      (A->algo >= INPA_ALGO_PROCESS_SCALING || A->f.split || A->f.compare ||
+       A->f.node_ranks))
+    return mpi_cli_usage(why, "--op gemm",
+                         ": --algo process-scaling|constant, --split, "
+                         "--compare and --node-ranks are the "
+                         "factorizations' (--op getrf|potrf)");
   return outcome;
 }
 
@@ -365,7 +394,10 @@ int main(int argc, char **argv) {
   if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
     A.o.platform = platform;
   if (A.op != INPA_OP_GEMM) { /* tools/inpa_factor.c */
-    int factor_status = inpa_factor_main(&A.o, A.op, A.json, A.quiet, prog);
+    A.f.op = A.op;
+    A.f.json = A.json;
+    A.f.quiet = A.quiet;
+    int factor_status = inpa_factor_main(&A.o, &A.f, prog);
     MPI_Finalize();
     return factor_status;
   }

@@ -85,15 +85,57 @@ static int solve_by_inverse(const mlsba__factor_problem_t *P, int64_t j,
   return 1;
 }
 
-/* The diagonal block of the panel [j, j + jb) with LAPACK's ?potf2. Sets
- * P->info and returns 1 when it is not positive definite, else 0. */
-int mlsba__chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
-  int n = (int)jb, lda = (int)P->lda, info = 0;
+/* Blocks this small or smaller are factorized by LAPACK's ?potf2 itself;
+ * larger ones are split in two, as LAPACK's ?potrf2 does. */
+enum { DIAG_LEAF = 32 };
+
+/* LAPACK's unblocked Cholesky of the diagonal block [c, c + w): 0, or
+ * the order (1-based, within the block) of the first leading minor that
+ * is not positive definite. */
+static int diag_leaf(mlsba__factor_problem_t *P, int64_t c, int64_t w) {
+  int n = (int)w, lda = (int)P->lda, info = 0;
   const char *uplo = lower(P) ? "L" : "U";
   if (P->prec == MLSBA_PRECISION_DOUBLE)
-    dpotf2_(uplo, &n, at(P, j, j), &lda, &info, 1);
+    dpotf2_(uplo, &n, at(P, c, c), &lda, &info, 1);
   else
-    spotf2_(uplo, &n, at(P, j, j), &lda, &info, 1);
+    spotf2_(uplo, &n, at(P, c, c), &lda, &info, 1);
+  return info;
+}
+
+/* Recursive Cholesky of the diagonal block [c, c + w) (LAPACK's ?potrf2):
+ * the leading half, the solve of the off-diagonal half, its symmetric
+ * product from the trailing half, the trailing half. ?potf2 alone is a
+ * matrix-vector product per column (level 2); the halves' solve and
+ * product run on the cores' kernels, single threaded. Returns as
+ * diag_leaf. */
+static int diag_recursive(mlsba__factor_problem_t *P, int64_t c, int64_t w) {
+  if (w <= DIAG_LEAF)
+    return diag_leaf(P, c, w);
+  int64_t n1 = w / 2 / 8 * 8, n2 = w - n1;
+  int info = diag_recursive(P, c, n1);
+  if (info)
+    return info;
+  if (lower(P)) { /* A21 = A21 L11^-T; A22 -= A21 A21^T */
+    mlsba__cpu_trsm(P->prec, 'R', 'L', 'T', 'N', n2, n1, 1.0, at(P, c, c),
+                    P->lda, at(P, c + n1, c), P->lda, 1);
+    mlsba__cpu_gemmt(P->prec, 'L', 'N', 'T', n2, n1, -1.0, at(P, c + n1, c),
+                     P->lda, at(P, c + n1, c), P->lda, 1.0,
+                     at(P, c + n1, c + n1), P->lda, 1);
+  } else { /* A12 = U11^-T A12; A22 -= A12^T A12 */
+    mlsba__cpu_trsm(P->prec, 'L', 'U', 'T', 'N', n1, n2, 1.0, at(P, c, c),
+                    P->lda, at(P, c, c + n1), P->lda, 1);
+    mlsba__cpu_gemmt(P->prec, 'U', 'T', 'N', n2, n1, -1.0, at(P, c, c + n1),
+                     P->lda, at(P, c, c + n1), P->lda, 1.0,
+                     at(P, c + n1, c + n1), P->lda, 1);
+  }
+  info = diag_recursive(P, c + n1, n2);
+  return info ? (int)n1 + info : 0;
+}
+
+/* The diagonal block of the panel [j, j + jb), recursively. Sets P->info
+ * and returns 1 when it is not positive definite, else 0. */
+int mlsba__chol_diag(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
+  int info = diag_recursive(P, j, jb);
   if (info > 0) {
     P->info = j + info;
     return 1;

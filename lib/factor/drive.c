@@ -91,6 +91,12 @@ static int plan(mlsba__factor_ctx_t *C, step_t *st) {
       err = mlsba__factor_plan(C, &C->plan, st, C->lay.load);
   }
   C->R->overhead_s += mlsba__now() - t0;
+  if (!err && st->plan.probe > 0)
+    mlsba__factor_log(C,
+                      "%s: its saved model gives it nothing at step %zu: "
+                      "probed with %lld of %lld units",
+                      C->cfg.pl->dev[st->plan.probe_dev].name, C->step,
+                      (long long)st->plan.probe, (long long)st->units);
   return err;
 }
 

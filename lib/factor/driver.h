@@ -231,6 +231,10 @@ typedef struct {
   int solve_apart;  /* the next panel's solve split (ops->solve) */
   int fpm;          /* the models decided the split */
   double predicted; /* the update's time as the models predict it */
+  /* A device whose saved model gives it nothing, given `probe` units
+   * to measure it again (plan.c; probe_dev -1: none). */
+  long probe_dev;
+  int64_t probe;
 } mlsba__factor_plan_t;
 
 /* One step: the update after panel [j, j + jb), and the next panel. The

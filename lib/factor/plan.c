@@ -321,8 +321,67 @@ static int tune_kernel_slice(const ctx_t *C, mlsba__factor_memory_t *M,
   return keep_slice(C, M, M->cand, st->units);
 }
 
+/* ---- a starved device ---------------------------------------------------
+ * A saved model so slow that the split gives its device nothing is never
+ * corrected by itself: the device never runs, so it is never timed again
+ * (a model saved while another process held the device, another
+ * machine's in a shared home). Such a device, whose saved model no step
+ * has checked yet, is given a probe: a few units taken from the device
+ * with the most, as many as its saved model says it runs in half the
+ * step's predicted time (so that, where the model is right, the probe
+ * ends before the others and costs the step nothing), at most an
+ * eighth of the step and at least one unit. The step measures it, and
+ * models.c replaces the model where it was stale. Once per device and
+ * factorization: the measured point clears models.saved. */
+
+/* The units device i's saved model runs within `budget` seconds. */
+static int64_t probe_units(const mlsba_model_t *rate, double unit_flops,
+                           int64_t most, double budget) {
+  int64_t lo = 1, hi = most;
+  while (lo < hi) { /* the largest x whose predicted time fits */
+    int64_t x = lo + (hi - lo + 1) / 2;
+    double s = mlsba__fpm_speed(rate, (double)x);
+    if (s > 0 && (double)x * unit_flops / s <= budget)
+      lo = x;
+    else
+      hi = x - 1;
+  }
+  return lo;
+}
+
+static void probe_starved(const ctx_t *C, step_t *st, int64_t load[]) {
+  const mlsba__factor_cfg_t *c = &C->cfg;
+  mlsba__factor_plan_t *w = &st->plan;
+  w->probe_dev = -1;
+  w->probe = 0;
+  if (c->virt || !w->fpm || C->models.saved == NULL || st->units < 2)
+    return;
+  for (size_t i = 0; i < c->p; i++) {
+    if (!C->dev.active[i] || !C->models.saved[i] || load[i] > 0 ||
+        mlsba_model_max_load(C->models.rate[i]) == 0)
+      continue;
+    size_t big = i;
+    for (size_t k = 0; k < c->p; k++)
+      if (k != i && (big == i || load[k] > load[big]))
+        big = k;
+    /* the ahead device keeps the next panel's columns */
+    int64_t keep = (long)big == w->ahead_dev ? w->need : 0;
+    int64_t most = min64(st->units / 8, load[big] - keep);
+    if (big == i || most < 1)
+      return;
+    int64_t x =
+        probe_units(C->models.rate[i], st->unit_flops, most, w->predicted / 2);
+    load[big] -= x;
+    load[i] = x;
+    w->probe_dev = (long)i;
+    w->probe = x;
+    return; /* one device a step: the next starved one at the next */
+  }
+}
+
 /* The split of a step whose ahead device is chosen; a slice to tune is
- * tuned (kernel-slice before the split, fixed-slice from it). */
+ * tuned (kernel-slice before the split, fixed-slice from it); a starved
+ * device probed (after the slice, which keeps the models' split). */
 static int split_step(const ctx_t *C, mlsba__factor_memory_t *M, step_t *st,
                       int64_t load[]) {
   int tune = C->cfg.tunes_slice && !C->cfg.slice_of_kernels && !M->fraction;
@@ -333,6 +392,8 @@ static int split_step(const ctx_t *C, mlsba__factor_memory_t *M, step_t *st,
     err = choose_and_split(C, M, st, load);
   if (!err && tune && st->plan.fpm)
     err = keep_slice(C, M, load, st->units);
+  if (!err)
+    probe_starved(C, st, load);
   return err;
 }
 

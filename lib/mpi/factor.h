@@ -112,6 +112,10 @@ typedef struct mlsba__mpi_dfac_node mlsba__mpi_dfac_node_t;
 int mlsba__mpi_dfac_node_open(mlsba__mpi_dfac_t *f,
                               const mlsba_mpi_factor_opts_t *opts,
                               const char *call);
+/* The end of a step on this rank (every rank calls it once a step, in
+ * order): its time, since the previous step's end, goes to the report's
+ * step_s, and the step's update time to step_update_s. */
+void mlsba__mpi_dfac_step_done(const mlsba__mpi_dfac_t *f);
 /* Fills report (NULL: none) with what the node did, and closes it. */
 void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
                                 mlsba_mpi_factor_report_t *report);

@@ -247,6 +247,7 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
       start_panel(&f, k1, p1, l11, nxt, &bad[1 - now], req);
     update(&f, cur, k0, p, l, ahead ? k + 2 : k + 1, INT64_MAX);
     now = 1 - now;
+    mlsba__mpi_dfac_step_done(&f);
   }
   mlsba__mpi_dfac_node_close(&f, report);
   free(l);

@@ -12,7 +12,8 @@
 #include "factor.h"
 #include "matrix.h"
 
-static const char *const layout_names[] = {"homogeneous", "fpm", "constant"};
+static const char *const layout_names[] = {"homogeneous", "fpm", "constant",
+                                           "process-scaling"};
 enum { LAYOUTS = sizeof layout_names / sizeof *layout_names };
 
 const char *mlsba_mpi_layout_name(mlsba_mpi_layout_t layout) {
@@ -27,8 +28,12 @@ int mlsba_mpi_layout_from_name(const char *name, mlsba_mpi_layout_t *layout) {
     }
   return mlsba__fail(MLSBA_EINVAL,
                      "unknown layout \"%s\" (homogeneous, fpm, "
-                     "constant)",
+                     "constant, process-scaling)",
                      name ? name : "(null)");
+}
+
+int64_t mlsba_mpi_process_scaling_count(double ratio, int64_t cores) {
+  return mlsba__process_scaling_count(ratio, cores);
 }
 
 static const char *spell_layout(int64_t v) {
@@ -115,6 +120,102 @@ static int gather_models(MPI_Comm comm, int rank, int q,
   return err;
 }
 
+/* ---- process scaling: which ranks share a node --------------------------- */
+
+/* This rank's node as a key every rank can compare: opts.node when given,
+ * else minus one minus the lowest rank of its host (so that the two kinds
+ * never meet). Collective: the host's communicator is split on every
+ * rank, whatever its node. */
+static int64_t node_key(MPI_Comm comm, int rank, int node) {
+  MPI_Comm host;
+  int low = rank;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                          &host) == MPI_SUCCESS) {
+    MPI_Allreduce(&rank, &low, 1, MPI_INT, MPI_MIN, host);
+    MPI_Comm_free(&host);
+  }
+  return node > 0 ? node : -1 - (int64_t)low;
+}
+
+/* Rank 0's process-scaling layout of keys[q] (every rank's node), its
+ * ranks renumbered from grid positions to comm's ranks: a node's ranks,
+ * ascending, take its grid positions in the order the grid lists them
+ * (Algorithm 1 puts them side by side in one grid row). */
+static int process_scaling(const int64_t *keys, size_t q, int64_t m, int64_t n,
+                           int64_t nb, mlsba__layout_t **out) {
+  size_t *node = malloc(q * sizeof *node), *to = malloc(q * sizeof *to);
+  size_t *taken = calloc(q, sizeof *taken),
+         *spec = malloc(2 * q * sizeof *spec);
+  int64_t *procs = calloc(q, sizeof *procs);
+  int64_t bcols = (n + nb - 1) / nb, brows = (m + nb - 1) / nb;
+  mlsba__layout_t *grid = NULL;
+  int err = node && to && taken && spec && procs ? 0 : MLSBA_ENOMEM;
+  size_t nodes = 0;
+  /* Nodes numbered by their lowest rank. */
+  for (size_t r = 0; !err && r < q; r++) {
+    size_t i = 0;
+    while (i < r && keys[i] != keys[r])
+      i++;
+    node[r] = i < r ? node[i] : nodes++;
+    procs[node[r]]++;
+  }
+  if (!err)
+    err = mlsba__layout_process_scaling(m, n, nb, nodes, procs,
+                                        MLSBA__GRID_ALGORITHM1, &grid);
+  size_t *row_owner = NULL, *bcol = NULL;
+  if (!err) {
+    row_owner = malloc((size_t)brows * q * sizeof *row_owner);
+    bcol = malloc((size_t)bcols * sizeof *bcol);
+    err = row_owner && bcol ? 0 : MLSBA_ENOMEM;
+  }
+  if (!err) {
+    /* Grid position g, node i's k-th, goes to node i's k-th rank. */
+    for (size_t g = 0; g < q; g++) {
+      size_t i = mlsba__layout_rank_node(grid, g), r = 0;
+      for (size_t seen = 0; r < q; r++)
+        if (node[r] == i && seen++ == taken[i])
+          break;
+      taken[i]++;
+      to[g] = r;
+    }
+    size_t cols = mlsba__layout_dims(grid)->columns;
+    for (size_t g = 0; g < q; g++) {
+      spec[to[g]] = mlsba__layout_rank_column(grid, g); /* rank_column */
+      spec[q + to[g]] = node[to[g]];                    /* rank_node */
+    }
+    for (int64_t j = 0; j < bcols; j++)
+      bcol[j] = mlsba__layout_bcol_column(grid, j);
+    for (size_t c = 0; c < cols; c++)
+      for (int64_t i = 0; i < brows; i++)
+        row_owner[c * (size_t)brows + (size_t)i] =
+            to[mlsba__layout_row_owner(grid, c, i)];
+    mlsba__layout_spec_t sp = {.m = m,
+                               .n = n,
+                               .nb = nb,
+                               .ranks = q,
+                               .nodes = nodes,
+                               .columns = cols,
+                               .rank_node = spec + q,
+                               .rank_column = spec,
+                               .bcol_column = bcol,
+                               .row_owner = row_owner};
+    err = mlsba__layout_create(&sp, out);
+    if (!err)
+      mlsba__layout_set_kind(*out, MLSBA__LAYOUT_PROCESS_SCALING);
+  }
+  if (err == MLSBA_ENOMEM)
+    mlsba__fail(err, "out of memory for the process-scaling layout");
+  mlsba__layout_destroy(grid);
+  free(row_owner);
+  free(bcol);
+  free(node);
+  free(to);
+  free(taken);
+  free(spec);
+  free(procs);
+  return err;
+}
+
 /* ---- the layout, drawn on rank 0 and sent to every rank ---------------- */
 
 /* Rank 0's layout of opts. */
@@ -126,6 +227,17 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
    * in any layout; the walks need a block for every node, so such a
    * matrix takes the homogeneous layout (every rank knows this alike). */
   double blocks = (double)((m + nb - 1) / nb) * (double)((n + nb - 1) / nb);
+  if (o->layout == MLSBA_MPI_LAYOUT_PROCESS_SCALING) {
+    int64_t key = node_key(comm, rank, o->node);
+    int64_t *keys = rank == 0 ? malloc((size_t)q * sizeof *keys) : NULL;
+    MPI_Gather(&key, 1, MPI_INT64_T, keys, 1, MPI_INT64_T, 0, comm);
+    int err = 0;
+    if (rank == 0)
+      err = keys ? process_scaling(keys, (size_t)q, m, n, nb, out)
+                 : mlsba__fail(MLSBA_ENOMEM, "out of memory for the nodes");
+    free(keys);
+    return err;
+  }
   if (o->layout == MLSBA_MPI_LAYOUT_HOMOGENEOUS || (double)q > blocks) {
     if (rank != 0)
       return 0;
@@ -242,7 +354,13 @@ static int check_args(int64_t m, int64_t n, int64_t nb,
                        "mlsba_mpi_factor_matrix: lower (Cholesky) "
                        "needs a square matrix, got %lld x %lld",
                        (long long)m, (long long)n);
+  if (o->layout == MLSBA_MPI_LAYOUT_PROCESS_SCALING && o->node < 0)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: node %d is negative "
+                       "(1 or more names a node, 0 takes the host)",
+                       o->node);
   if (o->layout != MLSBA_MPI_LAYOUT_HOMOGENEOUS &&
+      o->layout != MLSBA_MPI_LAYOUT_PROCESS_SCALING &&
       mlsba_model_num_points(o->model) == 0)
     return mlsba__fail(MLSBA_EINVAL,
                        "mlsba_mpi_factor_matrix: the %s layout "

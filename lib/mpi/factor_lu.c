@@ -401,6 +401,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
       start_panel(&f, &w, k1, p1, nxt, pnxt, req);
     solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
     update(&f, &w, k0, p, lcn, f.lcols);
+    mlsba__mpi_dfac_step_done(&f);
   }
   mlsba__mpi_dfac_node_close(&f, report);
   work_free(&w);

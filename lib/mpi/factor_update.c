@@ -50,6 +50,15 @@ struct mlsba__mpi_dfac_node {
   const mlsba__mpi_dfac_work_t *work; /* the step in flight */
   int64_t steps, split_steps, fpm_steps;
   double update_s;
+  /* FIXED_SLICE: the fractions kept (p entries), once known. */
+  mlsba_factor_split_t split;
+  double *fraction;
+  int fixed;          /* 1 once fraction holds the slice */
+  int64_t tuned_cols; /* the columns of the split fraction was taken from */
+  /* Per step (max_steps of them): its seconds and its update's. */
+  int64_t max_steps, timed;
+  double *step_s, *step_update_s;
+  double mark, step_acc; /* the last step's end; this step's update */
 };
 
 /* ---- opening the node --------------------------------------------------- */
@@ -68,6 +77,12 @@ static int node_alloc(mlsba__mpi_dfac_node_t *nd, int64_t lcols) {
   nd->total_s = calloc(p, sizeof *nd->total_s);
   nd->before = calloc(c + 1, sizeof *nd->before);
   nd->done = calloc(c + 1, 1);
+  nd->fraction = calloc(p ? p : 1, sizeof *nd->fraction);
+  size_t k = (size_t)(nd->max_steps > 0 ? nd->max_steps : 1);
+  nd->step_s = calloc(k, sizeof *nd->step_s);
+  nd->step_update_s = calloc(k, sizeof *nd->step_update_s);
+  if (!nd->fraction || !nd->step_s || !nd->step_update_s)
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node's split");
   if (!nd->group_size || !nd->group_dev || !nd->active || !nd->rate ||
       !nd->load || !nd->cols || !nd->flops || !nd->time || !nd->total_cols ||
       !nd->total_s || !nd->before || !nd->done)
@@ -113,12 +128,48 @@ static int node_devices(mlsba__mpi_dfac_node_t *nd, const char *path) {
   return err;
 }
 
+/* The split asked for: FPM, or FIXED_SLICE with fractions that make
+ * sense for this node (one per device, >= 0, some active one > 0). */
+static int node_split(mlsba__mpi_dfac_node_t *nd,
+                      const mlsba_mpi_factor_opts_t *opts, const char *path) {
+  nd->split = opts ? opts->split : MLSBA_FACTOR_SPLIT_FPM;
+  if (nd->split != MLSBA_FACTOR_SPLIT_FPM &&
+      nd->split != MLSBA_FACTOR_SPLIT_FIXED_SLICE)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "split %d: across ranks the update is split per step "
+                       "(MLSBA_FACTOR_SPLIT_FPM) or by a fixed slice "
+                       "(MLSBA_FACTOR_SPLIT_FIXED_SLICE)",
+                       (int)nd->split);
+  if (nd->split != MLSBA_FACTOR_SPLIT_FIXED_SLICE || !opts->fraction)
+    return 0;
+  double sum = 0;
+  for (size_t i = 0; i < nd->p; i++) {
+    double x = opts->fraction[i];
+    if (!(x >= 0) || x > 1e300)
+      return mlsba__fail(MLSBA_EINVAL,
+                         "%s: fraction[%zu] is %g; a device's share is a "
+                         "finite number >= 0",
+                         path, i, x);
+    nd->fraction[i] = nd->active[i] ? x : 0;
+    sum += nd->fraction[i];
+  }
+  if (!(sum > 0))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: the fractions give the devices that take "
+                       "columns nothing (%zu devices, OpenCL ones take none)",
+                       path, nd->p);
+  nd->fixed = 1;
+  return 0;
+}
+
 static int node_open(const mlsba__mpi_dfac_t *f, const char *path,
                      mlsba__mpi_dfac_node_t **out) {
   mlsba__mpi_dfac_node_t *nd = calloc(1, sizeof *nd);
   if (nd == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node");
   *out = nd;
+  int64_t kmax = f->m < f->n ? f->m : f->n;
+  nd->max_steps = (kmax + f->nb - 1) / f->nb;
   /* "auto": the cores alone, for OpenCL devices take no columns here and
    * asking OpenCL for them (pocl) costs a tenth of a second a call. */
   int err = strcmp(path, "auto") == 0 ? mlsba__platform_discover_cores(&nd->pl)
@@ -153,6 +204,9 @@ static void node_free(mlsba__mpi_dfac_node_t *nd) {
   free(nd->total_s);
   free(nd->before);
   free(nd->done);
+  free(nd->fraction);
+  free(nd->step_s);
+  free(nd->step_update_s);
   free(nd);
 }
 
@@ -165,6 +219,8 @@ int mlsba__mpi_dfac_node_open(mlsba__mpi_dfac_t *f,
   int err = mlsba_mpi_platform_path(f->comm, pattern, path, sizeof path);
   if (!err)
     err = node_open(f, path, &f->node);
+  if (!err)
+    err = node_split(f->node, opts, path);
   if (err) {
     char why[600];
     snprintf(why, sizeof why, "%s", mlsba_last_error());
@@ -173,8 +229,24 @@ int mlsba__mpi_dfac_node_open(mlsba__mpi_dfac_t *f,
   if ((err = mlsba__mpi_agree(f->comm, err)) != 0) {
     node_free(f->node);
     f->node = NULL;
-  }
+  } else
+    f->node->mark = MPI_Wtime();
   return err;
+}
+
+void mlsba__mpi_dfac_step_done(const mlsba__mpi_dfac_t *f) {
+  mlsba__mpi_dfac_node_t *nd = f->node;
+  if (nd == NULL)
+    return;
+  double now = MPI_Wtime();
+  if (nd->timed < nd->max_steps) {
+    nd->step_s[nd->timed] = now - nd->mark;
+    nd->step_update_s[nd->timed] = nd->step_acc;
+    nd->timed++;
+  }
+  nd->mark = now;
+  nd->step_acc = 0;
+  nd->fixed |= nd->tuned_cols > 0; /* the slice, from now on */
 }
 
 void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
@@ -194,6 +266,20 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
       report->fpm_steps = nd->fpm_steps;
       report->update_s = nd->update_s;
       report->simulated = nd->simulated;
+      report->split = nd->split;
+      size_t k = (size_t)(nd->timed ? nd->timed : 1);
+      report->step_s = malloc(k * sizeof *report->step_s);
+      report->step_update_s = malloc(k * sizeof *report->step_update_s);
+      report->fraction =
+          nd->fixed ? malloc((p ? p : 1) * sizeof *report->fraction) : NULL;
+      if (report->step_s && report->step_update_s) {
+        report->timed_steps = nd->timed;
+        memcpy(report->step_s, nd->step_s, (size_t)nd->timed * sizeof(double));
+        memcpy(report->step_update_s, nd->step_update_s,
+               (size_t)nd->timed * sizeof(double));
+      }
+      if (report->fraction)
+        memcpy(report->fraction, nd->fraction, p * sizeof *nd->fraction);
     }
   }
   node_free(nd);
@@ -205,9 +291,16 @@ void mlsba_mpi_factor_report_free(mlsba_mpi_factor_report_t *report) {
     return;
   free(report->columns);
   free(report->seconds);
+  free(report->step_s);
+  free(report->step_update_s);
+  free(report->fraction);
   report->columns = NULL;
   report->seconds = NULL;
+  report->step_s = NULL;
+  report->step_update_s = NULL;
+  report->fraction = NULL;
   report->num_devices = 0;
+  report->timed_steps = 0;
 }
 
 /* ---- one step ------------------------------------------------------------ */
@@ -324,7 +417,10 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
     nd->rate[i] = NULL;
     err = sim_rate(nd, i, unit_flops, &nd->rate[i]);
   }
-  mlsba__factor_split_in_t in = {.split = MLSBA_FACTOR_SPLIT_FPM,
+  mlsba__factor_split_in_t in = {.split = nd->fixed
+                                              ? MLSBA_FACTOR_SPLIT_FIXED_SLICE
+                                              : MLSBA_FACTOR_SPLIT_FPM,
+                                 .fraction = nd->fixed ? nd->fraction : NULL,
                                  .p = nd->p,
                                  .q = nd->q,
                                  .group_size = nd->group_size,
@@ -337,6 +433,16 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
                                  .ahead_dev = -1};
   if (!err)
     err = mlsba__factor_split(&in, nd->load, fpm);
+  /* Seed 004's slice, tuned once: the models' split of the first step
+   * they decide, kept as fractions from the next step on. A step's update
+   * can come in two calls (the next panel's columns first, a block's
+   * width): the slice is the one of more columns, the finer. */
+  if (!err && *fpm && nd->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE &&
+      !nd->fixed && w->cols > nd->tuned_cols) {
+    for (size_t i = 0; i < nd->p; i++)
+      nd->fraction[i] = (double)nd->load[i] / (double)w->cols;
+    nd->tuned_cols = w->cols;
+  }
   return err;
 }
 
@@ -359,6 +465,7 @@ static void account(mlsba__mpi_dfac_node_t *nd, int fpm) {
   nd->split_steps += used > 1;
   nd->fpm_steps += fpm;
   nd->update_s += longest;
+  nd->step_acc += longest;
   if (nd->simulated)
     mlsba__mpi_spend(longest);
 }
@@ -377,6 +484,7 @@ static void on_caller(mlsba__mpi_dfac_node_t *nd,
   nd->total_s[first] += t;
   nd->steps++;
   nd->update_s += t;
+  nd->step_acc += t;
 }
 
 void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,

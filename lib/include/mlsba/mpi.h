@@ -812,10 +812,28 @@ typedef enum mlsba_mpi_layout {
   MLSBA_MPI_LAYOUT_FPM,
   /** The same walk with each model flattened to one speed (Kalinov and
    *  Lastovetsky's heterogeneous block-cyclic layout). */
-  MLSBA_MPI_LAYOUT_CONSTANT
+  MLSBA_MPI_LAYOUT_CONSTANT,
+  /** Seed 003's process scaling (Shi et al.'s hybrid HPL): a node runs
+   *  several ranks (opts.node says which ranks share one), ScaLAPACK's
+   *  block-cyclic over all the ranks on the grid of its eq. 3, the ranks
+   *  of the nodes that run more of them placed first, each node's side by
+   *  side in one grid row (its Algorithm 1). The node models are not
+   *  used: how many ranks a node runs is the launcher's choice
+   *  (mlsba_mpi_process_scaling_count(), its eqs. 1-2). */
+  MLSBA_MPI_LAYOUT_PROCESS_SCALING
 } mlsba_mpi_layout_t;
 
-/** "homogeneous", "fpm", "constant"; NULL if unknown. */
+/** \brief Seed 003's eqs. 1-2: the ranks (MPI processes) to launch on a
+ *  node ratio times as fast as the slowest (CPU-only) node, which has
+ *  cores cores to share out evenly: MPI_G = ratio + delta, delta the
+ *  integer that makes MPI_G divide cores, the divisor of cores nearest
+ *  ratio, the smaller of two as near (ratio 5 on 12 cores gives 4). At
+ *  least 1; cores <= 0 sets no divisor (ratio rounded). */
+MLSBA_EXTERN int64_t mlsba_mpi_process_scaling_count(double ratio,
+                                                     int64_t cores);
+
+/** "homogeneous", "fpm", "constant", "process-scaling"; NULL if
+ *  unknown. */
 MLSBA_EXTERN const char *mlsba_mpi_layout_name(mlsba_mpi_layout_t layout);
 /** \brief The layout of a name; MLSBA_EINVAL for an unknown one. */
 MLSBA_EXTERN int mlsba_mpi_layout_from_name(const char *name,
@@ -835,6 +853,12 @@ typedef struct mlsba_mpi_factor_layout_opts {
   /** Nonzero for Cholesky: only the lower triangle's blocks count in the
    *  shares (m must equal n). */
   int lower;
+  /** MLSBA_MPI_LAYOUT_PROCESS_SCALING: this rank's node, any number >= 1
+   *  (the ranks given the same number are one node's processes; nodes
+   *  are ordered by their lowest rank); 0 (the default): the ranks that
+   *  share a host (MPI_COMM_TYPE_SHARED) are one node. Negative is an
+   *  error. Ignored by the other layouts. */
+  int node;
 } mlsba_mpi_factor_layout_opts_t;
 
 /** \brief The factorizations' layout of an m x n matrix over comm's ranks:
@@ -885,6 +909,20 @@ typedef struct mlsba_mpi_factor_opts {
    *  under SMPI the rank's simulated clock advances by it); OpenCL
    *  devices take no columns yet. */
   const char *platform;
+  /** How the node's devices share each step's update:
+   *  MLSBA_FACTOR_SPLIT_FPM (0, the default) splits every step by the
+   *  models at that step's size; MLSBA_FACTOR_SPLIT_FIXED_SLICE keeps
+   *  constant shares, seed 004's slice: `fraction` when given, else the
+   *  models' split of the first step they decide (the steps before it,
+   *  while real devices' models are still empty, split evenly), kept as
+   *  fractions for every later step. No other split is taken. */
+  mlsba_factor_split_t split;
+  /** With MLSBA_FACTOR_SPLIT_FIXED_SLICE: one fraction per device of the
+   *  node's platform, in file order (>= 0, not all 0; OpenCL devices'
+   *  ignored), the share of every step's columns each takes; NULL:
+   *  tuned from the first step, as above. The count is the platform's,
+   *  which the caller knows from its file. */
+  const double *fraction;
 } mlsba_mpi_factor_opts_t;
 
 /** What this rank's node did in one factorization. */
@@ -902,6 +940,20 @@ typedef struct mlsba_mpi_factor_report {
    *  summed (virtual on a simulated node). */
   double update_s;
   int simulated; /**< 1 when the node's devices are simulated */
+  /** Per step of the factorization (timed_steps of them: the block
+   *  columns, min(m, n) / nb rounded up): step_s[k] the seconds from the
+   *  end of step k - 1 (the call's start for k = 0) to the end of step k
+   *  on this rank (MPI_Wtime: simulated time under SMPI), and
+   *  step_update_s[k] its update's (the longest device's, virtual on a
+   *  simulated node). Freed by mlsba_mpi_factor_report_free(). */
+  int64_t timed_steps;
+  double *step_s;
+  double *step_update_s;
+  /** The split the update used: MLSBA_FACTOR_SPLIT_FPM or _FIXED_SLICE,
+   *  and with the latter the fractions it kept (num_devices entries,
+   *  NULL when no step was split by them). */
+  mlsba_factor_split_t split;
+  double *fraction;
 } mlsba_mpi_factor_report_t;
 
 /** \brief mlsba_mpi_getrf() with options (NULL: the defaults) and this
