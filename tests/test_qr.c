@@ -886,6 +886,48 @@ START_TEST(ormqr_and_gels_refuse_bad_arguments_untouched) {
 }
 END_TEST
 
+/* QR's own default block: 128 whatever the size and precision (LU's
+ * would be 192 or 256 at these sizes), and a call that leaves the block
+ * to the library (0, or no options) computes exactly what block 128 does
+ * and not what LU's block 192 would (one core: no split in between). */
+START_TEST(the_default_block_is_qrs_own) {
+  for (int p = 0; p < 2; p++) {
+    mlsba_precision_t prec =
+        p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE;
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 1, 1), 128);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 4096, 4096), 128);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 20000, 500), 128);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 100000, 100000), 128);
+    ck_assert_int_gt(mlsba_factor_default_block(prec, 4096, 4096), 128);
+  }
+  node_t nd = open_node(one_core);
+  const int64_t m = 420, n = 400;
+  static const int64_t blocks[] = {0, -1 /* no options */, 128, 192};
+  double *out[4], tau[400];
+  for (int b = 0; b < 4; b++) {
+    matrix_t A = make_matrix(MLSBA_PRECISION_DOUBLE, m, n, m, 17);
+    int64_t info = -1;
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = blocks[b];
+    int rc = blocks[b] < 0 ? mlsba_geqrf(nd.ex, MLSBA_PRECISION_DOUBLE, m, n,
+                                         A.a, m, tau, &info)
+                           : mlsba_geqrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, m, n,
+                                            A.a, m, tau, &info, &o, NULL);
+    ck_assert_msg(rc == 0, "%s", mlsba_last_error());
+    out[b] = A.a;
+    free(A.ref);
+  }
+  size_t bytes = (size_t)(m * n) * sizeof(double);
+  ck_assert_int_eq(memcmp(out[0], out[2], bytes), 0);
+  ck_assert_int_eq(memcmp(out[1], out[2], bytes), 0);
+  ck_assert_int_ne(memcmp(out[3], out[2], bytes), 0);
+  for (int b = 0; b < 4; b++)
+    free(out[b]);
+  close_node(&nd);
+}
+END_TEST
+
 static Suite *qr_suite(void) {
   Suite *s = suite_create("qr");
   TCase *tc = tcase_create("qr");
@@ -897,6 +939,7 @@ static Suite *qr_suite(void) {
   tcase_add_test(tc, a_failing_device_is_dropped_and_the_result_stays_right);
   tcase_add_test(tc, the_library_residuals_agree_and_see_a_wrong_factor);
   tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
+  tcase_add_test(tc, the_default_block_is_qrs_own);
   tcase_add_test(tc, ormqr_matches_lapack_on_every_side_and_trans);
   tcase_add_test(tc, ormqr_with_q_and_its_transpose_gives_c_back);
   tcase_add_test(tc, gels_matches_lapack_over_and_under_determined);

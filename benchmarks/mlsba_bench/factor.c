@@ -200,8 +200,11 @@ static int run_openblas(fbench_t *F, frow_t *r, double *seconds) {
 
 /* The block the rows run with: --block, or the library's default. */
 static int64_t block_of(const fbench_t *F) {
-  return F->a->block ? F->a->block
-                     : mlsba_factor_default_block(F->a->precision, F->m, F->n);
+  if (F->a->block)
+    return F->a->block;
+  return F->a->op == BENCH_OP_GEQRF
+             ? mlsba_geqrf_default_block(F->a->precision, F->m, F->n)
+             : mlsba_factor_default_block(F->a->precision, F->m, F->n);
 }
 
 /* One round of one row into r (the report of libmlsba rows kept). */

@@ -1,21 +1,27 @@
-/* Reference LAPACK or libflame as peers of mlsba_getrf / mlsba_potrf: their
- * dgetrf / dpotrf (lower) on the fast BLAS of the machine (OpenBLAS,
- * `--threads` threads), on the very matrix mlsba-bench factorizes.
+/* Reference LAPACK or libflame as peers of mlsba_getrf / mlsba_potrf /
+ * mlsba_geqrf: their dgetrf / dpotrf (lower) / dgeqrf on the fast BLAS of
+ * the machine (OpenBLAS, `--threads` threads), on the very matrix
+ * mlsba-bench factorizes.
  *
- *   factor-peer --lib reference|libflame --op getrf|potrf --size N
- *               [--threads T] [--runs R]
+ *   factor-peer --lib reference|libflame --op getrf|potrf|geqrf --size N
+ *               [-m M] [--threads T] [--runs R]
+ *
+ * -m M (geqrf only, M >= N): an M x N matrix, as mlsba-bench's -m.
  *
  * Both are loaded at run time so that nothing else can answer for them:
  * the program links no BLAS or LAPACK. Reference LAPACK is loaded by its
  * path with its own dependencies (libblas.so.3, which must be OpenBLAS's);
  * libflame needs a BLAS in the global scope, so OpenBLAS's libblas.so.3 is
  * loaded first, and libflame binds its own symbols before any other's
- * (RTLD_DEEPBIND): its dgetrf_ is FLA_LU_piv, its dpotrf_ FLA_Chol. Where
+ * (RTLD_DEEPBIND): its dgetrf_ is FLA_LU_piv, its dpotrf_ FLA_Chol, its
+ * dgeqrf_ lapack2flame's (FLA_QR_UT with its T kept per block). Where
  * each routine and dgemm_ come from is printed, as found by the loader.
  *
  * Prints one JSON line: every run's seconds, the median, its GFLOPS and the
  * scaled residual ||P A x - L (U x)||_oo / (||A||_oo ||x||_oo n eps) of the
- * last run (HPL's form, with a random x; < 16 passes). */
+ * last run (HPL's form, with a random x; < 16 passes); for QR, where Q is
+ * not formed, ||A^T (A x) - R^T (R x)||_oo / (||A||_1 ||A||_oo ||x||_oo m
+ * eps) (A^T A = R^T R whatever Q). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <float.h>
@@ -40,15 +46,18 @@ typedef void (*getrf_fn)(const int *, const int *, double *, const int *, int *,
                          int *);
 typedef void (*potrf_fn)(const char *, const int *, double *, const int *,
                          int *, size_t);
+typedef void (*geqrf_fn)(const int *, const int *, double *, const int *,
+                         double *, double *, const int *, int *);
 
 typedef struct {
   const char *lib, *op;
-  int n, threads, runs;
+  int n, m, threads, runs; /* m: rows (QR; else n) */
 } args_t;
 
 typedef struct {
   getrf_fn getrf;
   potrf_fn potrf;
+  geqrf_fn geqrf;
   void (*set_threads)(int);
   char kernels[96];
   char from[512]; /* where the loader found each routine */
@@ -57,13 +66,14 @@ typedef struct {
 static int usage(const char *why) {
   fprintf(stderr,
           "factor-peer: %s\nusage: factor-peer --lib reference|libflame "
-          "--op getrf|potrf --size N [--threads T] [--runs R]\n",
+          "--op getrf|potrf|geqrf --size N [-m M] [--threads T] "
+          "[--runs R]\n",
           why);
   return 2;
 }
 
 static int parse(int argc, char **argv, args_t *a) {
-  *a = (args_t){NULL, NULL, 0, 2, 1};
+  *a = (args_t){NULL, NULL, 0, 0, 2, 1};
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 >= argc)
       return usage("an option lacks its value");
@@ -74,6 +84,8 @@ static int parse(int argc, char **argv, args_t *a) {
       a->op = v;
     else if (!strcmp(argv[i], "--size"))
       a->n = atoi(v);
+    else if (!strcmp(argv[i], "-m"))
+      a->m = atoi(v);
     else if (!strcmp(argv[i], "--threads"))
       a->threads = atoi(v);
     else if (!strcmp(argv[i], "--runs"))
@@ -83,10 +95,17 @@ static int parse(int argc, char **argv, args_t *a) {
   }
   if (!a->lib || (strcmp(a->lib, "reference") && strcmp(a->lib, "libflame")))
     return usage("--lib must be reference or libflame");
-  if (!a->op || (strcmp(a->op, "getrf") && strcmp(a->op, "potrf")))
-    return usage("--op must be getrf or potrf");
+  if (!a->op || (strcmp(a->op, "getrf") && strcmp(a->op, "potrf") &&
+                 strcmp(a->op, "geqrf")))
+    return usage("--op must be getrf, potrf or geqrf");
   if (a->n < 1 || a->n > 65536 || a->threads < 1 || a->runs < 1 || a->runs > 64)
     return usage("--size must be 1..65536, --threads >= 1, --runs 1..64");
+  if (a->m == 0)
+    a->m = a->n;
+  if (a->m != a->n && strcmp(a->op, "geqrf"))
+    return usage("-m is for --op geqrf");
+  if (a->m < a->n || a->m > 1 << 20 || (double)a->m * a->n > 1 << 28)
+    return usage("-m must be at least --size, at most 2^20, m n at most 2^28");
   return 0;
 }
 
@@ -139,19 +158,22 @@ static int load(const args_t *a, peer_t *p) {
   }
   *(void **)&p->getrf = dlsym(lib, "dgetrf_");
   *(void **)&p->potrf = dlsym(lib, "dpotrf_");
+  *(void **)&p->geqrf = dlsym(lib, "dgeqrf_");
   /* The BLAS: reference LAPACK reaches it through its own dependencies,
    * libflame through the global scope. */
   void *blas = strcmp(a->lib, "reference") ? RTLD_DEFAULT : lib;
   note_origin(p, lib, "dgetrf_");
   note_origin(p, lib, "dpotrf_");
+  note_origin(p, lib, "dgeqrf_");
   note_origin(p, blas, "dgemm_");
   *(void **)&p->set_threads = dlsym(blas, "openblas_set_num_threads");
   char *(*corename)(void);
   char *(*config)(void);
   *(void **)&corename = dlsym(blas, "openblas_get_corename");
   *(void **)&config = dlsym(blas, "openblas_get_config");
-  if (!p->getrf || !p->potrf) {
-    fprintf(stderr, "factor-peer: %s lacks dgetrf_ or dpotrf_\n", a->lib);
+  if (!p->getrf || !p->potrf || !p->geqrf) {
+    fprintf(stderr, "factor-peer: %s lacks dgetrf_, dpotrf_ or dgeqrf_\n",
+            a->lib);
     return 1;
   }
   if (!p->set_threads || !corename || !config) {
@@ -167,18 +189,19 @@ static int load(const args_t *a, peer_t *p) {
 }
 
 /* mlsba-bench's matrix (benchmarks/mlsba_bench/factor.c, fill()): the
- * same generator, so that every peer factorizes the same numbers. */
-static void fill(double *a, int n, int spd) {
+ * same generator, so that every peer factorizes the same numbers (m rows:
+ * QR's; m = n otherwise). */
+static void fill(double *a, int m, int n, int spd) {
   unsigned s = 12345;
   for (long j = 0; j < n; j++)
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < m; i++) {
       s = s * 1103515245u + 12345u;
       double v = ((s >> 8) & 0xFFFF) / 32768.0 - 1.0;
       if (spd && i < j)
         v = a[j + i * n];
       if (spd && i == j)
         v = (double)n;
-      a[i + j * n] = v;
+      a[i + j * (long)m] = v;
     }
 }
 
@@ -252,6 +275,51 @@ static double residual(const double *a0, const double *f, const int *ipiv,
   return rnorm / (anorm * xnorm * n * DBL_EPSILON);
 }
 
+/* QR without Q: A^T A = R^T R. ||A^T (A x) - R^T (R x)||_oo / (||A||_1
+ * ||A||_oo ||x||_oo m eps), R the upper triangle of f's first n rows. */
+static double qr_residual(const double *a0, const double *f, int m, int n) {
+  double *x = malloc((size_t)n * sizeof *x), *ax = calloc((size_t)m, 8),
+         *atax = calloc((size_t)n, 8), *rx = calloc((size_t)n, 8),
+         *rtrx = calloc((size_t)n, 8), *rows = calloc((size_t)m, 8);
+  unsigned s = 777;
+  double xnorm = 0, norm1 = 0, norminf = 0, rnorm = 0;
+  for (int i = 0; i < n; i++) {
+    s = s * 1103515245u + 12345u;
+    x[i] = ((s >> 8) & 0xFFFF) / 32768.0 - 1.0;
+    xnorm = fmax(xnorm, fabs(x[i]));
+  }
+  for (long j = 0; j < n; j++) {
+    double col = 0;
+    for (long i = 0; i < m; i++) {
+      double v = a0[i + j * m];
+      ax[i] += v * x[j];
+      rows[i] += fabs(v);
+      col += fabs(v);
+    }
+    norm1 = fmax(norm1, col);
+  }
+  for (long i = 0; i < m; i++)
+    norminf = fmax(norminf, rows[i]);
+  for (long j = 0; j < n; j++)
+    for (long i = 0; i < m; i++)
+      atax[j] += a0[i + j * m] * ax[i];
+  for (long j = 0; j < n; j++) /* R x */
+    for (long i = 0; i <= j; i++)
+      rx[i] += f[i + j * m] * x[j];
+  for (long j = 0; j < n; j++) /* R^T (R x): row j of R^T is column j */
+    for (long i = 0; i <= j; i++)
+      rtrx[j] += f[i + j * m] * rx[i];
+  for (int j = 0; j < n; j++)
+    rnorm = fmax(rnorm, fabs(atax[j] - rtrx[j]));
+  free(x);
+  free(ax);
+  free(atax);
+  free(rx);
+  free(rtrx);
+  free(rows);
+  return rnorm / (norm1 * norminf * xnorm * m * DBL_EPSILON);
+}
+
 static int by_value(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
   return (a > b) - (a < b);
@@ -259,10 +327,13 @@ static int by_value(const void *x, const void *y) {
 
 static void print_json(const args_t *a, const peer_t *p, double *t, int info,
                        double res) {
-  double flops = (double)a->n * a->n * a->n * (a->op[0] == 'g' ? 2.0 : 1.0) / 3;
-  printf("{\"peer\": \"%s\", \"op\": \"%s\", \"n\": %d, \"threads\": %d, "
-         "\"seconds\": [",
-         a->lib, a->op, a->n, a->threads);
+  double n = a->n, m = a->m;
+  double flops = !strcmp(a->op, "geqrf")   ? 2 * m * n * n - 2 * n * n * n / 3
+                 : !strcmp(a->op, "getrf") ? 2 * n * n * n / 3
+                                           : n * n * n / 3;
+  printf("{\"peer\": \"%s\", \"op\": \"%s\", \"n\": %d, \"m\": %d, "
+         "\"threads\": %d, \"seconds\": [",
+         a->lib, a->op, a->n, a->m, a->threads);
   for (int r = 0; r < a->runs; r++)
     printf("%s%.6f", r ? ", " : "", t[r]);
   qsort(t, (size_t)a->runs, sizeof *t, by_value);
@@ -282,33 +353,46 @@ int main(int argc, char **argv) {
   if (load(&a, &p))
     return 1;
   p.set_threads(a.threads);
-  int n = a.n, chol = !strcmp(a.op, "potrf"), info = 0;
-  size_t bytes = (size_t)n * (size_t)n * sizeof(double);
+  int n = a.n, m = a.m, chol = !strcmp(a.op, "potrf"), info = 0;
+  int qr = !strcmp(a.op, "geqrf");
+  size_t bytes = (size_t)m * (size_t)n * sizeof(double);
   double *a0 = malloc(bytes), *work = malloc(bytes);
   int *ipiv = malloc((size_t)n * sizeof *ipiv);
   double *t = malloc((size_t)a.runs * sizeof *t);
-  if (!a0 || !work || !ipiv || !t) {
+  double *tau = malloc((size_t)n * sizeof *tau), query = 0;
+  int lwork = -1;
+  if (qr) /* the workspace the library asks for, outside the timing */
+    p.geqrf(&m, &n, work, &m, tau, &query, &lwork, &info);
+  lwork = query > n ? (int)query : n;
+  double *qwork = malloc((size_t)lwork * sizeof *qwork);
+  if (!a0 || !work || !ipiv || !t || !tau || !qwork) {
     fprintf(stderr, "factor-peer: out of memory for n = %d\n", n);
     return 1;
   }
-  fill(a0, n, chol);
+  fill(a0, m, n, chol);
   for (int r = 0; r < a.runs; r++) {
     memcpy(work, a0, bytes);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (chol)
+    if (qr)
+      p.geqrf(&m, &n, work, &m, tau, qwork, &lwork, &info);
+    else if (chol)
       p.potrf("L", &n, work, &n, &info, 1);
     else
       p.getrf(&n, &n, work, &n, ipiv, &info);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     t[r] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
   }
-  double res = info == 0 ? residual(a0, work, ipiv, n, chol) : INFINITY;
+  double res = info != 0 ? INFINITY
+               : qr      ? qr_residual(a0, work, m, n)
+                         : residual(a0, work, ipiv, n, chol);
   print_json(&a, &p, t, info, res);
   int ok = info == 0 && res < 16;
   free(a0);
   free(work);
   free(ipiv);
   free(t);
+  free(tau);
+  free(qwork);
   return ok ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 /* The OpenCL half of the update, internal view: a device's state for one
  * factorization (share_t), what every operation's OpenCL code shares
- * (cl_share.c), and the per-operation table (cl_lu.c, cl_chol.c) through
+ * (cl_share.c), and the per-operation table (cl_lu.c, cl_chol.c,
+ * cl_qr.c) through
  * which cl_share.c reaches it. The OpenCL code sees of the driver only
  * the step (its geometry, the layout of its shares) and the residency
  * (driver.h: mlsba__factor_residency_t), where it records what it sent,
@@ -31,7 +32,9 @@ typedef mlsba__factor_step_t step_t;
 typedef struct {
   cl_mem cols, panel;
   int64_t c, w;
-  void *diag; /* Cholesky: the w x w diagonal block, back from the device */
+  /* Cholesky: the w x w diagonal block, back from the device; QR: the
+   * panel's unit triangle V1 made explicit, sent (run[0], both ways). */
+  void *diag;
 } run_t;
 
 /* A device's state for one factorization: the streamed runs of the
@@ -118,6 +121,16 @@ int64_t mlsba__factor_cl_piece_end(const share_t *sh, int64_t x, int64_t y);
  * the checkpoint of this step). */
 cl_int mlsba__factor_cl_send_joining(mlsba_opencl_env_t *env, share_t *sh,
                                      const step_t *st, int64_t lo, int64_t hi);
+/* cl_share.c: columns kept whole (LU's and QR's: m rows each, from w0 on,
+ * every step updating rows [j, m) of them), the hooks of the table that
+ * depend only on that layout (resident, rows, fetch). */
+int mlsba__factor_cl_whole_resident(const step_t *st, size_t i, int64_t *lo,
+                                    int64_t *hi);
+void mlsba__factor_cl_whole_rows(const share_t *sh, const step_t *st, int64_t a,
+                                 int64_t b, int64_t *r0, int64_t *r1);
+int mlsba__factor_cl_whole_fetch(mlsba__factor_residency_t *res,
+                                 const mlsba__factor_problem_t *P, size_t i,
+                                 int64_t c0, int64_t c1);
 /* Device i's state (NULL before it ran). */
 share_t *mlsba__factor_cl_state(const mlsba__factor_residency_t *res, size_t i);
 

@@ -212,15 +212,6 @@ static cl_int lu_resident(mlsba_opencl_env_t *env, share_t *sh,
   return e != CL_SUCCESS ? e : b == CLBlastSuccess ? CL_SUCCESS : (cl_int)b;
 }
 
-/* The columns of the step from the panel's first row down. */
-static void rows(const share_t *sh, const step_t *st, int64_t a, int64_t b,
-                 int64_t *r0, int64_t *r1) {
-  (void)a;
-  (void)b;
-  *r0 = st->j;
-  *r1 = sh->P->m;
-}
-
 static cl_int enqueue(mlsba_opencl_env_t *env, const step_t *st, share_t *sh,
                       int64_t lo, int64_t hi) {
   int64_t s0 = st->j + st->jb;
@@ -245,50 +236,6 @@ static void footprint(const step_t *st, int stream, double *panel,
   }
 }
 
-/* The units' columns, where the device holds them all (or opens its
- * buffer at this share). */
-static int resident(const step_t *st, size_t i, int64_t *lo, int64_t *hi) {
-  int64_t s0 = st->j + st->jb, a = s0 + *lo, b = s0 + *hi;
-  const share_t *sh = mlsba__factor_cl_state(st->res, i);
-  int fits = b - a <= st->res->cap[i] &&
-             (sh == NULL || sh->cols == NULL /* opened at this share */
-                  ? b - a <= st->units
-                  : a >= sh->w0 && b <= sh->w0 + sh->cap);
-  if (fits) {
-    *lo = a;
-    *hi = b;
-  }
-  return fits;
-}
-
-/* Runs of columns sent at the same step, each from its sent_row down. */
-static int fetch(mlsba__factor_residency_t *res,
-                 const mlsba__factor_problem_t *P, size_t i, int64_t c0,
-                 int64_t c1) {
-  share_t *sh = mlsba__factor_cl_state(res, i);
-  const mlsba_opencl_env_t *env = res->env[i];
-  size_t s = mlsba__factor_esize(P), m = (size_t)P->m;
-  while (c0 < c1) {
-    int64_t c = c0, r = res->sent_row[c0];
-    while (c < c1 && res->sent_row[c] == r)
-      c++;
-    size_t rows = m - (size_t)r, w = (size_t)(c - c0);
-    char *tmp = malloc(rows * w * s);
-    if (tmp == NULL)
-      return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
-    cl_int e = mlsba__factor_cl_rect(sh, env->queue, 0, CL_TRUE, sh->cols,
-                                     (size_t)r, (size_t)(c0 - sh->w0), sh->ld,
-                                     tmp, rows, rows, w);
-    for (size_t k = 0; e == CL_SUCCESS && k < w; k++)
-      memcpy(at(P, r, c0 + (int64_t)k), tmp + k * rows * s, rows * s);
-    free(tmp);
-    if (e != CL_SUCCESS)
-      return mlsba__cl_fail(env->name, "reading its columns back", e);
-    c0 = c;
-  }
-  return 0;
-}
-
 /* LU builds the row-interchange kernels (cl/laswp.cl). */
 static const mlsba_opencl_ops_t load_ops = {
     .source = mlsba__laswp_cl_source,
@@ -305,7 +252,7 @@ const mlsba__factor_cl_ops_t mlsba__factor_cl_lu = {
     .load = &load_ops,
     .footprint = footprint,
     .enqueue = enqueue,
-    .resident = resident,
-    .rows = rows,
-    .fetch = fetch,
+    .resident = mlsba__factor_cl_whole_resident,
+    .rows = mlsba__factor_cl_whole_rows,
+    .fetch = mlsba__factor_cl_whole_fetch,
 };

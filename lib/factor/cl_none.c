@@ -10,6 +10,7 @@ struct mlsba__factor_cl_ops {
 
 const mlsba__factor_cl_ops_t mlsba__factor_cl_lu = {0};
 const mlsba__factor_cl_ops_t mlsba__factor_cl_chol = {0};
+const mlsba__factor_cl_ops_t mlsba__factor_cl_qr = {0};
 
 int mlsba__factor_set_opencl(mlsba_load_t *load, mlsba__factor_step_t *st) {
   (void)load;

@@ -33,6 +33,7 @@
  *   ops.c        one table per factorization (factor.h)
  *   cl_lu.c      LU's OpenCL half (cl.h)
  *   cl_chol.c    Cholesky's OpenCL half
+ *   cl_qr.c      QR's OpenCL half
  *   cl_share.c   what the OpenCL halves share, and the driver's calls
  *                into them (cl_none.c in a build without OpenCL)
  *   models.c     the devices' flop-rate models: simulated profiles, what

@@ -140,6 +140,18 @@ int64_t mlsba_factor_default_block(mlsba_precision_t prec, int64_t m,
   return nb < 128 ? 128 : nb > most ? most : nb;
 }
 
+/* QR's panel weighs 1.5x LU's at the same block (mlsba/factor.h): 128
+ * ran faster than LU's 192 and 256 at n = 4096 on this machine's cores
+ * and lifted the simulated desktop's PPE from 0.87 to 0.92 at n = 8400
+ * (benchmarks/RESULTS.md). */
+int64_t mlsba_geqrf_default_block(mlsba_precision_t prec, int64_t m,
+                                  int64_t n) {
+  (void)prec;
+  (void)m;
+  (void)n;
+  return 128;
+}
+
 /* Options with the defaults where the caller gave none. */
 static mlsba_factor_opts_t options_of(const mlsba_factor_opts_t *opts,
                                       mlsba_precision_t prec, int64_t m,
@@ -264,6 +276,8 @@ int mlsba_geqrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   if (report)
     memset(report, 0, sizeof *report);
   mlsba_factor_opts_t o = options_of(opts, prec, m, n);
+  if (opts == NULL || opts->block == 0)
+    o.block = mlsba_geqrf_default_block(prec, m, n);
   int err = check_args("mlsba_geqrf", ex, prec, m, n, a, lda, info, &o);
   if (err)
     return err;

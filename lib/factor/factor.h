@@ -126,10 +126,11 @@ struct mlsba__factor_ops {
   const mlsba__factor_cl_ops_t *cl;
 };
 
-/* The OpenCL halves (cl_lu.c, cl_chol.c; cl_none.c in a build without
+/* The OpenCL halves (cl_lu.c, cl_chol.c, cl_qr.c; cl_none.c in a build without
  * OpenCL, which has no OpenCL device to read them). */
 extern const mlsba__factor_cl_ops_t mlsba__factor_cl_lu;
 extern const mlsba__factor_cl_ops_t mlsba__factor_cl_chol;
+extern const mlsba__factor_cl_ops_t mlsba__factor_cl_qr;
 
 /* ops.c: the tables. */
 extern const mlsba__factor_ops_t mlsba__factor_getrf_ops;
@@ -247,6 +248,9 @@ void mlsba__qr_replay(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                       int64_t c0, int64_t c1, int64_t top);
 /* Bytes of P->tfac for the problem's panels. */
 size_t mlsba__qr_room(const mlsba__factor_problem_t *P);
+/* The T of panel j (jb x jb, leading dimension jb), kept until the panel
+ * two after it is factorized: what the OpenCL half sends (cl_qr.c). */
+const void *mlsba__qr_t(const mlsba__factor_problem_t *P, int64_t j);
 
 /* ---- the per-step split (pure: no I/O, no clock) ---------------------- */
 

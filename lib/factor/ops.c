@@ -1,7 +1,7 @@
 /* The factorizations the driver runs, one table each: everything that
  * differs between them, so that the driver (driver.h) never asks which
  * one it runs. The kernels are in lu.c, chol.c and qr.c, the OpenCL
- * halves in cl_lu.c and cl_chol.c. */
+ * halves in cl_lu.c, cl_chol.c and cl_qr.c. */
 #include "factor.h"
 
 const mlsba__factor_ops_t mlsba__factor_getrf_ops = {
@@ -63,8 +63,6 @@ const mlsba__factor_ops_t mlsba__factor_potrf_upper_ops = {
     .cl = &mlsba__factor_cl_chol,
 };
 
-/* QR has no OpenCL half yet: OpenCL devices take none of its units (the
- * cores and simulated devices take them all). */
 const mlsba__factor_ops_t mlsba__factor_geqrf_ops = {
     .name = "geqrf",
     .update_load = "geqrf-update",
@@ -77,5 +75,5 @@ const mlsba__factor_ops_t mlsba__factor_geqrf_ops = {
     .panel = mlsba__qr_panel,
     .update = mlsba__qr_update,
     .replay = mlsba__qr_replay,
-    .cl = NULL,
+    .cl = &mlsba__factor_cl_qr,
 };

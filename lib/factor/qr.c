@@ -77,6 +77,10 @@ static void *t_of(const mlsba__factor_problem_t *P, int64_t j) {
          (size_t)(j / P->nb % 2) * b * b * mlsba__factor_esize(P);
 }
 
+const void *mlsba__qr_t(const mlsba__factor_problem_t *P, int64_t j) {
+  return t_of(P, j);
+}
+
 /* The panel's workspace for ?geqrf, after the two T's. */
 static void *work_of(const mlsba__factor_problem_t *P) {
   size_t b = (size_t)width(P);

@@ -227,6 +227,16 @@ MLSBA_EXTERN void mlsba_factor_opts_init(mlsba_factor_opts_t *opts);
 MLSBA_EXTERN int64_t mlsba_factor_default_block(mlsba_precision_t prec,
                                                 int64_t m, int64_t n);
 
+/** \brief The block mlsba_geqrf() (and mlsba_gels()) takes when the
+ *  options leave it at 0: 128, whatever the size and precision. QR's
+ *  panel is 3 nb^2 h flops (?geqrf and ?larft) for an update of 4 nb h a
+ *  column, 1.5x the weight of LU's panel at the same block; the first
+ *  step waits for it and the last steps wait on it (benchmarks/RESULTS.md:
+ *  faster than LU's block on this machine's cores and on the simulated
+ *  desktop). */
+MLSBA_EXTERN int64_t mlsba_geqrf_default_block(mlsba_precision_t prec,
+                                               int64_t m, int64_t n);
+
 /** \brief LU with partial pivoting, A = P L U, as LAPACK's ?getrf.
  *  \param ex    the devices: a real platform (cores; OpenCL devices with
  *               CLBlast, their columns kept in their memory from step to
@@ -284,9 +294,9 @@ MLSBA_EXTERN int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec,
  *  LAPACK's ?geqrf on one core, with ?larft's T of its block reflector;
  *  every trailing update C = C - V T^T V^T C (?larfb's) is split between
  *  the devices by their speed functions at that step's size. Units are
- *  trailing columns, as LU's. OpenCL devices take no part of the update
- *  yet (their share goes to the cores and simulated devices); a platform
- *  of OpenCL devices only is refused (MLSBA_EINVAL).
+ *  trailing columns, as LU's; OpenCL devices keep theirs resident, as
+ *  LU's, and update them with CLBlast. The block by default:
+ *  mlsba_geqrf_default_block().
  *  \param a     m x n, column-major (lda >= max(1, m)), any shape.
  *  \param tau   min(m, n) scalars of the precision (float or double).
  *  \param[out] info  0 (kept for symmetry with LAPACK's).
