@@ -37,6 +37,7 @@ typedef struct {
   int op;             /* --op: INPA_OP_GEMM (the product), _GETRF, _POTRF */
   int64_t repeat;     /* products with one balancing (--repeat, 1) */
   int transa, transb; /* --transa, --transb: op(A), op(B) = A^T, B^T */
+  int skip_compute;   /* --skip-compute: times only (getrf, potrf; SMPI) */
 } args_t;
 
 /* What a rank's command line asks for: what tools/help/mlsba-inpa.txt
@@ -83,6 +84,7 @@ static const opt_t options[] = {
     {"--quiet", OPT_FLAG, OPT_AT(args_t, quiet)},
     {"--keep-shared", OPT_FLAG, OPT_AT(args_t, o.keep_shared)},
     {"--op", OPT_CHOICE, OPT_AT(args_t, op), .choices = ops},
+    {"--skip-compute", OPT_FLAG, OPT_AT(args_t, skip_compute)},
     {"-m", OPT_UNITS, OPT_AT(args_t, o.m), .lo = 1, .hi = INT64_C(1) << 40},
     {"-n", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
     {"-k", OPT_UNITS, OPT_AT(args_t, o.k), .lo = 1, .hi = INT64_C(1) << 40},
@@ -117,6 +119,9 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
     return mpi_cli_usage(why, ops[A->op],
                          ": -m, -k, --transa, --transb and --repeat are "
                          "the product's (--op gemm)");
+  if (outcome == OPTS_RUN && A->op == INPA_OP_GEMM && A->skip_compute)
+    return mpi_cli_usage(why, "--skip-compute",
+                         " is for the factorizations (--op getrf|potrf)");
   return outcome;
 }
 
@@ -365,7 +370,8 @@ int main(int argc, char **argv) {
   if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
     A.o.platform = platform;
   if (A.op != INPA_OP_GEMM) { /* tools/inpa_factor.c */
-    int factor_status = inpa_factor_main(&A.o, A.op, A.json, A.quiet, prog);
+    int factor_status =
+        inpa_factor_main(&A.o, A.op, A.skip_compute, A.json, A.quiet, prog);
     MPI_Finalize();
     return factor_status;
   }

@@ -43,7 +43,11 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
          es = f->es;
   int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
   int info = 0;
-  if (root == (size_t)f->me) {
+  /* Each operation's flops charged to a simulated node's clock; none
+   * computed when the run skips the numbers (info 0 then). */
+  if (root == (size_t)f->me)
+    mlsba__mpi_dfac_charge(f, (double)(p * p) * (double)p / 3, (double)p);
+  if (root == (size_t)f->me && !f->skip) {
     char *d = mlsba__mpi_dfac_at(f, local_row(f, k0), lc);
     int n = (int)p, ld = (int)f->lda;
     if (f->prec == MLSBA_PRECISION_DOUBLE)
@@ -63,6 +67,9 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
   }
   int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0 + p);
   if (info == 0 && f->lrows > lr)
+    mlsba__mpi_dfac_charge(f, (double)(f->lrows - lr) * (double)(p * p),
+                           (double)(f->lrows - lr));
+  if (info == 0 && f->lrows > lr && !f->skip)
     mlsba__cpu_trsm(f->prec, 'R', 'L', 'T', 'N', f->lrows - lr, p, 1.0, l11, p,
                     mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
   return info;
@@ -163,14 +170,16 @@ static void update(const mlsba__mpi_dfac_t *f, const char *panel, int64_t k0,
  * *bad started on every rank (req[2]); every rank calls it once a step,
  * in order. */
 static void start_panel(const mlsba__mpi_dfac_t *f, int64_t k1, int64_t p1,
-                        char *l11, void *panel, int *bad, MPI_Request *req) {
+                        char *l11, void *panel, int *bad,
+                        mlsba__mpi_bcast_t *req) {
   size_t c = mlsba__layout_bcol_column(f->layout, k1 / f->nb);
   int root = (int)mlsba__layout_row_owner(f->layout, c, k1 / f->nb);
   *bad = 0;
   if (c == f->mycol && (*bad = factor_panel(f, k1, p1, l11)) == 0)
     mlsba__mpi_dfac_gather_panel(f, k1, p1, panel);
-  MPI_Ibcast(bad, 1, MPI_INT, root, f->comm, &req[0]);
-  MPI_Ibcast(panel, (int)((f->m - k1) * p1), f->type, root, f->comm, &req[1]);
+  mlsba__mpi_bcast_start(bad, 1, MPI_INT, root, f->comm, &req[0]);
+  mlsba__mpi_bcast_start(panel, (int)((f->m - k1) * p1), f->type, root, f->comm,
+                         &req[1]);
 }
 
 int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
@@ -201,37 +210,38 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                       "%lld, not square",
                       (long long)m, (long long)n);
   mlsba__mpi_dfac_t f;
-  if ((err = mlsba__mpi_dfac_open(desc, prec, a, err, 1, "mlsba_mpi_potrf",
-                                  &f)) != 0)
+  if ((err = mlsba__mpi_dfac_open(desc, prec, a, err,
+                                  mlsba__mpi_dfac_panels(opts),
+                                  "mlsba_mpi_potrf", &f)) != 0)
     return err;
   size_t nb = (size_t)f.nb;
-  char *l = malloc((size_t)f.lrows * nb * f.es + 1);
+  char *l = mlsba__mpi_dfac_alloc(&f, (size_t)f.lrows * nb * f.es + 1);
   char *l11 = malloc(nb * nb * f.es);
-  char *other =
-      malloc((size_t)f.m * (nb < (size_t)f.n ? nb : (size_t)f.n) * f.es);
+  char *other = mlsba__mpi_dfac_alloc(
+      &f, (size_t)f.m * (nb < (size_t)f.n ? nb : (size_t)f.n) * f.es);
   err = l && l11 && other
             ? 0
             : mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_potrf: out of memory for "
                                         "this rank's rows of L");
   if ((err = mlsba__mpi_agree(f.comm, err)) != 0 ||
       (err = mlsba__mpi_dfac_node_open(&f, opts, "mlsba_mpi_potrf")) != 0) {
-    free(l);
+    mlsba__mpi_dfac_free(&f, l);
     free(l11);
-    free(other);
+    mlsba__mpi_dfac_free(&f, other);
     mlsba__mpi_dfac_close(&f);
     return err;
   }
   *info = 0;
   char *cur = f.panel, *nxt = other;
   int bad[2] = {0, 0}, now = 0;
-  MPI_Request req[2];
+  mlsba__mpi_bcast_t req[2];
   start_panel(&f, 0, f.n < f.nb ? f.n : f.nb, l11, nxt, &bad[0], req);
   for (int64_t k0 = 0; k0 < f.n; k0 += f.nb) {
     int64_t p = f.n - k0 < f.nb ? f.n - k0 : f.nb, k = k0 / f.nb;
     char *x = cur;
     cur = nxt;
     nxt = x;
-    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    mlsba__mpi_bcast_wait(2, req);
     if (bad[now]) {
       *info = k0 + bad[now];
       break;
@@ -249,9 +259,9 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     now = 1 - now;
   }
   mlsba__mpi_dfac_node_close(&f, report);
-  free(l);
+  mlsba__mpi_dfac_free(&f, l);
   free(l11);
-  free(other);
+  mlsba__mpi_dfac_free(&f, other);
   mlsba__mpi_dfac_close(&f);
   return 0;
 }
