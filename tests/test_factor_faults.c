@@ -816,7 +816,7 @@ START_TEST(a_starved_device_is_probed_again) {
   mlsba_factor_opts_init(&o);
   o.block = 64;
   o.model_dir = dir;
-  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 12);
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 12);
   int64_t *ipiv = malloc(sizeof *ipiv * (size_t)n), info = -7;
   ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, NULL) == 0, "%s",
                 mlsba_last_error());
@@ -832,8 +832,8 @@ START_TEST(a_starved_device_is_probed_again) {
   lines_t log = {.len = 0};
   o.log = keep_line;
   o.log_ctx = &log;
-  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, 0, 12);
-  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n));
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 12);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
   mlsba_factor_report_t r;
   ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, &r) == 0, "%s",
                 mlsba_last_error());

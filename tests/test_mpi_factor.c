@@ -252,6 +252,27 @@ START_TEST(inpa_refuses_misplaced_factorization_options) {
 }
 END_TEST
 
+/* --skip-compute outside SMPI (nothing would take the numbers' time):
+ * every rank stops with the library's one line, status 1; with the
+ * product (--op gemm) it is a usage error, status 2. */
+START_TEST(inpa_skips_the_numbers_only_under_smpi) {
+  char *op = _i ? "gemm" : "getrf";
+  char *args[] = {
+      inpa,  "--op",    op,   "--platform", DATA "sim%r.json", "--size",
+      "200", "--block", "32", "--algo",     "homogeneous",     "--skip-compute",
+      NULL};
+  tool_run_t r;
+  job(2, &r, args);
+  ck_assert_msg(r.exited && r.status == (_i ? 2 : 1), "status %d: %s", r.status,
+                r.err);
+  ck_assert_msg(strstr(r.err, _i ? "is for the factorizations"
+                                 : "skip_compute is only for SimGrid's SMPI") !=
+                    NULL,
+                "%s", r.err);
+  tool_run_free(&r);
+}
+END_TEST
+
 #ifdef MLSBA_INPA_SMPI_BIN
 /* mlsba-inpa-smpi --op getrf|potrf on 9 and 16 simulated ranks (SimGrid,
  * the cores compute): the layout from INPA's node models, verified. */
@@ -318,6 +339,7 @@ static Suite *factor_suite(void) {
   tcase_add_test(tc, inpa_refuses_the_products_options_with_a_factorization);
   tcase_add_loop_test(tc, inpa_compares_every_layout, 0, 2);
   tcase_add_loop_test(tc, inpa_refuses_misplaced_factorization_options, 0, 2);
+  tcase_add_loop_test(tc, inpa_skips_the_numbers_only_under_smpi, 0, 2);
 #ifdef MLSBA_INPA_SMPI_BIN
   tcase_add_loop_test(tc, smpi_ranks_factorize_and_verify, 0, 4);
 #endif

@@ -14,7 +14,12 @@
  *  - under SMPI, mlsba-inpa-smpi --op getrf on 4 ranks whose nodes are
  *    twice as fast: each rank's virtual update time halves exactly, and
  *    the simulated makespan nearly so (the updates are charged to the
- *    simulated clock; the messages are not faster). */
+ *    simulated clock; the messages are not faster);
+ *  - under SMPI on 9 and 16 ranks, a host each, LU and Cholesky: every
+ *    rank's panels, TRSMs and copies are charged too (other_s), twice as
+ *    fast on nodes twice as fast, and a run that skips the numbers
+ *    (--skip-compute) charges the same times as the run that computes
+ *    and verifies them. */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -136,6 +141,118 @@ static json_t *smpi_getrf(const char *platform) {
  * same split, every device twice the speed), and the simulated makespan
  * between 1.7 and 2.05 times shorter; the makespan covers the longest
  * rank's updates, so they reached the simulated clock. */
+/* One SMPI run of mlsba-inpa-smpi on np ranks, a host each (smpi16.xml),
+ * homogeneous layout, N = 480, block 16; skip: --skip-compute. Its JSON
+ * report, the run verified unless skipped. */
+static json_t *smpi_factor(const char *np, const char *op, const char *platform,
+                           int skip) {
+  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
+  char *argv[] = {timeout,
+                  "-k",
+                  "5",
+                  "240",
+                  smpirun,
+                  "-np",
+                  (char *)np,
+                  "-platform",
+                  DATA "mpi/smpi16.xml",
+                  "-hostfile",
+                  DATA "mpi/smpi16.hosts",
+                  "--cfg=smpi/simulate-computation:no",
+                  "--cfg=smpi/privatization:no",
+                  "--cfg=smpi/coll-selector:ompi",
+                  "--cfg=smpi/bcast:binomial_tree",
+                  "--log=root.thres:warning",
+                  bin,
+                  "--op",
+                  (char *)op,
+                  "--algo",
+                  "homogeneous",
+                  "--platform",
+                  (char *)platform,
+                  "--size",
+                  "480",
+                  "--block",
+                  "16",
+                  "--json",
+                  "-",
+                  skip ? "--skip-compute" : NULL,
+                  NULL};
+  tool_run_t r;
+  run_tool(argv, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert(json_is_true(json_object_get(j, "skip_compute")) == !!skip);
+  ck_assert(json_is_true(json_object_get(j, "verified")) == !skip);
+  ck_assert_int_eq(json_array_size(json_object_get(j, "rank_other_s")),
+                   (size_t)atoi(np));
+  tool_run_free(&r);
+  return j;
+}
+
+static double rank_value(json_t *j, const char *key, size_t i) {
+  return json_real_value(json_array_get(json_object_get(j, key), i));
+}
+
+/* Nodes twice as fast (9 ranks, the numbers skipped): every rank's
+ * charged panels, TRSMs and copies take half the virtual time, as its
+ * updates do, and the makespan is between 1.7 and 2.05 times shorter;
+ * the makespan covers every rank's charged compute. */
+START_TEST(smpi_panels_are_charged_from_the_node_models) {
+  const char *op = _i ? "potrf" : "getrf";
+  json_t *slow = smpi_factor("9", op, DATA "mpi/factor-node-slow.json", 1);
+  json_t *fast = smpi_factor("9", op, DATA "mpi/factor-node-fast.json", 1);
+  double ms = json_real_value(json_object_get(slow, "makespan_s"));
+  double mf = json_real_value(json_object_get(fast, "makespan_s"));
+  for (size_t i = 0; i < 9; i++) {
+    double os = rank_value(slow, "rank_other_s", i);
+    double of = rank_value(fast, "rank_other_s", i);
+    double us = rank_value(slow, "rank_update_s", i);
+    ck_assert_msg(os > 0 && of > 0 && os / of > 1.99 && os / of < 2.01,
+                  "%s rank %zu: other %g s slow, %g s fast", op, i, os, of);
+    ck_assert_msg(ms >= os + us, "%s: makespan %g s < rank %zu's %g + %g s", op,
+                  ms, i, os, us);
+  }
+  ck_assert_msg(ms / mf > 1.7 && ms / mf < 2.05,
+                "%s: makespan %g s slow, %g s fast: ratio %g", op, ms, mf,
+                ms / mf);
+  json_decref(slow);
+  json_decref(fast);
+}
+END_TEST
+
+/* 16 ranks: the run that computes and verifies the factors and the one
+ * that skips them charge each rank the same update time (the same
+ * shapes), the same other time for Cholesky (LU's interchanges differ:
+ * real pivots against drawn ones), and makespans within 10%. */
+START_TEST(smpi_skipping_the_numbers_keeps_the_times) {
+  const char *op = _i ? "potrf" : "getrf";
+  json_t *real = smpi_factor("16", op, DATA "mpi/factor-node-slow.json", 0);
+  json_t *skip = smpi_factor("16", op, DATA "mpi/factor-node-slow.json", 1);
+  for (size_t i = 0; i < 16; i++) {
+    double ur = rank_value(real, "rank_update_s", i);
+    double us = rank_value(skip, "rank_update_s", i);
+    double orr = rank_value(real, "rank_other_s", i);
+    double os = rank_value(skip, "rank_other_s", i);
+    ck_assert_msg(ur > 0 && us / ur > 0.999 && us / ur < 1.001,
+                  "%s rank %zu: update %g s computed, %g s skipped", op, i, ur,
+                  us);
+    ck_assert_msg(orr > 0 && os / orr > (_i ? 0.999 : 0.8) &&
+                      os / orr < (_i ? 1.001 : 1.25),
+                  "%s rank %zu: other %g s computed, %g s skipped", op, i, orr,
+                  os);
+  }
+  double mr = json_real_value(json_object_get(real, "makespan_s"));
+  double ms = json_real_value(json_object_get(skip, "makespan_s"));
+  ck_assert_msg(ms / mr > 0.9 && ms / mr < 1.1,
+                "%s: makespan %g s computed, %g s skipped", op, mr, ms);
+  json_decref(real);
+  json_decref(skip);
+}
+END_TEST
+
 START_TEST(smpi_makespan_follows_the_node_models) {
   json_t *slow = smpi_getrf(DATA "mpi/factor-node-slow.json");
   json_t *fast = smpi_getrf(DATA "mpi/factor-node-fast.json");
@@ -178,6 +295,8 @@ static Suite *node_suite(void) {
                       2);
 #ifdef MLSBA_INPA_SMPI_BIN
   tcase_add_test(tc, smpi_makespan_follows_the_node_models);
+  tcase_add_loop_test(tc, smpi_panels_are_charged_from_the_node_models, 0, 2);
+  tcase_add_loop_test(tc, smpi_skipping_the_numbers_keeps_the_times, 0, 2);
 #endif
   suite_add_tcase(s, tc);
   return s;

@@ -905,7 +905,7 @@ START_TEST(the_default_block_is_qrs_own) {
   static const int64_t blocks[] = {0, -1 /* no options */, 128, 192};
   double *out[4], tau[400];
   for (int b = 0; b < 4; b++) {
-    matrix_t A = make_matrix(MLSBA_PRECISION_DOUBLE, m, n, m, 17);
+    matrix_t A = make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, n, m, 17);
     int64_t info = -1;
     mlsba_factor_opts_t o;
     mlsba_factor_opts_init(&o);

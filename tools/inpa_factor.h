@@ -21,6 +21,7 @@ typedef struct {
   int compare;            /* --compare: every layout and split */
   const char *node_ranks; /* --node-ranks L1,L2,...; NULL: by host */
   const char *json;       /* NULL: none; "-": stdout */
+  int skip; /* --skip-compute: times only (SMPI; no solve, not verified) */
   int quiet;
 } inpa_factor_args_t;
 

@@ -101,6 +101,7 @@ static const opt_t options[] = {
     {"--split", OPT_CHOICE, OPT_AT(args_t, f.split), .choices = splits},
     {"--compare", OPT_FLAG, OPT_AT(args_t, f.compare)},
     {"--node-ranks", OPT_TEXT, OPT_AT(args_t, f.node_ranks), .nonempty = 1},
+    {"--skip-compute", OPT_FLAG, OPT_AT(args_t, f.skip)},
     {"-m", OPT_UNITS, OPT_AT(args_t, o.m), .lo = 1, .hi = INT64_C(1) << 40},
     {"-n", OPT_UNITS, OPT_AT(args_t, o.n), .lo = 1, .hi = INT64_C(1) << 40},
     {"-k", OPT_UNITS, OPT_AT(args_t, o.k), .lo = 1, .hi = INT64_C(1) << 40},
@@ -146,6 +147,9 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
                          ": --algo process-scaling|constant, --split, "
                          "--compare and --node-ranks are the "
                          "factorizations' (--op getrf|potrf)");
+  if (outcome == OPTS_RUN && A->op == INPA_OP_GEMM && A->f.skip)
+    return mpi_cli_usage(why, "--skip-compute",
+                         " is for the factorizations (--op getrf|potrf)");
   return outcome;
 }
 

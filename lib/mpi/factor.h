@@ -55,6 +55,10 @@ typedef struct mlsba__mpi_dfac {
    * them, and the root's counts and offsets (2 q). */
   void *panel, *part, *parts;
   int *counts;
+  /* Nonzero: no numbers are computed, every phase's time is charged
+   * (mlsba_mpi_factor_opts_t::skip_compute, SMPI only); the buffers are
+   * then shared between the simulated ranks (mlsba__mpi_dfac_alloc). */
+  int skip;
   /* The node's devices that share the trailing update (factor_update.c);
    * NULL: the calling thread updates alone. */
   struct mlsba__mpi_dfac_node *node;
@@ -72,6 +76,11 @@ void mlsba__mpi_dfac_phase(mlsba__mpi_dfac_t *f, int ph);
  * MLSBA_VERBOSE=2 the step's phases printed. */
 void mlsba__mpi_dfac_step_done(mlsba__mpi_dfac_t *f, const char *call,
                                int64_t k);
+/* mlsba__mpi_dfac_open()'s panels: bits of what the run needs, the
+ * panels' buffers and whether it skips the numbers (from the options:
+ * mlsba__mpi_dfac_panels()). */
+enum { MLSBA__DFAC_PANELS = 1, MLSBA__DFAC_SKIP = 2 };
+int mlsba__mpi_dfac_panels(const mlsba_mpi_factor_opts_t *opts);
 
 /* Checks what every factorization and solve needs (desc one of
  * mlsba_mpi_factor_matrix()'s, prec, a where the rank owns elements),
@@ -85,6 +94,10 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                          const void *a, int err, int panels, const char *call,
                          mlsba__mpi_dfac_t *f);
 void mlsba__mpi_dfac_close(mlsba__mpi_dfac_t *f);
+/* A run's buffer: private, or shared between SMPI's simulated ranks when
+ * the run skips the numbers (f->skip). */
+void *mlsba__mpi_dfac_alloc(const mlsba__mpi_dfac_t *f, size_t bytes);
+void mlsba__mpi_dfac_free(const mlsba__mpi_dfac_t *f, void *p);
 
 /* Rank r's local rows (columns) before global row (column) g: the local
  * index of g when r holds it, else of the first row it holds after g. */
@@ -163,5 +176,19 @@ typedef struct mlsba__mpi_dfac_work {
  * a device could not update, the calling thread does. */
 void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
                             const mlsba__mpi_dfac_work_t *w);
+
+/* The time of a compute phase other than the update (the panel's
+ * operations, a TRSM) of `flops` on `rows` rows of this rank, charged on
+ * a simulated node at one core's speed (the node's slowest device, at
+ * the load of rows x nb elements) to the rank's simulated clock
+ * (mlsba__mpi_spend) and its report's other_s; nothing on a real node,
+ * whose wall clock has it. */
+void mlsba__mpi_dfac_charge(const mlsba__mpi_dfac_t *f, double flops,
+                            double rows);
+/* The time of copying `elements` elements within this rank's memory (the
+ * row interchanges), charged likewise: the node files carry no memory
+ * bandwidth, so a copied element costs two flops (a load and a store) at
+ * that core's speed on a one-block load, its slowest. */
+void mlsba__mpi_dfac_charge_copy(const mlsba__mpi_dfac_t *f, double elements);
 
 #endif

@@ -46,7 +46,11 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
          es = f->es;
   int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
   int info = 0;
-  if (root == (size_t)f->me) {
+  /* Each operation's flops charged to a simulated node's clock; none
+   * computed when the run skips the numbers (info 0 then). */
+  if (root == (size_t)f->me)
+    mlsba__mpi_dfac_charge(f, (double)(p * p) * (double)p / 3, (double)p);
+  if (root == (size_t)f->me && !f->skip) {
     char *d = mlsba__mpi_dfac_at(f, local_row(f, k0), lc);
     int n = (int)p, ld = (int)f->lda;
     if (f->prec == MLSBA_PRECISION_DOUBLE)
@@ -66,6 +70,9 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
   }
   int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0 + p);
   if (info == 0 && f->lrows > lr)
+    mlsba__mpi_dfac_charge(f, (double)(f->lrows - lr) * (double)(p * p),
+                           (double)(f->lrows - lr));
+  if (info == 0 && f->lrows > lr && !f->skip)
     mlsba__cpu_trsm(f->prec, 'R', 'L', 'T', 'N', f->lrows - lr, p, 1.0, l11, p,
                     mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
   return info;
@@ -186,7 +193,7 @@ enum { PIECES = 8 };
  * waited for it at the next step and the lookahead gained nothing. */
 static void update_in_pieces(const mlsba__mpi_dfac_t *f, const view_t *v,
                              int64_t k0, int64_t p, int64_t b0, int64_t b1,
-                             MPI_Request *req) {
+                             mlsba__mpi_bcast_t *req) {
   int64_t count, first = 0, last;
   const int64_t *cols =
       mlsba__layout_rank_cols(f->layout, (size_t)f->me, &count);
@@ -204,7 +211,7 @@ static void update_in_pieces(const mlsba__mpi_dfac_t *f, const view_t *v,
     int64_t to = i + per < last ? cols[i + per] : b1;
     update(f, v, k0, p, i == first ? b0 : cols[i], to);
     if (!done)
-      MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
+      done = mlsba__mpi_bcast_test(2, req);
   }
 }
 
@@ -224,7 +231,7 @@ static int holds_all_rows(const mlsba__mpi_dfac_t *f, size_t column) {
  * vector type: Open MPI moves a contiguous message in one copy by the
  * receiver, a strided one only while the root is inside MPI. */
 static void start_panel(const mlsba__mpi_dfac_t *f, int64_t k1, int64_t p1,
-                        char *l11, char *buf, int *bad, MPI_Request *req,
+                        char *l11, char *buf, int *bad, mlsba__mpi_bcast_t *req,
                         view_t *v) {
   size_t c = mlsba__layout_bcol_column(f->layout, k1 / f->nb);
   int root = (int)mlsba__layout_row_owner(f->layout, c, k1 / f->nb);
@@ -233,8 +240,9 @@ static void start_panel(const mlsba__mpi_dfac_t *f, int64_t k1, int64_t p1,
   *bad = 0;
   if (c == f->mycol && (*bad = factor_panel(f, k1, p1, l11)) == 0)
     mlsba__mpi_dfac_gather_panel(f, k1, p1, buf);
-  MPI_Ibcast(bad, 1, MPI_INT, root, f->comm, &req[0]);
-  MPI_Ibcast(buf, (int)(v->ldp * p1), f->type, root, f->comm, &req[1]);
+  mlsba__mpi_bcast_start(bad, 1, MPI_INT, root, f->comm, &req[0]);
+  mlsba__mpi_bcast_start(buf, (int)(v->ldp * p1), f->type, root, f->comm,
+                         &req[1]);
 }
 
 /* This rank's rows of L from k1 = k0 + p on, for step 3: rows of the
@@ -281,23 +289,24 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                       "%lld, not square",
                       (long long)m, (long long)n);
   mlsba__mpi_dfac_t f;
-  if ((err = mlsba__mpi_dfac_open(desc, prec, a, err, 1, "mlsba_mpi_potrf",
-                                  &f)) != 0)
+  if ((err = mlsba__mpi_dfac_open(desc, prec, a, err,
+                                  mlsba__mpi_dfac_panels(opts),
+                                  "mlsba_mpi_potrf", &f)) != 0)
     return err;
   size_t nb = (size_t)f.nb;
-  char *l = malloc((size_t)f.lrows * nb * f.es + 1);
+  char *l = mlsba__mpi_dfac_alloc(&f, (size_t)f.lrows * nb * f.es + 1);
   char *l11 = malloc(nb * nb * f.es);
-  char *other =
-      malloc((size_t)f.m * (nb < (size_t)f.n ? nb : (size_t)f.n) * f.es);
+  char *other = mlsba__mpi_dfac_alloc(
+      &f, (size_t)f.m * (nb < (size_t)f.n ? nb : (size_t)f.n) * f.es);
   err = l && l11 && other
             ? 0
             : mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_potrf: out of memory for "
                                         "this rank's rows of L");
   if ((err = mlsba__mpi_agree(f.comm, err)) != 0 ||
       (err = mlsba__mpi_dfac_node_open(&f, opts, "mlsba_mpi_potrf")) != 0) {
-    free(l);
+    mlsba__mpi_dfac_free(&f, l);
     free(l11);
-    free(other);
+    mlsba__mpi_dfac_free(&f, other);
     mlsba__mpi_dfac_close(&f);
     return err;
   }
@@ -305,7 +314,7 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   char *buf[2] = {f.panel, other};
   int bad[2] = {0, 0}, now = 0;
   view_t v[2];
-  MPI_Request req[2];
+  mlsba__mpi_bcast_t req[2];
   /* A rank outside the first panel's node column has nothing to do
    * until that panel arrives: it faults the panels' buffers in meanwhile
    * (3 ms a MiB here), not at its first receive and its first panel. */
@@ -318,7 +327,7 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
   for (int64_t k0 = 0; k0 < f.n; k0 += f.nb) {
     int64_t p = f.n - k0 < f.nb ? f.n - k0 : f.nb, k = k0 / f.nb;
-    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    mlsba__mpi_bcast_wait(2, req);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_WAIT);
     if (bad[now]) {
       *info = k0 + bad[now];
@@ -344,9 +353,9 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     now = 1 - now;
   }
   mlsba__mpi_dfac_node_close(&f, report);
-  free(l);
+  mlsba__mpi_dfac_free(&f, l);
   free(l11);
-  free(other);
+  mlsba__mpi_dfac_free(&f, other);
   mlsba__mpi_dfac_close(&f);
   return 0;
 }

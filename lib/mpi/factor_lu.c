@@ -61,20 +61,20 @@ typedef struct {
   size_t row_bytes; /* one row of this rank's local array */
 } lu_work_t;
 
-static void work_free(lu_work_t *w) {
+static void work_free(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   free(w->piv);
   free(w->piv2);
-  free(w->panel2);
+  mlsba__mpi_dfac_free(f, w->panel2);
   free(w->scratch);
   free(w->moves);
-  free(w->send);
+  mlsba__mpi_dfac_free(f, w->send);
   free(w->mv);
   free(w->tmp);
-  free(w->recv);
+  mlsba__mpi_dfac_free(f, w->recv);
   free(w->counts);
   free(w->reqs);
-  free(w->u);
-  free(w->l);
+  mlsba__mpi_dfac_free(f, w->u);
+  mlsba__mpi_dfac_free(f, w->l);
 }
 
 static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
@@ -84,18 +84,19 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->row_bytes = lc * f->es;
   w->piv = malloc((nb + 1) * sizeof *w->piv);
   w->piv2 = malloc((nb + 1) * sizeof *w->piv2);
-  w->panel2 =
-      malloc((size_t)f->m * (nb < (size_t)f->n ? nb : (size_t)f->n) * f->es);
+  /* The large ones shared between SMPI's ranks when nothing is computed. */
+  w->panel2 = mlsba__mpi_dfac_alloc(
+      f, (size_t)f->m * (nb < (size_t)f->n ? nb : (size_t)f->n) * f->es);
   w->scratch = malloc(mlsba__mpi_lu_panel_bytes(f));
   w->moves = malloc(8 * nb * sizeof *w->moves);
-  w->send = malloc(2 * nb * w->row_bytes + 1);
+  w->send = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->mv = malloc(2 * nb * 6 * sizeof *w->mv);
   w->tmp = malloc(2 * nb * f->es);
-  w->recv = malloc(2 * nb * w->row_bytes + 1);
+  w->recv = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
   w->reqs = malloc(2 * (size_t)q * sizeof *w->reqs);
-  w->u = malloc(nb * lc * f->es + 1);
-  w->l = malloc(lr * nb * f->es + 1);
+  w->u = mlsba__mpi_dfac_alloc(f, nb * lc * f->es + 1);
+  w->l = mlsba__mpi_dfac_alloc(f, lr * nb * f->es + 1);
   if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch || !w->moves ||
       !w->send || !w->recv || !w->counts || !w->reqs || !w->mv || !w->tmp ||
       !w->u || !w->l)
@@ -198,9 +199,17 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
     sa += scount[r];
     ra += rcount[r];
   }
+  /* The copies' time: every row of ours that moves packed or moved here,
+   * every row received unpacked. */
+  int64_t moved = 0, received = 0;
+  for (int r = 0; r < cq; r++)
+    received += rcount[r];
+  for (int64_t i = 0; i < nmoves; i++)
+    moved += w->mv[i * MV + SRC] >= 0;
+  mlsba__mpi_dfac_charge_copy(f, (double)((moved + received) * width));
   /* Peer r's block: element (slot, ci) at (disp[r] width + ci count[r] +
    * slot) elements. */
-  for (int64_t c = 0, ci = 0; c < f->lcols; c++) {
+  for (int64_t c = 0, ci = 0; !f->skip && c < f->lcols; c++) {
     if (c >= lc0 && c < lc1)
       continue;
     const char *col = mlsba__mpi_dfac_at(f, 0, c);
@@ -239,7 +248,7 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                 MPI_BYTE, r, SWAP_TAG, f->col, &w->reqs[nreq++]);
   }
   MPI_Waitall(nreq, w->reqs, MPI_STATUSES_IGNORE);
-  if (nreq == 0)
+  if (nreq == 0 || f->skip)
     return;
   for (int64_t c = 0, ci = 0; c < f->lcols; c++) {
     if (c >= lc0 && c < lc1)
@@ -284,7 +293,10 @@ static void solve_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
     return;
   size_t owner = mlsba__layout_row_owner(f->layout, f->mycol, k0 / f->nb);
   char *u = w->u + (size_t)((lc0 - w->lcs) * p) * f->es;
-  if (owner == (size_t)f->me) {
+  if (owner == (size_t)f->me) /* p x nc: (p nc / nb) rows of nb */
+    mlsba__mpi_dfac_charge(f, (double)(p * p) * (double)nc,
+                           (double)(p * nc) / (double)f->nb);
+  if (owner == (size_t)f->me && !f->skip) {
     void *a12 = mlsba__mpi_dfac_at(f, local_row(f, k0), lc0);
     mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', p, nc, 1.0, panel, ldp, a12,
                     f->lda, 1);
@@ -339,14 +351,14 @@ enum { PIECES = 8 };
  * in one piece held the next panel back until its update ended. */
 static void update_in_pieces(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                              int64_t k0, int64_t p, int64_t lc0, int64_t lc1,
-                             MPI_Request *req) {
+                             mlsba__mpi_bcast_t *req) {
   int64_t blocks = (lc1 - lc0 + f->nb - 1) / f->nb;
   int64_t per = (blocks + PIECES - 1) / PIECES * f->nb;
   int done = req == NULL;
   for (int64_t c = lc0; c < lc1; c += per) {
     update(f, w, k0, p, c, c + per < lc1 ? c + per : lc1);
     if (!done)
-      MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
+      done = mlsba__mpi_bcast_test(2, req);
   }
 }
 
@@ -354,15 +366,17 @@ static void update_in_pieces(const mlsba__mpi_dfac_t *f, lu_work_t *w,
  * gathered onto its root into panel, and its broadcast with piv started
  * on every rank (req[2]); every rank calls it once a step, in order. */
 static void start_panel(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k1,
-                        int64_t p1, void *panel, int *piv, MPI_Request *req) {
+                        int64_t p1, void *panel, int *piv,
+                        mlsba__mpi_bcast_t *req) {
   size_t c = mlsba__layout_bcol_column(f->layout, k1 / f->nb);
   int root = (int)mlsba__layout_row_owner(f->layout, c, k1 / f->nb);
   if (c == f->mycol) {
     mlsba__mpi_lu_panel(f, k1, p1, piv, w->scratch);
     mlsba__mpi_dfac_gather_panel(f, k1, p1, panel);
   }
-  MPI_Ibcast(panel, (int)((f->m - k1) * p1), f->type, root, f->comm, &req[0]);
-  MPI_Ibcast(piv, (int)p1 + 1, MPI_INT, root, f->comm, &req[1]);
+  mlsba__mpi_bcast_start(panel, (int)((f->m - k1) * p1), f->type, root, f->comm,
+                         &req[0]);
+  mlsba__mpi_bcast_start(piv, (int)p1 + 1, MPI_INT, root, f->comm, &req[1]);
 }
 
 /* This rank's verdict on getrf's own arguments. */
@@ -394,14 +408,15 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   if (report)
     memset(report, 0, sizeof *report);
   int err = desc ? check(desc, ipiv, info) : 0;
-  if ((err = mlsba__mpi_dfac_open(desc, prec, a, err, 1, "mlsba_mpi_getrf",
-                                  &f)) != 0)
+  if ((err = mlsba__mpi_dfac_open(desc, prec, a, err,
+                                  mlsba__mpi_dfac_panels(opts),
+                                  "mlsba_mpi_getrf", &f)) != 0)
     return err;
   lu_work_t w = {0};
   err = work_alloc(&f, &w);
   if ((err = mlsba__mpi_agree(f.comm, err)) != 0 ||
       (err = mlsba__mpi_dfac_node_open(&f, opts, "mlsba_mpi_getrf")) != 0) {
-    work_free(&w);
+    work_free(&f, &w);
     mlsba__mpi_dfac_close(&f);
     return err;
   }
@@ -412,7 +427,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   int64_t kmax = f.m < f.n ? f.m : f.n;
   char *cur = f.panel, *nxt = w.panel2;
   int *pcur = w.piv, *pnxt = w.piv2;
-  MPI_Request req[2];
+  mlsba__mpi_bcast_t req[2];
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
   start_panel(&f, &w, 0, kmax < f.nb ? kmax : f.nb, nxt, pnxt, req);
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
@@ -424,7 +439,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     int *y = pcur;
     pcur = pnxt;
     pnxt = y;
-    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    mlsba__mpi_bcast_wait(2, req);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_WAIT);
     for (int64_t i = 0; i < p; i++)
       ipiv[k0 + i] = k0 + pcur[i];
@@ -471,7 +486,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_getrf", k0 / f.nb);
   }
   mlsba__mpi_dfac_node_close(&f, report);
-  work_free(&w);
+  work_free(&f, &w);
   mlsba__mpi_dfac_close(&f);
   return err;
 }

@@ -25,7 +25,15 @@
  * rows, so moving it before or after them gives the same row.
  *
  * A node column of one rank has nothing to exchange: LAPACK's ?getrf
- * factors its rows in place. */
+ * factors its rows in place.
+ *
+ * Every operation's flops are charged to a simulated node's clock
+ * (mlsba__mpi_dfac_charge) where it runs, between the column's
+ * collectives, so the simulated panel takes its time where a real one
+ * would. A run that skips the numbers (f->skip, SMPI) computes none and
+ * draws each column's pivot at random among the rows left, as HPL on
+ * SMPI does: the rows still move between the ranks as real pivots
+ * would move them. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -61,6 +69,14 @@ typedef struct {
   int64_t best; /* this rank's candidate row of the current column */
   int *piv;
 } panel_t;
+
+/* A pseudo-random 64-bit number from x alone (splitmix64's finalizer). */
+static uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15u;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
+  return x ^ (x >> 31);
+}
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
@@ -127,7 +143,13 @@ static int search(panel_t *P, int64_t j, int64_t *g) {
   mlsba_precision_t prec = P->f->prec;
   double bv = -1.0;
   P->best = -1;
-  for (int64_t i = P->diag ? j : 0; i < P->ml; i++) {
+  int64_t first = P->diag ? j : 0;
+  if (P->f->skip && P->ml > first) { /* a row of ours drawn, and its value */
+    uint64_t r = mix((uint64_t)(P->k0 + j) * 0x10001u + (uint64_t)P->me);
+    P->best = first + (int64_t)(r % (uint64_t)(P->ml - first));
+    bv = (double)(mix(r) >> 11) / 9007199254740992.0;
+  }
+  for (int64_t i = first; !P->f->skip && i < P->ml; i++) {
     double v = fabs(get(prec, at(P, i, j)));
     if (P->best < 0 || v > bv) {
       P->best = i;
@@ -181,6 +203,10 @@ static void leaf_column(panel_t *P, int64_t j, int64_t b) {
   }
   double pv = get(f->prec, w + (size_t)j * es);
   int64_t i0 = P->diag ? j + 1 : 0;
+  double rows = (double)(P->ml > i0 ? P->ml - i0 : 0);
+  mlsba__mpi_dfac_charge(f, rows * (1 + 2.0 * (double)(b - j - 1)), rows);
+  if (f->skip)
+    return;
   if (pv != 0)
     scale(P, i0, j, pv);
   else if (P->piv[p] == 0)
@@ -204,10 +230,14 @@ static void factor_cols(panel_t *P, int64_t a, int64_t b) {
   factor_cols(P, a, mid);
   /* U12 from the top rows every rank holds, then the rows below. */
   char *t12 = P->t + (size_t)(a + mid * p) * es;
-  mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', mid - a, b - mid, 1.0,
-                  P->t + (size_t)(a + a * p) * es, p, t12, p, 1);
   int64_t i0 = P->diag ? mid : 0;
-  if (P->ml > i0)
+  double h = (double)(mid - a), w = (double)(b - mid),
+         rows = (double)(P->ml > i0 ? P->ml - i0 : 0);
+  mlsba__mpi_dfac_charge(f, h * h * w + 2 * rows * w * h, rows);
+  if (!f->skip)
+    mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', mid - a, b - mid, 1.0,
+                    P->t + (size_t)(a + a * p) * es, p, t12, p, 1);
+  if (P->ml > i0 && !f->skip)
     mlsba__cpu_gemm(f->prec, 'N', 'N', P->ml - i0, b - mid, mid - a, -1.0,
                     at(P, i0, a), f->lda, t12, p, 1.0, at(P, i0, mid), f->lda,
                     1);
@@ -215,8 +245,17 @@ static void factor_cols(panel_t *P, int64_t a, int64_t b) {
 }
 
 /* The one rank of its node column: LAPACK on its rows in place. */
-static void factor_alone(const mlsba__mpi_dfac_t *f, char *a, int64_t ml,
-                         int64_t p, int *piv) {
+static void factor_alone(const mlsba__mpi_dfac_t *f, int64_t k0, char *a,
+                         int64_t ml, int64_t p, int *piv) {
+  double r = (double)ml, c = (double)p;
+  mlsba__mpi_dfac_charge(f, r * c * c - c * c * c / 3, r);
+  if (f->skip) { /* every pivot drawn among the rows left */
+    for (int64_t j = 0; j < p; j++)
+      piv[j] = (int)(j + 1 +
+                     (int64_t)(mix((uint64_t)(k0 + j)) % (uint64_t)(ml - j)));
+    piv[p] = 0;
+    return;
+  }
   int m = (int)ml, n = (int)p, lda = (int)f->lda, info = 0;
   if (f->prec == MLSBA_PRECISION_DOUBLE)
     dgetrf_(&m, &n, (double *)(void *)a, &lda, piv, &info);
@@ -235,7 +274,7 @@ void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
                            mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0));
   MPI_Comm_size(f->col, &P.cq);
   if (P.cq == 1) {
-    factor_alone(f, P.a, P.ml, p, piv);
+    factor_alone(f, k0, P.a, P.ml, p, piv);
     return;
   }
   size_t root = mlsba__layout_row_owner(f->layout, f->mycol, k);

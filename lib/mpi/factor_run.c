@@ -46,12 +46,19 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   }
   const mlsba__layout_dims_t *D =
       f->layout ? mlsba__layout_dims(f->layout) : NULL;
+  f->skip = (panels & MLSBA__DFAC_SKIP) != 0;
+  if (!err && f->skip && !mlsba__mpi_is_smpi())
+    err = mlsba__fail(MLSBA_EINVAL,
+                      "%s: skip_compute is only for SimGrid's SMPI "
+                      "(a run here would compute nothing and take its "
+                      "time from nothing)",
+                      call);
   if (!err && panels) {
     size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
     size_t bytes = (size_t)D->m * (size_t)(D->nb < D->n ? D->nb : D->n) * es;
-    f->panel = malloc(bytes);
-    f->part = malloc(bytes);
-    f->parts = malloc(bytes);
+    f->panel = mlsba__mpi_dfac_alloc(f, bytes);
+    f->part = mlsba__mpi_dfac_alloc(f, bytes);
+    f->parts = mlsba__mpi_dfac_alloc(f, bytes);
     f->counts = malloc(2 * D->ranks * sizeof *f->counts);
     if (!f->panel || !f->part || !f->parts || !f->counts)
       err = mlsba__fail(MLSBA_ENOMEM,
@@ -77,12 +84,25 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   return 0;
 }
 
+int mlsba__mpi_dfac_panels(const mlsba_mpi_factor_opts_t *opts) {
+  return MLSBA__DFAC_PANELS |
+         (opts && opts->skip_compute ? MLSBA__DFAC_SKIP : 0);
+}
+
+void *mlsba__mpi_dfac_alloc(const mlsba__mpi_dfac_t *f, size_t bytes) {
+  return mlsba__mpi_alloc_if(bytes, f->skip);
+}
+
+void mlsba__mpi_dfac_free(const mlsba__mpi_dfac_t *f, void *p) {
+  mlsba__mpi_free_if(p, f->skip);
+}
+
 void mlsba__mpi_dfac_close(mlsba__mpi_dfac_t *f) {
   if (f->col != MPI_COMM_NULL)
     MPI_Comm_free(&f->col);
-  free(f->panel);
-  free(f->part);
-  free(f->parts);
+  mlsba__mpi_dfac_free(f, f->panel);
+  mlsba__mpi_dfac_free(f, f->part);
+  mlsba__mpi_dfac_free(f, f->parts);
   free(f->counts);
   f->panel = f->part = f->parts = NULL;
   f->counts = NULL;
@@ -198,11 +218,17 @@ void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
   int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
   int64_t mine = f->lrows - lr, ld = f->m - k0;
   if (count == 1) { /* every row is this rank's, in the global order */
-    copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, panel, ld);
+    mlsba__mpi_dfac_charge_copy(f, (double)(mine * p));
+    if (!f->skip)
+      copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, panel, ld);
     return;
   }
-  copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, f->part, mine);
   int is_root = (size_t)f->me == root;
+  /* The copies' time: this rank's rows out, and the root's all in. */
+  mlsba__mpi_dfac_charge_copy(f, (double)(mine * p) +
+                                     (is_root ? (double)((f->m - k0) * p) : 0));
+  if (!f->skip)
+    copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, f->part, mine);
   int *counts = f->counts, *displs = f->counts + count;
   for (size_t i = 0, at = 0; is_root && i < count; i++) {
     int64_t rows = 0, cols;
@@ -214,7 +240,7 @@ void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
   }
   MPI_Gatherv(f->part, (int)(mine * p), f->type, f->parts, counts, displs,
               f->type, mlsba__mpi_dfac_col_rank(f, root), f->col);
-  for (size_t i = 0; is_root && i < count; i++) {
+  for (size_t i = 0; is_root && !f->skip && i < count; i++) {
     const char *part = (const char *)f->parts + (size_t)displs[i] * f->es;
     int64_t rows = counts[i] / p, first = 0;
     FOR_RANK_ROWS(f, ranks[i], k0, g, len, lrow, {
@@ -231,6 +257,9 @@ int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
                                       void *out) {
   int64_t total = f->lrows - mlsba__mpi_dfac_rows_before(f, (size_t)f->me, g0);
   int64_t at = 0, ld = f->m - k0;
+  mlsba__mpi_dfac_charge_copy(f, (double)(total * p));
+  if (f->skip)
+    return total;
   FOR_RANK_ROWS(f, (size_t)f->me, g0, g, len, lrow, {
     (void)lrow;
     copy(f->es, len, p, (const char *)panel + (size_t)(g - k0) * f->es, ld,

@@ -16,6 +16,14 @@
  *    thread as a single device.
  * OpenCL devices take no columns yet (their share goes to the cores).
  *
+ * The rest of a step's compute (the panel, the TRSMs, the row copies)
+ * runs on one core of the node; on a simulated node
+ * mlsba__mpi_dfac_charge() charges it at the speed of the node's slowest
+ * device (its fastest profile point the lowest: a core, where the node
+ * has one beside its accelerators), as HPL on SMPI charges each BLAS
+ * call its flops at a calibrated rate. With f->skip, nothing is computed
+ * at all and only the times advance the clock.
+ *
  * Columns need not cost the same (Cholesky's lower triangle): a split's
  * units are then columns of the mean cost, and each device's range of
  * columns is cut where the running flops reach its share. */
@@ -36,7 +44,11 @@ struct mlsba__mpi_dfac_node {
   size_t p, q;
   size_t *group_size, *group_dev;
   int simulated;
+  int skip;        /* no numbers computed (f->skip): times only */
   int on_caller;   /* real, computed on the calling thread as one device */
+  size_t core;     /* simulated: the device whose speed the other compute
+                      takes (the slowest, a core where the node has one) */
+  double other_s;  /* simulated: the other compute's virtual time */
   double unit_ref; /* flops of a simulated profile's unit: 2 nb^3 */
   unsigned char *active;
   mlsba_model_t **rate; /* real: learnt; simulated: the step's */
@@ -90,6 +102,17 @@ static int node_alloc(mlsba__mpi_dfac_node_t *nd, int64_t lcols) {
   return 0;
 }
 
+/* A profile's fastest point. */
+static double fastest(const mlsba_model_t *prof) {
+  double best = 0;
+  for (size_t k = 0; k < mlsba_model_num_points(prof); k++) {
+    double x, s;
+    mlsba_model_get_point(prof, k, &x, &s);
+    best = s > best ? s : best;
+  }
+  return best;
+}
+
 /* The devices that take columns, the groups, and the real ones' empty
  * models; a node mixing simulated and real devices is refused (it runs
  * in virtual time or in wall-clock time, not both). */
@@ -113,6 +136,15 @@ static int node_devices(mlsba__mpi_dfac_node_t *nd, const char *path) {
                        "factorization across ranks yet)",
                        path);
   nd->simulated = sims > 0;
+  if (nd->skip && !nd->simulated)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "%s: skip_compute needs simulated devices (real "
+                       "ones take the time of the numbers they compute)",
+                       path);
+  for (size_t i = 0; nd->simulated && i < nd->p; i++)
+    if (fastest(mlsba_platform_device_model(nd->pl, i)) <
+        fastest(mlsba_platform_device_model(nd->pl, nd->core)))
+      nd->core = i;
   nd->on_caller = !nd->simulated && (cores == 1 || mlsba__mpi_is_smpi());
   /* The groups cover every device once (the platform checks it). */
   for (size_t g = 0, at = 0; g < nd->q; g++) {
@@ -178,6 +210,7 @@ static int node_open(const mlsba__mpi_dfac_t *f, const char *path,
     return err;
   nd->p = mlsba_platform_num_devices(nd->pl);
   nd->q = mlsba_platform_num_groups(nd->pl);
+  nd->skip = f->skip;
   double nb = (double)f->nb;
   nd->unit_ref = 2 * nb * nb * nb;
   if ((err = node_alloc(nd, f->lcols)) != 0)
@@ -280,6 +313,7 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
       }
       if (report->fraction)
         memcpy(report->fraction, nd->fraction, p * sizeof *nd->fraction);
+      report->other_s = nd->other_s;
     }
     report->total_s = mlsba__now() - f->t0;
     report->panel_s = f->phase[MLSBA__MPI_PANEL];
@@ -520,7 +554,8 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
   }
   cut_columns(nd, w, unit_flops);
   if (nd->simulated) {
-    w->run(w->user, 0, w->cols); /* the numbers; the time is virtual */
+    if (!nd->skip)
+      w->run(w->user, 0, w->cols); /* the numbers; the time is virtual */
     for (size_t i = 0; i < nd->p; i++)
       nd->time[i] = nd->cols[i] > 0
                         ? nd->flops[i] /
@@ -533,4 +568,27 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
     return;
   }
   account(nd, fpm);
+}
+
+/* ---- the other compute ----------------------------------------------------
+ */
+
+void mlsba__mpi_dfac_charge(const mlsba__mpi_dfac_t *f, double flops,
+                            double rows) {
+  mlsba__mpi_dfac_node_t *nd = f->node;
+  if (nd == NULL || !nd->simulated || !(flops > 0))
+    return;
+  /* The profile's load: blocks of nb x nb updated, here the rows x nb
+   * the operation sweeps, one block at least (its smallest point). */
+  double load = rows / (double)f->nb;
+  double rate = mlsba__fpm_speed(mlsba_platform_device_model(nd->pl, nd->core),
+                                 load > 1 ? load : 1) *
+                nd->unit_ref;
+  double t = flops / rate;
+  nd->other_s += t;
+  mlsba__mpi_spend(t);
+}
+
+void mlsba__mpi_dfac_charge_copy(const mlsba__mpi_dfac_t *f, double elements) {
+  mlsba__mpi_dfac_charge(f, 2 * elements, 0);
 }

@@ -242,5 +242,33 @@ int mlsba__mpi_is_smpi(void);
  * ranks' data need no distinct bytes), malloc elsewhere. */
 void *mlsba__mpi_alloc(size_t bytes);
 void mlsba__mpi_free(void *p);
+/* mlsba__mpi_alloc() when shared is nonzero, else malloc (never NULL for
+ * 0 bytes); freed by mlsba__mpi_free_if() with the same shared. */
+void *mlsba__mpi_alloc_if(size_t bytes, int shared);
+void mlsba__mpi_free_if(void *p, int shared);
+
+/* A broadcast started now and waited for later (a factorization's panel,
+ * broadcast while the ranks update). Outside SMPI an MPI_Ibcast. SMPI's
+ * own MPI_Ibcast is flat, its root sending every copy over its one link
+ * (90 ranks: 89 panels in a row), where Open MPI's runs a tree; so under
+ * SMPI the broadcast runs when the ranks wait for it, as a blocking
+ * MPI_Bcast (the tree smpirun's smpi/bcast selects), at the moment a
+ * tree's inner ranks, busy updating until then, would forward it. */
+typedef struct mlsba__mpi_bcast {
+  void *buf;
+  int count, root;
+  MPI_Datatype type;
+  MPI_Comm comm;
+  MPI_Request req;
+} mlsba__mpi_bcast_t;
+void mlsba__mpi_bcast_start(void *buf, int count, MPI_Datatype type, int root,
+                            MPI_Comm comm, mlsba__mpi_bcast_t *b);
+/* Waits for (or, under SMPI, runs) n broadcasts, in the order started;
+ * every rank of their communicator calls it at the same point. */
+void mlsba__mpi_bcast_wait(int n, mlsba__mpi_bcast_t *b);
+/* Whether the n broadcasts have ended (nonzero), progressing them: an
+ * MPI_Testall outside SMPI; under SMPI, where the broadcast runs in
+ * mlsba__mpi_bcast_wait(), always 1. */
+int mlsba__mpi_bcast_test(int n, mlsba__mpi_bcast_t *b);
 
 #endif

@@ -52,3 +52,43 @@ void mlsba__mpi_free(void *p) {
   free(p);
 #endif
 }
+
+/* A run that computes numbers needs private buffers even under SMPI: the
+ * simulated ranks run in one process, and a buffer they shared would take
+ * every rank's writes between two of one rank's reads. */
+void *mlsba__mpi_alloc_if(size_t bytes, int shared) {
+  return shared ? mlsba__mpi_alloc(bytes) : malloc(bytes ? bytes : 1);
+}
+
+void mlsba__mpi_free_if(void *p, int shared) {
+  if (shared)
+    mlsba__mpi_free(p);
+  else
+    free(p);
+}
+
+void mlsba__mpi_bcast_start(void *buf, int count, MPI_Datatype type, int root,
+                            MPI_Comm comm, mlsba__mpi_bcast_t *b) {
+  *b = (mlsba__mpi_bcast_t){buf, count, root, type, comm, MPI_REQUEST_NULL};
+  if (!mlsba__mpi_is_smpi())
+    MPI_Ibcast(buf, count, type, root, comm, &b->req);
+}
+
+int mlsba__mpi_bcast_test(int n, mlsba__mpi_bcast_t *b) {
+  int done = 1;
+  for (int i = 0; i < n && !mlsba__mpi_is_smpi(); i++) {
+    int flag = 1;
+    MPI_Test(&b[i].req, &flag, MPI_STATUS_IGNORE);
+    done &= flag;
+  }
+  return done;
+}
+
+void mlsba__mpi_bcast_wait(int n, mlsba__mpi_bcast_t *b) {
+  for (int i = 0; i < n; i++) {
+    if (mlsba__mpi_is_smpi())
+      MPI_Bcast(b[i].buf, b[i].count, b[i].type, b[i].root, b[i].comm);
+    else
+      MPI_Wait(&b[i].req, MPI_STATUS_IGNORE);
+  }
+}

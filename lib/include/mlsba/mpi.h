@@ -936,6 +936,14 @@ typedef struct mlsba_mpi_factor_opts {
    *  tuned from the first step, as above. The count is the platform's,
    *  which the caller knows from its file. */
   const double *fraction;
+  /** Nonzero: compute no numbers, only charge every phase's time to the
+   *  simulated clock (the panel, the TRSMs, the row interchanges' copies
+   *  and the update), as HPL on SMPI does to simulate large runs: the
+   *  panels' buffers are shared between the simulated ranks and the
+   *  factors are garbage (ipiv pseudo-random, info 0). Only under
+   *  SimGrid's SMPI with simulated devices (MLSBA_EINVAL elsewhere); the
+   *  local array a may then be SMPI_SHARED_MALLOC memory too. */
+  int skip_compute;
 } mlsba_mpi_factor_opts_t;
 
 /** What this rank's node did in one factorization. */
@@ -980,6 +988,11 @@ typedef struct mlsba_mpi_factor_report {
   double wait_s;
   double swap_s;
   double update_wall_s;
+  /** On a simulated node, the virtual time of this rank's other compute:
+   *  the panels, the TRSMs and the row interchanges' copies, charged at
+   *  the speed of one core of the node (its slowest device); 0 on a real
+   *  node, whose wall clock has them. */
+  double other_s;
 } mlsba_mpi_factor_report_t;
 
 /** \brief mlsba_mpi_getrf() with options (NULL: the defaults) and this
