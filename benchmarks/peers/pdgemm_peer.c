@@ -256,7 +256,7 @@ int main(int argc, char **argv) {
            : dgemm ? "blas-dgemm"
                    : "scalapack-pdgemm",
            m, n, k, transa, transb, nb, nprow, npcol, runs, t[runs / 2], whole,
-           balance, moves, fill, product, back, reused,
+           balance, moves, fill, product, back, reused, from_saved,
            2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
            all_ok ? "true" : "false");
   for (int w = 0; w < 3; w++)
