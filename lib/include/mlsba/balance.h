@@ -19,7 +19,7 @@ extern "C" {
 struct mlsba_gemm;
 
 /* ---------------------------------------------------------------------- */
-/** \name Self-adaptive balancing (seed 002 §V.A)
+/** \name Self-adaptive balancing (Ilic & Sousa §V.A)
  *
  *  The iterative routine: run, measure every device, add one point per
  *  device to its model, re-partition with the chosen algorithm, run again,

@@ -61,7 +61,7 @@ MLSBA_EXTERN int mlsba_executor_max_loads(mlsba_executor_t *ex,
                                           const struct mlsba_gemm *g,
                                           int64_t max_load[]);
 
-/** \brief Measures every device's host link, as seed 001 measured its
+/** \brief Measures every device's host link, as Elhiny's thesis measured its
  *  PCIe bus: timed writes of 64 KiB to 32 MiB, least squares
  *  (mlsba_link_fit()). Devices without a link of their own (cores, sim
  *  devices) get bandwidth 0. Takes about a second per accelerator; not

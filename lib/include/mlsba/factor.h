@@ -53,7 +53,7 @@ typedef enum mlsba_factor_split {
    *  Dongarra's tile sizes): the model-optimal split of the first update,
    *  kept as fractions for every later step. */
   MLSBA_FACTOR_SPLIT_FIXED_SLICE,
-  /** Seed 004's slice as its paper tunes it, from the kernels' speeds
+  /** Song & Dongarra's slice as their paper tunes it, from the kernels' speeds
    *  alone: the models' split of the first update with no panel counted
    *  (every core alike), kept as fractions. */
   MLSBA_FACTOR_SPLIT_KERNEL_SLICE,
@@ -83,7 +83,7 @@ typedef enum mlsba_factor_ways {
    *  shortest (the default); on real devices the panel's core updates
    *  the next panel's columns and factorizes it inside its share. */
   MLSBA_FACTOR_WAYS_AUTO = 0,
-  /** Every step alike, as the seeds place their tasks statically: the
+  /** Every step alike, as the papers place their tasks statically: the
    *  panel's core updates the next panel's columns first and factorizes
    *  the whole panel inside its share (its solve too, unless `solve` is
    *  MLSBA_FACTOR_SOLVE_SPLIT). On real devices the same as AUTO. */
@@ -146,7 +146,7 @@ typedef struct mlsba_factor_opts {
    *  (sent and read back whole), for comparison. */
   int stream;
   /** How each step runs besides its split (default
-   *  MLSBA_FACTOR_WAYS_AUTO); MLSBA_FACTOR_WAYS_STATIC for the seeds'
+   *  MLSBA_FACTOR_WAYS_AUTO); MLSBA_FACTOR_WAYS_STATIC for the papers'
    *  baselines as they place their tasks. */
   mlsba_factor_ways_t ways;
   /** Where model_dir is NULL: 1 (the default) keeps the models in the

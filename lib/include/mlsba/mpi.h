@@ -312,7 +312,7 @@ MLSBA_EXTERN int mlsba_mpi_multiply(MPI_Comm comm,
 MLSBA_EXTERN int mlsba_mpi_platform_path(MPI_Comm comm, const char *pattern,
                                          char *path, size_t size);
 /** \brief Every rank's network link as seen from root, measured by a
- *  ping-pong (seed 001 §5.2.4): messages of 1 KiB to 16 MiB, the fastest of
+ *  ping-pong (Elhiny §5.2.4): messages of 1 KiB to 16 MiB, the fastest of
  *  seven round trips at each size halved, least squares of time over bytes
  *  (mlsba_link_fit()). Collective over comm; about a second per rank on
  *  Ethernet. Under SMPI it times the simulated platform's links.
@@ -645,7 +645,7 @@ MLSBA_EXTERN void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *divider);
 /**@}*/
 
 /* ---------------------------------------------------------------------- */
-/** \name Seed 001's application: a master and its workers
+/** \name Elhiny's application: a master and its workers
  *
  *  C = A x B with A (N x M) sent whole to every worker, B (M x K) split
  *  by columns among the workers' devices and C (N x K) returned: rank 0
@@ -654,7 +654,7 @@ MLSBA_EXTERN void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *divider);
  *  platform. The split of K comes from models: each worker times its
  *  devices at a few column counts (simulated ones in virtual time), the
  *  master adds every worker's network link and partitions by one of
- *  three methods. Delivery is seed 001's: over each worker's own link A
+ *  three methods. Delivery is Elhiny's: over each worker's own link A
  *  first, then one message per device, the accelerator's columns first
  *  and the cores' after, each device starting when its columns arrive;
  *  the worker sends its C back in one message when its devices are done;
@@ -663,7 +663,7 @@ MLSBA_EXTERN void mlsba_mpi_divider_destroy(mlsba_mpi_divider_t *divider);
  *  A simulated device's speed profile counts columns of this product
  *  (N M multiply-adds each) per second; a file that says "columns_of"
  *  must say N and M. A simulated device with a host "link" is the node's
- *  accelerator (seed 001's GPU, its PCIe transfers in its times); cores
+ *  accelerator (Elhiny's GPU, its PCIe transfers in its times); cores
  *  and simulated devices without a link are its cores. OpenCL devices
  *  take no columns in this mode. Under SimGrid's SMPI the run's times are
  *  the simulated platform's. */
@@ -674,7 +674,7 @@ typedef enum mlsba_mpi_mw_split {
   /** Compute-only FPM ("fpm"): SLBA over every worker device's speed
    *  function, links ignored (the present FPM partitioning). */
   MLSBA_MPI_MW_FPM = 0,
-  /** Seed 001's network-aware DLT ("dlt", mlsba_partition_dlt_nodes()):
+  /** Elhiny's network-aware DLT ("dlt", mlsba_partition_dlt_nodes()):
    *  each device a line fitted to its times (a node's cores their mean
    *  line), the accelerator served first, the workers' links. At most
    *  one accelerator a worker. */
@@ -750,7 +750,7 @@ typedef struct mlsba_mpi_mw_result {
   /** The split's own prediction: the FPM's compute makespan, the DLT's
    *  T, FPM plus communication's slowest node. */
   double predicted_s;
-  /** Seed 001's model's time of the split chosen (eq. 27 with the fitted
+  /** Elhiny's model's time of the split chosen (eq. 27 with the fitted
    *  lines and the links): one yardstick for the three; NaN where a
    *  worker does not fit that model. */
   double dlt_model_s;
@@ -826,7 +826,7 @@ typedef enum mlsba_mpi_layout {
   /** The same walk with each model flattened to one speed (Kalinov and
    *  Lastovetsky's heterogeneous block-cyclic layout). */
   MLSBA_MPI_LAYOUT_CONSTANT,
-  /** Seed 003's process scaling (Shi et al.'s hybrid HPL): a node runs
+  /** Shi et al.'s process scaling (their hybrid HPL): a node runs
    *  several ranks (opts.node says which ranks share one), ScaLAPACK's
    *  block-cyclic over all the ranks on the grid of its eq. 3, the ranks
    *  of the nodes that run more of them placed first, each node's side by
@@ -836,7 +836,7 @@ typedef enum mlsba_mpi_layout {
   MLSBA_MPI_LAYOUT_PROCESS_SCALING
 } mlsba_mpi_layout_t;
 
-/** \brief Seed 003's eqs. 1-2: the ranks (MPI processes) to launch on a
+/** \brief Shi et al.'s eqs. 1-2: the ranks (MPI processes) to launch on a
  *  node ratio times as fast as the slowest (CPU-only) node, which has
  *  cores cores to share out evenly: MPI_G = ratio + delta, delta the
  *  integer that makes MPI_G divide cores, the divisor of cores nearest
@@ -925,7 +925,7 @@ typedef struct mlsba_mpi_factor_opts {
   /** How the node's devices share each step's update:
    *  MLSBA_FACTOR_SPLIT_FPM (0, the default) splits every step by the
    *  models at that step's size; MLSBA_FACTOR_SPLIT_FIXED_SLICE keeps
-   *  constant shares, seed 004's slice: `fraction` when given, else the
+   *  constant shares, Song & Dongarra's slice: `fraction` when given, else the
    *  models' split of the first step they decide (the steps before it,
    *  while real devices' models are still empty, split evenly), kept as
    *  fractions for every later step. No other split is taken. */

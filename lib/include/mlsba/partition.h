@@ -1,7 +1,7 @@
 /*
  * libmlsba's partitioners: pure functions of the devices' models that
  * split N units between processing groups and their devices (SLBA, MLSBA,
- * the baselines, seed 001's network-aware DLT). Part of <mlsba.h>, which
+ * the baselines, Elhiny's network-aware DLT). Part of <mlsba.h>, which
  * includes it.
  */
 #ifndef MLSBA_PARTITION_H
@@ -144,7 +144,7 @@ MLSBA_EXTERN int mlsba_partition_makespan(const mlsba_model_t *const models[],
                                           size_t p, const int64_t loads[],
                                           double *makespan);
 
-/** The product that seed 001's DLT partitions (Elhiny §4.1): C = A B with A
+/** The product that Elhiny's DLT partitions (his §4.1): C = A B with A
  *  n x m broadcast to every node, B m x k split by columns, each node's
  *  columns of C (n x its columns) returned to the master, which does not
  *  compute. */
@@ -158,13 +158,13 @@ typedef enum mlsba_dlt_order {
   /** The faster of the two for the accelerator and one core, by the sign
    *  of eq. 20 (the accelerator first when they tie, as with no links). */
   MLSBA_DLT_ORDER_RULE = 0,
-  /** The accelerator first, as seed 001 §4.2.1.1 assumes (its tables). */
+  /** The accelerator first, as Elhiny §4.2.1.1 assumes (its tables). */
   MLSBA_DLT_ORDER_ACCELERATOR_FIRST,
   /** One core first, then the accelerator, then the other cores. */
   MLSBA_DLT_ORDER_CORE_FIRST
 } mlsba_dlt_order_t;
 
-/** One worker node of seed 001's DLT: identical cores and at most one
+/** One worker node of Elhiny's DLT: identical cores and at most one
  *  accelerator, reached by the master over the node's own network link.
  *  Times are in seconds. A core's time for c columns is
  *  core_op_time N M c + core_setup (p_j, e_j of eq. 14); the accelerator's
@@ -193,7 +193,7 @@ typedef struct mlsba_dlt_info {
   size_t dropped;
 } mlsba_dlt_info_t;
 
-/** \brief Seed 001's network-aware DLT (Elhiny, eqs. 12-37): the parts of
+/** \brief Elhiny's network-aware DLT (his eqs. 12-37): the parts of
  *  K's columns of every device of every node such that all finish at the
  *  same time, counting A's broadcast, each node's sequential delivery of
  *  B's columns over its link (one message per device, in the node's

@@ -1,7 +1,7 @@
 /*
  * libmlsba's platforms: the devices of a machine in processing groups,
  * read from a platform file or discovered, their links, and FPM plus
- * communication over the nodes of seed 001's application. Part of
+ * communication over the nodes of Elhiny's application. Part of
  * <mlsba.h>, which includes it.
  */
 #ifndef MLSBA_PLATFORM_H
@@ -105,7 +105,7 @@ MLSBA_EXTERN int mlsba_platform_device_link(const mlsba_platform_t *pl,
  *  \return 0, or MLSBA_EINVAL for a NULL argument. */
 MLSBA_EXTERN int mlsba_platform_network(const mlsba_platform_t *pl,
                                         mlsba_link_t *link);
-/** \brief A link fitted to measured transfers (seed 001 §5.2.3-5.2.4):
+/** \brief A link fitted to measured transfers (Elhiny §5.2.3-5.2.4):
  *  least squares of seconds over bytes, the slope 1 / bandwidth, the
  *  intercept the latency (0 when the fit's is negative: the fit then goes
  *  through the origin).
@@ -139,14 +139,14 @@ typedef struct mlsba_comm_node {
   size_t devices;    /**< >= 1 */
   mlsba_link_t link; /**< the node's link (bandwidth 0: it costs nothing) */
   /** 0: B's columns arrive as one message before any device starts.
-   *  Nonzero: seed 001's delivery, one message per device in the order of
+   *  Nonzero: Elhiny's delivery, one message per device in the order of
    *  models[] (the accelerator first), each device starting when its own
    *  columns have arrived, so that the first devices compute while the
    *  later ones' columns are on the link. */
   int serial;
 } mlsba_comm_node_t;
 
-/** \brief FPM plus communication for seed 001's application (the problem
+/** \brief FPM plus communication for Elhiny's application (the problem
  *  of mlsba_partition_dlt_nodes(): a master that does not compute sends A
  *  and each node's columns of B, and gets its columns of C back). Node
  *  j's time for x columns is its devices' compute, balanced by SLBA over
@@ -154,7 +154,7 @@ typedef struct mlsba_comm_node {
  *  x, with l = 1 / bandwidth and b = latency (A, B's columns and C's
  *  columns as one message each, none overlapping the computation). SLBA
  *  over these node models gives each node's share of K, SLBA inside the
- *  node its devices' columns. A serial node (seed 001's delivery) is
+ *  node its devices' columns. A serial node (Elhiny's delivery) is
  *  solved instead as a chain: device i of models[] finishes at
  *  l s M (x_0 + ... + x_i) + (i + 1) b + t_i(x_i) after A, all of the
  *  node's devices at the same time (a device whose columns would arrive
