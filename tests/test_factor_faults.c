@@ -739,6 +739,63 @@ static double saved_rate(const char *path, double at, double rate) {
   return at >= 0 ? found : sum / (double)n;
 }
 
+/* An LU of n = 1024 (block 64, seeded) on saved models rewritten
+ * between two runs: the first run saves both cores' models in a fresh
+ * folder; c0's is rewritten at the mean rate it measured, c1's at that
+ * rate over slow_by; the second run factorizes the same matrix again on
+ * them, its log kept, and its factors checked (info 0, the residual). */
+typedef struct {
+  node_t nd;
+  char *dir;
+  char c1[512]; /* c1's model file */
+  double rate;  /* c0's measured mean rate */
+  lines_t log;
+  mlsba_factor_report_t r;
+} rewritten_run_t;
+
+static void run_on_rewritten_models(rewritten_run_t *s, uint64_t seed,
+                                    double slow_by) {
+  s->nd = open_node(two_cores);
+  s->dir = temp_dir();
+  s->log.len = 0;
+  const int64_t n = 1024;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = 64;
+  o.model_dir = s->dir;
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, seed);
+  int64_t *ipiv = malloc(sizeof *ipiv * (size_t)n), info = -7;
+  ck_assert_msg(factor(s->nd.ex, 0, n, a, ipiv, &info, &o, NULL) == 0, "%s",
+                mlsba_last_error());
+  free(a);
+  char c0[512];
+  ck_assert(
+      model_file(s->dir, "getrf-update-double-nb64-c0.model", c0, sizeof c0));
+  ck_assert(model_file(s->dir, "getrf-update-double-nb64-c1.model", s->c1,
+                       sizeof s->c1));
+  s->rate = saved_rate(c0, -1, 0);
+  rewrite_model(c0, s->rate);
+  rewrite_model(s->c1, s->rate / slow_by);
+  o.log = keep_line;
+  o.log_ctx = &s->log;
+  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, seed);
+  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+  ck_assert_msg(factor(s->nd.ex, 0, n, a, ipiv, &info, &o, &s->r) == 0, "%s",
+                mlsba_last_error());
+  ck_assert_int_eq(info, 0);
+  double res = residual(0, n, a0, a, ipiv);
+  ck_assert_msg(res >= 0 && res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
+  free(a);
+  free(a0);
+  free(ipiv);
+}
+
+static void rewritten_run_free(rewritten_run_t *s) {
+  mlsba_factor_report_free(&s->r);
+  remove_tree(s->dir);
+  close_node(&s->nd);
+}
+
 /* A saved model ten times too slow for its device (one saved under load,
  * another machine's in a shared home) starved the device for the whole
  * factorization: its measured points joined the slow ones, which kept
@@ -747,59 +804,27 @@ static double saved_rate(const char *path, double at, double rate) {
  * next step on the device has its share again, the log says so, and no
  * slow point is saved back. */
 START_TEST(a_stale_saved_model_is_replaced_after_the_first_step) {
-  node_t nd = open_node(two_cores);
-  char *dir = temp_dir();
-  const int64_t n = 1024;
-  mlsba_factor_opts_t o;
-  mlsba_factor_opts_init(&o);
-  o.block = 64;
-  o.model_dir = dir;
-  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 11);
-  int64_t *ipiv = malloc(sizeof *ipiv * (size_t)n), info = -7;
-  ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, NULL) == 0, "%s",
-                mlsba_last_error());
-  free(a);
-  char c0[512], c1[512];
-  ck_assert(
-      model_file(dir, "getrf-update-double-nb64-c0.model", c0, sizeof c0));
-  ck_assert(
-      model_file(dir, "getrf-update-double-nb64-c1.model", c1, sizeof c1));
   /* Both cores as fast as c0 measured, c1 saved ten times slower. */
-  double rate = saved_rate(c0, -1, 0);
-  rewrite_model(c0, rate);
-  rewrite_model(c1, rate / 10);
-  lines_t log = {.len = 0};
-  o.log = keep_line;
-  o.log_ctx = &log;
-  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 11);
-  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
-  mlsba_factor_report_t r;
-  ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, &r) == 0, "%s",
-                mlsba_last_error());
-  ck_assert_int_eq(info, 0);
-  double res = residual(0, n, a0, a, ipiv);
-  ck_assert_msg(res >= 0 && res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
-  ck_assert_msg(strstr(log.text, "c1: the saved model is stale (step 1") !=
+  rewritten_run_t s;
+  run_on_rewritten_models(&s, 11, 10);
+  const mlsba_factor_report_t *r = &s.r;
+  ck_assert_msg(strstr(s.log.text, "c1: the saved model is stale (step 1") !=
                     NULL,
-                "%s", log.text);
-  ck_assert_uint_ge(r.steps, 4);
+                "%s", s.log.text);
+  ck_assert_uint_ge(r->steps, 4);
   /* Steps 2 and 3 on what step 1 measured: about half each where both
    * cores run alike (c1's saved model gave it a tenth in step 1, with
    * what it took from c0's end). */
   for (size_t k = 2; k <= 3; k++) {
-    double part = (double)r.share[k * r.p + 1] / (double)r.units[k];
+    double part = (double)r->share[k * r->p + 1] / (double)r->units[k];
     ck_assert_msg(part >= 0.3, "step %zu gave c1 %.2f of the update:\n%s", k,
-                  part, log.text);
+                  part, s.log.text);
   }
   /* Replaced, not merged: the stale model's point at 16 units (no share
    * of these steps comes near it) is not saved back. */
-  ck_assert_msg(!saved_rate(c1, 16, rate / 10), "c1's stale point was kept");
-  mlsba_factor_report_free(&r);
-  free(a);
-  free(a0);
-  free(ipiv);
-  remove_tree(dir);
-  close_node(&nd);
+  ck_assert_msg(!saved_rate(s.c1, 16, s.rate / 10),
+                "c1's stale point was kept");
+  rewritten_run_free(&s);
 }
 END_TEST
 
@@ -809,63 +834,30 @@ END_TEST
  * units, finds the model stale, and a later step gives it its share
  * again; the log names the probe. */
 START_TEST(a_starved_device_is_probed_again) {
-  node_t nd = open_node(two_cores);
-  char *dir = temp_dir();
-  const int64_t n = 1024;
-  mlsba_factor_opts_t o;
-  mlsba_factor_opts_init(&o);
-  o.block = 64;
-  o.model_dir = dir;
-  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 12);
-  int64_t *ipiv = malloc(sizeof *ipiv * (size_t)n), info = -7;
-  ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, NULL) == 0, "%s",
-                mlsba_last_error());
-  free(a);
-  char c0[512], c1[512];
-  ck_assert(
-      model_file(dir, "getrf-update-double-nb64-c0.model", c0, sizeof c0));
-  ck_assert(
-      model_file(dir, "getrf-update-double-nb64-c1.model", c1, sizeof c1));
-  double rate = saved_rate(c0, -1, 0);
-  rewrite_model(c0, rate);
-  rewrite_model(c1, rate / 1e6);
-  lines_t log = {.len = 0};
-  o.log = keep_line;
-  o.log_ctx = &log;
-  a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 12);
-  double *a0 = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
-  mlsba_factor_report_t r;
-  ck_assert_msg(factor(nd.ex, 0, n, a, ipiv, &info, &o, &r) == 0, "%s",
-                mlsba_last_error());
-  ck_assert_int_eq(info, 0);
-  double res = residual(0, n, a0, a, ipiv);
-  ck_assert_msg(res >= 0 && res < MLSBA_FACTOR_RESIDUAL_OK, "residual %g", res);
-  ck_assert_msg(strstr(log.text, "c1: its saved model gives it nothing at "
-                                 "step 1: probed with ") != NULL,
-                "%s", log.text);
-  ck_assert_msg(strstr(log.text, "c1: the saved model is stale (step 1") !=
+  rewritten_run_t s;
+  run_on_rewritten_models(&s, 12, 1e6);
+  const mlsba_factor_report_t *r = &s.r;
+  ck_assert_msg(strstr(s.log.text, "c1: its saved model gives it nothing at "
+                                   "step 1: probed with ") != NULL,
+                "%s", s.log.text);
+  ck_assert_msg(strstr(s.log.text, "c1: the saved model is stale (step 1") !=
                     NULL,
-                "%s", log.text);
-  ck_assert_uint_ge(r.steps, 6);
-  ck_assert_int_gt(r.share[1 * r.p + 1], 0);
+                "%s", s.log.text);
+  ck_assert_uint_ge(r->steps, 6);
+  ck_assert_int_gt(r->share[1 * r->p + 1], 0);
   /* Once measured, c1 gets a real share again (about half, where both
    * cores run alike) within a few steps. */
   double best = 0;
   for (size_t k = 2; k <= 5; k++) {
-    double part = (double)r.share[k * r.p + 1] / (double)r.units[k];
+    double part = (double)r->share[k * r->p + 1] / (double)r->units[k];
     best = part > best ? part : best;
   }
   ck_assert_msg(best >= 0.3, "steps 2-5 gave c1 at most %.2f:\n%s", best,
-                log.text);
+                s.log.text);
   /* The starved model is not saved back. */
-  ck_assert_msg(saved_rate(c1, -1, 0) > rate / 1e3,
+  ck_assert_msg(saved_rate(s.c1, -1, 0) > s.rate / 1e3,
                 "c1's starved model was kept");
-  mlsba_factor_report_free(&r);
-  free(a);
-  free(a0);
-  free(ipiv);
-  remove_tree(dir);
-  close_node(&nd);
+  rewritten_run_free(&s);
 }
 END_TEST
 
