@@ -277,24 +277,8 @@ END_TEST
 /* mlsba-inpa-smpi --op getrf|potrf on 9 and 16 simulated ranks (SimGrid,
  * the cores compute): the layout from INPA's node models, verified. */
 START_TEST(smpi_ranks_factorize_and_verify) {
-  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
   char *np = _i < 2 ? "9" : "16", *op = _i % 2 ? "potrf" : "getrf";
-  char *argv[] = {timeout,
-                  "-k",
-                  "5",
-                  "240",
-                  smpirun,
-                  "-np",
-                  np,
-                  "-platform",
-                  DATA "smpi.xml",
-                  "-hostfile",
-                  DATA "smpi.hosts",
-                  "--cfg=smpi/simulate-computation:no",
-                  "--cfg=smpi/privatization:no",
-                  "--cfg=smpi/coll-selector:ompi",
-                  "--log=root.thres:warning",
-                  bin,
+  char *args[] = {MLSBA_INPA_SMPI_BIN,
                   "--op",
                   op,
                   "--platform",
@@ -307,7 +291,8 @@ START_TEST(smpi_ranks_factorize_and_verify) {
                   "-",
                   NULL};
   tool_run_t r;
-  run_tool(argv, &r);
+  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, np, DATA "smpi.xml",
+                 DATA "smpi.hosts", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_error_t e;
   json_t *j = json_loads(r.out, 0, &e);

@@ -96,23 +96,7 @@ END_TEST
 /* One SMPI run of mlsba-inpa-smpi --op getrf on 4 ranks, every rank's node
  * the platform given; its JSON report. */
 static json_t *smpi_getrf(const char *platform) {
-  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
-  char *argv[] = {timeout,
-                  "-k",
-                  "5",
-                  "240",
-                  smpirun,
-                  "-np",
-                  "4",
-                  "-platform",
-                  DATA "mpi/smpi.xml",
-                  "-hostfile",
-                  DATA "mpi/smpi.hosts",
-                  "--cfg=smpi/simulate-computation:no",
-                  "--cfg=smpi/privatization:no",
-                  "--cfg=smpi/coll-selector:ompi",
-                  "--log=root.thres:warning",
-                  bin,
+  char *args[] = {MLSBA_INPA_SMPI_BIN,
                   "--op",
                   "getrf",
                   "--algo",
@@ -127,7 +111,8 @@ static json_t *smpi_getrf(const char *platform) {
                   "-",
                   NULL};
   tool_run_t r;
-  run_tool(argv, &r);
+  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, "4", DATA "mpi/smpi.xml",
+                 DATA "mpi/smpi.hosts", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_error_t e;
   json_t *j = json_loads(r.out, 0, &e);
@@ -146,24 +131,8 @@ static json_t *smpi_getrf(const char *platform) {
  * report, the run verified unless skipped. */
 static json_t *smpi_factor(const char *np, const char *op, const char *platform,
                            int skip) {
-  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
-  char *argv[] = {timeout,
-                  "-k",
-                  "5",
-                  "240",
-                  smpirun,
-                  "-np",
-                  (char *)np,
-                  "-platform",
-                  DATA "mpi/smpi16.xml",
-                  "-hostfile",
-                  DATA "mpi/smpi16.hosts",
-                  "--cfg=smpi/simulate-computation:no",
-                  "--cfg=smpi/privatization:no",
-                  "--cfg=smpi/coll-selector:ompi",
-                  "--cfg=smpi/bcast:binomial_tree",
-                  "--log=root.thres:warning",
-                  bin,
+  char *args[] = {"--cfg=smpi/bcast:binomial_tree",
+                  MLSBA_INPA_SMPI_BIN,
                   "--op",
                   (char *)op,
                   "--algo",
@@ -179,7 +148,8 @@ static json_t *smpi_factor(const char *np, const char *op, const char *platform,
                   skip ? "--skip-compute" : NULL,
                   NULL};
   tool_run_t r;
-  run_tool(argv, &r);
+  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, np, DATA "mpi/smpi16.xml",
+                 DATA "mpi/smpi16.hosts", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_error_t e;
   json_t *j = json_loads(r.out, 0, &e);

@@ -31,6 +31,30 @@ size_t mpi_job_start_bound(char **argv, const char *timeout,
   return MPI_JOB_START_WORDS;
 }
 
+size_t smpi_job_start(char **argv, const char *timeout, const char *limit_s,
+                      const char *smpirun, const char *np, const char *platform,
+                      const char *hostfile) {
+  const char *words[SMPI_JOB_START_WORDS] = {
+      timeout,
+      "-k",
+      "5",
+      limit_s,
+      smpirun,
+      "-np",
+      np,
+      "-platform",
+      platform,
+      "-hostfile",
+      hostfile,
+      "--cfg=smpi/simulate-computation:no",
+      "--cfg=smpi/privatization:no",
+      "--cfg=smpi/coll-selector:ompi",
+      "--log=root.thres:warning"};
+  for (size_t i = 0; i < SMPI_JOB_START_WORDS; i++)
+    argv[i] = (char *)words[i];
+  return SMPI_JOB_START_WORDS;
+}
+
 void run_ranks(const char *timeout, const char *limit_s, const char *mpirun,
                int np, char *const *args, tool_run_t *r) {
   enum { max_words = 64 };
@@ -40,6 +64,19 @@ void run_ranks(const char *timeout, const char *limit_s, const char *mpirun,
   size_t n = mpi_job_start(argv, timeout, limit_s, mpirun);
   argv[n++] = "-np";
   argv[n++] = npbuf;
+  for (; *args && n + 1 < max_words; args++)
+    argv[n++] = *args;
+  argv[n] = NULL;
+  run_tool(argv, r);
+}
+
+void run_smpi_ranks(const char *timeout, const char *limit_s,
+                    const char *smpirun, const char *np, const char *platform,
+                    const char *hostfile, char *const *args, tool_run_t *r) {
+  enum { max_words = 64 };
+  char *argv[max_words];
+  size_t n =
+      smpi_job_start(argv, timeout, limit_s, smpirun, np, platform, hostfile);
   for (; *args && n + 1 < max_words; args++)
     argv[n++] = *args;
   argv[n] = NULL;

@@ -25,6 +25,27 @@ size_t mpi_job_start_bound(char **argv, const char *timeout,
                            const char *limit_s, const char *mpirun,
                            const char *bind_to);
 
+/* The words smpi_job_start() writes. */
+#define SMPI_JOB_START_WORDS 15
+
+/* The start of an SMPI job's command line, up to its program, in argv:
+ * timeout (as mpi_job_start()), smpirun on np simulated ranks of the
+ * platform file and host file given, with the options every SMPI job
+ * here takes (the ranks' own computation not timed, no privatization,
+ * Open MPI's collectives, SimGrid's warnings only). Returns
+ * SMPI_JOB_START_WORDS; the caller appends more --cfg options if it
+ * needs them, the program with its arguments, then NULL. */
+size_t smpi_job_start(char **argv, const char *timeout, const char *limit_s,
+                      const char *smpirun, const char *np, const char *platform,
+                      const char *hostfile);
+
+/* args (SMPI options of its own, if any, then a program and its
+ * arguments, NULL-terminated) on np simulated ranks, the job as
+ * smpi_job_start() starts it. */
+void run_smpi_ranks(const char *timeout, const char *limit_s,
+                    const char *smpirun, const char *np, const char *platform,
+                    const char *hostfile, char *const *args, tool_run_t *r);
+
 /* args (a program and its arguments, NULL-terminated) on np ranks, the
  * job as mpi_job_start() starts it. */
 void run_ranks(const char *timeout, const char *limit_s, const char *mpirun,
