@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/rank_matrix.h"
+
 #ifdef MLSBA_HAVE_SCALAPACK
 void Cblacs_get(int ctx, int what, int *val);
 void Cblacs_gridinit(int *ctx, const char *order, int nprow, int npcol);
@@ -77,6 +79,11 @@ static void make_desc(int desc[9], const grid_t *g, int m, int n, int ctx) {
   memcpy(desc, d, sizeof d);
 }
 
+/* Matrix `which` (a pointer to it as user) as rank_fill_own() asks. */
+static double elem_of(const void *user, int64_t i, int64_t j) {
+  return elem(*(const int *)user, i, j);
+}
+
 /* A local array for d, its own blocks holding matrix `which` (or zeros);
  * NULL for a rank that owns none. */
 static double *local_array(const mlsba_mpi_matrix_t *d, int which, int zero) {
@@ -84,16 +91,8 @@ static double *local_array(const mlsba_mpi_matrix_t *d, int which, int zero) {
   mlsba_mpi_matrix_local(d, &ld, &cols);
   if (cols == 0)
     return NULL;
-  double *x = calloc((size_t)(ld * cols), sizeof *x);
-  for (size_t k = 0; x && !zero && k < mlsba_mpi_matrix_num_blocks(d); k++) {
-    mlsba_mpi_block_t b;
-    mlsba_mpi_matrix_block(d, k, &b);
-    for (int64_t j = 0; j < b.cols; j++)
-      for (int64_t i = 0; i < b.rows; i++)
-        x[(b.local_col + j) * ld + b.local_row + i] =
-            elem(which, b.row + i, b.col + j);
-  }
-  return x;
+  return zero ? calloc((size_t)(ld * cols), sizeof(double))
+              : rank_fill_own(d, elem_of, &which);
 }
 
 /* Elements of this rank's blocks of d (array x) that are not `want`'s. */
