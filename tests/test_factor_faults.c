@@ -147,16 +147,23 @@ static int model_file(const char *dir, const char *pattern, char *out,
   return found;
 }
 
-/* Rewrites a saved model with one rate at every point, under its key. */
-static void rewrite_model(const char *path, double rate) {
+/* A saved model's key (its "key " line). */
+static void saved_key(const char *path, char *key, size_t size) {
   FILE *f = fopen(path, "r");
   ck_assert_ptr_nonnull(f);
-  char line[1024], key[1024] = "";
+  char line[1024];
+  key[0] = '\0';
   while (fgets(line, sizeof line, f))
     if (strncmp(line, "key ", 4) == 0)
-      snprintf(key, sizeof key, "%s", line + 4);
+      snprintf(key, size, "%s", line + 4);
   fclose(f);
   key[strcspn(key, "\n")] = '\0';
+}
+
+/* Rewrites a saved model with one rate at every point, under its key. */
+static void rewrite_model(const char *path, double rate) {
+  char key[1024];
+  saved_key(path, key, sizeof key);
   ck_assert(key[0] != '\0');
   mlsba_model_t *m = NULL;
   ck_assert_int_eq(mlsba_model_create(&m), 0);
@@ -715,14 +722,8 @@ END_TEST
 /* A saved model's points' mean rate (its key from the file); with
  * `at` >= 0, whether it has the point (at, rate) exactly instead. */
 static double saved_rate(const char *path, double at, double rate) {
-  FILE *f = fopen(path, "r");
-  ck_assert_ptr_nonnull(f);
-  char line[1024], key[1024] = "";
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, "key ", 4) == 0)
-      snprintf(key, sizeof key, "%s", line + 4);
-  fclose(f);
-  key[strcspn(key, "\n")] = '\0';
+  char key[1024];
+  saved_key(path, key, sizeof key);
   mlsba_model_t *m = NULL;
   ck_assert_msg(mlsba_model_load(path, key, &m) == 0, "%s", mlsba_last_error());
   size_t n = mlsba_model_num_points(m);
