@@ -149,9 +149,11 @@ typedef struct mlsba__mpi_kept {
 } mlsba__mpi_kept_t;
 
 /* Local: 1 when k is valid and the caller's x in d is what it kept, the
- * same layout and every element of this rank's blocks the same bytes. */
+ * same layout and every element of this rank's blocks the same bytes
+ * (trusted: the elements taken as the caller's word, not compared). */
 int mlsba__mpi_kept_same(const mlsba__mpi_kept_t *k,
-                         const mlsba_mpi_matrix_t *d, const void *x, size_t es);
+                         const mlsba_mpi_matrix_t *d, const void *x, size_t es,
+                         int trusted);
 /* Local: k = x in d (k not valid when there is no memory for it). */
 void mlsba__mpi_kept_take(mlsba__mpi_kept_t *k, const mlsba_mpi_matrix_t *d,
                           const void *x, size_t es);
@@ -184,6 +186,7 @@ typedef struct mlsba__mpi_source {
   const void *a, *b;
   void *c;
   int dist;
+  unsigned same; /* MLSBA_MPI_SAME_A and _B: the caller's word */
 } mlsba__mpi_source_t;
 
 /* Collective: this rank's A', B' and beta C0' made (generated, asked of

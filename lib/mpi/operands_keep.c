@@ -42,11 +42,13 @@ static const char *column_of(const mlsba_mpi_matrix_t *d,
 }
 
 int mlsba__mpi_kept_same(const mlsba__mpi_kept_t *k,
-                         const mlsba_mpi_matrix_t *d, const void *x,
-                         size_t es) {
+                         const mlsba_mpi_matrix_t *d, const void *x, size_t es,
+                         int trusted) {
   if (!k->valid || d == NULL || !same_description(k, d) ||
       (x == NULL && d->nown > 0))
     return 0;
+  if (trusted)
+    return 1;
   const char *at = k->copy;
   for (size_t i = 0; i < d->nown; i++) {
     const mlsba_mpi_block_t *b = &d->own[i];
