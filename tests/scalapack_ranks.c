@@ -18,7 +18,9 @@
  *               unchanged (run_dist_flags) moves and compares nothing,
  *               C bit-identical; a word on one rank only; a caller that
  *               lies gets C of the operand last moved; a rebalancing
- *               moves both again, the word or not.
+ *               moves both again, the word or not, and an operand moved
+ *               on the word keeps no copy (the next comparison moves
+ *               it).
  *   saved       a multiplier with opts.model_dir saves the distribution
  *               INPA chose; the next one runs it (result.from_saved),
  *               C right; a damaged file (rectangles that overlap) is not
@@ -450,6 +452,13 @@ static int reuse(const char *platform) {
     r = run_flagged(M, same, x, a2, b, c);
     bad |= expect("after a rebalancing, said unchanged", r, 0,
                   wrong_in(x[2], c, want_c, &ref2));
+    /* Moved on the caller's word, A and B were not copied: a run that
+     * asks for the comparison moves them again, the next one not. */
+    r = run_on(M, x, a2, b, c);
+    bad |= expect("no copy to compare with: moved again", r, 0,
+                  wrong_in(x[2], c, want_c, &ref2));
+    r = run_on(M, x, a2, b, c);
+    bad |= expect("then compared", r, 3, differ(c, c1, nc));
   }
   mlsba_mpi_multiplier_destroy(F);
   mlsba_mpi_multiplier_destroy(M);

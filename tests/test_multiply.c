@@ -148,7 +148,7 @@ START_TEST(unchanged_operands_are_not_moved_again) {
   char *args[] = {scalapack_bin, "reuse", DATA "cpu%r.json", NULL};
   tool_run_t r;
   run_job(np, &r, args);
-  check_all_ok(&r, 11);
+  check_all_ok(&r, 13);
   tool_run_free(&r);
 }
 END_TEST

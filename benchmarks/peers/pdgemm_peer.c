@@ -25,11 +25,12 @@
  * run (the last run's A and B the real ones), so that every product has
  * other operands than the one before: the multiplier then moves A and B
  * every run, where by default it sees them unchanged and moves them only
- * once (result.reused). With --same (and not --fresh), every run after
- * the first tells the multiplier that A and B are unchanged
- * (mlsba_mpi_multiplier_run_dist_flags(): nothing compared, as an
- * application that knows it says). The JSON's fill_s, product_s and back_s
- * split the multiplier's runs (back: C's check and hand back). With
+ * once (result.reused). With --same (and not --fresh), every run tells
+ * the multiplier that A and B are unchanged
+ * (mlsba_mpi_multiplier_run_dist_flags(): nothing compared, and no copy
+ * kept when the first run moves them, as an application that knows it
+ * says). The JSON's fill_s, product_s and back_s split the multiplier's runs
+ * (back: C's check and hand back). With
  * --model-dir DIR, the multiplier keeps its balancing there for the next
  * job (opts.model_dir; from_saved: this job ran the one saved). */
 #define _GNU_SOURCE
@@ -201,8 +202,7 @@ int main(int argc, char **argv) {
 #ifdef MLSBA_PEER_WITH_MLSBA
     if (mlsba) {
       mlsba_mpi_result_t res;
-      unsigned flags =
-          same && !fresh && r > 0 ? MLSBA_MPI_SAME_A | MLSBA_MPI_SAME_B : 0;
+      unsigned flags = same && !fresh ? MLSBA_MPI_SAME_A | MLSBA_MPI_SAME_B : 0;
       if (mlsba_mpi_multiplier_run_dist_flags(mult, flags, d[0], a, d[1], b,
                                               d[2], c, &res) != 0) {
         if (me == 0)

@@ -203,7 +203,8 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
                                                dst[w], &ops->scratch, split));
     if (!err && w < 2 && src->dist) {
       t0 = MPI_Wtime();
-      mlsba__mpi_kept_take(&ops->kept[w], src->desc[w], given_at[w], es);
+      mlsba__mpi_kept_take(&ops->kept[w], src->desc[w], given_at[w], es,
+                           !(src->same >> w & 1u));
       split->move_s += MPI_Wtime() - t0;
     }
   }

@@ -506,7 +506,9 @@ enum {
  *  the operand already in the layout serves again (result.reused says
  *  so) wherever the last run moved one under the same description (the
  *  first run, a run after a rebalancing or under another description
- *  moves it whatever the flag). A rank that passes the flag for an array
+ *  moves it whatever the flag, and keeps no copy of it to compare with:
+ *  a later run without the flag moves it again). A rank that passes the
+ *  flag for an array
  *  that did change gets C computed from the operand as it was at the
  *  last move, on every rank: a wrong C, never a crash or a hang; the
  *  library cannot tell. A flag on some ranks only is honoured where it
