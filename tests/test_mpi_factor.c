@@ -165,6 +165,43 @@ START_TEST(inpa_refuses_the_products_options_with_a_factorization) {
 }
 END_TEST
 
+/* A row's report phases (rank_total_s ... rank_update_wall_s, one a
+ * rank): every rank's total positive, each phase within it and the
+ * phases together no more than it (they are parts of one wall clock);
+ * and rank_column numbering the node columns 0, 1, ... left to right,
+ * none skipped. */
+static void check_phases(json_t *row, size_t q) {
+  const char *parts[] = {"rank_panel_s", "rank_wait_s", "rank_swap_s",
+                         "rank_update_wall_s"};
+  json_t *total = json_object_get(row, "rank_total_s");
+  json_t *column = json_object_get(row, "rank_column");
+  ck_assert_int_eq(json_array_size(total), q);
+  ck_assert_int_eq(json_array_size(column), q);
+  json_int_t most = -1;
+  for (size_t r = 0; r < q; r++) {
+    double t = json_real_value(json_array_get(total, r)), sum = 0;
+    ck_assert_msg(t > 0, "rank %zu total %g", r, t);
+    for (size_t p = 0; p < 4; p++) {
+      json_t *a = json_object_get(row, parts[p]);
+      ck_assert_int_eq(json_array_size(a), q);
+      double v = json_real_value(json_array_get(a, r));
+      ck_assert_msg(v >= 0 && v <= t, "rank %zu %s %g of %g", r, parts[p], v,
+                    t);
+      sum += v;
+    }
+    ck_assert_msg(sum <= t * 1.000001, "rank %zu phases %g of %g", r, sum, t);
+    json_int_t c = json_integer_value(json_array_get(column, r));
+    ck_assert(c >= 0 && c < (json_int_t)q);
+    most = c > most ? c : most;
+  }
+  for (json_int_t c = 0; c <= most; c++) {
+    int found = 0;
+    for (size_t r = 0; r < q && !found; r++)
+      found = json_integer_value(json_array_get(column, r)) == c;
+    ck_assert_msg(found, "node column %lld has no rank", (long long)c);
+  }
+}
+
 /* --compare on 3 ranks of simulated nodes (three devices each), ranks 1
  * and 2 one node for process scaling: the JSON parses and has every row,
  * each layout with both splits, each verified, its blocks covering the
@@ -211,6 +248,7 @@ START_TEST(inpa_compares_every_layout) {
     ck_assert_int_eq(json_array_size(json_object_get(row, "step_update_s")), 7);
     for (size_t k = 0; k < 7; k++)
       ck_assert(json_real_value(json_array_get(steps, k)) > 0);
+    check_phases(row, 3);
   }
   /* Process scaling with ranks 1 and 2 one node: a 1 x 3 grid, the same
    * share for every process (7 block columns: 3, 2, 2). */
@@ -218,6 +256,12 @@ START_TEST(inpa_compares_every_layout) {
   ck_assert_int_eq(json_integer_value(json_array_get(ps, 0)), 14);
   ck_assert_int_eq(json_integer_value(json_array_get(ps, 1)), 21);
   ck_assert_int_eq(json_integer_value(json_array_get(ps, 2)), 14);
+  /* ... each process in its own node column, the two-process node's
+   * first (Algorithm 1): rank 1 (3 block columns) leftmost, rank 0 last. */
+  json_t *pc = json_object_get(json_array_get(rows, 3), "rank_column");
+  const json_int_t at[] = {2, 0, 1};
+  for (size_t r = 0; r < 3; r++)
+    ck_assert_int_eq(json_integer_value(json_array_get(pc, r)), at[r]);
   json_decref(j);
   tool_run_free(&r);
 }
