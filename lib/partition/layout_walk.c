@@ -290,13 +290,12 @@ static int check_args(const mlsba_model_t *const models[], size_t q, int64_t m,
   return 0;
 }
 
-/* Whether the arrangement in s stands two nodes that share cores
- * (apart) in one node column. */
+/* Whether the arrangement in s stands a node that shares its cores
+ * (apart) in a node column with another node. */
 static int stacks_sharing(const setup_t *s, const size_t *apart) {
   for (size_t i = 0; apart && i < s->q; i++)
-    for (size_t j = i + 1; j < s->q; j++)
-      if (apart[i] != 0 && apart[i] == apart[j] &&
-          s->node_column[i] == s->node_column[j])
+    for (size_t j = 0; apart[i] != 0 && j < s->q; j++)
+      if (j != i && s->node_column[i] == s->node_column[j])
         return 1;
   return 0;
 }
@@ -332,12 +331,13 @@ static int tracked_at(const mlsba_model_t *const models[], size_t q, int64_t m,
 
 /* The walks of opts over these models: on CMA's arrangement; with apart,
  * the least predicted step sum over the arrangements of at most k nodes
- * a column that keep the nodes sharing cores apart (layout.h). Measured
- * on this machine (3 ranks, ranks 1 and 2 pinned to one core; LU, N =
- * 4096): CMA stood ranks 1 and 2 in one column, whose every collective
- * waited for the other's compute on the same core, and its swaps and
- * panels took 2.5 times the time of the one-row arrangement's; the
- * models, which time each node's compute alone, predict the two alike. */
+ * a column that stand every node sharing its cores alone (layout.h).
+ * Measured on this machine (3 ranks, ranks 1 and 2 pinned to one core;
+ * LU, N = 4096, busy): CMA stood ranks 1 and 2 in one column, 8.2 s
+ * against 4.1 s with every rank alone; an arrangement that stood rank 0
+ * with rank 1 took 33 s, its panels 24 s: every pivot's collective
+ * waited for core 1 to turn from rank 2's update to rank 1. The models,
+ * which time each node's compute alone, predict all three alike. */
 static int tracked(const mlsba_model_t *const models[], size_t q, int64_t m,
                    int64_t n, int64_t nb, const mlsba__layout_opts_t *o,
                    mlsba__layout_t **out) {
