@@ -154,9 +154,11 @@ typedef struct mlsba__mpi_deliver {
   void *panel; /* where its rows land (m - k0 rows, that leading dim.) */
   MPI_Request *reqs;
   int nreq;
-  int64_t *count;    /* 4 q: elements sent to and received from each rank,
-                        the sends' offsets, and cursors */
-  char *send, *recv; /* the messages' buffers */
+  int64_t *count;      /* 6 q: elements sent to and received from each rank,
+                          offsets, cursors, and each source's first and last
+                          block row (first -2: not consecutive) */
+  MPI_Datatype *types; /* q: the receives straight into the panel */
+  char *send, *recv;   /* the messages' buffers */
 } mlsba__mpi_deliver_t;
 
 /* The buffers for f's panels; lower: Cholesky. Returns 0 or

@@ -15,12 +15,15 @@
  * info) go from the diagonal block's owner to every rank outside its
  * node column (those in it computed them), a few bytes each.
  *
- * A message is the blocks the pair shares, in ascending block row, each
- * block's rows x p elements column-major (its rows the leading
- * dimension), packed contiguous by the sender from its local array and
- * unpacked by the receiver into the panel's buffer at the blocks' global
- * rows after the wait: Open MPI moves a contiguous message in one copy by
- * the receiver, a strided one only while the sender is inside MPI. A
+ * A message is the rows of the blocks the pair shares, in ascending
+ * order, as one column-major matrix (those rows x p, its rows the leading
+ * dimension), packed contiguous by the sender from its local array: Open
+ * MPI moves a contiguous message in one copy by the receiver, a strided
+ * one only while the sender is inside MPI. Where those blocks are
+ * consecutive rows (a rank alone in its node column, the common case of
+ * few ranks) the receiver takes the message straight into the panel's
+ * buffer through a vector type; else into a buffer, unpacked after the
+ * wait. A
  * sender's own needs are copied at the start. A run that skips the
  * numbers (SMPI) packs and unpacks nothing, every message from and into
  * one shared buffer, and charges the copies to the simulated clock. */
@@ -46,7 +49,8 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
   size_t nb = (size_t)(f->nb < f->n ? f->nb : f->n);
   size_t panel_bytes = (size_t)f->m * nb * f->es + 1;
   d->reqs = malloc((2 * (size_t)q + 1) * sizeof *d->reqs);
-  d->count = calloc(4 * (size_t)q, sizeof *d->count);
+  d->count = calloc(6 * (size_t)q, sizeof *d->count);
+  d->types = malloc((size_t)q * sizeof *d->types);
   d->recv = mlsba__mpi_dfac_alloc(f, panel_bytes);
   /* Under SMPI every message reads one shared buffer (skip). A real
    * run's holds a step's sends: each of this rank's rows goes at most to
@@ -64,7 +68,7 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
     size_t most = dims->columns + tallest;
     d->send = malloc((size_t)f->lrows * nb * f->es * most + 1);
   }
-  if (!d->reqs || !d->count || !d->recv || !d->send)
+  if (!d->reqs || !d->count || !d->types || !d->recv || !d->send)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the panel's "
                                      "messages");
   return 0;
@@ -75,6 +79,7 @@ void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d) {
     return;
   free(d->reqs);
   free(d->count);
+  free(d->types);
   mlsba__mpi_dfac_free(d->f, d->recv);
   if (d->f->skip)
     mlsba__mpi_dfac_free(d->f, d->send);
@@ -97,31 +102,32 @@ static int needs(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
 /* Calls back for every (block row b from the panel's first on, rank r
  * that needs it), r's node column walked in order; with the block's rows
  * `len` and its holder `src` in the panel's node column. */
-#define FOR_NEED(d, B, LEN, SRC, R, BODY)                                     \
-  do {                                                                        \
-    const mlsba__mpi_dfac_t *f_ = (d)->f;                                     \
-    const mlsba__layout_dims_t *dims_ = mlsba__layout_dims(f_->layout);       \
-    for (int64_t B = (d)->k; B < dims_->brows; B++) {                         \
+#define FOR_NEED(d, B, LEN, SRC, R, BODY)                                      \
+  do {                                                                         \
+    const mlsba__mpi_dfac_t *f_ = (d)->f;                                      \
+    const mlsba__layout_dims_t *dims_ = mlsba__layout_dims(f_->layout);        \
+    for (int64_t B = (d)->k; B < dims_->brows; B++) {                          \
       int64_t LEN = f_->m - B * f_->nb < f_->nb ? f_->m - B * f_->nb : f_->nb; \
-      size_t SRC = mlsba__layout_row_owner(f_->layout, (d)->c, B);            \
-      for (size_t c_ = 0; c_ < dims_->columns; c_++) {                        \
-        size_t n_;                                                            \
-        const size_t *rk_ = mlsba__layout_column_ranks(f_->layout, c_, &n_);  \
-        /* LU: the one owner of b in the column; Cholesky: every rank of   \
-         * the column that holds block column b, else that owner. */          \
-        int all_ = (d)->lower && mlsba__layout_bcol_column(f_->layout, B) == \
-                                     c_ && B > (d)->k;                        \
-        for (size_t i_ = 0; i_ < n_; i_++) {                                  \
-          size_t R = all_ ? rk_[i_]                                           \
-                          : mlsba__layout_row_owner(f_->layout, c_, B);       \
-          if (all_ || needs((d), R, c_, B)) {                                 \
-            BODY;                                                             \
-          }                                                                   \
-          if (!all_)                                                          \
-            break;                                                            \
-        }                                                                     \
-      }                                                                       \
-    }                                                                         \
+      size_t SRC = mlsba__layout_row_owner(f_->layout, (d)->c, B);             \
+      for (size_t c_ = 0; c_ < dims_->columns; c_++) {                         \
+        size_t n_;                                                             \
+        const size_t *rk_ = mlsba__layout_column_ranks(f_->layout, c_, &n_);   \
+        /* LU: the one owner of b in the column; Cholesky: every rank of       \
+         * the column that holds block column b, else that owner. */           \
+        int all_ = (d)->lower &&                                               \
+                   mlsba__layout_bcol_column(f_->layout, B) == c_ &&           \
+                   B > (d)->k;                                                 \
+        for (size_t i_ = 0; i_ < n_; i_++) {                                   \
+          size_t R =                                                           \
+              all_ ? rk_[i_] : mlsba__layout_row_owner(f_->layout, c_, B);     \
+          if (all_ || needs((d), R, c_, B)) {                                  \
+            BODY;                                                              \
+          }                                                                    \
+          if (!all_)                                                           \
+            break;                                                             \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
   } while (0)
 
 /* Block b's rows of this rank's panel columns (p of them from local
@@ -134,10 +140,10 @@ static void block_out(const mlsba__mpi_dfac_t *f, int64_t b, int64_t len,
            (size_t)len * f->es);
 }
 
-static void block_in(const mlsba__mpi_dfac_t *f, const char *src, int64_t len,
-                     int64_t p, char *dst, int64_t ldd) {
+static void block_in(const mlsba__mpi_dfac_t *f, const char *src, int64_t lds,
+                     int64_t len, int64_t p, char *dst, int64_t ldd) {
   for (int64_t j = 0; j < p; j++)
-    memcpy(dst + (size_t)(j * ldd) * f->es, src + (size_t)(j * len) * f->es,
+    memcpy(dst + (size_t)(j * ldd) * f->es, src + (size_t)(j * lds) * f->es,
            (size_t)len * f->es);
 }
 
@@ -147,14 +153,25 @@ static void block_in(const mlsba__mpi_dfac_t *f, const char *src, int64_t len,
 static int64_t count_messages(mlsba__mpi_deliver_t *d) {
   size_t me = (size_t)d->f->me;
   int64_t own = 0;
-  memset(d->count, 0, 2 * (size_t)d->q * sizeof *d->count);
+  size_t q = (size_t)d->q;
+  int64_t *first = d->count + 4 * q, *last = d->count + 5 * q;
+  memset(d->count, 0, 2 * q * sizeof *d->count);
+  for (size_t s = 0; s < q; s++)
+    first[s] = last[s] = -1;
   FOR_NEED(d, b, len, src, r, {
     if (src == me && r == me)
       own += len * d->p;
     else if (src == me)
       d->count[r] += len * d->p;
-    else if (r == me)
-      d->count[(size_t)d->q + src] += len * d->p;
+    else if (r == me) {
+      d->count[q + src] += len * d->p;
+      /* A run of consecutive block rows, or broken (first -2). */
+      if (first[src] == -1)
+        first[src] = b;
+      else if (b != last[src] + 1)
+        first[src] = -2;
+      last[src] = b;
+    }
   });
   return own;
 }
@@ -175,7 +192,8 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
    * the packing's cursors. */
   int64_t *soff = d->count + 2 * q, *cur = d->count + 3 * q;
   for (size_t r = 0; r < q; r++) {
-    soff[r] = cur[r] = sent;
+    soff[r] = sent;
+    cur[r] = 0;
     sent += d->count[r];
   }
   mlsba__mpi_dfac_charge_copy(f, (double)(sent + own));
@@ -185,17 +203,28 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
       if (src == me && r == me)
         block_out(f, b, len, p, lc,
                   (char *)panel + (size_t)(b * f->nb - k0) * f->es, ldp);
-      else if (src == me) {
-        block_out(f, b, len, p, lc, d->send + (size_t)cur[r] * f->es, len);
-        cur[r] += len * p;
+      else if (src == me) { /* cur: the message's rows so far */
+        block_out(f, b, len, p, lc,
+                  d->send + (size_t)(soff[r] + cur[r]) * f->es,
+                  d->count[r] / p);
+        cur[r] += len;
       }
     });
   /* Receives first, then sends; the counts fit an int (a message is at
    * most the panel, below 2^31 bytes by the layout's size checks). */
+  const int64_t *first = d->count + 4 * q;
   for (size_t s = 0, o = 0; s < q; s++) {
     int64_t n = d->count[q + s];
+    d->types[s] = MPI_DATATYPE_NULL;
     if (n == 0)
       continue;
+    if (first[s] >= 0 && !f->skip) { /* straight into the panel */
+      MPI_Type_vector((int)p, (int)(n / p), (int)ldp, f->type, &d->types[s]);
+      MPI_Type_commit(&d->types[s]);
+      MPI_Irecv((char *)panel + (size_t)(first[s] * f->nb - k0) * f->es, 1,
+                d->types[s], (int)s, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
+      continue;
+    }
     MPI_Irecv(d->recv + (f->skip ? 0 : o * f->es), (int)n, f->type, (int)s,
               ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
     o += (size_t)n;
@@ -238,21 +267,29 @@ void mlsba__mpi_deliver_wait(mlsba__mpi_deliver_t *d) {
   MPI_Waitall(d->nreq, d->reqs, MPI_STATUSES_IGNORE);
   d->nreq = 0;
   size_t me = (size_t)f->me, q = (size_t)d->q;
-  int64_t got = 0, *cur = d->count + 3 * q;
+  /* The offsets in d->recv of the messages not received in place, and
+   * their rows so far. */
+  int64_t got = 0, apart = 0, *off = d->count + 2 * q, *cur = d->count + 3 * q;
+  const int64_t *first = d->count + 4 * q;
   for (size_t s = 0; s < q; s++) {
-    cur[s] = got;
+    if (d->types[s] != MPI_DATATYPE_NULL)
+      MPI_Type_free(&d->types[s]);
+    off[s] = apart;
+    cur[s] = 0;
     got += d->count[q + s];
+    if (first[s] < 0)
+      apart += d->count[q + s];
   }
   mlsba__mpi_dfac_charge_copy(f, (double)got);
-  if (f->skip || got == 0)
+  if (f->skip || apart == 0)
     return;
-  /* Each source's message from its offset on, its blocks in order. */
   int64_t ldp = f->m - d->k0, p = d->p;
   FOR_NEED(d, b, len, src, r, {
-    if (r == me && src != me) {
-      block_in(f, d->recv + (size_t)cur[src] * f->es, len, p,
+    if (r == me && src != me && first[src] < 0) {
+      block_in(f, d->recv + (size_t)(off[src] + cur[src]) * f->es,
+               d->count[q + src] / p, len, p,
                (char *)d->panel + (size_t)(b * f->nb - d->k0) * f->es, ldp);
-      cur[src] += len * p;
+      cur[src] += len;
     }
   });
 }
