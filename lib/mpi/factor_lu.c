@@ -4,9 +4,10 @@
  *     ranks of its node column together, each on its own rows: the pivot
  *     of each column a max-location search down the node column, a
  *     recursive panel (factor_panel.c);
- *  2. the factored panel gathered onto the owner of its diagonal block
- *     and broadcast, with its pivots and info, to every rank (each needs
- *     L for its own rows, and the pivots for its columns), nonblocking;
+ *  2. the factored panel sent to every rank, each receiving the rows of
+ *     L it owns (and L11 where it owns the diagonal block row), point to
+ *     point from the ranks that hold them, with the pivots and info, the
+ *     next panel's node column first, nonblocking (factor_deliver.c);
  *  3. the panel's interchanges applied to every column right of it, rows
  *     moving between the ranks of each node column in one exchange (the
  *     columns left of it, L's, take every later step's at the end, in
@@ -17,12 +18,12 @@
  *     kernels (update()), its columns split between the node's devices
  *     (factor_update.c).
  * The lookahead: the node column of the next panel solves and updates
- * that panel's columns first, factors the next panel and starts its
- * broadcast, and only then updates the rest of its columns; every other
- * rank updates all of its columns meanwhile. The rest is updated in
- * pieces between which the broadcast is progressed (Open MPI moves a
- * large message only inside MPI calls). So the panel is off the critical
- * path: the ranks find it broadcast when they finish a step. A rank alone
+ * that panel's columns first, factors the next panel and starts sending
+ * it, and only then updates the rest of its columns; every other rank
+ * updates all of its columns meanwhile. The rest is updated in pieces
+ * between which the messages are progressed (Open MPI moves a large
+ * message only inside MPI calls). So the panel is off the critical path:
+ * the ranks find their rows of it when they finish a step. A rank alone
  * in its node column reads L in the panel as received and U in its own
  * block row, copying neither.
  * The interchanges and the factors are LAPACK's: ipiv global and 1-based,
@@ -59,8 +60,9 @@ typedef struct {
    * or the step's panel itself. */
   const char *ua, *la;
   int64_t ldu, ldl;
-  int alone;        /* this rank is alone in its node column */
-  size_t row_bytes; /* one row of this rank's local array */
+  int alone;                    /* this rank is alone in its node column */
+  mlsba__mpi_deliver_t deliver; /* the next panel on its way */
+  size_t row_bytes;             /* one row of this rank's local array */
 } lu_work_t;
 
 static void work_free(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
@@ -77,6 +79,7 @@ static void work_free(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   free(w->reqs);
   mlsba__mpi_dfac_free(f, w->u);
   mlsba__mpi_dfac_free(f, w->l);
+  mlsba__mpi_deliver_close(&w->deliver);
 }
 
 static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
@@ -101,7 +104,7 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->l = mlsba__mpi_dfac_alloc(f, lr * nb * f->es + 1);
   if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch || !w->moves ||
       !w->send || !w->recv || !w->counts || !w->reqs || !w->mv || !w->tmp ||
-      !w->u || !w->l)
+      !w->u || !w->l || mlsba__mpi_deliver_open(f, 0, &w->deliver) != 0)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_getrf: out of memory for a "
                                      "step's buffers");
   return 0;
@@ -441,43 +444,41 @@ static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
   mlsba__mpi_dfac_update(f, &work);
 }
 
-/* The pieces a rank's update is cut into, its broadcasts progressed
+/* The pieces a rank's update is cut into, the panel's messages progressed
  * between them. */
 enum { PIECES = 8 };
 
 /* update() on local columns [lc0, lc1) in at most PIECES pieces of whole
- * blocks, req (the next panel's broadcast, 2 requests; NULL: none in
- * flight) tested between them: Open MPI moves a large message only while
- * its sender or a forwarding rank is inside MPI, so a root that updated
- * in one piece held the next panel back until its update ended. */
+ * blocks, the next panel's messages (in flight: nonzero) progressed
+ * between them: Open MPI moves a large message only while its sender is
+ * inside MPI, so a holder that updated in one piece held the next panel
+ * back until its update ended. */
 static void update_in_pieces(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                              int64_t k0, int64_t p, int64_t lc0, int64_t lc1,
-                             mlsba__mpi_bcast_t *req) {
+                             int in_flight) {
   int64_t blocks = (lc1 - lc0 + f->nb - 1) / f->nb;
-  int64_t per = (blocks + PIECES - 1) / PIECES * f->nb;
-  int done = req == NULL;
+  /* SMPI moves the messages meanwhile: one piece, the whole split. */
+  int64_t per =
+      mlsba__mpi_is_smpi() ? lc1 - lc0 : (blocks + PIECES - 1) / PIECES * f->nb;
+  int done = !in_flight;
   for (int64_t c = lc0; c < lc1; c += per) {
     update(f, w, k0, p, c, c + per < lc1 ? c + per : lc1);
     if (!done)
-      done = mlsba__mpi_bcast_test(2, req);
+      done = mlsba__mpi_deliver_test(&w->deliver);
   }
 }
 
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
- * gathered onto its root into panel, and its broadcast with piv started
- * on every rank (req[2]); every rank calls it once a step, in order. */
+ * and on its way with piv to every rank, each receiving its own rows of
+ * it into panel (factor_deliver.c); every rank calls it once a step, in
+ * order. */
 static void start_panel(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k1,
-                        int64_t p1, void *panel, int *piv,
-                        mlsba__mpi_bcast_t *req) {
-  size_t c = mlsba__layout_bcol_column(f->layout, k1 / f->nb);
-  int root = (int)mlsba__layout_row_owner(f->layout, c, k1 / f->nb);
-  if (c == f->mycol) {
+                        int64_t p1, void *panel, int *piv) {
+  mlsba__mpi_dfac_beside(f, 1);
+  if (mlsba__layout_bcol_column(f->layout, k1 / f->nb) == f->mycol)
     mlsba__mpi_lu_panel(f, k1, p1, piv, w->scratch);
-    mlsba__mpi_dfac_gather_panel(f, k1, p1, panel);
-  }
-  mlsba__mpi_bcast_start(panel, (int)((f->m - k1) * p1), f->type, root, f->comm,
-                         &req[0]);
-  mlsba__mpi_bcast_start(piv, (int)p1 + 1, MPI_INT, root, f->comm, &req[1]);
+  mlsba__mpi_deliver_start(&w->deliver, k1, p1, panel, piv, (int)p1 + 1);
+  mlsba__mpi_dfac_beside(f, 0);
 }
 
 /* This rank's verdict on getrf's own arguments. */
@@ -528,9 +529,8 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   int64_t kmax = f.m < f.n ? f.m : f.n;
   char *cur = f.panel, *nxt = w.panel2;
   int *pcur = w.piv, *pnxt = w.piv2;
-  mlsba__mpi_bcast_t req[2];
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
-  start_panel(&f, &w, 0, kmax < f.nb ? kmax : f.nb, nxt, pnxt, req);
+  start_panel(&f, &w, 0, kmax < f.nb ? kmax : f.nb, nxt, pnxt);
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
   for (int64_t k0 = 0; k0 < kmax; k0 += f.nb) {
     int64_t p = kmax - k0 < f.nb ? kmax - k0 : f.nb;
@@ -540,7 +540,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     int *y = pcur;
     pcur = pnxt;
     pnxt = y;
-    mlsba__mpi_bcast_wait(2, req);
+    mlsba__mpi_deliver_wait(&w.deliver);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_WAIT);
     for (int64_t i = 0; i < p; i++)
       ipiv[k0 + i] = k0 + pcur[i];
@@ -578,11 +578,11 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
       mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     }
     if (k1 < kmax)
-      start_panel(&f, &w, k1, p1, nxt, pnxt, req);
+      start_panel(&f, &w, k1, p1, nxt, pnxt);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
     solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
-    update_in_pieces(&f, &w, k0, p, lcn, f.lcols, k1 < kmax ? req : NULL);
+    update_in_pieces(&f, &w, k0, p, lcn, f.lcols, k1 < kmax);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_getrf", k0 / f.nb);
   }
