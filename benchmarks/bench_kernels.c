@@ -343,7 +343,7 @@ static json_t *classes_of(mlsba__cpu_timing_t *ws, const int *ids, size_t n,
     for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
       for (size_t j = 0; j < n; j++) {
         double s = mlsba__cpu_class_time(ws, ids[j], p, (mlsba__cpu_class_t)c,
-                                         &flops[c]);
+                                         &flops[c], NULL);
         if (r >= 0)
           t[c][j][r] = s;
       }

@@ -14,12 +14,19 @@
  *               first run's; a changed B (and an A copied elsewhere)
  *               moved again where it changed, C equal to a fresh
  *               multiplier's; one element of A changed on one rank moves
- *               A on every rank; a rebalancing moves both again.
+ *               A on every rank; the caller's word that A and B are
+ *               unchanged (run_dist_flags) moves and compares nothing,
+ *               C bit-identical; a word on one rank only; a caller that
+ *               lies gets C of the operand last moved; a rebalancing
+ *               moves both again, the word or not, and an operand moved
+ *               on the word keeps no copy (the next comparison moves
+ *               it).
  *   saved       a multiplier with opts.model_dir saves the distribution
  *               INPA chose; the next one runs it (result.from_saved),
  *               C right; a damaged file (rectangles that overlap) is not
  *               run, INPA runs and writes it anew; a rebalancing runs
- *               INPA whatever was saved.
+ *               INPA whatever was saved; every rank keeps its node's
+ *               device models in a folder of its own in model_dir.
  * The matrices hold multiples of 1/8 for which every sum is exact, so
  * every comparison is ==. Rank 0 prints a line per layout; the exit
  * status is 0 when every rank found everything right. */
@@ -305,12 +312,18 @@ static int pdgemm(const char *platform) {
   return bad;
 }
 
-/* A run of M on the arrays, C into c; its result's reused bits, or -1
- * (the error printed) when it failed. */
-static int run_on(mlsba_mpi_multiplier_t *M, mlsba_mpi_matrix_t *const x[3],
-                  const double *a, const double *b, double *c) {
+/* A run of M on the arrays with the caller's flags (MLSBA_MPI_SAME_A,
+ * _B), C into c; its result's reused bits, or -1 (the error printed)
+ * when it failed. */
+static int run_flagged(mlsba_mpi_multiplier_t *M, unsigned flags,
+                       mlsba_mpi_matrix_t *const x[3], const double *a,
+                       const double *b, double *c) {
   mlsba_mpi_result_t r;
-  if (mlsba_mpi_multiplier_run_dist(M, x[0], a, x[1], b, x[2], c, &r) != 0) {
+  int err =
+      flags ? mlsba_mpi_multiplier_run_dist_flags(M, flags, x[0], a, x[1], b,
+                                                  x[2], c, &r)
+            : mlsba_mpi_multiplier_run_dist(M, x[0], a, x[1], b, x[2], c, &r);
+  if (err != 0) {
     if (rank_ == 0)
       fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
     return -1;
@@ -318,6 +331,11 @@ static int run_on(mlsba_mpi_multiplier_t *M, mlsba_mpi_matrix_t *const x[3],
   int reused = (int)r.reused;
   mlsba_mpi_result_free(&r);
   return reused;
+}
+
+static int run_on(mlsba_mpi_multiplier_t *M, mlsba_mpi_matrix_t *const x[3],
+                  const double *a, const double *b, double *c) {
+  return run_flagged(M, 0, x, a, b, c);
 }
 
 /* One check of the reuse test, on every rank: ok when every rank found
@@ -404,10 +422,42 @@ static int reuse(const char *platform) {
       a2[0] -= 1;
     r = run_on(M, x, a2, b, c);
     bad |= expect("that element back", r, 2, wrong_in(x[2], c, want_c, &ref2));
-    bad |= mlsba_mpi_multiplier_rebalance(M) != 0;
+    /* The caller's word that A and B are unchanged: nothing compared,
+     * nothing moved, C bit-identical to the compared run's. */
+    unsigned same = MLSBA_MPI_SAME_A | MLSBA_MPI_SAME_B;
+    memcpy(c1, c, nc * sizeof *c);
+    r = run_flagged(M, same, x, a2, b, c);
+    bad |= expect("A and B said unchanged, C bit-identical", r, 3,
+                  differ(c, c1, nc) + wrong_in(x[2], c, want_c, &ref2));
+    /* The word on rank 0 only: the other ranks compare, and find them
+     * unchanged. */
+    r = run_flagged(M, rank_ == 0 ? same : 0, x, a2, b, c);
+    bad |= expect("the word on rank 0 only", r, 3, differ(c, c1, nc));
+    /* A caller that lies (B doubled, said unchanged) gets the product
+     * of the B the last run moved, as the docs say; B halved again and
+     * compared, the copy kept still matches it. */
+    for (size_t i = 0; b && i < nbe; i++)
+      b[i] *= 2;
+    r = run_flagged(M, MLSBA_MPI_SAME_B, x, a2, b, c);
+    bad |= expect("B changed but said unchanged: C of the B last moved", r, 3,
+                  differ(c, c1, nc));
+    for (size_t i = 0; b && i < nbe; i++)
+      b[i] /= 2;
     r = run_on(M, x, a2, b, c);
-    bad |=
-        expect("after a rebalancing", r, 0, wrong_in(x[2], c, want_c, &ref2));
+    bad |= expect("B back, compared", r, 3, wrong_in(x[2], c, want_c, &ref2));
+    /* After a rebalancing nothing is in the layout: the word is not
+     * enough, A and B move. */
+    bad |= mlsba_mpi_multiplier_rebalance(M) != 0;
+    r = run_flagged(M, same, x, a2, b, c);
+    bad |= expect("after a rebalancing, said unchanged", r, 0,
+                  wrong_in(x[2], c, want_c, &ref2));
+    /* Moved on the caller's word, A and B were not copied: a run that
+     * asks for the comparison moves them again, the next one not. */
+    r = run_on(M, x, a2, b, c);
+    bad |= expect("no copy to compare with: moved again", r, 0,
+                  wrong_in(x[2], c, want_c, &ref2));
+    r = run_on(M, x, a2, b, c);
+    bad |= expect("then compared", r, 3, differ(c, c1, nc));
   }
   mlsba_mpi_multiplier_destroy(F);
   mlsba_mpi_multiplier_destroy(M);
@@ -499,6 +549,21 @@ static int damage_saved(const char *dir) {
   return fclose(f) != 0;
 }
 
+/* Rank 0: the files in folder dir removed; how many, or -1 when one
+ * could not be. */
+static int remove_files_in(const char *dir) {
+  char path[800];
+  int n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+    if (e->d_name[0] != '.' &&
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+      n = remove(path) == 0 && n >= 0 ? n + 1 : -1;
+  if (d)
+    closedir(d);
+  return d ? n : -1;
+}
+
 static int saved(const char *platform) {
   char dir[256] = "/tmp/mlsba-saved-XXXXXX";
   int ok_dir = rank_ != 0 || mkdtemp(dir) != NULL;
@@ -527,19 +592,32 @@ static int saved(const char *platform) {
   bad |= saved_once(&o, "a damaged file is not run", 0, 0);
   bad |= saved_once(&o, "written anew", 1, 0);
   bad |= saved_once(&o, "a rebalancing runs INPA", 0, 1);
-  if (rank_ == 0) { /* its files (the nodes' models too), then itself */
+  if (rank_ == 0) { /* its files, the ranks' folders of models, itself */
     char path[600];
     saved_file(dir, path, sizeof path);
     bad |= path[0] == '\0';
+    int folders = 0, empty = 0;
     DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-      if (e->d_name[0] != '.' && snprintf(path, sizeof path, "%s/%s", dir,
-                                          e->d_name) < (int)sizeof path)
-        bad |= remove(path) != 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+      if (e->d_name[0] == '.' || snprintf(path, sizeof path, "%s/%s", dir,
+                                          e->d_name) >= (int)sizeof path)
+        continue;
+      if (strncmp(e->d_name, "node-", 5) == 0) {
+        int models = remove_files_in(path);
+        folders++;
+        empty += models <= 0;
+      }
+      bad |= remove(path) != 0;
+    }
     if (d)
       closedir(d);
     bad |= remove(dir) != 0;
+    int ok = folders == size_ && empty == 0;
+    printf("%s saved: %d ranks' folders of models (want %d), %d empty\n",
+           ok ? "ok" : "WRONG", folders, size_, empty);
+    bad |= !ok;
   }
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return bad;
 }
 

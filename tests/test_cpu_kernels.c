@@ -621,8 +621,9 @@ static int every_kernel_runs(int id) {
 static int no_openblas(int id) { return id != MLSBA__CPU_KERNEL_OPENBLAS; }
 
 static const char good_text[] =
-    "mlsba cpu-kernels 2\n"
+    "mlsba cpu-kernels 3\n"
     "key CPU|26.2.1|features 1f|BLIS 0.9.0|OpenBLAS x 1 SkylakeX\n"
+    "measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n"
     "single product openblas 215.3 skx 174.0\n"
     "single update openblas 210.0 skx 170.2\n"
     "single triangle zen3 80.5 zen3 80.5\n"
@@ -648,6 +649,10 @@ START_TEST(the_cache_text_is_read_strictly) {
   ck_assert(u->gflops == 210.0 && u->blis_gflops == 170.2);
   ck_assert_int_eq(picks.pick[1][MLSBA__CPU_PANEL].kernel,
                    MLSBA__CPU_KERNEL_AUTO);
+  /* How it was timed. */
+  ck_assert(picks.how.load == 1.71 && picks.how.cpus == 2 &&
+            picks.how.share == 0.98 && picks.how.close == 1 &&
+            picks.how.tries == 2 && picks.how.settled == 0);
   /* What it writes, it reads back the same. */
   char text[4096];
   ck_assert_int_gt(mlsba__cpu_cache_format(good_key, &picks, text, sizeof text),
@@ -663,7 +668,22 @@ START_TEST(the_cache_text_is_read_strictly) {
   static const struct {
     const char *from, *to;
   } bad[] = {
-      {"mlsba cpu-kernels 2", "mlsba cpu-kernels 1"}, /* the old format */
+      {"mlsba cpu-kernels 3", "mlsba cpu-kernels 1"}, /* old formats */
+      {"mlsba cpu-kernels 3", "mlsba cpu-kernels 2"},
+      {"measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n",
+       ""}, /* the format 2 under the version 3 */
+      {"load 1.71", "load nan"},
+      {"load 1.71", "load -1"},
+      {"load 1.71", "load inf"},
+      {"load 1.71", "lode 1.71"},
+      {"cpus 2", "cpus 0"},
+      {"cpus 2", "cpus 2.5"},
+      {"share 0.98", "share 1.5"},
+      {"close 1", "close 99"},
+      {"tries 2", "tries 0"},
+      {"tries 2", "tries 5"}, /* more than are made */
+      {"settled 0", "settled 2"},
+      {"settled 0", "settled 0 more"},
       {"double triangle skx 40.0 skx 40.0",
        "double triangle foo 40.0 foo 40.0"}, /* no such kernels */
       {"double product skx 103.1", "double product skx 0"},
@@ -696,6 +716,21 @@ START_TEST(the_cache_text_is_read_strictly) {
 }
 END_TEST
 
+/* text with its measured line made settled (a quiet timing's), in place. */
+static char *settled(char *text) {
+  char *m = strstr(text, "\nmeasured ");
+  ck_assert_ptr_nonnull(m);
+  char *end = strchr(m + 1, '\n');
+  ck_assert_ptr_nonnull(end);
+  char rest[4096];
+  snprintf(rest, sizeof rest, "%s", end);
+  snprintf(m, 4096 - (size_t)(m - text),
+           "\nmeasured load 0.10 cpus 2 share 1.00 close 0 tries 1 "
+           "settled 1%s",
+           rest);
+  return text;
+}
+
 /* End to end: the decision is cached and read back; a file of the old
  * one-shape format, another CPU's, or one naming kernels `foo` or a speed
  * of 0, -0 or NaN, is timed again (and replaced by a good one). */
@@ -707,15 +742,16 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
   if (strncmp(reason, "measured in", 11) != 0) /* nothing to time here */
     return;
   char good[4096];
-  snprintf(good, sizeof good, "%s", slurp(path));
-  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 2\nkey "));
+  snprintf(good, sizeof good, "%s", settled(slurp(path)));
+  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 3\nkey "));
+  spit(path, good); /* whatever the load was: a settled choice */
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
                 "second process: %s", reason);
   char *key_end = strchr(strstr(good, "key ") + 4, '\n');
   char *single = strstr(good, "\nsingle product ") + 1;
   ck_assert_ptr_nonnull(key_end);
-  char bad[5][4096];
+  char bad[6][4096];
   /* Another CPU's decision (its key differs). */
   snprintf(bad[0], sizeof bad[0], "%.*s other CPU%s", (int)(key_end - good),
            good, key_end);
@@ -730,17 +766,70 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
            (int)(single - good), good, strchr(single, '\n') + 1);
   snprintf(bad[4], sizeof bad[4], "%.*ssingle product skx nan skx nan\n%s",
            (int)(single - good), good, strchr(single, '\n') + 1);
-  for (int i = 0; i < 5; i++) {
+  /* The format 2: no line of how it was timed. */
+  char *measured = strstr(good, "\nmeasured ") + 1;
+  snprintf(bad[5], sizeof bad[5], "mlsba cpu-kernels 2\n%.*s%s",
+           (int)(measured - strstr(good, "key ")), strstr(good, "key "),
+           strchr(measured, '\n') + 1);
+  for (int i = 0; i < 6; i++) {
     spit(path, bad[i]);
     reason_in_child(dir, reason, sizeof reason);
     ck_assert_msg(strncmp(reason, "measured in", 11) == 0, "file %d: %s", i,
                   reason);
-    char *now = slurp(path);
-    ck_assert_msg(strstr(now, "mlsba cpu-kernels 2\nkey ") == now &&
+    char *now = slurp(path), *picks = strstr(now, "\nsingle ");
+    ck_assert_msg(strstr(now, "mlsba cpu-kernels 3\nkey ") == now && picks &&
                       !strstr(now, "foo") && !strstr(now, "nan") &&
-                      !strstr(now, " 0 "),
+                      !strstr(picks, " 0 "),
                   "file %d replaced by:\n%s", i, now);
   }
+  unlink(path);
+  char host_dir[512];
+  snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
+           path);
+  rmdir(host_dir);
+  rmdir(dir);
+}
+END_TEST
+
+/* End to end: a cached choice that is not settled is timed again by the
+ * next process, whatever the machine's load (its tries counted in the
+ * file); one whose tries are spent is read back. */
+START_TEST(an_unsettled_cache_is_timed_again_until_its_tries_are_spent) {
+  char dir[] = "/tmp/mlsba-kernels-XXXXXX", path[512], reason[1024];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  cache_file(dir, path, sizeof path);
+  reason_in_child(dir, reason, sizeof reason);
+  if (strncmp(reason, "measured in", 11) != 0) /* nothing to time here */
+    return;
+  char text[4096], *m;
+  snprintf(text, sizeof text, "%s", slurp(path));
+  m = strstr(text, "\nmeasured ");
+  ck_assert_ptr_nonnull(m);
+  char rest[4096];
+  snprintf(rest, sizeof rest, "%s", strchr(m + 1, '\n'));
+  snprintf(m, sizeof text - (size_t)(m - text),
+           "\nmeasured load 17.00 cpus 2 share 0.50 close 0 tries 1 "
+           "settled 0%s",
+           rest);
+  spit(path, text);
+  reason_in_child(dir, reason, sizeof reason);
+  ck_assert_msg(strncmp(reason, "measured in", 11) == 0 &&
+                    strstr(reason, "again"),
+                "an unsettled choice: %s", reason);
+  char *now = slurp(path);
+  ck_assert_msg(strstr(now, " tries 2 settled "), "after a try:\n%s", now);
+  /* The tries spent: read back, not timed. */
+  snprintf(text, sizeof text, "%s", now);
+  m = strstr(text, "\nmeasured ");
+  snprintf(rest, sizeof rest, "%s", strchr(m + 1, '\n'));
+  snprintf(m, sizeof text - (size_t)(m - text),
+           "\nmeasured load 17.00 cpus 2 share 0.50 close 0 tries %d "
+           "settled 0%s",
+           MLSBA__CPU_CACHE_TRIES, rest);
+  spit(path, text);
+  reason_in_child(dir, reason, sizeof reason);
+  ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
+                "tries spent: %s", reason);
   unlink(path);
   char host_dir[512];
   snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
@@ -964,6 +1053,73 @@ START_TEST(noise_in_a_few_rounds_does_not_flip_the_choice) {
 }
 END_TEST
 
+/* A timing is quiet only with its core (share >= 0.95), the load below
+ * the CPUs and no close call; a cached choice that was not is timed again,
+ * and what is kept after is settled when the new timing is quiet or agrees
+ * with the old, otherwise the calmer of the two, settled at the last try. */
+START_TEST(a_choice_timed_on_a_busy_machine_is_timed_again) {
+  const mlsba__cpu_measured_t quiet = {0.3, 2, 0.99, 0, 1, 1},
+                              loaded = {17, 2, 0.99, 0, 1, 0},
+                              shared = {0.3, 2, 0.60, 0, 1, 0},
+                              close = {0.3, 2, 0.99, 1, 1, 0};
+  ck_assert(mlsba__cpu_measured_quiet(&quiet));
+  ck_assert(!mlsba__cpu_measured_quiet(&loaded));
+  ck_assert(!mlsba__cpu_measured_quiet(&shared));
+  ck_assert(!mlsba__cpu_measured_quiet(&close));
+  mlsba__cpu_picks_t skx, zen3;
+  for (int p = 0; p < 2; p++)
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
+      skx.pick[p][c] =
+          (mlsba__cpu_pick_t){id_of("skx"), id_of("skx"), 100, 100};
+      zen3.pick[p][c] =
+          (mlsba__cpu_pick_t){id_of("zen3"), id_of("zen3"), 50, 50};
+    }
+  zen3.pick[1][MLSBA__CPU_PANEL] = skx.pick[1][MLSBA__CPU_PANEL];
+  /* The old choice made at load 17; the new one quiet: the new, settled. */
+  mlsba__cpu_picks_t old = zen3, now = skx;
+  old.how = loaded;
+  now.how = quiet;
+  mlsba__cpu_choice_retimed(&old, &now);
+  ck_assert_int_eq(now.pick[0][MLSBA__CPU_UPDATE].kernel, id_of("skx"));
+  ck_assert(now.how.settled && now.how.tries == 2);
+  /* Both busy, different kernels: the calmer (the core shared by 60% is
+   * calmer than a load of 17 on 2 CPUs), not settled: tries left. */
+  now = skx;
+  now.how = shared;
+  mlsba__cpu_choice_retimed(&old, &now);
+  ck_assert_int_eq(now.pick[0][MLSBA__CPU_UPDATE].kernel, id_of("skx"));
+  ck_assert(!now.how.settled && now.how.tries == 2);
+  old = skx;
+  old.how = shared;
+  now = zen3;
+  now.how = loaded;
+  mlsba__cpu_choice_retimed(&old, &now);
+  ck_assert_int_eq(now.pick[0][MLSBA__CPU_UPDATE].kernel, id_of("skx"));
+  ck_assert(now.pick[0][MLSBA__CPU_UPDATE].gflops == 100);
+  ck_assert(!now.how.settled && now.how.tries == 2);
+  /* The last try settles it, the calmer kept. */
+  old.how.tries = MLSBA__CPU_CACHE_TRIES - 1;
+  now = zen3;
+  now.how = loaded;
+  mlsba__cpu_choice_retimed(&old, &now);
+  ck_assert_int_eq(now.pick[0][MLSBA__CPU_UPDATE].kernel, id_of("skx"));
+  ck_assert(now.how.settled && now.how.tries == MLSBA__CPU_CACHE_TRIES);
+  /* Two busy timings that agree in every class settle it. */
+  old = zen3;
+  old.how = loaded;
+  now = zen3;
+  now.how = close;
+  mlsba__cpu_choice_retimed(&old, &now);
+  ck_assert(now.how.settled && now.how.tries == 2);
+  /* One class apart is not agreement. */
+  now = zen3;
+  now.pick[1][MLSBA__CPU_PANEL] = zen3.pick[1][MLSBA__CPU_UPDATE];
+  now.how = close;
+  mlsba__cpu_choice_retimed(&old, &now);
+  ck_assert(!now.how.settled);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cpu_kernels");
   TCase *tc = tcase_create("cpu_kernels");
@@ -986,12 +1142,15 @@ int main(void) {
   tcase_add_test(tc, close_kernels_tie_and_the_preference_breaks_it);
   tcase_add_test(tc, the_decision_keeps_to_the_candidates_the_mask_allows);
   tcase_add_test(tc, noise_in_a_few_rounds_does_not_flip_the_choice);
+  tcase_add_test(tc, a_choice_timed_on_a_busy_machine_is_timed_again);
   suite_add_tcase(s, tc);
   /* Each case of this one times the kernels in a fresh process, seven
    * times over. */
   TCase *cache = tcase_create("cache");
   tcase_set_timeout(cache, 900);
   tcase_add_test(cache, the_decision_is_cached_and_a_bad_cache_is_not_trusted);
+  tcase_add_test(cache,
+                 an_unsettled_cache_is_timed_again_until_its_tries_are_spent);
   suite_add_tcase(s, cache);
   return run_suite(s);
 }

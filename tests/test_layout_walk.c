@@ -91,7 +91,7 @@ START_TEST(fixed_shares_stay_within_a_block) {
     for (size_t i = 0; i < q; i++)
       md[i] = constant_model(pow(10, 3 * rng_uniform(&g)));
     for (int w = 0; w < 4; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, walks[w]};
+      mlsba__layout_opts_t o = {lower, NULL, walks[w], NULL};
       mlsba__layout_t *L = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L), 0);
       mlsba__layout_summary_t s;
@@ -258,7 +258,7 @@ START_TEST(walks_track_the_optimum_within_its_drift) {
     mlsba_model_t *md[MAXQ];
     draw_layout_models(&g, q, (double)(B * B), md);
     for (int w = MLSBA__WALK_REVERSE; w <= MLSBA__WALK_FORWARD; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, (mlsba__layout_walk_t)w};
+      mlsba__layout_opts_t o = {lower, NULL, (mlsba__layout_walk_t)w, NULL};
       mlsba__layout_t *L = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, m, nb, &o, &L), 0);
       targets_t T;
@@ -284,7 +284,7 @@ START_TEST(the_best_walk_is_never_predicted_slower) {
     double sum[5];
     mlsba__layout_kind_t best_kind = MLSBA__LAYOUT_EXPLICIT;
     for (int w = 0; w < 5; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, w < 4 ? walks[w] : 0};
+      mlsba__layout_opts_t o = {lower, NULL, w < 4 ? walks[w] : 0, NULL};
       mlsba__layout_t *L = NULL;
       int err = w < 4
                     ? mlsba__layout_fpm((models_t)md, q, m, n, 1, &o, &L)
@@ -301,6 +301,84 @@ START_TEST(the_best_walk_is_never_predicted_slower) {
     int which = best_kind - MLSBA__LAYOUT_FPM_REVERSE + 1;
     ck_assert(which >= 1 && which <= 3);
     ck_assert(sum[0] == sum[which]);
+    free_layout_models(md, q);
+  }
+}
+END_TEST
+
+/* ---- nodes that share cores -------------------------------------------- */
+
+/* The count of nodes that share their cores (apart) standing in a node
+ * column with another node. */
+static int stacked_sharing(const mlsba__layout_t *L, const size_t *apart,
+                           size_t q) {
+  int count = 0;
+  for (size_t i = 0; i < q; i++) {
+    int with = 0;
+    for (size_t j = 0; j < q; j++)
+      with |= j != i && mlsba__layout_rank_column(L, i) ==
+                            mlsba__layout_rank_column(L, j);
+    count += apart[i] != 0 && with;
+  }
+  return count;
+}
+
+/* The arrangement of the product's 3 unequal ranks (rank 0 twice as fast
+ * as 1 and 2, which share a core): CMA stands 1 and 2 in one column (the
+ * least half-perimeter); sharing, each stands alone. */
+START_TEST(sharing_nodes_stand_apart) {
+  mlsba_model_t *md[3] = {constant_model(2), constant_model(1),
+                          constant_model(1)};
+  size_t apart[3] = {0, 1, 1};
+  mlsba__layout_t *L = NULL;
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 3, 32, 32, 1, NULL, &L), 0);
+  ck_assert_int_eq(mlsba__layout_dims(L)->columns, 2);
+  ck_assert_int_eq(stacked_sharing(L, apart, 3), 2);
+  mlsba__layout_destroy(L);
+  mlsba__layout_opts_t o = {.apart = apart};
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 3, 32, 32, 1, &o, &L), 0);
+  ck_assert_int_eq(mlsba__layout_dims(L)->columns, 3);
+  ck_assert_int_eq(stacked_sharing(L, apart, 3), 0);
+  mlsba__layout_destroy(L);
+  free_layout_models(md, 3);
+}
+END_TEST
+
+/* Random models and groups: no sharing node stacked in a column; the predicted
+ * step sum no more than the one-row arrangement's (every node one
+ * group: the only arrangement left), and with no group at all no more
+ * than CMA's own (both are among the arrangements compared). */
+START_TEST(sharing_nodes_never_predicted_slower) {
+  rng_t g = {0x5a4eu + (uint64_t)_i};
+  for (int k = 0; k < 20; k++) {
+    size_t q = (size_t)rng_range(&g, 2, 8);
+    int64_t m = rng_range(&g, 8, 120), n = rng_range(&g, 8, 120);
+    int lower = rng_uniform(&g) < 0.3;
+    n = lower ? m : n;
+    mlsba_model_t *md[MAXQ];
+    draw_layout_models(&g, q, (double)(m * n), md);
+    size_t apart[MAXQ], all[MAXQ], none[MAXQ];
+    for (size_t i = 0; i < q; i++) {
+      apart[i] = (size_t)rng_range(&g, 0, 2);
+      all[i] = 1;
+      none[i] = 0;
+    }
+    const size_t *sets[4] = {apart, all, none, NULL};
+    double sum[4];
+    for (int s = 0; s < 4; s++) {
+      mlsba__layout_opts_t o = {.lower = lower, .apart = sets[s]};
+      mlsba__layout_t *L = NULL;
+      ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, n, 1, &o, &L), 0);
+      ck_assert_int_eq(mlsba__layout_step_sum(L, (models_t)md, lower, &sum[s]),
+                       0);
+      if (sets[s])
+        ck_assert_int_eq(stacked_sharing(L, sets[s], q), 0);
+      if (s == 1)
+        ck_assert_int_eq(mlsba__layout_dims(L)->columns, q);
+      mlsba__layout_destroy(L);
+    }
+    ck_assert(sum[0] <= sum[1] * (1 + 1e-12));
+    ck_assert(sum[2] <= sum[3] * (1 + 1e-12));
     free_layout_models(md, q);
   }
 }
@@ -338,7 +416,7 @@ START_TEST(caps_are_never_exceeded) {
       held += cap[i] >= 0 ? cap[i] : total;
     }
     for (int w = 0; w < 5; w++) {
-      mlsba__layout_opts_t o = {lower, caps, w < 4 ? walks[w] : 0};
+      mlsba__layout_opts_t o = {lower, caps, w < 4 ? walks[w] : 0, NULL};
       mlsba__layout_t *L = NULL;
       int err = w < 4
                     ? mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L)
@@ -474,11 +552,11 @@ START_TEST(bad_arguments_are_rejected) {
                    MLSBA_EINVAL);
   ck_assert_int_eq(mlsba__layout_constant((models_t)md, 1, 4, 4, 0, NULL, &L),
                    MLSBA_EINVAL);
-  mlsba__layout_opts_t o = {1, NULL, 0};
+  mlsba__layout_opts_t o = {1, NULL, 0, NULL};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 5, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "square"));
-  o = (mlsba__layout_opts_t){0, NULL, (mlsba__layout_walk_t)9};
+  o = (mlsba__layout_opts_t){0, NULL, (mlsba__layout_walk_t)9, NULL};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_null(L);
@@ -492,7 +570,7 @@ START_TEST(bad_arguments_are_rejected) {
   check_layout_ownership(L);
   ck_assert_int_eq(mlsba__layout_measure(L, NULL, NULL, NULL, NULL),
                    MLSBA_EINVAL);
-  mlsba__layout_opts_t lower = {1, NULL, 0};
+  mlsba__layout_opts_t lower = {1, NULL, 0, NULL};
   ck_assert_int_eq(mlsba__layout_measure(L, (models_t)five, &lower, NULL, NULL),
                    0);
   mlsba__layout_destroy(L);
@@ -515,6 +593,8 @@ static Suite *layout_walk_suite(void) {
   tcase_add_loop_test(tc, walks_track_the_optimum_within_its_drift, 0, 3);
   tcase_add_loop_test(tc, the_best_walk_is_never_predicted_slower, 0, 2);
   tcase_add_loop_test(tc, caps_are_never_exceeded, 0, 3);
+  tcase_add_test(tc, sharing_nodes_stand_apart);
+  tcase_add_loop_test(tc, sharing_nodes_never_predicted_slower, 0, 2);
   tcase_add_loop_test(tc, the_walk_against_every_ownership, 0, 2);
   suite_add_tcase(s, tc);
   return s;

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "support/run_ranks.h"
 #include "support/run_suite.h"
@@ -152,6 +153,49 @@ START_TEST(inpa_factorizes_and_verifies) {
 }
 END_TEST
 
+/* The layout of ranks pinned to cores: the inpa run above's 3 ranks,
+ * with _i == 0 unpinned and _i == 1 rank 0 on core 0 and ranks 1 and 2
+ * on core 1 (as benchmarks/peers/ranks3 pins the product's peer run).
+ * Unpinned, CMA stands rank 2 (2 simulated cores) in rank 0's node
+ * column (the GPU node's); pinned, ranks 1 and 2 share a core and each
+ * stands alone: three columns. Verified either way. Needs two online
+ * cores. */
+START_TEST(inpa_keeps_ranks_sharing_a_core_apart) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    return;
+  char pin[] = "case $OMPI_COMM_WORLD_RANK in 0) c=0 ;; *) c=1 ;; esac; "
+               "exec taskset -c $c \"$0\" \"$@\"";
+  char sh[] = "/bin/sh", dash_c[] = "-c";
+  char *args[] = {sh,       dash_c,  pin,          inpa,
+                  "--op",   "getrf", "--platform", DATA "sim%r.json",
+                  "--size", "200",   "--block",    "32",
+                  "--algo", "inpa",  "--json",     "-",
+                  NULL};
+  tool_run_t r;
+  job(3, &r, _i == 0 ? args + 3 : args);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
+                r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  json_t *col = json_object_get(j, "rank_column");
+  json_int_t c0 = json_integer_value(json_array_get(col, 0));
+  json_int_t c1 = json_integer_value(json_array_get(col, 1));
+  json_int_t c2 = json_integer_value(json_array_get(col, 2));
+  if (_i == 0)
+    ck_assert_msg(c0 == c2 && c1 != c0,
+                  "unpinned: ranks 0, 1, 2 in columns %lld, %lld, %lld",
+                  (long long)c0, (long long)c1, (long long)c2);
+  else
+    ck_assert_msg(c0 != c1 && c0 != c2 && c1 != c2,
+                  "pinned: ranks 0, 1, 2 in columns %lld, %lld, %lld",
+                  (long long)c0, (long long)c1, (long long)c2);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
 /* The product's shape options with --op getrf: one line, status 2. */
 START_TEST(inpa_refuses_the_products_options_with_a_factorization) {
   char *args[] = {inpa, "--op", "getrf", "--platform", DATA "sim%r.json",
@@ -164,6 +208,43 @@ START_TEST(inpa_refuses_the_products_options_with_a_factorization) {
   tool_run_free(&r);
 }
 END_TEST
+
+/* A row's report phases (rank_total_s ... rank_update_wall_s, one a
+ * rank): every rank's total positive, each phase within it and the
+ * phases together no more than it (they are parts of one wall clock);
+ * and rank_column numbering the node columns 0, 1, ... left to right,
+ * none skipped. */
+static void check_phases(json_t *row, size_t q) {
+  const char *parts[] = {"rank_panel_s", "rank_wait_s", "rank_swap_s",
+                         "rank_update_wall_s"};
+  json_t *total = json_object_get(row, "rank_total_s");
+  json_t *column = json_object_get(row, "rank_column");
+  ck_assert_int_eq(json_array_size(total), q);
+  ck_assert_int_eq(json_array_size(column), q);
+  json_int_t most = -1;
+  for (size_t r = 0; r < q; r++) {
+    double t = json_real_value(json_array_get(total, r)), sum = 0;
+    ck_assert_msg(t > 0, "rank %zu total %g", r, t);
+    for (size_t p = 0; p < 4; p++) {
+      json_t *a = json_object_get(row, parts[p]);
+      ck_assert_int_eq(json_array_size(a), q);
+      double v = json_real_value(json_array_get(a, r));
+      ck_assert_msg(v >= 0 && v <= t, "rank %zu %s %g of %g", r, parts[p], v,
+                    t);
+      sum += v;
+    }
+    ck_assert_msg(sum <= t * 1.000001, "rank %zu phases %g of %g", r, sum, t);
+    json_int_t c = json_integer_value(json_array_get(column, r));
+    ck_assert(c >= 0 && c < (json_int_t)q);
+    most = c > most ? c : most;
+  }
+  for (json_int_t c = 0; c <= most; c++) {
+    int found = 0;
+    for (size_t r = 0; r < q && !found; r++)
+      found = json_integer_value(json_array_get(column, r)) == c;
+    ck_assert_msg(found, "node column %lld has no rank", (long long)c);
+  }
+}
 
 /* --compare on 3 ranks of simulated nodes (three devices each), ranks 1
  * and 2 one node for process scaling: the JSON parses and has every row,
@@ -211,6 +292,7 @@ START_TEST(inpa_compares_every_layout) {
     ck_assert_int_eq(json_array_size(json_object_get(row, "step_update_s")), 7);
     for (size_t k = 0; k < 7; k++)
       ck_assert(json_real_value(json_array_get(steps, k)) > 0);
+    check_phases(row, 3);
   }
   /* Process scaling with ranks 1 and 2 one node: a 1 x 3 grid, the same
    * share for every process (7 block columns: 3, 2, 2). */
@@ -218,6 +300,12 @@ START_TEST(inpa_compares_every_layout) {
   ck_assert_int_eq(json_integer_value(json_array_get(ps, 0)), 14);
   ck_assert_int_eq(json_integer_value(json_array_get(ps, 1)), 21);
   ck_assert_int_eq(json_integer_value(json_array_get(ps, 2)), 14);
+  /* ... each process in its own node column, the two-process node's
+   * first (Algorithm 1): rank 1 (3 block columns) leftmost, rank 0 last. */
+  json_t *pc = json_object_get(json_array_get(rows, 3), "rank_column");
+  const json_int_t at[] = {2, 0, 1};
+  for (size_t i = 0; i < 3; i++)
+    ck_assert_int_eq(json_integer_value(json_array_get(pc, i)), at[i]);
   json_decref(j);
   tool_run_free(&r);
 }
@@ -321,6 +409,7 @@ static Suite *factor_suite(void) {
   tcase_add_loop_test(tc, a_bad_argument_on_one_rank_fails_every_rank, 0, 3);
   tcase_add_loop_test(tc, a_scalapack_matrix_moves_in_and_back, 0, 4);
   tcase_add_loop_test(tc, inpa_factorizes_and_verifies, 0, 2);
+  tcase_add_loop_test(tc, inpa_keeps_ranks_sharing_a_core_apart, 0, 2);
   tcase_add_test(tc, inpa_refuses_the_products_options_with_a_factorization);
   tcase_add_loop_test(tc, inpa_compares_every_layout, 0, 2);
   tcase_add_loop_test(tc, inpa_refuses_misplaced_factorization_options, 0, 2);

@@ -12,8 +12,12 @@
  *    several grids, orders and block sizes and an owner function; the
  *    product on them equal to the reference and to ScaLAPACK's PDGEMM;
  *  - mlsba-inpa's -m -n -k, --transa, --transb, --repeat and its report's
- *    wall_s, a command line that differs on one rank. */
+ *    wall_s, a command line that differs on one rank; --model-dir: the
+ *    second job runs the saved distribution, each rank's models in a
+ *    folder of its own though both ranks name the same core. */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <check.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,7 +148,7 @@ START_TEST(unchanged_operands_are_not_moved_again) {
   char *args[] = {scalapack_bin, "reuse", DATA "cpu%r.json", NULL};
   tool_run_t r;
   run_job(np, &r, args);
-  check_all_ok(&r, 7);
+  check_all_ok(&r, 13);
   tool_run_free(&r);
 }
 END_TEST
@@ -154,7 +158,7 @@ START_TEST(a_saved_distribution_spares_the_next_job_its_balancing) {
   char *args[] = {scalapack_bin, "saved", DATA "cpu%r.json", NULL};
   tool_run_t r;
   run_job(np, &r, args);
-  check_all_ok(&r, 6);
+  check_all_ok(&r, 7);
   tool_run_free(&r);
 }
 END_TEST
@@ -225,6 +229,81 @@ START_TEST(inpa_runs_sizes_that_are_not_multiples_of_the_block) {
 }
 END_TEST
 
+/* dir and what it holds, down to depth levels of folders, removed: how
+ * many entries were in it, or -1 when one could not be removed. */
+static int remove_tree(const char *dir, int depth) {
+  char path[1024];
+  int n = 0;
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return -1;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    int below = -1;
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+      below = e->d_type == DT_DIR && depth > 0 ? remove_tree(path, depth - 1)
+              : remove(path) == 0              ? 0
+                                               : -1;
+    n = n < 0 || below < 0 ? -1 : n + 1 + below;
+  }
+  closedir(d);
+  return remove(dir) == 0 ? n : -1;
+}
+
+/* How many folders named node-* in dir hold at least one file. */
+static int folders_with_models(const char *dir) {
+  char path[1024];
+  int n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+    if (strncmp(e->d_name, "node-", 5) != 0 ||
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >=
+            (int)sizeof path)
+      continue;
+    DIR *f = opendir(path);
+    int files = 0;
+    for (struct dirent *x; f && (x = readdir(f)) != NULL;)
+      files += x->d_name[0] != '.';
+    if (f)
+      closedir(f);
+    n += files > 0;
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* --model-dir: two ranks naming the same core (one platform file for
+ * both) each keep their models in a folder of their own (they shared,
+ * and overwrote, one file before); the second job runs the saved
+ * distribution (from_saved), verified. */
+START_TEST(inpa_keeps_its_balancing_in_model_dir) {
+  char dir[] = "/tmp/mlsba-inpa-models-XXXXXX";
+  ck_assert(mkdtemp(dir) != NULL);
+  char sub[sizeof dir + 8];
+  snprintf(sub, sizeof sub, "%s/m", dir); /* made by the job */
+  char *args[] = {
+      inpa, "--platform", DATA "cpu0.json", "--size", "512", "--block",
+      "64", "--eps",      "0.99",           "--json", "-",   "--model-dir",
+      sub,  NULL};
+  for (int job = 0; job < 2; job++) {
+    tool_run_t r;
+    run_job(2, &r, args);
+    ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+    json_t *j = parse_json(r.out);
+    ck_assert(json_is_true(json_object_get(j, "verified")));
+    ck_assert_msg(json_is_boolean(json_object_get(j, "from_saved")) &&
+                      json_is_true(json_object_get(j, "from_saved")) == job,
+                  "job %d: %s", job, r.out);
+    json_decref(j);
+    tool_run_free(&r);
+  }
+  ck_assert_int_eq(folders_with_models(sub), 2);
+  ck_assert_int_gt(remove_tree(dir, 2), 2);
+}
+END_TEST
+
 /* Bad values and a transpose on one rank only: one line, every rank
  * stops. */
 START_TEST(inpa_refuses_what_it_cannot_run) {
@@ -291,6 +370,7 @@ static Suite *multiply_suite(void) {
   tcase_add_loop_test(tc, inpa_runs_any_shape_repeatedly, 0, 2);
   tcase_add_test(tc, inpa_runs_sizes_that_are_not_multiples_of_the_block);
   tcase_add_test(tc, inpa_refuses_what_it_cannot_run);
+  tcase_add_test(tc, inpa_keeps_its_balancing_in_model_dir);
   tcase_add_test(tc, a_transpose_on_one_rank_only_stops_all);
   suite_add_tcase(s, tc);
   return s;

@@ -886,23 +886,29 @@ START_TEST(ormqr_and_gels_refuse_bad_arguments_untouched) {
 }
 END_TEST
 
-/* QR's own default block: 128 whatever the size and precision (LU's
- * would be 192 or 256 at these sizes), and a call that leaves the block
- * to the library (0, or no options) computes exactly what block 128 does
- * and not what LU's block 192 would (one core: no split in between). */
+/* QR's own default block: 128 whatever the precision (LU's would be 192
+ * or 256 at these sizes), 64 below 1024 columns (tall-skinny matrices),
+ * and a call that leaves the block to the library (0, or no options)
+ * computes exactly what that block does and not what LU's block (128
+ * here) would (one core: no split in between). */
 START_TEST(the_default_block_is_qrs_own) {
   for (int p = 0; p < 2; p++) {
     mlsba_precision_t prec =
         p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE;
-    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 1, 1), 128);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 1, 1), 64);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 1, 1024), 128);
     ck_assert_int_eq(mlsba_geqrf_default_block(prec, 4096, 4096), 128);
-    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 20000, 500), 128);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 20000, 500), 64);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 20000, 1023), 64);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 20000, 1024), 128);
+    ck_assert_int_eq(mlsba_geqrf_default_block(prec, 500, 4096), 128);
     ck_assert_int_eq(mlsba_geqrf_default_block(prec, 100000, 100000), 128);
     ck_assert_int_gt(mlsba_factor_default_block(prec, 4096, 4096), 128);
   }
   node_t nd = open_node(one_core);
   const int64_t m = 420, n = 400;
-  static const int64_t blocks[] = {0, -1 /* no options */, 128, 192};
+  /* 64 the default here (400 columns), 128 LU's and QR's above 1024 */
+  static const int64_t blocks[] = {0, -1 /* no options */, 64, 128};
   double *out[4], tau[400];
   for (int b = 0; b < 4; b++) {
     matrix_t A = make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, n, m, 17);

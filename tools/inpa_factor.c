@@ -95,6 +95,12 @@ static int inpa_model(const mlsba_mpi_opts_t *o, mlsba_model_t **model,
   return err;
 }
 
+/* The report's wall-clock phases each rank sends (inpa_phase_names). */
+enum { INPA_PHASES = 5 };
+static const char *const inpa_phase_names[INPA_PHASES] = {
+    "rank_total_s", "rank_panel_s", "rank_wait_s", "rank_swap_s",
+    "rank_update_wall_s"};
+
 /* One run: a layout and a split, and what every rank did (on rank 0). */
 typedef struct {
   int op, skip; /* skip: --skip-compute */
@@ -106,6 +112,10 @@ typedef struct {
    * devices), the steps split between more than one device, its devices,
    * and per step its time and its update's. */
   double update_s, other_s;
+  /* This rank's wall-clock phases (the report's total_s, panel_s,
+   * wait_s, swap_s, update_wall_s, in that order) and its node column. */
+  double phase[INPA_PHASES];
+  long column;
   long split_steps, devices;
   int64_t steps; /* the factorization's steps, ceil(n / nb) */
   double *step_s, *step_update_s;
@@ -113,7 +123,8 @@ typedef struct {
    * per step the slowest rank's time and update. */
   long *blocks;
   double *rank_update_s, *rank_other_s;
-  long *rank_split;
+  double *rank_phase; /* q x INPA_PHASES, rank by rank */
+  long *rank_split, *rank_column;
   double *max_step_s, *max_step_update_s;
   long most_devices; /* over the ranks, on every rank */
 } outcome_t;
@@ -124,7 +135,9 @@ static void outcome_free(outcome_t *r) {
   free(r->blocks);
   free(r->rank_update_s);
   free(r->rank_other_s);
+  free(r->rank_phase);
   free(r->rank_split);
+  free(r->rank_column);
   free(r->max_step_s);
   free(r->max_step_update_s);
 }
@@ -265,6 +278,9 @@ static int factor_and_solve(const mlsba_mpi_opts_t *o,
   out->factor_s = MPI_Wtime() - t0;
   out->update_s = rep.update_s;
   out->other_s = rep.other_s;
+  const double phase[INPA_PHASES] = {rep.total_s, rep.panel_s, rep.wait_s,
+                                     rep.swap_s, rep.update_wall_s};
+  memcpy(out->phase, phase, sizeof phase);
   out->split_steps = (long)rep.split_steps;
   out->devices = (long)rep.num_devices;
   for (int64_t k = 0; k < rep.timed_steps && k < out->steps; k++) {
@@ -336,18 +352,27 @@ static int node_of_rank(const char *list, int rank, int q, char *why,
 static int gather_outcome(outcome_t *r, const mlsba_mpi_matrix_t *d, int q,
                           int rank) {
   long mine = d ? (long)mlsba_mpi_matrix_num_blocks(d) : 0;
+  /* The node column: ranks of one own the same block columns, so the
+   * first of them names it (renumbered left to right below). */
+  mlsba_mpi_block_t first;
+  r->column = mine > 0 && mlsba_mpi_matrix_block(d, 0, &first) == 0
+                  ? (long)(first.col / r->nb)
+                  : -1;
   size_t k = (size_t)(r->steps > 0 ? r->steps : 1);
   if (rank == 0) {
     r->blocks = calloc((size_t)q, sizeof *r->blocks);
     r->rank_update_s = calloc((size_t)q, sizeof(double));
     r->rank_other_s = calloc((size_t)q, sizeof(double));
     r->rank_split = calloc((size_t)q, sizeof *r->rank_split);
+    r->rank_column = calloc((size_t)q, sizeof *r->rank_column);
+    r->rank_phase = calloc((size_t)q * INPA_PHASES, sizeof(double));
     r->max_step_s = calloc(k, sizeof(double));
     r->max_step_update_s = calloc(k, sizeof(double));
   }
   int failed =
       rank == 0 && (!r->blocks || !r->rank_update_s || !r->rank_other_s ||
-                    !r->rank_split || !r->max_step_s || !r->max_step_update_s);
+                    !r->rank_split || !r->max_step_s || !r->max_step_update_s ||
+                    !r->rank_column || !r->rank_phase);
   MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (failed)
     return 1;
@@ -358,12 +383,32 @@ static int gather_outcome(outcome_t *r, const mlsba_mpi_matrix_t *d, int q,
              MPI_COMM_WORLD);
   MPI_Gather(&r->split_steps, 1, MPI_LONG, r->rank_split, 1, MPI_LONG, 0,
              MPI_COMM_WORLD);
+  MPI_Gather(&r->column, 1, MPI_LONG, r->rank_column, 1, MPI_LONG, 0,
+             MPI_COMM_WORLD);
+  MPI_Gather(r->phase, INPA_PHASES, MPI_DOUBLE, r->rank_phase, INPA_PHASES,
+             MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Reduce(r->step_s, r->max_step_s, (int)k, MPI_DOUBLE, MPI_MAX, 0,
              MPI_COMM_WORLD);
   MPI_Reduce(r->step_update_s, r->max_step_update_s, (int)k, MPI_DOUBLE,
              MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Allreduce(&r->devices, &r->most_devices, 1, MPI_LONG, MPI_MAX,
                 MPI_COMM_WORLD);
+  /* Each rank's first block column to its node column's place among the
+   * distinct ones, left to right (-1 stays: a rank without blocks). */
+  long *place = rank == 0 ? calloc((size_t)q, sizeof *place) : NULL;
+  for (int i = 0; place && i < q; i++) {
+    long col = r->rank_column[i];
+    place[i] = col < 0 ? -1 : 0;
+    for (int j = 0; j < q && col >= 0; j++) {
+      int seen = 0;
+      for (int e = 0; e < j && !seen; e++)
+        seen = r->rank_column[e] == r->rank_column[j];
+      place[i] += !seen && r->rank_column[j] >= 0 && r->rank_column[j] < col;
+    }
+  }
+  if (place)
+    memcpy(r->rank_column, place, (size_t)q * sizeof *place);
+  free(place);
   return 0;
 }
 
@@ -412,6 +457,14 @@ static void print_table(const mlsba_mpi_opts_t *o, const outcome_t *r, int q) {
   for (int i = 0; i < q; i++)
     printf("%5d %9ld %12.4f %12.4f %12ld\n", i, r->blocks[i],
            r->rank_update_s[i], r->rank_other_s[i], r->rank_split[i]);
+  /* Where each rank's wall clock went (the report's phases). */
+  printf("\n%5s %6s %9s %9s %9s %9s %9s\n", "rank", "column", "total s",
+         "panel s", "wait s", "swap s", "update s");
+  for (int i = 0; i < q; i++) {
+    const double *ph = r->rank_phase + (size_t)i * INPA_PHASES;
+    printf("%5d %6ld %9.4f %9.4f %9.4f %9.4f %9.4f\n", i, r->rank_column[i],
+           ph[0], ph[1], ph[2], ph[3], ph[4]);
+  }
   if (r->layout == MLSBA_MPI_LAYOUT_FPM ||
       r->layout == MLSBA_MPI_LAYOUT_CONSTANT)
     printf("\nbalancing   %.4f s (%s on the product, not counted below)\n",
@@ -430,7 +483,14 @@ static void print_table(const mlsba_mpi_opts_t *o, const outcome_t *r, int q) {
 static void add_fields(json_t *j, const outcome_t *r, int q) {
   json_t *blocks = json_array(), *upd = json_array(), *split = json_array(),
          *steps = json_array(), *supd = json_array(), *other = json_array();
+  json_t *column = json_array(), *phase[INPA_PHASES];
+  for (int p = 0; p < INPA_PHASES; p++)
+    phase[p] = json_array();
   for (int i = 0; i < q; i++) {
+    json_array_append_new(column, json_integer(r->rank_column[i]));
+    for (int p = 0; p < INPA_PHASES; p++)
+      json_array_append_new(
+          phase[p], json_real(r->rank_phase[(size_t)i * INPA_PHASES + p]));
     json_array_append_new(other, json_real(r->rank_other_s[i]));
     json_array_append_new(blocks, json_integer(r->blocks[i]));
     json_array_append_new(upd, json_real(r->rank_update_s[i]));
@@ -459,6 +519,9 @@ static void add_fields(json_t *j, const outcome_t *r, int q) {
   /* The other compute's virtual time per rank (the panels, TRSMs and
    * copies) and whether numbers were made. */
   json_object_set_new(j, "rank_other_s", other);
+  json_object_set_new(j, "rank_column", column);
+  for (int p = 0; p < INPA_PHASES; p++)
+    json_object_set_new(j, inpa_phase_names[p], phase[p]);
   json_object_set_new(j, "skip_compute", json_boolean(r->skip));
 }
 

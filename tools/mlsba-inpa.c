@@ -97,6 +97,7 @@ static const opt_t options[] = {
      .parse = parse_comm_model},
     {"--quiet", OPT_FLAG, OPT_AT(args_t, quiet)},
     {"--keep-shared", OPT_FLAG, OPT_AT(args_t, o.keep_shared)},
+    {"--model-dir", OPT_TEXT, OPT_AT(args_t, o.model_dir), .nonempty = 1},
     {"--op", OPT_CHOICE, OPT_AT(args_t, op), .choices = ops},
     {"--split", OPT_CHOICE, OPT_AT(args_t, f.split), .choices = splits},
     {"--compare", OPT_FLAG, OPT_AT(args_t, f.compare)},
@@ -147,6 +148,8 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
                          ": --algo process-scaling|constant, --split, "
                          "--compare and --node-ranks are the "
                          "factorizations' (--op getrf|potrf)");
+  if (outcome == OPTS_RUN && A->op != INPA_OP_GEMM && A->o.model_dir)
+    return mpi_cli_usage(why, "--model-dir", " is the product's (--op gemm)");
   if (outcome == OPTS_RUN && A->op == INPA_OP_GEMM && A->f.skip)
     return mpi_cli_usage(why, "--skip-compute",
                          " is for the factorizations (--op getrf|potrf)");
@@ -299,6 +302,7 @@ static json_t *report(const args_t *A, const inpa_runs_t *runs) {
   /* Added after the fields above, which the report's readers know. */
   if (j != NULL) {
     json_object_set_new(j, "run_iteration", json_integer(r->run_iteration));
+    json_object_set_new(j, "from_saved", json_boolean(r->from_saved));
     json_object_set_new(
         j, "comm_model",
         json_string(mlsba_mpi_comm_model_name(A->o.comm_model)));

@@ -4,9 +4,11 @@
  * mlsba-bench factorizes.
  *
  *   factor-peer --lib reference|libflame --op getrf|potrf|geqrf --size N
- *               [-m M] [--threads T] [--runs R]
+ *               [-m M] [--precision double|single] [--threads T] [--runs R]
  *
  * -m M (geqrf only, M >= N): an M x N matrix, as mlsba-bench's -m.
+ * --precision single (geqrf only): sgeqrf on the same numbers rounded to
+ * float, its residual checked in double against float's epsilon.
  *
  * Both are loaded at run time so that nothing else can answer for them:
  * the program links no BLAS or LAPACK. Reference LAPACK is loaded by its
@@ -48,16 +50,20 @@ typedef void (*potrf_fn)(const char *, const int *, double *, const int *,
                          int *, size_t);
 typedef void (*geqrf_fn)(const int *, const int *, double *, const int *,
                          double *, double *, const int *, int *);
+typedef void (*sgeqrf_fn)(const int *, const int *, float *, const int *,
+                          float *, float *, const int *, int *);
 
 typedef struct {
   const char *lib, *op;
   int n, m, threads, runs; /* m: rows (QR; else n) */
+  int single;              /* sgeqrf (QR only) */
 } args_t;
 
 typedef struct {
   getrf_fn getrf;
   potrf_fn potrf;
   geqrf_fn geqrf;
+  sgeqrf_fn sgeqrf;
   void (*set_threads)(int);
   char kernels[96];
   char from[512]; /* where the loader found each routine */
@@ -66,14 +72,14 @@ typedef struct {
 static int usage(const char *why) {
   fprintf(stderr,
           "factor-peer: %s\nusage: factor-peer --lib reference|libflame "
-          "--op getrf|potrf|geqrf --size N [-m M] [--threads T] "
-          "[--runs R]\n",
+          "--op getrf|potrf|geqrf --size N [-m M] "
+          "[--precision double|single] [--threads T] [--runs R]\n",
           why);
   return 2;
 }
 
 static int parse(int argc, char **argv, args_t *a) {
-  *a = (args_t){NULL, NULL, 0, 0, 2, 1};
+  *a = (args_t){NULL, NULL, 0, 0, 2, 1, 0};
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 >= argc)
       return usage("an option lacks its value");
@@ -90,6 +96,11 @@ static int parse(int argc, char **argv, args_t *a) {
       a->threads = atoi(v);
     else if (!strcmp(argv[i], "--runs"))
       a->runs = atoi(v);
+    else if (!strcmp(argv[i], "--precision") &&
+             (!strcmp(v, "single") || !strcmp(v, "double")))
+      a->single = !strcmp(v, "single");
+    else if (!strcmp(argv[i], "--precision"))
+      return usage("--precision must be double or single");
     else
       return usage("unknown option");
   }
@@ -104,6 +115,8 @@ static int parse(int argc, char **argv, args_t *a) {
     a->m = a->n;
   if (a->m != a->n && strcmp(a->op, "geqrf"))
     return usage("-m is for --op geqrf");
+  if (a->single && strcmp(a->op, "geqrf"))
+    return usage("--precision single is for --op geqrf");
   if (a->m < a->n || a->m > 1 << 20 || (double)a->m * a->n > 1 << 28)
     return usage("-m must be at least --size, at most 2^20, m n at most 2^28");
   return 0;
@@ -159,20 +172,22 @@ static int load(const args_t *a, peer_t *p) {
   *(void **)&p->getrf = dlsym(lib, "dgetrf_");
   *(void **)&p->potrf = dlsym(lib, "dpotrf_");
   *(void **)&p->geqrf = dlsym(lib, "dgeqrf_");
+  *(void **)&p->sgeqrf = dlsym(lib, "sgeqrf_");
   /* The BLAS: reference LAPACK reaches it through its own dependencies,
    * libflame through the global scope. */
   void *blas = strcmp(a->lib, "reference") ? RTLD_DEFAULT : lib;
   note_origin(p, lib, "dgetrf_");
   note_origin(p, lib, "dpotrf_");
-  note_origin(p, lib, "dgeqrf_");
+  note_origin(p, lib, a->single ? "sgeqrf_" : "dgeqrf_");
   note_origin(p, blas, "dgemm_");
   *(void **)&p->set_threads = dlsym(blas, "openblas_set_num_threads");
   char *(*corename)(void);
   char *(*config)(void);
   *(void **)&corename = dlsym(blas, "openblas_get_corename");
   *(void **)&config = dlsym(blas, "openblas_get_config");
-  if (!p->getrf || !p->potrf || !p->geqrf) {
-    fprintf(stderr, "factor-peer: %s lacks dgetrf_, dpotrf_ or dgeqrf_\n",
+  if (!p->getrf || !p->potrf || !p->geqrf || !p->sgeqrf) {
+    fprintf(stderr,
+            "factor-peer: %s lacks dgetrf_, dpotrf_, dgeqrf_ or sgeqrf_\n",
             a->lib);
     return 1;
   }
@@ -277,7 +292,8 @@ static double residual(const double *a0, const double *f, const int *ipiv,
 
 /* QR without Q: A^T A = R^T R. ||A^T (A x) - R^T (R x)||_oo / (||A||_1
  * ||A||_oo ||x||_oo m eps), R the upper triangle of f's first n rows. */
-static double qr_residual(const double *a0, const double *f, int m, int n) {
+static double qr_residual(const double *a0, const double *f, int m, int n,
+                          double eps) {
   double *x = malloc((size_t)n * sizeof *x), *ax = calloc((size_t)m, 8),
          *atax = calloc((size_t)n, 8), *rx = calloc((size_t)n, 8),
          *rtrx = calloc((size_t)n, 8), *rows = calloc((size_t)m, 8);
@@ -317,7 +333,7 @@ static double qr_residual(const double *a0, const double *f, int m, int n) {
   free(rx);
   free(rtrx);
   free(rows);
-  return rnorm / (norm1 * norminf * xnorm * m * DBL_EPSILON);
+  return rnorm / (norm1 * norminf * xnorm * m * eps);
 }
 
 static int by_value(const void *x, const void *y) {
@@ -331,9 +347,10 @@ static void print_json(const args_t *a, const peer_t *p, double *t, int info,
   double flops = !strcmp(a->op, "geqrf")   ? 2 * m * n * n - 2 * n * n * n / 3
                  : !strcmp(a->op, "getrf") ? 2 * n * n * n / 3
                                            : n * n * n / 3;
-  printf("{\"peer\": \"%s\", \"op\": \"%s\", \"n\": %d, \"m\": %d, "
-         "\"threads\": %d, \"seconds\": [",
-         a->lib, a->op, a->n, a->m, a->threads);
+  printf("{\"peer\": \"%s\", \"op\": \"%s\", \"precision\": \"%s\", "
+         "\"n\": %d, \"m\": %d, \"threads\": %d, \"seconds\": [",
+         a->lib, a->op, a->single ? "single" : "double", a->n, a->m,
+         a->threads);
   for (int r = 0; r < a->runs; r++)
     printf("%s%.6f", r ? ", " : "", t[r]);
   qsort(t, (size_t)a->runs, sizeof *t, by_value);
@@ -360,21 +377,38 @@ int main(int argc, char **argv) {
   int *ipiv = malloc((size_t)n * sizeof *ipiv);
   double *t = malloc((size_t)a.runs * sizeof *t);
   double *tau = malloc((size_t)n * sizeof *tau), query = 0;
+  /* Single precision: the matrix, tau and the workspace in floats. */
+  float *fwork =
+            a.single ? malloc((size_t)m * (size_t)n * sizeof *fwork) : NULL,
+        *ftau = a.single ? malloc((size_t)n * sizeof *ftau) : NULL, fquery = 0;
   int lwork = -1;
-  if (qr) /* the workspace the library asks for, outside the timing */
+  if (qr && a.single) /* the workspace the library asks for, untimed */
+    p.sgeqrf(&m, &n, fwork, &m, ftau, &fquery, &lwork, &info);
+  else if (qr)
     p.geqrf(&m, &n, work, &m, tau, &query, &lwork, &info);
+  if (a.single)
+    query = fquery;
   lwork = query > n ? (int)query : n;
   double *qwork = malloc((size_t)lwork * sizeof *qwork);
-  if (!a0 || !work || !ipiv || !t || !tau || !qwork) {
+  if (!a0 || !work || !ipiv || !t || !tau || !qwork ||
+      (a.single && (!fwork || !ftau))) {
     fprintf(stderr, "factor-peer: out of memory for n = %d\n", n);
     return 1;
   }
   fill(a0, m, n, chol);
+  size_t mn = (size_t)m * (size_t)n;
+  if (a.single) /* the numbers sgeqrf sees, and the residual's A */
+    for (size_t i = 0; i < mn; i++)
+      a0[i] = (float)a0[i];
   for (int r = 0; r < a.runs; r++) {
     memcpy(work, a0, bytes);
+    for (size_t i = 0; a.single && i < mn; i++)
+      fwork[i] = (float)a0[i];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (qr)
+    if (qr && a.single) /* qwork holds lwork floats and more */
+      p.sgeqrf(&m, &n, fwork, &m, ftau, (float *)qwork, &lwork, &info);
+    else if (qr)
       p.geqrf(&m, &n, work, &m, tau, qwork, &lwork, &info);
     else if (chol)
       p.potrf("L", &n, work, &n, &info, 1);
@@ -383,9 +417,12 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     t[r] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
   }
-  double res = info != 0 ? INFINITY
-               : qr      ? qr_residual(a0, work, m, n)
-                         : residual(a0, work, ipiv, n, chol);
+  for (size_t i = 0; a.single && i < mn; i++)
+    work[i] = fwork[i];
+  double res =
+      info != 0 ? INFINITY
+      : qr ? qr_residual(a0, work, m, n, a.single ? FLT_EPSILON : DBL_EPSILON)
+           : residual(a0, work, ipiv, n, chol);
   print_json(&a, &p, t, info, res);
   int ok = info == 0 && res < 16;
   free(a0);
@@ -394,5 +431,7 @@ int main(int argc, char **argv) {
   free(t);
   free(tau);
   free(qwork);
+  free(fwork);
+  free(ftau);
   return ok ? 0 : 1;
 }

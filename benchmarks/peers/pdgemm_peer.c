@@ -7,7 +7,8 @@
  *   mpirun -np P pdgemm-peer --size N | -m M -n N -k K  --block B
  *                            [--transa] [--transb] --cores 0,1,1
  *                            [--runs R] [--mlsba PLATFORM [--lib-block LB]]
- *                            [--dgemm] [--fresh] [--model-dir DIR]
+ *                            [--dgemm] [--fresh] [--same]
+ *                            [--model-dir DIR]
  *
  * Prints one JSON line on rank 0: the median time of R products, their
  * whole time, its GFLOPS, and whether sampled elements of C matched
@@ -24,8 +25,12 @@
  * run (the last run's A and B the real ones), so that every product has
  * other operands than the one before: the multiplier then moves A and B
  * every run, where by default it sees them unchanged and moves them only
- * once (result.reused). The JSON's fill_s, product_s and back_s split
- * the multiplier's runs (back: C's check and hand back). With
+ * once (result.reused). With --same (and not --fresh), every run tells
+ * the multiplier that A and B are unchanged
+ * (mlsba_mpi_multiplier_run_dist_flags(): nothing compared, and no copy
+ * kept when the first run moves them, as an application that knows it
+ * says). The JSON's fill_s, product_s and back_s split the multiplier's runs
+ * (back: C's check and hand back). With
  * --model-dir DIR, the multiplier keeps its balancing there for the next
  * job (opts.model_dir; from_saved: this job ran the one saved). */
 #define _GNU_SOURCE
@@ -76,7 +81,7 @@ int main(int argc, char **argv) {
   int m = 0, n = 0, k = 0, nb = 0, runs = 5, lib_block = 0;
   char transa = 'N', transb = 'N';
   const char *cores = NULL, *mlsba = NULL, *model_dir = NULL;
-  int dgemm = 0, fresh = 0;
+  int dgemm = 0, fresh = 0, same = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "0";
     if (!strcmp(argv[i], "--transa"))
@@ -105,6 +110,8 @@ int main(int argc, char **argv) {
       dgemm = 1;
     else if (!strcmp(argv[i], "--fresh"))
       fresh = 1;
+    else if (!strcmp(argv[i], "--same"))
+      same = 1;
     else if (!strcmp(argv[i], "--model-dir") && ++i)
       model_dir = v;
   }
@@ -195,8 +202,9 @@ int main(int argc, char **argv) {
 #ifdef MLSBA_PEER_WITH_MLSBA
     if (mlsba) {
       mlsba_mpi_result_t res;
-      if (mlsba_mpi_multiplier_run_dist(mult, d[0], a, d[1], b, d[2], c,
-                                        &res) != 0) {
+      unsigned flags = same && !fresh ? MLSBA_MPI_SAME_A | MLSBA_MPI_SAME_B : 0;
+      if (mlsba_mpi_multiplier_run_dist_flags(mult, flags, d[0], a, d[1], b,
+                                              d[2], c, &res) != 0) {
         if (me == 0)
           fprintf(stderr, "pdgemm-peer: %s\n", mlsba_mpi_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -121,6 +121,16 @@ int64_t mlsba__factor_cl_piece_end(const share_t *sh, int64_t x, int64_t y);
  * the checkpoint of this step). */
 cl_int mlsba__factor_cl_send_joining(mlsba_opencl_env_t *env, share_t *sh,
                                      const step_t *st, int64_t lo, int64_t hi);
+/* A streamed run's buffers: cols elements (read and written on the
+ * device) and panel elements (read only). */
+cl_int mlsba__factor_cl_open_run(mlsba_opencl_env_t *env, const share_t *sh,
+                                 run_t *r, size_t cols, size_t panel);
+/* The resident buffers, at the device's first resident share, of the cap
+ * columns of ld rows that the caller laid out in sh: the columns, the
+ * panel's buffer (panel elements: the operation's extra, QR's T, in it)
+ * and, where block_rows > 0, a block of block_rows x cap elements. */
+cl_int mlsba__factor_cl_open(mlsba_opencl_env_t *env, share_t *sh, size_t panel,
+                             size_t block_rows);
 /* cl_share.c: columns kept whole (LU's and QR's: m rows each, from w0 on,
  * every step updating rows [j, m) of them), the hooks of the table that
  * depend only on that layout (resident, rows, fetch). */
@@ -131,6 +141,11 @@ void mlsba__factor_cl_whole_rows(const share_t *sh, const step_t *st, int64_t a,
 int mlsba__factor_cl_whole_fetch(mlsba__factor_residency_t *res,
                                  const mlsba__factor_problem_t *P, size_t i,
                                  int64_t c0, int64_t c1);
+/* Columns kept whole: the resident buffers (mlsba__factor_cl_open, a
+ * block of nb rows), as many columns as the device holds of this step's,
+ * ending at the share's last column hi. */
+cl_int mlsba__factor_cl_open_whole(mlsba_opencl_env_t *env, share_t *sh,
+                                   const step_t *st, int64_t hi, size_t panel);
 /* Device i's state (NULL before it ran). */
 share_t *mlsba__factor_cl_state(const mlsba__factor_residency_t *res, size_t i);
 

@@ -90,12 +90,7 @@ static cl_int chol_upper_enqueue(mlsba_opencl_env_t *env, const step_t *st,
   r->diag = malloc(w * w * s);
   if (r->diag == NULL)
     return CL_OUT_OF_HOST_MEMORY;
-  cl_int e;
-  r->cols =
-      clCreateBuffer(env->context, CL_MEM_READ_WRITE, rows * w * s, NULL, &e);
-  if (e == CL_SUCCESS)
-    r->panel =
-        clCreateBuffer(env->context, CL_MEM_READ_ONLY, jb * rows * s, NULL, &e);
+  cl_int e = mlsba__factor_cl_open_run(env, sh, r, rows * w, jb * rows);
   if (e == CL_SUCCESS)
     e = mlsba__factor_cl_transfer(sh, env->queue, 1, r->cols, s0, r->c, rows,
                                   w);
@@ -124,12 +119,8 @@ static cl_int chol_enqueue(mlsba_opencl_env_t *env, const step_t *st,
   r->diag = malloc(w * w * s);
   if (r->diag == NULL)
     return CL_OUT_OF_HOST_MEMORY;
-  cl_int e;
-  r->cols =
-      clCreateBuffer(env->context, CL_MEM_READ_WRITE, rows * w * s, NULL, &e);
-  if (e == CL_SUCCESS)
-    r->panel = clCreateBuffer(env->context, CL_MEM_READ_ONLY,
-                              rows * (size_t)st->jb * s, NULL, &e);
+  cl_int e =
+      mlsba__factor_cl_open_run(env, sh, r, rows * w, rows * (size_t)st->jb);
   if (e == CL_SUCCESS)
     e = mlsba__factor_cl_transfer(sh, env->queue, 1, r->cols, r->c, r->c, rows,
                                   w);
@@ -157,18 +148,11 @@ static cl_int open_chol(mlsba_opencl_env_t *env, share_t *sh,
                         const step_t *st) {
   const mlsba__factor_problem_t *P = sh->P;
   int64_t cap = 2 * sh->res->cap[sh->dev];
-  size_t s = mlsba__factor_esize(P);
   sh->ring = 1;
   sh->row0 = st->j + st->jb;
   sh->ld = (size_t)(P->n - sh->row0);
   sh->cap = cap < P->n - sh->row0 ? cap : P->n - sh->row0;
-  cl_int e;
-  sh->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
-                            (size_t)sh->cap * sh->ld * s, NULL, &e);
-  if (e == CL_SUCCESS)
-    sh->panel = clCreateBuffer(env->context, CL_MEM_READ_ONLY,
-                               sh->ld * (size_t)P->nb * s, NULL, &e);
-  return e;
+  return mlsba__factor_cl_open(env, sh, sh->ld * (size_t)P->nb, 0);
 }
 
 /* C -= op(A) op(B) in one product, every operand from an element offset

@@ -54,15 +54,10 @@ static cl_int solve_and_update(const mlsba__factor_problem_t *P, size_t rows,
 static cl_int lu_enqueue(mlsba_opencl_env_t *env, const step_t *st, share_t *sh,
                          run_t *r) {
   const mlsba__factor_problem_t *P = st->P;
-  size_t rows = (size_t)(P->m - st->j), w = (size_t)r->w,
-         s = mlsba__factor_esize(P);
+  size_t rows = (size_t)(P->m - st->j), w = (size_t)r->w;
   mlsba__factor_swap_rows(P, st->j, st->jb, r->c, r->w);
-  cl_int e;
-  r->cols =
-      clCreateBuffer(env->context, CL_MEM_READ_WRITE, rows * w * s, NULL, &e);
-  if (e == CL_SUCCESS)
-    r->panel = clCreateBuffer(env->context, CL_MEM_READ_ONLY,
-                              rows * (size_t)st->jb * s, NULL, &e);
+  cl_int e =
+      mlsba__factor_cl_open_run(env, sh, r, rows * w, rows * (size_t)st->jb);
   if (e == CL_SUCCESS)
     e = mlsba__factor_cl_transfer(sh, env->queue, 1, r->cols, st->j, r->c, rows,
                                   w);
@@ -77,18 +72,13 @@ static cl_int lu_enqueue(mlsba_opencl_env_t *env, const step_t *st, share_t *sh,
   return e;
 }
 
-/* The resident buffer at the device's first resident share: as many
- * columns as it can hold of this step's, ending at the share's last
- * column (later shares, which end there too, fall inside), with the
- * panel's buffer and its pivots. */
+/* The resident buffers at the device's first resident share (cl_share.c:
+ * columns kept whole, the panel's buffer nb columns), with the pivots'
+ * buffer and the row-interchange kernel. */
 static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
                             const step_t *st, int64_t hi) {
   const mlsba__factor_problem_t *P = sh->P;
-  size_t s = mlsba__factor_esize(P), m = (size_t)P->m, nb = (size_t)P->nb;
-  int64_t cap = sh->res->cap[sh->dev];
-  sh->ld = (size_t)P->m;
-  sh->cap = cap < st->units ? cap : st->units;
-  sh->w0 = hi - sh->cap;
+  size_t m = (size_t)P->m, nb = (size_t)P->nb;
   cl_int e = CL_SUCCESS;
   if (sh->piv_host == NULL)
     sh->piv_host = malloc(nb * sizeof *sh->piv_host);
@@ -103,17 +93,10 @@ static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
         env->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
   sh->group = most < 64 ? most : 64;
   if (e == CL_SUCCESS)
-    sh->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
-                              (size_t)sh->cap * sh->ld * s, NULL, &e);
-  if (e == CL_SUCCESS)
-    sh->panel =
-        clCreateBuffer(env->context, CL_MEM_READ_ONLY, m * nb * s, NULL, &e);
+    e = mlsba__factor_cl_open_whole(env, sh, st, hi, m * nb);
   if (e == CL_SUCCESS)
     sh->piv = clCreateBuffer(env->context, CL_MEM_READ_ONLY, nb * sizeof(int),
                              NULL, &e);
-  if (e == CL_SUCCESS)
-    sh->block = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
-                               nb * (size_t)sh->cap * s, NULL, &e);
   return e;
 }
 

@@ -107,14 +107,9 @@ static cl_int apply_qt(const mlsba__factor_problem_t *P, cl_command_queue *q,
 static cl_int qr_streamed(mlsba_opencl_env_t *env, const step_t *st,
                           share_t *sh, run_t *r) {
   const mlsba__factor_problem_t *P = st->P;
-  size_t rows = (size_t)(P->m - st->j), jb = (size_t)st->jb, w = (size_t)r->w,
-         s = mlsba__factor_esize(P);
-  cl_int e;
-  r->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE, (rows + jb) * w * s,
-                           NULL, &e);
-  if (e == CL_SUCCESS)
-    r->panel = clCreateBuffer(env->context, CL_MEM_READ_ONLY,
-                              (rows + jb) * jb * s, NULL, &e);
+  size_t rows = (size_t)(P->m - st->j), jb = (size_t)st->jb, w = (size_t)r->w;
+  cl_int e =
+      mlsba__factor_cl_open_run(env, sh, r, (rows + jb) * w, (rows + jb) * jb);
   if (e == CL_SUCCESS)
     e = mlsba__factor_cl_transfer(sh, env->queue, 1, r->cols, st->j, r->c, rows,
                                   w);
@@ -129,35 +124,15 @@ static cl_int qr_streamed(mlsba_opencl_env_t *env, const step_t *st,
   return e;
 }
 
-/* The resident buffer at the device's first resident share: as many
- * columns as it can hold of this step's, ending at the share's last
- * column (later shares, which end there too, fall inside), with the
- * panel's buffer (the widest panel and its T) and W's (nb x cap). */
-static cl_int open_resident(mlsba_opencl_env_t *env, share_t *sh,
-                            const step_t *st, int64_t hi) {
-  const mlsba__factor_problem_t *P = sh->P;
-  size_t s = mlsba__factor_esize(P), m = (size_t)P->m, nb = (size_t)P->nb;
-  int64_t cap = sh->res->cap[sh->dev];
-  sh->ld = m;
-  sh->cap = cap < st->units ? cap : st->units;
-  sh->w0 = hi - sh->cap;
-  cl_int e;
-  sh->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
-                            (size_t)sh->cap * sh->ld * s, NULL, &e);
-  if (e == CL_SUCCESS)
-    sh->panel = clCreateBuffer(env->context, CL_MEM_READ_ONLY,
-                               (m + nb) * nb * s, NULL, &e);
-  if (e == CL_SUCCESS)
-    sh->block = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
-                               nb * (size_t)sh->cap * s, NULL, &e);
-  return e;
-}
-
 /* Resident: columns [lo, hi), all on the device. */
 static cl_int qr_resident(mlsba_opencl_env_t *env, share_t *sh,
                           const step_t *st, int64_t lo, int64_t hi) {
   size_t rows = (size_t)(sh->P->m - st->j), jb = (size_t)st->jb;
-  cl_int e = sh->cols ? CL_SUCCESS : open_resident(env, sh, st, hi);
+  /* The panel's buffer holds the widest panel and its T. */
+  size_t m = (size_t)sh->P->m, nb = (size_t)sh->P->nb;
+  cl_int e = sh->cols
+                 ? CL_SUCCESS
+                 : mlsba__factor_cl_open_whole(env, sh, st, hi, (m + nb) * nb);
   if (e == CL_SUCCESS)
     e = mlsba__factor_cl_send_joining(env, sh, st, lo, hi);
   if (e == CL_SUCCESS)

@@ -219,7 +219,45 @@ void mlsba__factor_cl_release(mlsba__factor_residency_t *res, size_t i) {
     release_resident(sh);
 }
 
+cl_int mlsba__factor_cl_open_run(mlsba_opencl_env_t *env, const share_t *sh,
+                                 run_t *r, size_t cols, size_t panel) {
+  size_t s = mlsba__factor_esize(sh->P);
+  cl_int e;
+  r->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE, cols * s, NULL, &e);
+  if (e == CL_SUCCESS)
+    r->panel =
+        clCreateBuffer(env->context, CL_MEM_READ_ONLY, panel * s, NULL, &e);
+  return e;
+}
+
+cl_int mlsba__factor_cl_open(mlsba_opencl_env_t *env, share_t *sh, size_t panel,
+                             size_t block_rows) {
+  size_t s = mlsba__factor_esize(sh->P), cap = (size_t)sh->cap;
+  cl_int e;
+  sh->cols = clCreateBuffer(env->context, CL_MEM_READ_WRITE, cap * sh->ld * s,
+                            NULL, &e);
+  if (e == CL_SUCCESS)
+    sh->panel =
+        clCreateBuffer(env->context, CL_MEM_READ_ONLY, panel * s, NULL, &e);
+  if (e == CL_SUCCESS && block_rows > 0)
+    sh->block = clCreateBuffer(env->context, CL_MEM_READ_WRITE,
+                               block_rows * cap * s, NULL, &e);
+  return e;
+}
+
 /* ---- columns kept whole (LU's and QR's) ---------------------------------- */
+
+/* As many columns as the device holds of this step's, ending at the
+ * share's last column hi (later shares, which end there too, fall
+ * inside), m rows each. */
+cl_int mlsba__factor_cl_open_whole(mlsba_opencl_env_t *env, share_t *sh,
+                                   const step_t *st, int64_t hi, size_t panel) {
+  int64_t cap = sh->res->cap[sh->dev];
+  sh->ld = (size_t)sh->P->m;
+  sh->cap = cap < st->units ? cap : st->units;
+  sh->w0 = hi - sh->cap;
+  return mlsba__factor_cl_open(env, sh, panel, (size_t)sh->P->nb);
+}
 
 /* The columns of the step from the panel's first row down. */
 void mlsba__factor_cl_whole_rows(const share_t *sh, const step_t *st, int64_t a,

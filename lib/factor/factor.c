@@ -143,13 +143,17 @@ int64_t mlsba_factor_default_block(mlsba_precision_t prec, int64_t m,
 /* QR's panel weighs 1.5x LU's at the same block (mlsba/factor.h): 128
  * ran faster than LU's 192 and 256 at n = 4096 on this machine's cores
  * and lifted the simulated desktop's PPE from 0.87 to 0.92 at n = 8400
- * (benchmarks/RESULTS.md). */
+ * (benchmarks/RESULTS.md). Below 1024 columns, 64: the panel (3 nb^2 h
+ * flops on one core) hides behind the update of the w trailing columns
+ * (4 nb h w on every core) only while nb stays below about w / 4, and a
+ * tall-skinny matrix has few columns to update: at 20000 x 500 the
+ * panels were 83-86% of the run at 128, which 64 ran 2x faster (busy
+ * machine, alternating runs). */
 int64_t mlsba_geqrf_default_block(mlsba_precision_t prec, int64_t m,
                                   int64_t n) {
   (void)prec;
   (void)m;
-  (void)n;
-  return 128;
+  return n < 1024 ? 64 : 128;
 }
 
 /* Options with the defaults where the caller gave none. */

@@ -161,6 +161,26 @@ static void compose_moves(mlsba__factor_problem_t *P, int64_t j, int64_t jb) {
   P->moves_j[j / P->nb % 2] = j;
 }
 
+/* How many columns ahead the moves' rows are fetched. Each move touches
+ * a cache line of its own far down the column, and a column's few hundred
+ * of them wait on memory together; fetched while the columns before are
+ * moved, the lines are there when their turn comes. 491 moves of 3840
+ * single-precision columns at n = 4096 took 13.5-16.4 ms of one core's
+ * time without, 5.1-6.3 ms two to four columns ahead (a test program on
+ * this file's loop, thread CPU time, the machine busy). */
+enum { FETCH_AHEAD = 2 };
+
+/* The rows column k + FETCH_AHEAD's moves will read and write. */
+static void fetch_ahead(const mlsba__factor_problem_t *P, int64_t k,
+                        int64_t end, const int64_t *src, int64_t n) {
+  if (k + FETCH_AHEAD >= end)
+    return;
+  const char *x = at(P, 0, k + FETCH_AHEAD);
+  size_t e = mlsba__factor_esize(P);
+  for (int64_t i = 0; i < n; i++) /* the moves' rows: sources and targets */
+    __builtin_prefetch(x + (size_t)src[i] * e, 1, 3);
+}
+
 /* Columns [c, c + w) take the panel [j, j + jb)'s interchanges: by its
  * moves where the panel kept them, else as ?laswp would. */
 void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
@@ -173,6 +193,7 @@ void mlsba__factor_swap_rows(const mlsba__factor_problem_t *P, int64_t j,
   }
   const int64_t *dst = moves_of(P, j), *src = dst + 2 * P->nb;
   for (int64_t k = c; k < c + w; k++) {
+    fetch_ahead(P, k, c + w, src, n);
     if (P->prec == MLSBA_PRECISION_DOUBLE) {
       double *x = at(P, 0, k), *y = t;
       for (int64_t i = 0; i < n; i++)

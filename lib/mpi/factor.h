@@ -137,6 +137,47 @@ void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
                          int *piv, void *scratch);
 size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f);
 
+/* ---- factor_deliver.c: a factored panel to the ranks that read it ---- */
+
+/* A panel in flight: each rank receives only the block rows of it that it
+ * reads (LU: its own; Cholesky: its own and its block columns'), point to
+ * point from the ranks of the panel's node column that hold them, and
+ * the pivots (LU) or the info (Cholesky) from the diagonal block's owner.
+ * One panel in flight at a time; every rank calls start and wait once a
+ * step, in order. */
+typedef struct mlsba__mpi_deliver {
+  const mlsba__mpi_dfac_t *f;
+  int lower; /* Cholesky's needs, else LU's */
+  int q;     /* the ranks */
+  int64_t k, k0, p;
+  size_t c;    /* the panel's node column */
+  void *panel; /* where its rows land (m - k0 rows, that leading dim.) */
+  MPI_Request *reqs;
+  int nreq;
+  int64_t *count;      /* 6 q: elements sent to and received from each rank,
+                          offsets, cursors, and each source's first and last
+                          block row (first -2: not consecutive) */
+  MPI_Datatype *types; /* q: the receives straight into the panel */
+  char *send, *recv;   /* the messages' buffers */
+} mlsba__mpi_deliver_t;
+
+/* The buffers for f's panels; lower: Cholesky. Returns 0 or
+ * MLSBA_ENOMEM (then close it all the same). Not collective. */
+int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
+                            mlsba__mpi_deliver_t *d);
+void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d);
+/* Panel k0 (p columns), factored in the local arrays of its node
+ * column's ranks, on its way into each rank's panel buffer (the rows it
+ * reads), and piv (npiv ints, the diagonal block owner's) to every rank
+ * outside that node column. */
+void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
+                              void *panel, int *piv, int npiv);
+/* Whether the messages have all gone (nonzero), progressing them; always
+ * 1 under SMPI, which moves them meanwhile. */
+int mlsba__mpi_deliver_test(mlsba__mpi_deliver_t *d);
+/* Waits for them, and puts the rows received in place. */
+void mlsba__mpi_deliver_wait(mlsba__mpi_deliver_t *d);
+
 /* ---- factor_update.c: the trailing update on the node's devices ------ */
 
 typedef struct mlsba__mpi_dfac_node mlsba__mpi_dfac_node_t;
@@ -176,6 +217,13 @@ typedef struct mlsba__mpi_dfac_work {
  * a device could not update, the calling thread does. */
 void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
                             const mlsba__mpi_dfac_work_t *w);
+
+/* Simulated nodes: on (nonzero), the compute charged from now on (the
+ * next panel's, on the core) runs beside the next update, which the node's
+ * other devices begin meanwhile: the split gives the core that much less
+ * of it (lib/factor's panel device). off: charged as before again. The
+ * credit lapses at the step's end. Nothing on a real node. */
+void mlsba__mpi_dfac_beside(const mlsba__mpi_dfac_t *f, int on);
 
 /* The time of a compute phase other than the update (the panel's
  * operations, a TRSM) of `flops` on `rows` rows of this rank, charged on

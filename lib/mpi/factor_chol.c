@@ -4,16 +4,17 @@
  *     column: the diagonal block by its owner (LAPACK's ?potrf), its L11
  *     and info broadcast down the node column, and each rank of it solving
  *     its own rows below with L11, in place;
- *  2. the factored panel gathered onto the owner of the diagonal block and
- *     broadcast, with info, to every rank (each needs L's rows of its own
- *     block rows and of its own block columns), nonblocking;
+ *  2. the factored panel sent to every rank, each receiving L's rows of
+ *     its own block rows and of its own block columns, point to point
+ *     from the ranks that hold them, with info, the next panel's node
+ *     column first, nonblocking (factor_deliver.c);
  *  3. each rank's lower-triangle blocks of the trailing matrix updated:
  *     per block column one GEMMT on its diagonal block (the lower triangle
  *     only) and one GEMM below, on the cores' kernels, the columns split
  *     between the node's devices (update(), factor_update.c).
  * The lookahead: the node column of the next panel updates that block
- * column first, factors it and starts its broadcast, then updates the
- * rest, in pieces between which the broadcast is progressed; every other
+ * column first, factors it and starts sending it, then updates the
+ * rest, in pieces between which the messages are progressed; every other
  * rank updates all of its blocks meanwhile, in pieces too. A rank alone
  * in its node column holds every row in the global order: it reads its
  * rows of L in the panel as received, and makes no copy of them.
@@ -181,19 +182,19 @@ static void update(const mlsba__mpi_dfac_t *f, const view_t *v, int64_t k0,
     mlsba__mpi_dfac_update(f, &work);
 }
 
-/* The pieces a rank's update is cut into, its broadcasts progressed
+/* The pieces a rank's update is cut into, the panel's messages progressed
  * between them (update_in_pieces). */
 enum { PIECES = 8 };
 
-/* update() on block columns [b0, b1) in at most PIECES pieces, req (the
- * next panel's broadcast, 2 requests; NULL: none in flight) tested
- * between them. Open MPI moves a large message only while its sender or
- * a forwarding rank is inside MPI: a root that updated in one piece held
- * the next panel back until its whole update ended, so the other ranks
- * waited for it at the next step and the lookahead gained nothing. */
+/* update() on block columns [b0, b1) in at most PIECES pieces, the next
+ * panel's messages (d; NULL: none in flight) progressed between them.
+ * Open MPI moves a large message only while its sender is inside MPI: a
+ * holder that updated in one piece held the next panel back until its
+ * whole update ended, so the other ranks waited for it at the next step
+ * and the lookahead gained nothing. */
 static void update_in_pieces(const mlsba__mpi_dfac_t *f, const view_t *v,
                              int64_t k0, int64_t p, int64_t b0, int64_t b1,
-                             mlsba__mpi_bcast_t *req) {
+                             mlsba__mpi_deliver_t *d) {
   int64_t count, first = 0, last;
   const int64_t *cols =
       mlsba__layout_rank_cols(f->layout, (size_t)f->me, &count);
@@ -202,7 +203,8 @@ static void update_in_pieces(const mlsba__mpi_dfac_t *f, const view_t *v,
   for (last = first; last < count && cols[last] < b1;)
     last++;
   int64_t per = (last - first + PIECES - 1) / PIECES;
-  if (req == NULL || per < 1) {
+  /* SMPI moves the messages meanwhile: one piece, the whole split. */
+  if (d == NULL || per < 1 || mlsba__mpi_is_smpi()) {
     update(f, v, k0, p, b0, b1);
     return;
   }
@@ -211,7 +213,7 @@ static void update_in_pieces(const mlsba__mpi_dfac_t *f, const view_t *v,
     int64_t to = i + per < last ? cols[i + per] : b1;
     update(f, v, k0, p, i == first ? b0 : cols[i], to);
     if (!done)
-      done = mlsba__mpi_bcast_test(2, req);
+      done = mlsba__mpi_deliver_test(d);
   }
 }
 
@@ -224,25 +226,23 @@ static int holds_all_rows(const mlsba__mpi_dfac_t *f, size_t column) {
 }
 
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
- * gathered onto its root into buf, and its broadcast into buf with the
- * info in *bad started on every rank (req[2]); every rank calls it once
- * a step, in order. *v: where this rank reads the panel then. The root
- * sends a contiguous copy, not its local array's columns through a
- * vector type: Open MPI moves a contiguous message in one copy by the
- * receiver, a strided one only while the root is inside MPI. */
+ * and on its way into buf, each rank receiving the rows it reads, with
+ * the info in *bad (factor_deliver.c); every rank calls it once a step,
+ * in order. *v: where this rank reads the panel then. A panel whose
+ * diagonal block is not positive definite is sent all the same (every
+ * rank has posted its receives): the ranks stop once it has arrived. */
 static void start_panel(const mlsba__mpi_dfac_t *f, int64_t k1, int64_t p1,
-                        char *l11, char *buf, int *bad, mlsba__mpi_bcast_t *req,
+                        char *l11, char *buf, int *bad, mlsba__mpi_deliver_t *d,
                         view_t *v) {
   size_t c = mlsba__layout_bcol_column(f->layout, k1 / f->nb);
-  int root = (int)mlsba__layout_row_owner(f->layout, c, k1 / f->nb);
   v->panel = buf;
   v->ldp = f->m - k1;
   *bad = 0;
-  if (c == f->mycol && (*bad = factor_panel(f, k1, p1, l11)) == 0)
-    mlsba__mpi_dfac_gather_panel(f, k1, p1, buf);
-  mlsba__mpi_bcast_start(bad, 1, MPI_INT, root, f->comm, &req[0]);
-  mlsba__mpi_bcast_start(buf, (int)(v->ldp * p1), f->type, root, f->comm,
-                         &req[1]);
+  mlsba__mpi_dfac_beside(f, 1);
+  if (c == f->mycol)
+    *bad = factor_panel(f, k1, p1, l11);
+  mlsba__mpi_deliver_start(d, k1, p1, buf, bad, 1);
+  mlsba__mpi_dfac_beside(f, 0);
 }
 
 /* This rank's rows of L from k1 = k0 + p on, for step 3: rows of the
@@ -298,7 +298,9 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   char *l11 = malloc(nb * nb * f.es);
   char *other = mlsba__mpi_dfac_alloc(
       &f, (size_t)f.m * (nb < (size_t)f.n ? nb : (size_t)f.n) * f.es);
-  err = l && l11 && other
+  mlsba__mpi_deliver_t d;
+  int derr = mlsba__mpi_deliver_open(&f, 1, &d);
+  err = l && l11 && other && derr == 0
             ? 0
             : mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_potrf: out of memory for "
                                         "this rank's rows of L");
@@ -307,6 +309,7 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     mlsba__mpi_dfac_free(&f, l);
     free(l11);
     mlsba__mpi_dfac_free(&f, other);
+    mlsba__mpi_deliver_close(&d);
     mlsba__mpi_dfac_close(&f);
     return err;
   }
@@ -314,7 +317,6 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   char *buf[2] = {f.panel, other};
   int bad[2] = {0, 0}, now = 0;
   view_t v[2];
-  mlsba__mpi_bcast_t req[2];
   /* A rank outside the first panel's node column has nothing to do
    * until that panel arrives: it faults the panels' buffers in meanwhile
    * (3 ms a MiB here), not at its first receive and its first panel. */
@@ -323,11 +325,11 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
       memset(buf[i], 0,
              (size_t)f.m * (nb < (size_t)f.n ? nb : (size_t)f.n) * f.es);
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
-  start_panel(&f, 0, f.n < f.nb ? f.n : f.nb, l11, buf[0], &bad[0], req, &v[0]);
+  start_panel(&f, 0, f.n < f.nb ? f.n : f.nb, l11, buf[0], &bad[0], &d, &v[0]);
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
   for (int64_t k0 = 0; k0 < f.n; k0 += f.nb) {
     int64_t p = f.n - k0 < f.nb ? f.n - k0 : f.nb, k = k0 / f.nb;
-    mlsba__mpi_bcast_wait(2, req);
+    mlsba__mpi_deliver_wait(&d);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_WAIT);
     if (bad[now]) {
       *info = k0 + bad[now];
@@ -343,11 +345,11 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
       update(&f, &v[now], k0, p, k + 1, k + 2);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     if (k1 < f.n)
-      start_panel(&f, k1, p1, l11, buf[1 - now], &bad[1 - now], req,
+      start_panel(&f, k1, p1, l11, buf[1 - now], &bad[1 - now], &d,
                   &v[1 - now]);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
     update_in_pieces(&f, &v[now], k0, p, ahead ? k + 2 : k + 1, INT64_MAX,
-                     k1 < f.n ? req : NULL);
+                     k1 < f.n ? &d : NULL);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_potrf", k);
     now = 1 - now;
@@ -356,6 +358,7 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   mlsba__mpi_dfac_free(&f, l);
   free(l11);
   mlsba__mpi_dfac_free(&f, other);
+  mlsba__mpi_deliver_close(&d);
   mlsba__mpi_dfac_close(&f);
   return 0;
 }

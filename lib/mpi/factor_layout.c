@@ -5,8 +5,11 @@
  * does with any description. Rank 0 draws the layout and sends its
  * ownership to every rank, so that every rank holds the same one even if
  * the ranks' arithmetic differs. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_*: which ranks share a core */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/error.h"
 #include "../devices/kernels.h"
@@ -217,6 +220,77 @@ static int process_scaling(const int64_t *keys, size_t q, int64_t m, int64_t n,
   return err;
 }
 
+/* ---- which ranks share a core ------------------------------------------ */
+
+/* Rank 0's apart[q] (layout.h): ranks of one host whose bindings overlap
+ * take one nonzero group, every other rank 0. A rank bound to every
+ * online core (not bound at all) shares with no one: where the ranks run
+ * is then the scheduler's, and no arrangement keeps them apart. Under
+ * SMPI the simulated ranks are one process: none share. Returns 0 with
+ * *apart NULL (on every rank but 0, or when no ranks share), or
+ * MLSBA_ENOMEM on rank 0. Collective. */
+static int sharing_ranks(MPI_Comm comm, int rank, int q, size_t **apart) {
+  *apart = NULL;
+  enum { WORDS = sizeof(cpu_set_t) / sizeof(uint64_t) };
+  /* The host's key, then the binding's words; all zero: not bound. */
+  uint64_t mine[1 + WORDS];
+  memset(mine, 0, sizeof mine);
+  MPI_Comm host;
+  int low = rank;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                          &host) == MPI_SUCCESS) {
+    MPI_Allreduce(&rank, &low, 1, MPI_INT, MPI_MIN, host);
+    MPI_Comm_free(&host);
+  }
+  mine[0] = (uint64_t)low;
+  cpu_set_t set;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!mlsba__mpi_is_smpi() && sched_getaffinity(0, sizeof set, &set) == 0 &&
+      CPU_COUNT(&set) < online)
+    memcpy(mine + 1, &set, sizeof set);
+  uint64_t *all = rank == 0 ? malloc((size_t)q * sizeof mine) : NULL;
+  MPI_Gather(mine, 1 + WORDS, MPI_UINT64_T, all, 1 + WORDS, MPI_UINT64_T, 0,
+             comm);
+  if (rank != 0)
+    return 0;
+  size_t *group = all ? calloc((size_t)q, sizeof *group) : NULL;
+  if (group == NULL) {
+    free(all);
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory for the ranks' cores");
+  }
+  /* Groups by overlap, merged where a rank overlaps two (one pass
+   * relabels: q is small). */
+  size_t groups = 0;
+  for (int i = 0; i < q; i++)
+    for (int j = i + 1; j < q; j++) {
+      const uint64_t *a = all + (size_t)i * (1 + WORDS),
+                     *b = all + (size_t)j * (1 + WORDS);
+      int overlap = 0;
+      for (int w = 1; a[0] == b[0] && w <= WORDS && !overlap; w++)
+        overlap = (a[w] & b[w]) != 0;
+      if (!overlap)
+        continue;
+      if (group[i] == 0 && group[j] == 0)
+        group[i] = group[j] = ++groups;
+      else if (group[j] == 0)
+        group[j] = group[i];
+      else if (group[i] == 0)
+        group[i] = group[j];
+      else if (group[i] != group[j]) {
+        size_t from = group[j], to = group[i];
+        for (int r = 0; r < q; r++)
+          group[r] = group[r] == from ? to : group[r];
+      }
+    }
+  free(all);
+  if (groups == 0) {
+    free(group);
+    return 0;
+  }
+  *apart = group;
+  return 0;
+}
+
 /* ---- the layout, drawn on rank 0 and sent to every rank ---------------- */
 
 /* Rank 0's layout of opts. */
@@ -249,8 +323,11 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
   mlsba_model_t **models = calloc((size_t)q, sizeof *models);
   /* Every rank gathers, whatever its memory: a collective call. */
   int err = gather_models(comm, rank, q, o->model, models);
+  size_t *apart = NULL;
+  int shared_err = sharing_ranks(comm, rank, q, &apart);
+  err = err ? err : shared_err;
   if (!err && rank == 0) {
-    mlsba__layout_opts_t lo = {.lower = o->lower};
+    mlsba__layout_opts_t lo = {.lower = o->lower, .apart = apart};
     const mlsba_model_t *const *mv = (const mlsba_model_t *const *)models;
     err = o->layout == MLSBA_MPI_LAYOUT_FPM
               ? mlsba__layout_fpm(mv, (size_t)q, m, n, nb, &lo, out)
@@ -259,6 +336,7 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
   for (int r = 0; models && r < q; r++)
     mlsba_model_destroy(models[r]);
   free(models);
+  free(apart);
   return err;
 }
 

@@ -4,23 +4,26 @@
  *     ranks of its node column together, each on its own rows: the pivot
  *     of each column a max-location search down the node column, a
  *     recursive panel (factor_panel.c);
- *  2. the factored panel gathered onto the owner of its diagonal block
- *     and broadcast, with its pivots and info, to every rank (each needs
- *     L for its own rows, and the pivots for its columns), nonblocking;
- *  3. the panel's interchanges applied to every other column, rows moving
- *     between the ranks of each node column in one exchange;
+ *  2. the factored panel sent to every rank, each receiving the rows of
+ *     L it owns (and L11 where it owns the diagonal block row), point to
+ *     point from the ranks that hold them, with the pivots and info, the
+ *     next panel's node column first, nonblocking (factor_deliver.c);
+ *  3. the panel's interchanges applied to every column right of it, rows
+ *     moving between the ranks of each node column in one exchange (the
+ *     columns left of it, L's, take every later step's at the end, in
+ *     one pass a block column: left_moves());
  *  4. U's block row solved by its owner in each node column and broadcast
  *     down that column;
  *  5. each rank's trailing rectangle updated by GEMMs on the cores'
  *     kernels (update()), its columns split between the node's devices
  *     (factor_update.c).
  * The lookahead: the node column of the next panel solves and updates
- * that panel's columns first, factors the next panel and starts its
- * broadcast, and only then updates the rest of its columns; every other
- * rank updates all of its columns meanwhile. The rest is updated in
- * pieces between which the broadcast is progressed (Open MPI moves a
- * large message only inside MPI calls). So the panel is off the critical
- * path: the ranks find it broadcast when they finish a step. A rank alone
+ * that panel's columns first, factors the next panel and starts sending
+ * it, and only then updates the rest of its columns; every other rank
+ * updates all of its columns meanwhile. The rest is updated in pieces
+ * between which the messages are progressed (Open MPI moves a large
+ * message only inside MPI calls). So the panel is off the critical path:
+ * the ranks find their rows of it when they finish a step. A rank alone
  * in its node column reads L in the panel as received and U in its own
  * block row, copying neither.
  * The interchanges and the factors are LAPACK's: ipiv global and 1-based,
@@ -57,8 +60,9 @@ typedef struct {
    * or the step's panel itself. */
   const char *ua, *la;
   int64_t ldu, ldl;
-  int alone;        /* this rank is alone in its node column */
-  size_t row_bytes; /* one row of this rank's local array */
+  int alone;                    /* this rank is alone in its node column */
+  mlsba__mpi_deliver_t deliver; /* the next panel on its way */
+  size_t row_bytes;             /* one row of this rank's local array */
 } lu_work_t;
 
 static void work_free(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
@@ -75,6 +79,7 @@ static void work_free(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   free(w->reqs);
   mlsba__mpi_dfac_free(f, w->u);
   mlsba__mpi_dfac_free(f, w->l);
+  mlsba__mpi_deliver_close(&w->deliver);
 }
 
 static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
@@ -99,7 +104,7 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->l = mlsba__mpi_dfac_alloc(f, lr * nb * f->es + 1);
   if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch || !w->moves ||
       !w->send || !w->recv || !w->counts || !w->reqs || !w->mv || !w->tmp ||
-      !w->u || !w->l)
+      !w->u || !w->l || mlsba__mpi_deliver_open(f, 0, &w->deliver) != 0)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_getrf: out of memory for a "
                                      "step's buffers");
   return 0;
@@ -156,24 +161,22 @@ static void copy_elem(size_t es, void *dst, const void *src) {
  * local row it writes (or -1), the rank it comes from and its place. */
 enum { SRC, TO, SSLOT, DST, FROM, RSLOT, MV };
 
-/* Step 3: the moves among this rank's node column, every row's columns
- * but the panel's. Rows are strided in the column-major local array, so
+/* Step 3: the moves among this rank's node column, on this rank's local
+ * columns [c0, c1) but [x0, x1) (the panel's, which its factorization
+ * swapped). Rows are strided in the column-major local array, so
  * every pass walks it column by column, each column once: the rows going
  * to another rank packed into one column-major block per rank, the moves
  * within this rank done through a column's worth of temporaries, the rows
  * received unpacked; one exchange over the column between. Every rank
  * reads the rows it sends before any is written. */
 static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
-                        const int64_t *moves, int64_t nmoves, int64_t k0,
-                        int64_t p) {
+                        const int64_t *moves, int64_t nmoves, int64_t c0,
+                        int64_t c1, int64_t x0, int64_t x1) {
   int cq;
   MPI_Comm_size(f->col, &cq);
-  int64_t lc0 = 0, lc1 = 0; /* the panel's local columns, if here */
-  if (mlsba__layout_bcol_column(f->layout, k0 / f->nb) == f->mycol) {
-    lc0 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
-    lc1 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p);
-  }
-  int64_t width = f->lcols - (lc1 - lc0);
+  int64_t lc0 = x0 > c0 ? x0 : c0, lc1 = x1 < c1 ? x1 : c1;
+  lc1 = lc1 > lc0 ? lc1 : lc0;
+  int64_t width = c1 - c0 - (lc1 - lc0);
   size_t es = f->es;
   int *scount = w->counts, *sdisp = scount + cq, *rcount = sdisp + cq,
       *rdisp = rcount + cq;
@@ -209,7 +212,7 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   mlsba__mpi_dfac_charge_copy(f, (double)((moved + received) * width));
   /* Peer r's block: element (slot, ci) at (disp[r] width + ci count[r] +
    * slot) elements. */
-  for (int64_t c = 0, ci = 0; !f->skip && c < f->lcols; c++) {
+  for (int64_t c = c0, ci = 0; !f->skip && c < c1; c++) {
     if (c >= lc0 && c < lc1)
       continue;
     const char *col = mlsba__mpi_dfac_at(f, 0, c);
@@ -250,7 +253,7 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   MPI_Waitall(nreq, w->reqs, MPI_STATUSES_IGNORE);
   if (nreq == 0 || f->skip)
     return;
-  for (int64_t c = 0, ci = 0; c < f->lcols; c++) {
+  for (int64_t c = c0, ci = 0; c < c1; c++) {
     if (c >= lc0 && c < lc1)
       continue;
     char *col = mlsba__mpi_dfac_at(f, 0, c);
@@ -263,6 +266,107 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                                 es);
     ci++;
   }
+}
+
+/* Step 3 on this rank: the step's moves on its columns right of the
+ * panel, which the update needs now. Those left of it (L's) need them
+ * only in the factors returned, and take every later step's at the end
+ * (left_moves()). A run that skips the numbers (SMPI) moves every
+ * column each step: the end's pass needs the whole matrix's rows on
+ * every simulated rank, and charges no less. */
+static void step_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
+                       const int64_t *pairs, int64_t nmoves, int64_t k0,
+                       int64_t p) {
+  if (!f->skip) {
+    apply_moves(f, w, pairs, nmoves,
+                mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p), f->lcols,
+                0, 0);
+    return;
+  }
+  int64_t x0 = 0, x1 = 0; /* the panel's local columns, if here */
+  if (mlsba__layout_bcol_column(f->layout, k0 / f->nb) == f->mycol) {
+    x0 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
+    x1 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p);
+  }
+  apply_moves(f, w, pairs, nmoves, 0, f->lcols, x0, x1);
+}
+
+/* The interchanges of the steps after each of this node column's block
+ * columns applied to it, once, at the end (LAPACK's factors: L's rows in
+ * the final order). Walking the block columns from the right, the steps
+ * after each are composed into one permutation of the rows (holds[r]:
+ * the row whose content ends at r), applied to that block column's nb
+ * columns alone as moves "r takes holds[r]", one exchange over the node
+ * column per block column. A random matrix's pivots move nearly every
+ * row below the block column, so each column is walked nearly in order:
+ * half the elements the per-step moves would copy on L's side (each
+ * row once, not once a step), read from a column in cache rather than
+ * 2 nb scattered rows of every left column a step. Collective over the
+ * node column, whose ranks hold the same block columns. */
+static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
+                      const int64_t *ipiv, int64_t kmax) {
+  int64_t m = f->m, nb = f->nb, count = 0;
+  const int64_t *mine =
+      mlsba__layout_rank_cols(f->layout, (size_t)f->me, &count);
+  int64_t *holds = malloc((size_t)m * sizeof *holds);
+  int64_t *step = malloc((size_t)m * sizeof *step);
+  int64_t *pairs = malloc(2 * (size_t)m * sizeof *pairs);
+  lu_work_t big = *w;
+  big.mv = malloc((size_t)m * MV * sizeof *big.mv);
+  big.tmp = malloc((size_t)m * f->es);
+  big.send = malloc((size_t)m * (size_t)nb * f->es + 1);
+  big.recv = malloc((size_t)m * (size_t)nb * f->es + 1);
+  int err = holds && step && pairs && big.mv && big.tmp && big.send && big.recv
+                ? 0
+                : mlsba__fail(MLSBA_ENOMEM,
+                              "mlsba_mpi_getrf: out of memory for the "
+                              "final interchanges (%lld rows)",
+                              (long long)m);
+  /* Every rank of the column passes the same verdict, then the same
+   * exchanges. */
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MIN, f->col);
+  int64_t steps = (kmax + nb - 1) / nb, upto = steps;
+  for (int64_t r = 0; !err && r < m; r++)
+    holds[r] = step[r] = r;
+  for (int64_t b = count - 1; !err && b >= 0; b--) {
+    int64_t bj = mine[b];
+    if (bj + 1 >= steps)
+      continue;
+    /* Steps upto - 1 down to bj + 1 composed in front of the later
+     * ones: step[r] is the row the step brings to r. */
+    for (; upto > bj + 1; upto--) {
+      int64_t k0 = (upto - 1) * nb, p = kmax - k0 < nb ? kmax - k0 : nb;
+      for (int64_t i = 0; i < p; i++) {
+        int64_t x = step[k0 + i];
+        step[k0 + i] = step[ipiv[k0 + i] - 1];
+        step[ipiv[k0 + i] - 1] = x;
+      }
+      for (int64_t r = k0; r < m; r++)
+        holds[r] = step[holds[r]];
+      for (int64_t i = 0; i < p; i++) {
+        step[k0 + i] = k0 + i;
+        step[ipiv[k0 + i] - 1] = ipiv[k0 + i] - 1;
+      }
+    }
+    int64_t n = 0;
+    for (int64_t r = (bj + 1) * nb; r < m; r++)
+      if (holds[r] != r) {
+        pairs[2 * n] = r;
+        pairs[2 * n + 1] = holds[r];
+        n++;
+      }
+    int64_t c0 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, bj * nb);
+    int64_t c1 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, bj * nb + nb);
+    apply_moves(f, &big, pairs, n, c0, c1, 0, 0);
+  }
+  free(holds);
+  free(step);
+  free(pairs);
+  free(big.mv);
+  free(big.tmp);
+  free(big.send);
+  free(big.recv);
+  return err;
 }
 
 /* Step 5's product on columns [c0, c1) of a range of this rank's
@@ -340,43 +444,41 @@ static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
   mlsba__mpi_dfac_update(f, &work);
 }
 
-/* The pieces a rank's update is cut into, its broadcasts progressed
+/* The pieces a rank's update is cut into, the panel's messages progressed
  * between them. */
 enum { PIECES = 8 };
 
 /* update() on local columns [lc0, lc1) in at most PIECES pieces of whole
- * blocks, req (the next panel's broadcast, 2 requests; NULL: none in
- * flight) tested between them: Open MPI moves a large message only while
- * its sender or a forwarding rank is inside MPI, so a root that updated
- * in one piece held the next panel back until its update ended. */
+ * blocks, the next panel's messages (in flight: nonzero) progressed
+ * between them: Open MPI moves a large message only while its sender is
+ * inside MPI, so a holder that updated in one piece held the next panel
+ * back until its update ended. */
 static void update_in_pieces(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                              int64_t k0, int64_t p, int64_t lc0, int64_t lc1,
-                             mlsba__mpi_bcast_t *req) {
+                             int in_flight) {
   int64_t blocks = (lc1 - lc0 + f->nb - 1) / f->nb;
-  int64_t per = (blocks + PIECES - 1) / PIECES * f->nb;
-  int done = req == NULL;
+  /* SMPI moves the messages meanwhile: one piece, the whole split. */
+  int64_t per =
+      mlsba__mpi_is_smpi() ? lc1 - lc0 : (blocks + PIECES - 1) / PIECES * f->nb;
+  int done = !in_flight;
   for (int64_t c = lc0; c < lc1; c += per) {
     update(f, w, k0, p, c, c + per < lc1 ? c + per : lc1);
     if (!done)
-      done = mlsba__mpi_bcast_test(2, req);
+      done = mlsba__mpi_deliver_test(&w->deliver);
   }
 }
 
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
- * gathered onto its root into panel, and its broadcast with piv started
- * on every rank (req[2]); every rank calls it once a step, in order. */
+ * and on its way with piv to every rank, each receiving its own rows of
+ * it into panel (factor_deliver.c); every rank calls it once a step, in
+ * order. */
 static void start_panel(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k1,
-                        int64_t p1, void *panel, int *piv,
-                        mlsba__mpi_bcast_t *req) {
-  size_t c = mlsba__layout_bcol_column(f->layout, k1 / f->nb);
-  int root = (int)mlsba__layout_row_owner(f->layout, c, k1 / f->nb);
-  if (c == f->mycol) {
+                        int64_t p1, void *panel, int *piv) {
+  mlsba__mpi_dfac_beside(f, 1);
+  if (mlsba__layout_bcol_column(f->layout, k1 / f->nb) == f->mycol)
     mlsba__mpi_lu_panel(f, k1, p1, piv, w->scratch);
-    mlsba__mpi_dfac_gather_panel(f, k1, p1, panel);
-  }
-  mlsba__mpi_bcast_start(panel, (int)((f->m - k1) * p1), f->type, root, f->comm,
-                         &req[0]);
-  mlsba__mpi_bcast_start(piv, (int)p1 + 1, MPI_INT, root, f->comm, &req[1]);
+  mlsba__mpi_deliver_start(&w->deliver, k1, p1, panel, piv, (int)p1 + 1);
+  mlsba__mpi_dfac_beside(f, 0);
 }
 
 /* This rank's verdict on getrf's own arguments. */
@@ -427,9 +529,8 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   int64_t kmax = f.m < f.n ? f.m : f.n;
   char *cur = f.panel, *nxt = w.panel2;
   int *pcur = w.piv, *pnxt = w.piv2;
-  mlsba__mpi_bcast_t req[2];
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
-  start_panel(&f, &w, 0, kmax < f.nb ? kmax : f.nb, nxt, pnxt, req);
+  start_panel(&f, &w, 0, kmax < f.nb ? kmax : f.nb, nxt, pnxt);
   mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
   for (int64_t k0 = 0; k0 < kmax; k0 += f.nb) {
     int64_t p = kmax - k0 < f.nb ? kmax - k0 : f.nb;
@@ -439,7 +540,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     int *y = pcur;
     pcur = pnxt;
     pnxt = y;
-    mlsba__mpi_bcast_wait(2, req);
+    mlsba__mpi_deliver_wait(&w.deliver);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_WAIT);
     for (int64_t i = 0; i < p; i++)
       ipiv[k0 + i] = k0 + pcur[i];
@@ -447,7 +548,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
       *info = k0 + pcur[p];
     int64_t *pairs = w.moves + 4 * f.nb;
     int64_t nmoves = compose_moves(ipiv, k0, p, w.moves, pairs);
-    apply_moves(&f, &w, pairs, nmoves, k0, p);
+    step_moves(&f, &w, pairs, nmoves, k0, p);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
     int64_t k1 = k0 + p, p1 = kmax - k1 < f.nb ? kmax - k1 : f.nb;
     w.lcs = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1);
@@ -477,13 +578,18 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
       mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     }
     if (k1 < kmax)
-      start_panel(&f, &w, k1, p1, nxt, pnxt, req);
+      start_panel(&f, &w, k1, p1, nxt, pnxt);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
     solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
-    update_in_pieces(&f, &w, k0, p, lcn, f.lcols, k1 < kmax ? req : NULL);
+    update_in_pieces(&f, &w, k0, p, lcn, f.lcols, k1 < kmax);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_getrf", k0 / f.nb);
+  }
+  if (!f.skip) {
+    int e = mlsba__mpi_agree(f.comm, left_moves(&f, &w, ipiv, kmax));
+    err = err ? err : e;
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
   }
   mlsba__mpi_dfac_node_close(&f, report);
   work_free(&f, &w);

@@ -12,12 +12,16 @@
  * Each column's pivot needs the column updated by every column before
  * it, so a panel takes one collective per column whatever the recursion
  * (only tournament pivoting saves them, and it changes the pivots). HPL's
- * way makes that collective the only one: every rank sends its candidate
- * (the first row of the largest |value| among its rows, LAPACK's idamax
- * rule) with the whole row, and the diagonal block's owner its current
- * row k0 + j too, in one all-gather down the node column. Every rank
- * then picks the same pivot (the largest; on a tie the smallest global
- * row), its owner takes the current row in its place, and every rank
+ * way makes that collective the only one: every rank offers its
+ * candidate (the first row of the largest |value| among its rows,
+ * LAPACK's idamax rule) with the whole row, and the diagonal block's
+ * owner its current row k0 + j too, in one all-reduce down the node
+ * column whose operation keeps the larger candidate (on a tie the
+ * smaller global row; a NaN above any number, so that every rank's
+ * reduction agrees) and the current row: log2 of the column's ranks
+ * rounds of one slot, where an all-gather moved every rank's slot to
+ * every rank. Every rank then has the same pivot, its owner takes the
+ * current row in its place, and every rank
  * keeps the pivot row in a copy of the panel's top rows (`t`), from which
  * each solves the U12 blocks of the recursion itself: no other message.
  * A row moves whole (the panel's p columns, however far each is
@@ -64,8 +68,10 @@ typedef struct {
   int root;   /* the diagonal block owner's place */
   char *t;    /* p x p, leading dimension p: the panel's top rows */
   char *mine; /* this rank's part of a column's pivot search */
-  char *all;  /* every rank's, in the node column's order */
+  char *all;  /* the reduction's result */
   size_t slot;
+  MPI_Datatype slot_type; /* slot bytes */
+  MPI_Op pick;
   int64_t best; /* this rank's candidate row of the current column */
   int *piv;
 } panel_t;
@@ -80,15 +86,19 @@ static uint64_t mix(uint64_t x) {
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
+/* A slot of the pivot search: its header (HEAD doubles: the candidate's
+ * |value|, or -1 where the rank has no row left; its global row; whether
+ * the slot carries the current row; p; the element size), the
+ * candidate's row (p elements), the current row (p elements). */
+enum { VALUE, GROW, HAS_CUR, WIDTH, ELEM, HEAD };
+
 static size_t slot_bytes(const mlsba__mpi_dfac_t *f) {
-  return round16(2 * sizeof(double) + 2 * (size_t)f->nb * f->es);
+  return round16(HEAD * sizeof(double) + 2 * (size_t)f->nb * f->es);
 }
 
 size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f) {
-  int cq;
-  MPI_Comm_size(f->col, &cq);
   size_t nb = (size_t)f->nb;
-  return round16(nb * nb * f->es) + slot_bytes(f) * (1 + (size_t)cq);
+  return round16(nb * nb * f->es) + 2 * slot_bytes(f);
 }
 
 static char *at(const panel_t *P, int64_t i, int64_t j) {
@@ -134,11 +144,53 @@ static void scale(const panel_t *P, int64_t i0, int64_t j, double pv) {
   }
 }
 
+/* Whether candidate a goes before b: a row before none, the larger
+ * |value| (a NaN above any number), on a tie the smaller global row. A
+ * total order, so the reduction's result does not depend on the order
+ * in which it meets the ranks. */
+static int beats(const double *a, const double *b) {
+  if (!(a[VALUE] >= 0) && !isnan(a[VALUE]))
+    return 0;
+  if (!(b[VALUE] >= 0) && !isnan(b[VALUE]))
+    return 1;
+  int an = isnan(a[VALUE]) != 0, bn = isnan(b[VALUE]) != 0;
+  if (an != bn)
+    return an;
+  if (!an && a[VALUE] != b[VALUE])
+    return a[VALUE] > b[VALUE];
+  return a[GROW] < b[GROW];
+}
+
+/* The search's reduction (an MPI_User_function): inout keeps the better
+ * candidate and takes the current row from whichever slot has it. */
+static void pick(void *in, void *inout, int *len, MPI_Datatype *type) {
+  int bytes;
+  MPI_Type_size(*type, &bytes);
+  for (int i = 0; i < *len; i++) {
+    char *a = (char *)in + (size_t)i * (size_t)bytes,
+         *b = (char *)inout + (size_t)i * (size_t)bytes;
+    double ha[HEAD], hb[HEAD];
+    memcpy(ha, a, sizeof ha);
+    memcpy(hb, b, sizeof hb);
+    size_t row = (size_t)ha[WIDTH] * (size_t)ha[ELEM], hs = sizeof ha;
+    if (beats(ha, hb)) {
+      hb[VALUE] = ha[VALUE];
+      hb[GROW] = ha[GROW];
+      memcpy(b + hs, a + hs, row);
+    }
+    if (ha[HAS_CUR] != 0) {
+      hb[HAS_CUR] = 1;
+      memcpy(b + hs + row, a + hs + row, row);
+    }
+    memcpy(b, hb, sizeof hb);
+  }
+}
+
 /* The pivot search of column j among every rank's rows, as idamax on the
  * whole column: each rank's candidate, then the largest, the smallest
- * global row on a tie. Returns the winner's place (every rank the same)
- * and its global row in *g. */
-static int search(panel_t *P, int64_t j, int64_t *g) {
+ * global row on a tie, in P->all with the current row. Returns its
+ * global row. */
+static int64_t search(panel_t *P, int64_t j) {
   size_t es = P->f->es;
   mlsba_precision_t prec = P->f->prec;
   double bv = -1.0;
@@ -156,47 +208,37 @@ static int search(panel_t *P, int64_t j, int64_t *g) {
       bv = v;
     }
   }
-  double head[2] = {P->best < 0 ? -1.0 : bv,
-                    P->best < 0 ? 0.0 : (double)global_row(P, P->best)};
+  double head[HEAD] = {[VALUE] = P->best < 0 ? -1.0 : bv,
+                       [GROW] =
+                           P->best < 0 ? 0.0 : (double)global_row(P, P->best),
+                       [HAS_CUR] = P->diag,
+                       [WIDTH] = (double)P->p,
+                       [ELEM] = (double)es};
   memcpy(P->mine, head, sizeof head);
   char *row = P->mine + sizeof head;
   if (P->best >= 0)
     row_out(P, P->best, row);
   if (P->diag)
     row_out(P, j, row + (size_t)P->p * es);
-  MPI_Allgather(P->mine, (int)P->slot, MPI_BYTE, P->all, (int)P->slot, MPI_BYTE,
-                P->f->col);
-  int win = -1;
-  double wv = 0, wg = 0;
-  for (int r = 0; r < P->cq; r++) {
-    double h[2];
-    memcpy(h, P->all + (size_t)r * P->slot, sizeof h);
-    if (h[0] < 0) /* no rows of this column left */
-      continue;
-    if (win < 0 || h[0] > wv || (h[0] == wv && h[1] < wg)) {
-      win = r;
-      wv = h[0];
-      wg = h[1];
-    }
-  }
-  *g = (int64_t)wg;
-  return win;
+  MPI_Allreduce(P->mine, P->all, 1, P->slot_type, P->pick, P->f->col);
+  double h[HEAD];
+  memcpy(h, P->all, sizeof h);
+  return (int64_t)h[GROW];
 }
 
 /* Column j of the leaf [j, b): its pivot, the rows exchanged, L's column
  * scaled, the leaf's columns right of j updated. */
 static void leaf_column(panel_t *P, int64_t j, int64_t b) {
   const mlsba__mpi_dfac_t *f = P->f;
-  size_t es = f->es, hb = 2 * sizeof(double);
-  int64_t p = P->p, g;
-  int win = search(P, j, &g);
-  const char *w = P->all + (size_t)win * P->slot + hb;
-  const char *cur = P->all + (size_t)P->root * P->slot + hb + (size_t)p * es;
+  size_t es = f->es, hs = HEAD * sizeof(double);
+  int64_t p = P->p, g = search(P, j);
+  const char *w = P->all + hs;
+  const char *cur = P->all + hs + (size_t)p * es;
   P->piv[j] = (int)(g - P->k0) + 1;
   for (int64_t c = 0; c < p; c++)
     memcpy(P->t + (size_t)(j + c * p) * es, w + (size_t)c * es, es);
   if (g != P->k0 + j) {
-    if (win == P->me)
+    if (P->best >= 0 && global_row(P, P->best) == g)
       row_in(P, P->best, cur);
     if (P->diag)
       row_in(P, j, w);
@@ -286,7 +328,12 @@ void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
   P.mine = (char *)scratch + round16((size_t)(f->nb * f->nb) * f->es);
   P.all = P.mine + P.slot;
   memset(piv, 0, (size_t)(p + 1) * sizeof *piv);
+  MPI_Type_contiguous((int)P.slot, MPI_BYTE, &P.slot_type);
+  MPI_Type_commit(&P.slot_type);
+  MPI_Op_create(pick, 1, &P.pick);
   factor_cols(&P, 0, p);
+  MPI_Op_free(&P.pick);
+  MPI_Type_free(&P.slot_type);
   /* The top rows as the recursion left them: U11 and L11. */
   for (int64_t c = 0; P.diag && c < p; c++)
     memcpy(at(&P, 0, c), P.t + (size_t)(c * p) * f->es, (size_t)p * f->es);

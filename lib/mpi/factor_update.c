@@ -44,11 +44,15 @@ struct mlsba__mpi_dfac_node {
   size_t p, q;
   size_t *group_size, *group_dev;
   int simulated;
-  int skip;        /* no numbers computed (f->skip): times only */
-  int on_caller;   /* real, computed on the calling thread as one device */
-  size_t core;     /* simulated: the device whose speed the other compute
-                      takes (the slowest, a core where the node has one) */
-  double other_s;  /* simulated: the other compute's virtual time */
+  int skip;       /* no numbers computed (f->skip): times only */
+  int on_caller;  /* real, computed on the calling thread as one device */
+  size_t core;    /* simulated: the device whose speed the other compute
+                     takes (the slowest, a core where the node has one) */
+  double other_s; /* simulated: the other compute's virtual time */
+  /* Simulated: whether the other compute charged now runs on the core
+   * beside the next update (mlsba__mpi_dfac_beside), and its seconds. */
+  int beside;
+  double beside_s;
   double unit_ref; /* flops of a simulated profile's unit: 2 nb^3 */
   unsigned char *active;
   mlsba_model_t **rate; /* real: learnt; simulated: the step's */
@@ -279,6 +283,7 @@ void mlsba__mpi_dfac_node_step_done(const mlsba__mpi_dfac_t *f) {
   }
   nd->mark = now;
   nd->step_acc = 0;
+  nd->beside_s = 0; /* a panel beside no update: nothing to credit */
   nd->fixed |= nd->tuned_cols > 0; /* the slice, from now on */
 }
 
@@ -456,8 +461,12 @@ static int run_real(mlsba__mpi_dfac_node_t *nd,
 /* The split of this step: the models' (lib/factor's), or, where it
  * cannot be made, every column on the calling thread. */
 static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
-                 double unit_flops, int *fpm) {
+                 double unit_flops, double busy_s, int *fpm) {
   int err = 0;
+  /* Seed 004's slice is fixed, whatever the core does beside it (its
+   * tuning step included): only the models' split makes room for it. */
+  if (nd->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE)
+    busy_s = 0;
   for (size_t i = 0; nd->simulated && !err && i < nd->p; i++) {
     mlsba_model_destroy(nd->rate[i]);
     nd->rate[i] = NULL;
@@ -475,7 +484,8 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
                                  .active = nd->active,
                                  .units = w->cols,
                                  .unit_flops = unit_flops,
-                                 .panel_dev = -1,
+                                 .panel_dev = busy_s > 0 ? (long)nd->core : -1,
+                                 .panel_s = busy_s,
                                  .ahead_dev = -1};
   if (!err)
     err = mlsba__factor_split(&in, nd->load, fpm);
@@ -492,16 +502,18 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
   return err;
 }
 
-/* Adds the step to the report and teaches the real devices' models. */
-static void account(mlsba__mpi_dfac_node_t *nd, int fpm) {
-  double longest = 0;
+/* Adds the step to the report and teaches the real devices' models.
+ * busy_s: simulated seconds the core spent before the update beside it
+ * (already on the clock). */
+static void account(mlsba__mpi_dfac_node_t *nd, int fpm, double busy_s) {
+  double longest = busy_s;
   int used = 0;
   for (size_t i = 0; i < nd->p; i++) {
     if (nd->cols[i] == 0)
       continue;
     used++;
     nd->total_cols[i] += nd->cols[i];
-    nd->total_s[i] += nd->time[i];
+    nd->total_s[i] += nd->time[i] - (i == nd->core ? busy_s : 0);
     longest = nd->time[i] > longest ? nd->time[i] : longest;
     double rate = nd->time[i] > 0 ? nd->flops[i] / nd->time[i] : 0;
     if (!nd->simulated && rate >= MLSBA_SPEED_MIN && rate <= MLSBA_SPEED_MAX)
@@ -510,6 +522,7 @@ static void account(mlsba__mpi_dfac_node_t *nd, int fpm) {
   nd->steps++;
   nd->split_steps += used > 1;
   nd->fpm_steps += fpm;
+  longest -= busy_s;
   nd->update_s += longest;
   nd->step_acc += longest;
   if (nd->simulated)
@@ -547,8 +560,17 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
   }
   running_flops(nd, w);
   double unit_flops = nd->before[w->cols] / (double)w->cols;
-  int fpm = 0;
-  if (!(unit_flops > 0) || split(nd, w, unit_flops, &fpm) != 0) {
+  int fpm = 0, others = 0;
+  for (size_t i = 0; i < nd->p; i++)
+    others += nd->active[i] && i != nd->core;
+  /* The core's compute since mlsba__mpi_dfac_beside() (the next panel)
+   * ran while the node's other devices began this update: the split gives
+   * the core that much less, and the clock, which has it already, moves
+   * on by the rest of the longest device's time. */
+  double busy_s = nd->simulated && others > 0 ? nd->beside_s : 0;
+  nd->beside_s = 0;
+  nd->beside = 0;
+  if (!(unit_flops > 0) || split(nd, w, unit_flops, busy_s, &fpm) != 0) {
     on_caller(nd, w);
     return;
   }
@@ -561,13 +583,20 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
                         ? nd->flops[i] /
                               mlsba__fpm_speed(nd->rate[i], (double)nd->load[i])
                         : 0;
+    if (busy_s > 0)
+      nd->time[nd->core] += busy_s;
   } else if (run_real(nd, w) != 0) {
     /* The columns are right (run_real updated what was left); a step
      * whose times cannot be trusted teaches nothing. */
     nd->steps++;
     return;
   }
-  account(nd, fpm);
+  account(nd, fpm, busy_s);
+}
+
+void mlsba__mpi_dfac_beside(const mlsba__mpi_dfac_t *f, int on) {
+  if (f->node != NULL && f->node->simulated)
+    f->node->beside = on;
 }
 
 /* ---- the other compute ----------------------------------------------------
@@ -586,6 +615,8 @@ void mlsba__mpi_dfac_charge(const mlsba__mpi_dfac_t *f, double flops,
                 nd->unit_ref;
   double t = flops / rate;
   nd->other_s += t;
+  if (nd->beside)
+    nd->beside_s += t;
   mlsba__mpi_spend(t);
 }
 

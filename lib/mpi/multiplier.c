@@ -360,7 +360,7 @@ done:
 
 int mlsba_mpi_multiplier_run(mlsba_mpi_multiplier_t *M,
                              mlsba_mpi_result_t *result) {
-  mlsba__mpi_source_t src = {{NULL, NULL, NULL}, NULL, NULL, NULL, 0};
+  mlsba__mpi_source_t src = {{NULL, NULL, NULL}, NULL, NULL, NULL, 0, 0};
   return run(M, &src, result, "mlsba_mpi_multiplier_run");
 }
 
@@ -368,6 +368,15 @@ int mlsba_mpi_multiplier_run_dist(
     mlsba_mpi_multiplier_t *M, const mlsba_mpi_matrix_t *a_desc, const void *a,
     const mlsba_mpi_matrix_t *b_desc, const void *b,
     const mlsba_mpi_matrix_t *c_desc, void *c, mlsba_mpi_result_t *result) {
-  mlsba__mpi_source_t src = {{a_desc, b_desc, c_desc}, a, b, c, 1};
+  mlsba__mpi_source_t src = {{a_desc, b_desc, c_desc}, a, b, c, 1, 0};
   return run(M, &src, result, "mlsba_mpi_multiplier_run_dist");
+}
+
+int mlsba_mpi_multiplier_run_dist_flags(
+    mlsba_mpi_multiplier_t *M, unsigned flags, const mlsba_mpi_matrix_t *a_desc,
+    const void *a, const mlsba_mpi_matrix_t *b_desc, const void *b,
+    const mlsba_mpi_matrix_t *c_desc, void *c, mlsba_mpi_result_t *result) {
+  mlsba__mpi_source_t src = {{a_desc, b_desc, c_desc}, a, b, c, 1, 0};
+  src.same = flags & (MLSBA_MPI_SAME_A | MLSBA_MPI_SAME_B);
+  return run(M, &src, result, "mlsba_mpi_multiplier_run_dist_flags");
 }

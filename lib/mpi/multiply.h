@@ -138,9 +138,10 @@ void mlsba__mpi_mult_save(mlsba__mpi_mult_t *C, double imbalance);
 
 /* The caller's A or B as the last run moved it into the layout: its
  * description's shape, leading dimension and this rank's blocks, and a
- * copy of those blocks' elements (valid 0: nothing kept). */
+ * copy of those blocks' elements (valid 0: nothing kept; copied 0: the
+ * description only, for a caller that gives its word on the operand). */
 typedef struct mlsba__mpi_kept {
-  int valid, kind;
+  int valid, copied, kind;
   int64_t m, n, mb, nb, ld;
   size_t nown;
   mlsba_mpi_block_t *own;
@@ -149,12 +150,15 @@ typedef struct mlsba__mpi_kept {
 } mlsba__mpi_kept_t;
 
 /* Local: 1 when k is valid and the caller's x in d is what it kept, the
- * same layout and every element of this rank's blocks the same bytes. */
+ * same layout and every element of this rank's blocks the same bytes
+ * (trusted: the elements taken as the caller's word, not compared). */
 int mlsba__mpi_kept_same(const mlsba__mpi_kept_t *k,
-                         const mlsba_mpi_matrix_t *d, const void *x, size_t es);
-/* Local: k = x in d (k not valid when there is no memory for it). */
+                         const mlsba_mpi_matrix_t *d, const void *x, size_t es,
+                         int trusted);
+/* Local: k = x in d (k not valid when there is no memory for it); with
+ * copy 0, d only (a later comparison then finds it changed). */
 void mlsba__mpi_kept_take(mlsba__mpi_kept_t *k, const mlsba_mpi_matrix_t *d,
-                          const void *x, size_t es);
+                          const void *x, size_t es, int copy);
 void mlsba__mpi_kept_free(mlsba__mpi_kept_t *k);
 
 /* ---- operands.c --------------------------------------------------------- */
@@ -184,6 +188,7 @@ typedef struct mlsba__mpi_source {
   const void *a, *b;
   void *c;
   int dist;
+  unsigned same; /* MLSBA_MPI_SAME_A and _B: the caller's word */
 } mlsba__mpi_source_t;
 
 /* Collective: this rank's A', B' and beta C0' made (generated, asked of

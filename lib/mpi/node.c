@@ -17,9 +17,12 @@
  * whose profiles are rescaled to columns: the device then takes the
  * virtual time its profile gives for the blocks it updates. */
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../core/atomic_file.h"
 #include "../core/error.h"
@@ -33,7 +36,10 @@
 
 struct mlsba__mpi_node {
   char path[512];
-  char model_dir[512];    /* "" without one */
+  /* The caller's model_dir ("" without one) and this rank's own folder
+   * in it, where its node's balancing keeps its device models. */
+  char model_root[512];
+  char model_dir[600];
   mlsba_platform_t *file; /* as loaded, for names, types and checks */
   json_t *json;           /* the file's JSON, simulated nodes only */
   int simulated;
@@ -100,6 +106,29 @@ static int read_platform_text(const char *path, char **text) {
   return 0;
 }
 
+/* The rank's own folder of models in model_root. A device model is named
+ * by its device ("core0"), and the ranks of one host may name the same
+ * device (two ranks sharing a core, or "auto" on every rank): in one
+ * folder they would read and overwrite each other's models, each rank's
+ * fitted to a share of the core the other does not get. So every rank
+ * keeps its own, in a folder named by its place on the host and a hash of
+ * the host's name and its platform path: the same rank of the same launch
+ * finds its models again in the next job, and no other rank touches
+ * them. */
+static void own_model_dir(mlsba__mpi_node_t *nd, int local_rank) {
+  char host[256] = "";
+  if (gethostname(host, sizeof host - 1) != 0)
+    host[0] = '\0';
+  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+  for (const char *s = host; *s; s++)
+    h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+  h = (h ^ 0xffu) * 0x100000001b3ULL; /* "ab" + "c" is not "a" + "bc" */
+  for (const char *s = nd->path; *s; s++)
+    h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+  snprintf(nd->model_dir, sizeof nd->model_dir, "%s/node-l%d-%016llx",
+           nd->model_root, local_rank, (unsigned long long)h);
+}
+
 int mlsba__mpi_node_open(const char *path, const mlsba_mpi_multiply_opts_t *o,
                          mlsba__mpi_node_t **out) {
   int local_rank, local_size;
@@ -116,12 +145,14 @@ int mlsba__mpi_node_open_at(const char *path, int local_rank, int local_size,
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
   snprintf(nd->path, sizeof nd->path, "%s", path);
   if (o->model_dir != NULL &&
-      snprintf(nd->model_dir, sizeof nd->model_dir, "%s", o->model_dir) >=
-          (int)sizeof nd->model_dir) {
+      snprintf(nd->model_root, sizeof nd->model_root, "%s", o->model_dir) >=
+          (int)sizeof nd->model_root) {
     free(nd);
     return mlsba__fail(MLSBA_EINVAL, "model_dir is longer than %zu bytes",
-                       sizeof nd->model_dir - 1);
+                       sizeof nd->model_root - 1);
   }
+  if (o->model_dir != NULL)
+    own_model_dir(nd, local_rank);
   nd->k.b = nd->k.kb = o->block;
   nd->k.prec = o->precision;
   nd->node_algo = o->node_algorithm;
@@ -394,6 +425,11 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
                                                        : MLSBA_ALGO_MLSBA;
   }
   o.model_dir = nd->model_dir[0] ? nd->model_dir : NULL;
+  /* The rank's folder is made by the balancing, one level only: its
+   * parent, the caller's model_dir, first (the balancing names the
+   * problem when it cannot be made). */
+  if (o.model_dir != NULL)
+    (void)mkdir(nd->model_root, 0777);
   mlsba_balance_result_t r;
   memset(&r, 0, sizeof r);
   nd->k.kb = nd->k.b; /* a step's work: a full panel */

@@ -132,7 +132,8 @@ static unsigned unchanged(mlsba__mpi_mult_t *C, const mlsba__mpi_source_t *src,
   int mine[2], all[2];
   for (int w = 0; w < 2; w++)
     mine[w] = !ops->borrowed[w] &&
-              mlsba__mpi_kept_same(&ops->kept[w], src->desc[w], x[w], es);
+              mlsba__mpi_kept_same(&ops->kept[w], src->desc[w], x[w], es,
+                                   (src->same >> w & 1u) != 0);
   MPI_Allreduce(mine, all, 2, MPI_INT, MPI_LAND, C->comm);
   return (all[0] ? 1u : 0u) | (all[1] ? 2u : 0u);
 }
@@ -202,7 +203,8 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
                                                dst[w], &ops->scratch, split));
     if (!err && w < 2 && src->dist) {
       t0 = MPI_Wtime();
-      mlsba__mpi_kept_take(&ops->kept[w], src->desc[w], given_at[w], es);
+      mlsba__mpi_kept_take(&ops->kept[w], src->desc[w], given_at[w], es,
+                           !(src->same >> w & 1u));
       split->move_s += MPI_Wtime() - t0;
     }
   }

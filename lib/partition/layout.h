@@ -179,6 +179,16 @@ typedef struct mlsba__layout_opts {
    * limit); a model's max_load caps it too. */
   const int64_t *caps;
   mlsba__layout_walk_t walk; /* default (0) BEST */
+  /* q entries or NULL: apart[i] != 0 when node i shares its cores with
+   * another node (ranks pinned to one core; equal values name a group of
+   * them). Such a node meets a node column's collectives (a panel's
+   * pivot searches, its row exchanges, U's broadcast) only when the
+   * scheduler turns its core to it from the other's compute, so it
+   * stands alone in its node column: the layout is then the least
+   * predicted step sum among CMA's arrangements with at most k nodes a
+   * column (k = q .. 1) that stand every such node alone (k = 1, every
+   * node alone, always does), instead of CMA's least half-perimeter. */
+  const size_t *apart;
 } mlsba__layout_opts_t;
 
 /* The tracked layout of q nodes from their models (time for an area in

@@ -111,6 +111,57 @@ static int speed_of(const char *s, double *out) {
   return 0;
 }
 
+/* A count as a file may give it: digits only, lo..hi. */
+static int count_of(const char *s, int lo, int hi, int *out) {
+  if (*s == '\0' || strlen(s) > 6 || strspn(s, "0123456789") != strlen(s))
+    return -1;
+  int v = atoi(s);
+  if (v < lo || v > hi)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* A load average or a share: digits, a point and digits, below 10^6 (0
+ * allowed: a quiet machine's load). */
+static int fraction_of(const char *s, double *out) {
+  if (*s == '\0' || *s == '.' || strspn(s, "0123456789.") != strlen(s))
+    return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end != '\0' || !isfinite(v) || v < 0 || v >= 1e6)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* "measured load 1.71 cpus 2 share 0.98 close 0 tries 1 settled 0"; 0 when
+ * it reads so, every value in its range. */
+static int parse_measured(const char *line, mlsba__cpu_measured_t *m) {
+  char w[6][16], v[6][32], extra[2];
+  static const char *const words[6] = {"load",  "cpus",  "share",
+                                       "close", "tries", "settled"};
+  if (sscanf(line,
+             "measured %15s %31s %15s %31s %15s %31s %15s %31s %15s %31s "
+             "%15s %31s %1s",
+             w[0], v[0], w[1], v[1], w[2], v[2], w[3], v[3], w[4], v[4], w[5],
+             v[5], extra) != 12 ||
+      strncmp(line, "measured ", 9) != 0)
+    return -1;
+  for (int i = 0; i < 6; i++)
+    if (strcmp(w[i], words[i]) != 0)
+      return -1;
+  if (fraction_of(v[0], &m->load) != 0 ||
+      count_of(v[1], 1, 1 << 20, &m->cpus) != 0 ||
+      fraction_of(v[2], &m->share) != 0 || m->share > 1 ||
+      count_of(v[3], 0, 2 * MLSBA__CPU_CLASSES, &m->close) != 0 ||
+      count_of(v[4], 1, MLSBA__CPU_CACHE_TRIES, &m->tries) != 0 ||
+      count_of(v[5], 0, 1, &m->settled) != 0)
+    return -1;
+  return 0;
+}
+
 /* One line "single product skx 174.2 skx 174.2"; 0 when it reads so. */
 static int parse_line(const char *line, int prec, mlsba__cpu_class_t c,
                       int (*runnable)(int), mlsba__cpu_pick_t *pick) {
@@ -146,10 +197,18 @@ int mlsba__cpu_cache_parse(const char *text, const char *key,
     return -1;
   const char *line = text + hl + kl + 1;
   mlsba__cpu_picks_t picks;
+  const char *end = strchr(line, '\n');
+  char one[160];
+  if (end == NULL || (size_t)(end - line) >= sizeof one)
+    return -1;
+  memcpy(one, line, (size_t)(end - line));
+  one[end - line] = '\0';
+  if (parse_measured(one, &picks.how) != 0)
+    return -1;
+  line = end + 1;
   for (int p = 0; p < 2; p++)
     for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
-      const char *end = strchr(line, '\n');
-      char one[160];
+      end = strchr(line, '\n');
       if (end == NULL || (size_t)(end - line) >= sizeof one)
         return -1;
       memcpy(one, line, (size_t)(end - line));
@@ -167,8 +226,12 @@ int mlsba__cpu_cache_parse(const char *text, const char *key,
 
 int mlsba__cpu_cache_format(const char *key, const mlsba__cpu_picks_t *picks,
                             char *buf, size_t size) {
-  int len = snprintf(buf, size, "mlsba cpu-kernels %d\nkey %s\n",
-                     MLSBA__CPU_CACHE_VERSION, key);
+  const mlsba__cpu_measured_t *m = &picks->how;
+  int len = snprintf(buf, size,
+                     "mlsba cpu-kernels %d\nkey %s\nmeasured load %.2f cpus %d "
+                     "share %.2f close %d tries %d settled %d\n",
+                     MLSBA__CPU_CACHE_VERSION, key, m->load, m->cpus, m->share,
+                     m->close, m->tries, m->settled);
   for (int p = 0; p < 2; p++)
     for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
       const mlsba__cpu_pick_t *k = &picks->pick[p][c];

@@ -10,8 +10,9 @@
 #include "cpu_kernels.h"
 
 /* The version the first line names; a file of another version (the
- * one-shape format 1 of earlier releases) is timed again and replaced. */
-#define MLSBA__CPU_CACHE_VERSION 2
+ * one-shape format 1, the format 2 without how the choice was timed) is
+ * timed again and replaced. */
+#define MLSBA__CPU_CACHE_VERSION 3
 
 /* The cache file, DIR/HOST/cpu-kernels, made room for (the folders it
  * may make); 0 when there is none: MLSBA_CACHE_DIR=none, no home, or a
@@ -19,10 +20,11 @@
  * cut short). */
 int mlsba__cpu_cache_path(char *buf, size_t size, const char **refused);
 
-/* The choice a file's text holds for `key`, into *out; 0, or -1 when the
- * text is not exactly a cache of this version for this key, names a
- * kernel set unknown or not runnable here (runnable(id) says), or carries
- * a speed that is not a positive finite number below 10^6 GFLOPS. Pure. */
+/* The choice a file's text holds for `key`, into *out (how it was timed
+ * too); 0, or -1 when the text is not exactly a cache of this version for
+ * this key, names a kernel set unknown or not runnable here (runnable(id)
+ * says), carries a speed that is not a positive finite number below 10^6
+ * GFLOPS, or a measured line out of its ranges. Pure. */
 int mlsba__cpu_cache_parse(const char *text, const char *key,
                            int (*runnable)(int id), mlsba__cpu_picks_t *out);
 

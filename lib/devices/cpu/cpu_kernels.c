@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #define MLSBA__X86 1
@@ -398,9 +400,50 @@ static void time_round(mlsba__cpu_timing_t *ws, mlsba_precision_t p,
     R->g[j][r] = 0;
     if (!which[j])
       continue;
-    double flops = 0, t = mlsba__cpu_class_time(ws, ids[j], p, c, &flops);
-    R->g[j][r] = t > 0 ? flops / t * 1e-9 : 0;
+    double flops = 0, cpu = 0,
+           t = mlsba__cpu_class_time(ws, ids[j], p, c, &flops, &cpu);
+    /* The thread's own seconds: a round in which another process took
+     * the core is not charged for its time (its caches it may still
+     * have cost, which the medians absorb). */
+    double s = cpu > 0 && cpu <= t ? cpu : t;
+    R->g[j][r] = s > 0 ? flops / s * 1e-9 : 0;
   }
+}
+
+/* ---- how a choice was timed (pure) -------------------------------------- */
+
+int mlsba__cpu_measured_quiet(const mlsba__cpu_measured_t *m) {
+  return m->share >= 0.95 && m->cpus > 0 && m->load < (double)m->cpus &&
+         m->close == 0;
+}
+
+static int same_kernels(const mlsba__cpu_picks_t *a,
+                        const mlsba__cpu_picks_t *b) {
+  for (int p = 0; p < 2; p++)
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
+      if (a->pick[p][c].kernel != b->pick[p][c].kernel ||
+          a->pick[p][c].blis != b->pick[p][c].blis)
+        return 0;
+  return 1;
+}
+
+/* How much of the machine a timing had: its share of its core, less where
+ * the load was above the CPUs. */
+static double calm(const mlsba__cpu_measured_t *m) {
+  double per_cpu = m->cpus > 0 ? m->load / m->cpus : m->load;
+  return m->share / (per_cpu > 1 ? per_cpu : 1);
+}
+
+void mlsba__cpu_choice_retimed(const mlsba__cpu_picks_t *old,
+                               mlsba__cpu_picks_t *now) {
+  int tries = old->how.tries + 1;
+  int agree = same_kernels(old, now),
+      quiet = mlsba__cpu_measured_quiet(&now->how);
+  if (!agree && !quiet && calm(&old->how) > calm(&now->how))
+    *now = *old;
+  now->how.tries =
+      tries < MLSBA__CPU_CACHE_TRIES ? tries : MLSBA__CPU_CACHE_TRIES;
+  now->how.settled = agree || quiet || tries >= MLSBA__CPU_CACHE_TRIES;
 }
 
 /* The cores run pinned, one thread each; a thread that moves from core to
@@ -419,11 +462,38 @@ static int hold_core(cpu_set_t *before) {
   return sched_setaffinity(0, sizeof one, &one) == 0;
 }
 
-/* Times every kernel set on every class; 0, or -1 without the memory to. */
+/* The calling thread's CPU time in seconds (0 where there is none). */
+static double thread_seconds(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The conditions of a timing: the load when it began, the CPUs, and
+ * (after it) the share of its core the thread had, from t0 and c0. */
+static void conditions(mlsba__cpu_measured_t *m, double t0, double c0) {
+  double load[1];
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (t0 == 0) { /* the start */
+    m->load = getloadavg(load, 1) == 1 && load[0] >= 0 ? load[0] : 0;
+    m->cpus = cpus > 0 && cpus < (1 << 20) ? (int)cpus : 1;
+    return;
+  }
+  double wall = mlsba__now() - t0, cpu = thread_seconds() - c0;
+  m->share = wall > 0 && cpu > 0 ? (cpu < wall ? cpu / wall : 1) : 0;
+}
+
+/* Times every kernel set on every class, and how (choice.picks.how, the
+ * tries left to the caller); 0, or -1 without the memory to. */
 static int measure(const int *ids, size_t n) {
   mlsba__cpu_timing_t *ws = mlsba__cpu_timing_create();
   if (ws == NULL)
     return -1;
+  mlsba__cpu_measured_t *how = &choice.picks.how;
+  *how = (mlsba__cpu_measured_t){0, 1, 0, 0, 1, 0};
+  conditions(how, 0, 0);
+  double t0 = mlsba__now(), c0 = thread_seconds();
   cpu_set_t before;
   int held = hold_core(&before);
   for (int p = 0; p < 2; p++) {
@@ -461,6 +531,7 @@ static int measure(const int *ids, size_t n) {
           done[c] = 1;
           left--;
           choice.picks.pick[p][c] = pick_class(ids, Rc, n);
+          how->close += close_call(ids, Rc, n);
         }
       }
     }
@@ -468,6 +539,8 @@ static int measure(const int *ids, size_t n) {
   if (held)
     (void)sched_setaffinity(0, sizeof before, &before);
   mlsba__cpu_timing_destroy(ws);
+  conditions(how, t0, c0);
+  how->settled = mlsba__cpu_measured_quiet(how);
   return 0;
 }
 
@@ -501,15 +574,30 @@ static void decide(void) {
   mlsba__cpu_key(choice.features, key, sizeof key);
   const char *refused = NULL;
   int cached = mlsba__cpu_cache_path(path, sizeof path, &refused);
+  mlsba__cpu_picks_t old;
+  int have_old = 0;
   if (cached &&
       mlsba__cpu_cache_read(path, key, runnable, &choice.picks) == 0 &&
       load_what_picks_need()) {
-    snprintf(choice.reason, sizeof choice.reason,
-             "measured on this CPU earlier, kept in %.300s", path);
-    return;
+    if (choice.picks.how.settled ||
+        choice.picks.how.tries >= MLSBA__CPU_CACHE_TRIES) {
+      snprintf(choice.reason, sizeof choice.reason,
+               "measured on this CPU earlier, kept in %.300s", path);
+      return;
+    }
+    old = choice.picks; /* timed on a busy machine: once more */
+    have_old = 1;
   }
   size_t n = timed_ids(ids, MAX_TIMED);
   if (measure(ids, n) != 0) {
+    if (have_old) {
+      choice.picks = old;
+      snprintf(choice.reason, sizeof choice.reason,
+               "measured on this CPU earlier, kept in %.300s (no memory to "
+               "time it again)",
+               path);
+      return;
+    }
     pick_all(ids[0], ids[0] == MLSBA__CPU_KERNEL_OPENBLAS
                          ? MLSBA__CPU_KERNEL_AUTO
                          : ids[0]);
@@ -517,12 +605,26 @@ static void decide(void) {
              "the first candidate (no memory to time the others)");
     return;
   }
+  const mlsba__cpu_measured_t *how = &choice.picks.how;
+  double load = how->load, share = how->share;
+  int close = how->close;
+  if (have_old)
+    mlsba__cpu_choice_retimed(&old, &choice.picks);
+  char busy[200] = "";
+  if (!how->settled)
+    snprintf(busy, sizeof busy,
+             "; timed at load %.2f on %d CPUs, %.0f%% of its core, %d close "
+             "call%s: timed again by the next process (%d of %d)",
+             load, how->cpus, 100 * share, close, close == 1 ? "" : "s",
+             how->tries + 1, MLSBA__CPU_CACHE_TRIES);
   snprintf(choice.reason, sizeof choice.reason,
            "measured in %.2f s: the fastest of %zu per shape class on one "
-           "core%s%.150s%s%.120s",
-           mlsba__now() - choice.start, n, refused ? "; " : "",
-           refused ? refused : "", choice.openblas_why ? "; no OpenBLAS: " : "",
-           choice.openblas_why ? choice.openblas_why : "");
+           "core%s%s%.150s%s%.100s%.180s",
+           mlsba__now() - choice.start, n,
+           have_old ? " (again: the cached choice was not settled)" : "",
+           refused ? "; " : "", refused ? refused : "",
+           choice.openblas_why ? "; no OpenBLAS: " : "",
+           choice.openblas_why ? choice.openblas_why : "", busy);
   if (cached)
     mlsba__cpu_cache_write(path, key, &choice.picks);
 }

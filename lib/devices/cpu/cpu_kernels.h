@@ -116,7 +116,9 @@ mlsba__cpu_timing_t *mlsba__cpu_timing_create(void); /* NULL: no memory */
 void mlsba__cpu_timing_destroy(mlsba__cpu_timing_t *ws);
 double mlsba__cpu_class_time(mlsba__cpu_timing_t *ws, int id,
                              mlsba_precision_t p, mlsba__cpu_class_t c,
-                             double *flops);
+                             double *flops, double *cpu_s);
+/* (its wall seconds returned; in *cpu_s, when not NULL, the seconds the
+ * calling thread ran: what another process took of the core left out) */
 
 /* Why OpenBLAS is not among the kernel sets timed ("" when it is, or
  * when this CPU has no core type for it). */
@@ -130,9 +132,41 @@ typedef struct {
   double gflops, blis_gflops;
 } mlsba__cpu_pick_t;
 
+/* How a choice was timed. Other processes on the machine take the core
+ * from the timing thread, or its caches and memory: a choice cached at a
+ * load average of 17 here ran 0.86 of OpenBLAS's SGEMM, and every later
+ * process read it back. So the conditions are kept beside the choice; one
+ * timed on a busy machine, or too close to call, is timed again by later
+ * processes, up to MLSBA__CPU_CACHE_TRIES timings in all, until one is
+ * quiet or two agree (each timing about a second). */
+typedef struct {
+  double load;  /* the 1-minute load average when the timing began */
+  int cpus;     /* the CPUs online then */
+  double share; /* the timing thread's CPU time over its wall time */
+  int close;    /* classes whose decision was a close call */
+  int tries;    /* timings made for this choice (1 ..) */
+  int settled;  /* 1: quiet, two timings agreed, or no tries left */
+} mlsba__cpu_measured_t;
+
+#define MLSBA__CPU_CACHE_TRIES 4
+
 typedef struct {
   mlsba__cpu_pick_t pick[2][MLSBA__CPU_CLASSES]; /* [double?][class] */
+  mlsba__cpu_measured_t how;
 } mlsba__cpu_picks_t;
+
+/* Whether a timing ran quiet: its thread had its core (share >= 0.95), the
+ * load average was below the CPUs, and no class was a close call. Pure. */
+int mlsba__cpu_measured_quiet(const mlsba__cpu_measured_t *m);
+
+/* The choice to keep after timing again a cached one that was not settled
+ * (old): `now` holds the new timing and becomes the kept choice, its tries
+ * old's plus one. Settled when the new timing is quiet or picks the same
+ * kernels as old in every class (two moments agree); otherwise the calmer
+ * of the two (the higher share of its core, then the lower load per CPU),
+ * settled once no tries are left. Pure. */
+void mlsba__cpu_choice_retimed(const mlsba__cpu_picks_t *old,
+                               mlsba__cpu_picks_t *now);
 
 /* ---- the decision, from measured speeds (pure) --------------------------
  * The choice must not flip with the noise of a shared machine: ten fresh

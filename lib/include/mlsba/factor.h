@@ -228,7 +228,9 @@ MLSBA_EXTERN int64_t mlsba_factor_default_block(mlsba_precision_t prec,
                                                 int64_t m, int64_t n);
 
 /** \brief The block mlsba_geqrf() (and mlsba_gels()) takes when the
- *  options leave it at 0: 128, whatever the size and precision. QR's
+ *  options leave it at 0: 128, or 64 for fewer than 1024 columns (a
+ *  tall-skinny matrix's panels then outlast its few columns' update),
+ *  whatever the precision. QR's
  *  panel is 3 nb^2 h flops (?geqrf and ?larft) for an update of 4 nb h a
  *  column, 1.5x the weight of LU's panel at the same block; the first
  *  step waits for it and the last steps wait on it (benchmarks/RESULTS.md:
