@@ -49,12 +49,10 @@ typedef struct mlsba__mpi_dfac {
   size_t es;         /* element size */
   MPI_Datatype type; /* MPI_DOUBLE or MPI_FLOAT */
   char *a;           /* the local array */
-  /* The panels' buffers (m x nb elements each; NULL for a solve): the
-   * whole panel (a factorization keeps a second one of its own for the
-   * next step's), this rank's part of it, the parts as the root receives
-   * them, and the root's counts and offsets (2 q). */
-  void *panel, *part, *parts;
-  int *counts;
+  /* The panel's buffer (m x nb elements; NULL for a solve), into which
+   * factor_deliver.c receives the rows this rank reads (a factorization
+   * keeps a second one of its own for the next step's). */
+  void *panel;
   /* Nonzero: no numbers are computed, every phase's time is charged
    * (mlsba_mpi_factor_opts_t::skip_compute, SMPI only); the buffers are
    * then shared between the simulated ranks (mlsba__mpi_dfac_alloc). */
@@ -110,13 +108,6 @@ void *mlsba__mpi_dfac_at(const mlsba__mpi_dfac_t *f, int64_t lr, int64_t lc);
 /* This rank's place in comm (rank) of its node column's communicator. */
 int mlsba__mpi_dfac_col_rank(const mlsba__mpi_dfac_t *f, size_t rank);
 
-/* The panel of step k: rows [k0, m) of columns [k0, k0 + p) (k0 = k nb),
- * gathered from the local arrays of block column k's node column onto
- * the owner of block (k, k), into panel (m - k0 rows, leading dimension
- * m - k0); collective over that node column only (other ranks return at
- * once). */
-void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
-                                  int64_t p, void *panel);
 /* This rank's rows from global row g on, taken from the panel of step k0
  * (m - k0 rows, p columns), packed into out (their count rows, leading
  * dimension that count). Returns the count. */

@@ -57,14 +57,10 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
     size_t bytes = (size_t)D->m * (size_t)(D->nb < D->n ? D->nb : D->n) * es;
     f->panel = mlsba__mpi_dfac_alloc(f, bytes);
-    f->part = mlsba__mpi_dfac_alloc(f, bytes);
-    f->parts = mlsba__mpi_dfac_alloc(f, bytes);
-    f->counts = malloc(2 * D->ranks * sizeof *f->counts);
-    if (!f->panel || !f->part || !f->parts || !f->counts)
+    if (!f->panel)
       err = mlsba__fail(MLSBA_ENOMEM,
-                        "%s: out of memory for the panels "
-                        "(3 x %zu bytes)",
-                        call, bytes);
+                        "%s: out of memory for the panel (%zu bytes)", call,
+                        bytes);
   }
   if ((err = mlsba__mpi_agree(f->comm, err)) != 0) {
     mlsba__mpi_dfac_close(f);
@@ -101,11 +97,7 @@ void mlsba__mpi_dfac_close(mlsba__mpi_dfac_t *f) {
   if (f->col != MPI_COMM_NULL)
     MPI_Comm_free(&f->col);
   mlsba__mpi_dfac_free(f, f->panel);
-  mlsba__mpi_dfac_free(f, f->part);
-  mlsba__mpi_dfac_free(f, f->parts);
-  free(f->counts);
-  f->panel = f->part = f->parts = NULL;
-  f->counts = NULL;
+  f->panel = NULL;
 }
 
 void mlsba__mpi_dfac_phase(mlsba__mpi_dfac_t *f, int ph) {
@@ -205,52 +197,6 @@ static void copy(size_t es, int64_t rows, int64_t cols, const void *src,
       lr_ += e_ - s_;                                                          \
     }                                                                          \
   } while (0)
-
-void mlsba__mpi_dfac_gather_panel(const mlsba__mpi_dfac_t *f, int64_t k0,
-                                  int64_t p, void *panel) {
-  int64_t k = k0 / f->nb;
-  size_t c = mlsba__layout_bcol_column(f->layout, k);
-  if (c != f->mycol)
-    return;
-  size_t root = mlsba__layout_row_owner(f->layout, c, k), count;
-  const size_t *ranks = mlsba__layout_column_ranks(f->layout, c, &count);
-  int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0);
-  int64_t lc = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
-  int64_t mine = f->lrows - lr, ld = f->m - k0;
-  if (count == 1) { /* every row is this rank's, in the global order */
-    mlsba__mpi_dfac_charge_copy(f, (double)(mine * p));
-    if (!f->skip)
-      copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, panel, ld);
-    return;
-  }
-  int is_root = (size_t)f->me == root;
-  /* The copies' time: this rank's rows out, and the root's all in. */
-  mlsba__mpi_dfac_charge_copy(f, (double)(mine * p) +
-                                     (is_root ? (double)((f->m - k0) * p) : 0));
-  if (!f->skip)
-    copy(f->es, mine, p, mlsba__mpi_dfac_at(f, lr, lc), f->lda, f->part, mine);
-  int *counts = f->counts, *displs = f->counts + count;
-  for (size_t i = 0, at = 0; is_root && i < count; i++) {
-    int64_t rows = 0, cols;
-    mlsba__layout_local_size(f->layout, ranks[i], &rows, &cols);
-    rows -= mlsba__mpi_dfac_rows_before(f, ranks[i], k0);
-    counts[i] = (int)(rows * p);
-    displs[i] = (int)at;
-    at += (size_t)(rows * p);
-  }
-  MPI_Gatherv(f->part, (int)(mine * p), f->type, f->parts, counts, displs,
-              f->type, mlsba__mpi_dfac_col_rank(f, root), f->col);
-  for (size_t i = 0; is_root && !f->skip && i < count; i++) {
-    const char *part = (const char *)f->parts + (size_t)displs[i] * f->es;
-    int64_t rows = counts[i] / p, first = 0;
-    FOR_RANK_ROWS(f, ranks[i], k0, g, len, lrow, {
-      (void)lrow;
-      copy(f->es, len, p, part + (size_t)first * f->es, rows,
-           (char *)panel + (size_t)(g - k0) * f->es, ld);
-      first += len;
-    });
-  }
-}
 
 int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
                                       int64_t p, const void *panel, int64_t g0,
