@@ -413,8 +413,7 @@ static void time_round(mlsba__cpu_timing_t *ws, mlsba_precision_t p,
 /* ---- how a choice was timed (pure) -------------------------------------- */
 
 int mlsba__cpu_measured_quiet(const mlsba__cpu_measured_t *m) {
-  return m->share >= 0.95 && m->cpus > 0 && m->load < (double)m->cpus &&
-         m->close == 0;
+  return m->share >= 0.95 && m->cpus > 0 && m->load < (double)m->cpus;
 }
 
 static int same_kernels(const mlsba__cpu_picks_t *a,
@@ -427,19 +426,15 @@ static int same_kernels(const mlsba__cpu_picks_t *a,
   return 1;
 }
 
-/* How much of the machine a timing had: its share of its core, less where
- * the load was above the CPUs. */
-static double calm(const mlsba__cpu_measured_t *m) {
-  double per_cpu = m->cpus > 0 ? m->load / m->cpus : m->load;
-  return m->share / (per_cpu > 1 ? per_cpu : 1);
-}
-
 void mlsba__cpu_choice_retimed(const mlsba__cpu_picks_t *old,
                                mlsba__cpu_picks_t *now) {
   int tries = old->how.tries + 1;
   int agree = same_kernels(old, now),
       quiet = mlsba__cpu_measured_quiet(&now->how);
-  if (!agree && !quiet && calm(&old->how) > calm(&now->how))
+  /* A busy timing never replaces the choice: every model saved since is
+   * keyed by its kernels (cpu_ident), and a flip would turn them all away
+   * for a timing no better than the first. */
+  if (!agree && !quiet)
     *now = *old;
   now->how.tries =
       tries < MLSBA__CPU_CACHE_TRIES ? tries : MLSBA__CPU_CACHE_TRIES;

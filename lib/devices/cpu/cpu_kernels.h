@@ -136,9 +136,11 @@ typedef struct {
  * from the timing thread, or its caches and memory: a choice cached at a
  * load average of 17 here ran 0.86 of OpenBLAS's SGEMM, and every later
  * process read it back. So the conditions are kept beside the choice; one
- * timed on a busy machine, or too close to call, is timed again by later
- * processes, up to MLSBA__CPU_CACHE_TRIES timings in all, until one is
- * quiet or two agree (each timing about a second). */
+ * timed on a busy machine is timed again by later processes, up to
+ * MLSBA__CPU_CACHE_TRIES timings in all, until one is quiet or two agree
+ * (each timing about a second). A close call alone is not timed again:
+ * either kernel set is within the band, and a flip would only turn away
+ * the models saved under the first (their key names the kernels). */
 typedef struct {
   double load;  /* the 1-minute load average when the timing began */
   int cpus;     /* the CPUs online then */
@@ -155,16 +157,17 @@ typedef struct {
   mlsba__cpu_measured_t how;
 } mlsba__cpu_picks_t;
 
-/* Whether a timing ran quiet: its thread had its core (share >= 0.95), the
- * load average was below the CPUs, and no class was a close call. Pure. */
+/* Whether a timing ran quiet: its thread had its core (share >= 0.95) and
+ * the load average was below the CPUs. Pure. */
 int mlsba__cpu_measured_quiet(const mlsba__cpu_measured_t *m);
 
 /* The choice to keep after timing again a cached one that was not settled
  * (old): `now` holds the new timing and becomes the kept choice, its tries
- * old's plus one. Settled when the new timing is quiet or picks the same
- * kernels as old in every class (two moments agree); otherwise the calmer
- * of the two (the higher share of its core, then the lower load per CPU),
- * settled once no tries are left. Pure. */
+ * old's plus one. Settled when the new timing is quiet (its choice kept)
+ * or picks the same kernels as old in every class (two moments agree);
+ * otherwise old's kernels are kept (a busy timing replaces nothing: the
+ * models saved under old's kernels stay valid), settled once no tries are
+ * left. Pure. */
 void mlsba__cpu_choice_retimed(const mlsba__cpu_picks_t *old,
                                mlsba__cpu_picks_t *now);
 
