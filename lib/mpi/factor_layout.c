@@ -126,11 +126,9 @@ static int gather_models(MPI_Comm comm, int rank, int q,
 
 /* ---- process scaling: which ranks share a node --------------------------- */
 
-/* This rank's node as a key every rank can compare: opts.node when given,
- * else minus one minus the lowest rank of its host (so that the two kinds
- * never meet). Collective: the host's communicator is split on every
- * rank, whatever its node. */
-static int64_t node_key(MPI_Comm comm, int rank, int node) {
+/* The lowest rank of this rank's host: a key of the host every rank can
+ * compare. Collective: the host's communicator is split on every rank. */
+static int host_low_rank(MPI_Comm comm, int rank) {
   MPI_Comm host;
   int low = rank;
   if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
@@ -138,6 +136,15 @@ static int64_t node_key(MPI_Comm comm, int rank, int node) {
     MPI_Allreduce(&rank, &low, 1, MPI_INT, MPI_MIN, host);
     MPI_Comm_free(&host);
   }
+  return low;
+}
+
+/* This rank's node as a key every rank can compare: opts.node when given,
+ * else minus one minus the lowest rank of its host (so that the two kinds
+ * never meet). Collective: the host's communicator is split on every
+ * rank, whatever its node. */
+static int64_t node_key(MPI_Comm comm, int rank, int node) {
+  int low = host_low_rank(comm, rank); /* on every rank: collective */
   return node > 0 ? node : -1 - (int64_t)low;
 }
 
@@ -235,14 +242,7 @@ static int sharing_ranks(MPI_Comm comm, int rank, int q, size_t **apart) {
   /* The host's key, then the binding's words; all zero: not bound. */
   uint64_t mine[1 + WORDS];
   memset(mine, 0, sizeof mine);
-  MPI_Comm host;
-  int low = rank;
-  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
-                          &host) == MPI_SUCCESS) {
-    MPI_Allreduce(&rank, &low, 1, MPI_INT, MPI_MIN, host);
-    MPI_Comm_free(&host);
-  }
-  mine[0] = (uint64_t)low;
+  mine[0] = (uint64_t)host_low_rank(comm, rank);
   cpu_set_t set;
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   if (!mlsba__mpi_is_smpi() && sched_getaffinity(0, sizeof set, &set) == 0 &&
