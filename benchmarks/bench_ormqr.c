@@ -1,10 +1,12 @@
-/* bench-ormqr: where mlsba_ormqr should start splitting C's free columns
- * between the cores (lib/factor/ormqr.c: ORMQR_THREADED_FROM). Q^T C, Q of
- * an m x k QR (mlsba_geqrf), C m x w for each width w, on the platform
- * libmlsba discovers (its cores share the products from the threshold on)
- * and on a platform of core 0 alone (one thread whatever w), in
- * interleaved rounds; prints the medians and their ratio, one core's time
- * over all cores' (above 1: splitting pays at that width).
+/* bench-ormqr: where mlsba_ormqr should start splitting C between the
+ * cores (lib/factor/ormqr.c: ORMQR_SPLIT_FROM). Q^T C, Q of an m x k QR
+ * (mlsba_geqrf), C m x w for each width w, three ways in interleaved
+ * rounds: on the platform libmlsba discovers as shipped (its cores share
+ * the products from the threshold on), the same platform split at every
+ * width (the threshold moved to 1), and a platform of core 0 alone (one
+ * thread whatever w); prints the medians and one core's time over the
+ * split's and over the default's (above 1: splitting pays at that
+ * width).
  *
  *   bench-ormqr [--rows M] [--reflectors K] [--width W]...
  *               [--precision single|double] [--rounds R]
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "common/timing.h"
+#include "factor/ormqr.h"
 #include "mlsba.h"
 
 enum { MAX_WIDTHS = 16, MAX_ROUNDS = 64 };
@@ -127,22 +130,26 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("Q^T C, Q of a %lld x %lld QR, %s; medians of %d interleaved "
-         "rounds\n%6s %12s %12s %9s\n",
+         "rounds\n%6s %11s %11s %11s %9s %9s\n",
          (long long)m, (long long)k,
          a.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single", a.rounds,
-         "width", "all cores s", "one core s", "one/all");
+         "width", "default s", "split s", "one core s", "one/split",
+         "one/dflt");
   int ok = 1;
   for (size_t i = 0; i < a.nwidths; i++) {
     int64_t w = a.widths[i];
-    double t[2][MAX_ROUNDS];
-    mlsba_executor_t *on[2] = {ex, one};
+    double t[3][MAX_ROUNDS];
+    mlsba_executor_t *on[3] = {ex, ex, one};
     for (int r = 0; r < a.rounds; r++)
-      for (int d = 0; d < 2; d++) {
-        memcpy(c[d], c0, (size_t)(m * w) * es);
+      for (int d = 0; d < 3; d++) {
+        void *cd = c[d == 2];
+        memcpy(cd, c0, (size_t)(m * w) * es);
+        mlsba__ormqr_set_split_from(d == 1 ? 1 : 0);
         double t0 = timing_now();
-        err = mlsba_ormqr(on[d], a.prec, 'L', 'T', m, w, k, qr, m, tau, c[d], m,
+        err = mlsba_ormqr(on[d], a.prec, 'L', 'T', m, w, k, qr, m, tau, cd, m,
                           &info);
         t[d][r] = timing_now() - t0;
+        mlsba__ormqr_set_split_from(0);
         if (err) {
           fprintf(stderr, "bench-ormqr: %s\n", mlsba_last_error());
           return 1;
@@ -156,10 +163,12 @@ int main(int argc, char **argv) {
     double eps = es == 8 ? 2.2e-16 : 1.2e-7;
     int same = diff <= 64 * eps * (double)k * (norm > 1 ? norm : 1);
     ok &= same;
-    double all = timing_median(t[0], (size_t)a.rounds),
-           single = timing_median(t[1], (size_t)a.rounds);
-    printf("%6lld %12.6f %12.6f %9.3f%s\n", (long long)w, all, single,
-           single / all, same ? "" : "  RESULTS DIFFER");
+    double dflt = timing_median(t[0], (size_t)a.rounds),
+           split = timing_median(t[1], (size_t)a.rounds),
+           single = timing_median(t[2], (size_t)a.rounds);
+    printf("%6lld %11.6f %11.6f %11.6f %9.3f %9.3f%s\n", (long long)w, dflt,
+           split, single, single / split, single / dflt,
+           same ? "" : "  RESULTS DIFFER");
   }
   mlsba_executor_destroy(ex);
   mlsba_executor_destroy(one);

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "factor/ormqr.h"
 #include "mlsba.h"
+#include "runtime/executor.h"
 #include "support/dense.h"
 #include "support/run_suite.h"
 
@@ -459,8 +461,9 @@ static double largest_difference(mlsba_precision_t prec, int64_t rows,
 /* C = op(Q) C or C op(Q) by mlsba_ormqr and by LAPACK's ?ormqr on the
  * same factors (mlsba_geqrf's of a random nq x k matrix, nq the order of
  * Q), C random, other its other side: they agree to rounding. */
-static void check_ormqr(mlsba_executor_t *ex, mlsba_precision_t prec, char side,
-                        char trans, int64_t nq, int64_t other, int64_t k) {
+static void check_ormqr_on(mlsba_executor_t *fx, mlsba_executor_t *ex,
+                           mlsba_precision_t prec, char side, char trans,
+                           int64_t nq, int64_t other, int64_t k) {
   int left = side == 'L';
   int64_t m = left ? nq : other, n = left ? other : nq;
   int64_t lda = nq + 3, ldc = m + 2, info = -1;
@@ -471,7 +474,7 @@ static void check_ormqr(mlsba_executor_t *ex, mlsba_precision_t prec, char side,
   mlsba_factor_opts_init(&o);
   o.block = 16;
   ck_assert_msg(
-      mlsba_geqrf_ex(ex, prec, nq, k, A.a, lda, tau, &info, &o, NULL) == 0,
+      mlsba_geqrf_ex(fx, prec, nq, k, A.a, lda, tau, &info, &o, NULL) == 0,
       "%s", mlsba_last_error());
   matrix_t C = make_matrix_ref(prec, m, n, ldc, (unsigned)(m * 13 + n));
   void *ref = copy_of(C.a, (size_t)(ldc * (n > 0 ? n : 1)) * es);
@@ -507,27 +510,78 @@ static void check_ormqr(mlsba_executor_t *ex, mlsba_precision_t prec, char side,
   free_matrix(&A);
 }
 
+/* The same, factorized and applied on one executor. */
+static void check_ormqr(mlsba_executor_t *ex, mlsba_precision_t prec, char side,
+                        char trans, int64_t nq, int64_t other, int64_t k) {
+  check_ormqr_on(ex, ex, prec, side, trans, nq, other, k);
+}
+
 /* Every side and trans, in both precisions, on one core, two and a
  * simulated pair: odd sizes, k below the order of Q, a C narrower than
- * the threads' threshold (16) and one wider than the wide block's (64),
- * a reflector more than the block (k = nq), and the empty cases. */
+ * the split's threshold (16) and one wider than the wide block's (64),
+ * a reflector more than the block (k = nq), seven blocks of reflectors
+ * (the parts' rows of C2 shrinking block by block), and the empty
+ * cases. */
+static const int64_t ormqr_cases[][3] = {
+    /* nq, the other side, k */
+    {97, 61, 45}, {150, 5, 150}, {200, 130, 67}, {33, 1, 20},
+    {1, 3, 1},    {70, 0, 10},   {64, 20, 0},    {300, 40, 200}};
+
 START_TEST(ormqr_matches_lapack_on_every_side_and_trans) {
-  static const int64_t cases[][3] = {
-      /* nq, the other side, k */
-      {97, 61, 45}, {150, 5, 150}, {200, 130, 67}, {33, 1, 20},
-      {1, 3, 1},    {70, 0, 10},   {64, 20, 0}};
+  const int64_t(*cases)[3] = ormqr_cases;
   const char *nodes[] = {one_core, two_cores, sim_pair};
   for (size_t d = 0; d < 3; d++) {
     node_t nd = open_node(nodes[d]);
     for (int p = 0; p < 2; p++)
       for (int c = 0; c < 4; c++)
-        for (size_t s = 0; s < sizeof cases / sizeof *cases; s++)
+        for (size_t s = 0; s < sizeof ormqr_cases / sizeof *ormqr_cases; s++)
           check_ormqr(nd.ex,
                       p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE,
                       c < 2 ? 'L' : 'R', c % 2 ? 'T' : 'N', cases[s][0],
                       cases[s][1], cases[s][2]);
     close_node(&nd);
   }
+}
+END_TEST
+
+/* The split between the two cores at every width (the threshold moved
+ * to 1): a part whose rows of C2 run out (nq close to k), one column of
+ * C, every side and trans, both precisions. */
+START_TEST(ormqr_split_at_every_width_matches_lapack) {
+  node_t nd = open_node(two_cores);
+  mlsba__ormqr_set_split_from(1);
+  for (int p = 0; p < 2; p++)
+    for (int c = 0; c < 4; c++)
+      for (size_t s = 0; s < sizeof ormqr_cases / sizeof *ormqr_cases; s++)
+        check_ormqr(nd.ex, p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE,
+                    c < 2 ? 'L' : 'R', c % 2 ? 'T' : 'N', ormqr_cases[s][0],
+                    ormqr_cases[s][1], ormqr_cases[s][2]);
+  mlsba__ormqr_set_split_from(0);
+  close_node(&nd);
+}
+END_TEST
+
+/* A split whose cores' threads cannot start (the executor's second
+ * thread refused) runs its parts on the calling thread: the call
+ * succeeds with LAPACK's result, and the failure is what it met. */
+START_TEST(an_ormqr_split_that_cannot_start_still_applies_q) {
+  node_t nd = open_node(two_cores);
+  mlsba_platform_t *pl = NULL;
+  mlsba_executor_t *fresh = NULL;
+  ck_assert_int_eq(mlsba_platform_parse(two_cores, "two cores", &pl), 0);
+  ck_assert_int_eq(mlsba_executor_create(pl, &fresh), 0);
+  /* The node's own threads started first, so that the fault is fresh's. */
+  check_ormqr(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 'N', 50, 20, 10);
+  mlsba__executor_inject_thread_fault(2);
+  check_ormqr_on(nd.ex, fresh, MLSBA_PRECISION_DOUBLE, 'L', 'T', 230, 40, 100);
+  mlsba__executor_inject_thread_fault(0);
+  ck_assert_msg(strstr(mlsba_last_error(), "cannot start the thread") != NULL,
+                "%s", mlsba_last_error());
+  /* The next call starts the threads and splits. */
+  check_ormqr_on(nd.ex, fresh, MLSBA_PRECISION_DOUBLE, 'R', 'N', 230, 40, 100);
+  mlsba_executor_destroy(fresh);
+  mlsba_platform_destroy(pl);
+  close_node(&nd);
 }
 END_TEST
 
@@ -647,6 +701,8 @@ START_TEST(gels_matches_lapack_over_and_under_determined) {
   static const int64_t cases[][3] = {/* m, n, nrhs */
                                      {120, 47, 3}, {47, 120, 5}, {91, 91, 17},
                                      {200, 33, 1}, {33, 200, 2}, {1, 9, 4}};
+  /* R of 530 columns: its solve splits B's rows between the cores. */
+  static const int64_t big[][3] = {{700, 530, 20}, {530, 700, 4}};
   node_t nd = open_node(two_cores);
   for (int p = 0; p < 2; p++)
     for (int t = 0; t < 2; t++)
@@ -657,6 +713,10 @@ START_TEST(gels_matches_lapack_over_and_under_determined) {
     check_gels(nd.ex, MLSBA_PRECISION_DOUBLE, t ? 'T' : 'N', 80, 30, 3, 1e-300);
     check_gels(nd.ex, MLSBA_PRECISION_DOUBLE, t ? 'T' : 'N', 30, 80, 3, 1e300);
   }
+  for (int p = 0; p < 2; p++)
+    for (size_t s = 0; s < sizeof big / sizeof *big; s++)
+      check_gels(nd.ex, p ? MLSBA_PRECISION_DOUBLE : MLSBA_PRECISION_SINGLE,
+                 s ? 'T' : 'N', big[s][0], big[s][1], big[s][2], 1);
   close_node(&nd);
   nd = open_node(sim_pair);
   for (int t = 0; t < 2; t++) {
@@ -947,6 +1007,8 @@ static Suite *qr_suite(void) {
   tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
   tcase_add_test(tc, the_default_block_is_qrs_own);
   tcase_add_test(tc, ormqr_matches_lapack_on_every_side_and_trans);
+  tcase_add_test(tc, ormqr_split_at_every_width_matches_lapack);
+  tcase_add_test(tc, an_ormqr_split_that_cannot_start_still_applies_q);
   tcase_add_test(tc, ormqr_with_q_and_its_transpose_gives_c_back);
   tcase_add_test(tc, gels_matches_lapack_over_and_under_determined);
   tcase_add_test(tc, gels_solutions_are_what_their_definitions_say);

@@ -1,7 +1,8 @@
 /* The solves with the hybrid factors (lib/factor/solves.c, rhs.c, sv.c):
  * mlsba_getrs, mlsba_potrs and the drivers mlsba_gesv and mlsba_posv on
- * two cores (one or two right-hand sides by TRSV, more by a TRSM on both)
- * and on simulated devices, graded by the scaled residual
+ * two cores (one or two right-hand sides by TRSV, more split between the
+ * cores by columns or, from n = 512, by rows of B) and on simulated
+ * devices, graded by the scaled residual
  * of every column and against LAPACK's ?gesv and ?posv on the same
  * matrices; the pivots handed to LAPACK's ?getrs and back; a singular
  * matrix's info as LAPACK's; every bad argument refused by name. */
@@ -198,6 +199,23 @@ START_TEST(cholesky_solves_match_lapack_on_two_cores) {
         check_solve(nd.ex, prec ? D : S, 'P', k % 2 ? 'u' : 'U', sizes[i],
                     rhs_counts[k]);
       }
+  close_node(&nd);
+}
+END_TEST
+
+/* n = 600 on two cores: where the products are BLIS's, B's rows split
+ * between the cores, each triangle in blocks of 256 rows (the last of
+ * 88), one run of the cores a block; where they are OpenBLAS's, the
+ * columns split. Every trans and triangle, both precisions. */
+START_TEST(large_solves_split_between_the_cores_match_lapack) {
+  node_t nd = open_node(two_cores);
+  for (int prec = 0; prec < 2; prec++)
+    for (int64_t nrhs = 3; nrhs <= 17; nrhs += 14) {
+      check_solve(nd.ex, prec ? D : S, 'G', 'N', 600, nrhs);
+      check_solve(nd.ex, prec ? D : S, 'G', 'T', 600, nrhs);
+      check_solve(nd.ex, prec ? D : S, 'P', 'L', 600, nrhs);
+      check_solve(nd.ex, prec ? D : S, 'P', 'U', 600, nrhs);
+    }
   close_node(&nd);
 }
 END_TEST
@@ -484,6 +502,7 @@ static Suite *solve_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, lu_solves_match_lapack_on_two_cores);
   tcase_add_test(tc, cholesky_solves_match_lapack_on_two_cores);
+  tcase_add_test(tc, large_solves_split_between_the_cores_match_lapack);
   tcase_add_test(tc, a_simulated_platform_solves_on_the_calling_thread);
   tcase_add_test(tc, the_drivers_match_lapack);
   tcase_add_test(tc, pivots_go_to_lapack_and_back);

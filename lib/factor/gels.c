@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../devices/kernels.h"
 #include "factor.h"
 #include "ormqr.h"
 #include "rhs.h"
@@ -126,19 +125,14 @@ static void zero_rows(const lsq_t *s, int64_t r0, int64_t r1) {
       memset(s->b + (size_t)(r0 + j * s->ldb) * es, 0, (size_t)(r1 - r0) * es);
 }
 
-/* B's first k rows = op(R)^-1 of them, R upper k x k at r (ld). Few
- * right-hand sides by TRSV on the calling thread, more by one TRSM on
- * every core, as the solves (rhs.c) do. */
+/* B's first k rows = op(R)^-1 of them, R upper k x k at r (ld), as the
+ * solves solve a triangle (rhs.c): few right-hand sides by TRSV on the
+ * calling thread, more with B's rows split between the cores. */
 static void solve_r(const lsq_t *s, char trans, int64_t k, const void *r,
                     int64_t ld) {
-  if (s->nrhs >= 3) {
-    mlsba__cpu_trsm(s->prec, 'L', 'U', trans, 'N', k, s->nrhs, 1.0, r, ld, s->b,
-                    s->ldb, mlsba__solve_threads(s->ex));
-    return;
-  }
-  for (int64_t j = 0; j < s->nrhs; j++)
-    mlsba__cpu_trsv(s->prec, 'U', trans, 'N', k, r, ld,
-                    s->b + (size_t)(j * s->ldb) * esize_of(s->prec));
+  mlsba__rhs_t v = {
+      .prec = s->prec, .n = k, .a = r, .lda = ld, .b = s->b, .ldb = s->ldb};
+  mlsba__rhs_triangle(s->ex, &v, 'U', trans, 'N', s->nrhs);
 }
 
 /* The first zero on R's diagonal (k x k at r, ld), 1-based; 0: none. As
@@ -292,7 +286,7 @@ int mlsba_gels_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char trans,
   void *f = wide ? malloc((size_t)(m * n) * es) : NULL;
   void *keep =
       !wide && s.ascaled ? malloc((size_t)(lda * (n - 1) + m) * es) : NULL;
-  void *work = malloc(mlsba__ormqr_work_bytes(prec, 1, rows, nrhs, k));
+  void *work = malloc(mlsba__ormqr_work_bytes(ex, prec, 1, rows, nrhs, k));
   if (tau == NULL || work == NULL || (wide && f == NULL) ||
       (!wide && s.ascaled && keep == NULL))
     err = mlsba__fail(MLSBA_ENOMEM, "%s: out of memory", fn);

@@ -48,4 +48,61 @@ int mlsba__rhs_check(const char *fn, const mlsba_executor_t *ex,
  * calling thread solves). OpenCL devices take no part. */
 unsigned mlsba__solve_threads(const mlsba_executor_t *ex);
 
+/* ---- the cores' parts of a split (solves.c) ---------------------------
+ * A computation cut into parts, one a core, each part on its core's
+ * pinned thread of the executor with one-thread kernels, one run of every
+ * part at a time; the calling thread works between two runs. Nothing
+ * inside a run waits for another part: BLIS's own threads, which share
+ * one packed operand, meet at spinning barriers many times a call, and on
+ * a loaded machine each meeting cost a scheduler's time slice. */
+enum { MLSBA__CREW_MAX = 64 };
+
+typedef void (*mlsba__part_fn)(void *user, unsigned part);
+
+typedef struct {
+  mlsba_executor_t *ex;
+  mlsba_load_t *load; /* NULL: every part runs on the calling thread */
+  int64_t *units;
+  double *time;
+  unsigned parts;
+  mlsba__part_fn fn;
+  void *user;
+  unsigned char done[MLSBA__CREW_MAX];
+} mlsba__crew_t;
+
+/* The parts a split of ex takes: one a real core, at most
+ * MLSBA__CREW_MAX; 1 on a platform of simulated devices. */
+unsigned mlsba__crew_parts(const mlsba_executor_t *ex);
+
+/* A crew of `parts` parts (at most mlsba__crew_parts(ex)) running fn;
+ * where the executor's load cannot be made, the calling thread runs every
+ * part (nothing fails). */
+void mlsba__crew_start(mlsba__crew_t *cr, mlsba_executor_t *ex, unsigned parts,
+                       mlsba__part_fn fn, void *user);
+
+/* One run of every part; a part the run did not reach (it could not
+ * start, the executor runs a load already, or a core's thread failed)
+ * runs on the calling thread after it. */
+void mlsba__crew_run(mlsba__crew_t *cr);
+
+void mlsba__crew_end(mlsba__crew_t *cr);
+
+/* Bounds of `parts` ranges of [0, n) of equal weight: index x weighs
+ * weight(user, x); part t takes [bound[t], bound[t + 1]). */
+void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
+                        double (*weight)(const void *user, int64_t x),
+                        const void *user);
+
+/* B = op(T)^-1 B, all nrhs columns of s's B, T the triangle uplo of s's
+ * factors (n x n): by TRSV a column below three right-hand sides, else
+ * split between the cores by rows of B where the triangle has two blocks
+ * of rows or more (rhs.c), else on the calling thread. */
+void mlsba__rhs_triangle(mlsba_executor_t *ex, const mlsba__rhs_t *s, char uplo,
+                         char trans, char diag, int64_t nrhs);
+
+/* Every column of B solved as mlsba__rhs_solve() solves them, each
+ * triangle by mlsba__rhs_triangle(). */
+void mlsba__rhs_solve_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
+                            int64_t nrhs);
+
 #endif
