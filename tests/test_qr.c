@@ -195,6 +195,55 @@ START_TEST(factors_match_lapack) {
 }
 END_TEST
 
+void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau,
+             float *work, const int *lwork, int *info);
+
+/* The same in single precision: R, V and tau agree with LAPACK's
+ * ?geqrf's to single's rounding (the double test's bounds scaled by the
+ * ratio of the two precisions' eps, about 5e4 and 450 units). */
+START_TEST(single_precision_factors_match_lapack) {
+  node_t nd = open_node(two_cores);
+  static const int shapes[][3] = {{257, 201, 40}, {90, 211, 32}, {700, 64, 24}};
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+    int m = shapes[s][0], n = shapes[s][1], k = m < n ? m : n, info = -1;
+    matrix_t A =
+        make_matrix_ref(MLSBA_PRECISION_SINGLE, m, n, m, 17 + (unsigned)s);
+    float *ref = malloc((size_t)(m * n) * sizeof *ref);
+    memcpy(ref, A.a, (size_t)(m * n) * sizeof *ref);
+    float *tau = malloc((size_t)k * sizeof *tau);
+    float *ltau = malloc((size_t)k * sizeof *ltau);
+    int lwork = 64 * n;
+    float *work = malloc((size_t)lwork * sizeof *work);
+    sgeqrf_(&m, &n, ref, &m, ltau, work, &lwork, &info);
+    ck_assert_int_eq(info, 0);
+    mlsba_factor_opts_t o;
+    mlsba_factor_opts_init(&o);
+    o.block = shapes[s][2];
+    int64_t our_info = -1;
+    ck_assert_int_eq(mlsba_geqrf_ex(nd.ex, MLSBA_PRECISION_SINGLE, m, n, A.a, m,
+                                    tau, &our_info, &o, NULL),
+                     0);
+    const float *a = A.a;
+    double worst = 0, worst_tau = 0;
+    for (int i = 0; i < m * n; i++)
+      worst = fmax(worst, fabs((double)a[i] - ref[i]));
+    for (int i = 0; i < k; i++)
+      worst_tau = fmax(worst_tau, fabs((double)tau[i] - ltau[i]));
+    ck_assert_msg(worst < 3e-3 && worst_tau < 3e-5,
+                  "%d x %d: factors differ from LAPACK's by %g, tau by %g", m,
+                  n, worst, worst_tau);
+    if (getenv("QR_DEBUG"))
+      fprintf(stderr, "single %d x %d: %g %g\n", m, n, worst, worst_tau);
+    free(work);
+    free(tau);
+    free(ltau);
+    free(ref);
+    free_matrix(&A);
+  }
+  close_node(&nd);
+}
+END_TEST
+
 /* One simulated device at 100 units a second, a unit 2 n^2 = 288 flops:
  * 28800 flops/s. m = n = 12, nb = 4: step 0 is panel 0, 3 nb^2 (m - nb /
  * 3) = 512 flops; step 1 updates 8 columns of 4 nb m - nb^2 = 176 flops
@@ -545,8 +594,8 @@ START_TEST(ormqr_matches_lapack_on_every_side_and_trans) {
 END_TEST
 
 /* The split between the two cores at every width (the threshold moved
- * to 1): a part whose rows of C2 run out (nq close to k), one column of
- * C, every side and trans, both precisions. */
+ * to 1): one column of C, a part whose rows of C2 run out (k = nq), every
+ * side and trans, both precisions. */
 START_TEST(ormqr_split_at_every_width_matches_lapack) {
   node_t nd = open_node(two_cores);
   mlsba__ormqr_set_split_from(1);
@@ -1000,6 +1049,7 @@ static Suite *qr_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, every_shape_factorizes_right_in_both_precisions);
   tcase_add_test(tc, factors_match_lapack);
+  tcase_add_test(tc, single_precision_factors_match_lapack);
   tcase_add_test(tc, virtual_times_of_a_small_qr_are_exact);
   tcase_add_test(tc, every_sim_step_time_follows_the_profiles);
   tcase_add_test(tc, a_failing_device_is_dropped_and_the_result_stays_right);
