@@ -1,10 +1,17 @@
 /* A block of right-hand sides solved with the factors, as LAPACK's ?getrs
  * and ?potrs do it: the rows interchanged by the pivots, then two
  * triangle solves, every one through the project's CPU kernels
- * (cpu_blas.h), so that the cores' chosen BLIS kernels run them. */
+ * (cpu_blas.h), so that the cores' chosen BLIS kernels run them; B's
+ * rows split between the cores. And the crew (rhs.h) that runs a
+ * split's parts on the cores' pinned threads, for the files above. */
 #include "rhs.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "../devices/kernels.h"
+#include "../platform/platform.h"
+#include "../runtime/executor.h"
 
 /* Rows of columns [c, c + w) interchanged as LAPACK's ?laswp does with
  * the pivots 1..n, forward (incx 1) or backward (incx -1). A loop over
@@ -128,6 +135,103 @@ void mlsba__rhs_solve(const mlsba__rhs_t *s, int64_t c, int64_t w,
     triangle(s, 'U', 'T', 'N', b, w, threads);
     triangle(s, 'U', 'N', 'N', b, w, threads);
   }
+}
+
+/* ---- the crew ----------------------------------------------------------- */
+
+/* The real cores of the platform; 0 on a platform of simulated devices
+ * (solves.c counts them so too). */
+static size_t real_cores(const mlsba_executor_t *ex) {
+  const mlsba_platform_t *pl = ex->pl;
+  size_t cores = 0;
+  for (size_t i = 0; i < pl->ndev; i++) {
+    unsigned roles = mlsba__platform_device_roles(pl, i);
+    if (roles & MLSBA__ROLE_VIRTUAL)
+      return 0;
+    cores += (roles & MLSBA__ROLE_CORE) != 0;
+  }
+  return cores;
+}
+
+unsigned mlsba__crew_parts(const mlsba_executor_t *ex) {
+  size_t p = real_cores(ex);
+  return p < 1 ? 1 : p < MLSBA__CREW_MAX ? (unsigned)p : MLSBA__CREW_MAX;
+}
+
+static int crew_units(void *user, int64_t first, int64_t count) {
+  mlsba__crew_t *cr = user;
+  for (int64_t t = first; t < first + count; t++) {
+    cr->fn(cr->user, (unsigned)t);
+    cr->done[t] = 1;
+  }
+  return 0;
+}
+
+void mlsba__crew_start(mlsba__crew_t *cr, mlsba_executor_t *ex, unsigned parts,
+                       mlsba__part_fn fn, void *user) {
+  size_t p = ex->pl->ndev, k = 0;
+  unsigned most = mlsba__crew_parts(ex);
+  *cr = (mlsba__crew_t){
+      .ex = ex, .parts = parts < most ? parts : most, .fn = fn, .user = user};
+  if (cr->parts < 1)
+    cr->parts = 1;
+  if (cr->parts == 1)
+    return;
+  cr->units = calloc(p, sizeof *cr->units);
+  cr->time = calloc(p, sizeof *cr->time);
+  int err = cr->units && cr->time ? 0 : MLSBA_ENOMEM;
+  /* Part t on the t-th core: the executor lays the units out group by
+   * group, a core's one unit after the groups before it. */
+  for (size_t i = 0; !err && i < p; i++)
+    if ((mlsba__platform_device_roles(ex->pl, i) & MLSBA__ROLE_CORE) &&
+        k < cr->parts) {
+      cr->units[i] = 1;
+      k++;
+    }
+  if (!err)
+    err = mlsba_load_create("cores-parts", (int64_t)cr->parts, &cr->load);
+  if (!err)
+    err = mlsba_load_set_cpu(cr->load, crew_units, cr);
+  if (err) {
+    mlsba_load_destroy(cr->load);
+    cr->load = NULL;
+  }
+}
+
+void mlsba__crew_run(mlsba__crew_t *cr) {
+  memset(cr->done, 0, sizeof cr->done);
+  if (cr->load != NULL)
+    (void)mlsba_executor_run(cr->ex, cr->load, cr->units, MLSBA_DRIVE_SHARED,
+                             cr->time, NULL);
+  for (unsigned t = 0; t < cr->parts; t++)
+    if (!cr->done[t])
+      cr->fn(cr->user, t);
+}
+
+void mlsba__crew_end(mlsba__crew_t *cr) {
+  mlsba_load_destroy(cr->load);
+  free(cr->units);
+  free(cr->time);
+  cr->load = NULL;
+  cr->units = NULL;
+  cr->time = NULL;
+}
+
+void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
+                        double (*weight)(const void *user, int64_t x),
+                        const void *user) {
+  double total = 0, acc = 0;
+  for (int64_t x = 0; x < n; x++)
+    total += weight(user, x);
+  int64_t x = 0;
+  bound[0] = 0;
+  for (unsigned t = 1; t < parts; t++) {
+    double want = total * t / parts;
+    while (x < n && acc < want)
+      acc += weight(user, x++);
+    bound[t] = x;
+  }
+  bound[parts] = n;
 }
 
 /* ---- the rows of B split between the cores ------------------------------ */

@@ -48,7 +48,7 @@ int mlsba__rhs_check(const char *fn, const mlsba_executor_t *ex,
  * calling thread solves). OpenCL devices take no part. */
 unsigned mlsba__solve_threads(const mlsba_executor_t *ex);
 
-/* ---- the cores' parts of a split (solves.c) ---------------------------
+/* ---- the cores' parts of a split (rhs.c) ---------------------------
  * A computation cut into parts, one a core, each part on its core's
  * pinned thread of the executor with one-thread kernels, one run of every
  * part at a time; the calling thread works between two runs. Nothing

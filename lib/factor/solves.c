@@ -9,11 +9,10 @@
  * are split (mlsba__rhs_solve_split): each core takes its rows' share of
  * every block of the triangle solved, by one-thread GEMMs, where one
  * TRSM on BLIS's threads (a thread a core) waited at spinning barriers,
- * on a loaded machine a scheduler's time slice at a time. This file also
- * keeps the crew, the cores' parts of such a split (rhs.h). */
+ * on a loaded machine a scheduler's time slice at a time. The crew that runs
+ * the cores' parts of such a split is rhs.c's. */
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../core/error.h"
 #include "../platform/platform.h"
@@ -63,89 +62,6 @@ static size_t solve_cores(const mlsba_executor_t *ex) {
 unsigned mlsba__solve_threads(const mlsba_executor_t *ex) {
   size_t cores = solve_cores(ex);
   return cores > 0 ? (unsigned)cores : 1;
-}
-
-/* ---- the crew ----------------------------------------------------------- */
-
-unsigned mlsba__crew_parts(const mlsba_executor_t *ex) {
-  unsigned p = mlsba__solve_threads(ex);
-  return p < MLSBA__CREW_MAX ? p : MLSBA__CREW_MAX;
-}
-
-static int crew_units(void *user, int64_t first, int64_t count) {
-  mlsba__crew_t *cr = user;
-  for (int64_t t = first; t < first + count; t++) {
-    cr->fn(cr->user, (unsigned)t);
-    cr->done[t] = 1;
-  }
-  return 0;
-}
-
-void mlsba__crew_start(mlsba__crew_t *cr, mlsba_executor_t *ex, unsigned parts,
-                       mlsba__part_fn fn, void *user) {
-  size_t p = ex->pl->ndev, k = 0;
-  unsigned most = mlsba__crew_parts(ex);
-  *cr = (mlsba__crew_t){
-      .ex = ex, .parts = parts < most ? parts : most, .fn = fn, .user = user};
-  if (cr->parts < 1)
-    cr->parts = 1;
-  if (cr->parts == 1)
-    return;
-  cr->units = calloc(p, sizeof *cr->units);
-  cr->time = calloc(p, sizeof *cr->time);
-  int err = cr->units && cr->time ? 0 : MLSBA_ENOMEM;
-  /* Part t on the t-th core: the executor lays the units out group by
-   * group, a core's one unit after the groups before it. */
-  for (size_t i = 0; !err && i < p; i++)
-    if ((mlsba__platform_device_roles(ex->pl, i) & MLSBA__ROLE_CORE) &&
-        k < cr->parts) {
-      cr->units[i] = 1;
-      k++;
-    }
-  if (!err)
-    err = mlsba_load_create("cores-parts", (int64_t)cr->parts, &cr->load);
-  if (!err)
-    err = mlsba_load_set_cpu(cr->load, crew_units, cr);
-  if (err) {
-    mlsba_load_destroy(cr->load);
-    cr->load = NULL;
-  }
-}
-
-void mlsba__crew_run(mlsba__crew_t *cr) {
-  memset(cr->done, 0, sizeof cr->done);
-  if (cr->load != NULL)
-    (void)mlsba_executor_run(cr->ex, cr->load, cr->units, MLSBA_DRIVE_SHARED,
-                             cr->time, NULL);
-  for (unsigned t = 0; t < cr->parts; t++)
-    if (!cr->done[t])
-      cr->fn(cr->user, t);
-}
-
-void mlsba__crew_end(mlsba__crew_t *cr) {
-  mlsba_load_destroy(cr->load);
-  free(cr->units);
-  free(cr->time);
-  cr->load = NULL;
-  cr->units = NULL;
-  cr->time = NULL;
-}
-
-void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
-                        double (*weight)(const void *user, int64_t x),
-                        const void *user) {
-  double total = 0, acc = 0;
-  for (int64_t x = 0; x < n; x++)
-    total += weight(user, x);
-  int64_t x = 0;
-  bound[0] = 0;
-  for (unsigned t = 1; t < parts; t++) {
-    double want = total * t / parts;
-    while (x < n && acc < want)
-      acc += weight(user, x++);
-    bound[t] = x;
-  }
-  bound[parts] = n;
 }
 
 static int solve_columns(void *user, int64_t first, int64_t count) {
