@@ -596,6 +596,16 @@ static void cache_file(const char *dir, char *path, size_t size) {
   snprintf(path, size, "%s/%s/cpu-kernels", dir, host);
 }
 
+/* The cache file of cache_file(), its host's folder and dir, gone. */
+static void remove_cache(const char *dir, const char *path) {
+  unlink(path);
+  char host_dir[512];
+  snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
+           path);
+  rmdir(host_dir);
+  rmdir(dir);
+}
+
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "r");
   ck_assert_ptr_nonnull(f);
@@ -782,12 +792,7 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
                       !strstr(picks, " 0 "),
                   "file %d replaced by:\n%s", i, now);
   }
-  unlink(path);
-  char host_dir[512];
-  snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
-           path);
-  rmdir(host_dir);
-  rmdir(dir);
+  remove_cache(dir, path);
 }
 END_TEST
 
@@ -830,12 +835,7 @@ START_TEST(an_unsettled_cache_is_timed_again_until_its_tries_are_spent) {
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
                 "tries spent: %s", reason);
-  unlink(path);
-  char host_dir[512];
-  snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
-           path);
-  rmdir(host_dir);
-  rmdir(dir);
+  remove_cache(dir, path);
 }
 END_TEST
 

@@ -421,7 +421,8 @@ START_TEST(every_option_refuses_a_bad_or_missing_value) {
   char *args[] = {tool, "--platform",        MW_DATA "sim%r.json",  "-k",
                   "64", (char *)cli[_i].arg, (char *)cli[_i].value, NULL};
   tool_run_t r;
-  job(1, args, &r);
+  mpi_job_environment();
+  run_rank_alone(timeout, "120", args, &r); /* one rank: no mpirun needed */
   ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
   char *text = unwrap_lines(r.err);
   ck_assert_msg(strstr(text, cli[_i].want) != NULL, "no '%s' in: %s",
