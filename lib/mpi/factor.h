@@ -67,6 +67,8 @@ typedef struct mlsba__mpi_dfac {
   int verbose;
 } mlsba__mpi_dfac_t;
 
+/* The phases' clock: simulated time under SMPI, else the host's. */
+double mlsba__mpi_dfac_clock(void);
 /* Charges the time since the last mark to phase ph and marks now. */
 void mlsba__mpi_dfac_phase(mlsba__mpi_dfac_t *f, int ph);
 /* The end of step k (every rank calls it once a step, in order): the

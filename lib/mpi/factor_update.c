@@ -362,7 +362,7 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
         memcpy(report->fraction, nd->fraction, p * sizeof *nd->fraction);
       report->other_s = nd->other_s;
     }
-    report->total_s = mlsba__now() - f->t0;
+    report->total_s = mlsba__mpi_dfac_clock() - f->t0;
     report->panel_s = f->phase[MLSBA__MPI_PANEL];
     report->wait_s = f->phase[MLSBA__MPI_WAIT];
     report->swap_s = f->phase[MLSBA__MPI_SWAP];
@@ -372,7 +372,7 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
     fprintf(stderr,
             "mlsba: rank %d: %.4f s: panel %.4f wait %.4f swap %.4f update "
             "%.4f other %.4f s\n",
-            f->me, mlsba__now() - f->t0, f->phase[MLSBA__MPI_PANEL],
+            f->me, mlsba__mpi_dfac_clock() - f->t0, f->phase[MLSBA__MPI_PANEL],
             f->phase[MLSBA__MPI_WAIT], f->phase[MLSBA__MPI_SWAP],
             f->phase[MLSBA__MPI_UPDATE], f->phase[MLSBA__MPI_OTHER]);
   node_free(nd);

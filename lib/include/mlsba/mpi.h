@@ -1005,8 +1005,8 @@ typedef struct mlsba_mpi_factor_report {
    *  NULL when no step was split by them). */
   mlsba_factor_split_t split;
   double *fraction;
-  /** Where this rank's wall-clock time went (seconds, real time even on
-   *  a simulated node): the whole call; factoring its part of the
+  /** Where this rank's wall-clock time went (seconds; simulated time
+   *  under SMPI, MPI_Wtime's): the whole call; factoring its part of the
    *  panels and gathering them onto their roots; waiting for the
    *  panels' broadcasts; LU's row interchanges and U's block row (its
    *  solve and its broadcast down the node column); the updates (as the
