@@ -1005,8 +1005,8 @@ typedef struct mlsba_mpi_factor_report {
    *  NULL when no step was split by them). */
   mlsba_factor_split_t split;
   double *fraction;
-  /** Where this rank's wall-clock time went (seconds, real time even on
-   *  a simulated node): the whole call; factoring its part of the
+  /** Where this rank's wall-clock time went (seconds; simulated time
+   *  under SMPI, MPI_Wtime's): the whole call; factoring its part of the
    *  panels and gathering them onto their roots; waiting for the
    *  panels' broadcasts; LU's row interchanges and U's block row (its
    *  solve and its broadcast down the node column); the updates (as the
@@ -1019,9 +1019,11 @@ typedef struct mlsba_mpi_factor_report {
   double swap_s;
   double update_wall_s;
   /** On a simulated node, the virtual time of this rank's other compute:
-   *  the panels, the TRSMs and the row interchanges' copies, charged at
-   *  the speed of one core of the node (its slowest device); 0 on a real
-   *  node, whose wall clock has them. */
+   *  the panels and the row interchanges' copies, charged at the speed
+   *  of the node's cores together (those of its slowest device's kind
+   *  that drive no accelerator), and LU's solves of U's block row, split
+   *  between the node's devices as the update is; 0 on a real node,
+   *  whose wall clock has them. */
   double other_s;
 } mlsba_mpi_factor_report_t;
 
