@@ -333,7 +333,8 @@ static const char *const class_shapes[MLSBA__CPU_CLASSES] = {
 enum { MAX_SETS = 16 };
 
 /* One precision's table: every kernel set on every class, interleaved
- * rounds after a warm-up round. */
+ * rounds after a warm-up round, each class's sets in order and in
+ * reverse on alternate rounds (as the choice runs them). */
 static json_t *classes_of(mlsba__cpu_timing_t *ws, const int *ids, size_t n,
                           int prec, int rounds) {
   static double t[MLSBA__CPU_CLASSES][MAX_SETS][64];
@@ -341,7 +342,10 @@ static json_t *classes_of(mlsba__cpu_timing_t *ws, const int *ids, size_t n,
   mlsba_precision_t p = (mlsba_precision_t)prec;
   for (int r = -1; r < rounds; r++)
     for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
-      for (size_t j = 0; j < n; j++) {
+      for (size_t i = 0; i < n; i++) {
+        /* In order, then in reverse, as the choice's rounds run them:
+         * the call before each is the same one as there. */
+        size_t j = (r + 1) % 2 ? n - 1 - i : i;
         double s = mlsba__cpu_class_time(ws, ids[j], p, (mlsba__cpu_class_t)c,
                                          &flops[c], NULL);
         if (r >= 0)
@@ -379,6 +383,58 @@ static json_t *classes_of(mlsba__cpu_timing_t *ws, const int *ids, size_t n,
   return out;
 }
 
+/* What the choice saw when it was timed in this process: per class and
+ * precision, each kernel set's rounds (GFLOPS by the thread's CPU time;
+ * "-" not run, the first a cold one left out) and their median, then the
+ * ratio of OpenBLAS's median to the BLIS set's kept. */
+static json_t *choice_rounds(void) {
+  json_t *out = json_array();
+  for (int prec = 0; prec < 2; prec++)
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
+      enum { R = MLSBA__CPU_TRACE_ROUNDS };
+      int ids[MAX_SETS], rounds;
+      static double cpu[MAX_SETS * R], wall[MAX_SETS * R];
+      mlsba_precision_t p = (mlsba_precision_t)prec;
+      mlsba__cpu_class_t cls = (mlsba__cpu_class_t)c;
+      size_t n =
+          mlsba__cpu_choice_rounds(p, cls, ids, cpu, wall, MAX_SETS, &rounds);
+      if (n == 0)
+        continue;
+      if (c == 0)
+        printf("the choice's rounds, %s precision (GFLOPS by the thread's "
+               "CPU time; median)\n",
+               prec ? "double" : "single");
+      json_t *sets = json_array();
+      for (size_t j = 0; j < n; j++) {
+        printf("  %-8s %-8s", mlsba__cpu_class_name(cls),
+               mlsba__cpu_kernel_id_name(ids[j]));
+        json_t *rc = json_array(), *rw = json_array();
+        for (int r = 0; r < rounds; r++) {
+          double g = cpu[j * R + r];
+          if (g > 0)
+            printf(" %5.1f", g);
+          else
+            printf("     -");
+          json_array_append_new(rc, json_real(g));
+          json_array_append_new(rw, json_real(wall[j * R + r]));
+        }
+        double med = mlsba__cpu_rounds_speed(cpu + j * R, rounds);
+        printf("; %.1f\n", med);
+        json_array_append_new(
+            sets, json_pack("{s:s, s:f, s:o, s:o}", "kernels",
+                            mlsba__cpu_kernel_id_name(ids[j]), "median_gflops",
+                            med, "cpu_gflops", rc, "wall_gflops", rw));
+      }
+      json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:o}", "precision",
+                                           prec ? "double" : "single", "class",
+                                           mlsba__cpu_class_name(cls), "chosen",
+                                           mlsba__cpu_kernel_id_name(
+                                               mlsba__cpu_kernel_of(p, cls)),
+                                           "sets", sets));
+    }
+  return out;
+}
+
 static int classes_table(const args_t *a) {
   double t0 = timing_now();
   mlsba_cpu_kernels_t k;
@@ -386,6 +442,7 @@ static int classes_table(const args_t *a) {
   double choice_s = timing_now() - t0;
   printf("cores run: %s\n  (%s)\nthe choice took %.3f s in this process\n",
          k.description, k.reason, choice_s);
+  json_t *seen = choice_rounds();
   int ids[MAX_SETS];
   size_t n = mlsba__cpu_kernel_timed(ids, MAX_SETS);
   if (mlsba__cpu_kernel_openblas_why()[0])
@@ -410,8 +467,9 @@ static int classes_table(const args_t *a) {
   int err = 0;
   if (a->json) {
     json_t *doc =
-        json_pack("{s:s, s:s, s:f, s:o}", "kernels", k.description, "reason",
-                  k.reason, "choice_s", choice_s, "classes", json_incref(all));
+        json_pack("{s:s, s:s, s:f, s:o, s:o}", "kernels", k.description,
+                  "reason", k.reason, "choice_s", choice_s, "classes",
+                  json_incref(all), "choice_rounds", json_incref(seen));
     if (json_dump_file(doc, a->json, JSON_INDENT(1)) != 0) {
       fprintf(stderr, "bench-kernels: cannot write %s\n", a->json);
       err = 1;
@@ -419,6 +477,7 @@ static int classes_table(const args_t *a) {
     json_decref(doc);
   }
   json_decref(all);
+  json_decref(seen);
   return err;
 }
 

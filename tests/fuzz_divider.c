@@ -26,23 +26,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "support/random_models.h"
 #include "support/run_ranks.h"
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void) { /* splitmix64 */
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+/* The seed's sequence (--seed): splitmix64 of tests/support, so that a
+ * seed names the same jobs as before. */
+static rng_t rng;
 
 static int pick(int lo, int hi) { /* in [lo, hi] */
-  return lo + (int)(rnd() % (uint64_t)(hi - lo + 1));
+  return (int)rng_range(&rng, lo, hi);
 }
 
 static double uniform(double lo, double hi) {
-  return lo + (hi - lo) * (double)(rnd() >> 11) / 9007199254740992.0;
+  return lo + (hi - lo) * rng_uniform(&rng);
 }
 
 typedef struct {
@@ -268,7 +264,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   printf("fuzz_divider: seed %llu\n", (unsigned long long)seed);
-  rng_state = seed;
+  rng.state = seed;
   tally_t T;
   memset(&T, 0, sizeof T);
   time_t start = time(NULL);

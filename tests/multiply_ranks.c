@@ -8,12 +8,21 @@
  *   fail PLATFORM R   rank R's fill fails: every rank returns the error;
  *   rerun PLATFORM    a multiplier run twice gives bit-identical C;
  *   drift PATTERN     simulated ranks, one whose device slows down
- *                     partway: the multiplier balances again once.
+ *                     partway: the multiplier balances again once;
+ *   saved PLATFORM    simulated ranks with opts.model_dir: the second
+ *                     job takes the saved distribution without a run of
+ *                     its own and keeps it after its first product; a
+ *                     saved distribution that no longer holds (the file
+ *                     rewritten lopsided) is replaced right after the
+ *                     first product, by INPA's, which the next job
+ *                     takes and keeps.
  * The matrices hold multiples of 1/8 small enough that every product and
  * sum is exact in single and double precision, so C must equal the
  * reference exactly, whatever the order of the sums. Rank 0 prints one
  * line per case ("ok ..." or what is wrong); the exit status is 0 when
  * every rank found everything right. */
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include <dirent.h>
 #include <mlsba.h>
 #include <mlsba/mpi.h>
 #include <stdio.h>
@@ -281,6 +290,117 @@ static int drift(const char *pattern, int rank) {
   return !ok;
 }
 
+/* Rank 0: the folder at path, its files and its folders' files (depth
+ * levels), removed; 0 when all went. */
+static int remove_tree(const char *path, int depth) {
+  DIR *d = depth > 0 ? opendir(path) : NULL;
+  int bad = 0;
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+    char sub[700];
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub)
+      continue;
+    if (remove(sub) != 0)
+      bad |= remove_tree(sub, depth - 1);
+  }
+  if (d)
+    closedir(d);
+  return bad | (remove(path) != 0);
+}
+
+/* One job on dir: a multiplier made (from_saved into *saved), two runs
+ * (whether each balanced the ranks again into rebal[2], the second's
+ * imbalance into *last), destroyed; 0 when every call worked. */
+static int saved_job(const mlsba_mpi_multiply_opts_t *o, int *saved,
+                     int rebal[2], double *last) {
+  mlsba_mpi_multiplier_t *M = NULL;
+  int err = mlsba_mpi_multiplier_create(MPI_COMM_WORLD, o, &M);
+  *saved = err ? -1 : mlsba_mpi_multiplier_balancing(M)->from_saved;
+  for (int run = 0; !err && run < 2; run++) {
+    mlsba_mpi_result_t r;
+    if ((err = mlsba_mpi_multiplier_run(M, &r)) != 0)
+      break;
+    rebal[run] = r.rebalanced;
+    *last = imbalance_of(&r);
+    err = r.verified != 0 ? 0 : -1; /* -1 on simulated ranks */
+    mlsba_mpi_result_free(&r);
+  }
+  mlsba_mpi_multiplier_destroy(M);
+  return err;
+}
+
+/* Rank 0: dir's saved distribution rewritten as one a balancing never
+ * keeps: rank 0 one column of the grid's cells, rank 1 the rest, saved
+ * as perfectly balanced (imbalance 0). 0 when done. */
+static int make_lopsided(const char *dir) {
+  char path[600] = "";
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+    if (strncmp(e->d_name, "inpa-", 5) == 0)
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+  if (d)
+    closedir(d);
+  int version = 0, q = 0;
+  long long g = 0;
+  double imb = 0;
+  FILE *f = path[0] ? fopen(path, "r") : NULL;
+  int ok = f &&
+           fscanf(f, "mlsba-inpa-distribution %d %d %lld %lf", &version, &q, &g,
+                  &imb) == 4 &&
+           q == 2 && g > 2;
+  if (f)
+    fclose(f);
+  f = ok ? fopen(path, "w") : NULL;
+  ok = f && fprintf(f,
+                    "mlsba-inpa-distribution %d 2 %lld 0\n%lld 1 0 0 1\n"
+                    "%lld %lld 0 1 1\n",
+                    version, g, g, g, g - 1) > 0;
+  return !(f && fclose(f) == 0 && ok);
+}
+
+static int saved(const char *platform, int rank) {
+  char dir[64] = "/tmp/mlsba-stale-XXXXXX";
+  int made = rank != 0 || mkdtemp(dir) != NULL;
+  MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&made, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!made)
+    return 1;
+  mlsba_mpi_multiply_opts_t o;
+  mlsba_mpi_multiply_opts_init(&o);
+  o.platform = platform;
+  o.n = 512;
+  o.block = 32; /* a grid of 16 x 16 cells */
+  o.model_dir = dir;
+  static const char *const what[] = {
+      "the first job balances", "the second takes it and keeps it",
+      "a lopsided one is replaced after the first product",
+      "the next job takes INPA's again"};
+  static const int want_saved[] = {0, 1, 1, 1}, want_first[] = {0, 0, 1, 0};
+  int bad = 0;
+  for (int job = 0; job < 4; job++) {
+    int from = -1, rebal[2] = {-1, -1};
+    double last = 1;
+    if (job == 2) {
+      int e = rank == 0 ? make_lopsided(dir) : 0;
+      MPI_Bcast(&e, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      bad |= e;
+    }
+    int err = saved_job(&o, &from, rebal, &last);
+    int ok = !err && from == want_saved[job] && rebal[0] == want_first[job] &&
+             rebal[1] == 0 && last <= o.drift;
+    if (rank == 0)
+      printf("%s saved: %s: from_saved %d, balanced again after run 1 %d, "
+             "run 2 %d, imbalance %.3f%s%s\n",
+             ok ? "ok" : "WRONG", what[job], from, rebal[0], rebal[1], last,
+             err ? ": " : "", err ? mlsba_mpi_last_error() : "");
+    bad |= !ok;
+  }
+  if (rank == 0) /* the saved file, the ranks' model folders, dir */
+    bad |= remove_tree(dir, 2) != 0;
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
@@ -294,8 +414,11 @@ int main(int argc, char **argv) {
     bad = rerun(argv[2], rank);
   else if (argc >= 3 && !strcmp(argv[1], "drift"))
     bad = drift(argv[2], rank);
+  else if (argc >= 3 && !strcmp(argv[1], "saved"))
+    bad = saved(argv[2], rank);
   else if (rank == 0)
-    fprintf(stderr, "usage: multiply_ranks shapes|fail|rerun|drift ...\n");
+    fprintf(stderr,
+            "usage: multiply_ranks shapes|fail|rerun|drift|saved ...\n");
   MPI_Finalize();
   return bad;
 }

@@ -3,7 +3,11 @@
  *   roundtrip   a matrix in a 2-D block-cyclic layout moved to the
  *               product's layout, to an application's owner function and
  *               to another block-cyclic layout (other grid, order, block
- *               sizes): every element where it belongs, every time;
+ *               sizes): every element where it belongs, every time; a
+ *               larger one between grids of one row and of one column
+ *               of ranks (column strips one message each, straight from
+ *               and into the local arrays where their columns are
+ *               whole);
  *   pdgemm      C = alpha op(A) op(B) + beta C on A, B and C given by
  *               ScaLAPACK descriptors on several grids and block sizes
  *               (one multiplier for all of them), C back in the caller's
@@ -150,6 +154,56 @@ static void grids(grid_t *g, int *n) {
   *n = k;
 }
 
+/* A matrix large enough that the redistribution moves its column strips
+ * one message each (redistribute.c's segments), between grids of one row
+ * of ranks (every local column whole: sent from and received into the
+ * arrays themselves) and to and from a grid of one column (its local
+ * columns cut: through the buffers): every element where it belongs. */
+static int roundtrip_large(void) {
+  static const struct {
+    grid_t from, to;
+  } pair[] = {{{1, 0, MLSBA_MPI_ROW_MAJOR, 64, 64},
+               {1, 0, MLSBA_MPI_ROW_MAJOR, 128, 128}},
+              {{1, 0, MLSBA_MPI_ROW_MAJOR, 128, 128},
+               {0, 1, MLSBA_MPI_COLUMN_MAJOR, 100, 96}},
+              {{0, 1, MLSBA_MPI_COLUMN_MAJOR, 100, 96},
+               {1, 0, MLSBA_MPI_ROW_MAJOR, 64, 64}}};
+  int m = 1000, n = 300, bad = 0;
+  for (size_t i = 0; i < sizeof pair / sizeof *pair; i++) {
+    grid_t g[2] = {pair[i].from, pair[i].to};
+    int d[2][9];
+    mlsba_mpi_matrix_t *x[2] = {NULL, NULL};
+    int err = 0;
+    for (int s = 0; s < 2; s++) {
+      g[s].p = g[s].p ? g[s].p : size_;
+      g[s].q = g[s].q ? g[s].q : size_;
+      make_desc(d[s], &g[s], m, n, 0);
+      if (!err)
+        err = mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[s], g[s].p, g[s].q,
+                                         g[s].order, &x[s]);
+    }
+    double *ax = x[0] ? local_array(x[0], 0, 0) : NULL;
+    double *ay = x[1] ? local_array(x[1], 0, 1) : NULL;
+    if (!err)
+      err = mlsba_mpi_redistribute(x[0], ax, x[1], ay, MLSBA_PRECISION_DOUBLE);
+    long mine = err ? -1 : wrong_in(x[1], ay, want_a, NULL), all;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank_ == 0)
+      printf("%s roundtrip %dx%d %dx%d %s %dx%d -> %dx%d %s %dx%d: %ld "
+             "wrong%s%s\n",
+             all == 0 && !err ? "ok" : "WRONG", m, n, g[0].p, g[0].q,
+             g[0].order ? "col" : "row", g[0].mb, g[0].nb, g[1].p, g[1].q,
+             g[1].order ? "col" : "row", g[1].mb, g[1].nb, all, err ? ": " : "",
+             err ? mlsba_mpi_last_error() : "");
+    bad |= all != 0 || err;
+    free(ax);
+    free(ay);
+    mlsba_mpi_matrix_destroy(x[0]);
+    mlsba_mpi_matrix_destroy(x[1]);
+  }
+  return bad;
+}
+
 static int roundtrip(void) {
   grid_t g[4];
   int ng, bad = 0;
@@ -196,7 +250,7 @@ static int roundtrip(void) {
     mlsba_mpi_matrix_destroy(y);
   }
   mlsba_mpi_matrix_destroy(own);
-  return bad;
+  return bad | roundtrip_large();
 }
 
 typedef struct {

@@ -596,6 +596,16 @@ static void cache_file(const char *dir, char *path, size_t size) {
   snprintf(path, size, "%s/%s/cpu-kernels", dir, host);
 }
 
+/* The cache file of cache_file(), its host's folder and dir, gone. */
+static void remove_cache(const char *dir, const char *path) {
+  unlink(path);
+  char host_dir[512];
+  snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
+           path);
+  rmdir(host_dir);
+  rmdir(dir);
+}
+
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "r");
   ck_assert_ptr_nonnull(f);
@@ -621,7 +631,7 @@ static int every_kernel_runs(int id) {
 static int no_openblas(int id) { return id != MLSBA__CPU_KERNEL_OPENBLAS; }
 
 static const char good_text[] =
-    "mlsba cpu-kernels 3\n"
+    "mlsba cpu-kernels 4\n"
     "key CPU|26.2.1|features 1f|BLIS 0.9.0|OpenBLAS x 1 SkylakeX\n"
     "measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n"
     "single product openblas 215.3 skx 174.0\n"
@@ -668,10 +678,11 @@ START_TEST(the_cache_text_is_read_strictly) {
   static const struct {
     const char *from, *to;
   } bad[] = {
-      {"mlsba cpu-kernels 3", "mlsba cpu-kernels 1"}, /* old formats */
-      {"mlsba cpu-kernels 3", "mlsba cpu-kernels 2"},
+      {"mlsba cpu-kernels 4", "mlsba cpu-kernels 1"}, /* old formats */
+      {"mlsba cpu-kernels 4", "mlsba cpu-kernels 2"},
+      {"mlsba cpu-kernels 4", "mlsba cpu-kernels 3"}, /* the same lines */
       {"measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n",
-       ""}, /* the format 2 under the version 3 */
+       ""}, /* the format 2 under the version 4 */
       {"load 1.71", "load nan"},
       {"load 1.71", "load -1"},
       {"load 1.71", "load inf"},
@@ -732,8 +743,9 @@ static char *settled(char *text) {
 }
 
 /* End to end: the decision is cached and read back; a file of the old
- * one-shape format, another CPU's, or one naming kernels `foo` or a speed
- * of 0, -0 or NaN, is timed again (and replaced by a good one). */
+ * one-shape format, of the formats 2 and 3, another CPU's, or one naming
+ * kernels `foo` or a speed of 0, -0 or NaN, is timed again (and replaced
+ * by a good one). */
 START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
   char dir[] = "/tmp/mlsba-kernels-XXXXXX", path[512], reason[1024];
   ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -743,7 +755,7 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
     return;
   char good[4096];
   snprintf(good, sizeof good, "%s", settled(slurp(path)));
-  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 3\nkey "));
+  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 4\nkey "));
   spit(path, good); /* whatever the load was: a settled choice */
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
@@ -751,7 +763,7 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
   char *key_end = strchr(strstr(good, "key ") + 4, '\n');
   char *single = strstr(good, "\nsingle product ") + 1;
   ck_assert_ptr_nonnull(key_end);
-  char bad[6][4096];
+  char bad[7][4096];
   /* Another CPU's decision (its key differs). */
   snprintf(bad[0], sizeof bad[0], "%.*s other CPU%s", (int)(key_end - good),
            good, key_end);
@@ -771,23 +783,22 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
   snprintf(bad[5], sizeof bad[5], "mlsba cpu-kernels 2\n%.*s%s",
            (int)(measured - strstr(good, "key ")), strstr(good, "key "),
            strchr(measured, '\n') + 1);
-  for (int i = 0; i < 6; i++) {
+  /* The format 3: the same lines, settled, but timed by rounds that let
+   * a decided class stop (its choice leaned), so timed again. */
+  snprintf(bad[6], sizeof bad[6], "mlsba cpu-kernels 3\n%s",
+           strstr(good, "key "));
+  for (int i = 0; i < 7; i++) {
     spit(path, bad[i]);
     reason_in_child(dir, reason, sizeof reason);
     ck_assert_msg(strncmp(reason, "measured in", 11) == 0, "file %d: %s", i,
                   reason);
     char *now = slurp(path), *picks = strstr(now, "\nsingle ");
-    ck_assert_msg(strstr(now, "mlsba cpu-kernels 3\nkey ") == now && picks &&
+    ck_assert_msg(strstr(now, "mlsba cpu-kernels 4\nkey ") == now && picks &&
                       !strstr(now, "foo") && !strstr(now, "nan") &&
                       !strstr(picks, " 0 "),
                   "file %d replaced by:\n%s", i, now);
   }
-  unlink(path);
-  char host_dir[512];
-  snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
-           path);
-  rmdir(host_dir);
-  rmdir(dir);
+  remove_cache(dir, path);
 }
 END_TEST
 
@@ -830,12 +841,7 @@ START_TEST(an_unsettled_cache_is_timed_again_until_its_tries_are_spent) {
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
                 "tries spent: %s", reason);
-  unlink(path);
-  char host_dir[512];
-  snprintf(host_dir, sizeof host_dir, "%.*s", (int)(strrchr(path, '/') - path),
-           path);
-  rmdir(host_dir);
-  rmdir(dir);
+  remove_cache(dir, path);
 }
 END_TEST
 

@@ -309,6 +309,14 @@ static void run_job(const char *np, char *const *args, tool_run_t *r) {
   run_ranks(MLSBA_TIMEOUT, "120", mpirun, atoi(np), args, r);
 }
 
+/* The same on one rank without mpirun: for a rank that refuses its own
+ * command line, where mpirun's start-up adds nothing. */
+static void run_alone(char *const *args, tool_run_t *r) {
+  mpi_job_environment();
+  setenv("MLSBA_NOPENCL", "0", 1);
+  run_rank_alone(MLSBA_TIMEOUT, "120", args, r);
+}
+
 static json_t *parse_json(const char *text) {
   json_error_t e;
   json_t *j = json_loads(text, 0, &e);
@@ -645,6 +653,16 @@ static const struct {
     {"--json", NULL, "a value is missing after --json"},
     {"--load", NULL, "a value is missing after --load"},
 };
+/* Under the sanitizers the first twelve (each way the line is refused:
+ * bad values, options the load has no use for, an unknown option, a
+ * missing value): each case is one rank's start-up and its refusal, the
+ * value parsers run under ASan in tools/fuzz (fuzz_args) and test_tools,
+ * and every case here in the plain build. */
+#if defined(__SANITIZE_ADDRESS__)
+enum { cli_cases = 12 };
+#else
+enum { cli_cases = (int)(sizeof cli / sizeof cli[0]) };
+#endif
 
 START_TEST(every_load_option_refuses_a_bad_or_missing_value) {
   char *args[] = {inpa,
@@ -656,7 +674,7 @@ START_TEST(every_load_option_refuses_a_bad_or_missing_value) {
                   (char *)cli[_i].value,
                   NULL};
   tool_run_t r;
-  run_job("1", args, &r);
+  run_alone(args, &r);
   ck_assert_msg(r.exited && r.status == 2, "status %d: %s", r.status, r.err);
   char *text = unwrap_lines(r.err);
   ck_assert_msg(strstr(text, cli[_i].want) != NULL, "no '%s' in: %s",
@@ -748,49 +766,47 @@ START_TEST(a_large_image_is_held_only_where_it_is_computed) {
 END_TEST
 
 #ifdef MLSBA_INPA_SMPI_BIN
-/* The same program built with smpicc, four simulated ranks under
- * SimGrid's smpirun: the ranks balance within eps, their devices' times
- * handed to SimGrid. */
-START_TEST(four_ranks_under_smpi_balance) {
-  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
-  char *argv[] = {"/usr/bin/timeout",
-                  "120",
-                  smpirun,
-                  "-np",
-                  "4",
-                  "-platform",
-                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.xml",
-                  "-hostfile",
-                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.hosts",
-                  "--cfg=smpi/host-speed:10Gf",
-                  "--cfg=smpi/simulate-computation:no",
-                  "--cfg=smpi/privatization:no",
-                  "--log=root.thres:warning",
-                  bin,
+/* mlsba-inpa-smpi --load mandelbrot on four simulated ranks of the
+ * sample nodes (models/sim/inpa-node%r.json) under SimGrid's smpirun,
+ * the job as every SMPI job here starts (support/run_ranks.h); width is
+ * NULL for the image's own. */
+static json_t *run_smpi_load(const char *size, const char *width) {
+  char *args[] = {"--cfg=smpi/host-speed:10Gf",
+                  MLSBA_INPA_SMPI_BIN,
                   "--load",
                   "mandelbrot",
                   "--platform",
                   MLSBA_SOURCE_DIR "/models/sim/inpa-node%r.json",
                   "--size",
-                  "4096",
-                  "--width",
-                  "16",
+                  (char *)size,
                   "--json",
                   "-",
+                  width ? "--width" : NULL,
+                  (char *)width,
                   NULL};
   tool_run_t r;
-  run_tool(argv, &r);
+  run_smpi_ranks(MLSBA_TIMEOUT, "120", MLSBA_SMPIRUN, "4",
+                 MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.xml",
+                 MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.hosts", args, &r);
   ck_assert_msg(r.exited && r.status == 0, "status %d: %.1000s", r.status,
                 r.err);
   json_t *j = parse_json(strchr(r.out, '{'));
+  ck_assert(json_is_true(json_object_get(j, "simulated")));
+  tool_run_free(&r);
+  return j;
+}
+
+/* The same program built with smpicc, four simulated ranks under
+ * SimGrid's smpirun: the ranks balance within eps, their devices' times
+ * handed to SimGrid. */
+START_TEST(four_ranks_under_smpi_balance) {
+  json_t *j = run_smpi_load("4096", "16");
   ck_assert_str_eq(json_string_value(json_object_get(j, "stop")), "balanced");
   ck_assert(json_number_value(json_object_get(j, "imbalance")) <= 0.05);
-  ck_assert(json_is_true(json_object_get(j, "simulated")));
   /* Simulated time passed: the balancing's wall time covers every run. */
   ck_assert(json_number_value(json_object_get(j, "wall_s")) >=
             json_number_value(json_object_get(j, "makespan_s")));
   json_decref(j);
-  tool_run_free(&r);
 }
 END_TEST
 
@@ -798,39 +814,9 @@ END_TEST
  * (40 GB at 100000 x 100000) once failed there; simulated ranks hold
  * none. */
 START_TEST(a_large_image_under_smpi_costs_nothing) {
-  char smpirun[] = MLSBA_SMPIRUN, bin[] = MLSBA_INPA_SMPI_BIN;
-  char *argv[] = {"/usr/bin/timeout",
-                  "120",
-                  smpirun,
-                  "-np",
-                  "4",
-                  "-platform",
-                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.xml",
-                  "-hostfile",
-                  MLSBA_SOURCE_DIR "/tests/data/mpi/smpi.hosts",
-                  "--cfg=smpi/host-speed:10Gf",
-                  "--cfg=smpi/simulate-computation:no",
-                  "--cfg=smpi/privatization:no",
-                  "--log=root.thres:warning",
-                  bin,
-                  "--load",
-                  "mandelbrot",
-                  "--platform",
-                  MLSBA_SOURCE_DIR "/models/sim/inpa-node%r.json",
-                  "--size",
-                  "100000",
-                  "--json",
-                  "-",
-                  NULL};
-  tool_run_t r;
-  run_tool(argv, &r);
-  ck_assert_msg(r.exited && r.status == 0, "status %d: %.1000s", r.status,
-                r.err);
-  json_t *j = parse_json(strchr(r.out, '{'));
+  json_t *j = run_smpi_load("100000", NULL);
   ck_assert_int_eq(ival(j, "width"), 100000);
-  ck_assert(json_is_true(json_object_get(j, "simulated")));
   json_decref(j);
-  tool_run_free(&r);
 }
 END_TEST
 #endif
@@ -890,7 +876,7 @@ static Suite *divide_suite(void) {
   tcase_add_test(mpi, a_divider_run_computes_each_rank_its_share);
   tcase_add_test(mpi, a_bad_rank_stops_every_rank_with_one_line);
   tcase_add_loop_test(mpi, every_load_option_refuses_a_bad_or_missing_value, 0,
-                      (int)(sizeof cli / sizeof cli[0]));
+                      cli_cases);
   tcase_add_test(mpi, a_load_needs_its_size_and_takes_the_last_value);
   tcase_add_test(mpi, the_divider_follows_a_slowdown_and_its_end);
   tcase_add_test(mpi, one_rank_reports_every_step);

@@ -272,15 +272,27 @@ START_TEST(walks_track_the_optimum_within_its_drift) {
 }
 END_TEST
 
+/* A random case of the arrangement tests: 2 to max_q nodes' models (md,
+ * freed by the caller) for an m x n matrix of 8 to max_mn rows and
+ * columns, square when lower (three cases in ten), which it returns. */
+static int draw_matrix(rng_t *g, int64_t max_q, int64_t max_mn, size_t *q,
+                       int64_t *m, int64_t *n, mlsba_model_t **md) {
+  *q = (size_t)rng_range(g, 2, max_q);
+  *m = rng_range(g, 8, max_mn);
+  *n = rng_range(g, 8, max_mn);
+  int lower = rng_uniform(g) < 0.3;
+  *n = lower ? *m : *n;
+  draw_layout_models(g, *q, (double)(*m * *n), md);
+  return lower;
+}
+
 START_TEST(the_best_walk_is_never_predicted_slower) {
   rng_t g = {0xbe57u + (uint64_t)_i};
   for (int k = 0; k < 30; k++) {
-    size_t q = (size_t)rng_range(&g, 2, 12);
-    int64_t m = rng_range(&g, 8, 200), n = rng_range(&g, 8, 200);
-    int lower = rng_uniform(&g) < 0.3;
-    n = lower ? m : n;
     mlsba_model_t *md[MAXQ];
-    draw_layout_models(&g, q, (double)(m * n), md);
+    size_t q;
+    int64_t m, n;
+    int lower = draw_matrix(&g, 12, 200, &q, &m, &n, md);
     double sum[5];
     mlsba__layout_kind_t best_kind = MLSBA__LAYOUT_EXPLICIT;
     for (int w = 0; w < 5; w++) {
@@ -351,12 +363,10 @@ END_TEST
 START_TEST(sharing_nodes_never_predicted_slower) {
   rng_t g = {0x5a4eu + (uint64_t)_i};
   for (int k = 0; k < 20; k++) {
-    size_t q = (size_t)rng_range(&g, 2, 8);
-    int64_t m = rng_range(&g, 8, 120), n = rng_range(&g, 8, 120);
-    int lower = rng_uniform(&g) < 0.3;
-    n = lower ? m : n;
     mlsba_model_t *md[MAXQ];
-    draw_layout_models(&g, q, (double)(m * n), md);
+    size_t q;
+    int64_t m, n;
+    int lower = draw_matrix(&g, 8, 120, &q, &m, &n, md);
     size_t apart[MAXQ], all[MAXQ], none[MAXQ];
     for (size_t i = 0; i < q; i++) {
       apart[i] = (size_t)rng_range(&g, 0, 2);

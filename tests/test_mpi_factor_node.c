@@ -19,7 +19,11 @@
  *    rank's panels, TRSMs and copies are charged too (other_s), twice as
  *    fast on nodes twice as fast, and a run that skips the numbers
  *    (--skip-compute) charges the same times as the run that computes
- *    and verifies them. */
+ *    and verifies them;
+ *  - under SMPI on 9 ranks, the panel on the node's cores together: four
+ *    cores of one kind charge every rank's panels in less time than one
+ *    core, and LU's block row of U is solved by every device of the
+ *    node (an accelerator beside the core makes it faster). */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -223,6 +227,63 @@ START_TEST(smpi_skipping_the_numbers_keeps_the_times) {
 }
 END_TEST
 
+/* The sum over the 9 ranks of key in j. */
+static double ranks_sum(json_t *j, const char *key) {
+  double sum = 0;
+  for (size_t i = 0; i < 9; i++)
+    sum += rank_value(j, key, i);
+  return sum;
+}
+
+/* Four cores of kind "core" factor the panels together: every rank's
+ * other compute (panels, copies; LU's solves too) takes less virtual
+ * time than on one core, and in all at most 0.75 of it for LU, 0.85 for
+ * Cholesky (1 when the panels took one core; 0.62 and 0.72 measured:
+ * the copies, the diagonal blocks and the last steps' panels of fewer
+ * than four blocks of rows keep to fewer cores). */
+START_TEST(smpi_the_panel_runs_on_the_nodes_cores) {
+  const char *op = _i ? "potrf" : "getrf";
+  json_t *one = smpi_factor("9", op, DATA "mpi/factor-node-core1.json", 1);
+  json_t *four = smpi_factor("9", op, DATA "mpi/factor-node-core4.json", 1);
+  for (size_t i = 0; i < 9; i++) {
+    double o1 = rank_value(one, "rank_other_s", i);
+    double o4 = rank_value(four, "rank_other_s", i);
+    ck_assert_msg(o1 > 0 && o4 > 0 && o4 < o1,
+                  "%s rank %zu: other %g s on one core, %g s on four", op, i,
+                  o1, o4);
+  }
+  double r = ranks_sum(four, "rank_other_s") / ranks_sum(one, "rank_other_s");
+  ck_assert_msg(r < (_i ? 0.85 : 0.75),
+                "%s: other compute on four cores %g of "
+                "one core's",
+                op, r);
+  json_decref(one);
+  json_decref(four);
+}
+END_TEST
+
+/* LU's block row of U solved by the node's devices together: beside the
+ * same core, an accelerator 8 times as fast takes most of the solve's
+ * columns, so every rank's other compute (the same panels and copies on
+ * the core, and the solves) is shorter than on the core alone. */
+START_TEST(smpi_the_block_row_of_u_is_split_between_the_devices) {
+  json_t *core =
+      smpi_factor("9", "getrf", DATA "mpi/factor-node-core1.json", 1);
+  json_t *acc =
+      smpi_factor("9", "getrf", DATA "mpi/factor-node-core1-acc.json", 1);
+  for (size_t i = 0; i < 9; i++) {
+    double oc = rank_value(core, "rank_other_s", i);
+    double oa = rank_value(acc, "rank_other_s", i);
+    ck_assert_msg(oc > 0 && oa > 0 && oa < 0.98 * oc,
+                  "rank %zu: other %g s on the core, %g s with the "
+                  "accelerator",
+                  i, oc, oa);
+  }
+  json_decref(core);
+  json_decref(acc);
+}
+END_TEST
+
 START_TEST(smpi_makespan_follows_the_node_models) {
   json_t *slow = smpi_getrf(DATA "mpi/factor-node-slow.json");
   json_t *fast = smpi_getrf(DATA "mpi/factor-node-fast.json");
@@ -267,6 +328,8 @@ static Suite *node_suite(void) {
   tcase_add_test(tc, smpi_makespan_follows_the_node_models);
   tcase_add_loop_test(tc, smpi_panels_are_charged_from_the_node_models, 0, 2);
   tcase_add_loop_test(tc, smpi_skipping_the_numbers_keeps_the_times, 0, 2);
+  tcase_add_loop_test(tc, smpi_the_panel_runs_on_the_nodes_cores, 0, 2);
+  tcase_add_test(tc, smpi_the_block_row_of_u_is_split_between_the_devices);
 #endif
   suite_add_tcase(s, tc);
   return s;

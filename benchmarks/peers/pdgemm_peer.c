@@ -30,7 +30,8 @@
  * (mlsba_mpi_multiplier_run_dist_flags(): nothing compared, and no copy
  * kept when the first run moves them, as an application that knows it
  * says). The JSON's fill_s, product_s and back_s split the multiplier's runs
- * (back: C's check and hand back). With
+ * (back: C's check and hand back), move_s their moves, move_back_s the
+ * part of them that moved C back into ScaLAPACK's layout. With
  * --model-dir DIR, the multiplier keeps its balancing there for the next
  * job (opts.model_dir; from_saved: this job ran the one saved). */
 #define _GNU_SOURCE
@@ -154,7 +155,8 @@ int main(int argc, char **argv) {
   int ione = 1;
   char ta[2] = {transa, 0}, tb[2] = {transb, 0};
   /* The multiplier's runs, summed: where their time went. */
-  double whole = 0, balance = 0, moves = 0, fill = 0, product = 0, back = 0;
+  double whole = 0, balance = 0, moves = 0, fill = 0, product = 0, back = 0,
+         moves_back = 0;
   unsigned reused = 0;
   int from_saved = 0;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -210,6 +212,7 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
       moves += res.split.move_s;
+      moves_back += res.split.move_back_s;
       fill += res.split.fill_s;
       product += res.split.product_s;
       back += res.split.gather_s + res.split.check_s;
@@ -257,6 +260,7 @@ int main(int argc, char **argv) {
            "\"transa\": \"%c\", \"transb\": \"%c\", \"block\": %d, "
            "\"grid\": \"%dx%d\", \"runs\": %d, \"seconds\": %.6f, "
            "\"whole_s\": %.6f, \"balance_s\": %.6f, \"move_s\": %.6f, "
+           "\"move_back_s\": %.6f, "
            "\"fill_s\": %.6f, \"product_s\": %.6f, \"back_s\": %.6f, "
            "\"reused\": %u, \"from_saved\": %d, \"gflops\": %.3f, "
            "\"verified\": %s}\n",
@@ -264,7 +268,7 @@ int main(int argc, char **argv) {
            : dgemm ? "blas-dgemm"
                    : "scalapack-pdgemm",
            m, n, k, transa, transb, nb, nprow, npcol, runs, t[runs / 2], whole,
-           balance, moves, fill, product, back, reused, from_saved,
+           balance, moves, moves_back, fill, product, back, reused, from_saved,
            2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
            all_ok ? "true" : "false");
   for (int w = 0; w < 3; w++)

@@ -67,6 +67,8 @@ typedef struct mlsba__mpi_dfac {
   int verbose;
 } mlsba__mpi_dfac_t;
 
+/* The phases' clock: simulated time under SMPI, else the host's. */
+double mlsba__mpi_dfac_clock(void);
 /* Charges the time since the last mark to phase ph and marks now. */
 void mlsba__mpi_dfac_phase(mlsba__mpi_dfac_t *f, int ph);
 /* The end of step k (every rank calls it once a step, in order): the
@@ -192,9 +194,13 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
  * [0, cols) are the units. run updates columns [c0, c1) single threaded
  * (it is called from several threads at once on disjoint ranges);
  * column_flops gives one column's flops (NULL: every column costs
- * unit_flops). */
+ * unit_flops). solve: nonzero for a solve that comes before the step's
+ * update (LU's block row of U, each device solving its own columns): its
+ * time is the report's other compute, it is not a step, and it teaches
+ * the devices' update models nothing. */
 typedef struct mlsba__mpi_dfac_work {
   int64_t cols;
+  int solve;
   double unit_flops;
   double (*column_flops)(const void *user, int64_t c);
   void (*run)(const void *user, int64_t c0, int64_t c1);
@@ -210,24 +216,32 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
                             const mlsba__mpi_dfac_work_t *w);
 
 /* Simulated nodes: on (nonzero), the compute charged from now on (the
- * next panel's, on the core) runs beside the next update, which the node's
- * other devices begin meanwhile: the split gives the core that much less
- * of it (lib/factor's panel device). off: charged as before again. The
- * credit lapses at the step's end. Nothing on a real node. */
+ * next panel's, on the node's panel cores) runs beside the next update,
+ * which the node's other devices begin meanwhile: the split gives each
+ * panel core that much less of it (lib/factor's panel device). off:
+ * charged as before again. The credit lapses at the step's end. Nothing
+ * on a real node. */
 void mlsba__mpi_dfac_beside(const mlsba__mpi_dfac_t *f, int on);
 
+/* The threads a real node's panel runs its kernels on (BLIS's threads,
+ * from the calling thread while the node's executor is idle): one a core
+ * of the node (lib/factor's solves' count), 1 on a node of one core or a
+ * simulated one. */
+unsigned mlsba__mpi_dfac_threads(const mlsba__mpi_dfac_t *f);
+
 /* The time of a compute phase other than the update (the panel's
- * operations, a TRSM) of `flops` on `rows` rows of this rank, charged on
- * a simulated node at one core's speed (the node's slowest device, at
- * the load of rows x nb elements) to the rank's simulated clock
- * (mlsba__mpi_spend) and its report's other_s; nothing on a real node,
- * whose wall clock has it. */
+ * operations) of `flops` on `rows` rows of this rank, charged on a
+ * simulated node at the speed of its panel cores together (the devices
+ * of its slowest one's kind that drive no accelerator, each taking a
+ * block of rows at least, at the load of its rows x nb elements) to the
+ * rank's simulated clock (mlsba__mpi_spend) and its report's other_s;
+ * nothing on a real node, whose wall clock has it. */
 void mlsba__mpi_dfac_charge(const mlsba__mpi_dfac_t *f, double flops,
                             double rows);
 /* The time of copying `elements` elements within this rank's memory (the
  * row interchanges), charged likewise: the node files carry no memory
  * bandwidth, so a copied element costs two flops (a load and a store) at
- * that core's speed on a one-block load, its slowest. */
+ * one panel core's speed on a one-block load, its slowest. */
 void mlsba__mpi_dfac_charge_copy(const mlsba__mpi_dfac_t *f, double elements);
 
 #endif

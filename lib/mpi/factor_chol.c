@@ -208,12 +208,14 @@ static void update_in_pieces(const mlsba__mpi_dfac_t *f, const view_t *v,
     update(f, v, k0, p, b0, b1);
     return;
   }
-  int done = 0;
-  for (int64_t i = first; i < last; i += per) {
-    int64_t to = i + per < last ? cols[i + per] : b1;
+  /* Once the messages have gone, the rest in one piece (fewer, larger
+   * GEMMs). */
+  for (int64_t i = first, done = 0; i < last; i += per) {
+    int64_t to = i + per < last && !done ? cols[i + per] : b1;
     update(f, v, k0, p, i == first ? b0 : cols[i], to);
-    if (!done)
-      done = mlsba__mpi_deliver_test(d);
+    if (to == b1)
+      break;
+    done = mlsba__mpi_deliver_test(d);
   }
 }
 

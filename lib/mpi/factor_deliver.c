@@ -88,11 +88,24 @@ void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d) {
   memset(d, 0, sizeof *d);
 }
 
-/* Whether rank r (in node column cr) reads block row b of the panel of
- * block column k. */
+/* Whether rank r (in node column cr) receives block row b of the panel
+ * of block column k. Cholesky reads none of the diagonal block's rows
+ * (L11) outside the panel's node column, but a rank alone in its node
+ * column receives them too: its message is then the panel's rows from
+ * the top, contiguous where the receive lands, and Open MPI copies a
+ * contiguous message in one go (CMA) whenever the receiver is inside MPI;
+ * with a gap of L11's rows it moved it in fragments, each only while its
+ * sender was inside MPI, so the message came at the sender's next wait,
+ * a panel's time after its update. p x p elements more; SMPI, which
+ * moves a message whatever its layout, receives only what is read. */
 static int needs(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
                  int64_t b) {
   const mlsba__layout_t *l = d->f->layout;
+  size_t alone;
+  if (d->lower && b == d->k && cr != d->c && !mlsba__mpi_is_smpi()) {
+    (void)mlsba__layout_column_ranks(l, cr, &alone);
+    return alone == 1;
+  }
   if (d->lower)
     return b > d->k && (mlsba__layout_row_owner(l, cr, b) == r ||
                         mlsba__layout_bcol_column(l, b) == cr);
@@ -219,10 +232,16 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
     if (n == 0)
       continue;
     if (first[s] >= 0 && !f->skip) { /* straight into the panel */
+      char *at = (char *)panel + (size_t)(first[s] * f->nb - k0) * f->es;
+      if (n / p == ldp) { /* the whole panel: contiguous */
+        MPI_Irecv(at, (int)n, f->type, (int)s, ROWS_TAG, f->comm,
+                  &d->reqs[d->nreq++]);
+        continue;
+      }
       MPI_Type_vector((int)p, (int)(n / p), (int)ldp, f->type, &d->types[s]);
       MPI_Type_commit(&d->types[s]);
-      MPI_Irecv((char *)panel + (size_t)(first[s] * f->nb - k0) * f->es, 1,
-                d->types[s], (int)s, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
+      MPI_Irecv(at, 1, d->types[s], (int)s, ROWS_TAG, f->comm,
+                &d->reqs[d->nreq++]);
       continue;
     }
     MPI_Irecv(d->recv + (f->skip ? 0 : o * f->es), (int)n, f->type, (int)s,

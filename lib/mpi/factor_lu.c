@@ -12,8 +12,9 @@
  *     moving between the ranks of each node column in one exchange (the
  *     columns left of it, L's, take every later step's at the end, in
  *     one pass a block column: left_moves());
- *  4. U's block row solved by its owner in each node column and broadcast
- *     down that column;
+ *  4. U's block row solved by its owner in each node column, each of
+ *     its node's devices solving its own columns (the update's split),
+ *     and broadcast down that column;
  *  5. each rank's trailing rectangle updated by GEMMs on the cores'
  *     kernels (update()), its columns split between the node's devices
  *     (factor_update.c).
@@ -385,11 +386,36 @@ static void gemm_columns(const void *user, int64_t c0, int64_t c1) {
                   mlsba__mpi_dfac_at(f, g->lr, g->lc + c0), f->lda, 1);
 }
 
+/* Step 4's solve on columns [c0, c1) of a range of U's block row: A12
+ * there solved with L11 in place, and copied into u (NULL: the update
+ * reads it in place). Called from several threads on disjoint ranges. */
+typedef struct {
+  const mlsba__mpi_dfac_t *f;
+  const void *l11;
+  int64_t ldl, p;
+  char *a12, *u;
+} lu_solve_t;
+
+static void solve_columns(const void *user, int64_t c0, int64_t c1) {
+  const lu_solve_t *s = user;
+  const mlsba__mpi_dfac_t *f = s->f;
+  if (f->skip) /* SMPI's run without numbers: the time alone */
+    return;
+  char *a12 = s->a12 + (size_t)(c0 * f->lda) * f->es;
+  mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', s->p, c1 - c0, 1.0, s->l11,
+                  s->ldl, a12, f->lda, 1);
+  for (int64_t j = c0; s->u && j < c1; j++)
+    memcpy(s->u + (size_t)(j * s->p) * f->es,
+           s->a12 + (size_t)(j * f->lda) * f->es, (size_t)s->p * f->es);
+}
+
 /* Step 4 for this rank's local columns [lc0, lc1) past the panel: U's
  * block row there, solved by its owner in the node column with the
- * panel's L11 and broadcast down the column into w->u (its columns from
- * w->lcs on, leading dimension p). Collective over the node column, whose
- * ranks all hold the same columns. */
+ * panel's L11, each of the node's devices solving its own columns as the
+ * step's split gives them (factor_update.c), and broadcast down the
+ * column into w->u (its columns from w->lcs on, leading dimension p).
+ * Collective over the node column, whose ranks all hold the same
+ * columns. */
 static void solve_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
                     int64_t k0, int64_t p, int64_t lc0, int64_t lc1) {
   int64_t nc = lc1 - lc0, ldp = f->m - k0;
@@ -397,18 +423,21 @@ static void solve_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
     return;
   size_t owner = mlsba__layout_row_owner(f->layout, f->mycol, k0 / f->nb);
   char *u = w->u + (size_t)((lc0 - w->lcs) * p) * f->es;
-  if (owner == (size_t)f->me) /* p x nc: (p nc / nb) rows of nb */
-    mlsba__mpi_dfac_charge(f, (double)(p * p) * (double)nc,
-                           (double)(p * nc) / (double)f->nb);
-  if (owner == (size_t)f->me && !f->skip) {
-    void *a12 = mlsba__mpi_dfac_at(f, local_row(f, k0), lc0);
-    mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', p, nc, 1.0, panel, ldp, a12,
-                    f->lda, 1);
+  if (owner == (size_t)f->me) {
+    lu_solve_t s = {.f = f,
+                    .l11 = panel,
+                    .ldl = ldp,
+                    .p = p,
+                    .a12 = mlsba__mpi_dfac_at(f, local_row(f, k0), lc0),
+                    .u = w->alone ? NULL : u};
+    mlsba__mpi_dfac_work_t work = {.cols = nc,
+                                   .solve = 1,
+                                   .unit_flops = (double)(p * p),
+                                   .run = solve_columns,
+                                   .user = &s};
+    mlsba__mpi_dfac_update(f, &work);
     if (w->alone) /* the update reads it in place (w->ua) */
       return;
-    for (int64_t j = 0; j < nc; j++)
-      memcpy(u + (size_t)(j * p) * f->es,
-             (char *)a12 + (size_t)(j * f->lda) * f->es, (size_t)p * f->es);
   }
   /* nc and p are below 2^31 / nb by the size checks. */
   MPI_Bcast(u, (int)(p * nc), f->type, mlsba__mpi_dfac_col_rank(f, owner),

@@ -31,13 +31,17 @@
  * A node column of one rank has nothing to exchange: LAPACK's ?getrf
  * factors its rows in place.
  *
- * Every operation's flops are charged to a simulated node's clock
- * (mlsba__mpi_dfac_charge) where it runs, between the column's
- * collectives, so the simulated panel takes its time where a real one
- * would. A run that skips the numbers (f->skip, SMPI) computes none and
- * draws each column's pivot at random among the rows left, as HPL on
- * SMPI does: the rows still move between the ranks as real pivots
- * would move them. */
+ * The panel runs on the node's cores together, as seed 003's hybrid
+ * HPL runs it while the accelerators update: on a real node the
+ * recursion's GEMMs (all but the leaves' flops) take a BLIS thread a
+ * core of the node, the executor's threads idle meanwhile. Every
+ * operation's flops are charged to a simulated node's clock
+ * (mlsba__mpi_dfac_charge: its panel cores together) where it runs,
+ * between the column's collectives, so the simulated panel takes its
+ * time where a real one would. A run that skips the numbers (f->skip, SMPI)
+ * computes none and draws each column's pivot at random among the rows left, as
+ * HPL on SMPI does: the rows still move between the ranks as real pivots would
+ * move them. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -53,6 +57,10 @@ void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
 
 /* The widest sub-panel factored column by column. */
 enum { LEAF = 16 };
+
+/* The fewest rows a thread of the recursion's GEMMs takes: fewer, and
+ * the threads' start costs more than they save. */
+enum { ROWS_PER_THREAD = 256 };
 
 /* One panel's factorization on one rank of its node column. */
 typedef struct {
@@ -74,6 +82,7 @@ typedef struct {
   MPI_Op pick;
   int64_t best; /* this rank's candidate row of the current column */
   int *piv;
+  unsigned threads; /* the recursion's GEMMs' (the node's cores) */
 } panel_t;
 
 /* A pseudo-random 64-bit number from x alone (splitmix64's finalizer). */
@@ -280,9 +289,10 @@ static void factor_cols(panel_t *P, int64_t a, int64_t b) {
     mlsba__cpu_trsm(f->prec, 'L', 'L', 'N', 'U', mid - a, b - mid, 1.0,
                     P->t + (size_t)(a + a * p) * es, p, t12, p, 1);
   if (P->ml > i0 && !f->skip)
-    mlsba__cpu_gemm(f->prec, 'N', 'N', P->ml - i0, b - mid, mid - a, -1.0,
-                    at(P, i0, a), f->lda, t12, p, 1.0, at(P, i0, mid), f->lda,
-                    1);
+    mlsba__cpu_gemm(
+        f->prec, 'N', 'N', P->ml - i0, b - mid, mid - a, -1.0, at(P, i0, a),
+        f->lda, t12, p, 1.0, at(P, i0, mid), f->lda,
+        P->ml - i0 >= ROWS_PER_THREAD * (int64_t)P->threads ? P->threads : 1);
   factor_cols(P, mid, b);
 }
 
@@ -308,7 +318,11 @@ static void factor_alone(const mlsba__mpi_dfac_t *f, int64_t k0, char *a,
 
 void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
                          int *piv, void *scratch) {
-  panel_t P = {.f = f, .k0 = k0, .p = p, .piv = piv};
+  panel_t P = {.f = f,
+               .k0 = k0,
+               .p = p,
+               .piv = piv,
+               .threads = mlsba__mpi_dfac_threads(f)};
   int64_t k = k0 / f->nb;
   P.lr0 = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0);
   P.ml = f->lrows - P.lr0;

@@ -16,17 +16,21 @@
  *    thread as a single device.
  * OpenCL devices take no columns yet (their share goes to the cores).
  *
- * The rest of a step's compute (the panel, the TRSMs, the row copies)
- * runs on one core of the node; on a simulated node
- * mlsba__mpi_dfac_charge() charges it at the speed of the node's slowest
- * device (its fastest profile point the lowest: a core, where the node
- * has one beside its accelerators), as HPL on SMPI charges each BLAS
- * call its flops at a calibrated rate. With f->skip, nothing is computed
- * at all and only the times advance the clock.
+ * LU's solve of U's block row goes through the same split (a work with
+ * `solve` set: each device solves its own columns). The rest of a
+ * step's compute (the panel, the row copies) runs on the node's cores
+ * together (the panel's GEMMs on BLIS's threads, factor_panel.c); on a
+ * simulated node mlsba__mpi_dfac_charge() charges it at the speed of its
+ * panel cores: the devices of the kind of its slowest one (its fastest
+ * profile point the lowest: a core, where the node has one beside its
+ * accelerators) that drive no accelerator, as HPL on SMPI charges each
+ * BLAS call its flops at a calibrated rate. With f->skip, nothing is
+ * computed at all and only the times advance the clock.
  *
  * Columns need not cost the same (Cholesky's lower triangle): a split's
  * units are then columns of the mean cost, and each device's range of
  * columns is cut where the running flops reach its share. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,7 @@
 #include "../core/clock.h"
 #include "../core/error.h"
 #include "../factor/factor.h"
+#include "../factor/rhs.h"
 #include "../partition/fpm.h"
 #include "../platform/platform.h"
 #include "factor.h"
@@ -44,10 +49,16 @@ struct mlsba__mpi_dfac_node {
   size_t p, q;
   size_t *group_size, *group_dev;
   int simulated;
-  int skip;       /* no numbers computed (f->skip): times only */
-  int on_caller;  /* real, computed on the calling thread as one device */
-  size_t core;    /* simulated: the device whose speed the other compute
-                     takes (the slowest, a core where the node has one) */
+  int skip;      /* no numbers computed (f->skip): times only */
+  int on_caller; /* real, computed on the calling thread as one device */
+  size_t core;   /* simulated: the device whose speed the other compute
+                    takes (the slowest, a core where the node has one) */
+  /* Simulated: the panel's cores, which run the other compute together
+   * (mlsba__mpi_dfac_charge): the devices of core's kind alone in their
+   * groups (a core that drives an accelerator keeps driving it), or core
+   * alone where there is none; their count. */
+  unsigned char *panel_core;
+  size_t panel_cores;
   double other_s; /* simulated: the other compute's virtual time */
   /* Simulated: whether the other compute charged now runs on the core
    * beside the next update (mlsba__mpi_dfac_beside), and its seconds. */
@@ -84,6 +95,7 @@ static int node_alloc(mlsba__mpi_dfac_node_t *nd, int64_t lcols) {
   nd->group_size = calloc(nd->q ? nd->q : 1, sizeof *nd->group_size);
   nd->group_dev = calloc(p, sizeof *nd->group_dev);
   nd->active = calloc(p, 1);
+  nd->panel_core = calloc(p ? p : 1, 1);
   nd->rate = calloc(p, sizeof *nd->rate);
   nd->load = calloc(p, sizeof *nd->load);
   nd->cols = calloc(p, sizeof *nd->cols);
@@ -99,9 +111,9 @@ static int node_alloc(mlsba__mpi_dfac_node_t *nd, int64_t lcols) {
   nd->step_update_s = calloc(k, sizeof *nd->step_update_s);
   if (!nd->fraction || !nd->step_s || !nd->step_update_s)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node's split");
-  if (!nd->group_size || !nd->group_dev || !nd->active || !nd->rate ||
-      !nd->load || !nd->cols || !nd->flops || !nd->time || !nd->total_cols ||
-      !nd->total_s || !nd->before || !nd->done)
+  if (!nd->group_size || !nd->group_dev || !nd->active || !nd->panel_core ||
+      !nd->rate || !nd->load || !nd->cols || !nd->flops || !nd->time ||
+      !nd->total_cols || !nd->total_s || !nd->before || !nd->done)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node's split");
   return 0;
 }
@@ -115,6 +127,33 @@ static double fastest(const mlsba_model_t *prof) {
     best = s > best ? s : best;
   }
   return best;
+}
+
+/* A simulated node's panel cores (nd->panel_core): the devices of the
+ * slowest device's kind that are alone in their groups, as seed 003's
+ * hybrid HPL factors a node's panel on the cores that drive no GPU; the
+ * slowest device alone where it has no kind or none of its kind is
+ * free. */
+static void panel_cores(mlsba__mpi_dfac_node_t *nd) {
+  mlsba_device_info_t info;
+  char kind[128] = "";
+  if (mlsba_platform_device_info(nd->pl, nd->core, &info) == 0)
+    snprintf(kind, sizeof kind, "%s", info.kind);
+  nd->panel_cores = 0;
+  for (size_t g = 0, at = 0; g < nd->q; g++) {
+    size_t i = nd->group_dev[at];
+    at += nd->group_size[g];
+    if (nd->group_size[g] != 1 || kind[0] == 0 ||
+        mlsba_platform_device_info(nd->pl, i, &info) != 0 ||
+        strcmp(info.kind, kind) != 0)
+      continue;
+    nd->panel_core[i] = 1;
+    nd->panel_cores++;
+  }
+  if (nd->panel_cores == 0) {
+    nd->panel_core[nd->core] = 1;
+    nd->panel_cores = 1;
+  }
 }
 
 /* The devices that take columns, the groups, and the real ones' empty
@@ -156,6 +195,8 @@ static int node_devices(mlsba__mpi_dfac_node_t *nd, const char *path) {
     for (size_t k = 0; k < nd->group_size[g] && at < nd->p; k++)
       nd->group_dev[at++] = mlsba_platform_group_device(nd->pl, g, k);
   }
+  if (nd->simulated)
+    panel_cores(nd);
   int err = 0;
   for (size_t i = 0; !err && i < nd->p && !nd->simulated; i++)
     err = mlsba_model_create(&nd->rate[i]);
@@ -232,6 +273,7 @@ static void node_free(mlsba__mpi_dfac_node_t *nd) {
   free(nd->group_size);
   free(nd->group_dev);
   free(nd->active);
+  free(nd->panel_core);
   free(nd->rate);
   free(nd->load);
   free(nd->cols);
@@ -320,7 +362,7 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
         memcpy(report->fraction, nd->fraction, p * sizeof *nd->fraction);
       report->other_s = nd->other_s;
     }
-    report->total_s = mlsba__now() - f->t0;
+    report->total_s = mlsba__mpi_dfac_clock() - f->t0;
     report->panel_s = f->phase[MLSBA__MPI_PANEL];
     report->wait_s = f->phase[MLSBA__MPI_WAIT];
     report->swap_s = f->phase[MLSBA__MPI_SWAP];
@@ -330,7 +372,7 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
     fprintf(stderr,
             "mlsba: rank %d: %.4f s: panel %.4f wait %.4f swap %.4f update "
             "%.4f other %.4f s\n",
-            f->me, mlsba__now() - f->t0, f->phase[MLSBA__MPI_PANEL],
+            f->me, mlsba__mpi_dfac_clock() - f->t0, f->phase[MLSBA__MPI_PANEL],
             f->phase[MLSBA__MPI_WAIT], f->phase[MLSBA__MPI_SWAP],
             f->phase[MLSBA__MPI_UPDATE], f->phase[MLSBA__MPI_OTHER]);
   node_free(nd);
@@ -458,11 +500,36 @@ static int run_real(mlsba__mpi_dfac_node_t *nd,
   return err;
 }
 
+/* A panel core's rate for the split while the panel's busy_s seconds
+ * run on it: x units take x w / s(x) + busy_s (lib/factor's panel
+ * device, for every panel core), sampled at the rate's points and on a
+ * doubling grid up to units, so that the model keeps that shape. */
+static int busy_model(const mlsba_model_t *rate, double w, double busy_s,
+                      int64_t units, mlsba_model_t **out) {
+  int err = mlsba_model_create(out);
+  for (size_t k = 0; !err && k < mlsba_model_num_points(rate); k++) {
+    double x, s;
+    mlsba_model_get_point(rate, k, &x, &s);
+    if (s > 0)
+      err = mlsba_model_set_point(*out, x, x * w / (x * w / s + busy_s));
+  }
+  for (int64_t x = 1; !err && x <= units; x *= 2) {
+    double s = mlsba__fpm_speed(rate, (double)x);
+    if (s > 0)
+      err = mlsba_model_set_point(*out, (double)x,
+                                  (double)x * w / ((double)x * w / s + busy_s));
+  }
+  if (!err)
+    err = mlsba_model_set_max_load(*out, mlsba_model_max_load(rate));
+  return err;
+}
+
 /* The split of this step: the models' (lib/factor's), or, where it
  * cannot be made, every column on the calling thread. */
 static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
                  double unit_flops, double busy_s, int *fpm) {
   int err = 0;
+  mlsba_model_t **busy = NULL;
   /* Seed 004's slice is fixed, whatever the core does beside it (its
    * tuning step included): only the models' split makes room for it. */
   if (nd->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE)
@@ -472,29 +539,41 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
     nd->rate[i] = NULL;
     err = sim_rate(nd, i, unit_flops, &nd->rate[i]);
   }
-  mlsba__factor_split_in_t in = {.split = nd->fixed
-                                              ? MLSBA_FACTOR_SPLIT_FIXED_SLICE
-                                              : MLSBA_FACTOR_SPLIT_FPM,
-                                 .fraction = nd->fixed ? nd->fraction : NULL,
-                                 .p = nd->p,
-                                 .q = nd->q,
-                                 .group_size = nd->group_size,
-                                 .group_dev = nd->group_dev,
-                                 .rate = (const mlsba_model_t *const *)nd->rate,
-                                 .active = nd->active,
-                                 .units = w->cols,
-                                 .unit_flops = unit_flops,
-                                 .panel_dev = busy_s > 0 ? (long)nd->core : -1,
-                                 .panel_s = busy_s,
-                                 .ahead_dev = -1};
+  /* The panel ran on every panel core beside this update (simulated
+   * nodes only): each of them starts its columns that much later. */
+  if (!err && nd->simulated && busy_s > 0) {
+    busy = calloc(nd->p, sizeof *busy);
+    err = busy ? 0 : MLSBA_ENOMEM;
+    for (size_t i = 0; !err && i < nd->p; i++)
+      err = nd->panel_core[i]
+                ? busy_model(nd->rate[i], unit_flops, busy_s, w->cols, &busy[i])
+                : mlsba_model_clone(nd->rate[i], &busy[i]);
+  }
+  mlsba__factor_split_in_t in = {
+      .split =
+          nd->fixed ? MLSBA_FACTOR_SPLIT_FIXED_SLICE : MLSBA_FACTOR_SPLIT_FPM,
+      .fraction = nd->fixed ? nd->fraction : NULL,
+      .p = nd->p,
+      .q = nd->q,
+      .group_size = nd->group_size,
+      .group_dev = nd->group_dev,
+      .rate = (const mlsba_model_t *const *)(busy ? busy : nd->rate),
+      .active = nd->active,
+      .units = w->cols,
+      .unit_flops = unit_flops,
+      .panel_dev = -1,
+      .ahead_dev = -1};
   if (!err)
     err = mlsba__factor_split(&in, nd->load, fpm);
+  for (size_t i = 0; busy && i < nd->p; i++)
+    mlsba_model_destroy(busy[i]);
+  free(busy);
   /* Seed 004's slice, tuned once: the models' split of the first step
    * they decide, kept as fractions from the next step on. A step's update
    * can come in two calls (the next panel's columns first, a block's
    * width): the slice is the one of more columns, the finer. */
   if (!err && *fpm && nd->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE &&
-      !nd->fixed && w->cols > nd->tuned_cols) {
+      !nd->fixed && !w->solve && w->cols > nd->tuned_cols) {
     for (size_t i = 0; i < nd->p; i++)
       nd->fraction[i] = (double)nd->load[i] / (double)w->cols;
     nd->tuned_cols = w->cols;
@@ -502,29 +581,39 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
   return err;
 }
 
-/* Adds the step to the report and teaches the real devices' models.
- * busy_s: simulated seconds the core spent before the update beside it
- * (already on the clock). */
-static void account(mlsba__mpi_dfac_node_t *nd, int fpm, double busy_s) {
+/* Adds the step to the report and teaches the real devices' models; a
+ * solve (w->solve) is the other compute's, and teaches nothing (its rate
+ * is a TRSM's). busy_s: simulated seconds the panel cores spent before
+ * the update beside it (already on the clock). */
+static void account(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
+                    int fpm, double busy_s) {
   double longest = busy_s;
   int used = 0;
   for (size_t i = 0; i < nd->p; i++) {
     if (nd->cols[i] == 0)
       continue;
     used++;
+    if (w->solve) {
+      longest = nd->time[i] > longest ? nd->time[i] : longest;
+      continue;
+    }
     nd->total_cols[i] += nd->cols[i];
-    nd->total_s[i] += nd->time[i] - (i == nd->core ? busy_s : 0);
+    nd->total_s[i] += nd->time[i] - (nd->panel_core[i] ? busy_s : 0);
     longest = nd->time[i] > longest ? nd->time[i] : longest;
     double rate = nd->time[i] > 0 ? nd->flops[i] / nd->time[i] : 0;
     if (!nd->simulated && rate >= MLSBA_SPEED_MIN && rate <= MLSBA_SPEED_MAX)
       mlsba__factor_learn_point(nd->rate[i], (double)nd->load[i], rate);
   }
-  nd->steps++;
-  nd->split_steps += used > 1;
-  nd->fpm_steps += fpm;
   longest -= busy_s;
-  nd->update_s += longest;
-  nd->step_acc += longest;
+  if (w->solve)
+    nd->other_s += nd->simulated ? longest : 0;
+  else {
+    nd->steps++;
+    nd->split_steps += used > 1;
+    nd->fpm_steps += fpm;
+    nd->update_s += longest;
+    nd->step_acc += longest;
+  }
   if (nd->simulated)
     mlsba__mpi_spend(longest);
 }
@@ -536,6 +625,8 @@ static void on_caller(mlsba__mpi_dfac_node_t *nd,
   double t0 = mlsba__now();
   w->run(w->user, 0, w->cols);
   double t = mlsba__now() - t0;
+  if (w->solve)
+    return;
   size_t first = 0;
   while (first + 1 < nd->p && !nd->active[first])
     first++;
@@ -562,14 +653,18 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
   double unit_flops = nd->before[w->cols] / (double)w->cols;
   int fpm = 0, others = 0;
   for (size_t i = 0; i < nd->p; i++)
-    others += nd->active[i] && i != nd->core;
-  /* The core's compute since mlsba__mpi_dfac_beside() (the next panel)
-   * ran while the node's other devices began this update: the split gives
-   * the core that much less, and the clock, which has it already, moves
-   * on by the rest of the longest device's time. */
-  double busy_s = nd->simulated && others > 0 ? nd->beside_s : 0;
-  nd->beside_s = 0;
-  nd->beside = 0;
+    others += nd->active[i] && !nd->panel_core[i];
+  /* The panel cores' compute since mlsba__mpi_dfac_beside() (the next
+   * panel) ran while the node's other devices began this update: the
+   * split gives those cores that much less, and the clock, which has it
+   * already, moves on by the rest of the longest device's time. A solve
+   * leaves that credit to the update after it. */
+  double busy_s = 0;
+  if (!w->solve) {
+    busy_s = nd->simulated && others > 0 ? nd->beside_s : 0;
+    nd->beside_s = 0;
+    nd->beside = 0;
+  }
   if (!(unit_flops > 0) || split(nd, w, unit_flops, busy_s, &fpm) != 0) {
     on_caller(nd, w);
     return;
@@ -583,15 +678,20 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
                         ? nd->flops[i] /
                               mlsba__fpm_speed(nd->rate[i], (double)nd->load[i])
                         : 0;
-    if (busy_s > 0)
-      nd->time[nd->core] += busy_s;
+    for (size_t i = 0; busy_s > 0 && i < nd->p; i++)
+      if (nd->panel_core[i] && nd->cols[i] > 0)
+        nd->time[i] += busy_s;
   } else if (run_real(nd, w) != 0) {
     /* The columns are right (run_real updated what was left); a step
      * whose times cannot be trusted teaches nothing. */
-    nd->steps++;
+    nd->steps += !w->solve;
     return;
   }
-  account(nd, fpm, busy_s);
+  account(nd, w, fpm, busy_s);
+}
+
+unsigned mlsba__mpi_dfac_threads(const mlsba__mpi_dfac_t *f) {
+  return f->node && f->node->ex ? mlsba__solve_threads(f->node->ex) : 1;
 }
 
 void mlsba__mpi_dfac_beside(const mlsba__mpi_dfac_t *f, int on) {
@@ -608,10 +708,15 @@ void mlsba__mpi_dfac_charge(const mlsba__mpi_dfac_t *f, double flops,
   if (nd == NULL || !nd->simulated || !(flops > 0))
     return;
   /* The profile's load: blocks of nb x nb updated, here the rows x nb
-   * the operation sweeps, one block at least (its smallest point). */
-  double load = rows / (double)f->nb;
-  double rate = mlsba__fpm_speed(mlsba_platform_device_model(nd->pl, nd->core),
-                                 load > 1 ? load : 1) *
+   * the operation sweeps, one block at least (its smallest point). The
+   * node's panel cores share the rows, a block each at least (the rows
+   * of a real panel split between BLIS's threads). */
+  double load = rows / (double)f->nb, used = (double)nd->panel_cores;
+  if (load < used)
+    used = load > 1 ? floor(load) : 1;
+  double rate = used *
+                mlsba__fpm_speed(mlsba_platform_device_model(nd->pl, nd->core),
+                                 load / used > 1 ? load / used : 1) *
                 nd->unit_ref;
   double t = flops / rate;
   nd->other_s += t;

@@ -166,6 +166,11 @@ int mlsba__mpi_node_flush(mlsba__mpi_node_t *node);
  * C' as scratch: what it holds afterwards is meaningless. */
 int mlsba__mpi_node_balance(mlsba__mpi_node_t *node, mlsba_mpi_algo_t algo,
                             double *step_time);
+/* A node of one device that keeps nothing of its own (a core, or a
+ * simulated device): the whole current shape given to it, balanced
+ * without a run, since there is nothing to split (1). 0 for any other
+ * node, which needs mlsba__mpi_node_balance. */
+int mlsba__mpi_node_take_whole(mlsba__mpi_node_t *node);
 /* The next steps' panels A_(b) and B_(b) (bm x kb and kb x bn, kb <= b:
  * the last step of a k that is not a multiple of b is narrower), in place
  * of those the shape was given; balancing and a new shape set kb back to
@@ -178,6 +183,11 @@ void mlsba__mpi_node_whole(mlsba__mpi_node_t *node, const void *a,
                            const void *b, int64_t k);
 /* The node's devices with memory of their own (OpenCL): panels only. */
 int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *node);
+/* The next step writes C' instead of adding to it (a product with beta
+ * 0: C' need not be cleared first); 1 when the node can (its devices are
+ * cores), 0 when C' must hold zeros (accelerators, simulated devices).
+ * The step after the next adds again; a balancing forgets it. */
+int mlsba__mpi_node_overwrite_next(mlsba__mpi_node_t *node);
 /* One step with the balanced distribution; adds every device's time to
  * its total and gives the step's time (virtual on a simulated node).
  * Before the first step of a distribution, accelerators that keep their

@@ -49,7 +49,8 @@ static void share_times(MPI_Comm comm, mlsba_mpi_result_t *r) {
       MLSBA__MPI_NUMBER("fill_s", r->split.fill_s),
       MLSBA__MPI_NUMBER("product_s", r->split.product_s),
       MLSBA__MPI_NUMBER("check_s", r->split.check_s),
-      MLSBA__MPI_NUMBER("gather_s", r->split.gather_s)};
+      MLSBA__MPI_NUMBER("gather_s", r->split.gather_s),
+      MLSBA__MPI_NUMBER("move_back_s", r->split.move_back_s)};
   mlsba__mpi_share_values(comm, 0, t, sizeof t / sizeof *t);
 }
 
@@ -282,7 +283,9 @@ static int check_dist(const mlsba_mpi_multiplier_t *M,
 }
 
 /* After a run: two in a row with the rank times further apart than drift
- * balance the ranks again. */
+ * balance the ranks again; so does the first run of a saved distribution
+ * taken without a run (multiply_saved.c) whose times are further apart
+ * than its bar: that product was its check. */
 static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
   double lo = INFINITY, hi = 0;
   for (int i = 0; i < r->nodes; i++) {
@@ -290,8 +293,10 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
     hi = r->ranks[i].time > hi ? r->ranks[i].time : hi;
   }
   double imbalance = hi > 0 ? (hi - lo) / hi : 0;
+  int stale = M->C.unchecked && imbalance > M->C.check_bar;
+  M->C.unchecked = 0;
   M->drifted = M->o.drift > 0 && imbalance > M->o.drift ? M->drifted + 1 : 0;
-  if (M->drifted < 2)
+  if (M->drifted < 2 && !stale)
     return 0;
   int err = balance(M, 1);
   r->split.balance_s += M->bal.split.balance_s;

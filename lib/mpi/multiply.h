@@ -75,6 +75,11 @@ typedef struct mlsba__mpi_mult {
    * the next balancing runs INPA whatever was saved (a rebalancing). */
   uint64_t signature;
   int fresh;
+  /* A distribution taken from the saved one without a run: the first
+   * product's rank times must be within check_bar ((max - min) / max),
+   * else the ranks are balanced again (multiplier.c). */
+  int unchecked;
+  double check_bar;
 } mlsba__mpi_mult_t;
 
 /* ---- multiply.c ---------------------------------------------------------- */
@@ -119,20 +124,28 @@ int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r);
 /* This rank's IDPA on the rectangle C->mine: the node balanced for it and
  * its time for the whole product (multiply_balance.c). */
 int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t);
+/* Collective (the memory check), then local: this rank's node made
+ * ready for the product on C->mine without timing it: a node of one device
+ * takes the whole rectangle without a run, any other balances its devices (its
+ * routine's runs, from the models it saved). */
+int mlsba__mpi_mult_place_rect(mlsba__mpi_mult_t *C);
 
 /* ---- multiply_saved.c --------------------------------------------------- */
 
 /* Local: the hash of this host's name and the rank's platform path. */
 uint64_t mlsba__mpi_mult_signature(const char *platform_path);
 /* Collective, with C->o->model_dir set: the distribution a previous job
- * saved for these ranks and this shape, run once; *used 1 (every rank)
- * when it is kept: C->mine is its rectangle, the node balanced for it,
- * and rank 0's r holds the run as a history of one. */
+ * saved for these ranks and this shape, without a run; *used 1 (every
+ * rank) when there is one: C->mine is its rectangle, the node ready for
+ * it, rank 0's r holds it as a history of one (the saved times), and
+ * C->unchecked asks the first product to check it (C->check_bar). */
 int mlsba__mpi_mult_try_saved(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r,
                               int *used);
 /* Collective: every rank's C->mine saved on rank 0 for the next job (a
- * file written whole, then renamed); nothing when it cannot be. */
-void mlsba__mpi_mult_save(mlsba__mpi_mult_t *C, double imbalance);
+ * file written whole, then renamed), with rank 0's times of the ranks
+ * (NULL: unknown); nothing when it cannot be. */
+void mlsba__mpi_mult_save(mlsba__mpi_mult_t *C, double imbalance,
+                          const double *times);
 
 /* ---- operands_keep.c ---------------------------------------------------- */
 

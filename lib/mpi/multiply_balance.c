@@ -88,21 +88,19 @@ static int check_memory_up_front(mlsba__mpi_mult_t *C) {
       "the product at the even distribution");
 }
 
-/* This rank's IDPA on its rectangle: the node balanced, its time for the
- * whole product (k / b steps), as the time of the head's cells it was
- * given (their edges round to blocks: the rate measured on the
- * rectangle run, at the area the head asked for). Real devices run on
- * scratch operands. */
-int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t) {
+/* This rank's IDPA on its rectangle: the node balanced, and with timed
+ * its time for the whole product (k / b steps), as the time of the
+ * head's cells it was given (their edges round to blocks: the rate
+ * measured on the rectangle run, at the area the head asked for). Real
+ * devices run on scratch operands, whose memory the caller checked.
+ * Collective when timed (every rank times its node together). */
+static int balance_rect(mlsba__mpi_mult_t *C, int timed, double *t) {
   const mlsba__mpi_grid_t *g = &C->grid;
   mlsba__mpi_part_t part;
   mlsba__mpi_grid_part(g, C->mine.m, C->mine.n, C->mine.row, C->mine.col,
                        &part);
   int64_t b = g->b, bm = part.rows, bn = part.cols;
-  int err = mlsba__mpi_mult_check_memory(
-      C, mlsba__mpi_mult_rect_bytes(C, bm, bn, 0), "balancing its rectangle");
-  if (err)
-    return err;
+  int err = 0;
   size_t es = mlsba__mpi_elem(C->o->precision);
   int sim = mlsba__mpi_node_simulated(C->node);
   void *a = sim ? NULL : calloc((size_t)(bm * b), es);
@@ -123,7 +121,7 @@ int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t) {
    * together: the mean of a few steps with the distribution it found.
    * Every rank takes part, also one that failed (its steps are skipped),
    * so that the barrier cannot hang. */
-  if (!sim) {
+  if (!sim && timed) {
     enum { TIMED_STEPS = 3 };
     MPI_Barrier(C->comm);
     double sum = 0, t1;
@@ -146,6 +144,38 @@ int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t) {
   free(bb);
   free(c);
   return err;
+}
+
+/* Collective: the scratch operands of a balancing of C->mine fit the
+ * host's memory. */
+static int check_rect_memory(mlsba__mpi_mult_t *C) {
+  mlsba__mpi_part_t p;
+  mlsba__mpi_grid_part(&C->grid, C->mine.m, C->mine.n, C->mine.row, C->mine.col,
+                       &p);
+  return mlsba__mpi_mult_check_memory(
+      C, mlsba__mpi_mult_rect_bytes(C, p.rows, p.cols, 0),
+      "balancing its rectangle");
+}
+
+int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t) {
+  int err = check_rect_memory(C);
+  return err ? err : balance_rect(C, 1, t);
+}
+
+int mlsba__mpi_mult_place_rect(mlsba__mpi_mult_t *C) {
+  int err = check_rect_memory(C);
+  if (err)
+    return err;
+  mlsba__mpi_part_t part;
+  mlsba__mpi_grid_part(&C->grid, C->mine.m, C->mine.n, C->mine.row, C->mine.col,
+                       &part);
+  /* One core or one simulated device has nothing to split: no run, no
+   * scratch operands (the product gives the node its own). */
+  err = mlsba__mpi_node_shape(C->node, part.rows, part.cols, NULL, NULL, NULL);
+  if (err || mlsba__mpi_node_take_whole(C->node))
+    return err;
+  double t = 0;
+  return balance_rect(C, 0, &t);
 }
 
 /* Rank i's communication over the product as the head models it
@@ -374,6 +404,7 @@ static int check_same_time_base(mlsba__mpi_mult_t *C, int *simulated) {
 int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
   int err;
   r->from_saved = 0;
+  C->unchecked = 0;
   if ((err = check_same_time_base(C, &r->simulated)) != 0 ||
       (err = check_memory_up_front(C)) != 0)
     return err;
@@ -416,6 +447,10 @@ int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
     return err;
   err = inpa(C, r);
   if (!err && C->o->model_dir != NULL)
-    mlsba__mpi_mult_save(C, r->imbalance);
+    mlsba__mpi_mult_save(C, r->imbalance,
+                         r->history_time && r->run_iteration > 0
+                             ? r->history_time +
+                                   (size_t)(r->run_iteration - 1) * (size_t)C->q
+                             : NULL);
   return err;
 }

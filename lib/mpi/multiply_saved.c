@@ -2,15 +2,20 @@
  * runs cost a second or so on a few ranks, as much as several products,
  * and a program started again on the same ranks, platforms and shape
  * would find the same distribution. After a balancing, rank 0 writes the
- * rectangles chosen into model_dir, under a name that holds the shape,
- * the block, the precision, the algorithms and a hash of every rank's
- * host and platform path. The next balancing for that name runs the
- * saved distribution once (every node balanced on its rectangle and
- * timed, as an INPA run is) and keeps it when its ranks' times are as
- * close as when it was saved (or within eps), with half again of slack
- * for timing noise; otherwise INPA runs from the start, and its result
- * replaces the file. A file that does not tile the grid exactly (a
- * damaged or foreign one) is never run. */
+ * rectangles chosen and the ranks' times into model_dir, under a name
+ * that holds the shape, the block, the precision, the algorithms and a
+ * hash of every rank's host and platform path. The next balancing for
+ * that name takes the saved distribution without a run of its own: each
+ * node is made ready for its rectangle (a node of one device without any
+ * run), and the first product is the check. When that product's rank
+ * times are further apart than when the distribution was saved (or than
+ * eps), with half again of slack for timing noise, or than opts.drift,
+ * the multiplier balances with INPA from the start right after it
+ * (multiplier.c), and INPA's result replaces the file. A timed run of
+ * its own cost as much as a product (about 0.4 s at N = 3000 on two
+ * cores) and, being a few steps, was noisier than the product that now
+ * checks it. A file that does not tile the grid exactly (a damaged or
+ * foreign one) is never run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +25,9 @@
 #include "../core/error.h"
 #include "multiply.h"
 
-enum { SAVED_VERSION = 1 };
+/* Version 2 adds each rank's time after its rectangle; version 1 files
+ * are read, their times taken as 0 (unknown). */
+enum { SAVED_VERSION = 2 };
 
 /* FNV-1a over the bytes of s, continuing from h. */
 static uint64_t hash_text(uint64_t h, const char *s) {
@@ -81,10 +88,11 @@ static int tiles(const int64_t *rc, int q, int64_t g) {
   return ok && area == g * g;
 }
 
-/* Rank 0: the saved rectangles and the imbalance they were saved with;
- * 0 when there is no usable file. */
+/* Rank 0: the saved rectangles, the ranks' times (0 where the file has
+ * none) and the imbalance they were saved with; 0 when there is no
+ * usable file. */
 static int read_saved(const char *path, int q, int64_t g, int64_t *rc,
-                      double *imbalance) {
+                      double *t, double *imbalance) {
   FILE *f = fopen(path, "r");
   if (f == NULL)
     return 0;
@@ -92,13 +100,16 @@ static int read_saved(const char *path, int q, int64_t g, int64_t *rc,
   long long ng = 0;
   ok = fscanf(f, "mlsba-inpa-distribution %d %d %lld %lf", &version, &nq, &ng,
               imbalance) == 4 &&
-       version == SAVED_VERSION && nq == q && ng == g && *imbalance >= 0 &&
-       *imbalance <= 1;
+       (version == 1 || version == SAVED_VERSION) && nq == q && ng == g &&
+       *imbalance >= 0 && *imbalance <= 1;
   for (int i = 0; ok && i < q; i++) {
     long long v[4];
     ok = fscanf(f, "%lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3]) == 4;
     for (int j = 0; ok && j < 4; j++)
       rc[4 * i + j] = v[j];
+    t[i] = 0;
+    if (ok && version >= 2)
+      ok = fscanf(f, "%lf", &t[i]) == 1 && isfinite(t[i]) && t[i] >= 0;
   }
   fclose(f);
   return ok && tiles(rc, q, g);
@@ -143,36 +154,30 @@ int mlsba__mpi_mult_try_saved(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r,
   int found = 0, named = saved_path(C, path, sizeof path);
   *used = 0;
   if (rc && t && named && C->rank == 0)
-    found = read_saved(path, C->q, C->grid.g, rc, &saved_imb);
+    found = read_saved(path, C->q, C->grid.g, rc, t, &saved_imb);
   MPI_Bcast(&found, 1, MPI_INT, 0, C->comm);
   int err = 0;
   if (found) {
     MPI_Scatter(rc, 4, MPI_INT64_T, &C->mine, 4, MPI_INT64_T, 0, C->comm);
-    double mine = 0;
-    err = mlsba__mpi_agree(C->comm, mlsba__mpi_mult_run_rect(C, &mine));
-    if (!err)
-      MPI_Gather(&mine, 1, MPI_DOUBLE, t, 1, MPI_DOUBLE, 0, C->comm);
-    if (!err && C->rank == 0) {
-      double lo = INFINITY, hi = 0;
-      for (int i = 0; i < C->q; i++) {
-        lo = t[i] < lo ? t[i] : lo;
-        hi = t[i] > hi ? t[i] : hi;
-      }
-      double imb = hi > 0 ? (hi - lo) / hi : 0, bar = C->o->eps;
-      bar = 1.5 * (saved_imb > bar ? saved_imb : bar);
-      *used = imb <= bar;
-      if (*used)
-        err = record(C, rc, t, imb, r);
-    }
+    err = mlsba__mpi_agree(C->comm, mlsba__mpi_mult_place_rect(C));
+    if (!err && C->rank == 0)
+      err = record(C, rc, t, saved_imb, r);
     err = mlsba__mpi_agree(C->comm, err);
-    MPI_Bcast(used, 1, MPI_INT, 0, C->comm);
+    *used = !err;
+    /* The first product checks it (multiplier.c): its rank times within
+     * half again of the saved imbalance (or eps), or within drift. */
+    double bar = 1.5 * (saved_imb > C->o->eps ? saved_imb : C->o->eps);
+    MPI_Bcast(&bar, 1, MPI_DOUBLE, 0, C->comm);
+    C->check_bar = bar > C->o->drift ? bar : C->o->drift;
+    C->unchecked = *used;
   }
   free(rc);
   free(t);
   return err;
 }
 
-void mlsba__mpi_mult_save(mlsba__mpi_mult_t *C, double imbalance) {
+void mlsba__mpi_mult_save(mlsba__mpi_mult_t *C, double imbalance,
+                          const double *times) {
   char path[1100], tmp[1200];
   int64_t *rc = C->rank == 0 ? malloc((size_t)C->q * 4 * sizeof *rc) : NULL;
   int64_t me[4] = {C->mine.m, C->mine.n, C->mine.row, C->mine.col};
@@ -192,9 +197,11 @@ void mlsba__mpi_mult_save(mlsba__mpi_mult_t *C, double imbalance) {
                    SAVED_VERSION, C->q, (long long)C->grid.g,
                    imbalance >= 0 && imbalance <= 1 ? imbalance : 1) > 0;
   for (int i = 0; ok && i < C->q; i++)
-    ok = fprintf(f, "%lld %lld %lld %lld\n", (long long)rc[4 * i],
+    ok = fprintf(f, "%lld %lld %lld %lld %.9g\n", (long long)rc[4 * i],
                  (long long)rc[4 * i + 1], (long long)rc[4 * i + 2],
-                 (long long)rc[4 * i + 3]) > 0;
+                 (long long)rc[4 * i + 3],
+                 times && isfinite(times[i]) && times[i] >= 0 ? times[i]
+                                                              : 0.0) > 0;
   if (f != NULL)
     ok = fclose(f) == 0 && ok;
   if (!ok || rename(tmp, path) != 0)

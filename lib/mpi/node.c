@@ -434,6 +434,7 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
   memset(&r, 0, sizeof r);
   nd->k.kb = nd->k.b; /* a step's work: a full panel */
   nd->k.run = MLSBA__MPI_RUN_BALANCE;
+  nd->k.overwrite = 0;
   err = mlsba_balance_load(nd->ex, nd->load, &o, &r);
   nd->k.run = MLSBA__MPI_RUN_STEP;
   if (!err) {
@@ -445,6 +446,16 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
   }
   mlsba_balance_result_free(&r);
   return err;
+}
+
+int mlsba__mpi_node_take_whole(mlsba__mpi_node_t *nd) {
+  if (nd->p != 1 || nd->accelerators || nd->load == NULL)
+    return 0;
+  nd->units[0] = nd->k.bn;
+  nd->time[0] = 0;
+  nd->bal_bm = nd->k.bm;
+  nd->bal_bn = nd->k.bn;
+  return 1;
 }
 
 void mlsba__mpi_node_panels(mlsba__mpi_node_t *nd, const void *a, const void *b,
@@ -467,6 +478,11 @@ int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *nd) {
   return nd->accelerators;
 }
 
+int mlsba__mpi_node_overwrite_next(mlsba__mpi_node_t *nd) {
+  nd->k.overwrite = !nd->accelerators && !nd->simulated;
+  return nd->k.overwrite;
+}
+
 int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {
   /* Balancing here would run its trial distributions on the caller's C'
    * and leave their sums in it: a step must follow a balancing of its
@@ -487,6 +503,7 @@ int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {
   if (!(nd->repeatable && nd->have_step)) {
     err = mlsba_executor_run(nd->ex, nd->load, nd->units, MLSBA_DRIVE_SHARED,
                              nd->time, NULL);
+    nd->k.overwrite = 0; /* the steps after add to C' */
     if (err)
       return err;
     nd->have_step = 1;

@@ -173,8 +173,11 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
     }
     *at[w] = ops->buf[w];
   }
-  /* beta 0: C' starts at zero (the caller's C too, when it is C') */
-  if (ops->c && o->beta == 0 && nc > 0)
+  /* beta 0: C' starts at zero (the caller's C too, when it is C'), or
+   * the product's first step writes it where the node's devices are
+   * cores: a memset of C' is as long as a C' move's copy. */
+  if (ops->c && o->beta == 0 && nc > 0 &&
+      !mlsba__mpi_node_overwrite_next(C->node))
     memset(ops->c, 0, nc * es);
   int err = (ops->a || ops->borrowed[0]) && (ops->b || ops->borrowed[1]) &&
                     (ops->c || ops->borrowed[2])
@@ -297,6 +300,7 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
   if (src->dist && !sim && !ops->borrowed[2]) {
     err = mlsba__mpi_redistribute_with(lib[2], ops->c, src->desc[2], src->c,
                                        C->o->precision, &ops->scratch);
+    split->move_back_s += MPI_Wtime() - t0;
     split->move_s += MPI_Wtime() - t0;
     t0 = MPI_Wtime();
   }

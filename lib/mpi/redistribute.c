@@ -12,9 +12,11 @@
  * can unpack one peer's pieces while the others' still travel.
  *
  * Cost: every element that changes rank is packed, sent and unpacked
- * once, every other copied once: O(M N / Q) per rank against the
- * product's O(M N K / Q) flops. */
+ * once (sent straight from and into the local arrays where it lies in
+ * large runs of both: see the segments below), every other copied once:
+ * O(M N / Q) per rank against the product's O(M N K / Q) flops. */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,15 +119,142 @@ static size_t local_at(const piece_t *p, int64_t j, int64_t ld, size_t es) {
   return ((size_t)(p->lcol + j) * (size_t)ld + (size_t)p->lrow) * es;
 }
 
-/* Every piece for another rank from the local array into buf, in order. */
-static void pack(const pieces_t *ps, int me, const char *local, int64_t ld,
-                 char *buf, size_t es) {
-  for (size_t k = 0, at = 0; k < ps->n; k++)
-    for (int64_t j = 0; ps->p[k].peer != me && j < ps->p[k].cols; j++) {
+/* Large moves between two ranks go without the pack and unpack copies
+ * where they can. The pieces between two ranks, in their common order,
+ * fall into segments: pieces of one column strip of the matrix (the
+ * same global columns), whose elements travel column by column. A
+ * segment that lies in one run of a rank's local array (one column, or
+ * pieces that make whole columns of it) is sent from, or received into,
+ * that array itself: a message of its own, no copy but MPI's (one, with
+ * shared memory's single copy). On the 2-D block-cyclic grids of one
+ * row of ranks that PDGEMM users run (every local column whole), C comes
+ * back from a product's layout of whole-height rectangles with no copy
+ * on either side. Both ranks find the same segments from the pieces'
+ * global places, and take a pair's segments one message each only when
+ * they are few and large (below, the pack into one message per pair
+ * costs less than the messages). */
+enum { SEG_MAX = 256, SEG_MIN_ELEMS = 16384 };
+
+/* A segment: pieces [lo, hi) of one column strip, n elements, at `at`
+ * elements into the pair's part of the buffer; run: its place in the
+ * local array in elements when it lies in one run there, else -1. */
+typedef struct {
+  size_t lo, hi;
+  int64_t n, at, run;
+  int peer;
+} seg_t;
+
+/* Where the local array holds segment pieces [lo, hi) in one run (in
+ * elements), or -1: one column, or pieces stacked row after row that
+ * fill the local columns whole. */
+static int64_t seg_run(const pieces_t *ps, size_t lo, size_t hi, int64_t ld) {
+  const piece_t *f = &ps->p[lo];
+  int64_t rows = 0;
+  for (size_t k = lo; k < hi; k++) {
+    if (ps->p[k].lcol != f->lcol || ps->p[k].lrow != f->lrow + rows)
+      return -1;
+    rows += ps->p[k].rows;
+  }
+  if (f->cols > 1 && (f->lrow != 0 || rows != ld))
+    return -1;
+  return f->lcol * ld + f->lrow;
+}
+
+/* The segments of every peer's pieces but this rank's (me), in order,
+ * with their place in that peer's part of the buffer; *n of them, in
+ * *out (malloc'ed; NULL when none). A peer whose segments are too many
+ * or too small keeps one packed message: none of its segments are
+ * listed, and direct[peer] is 0. */
+static int segments_of(const pieces_t *ps, int q, int me, int64_t ld,
+                       unsigned char *direct, seg_t **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  memset(direct, 0, (size_t)q);
+  size_t cap = 0;
+  for (size_t k = 0; k < ps->n;) {
+    int peer = ps->p[k].peer;
+    size_t end = k;
+    while (end < ps->n && ps->p[end].peer == peer)
+      end++;
+    if (peer == me) {
+      k = end;
+      continue;
+    }
+    /* The pair's segments: a new one at every change of strip. */
+    size_t first = *n, segs = 0;
+    int64_t elems = 0, at = 0;
+    for (size_t i = k; i < end;) {
+      size_t j = i + 1;
+      while (j < end && ps->p[j].col == ps->p[i].col &&
+             ps->p[j].cols == ps->p[i].cols)
+        j++;
+      int64_t rows = 0;
+      for (size_t x = i; x < j; x++)
+        rows += ps->p[x].rows;
+      if (*n == cap) {
+        size_t more = cap ? 2 * cap : 64;
+        seg_t *g = realloc(*out, more * sizeof *g);
+        if (g == NULL)
+          return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+        *out = g;
+        cap = more;
+      }
+      (*out)[(*n)++] =
+          (seg_t){i, j, rows * ps->p[i].cols, at, seg_run(ps, i, j, ld), peer};
+      at += rows * ps->p[i].cols;
+      elems += rows * ps->p[i].cols;
+      segs++;
+      i = j;
+    }
+    if (segs > SEG_MAX || elems < SEG_MIN_ELEMS * (int64_t)segs)
+      *n = first; /* one packed message for this pair */
+    else
+      direct[peer] = 1;
+    k = end;
+  }
+  return 0;
+}
+
+/* Segment g between the local array and buf (to_buf: array to buffer),
+ * column by column, each column's pieces in order. */
+static void seg_copy(const pieces_t *ps, const seg_t *g, char *local,
+                     int64_t ld, char *buf, size_t es, int to_buf) {
+  int64_t cols = ps->p[g->lo].cols;
+  size_t at = 0;
+  for (int64_t j = 0; j < cols; j++)
+    for (size_t k = g->lo; k < g->hi; k++) {
+      size_t len = (size_t)ps->p[k].rows * es;
+      char *x = local + local_at(&ps->p[k], j, ld, es);
+      if (to_buf)
+        memcpy(buf + at, x, len);
+      else
+        memcpy(x, buf + at, len);
+      at += len;
+    }
+}
+
+/* Every piece for a peer without segments from the local array into buf,
+ * in order, and every segment of a peer with them that does not lie in
+ * one run of the local array into its place. */
+static void pack(const pieces_t *ps, int me, const unsigned char *direct,
+                 const seg_t *seg, size_t nseg, const int *sd,
+                 const char *local, int64_t ld, char *buf, size_t es) {
+  for (size_t k = 0, at = 0; k < ps->n; k++) {
+    int peer = ps->p[k].peer;
+    if (peer == me || direct[peer])
+      continue;
+    if (k == 0 || ps->p[k - 1].peer != peer)
+      at = (size_t)sd[peer] * es;
+    for (int64_t j = 0; j < ps->p[k].cols; j++) {
       size_t len = (size_t)ps->p[k].rows * es;
       memcpy(buf + at, local + local_at(&ps->p[k], j, ld, es), len);
       at += len;
     }
+  }
+  for (size_t i = 0; i < nseg; i++)
+    if (seg[i].run < 0)
+      seg_copy(ps, &seg[i], (char *)(uintptr_t)local, ld,
+               buf + (size_t)(sd[seg[i].peer] + seg[i].at) * es, es, 1);
 }
 
 /* The pieces that stay on this rank, straight from src to dst: the two
@@ -161,52 +290,92 @@ static void unpack_from(const pieces_t *ps, int peer, char *local, int64_t ld,
     }
 }
 
-/* Collective: the packed pieces to every peer and the pieces from every
- * peer, each unpacked as soon as its message is in; the pieces that stay
- * here (out's and in's for this rank) copied while the messages travel. */
-static int exchange(const mlsba_mpi_matrix_t *from,
-                    const mlsba_mpi_matrix_t *to, const pieces_t *out,
-                    const pieces_t *in, const void *src, const char *sbuf,
-                    const int *sc, const int *sd, char *rbuf, const int *rc,
-                    const int *rd, void *dst, mlsba_precision_t prec) {
+/* One exchange's layouts, pieces and buffers. */
+typedef struct {
+  const mlsba_mpi_matrix_t *from, *to;
+  const pieces_t *out, *in;
+  const seg_t *oseg, *iseg; /* the segments sent and received */
+  size_t noseg, niseg;
+  const unsigned char *odirect, *idirect;
+  const void *src;
+  void *dst;
+  const char *sbuf;
+  char *rbuf;
+  const int *sc, *sd, *rc, *rd;
+} exchange_t;
+
+/* Collective: the pieces to every peer and from every peer, each message
+ * unpacked as soon as it is in; the pieces that stay here (out's and
+ * in's for this rank) copied while the messages travel. A pair with
+ * segments moves one message a segment, from and into the local arrays
+ * where a segment lies in one run there, else through the buffers; any
+ * other pair one packed message. */
+static int exchange(const exchange_t *X, mlsba_precision_t prec) {
+  const mlsba_mpi_matrix_t *from = X->from, *to = X->to;
   int q = from->q, me = from->rank, nr = 0, ns = 0;
   size_t es = mlsba__mpi_elem(prec);
   MPI_Datatype t = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
-  MPI_Request *req = malloc((size_t)(2 * q + 1) * sizeof *req);
-  int *peer_of = malloc((size_t)(q + 1) * sizeof *peer_of);
-  int err = req && peer_of ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  size_t most = 2 * (size_t)q + X->noseg + X->niseg + 1;
+  MPI_Request *req = malloc(most * sizeof *req);
+  /* What each receive holds: a peer's packed message (its rank), or a
+   * segment to unpack (-2 - its index), or one already in place (-1). */
+  long *what = malloc(most * sizeof *what);
+  int err = req && what ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
   if ((err = mlsba__mpi_agree(from->comm, err)) != 0) {
     free(req);
-    free(peer_of);
+    free(what);
     return err;
   }
-  /* A fixed tag: the pieces between two ranks are one message each way,
-   * and MPI keeps the order of messages between a pair. */
+  /* A fixed tag: between two ranks the messages pair off in the order
+   * both post them, as MPI keeps the order of messages of a pair. */
   enum { TAG = 0x5d15 };
+  char *dst = X->dst;
+  const char *src = X->src;
   for (int r = 0; r < q; r++)
-    if (r != me && rc[r] > 0) {
-      MPI_Irecv(rbuf + (size_t)rd[r] * es, rc[r], t, r, TAG, from->comm,
-                &req[nr]);
-      peer_of[nr++] = r;
+    if (r != me && !X->idirect[r] && X->rc[r] > 0) {
+      MPI_Irecv(X->rbuf + (size_t)X->rd[r] * es, X->rc[r], t, r, TAG,
+                from->comm, &req[nr]);
+      what[nr++] = r;
     }
+  for (size_t i = 0; i < X->niseg; i++) {
+    const seg_t *g = &X->iseg[i];
+    char *at = g->run >= 0 ? dst + (size_t)g->run * es
+                           : X->rbuf + (size_t)(X->rd[g->peer] + g->at) * es;
+    MPI_Irecv(at, (int)g->n, t, g->peer, TAG, from->comm, &req[nr]);
+    what[nr++] = g->run >= 0 ? -1 : -2 - (long)i;
+  }
   for (int i = 1; i < q; i++) { /* the nearest peers after me first */
     int r = (me + i) % q;
-    if (sc[r] > 0)
-      MPI_Isend(sbuf + (size_t)sd[r] * es, sc[r], t, r, TAG, from->comm,
-                &req[nr + ns++]);
+    if (!X->odirect[r] && X->sc[r] > 0)
+      MPI_Isend(X->sbuf + (size_t)X->sd[r] * es, X->sc[r], t, r, TAG,
+                from->comm, &req[nr + ns++]);
+    for (size_t k = 0; X->odirect[r] && k < X->noseg; k++) {
+      const seg_t *g = &X->oseg[k];
+      if (g->peer != r)
+        continue;
+      const char *at = g->run >= 0 ? src + (size_t)g->run * es
+                                   : X->sbuf + (size_t)(X->sd[r] + g->at) * es;
+      MPI_Isend(at, (int)g->n, t, r, TAG, from->comm, &req[nr + ns++]);
+    }
   }
-  copy_own(out, in, me, src, from->ld, dst, to->ld, es);
+  copy_own(X->out, X->in, me, src, from->ld, dst, to->ld, es);
   for (int done = 0; done < nr; done++) {
     int i = 0;
     MPI_Waitany(nr, req, &i, MPI_STATUS_IGNORE);
     if (i == MPI_UNDEFINED)
       break;
-    unpack_from(in, peer_of[i], dst, to->ld, rbuf + (size_t)rd[peer_of[i]] * es,
-                es);
+    if (what[i] >= 0)
+      unpack_from(X->in, (int)what[i], dst, to->ld,
+                  X->rbuf + (size_t)X->rd[what[i]] * es, es);
+    else if (what[i] <= -2) {
+      const seg_t *g = &X->iseg[-2 - what[i]];
+      seg_copy(X->in, g, dst, to->ld,
+               X->rbuf + (size_t)(X->rd[g->peer] + g->at) * es, es, 0);
+    }
   }
   MPI_Waitall(ns, req + nr, MPI_STATUSES_IGNORE);
   free(req);
-  free(peer_of);
+  free(what);
   return 0;
 }
 
@@ -277,13 +446,19 @@ int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
   pieces_t out = {0}, in = {0};
   int *sc = malloc((size_t)q * 4 * sizeof *sc), *sd = sc + q, *rc = sc + 2 * q,
       *rd = sc + 3 * q;
+  unsigned char *direct = malloc(2 * (size_t)q + 1);
+  seg_t *oseg = NULL, *iseg = NULL;
+  size_t noseg = 0, niseg = 0;
   char *sbuf = NULL, *rbuf = NULL;
   size_t es = mlsba__mpi_elem(prec);
-  err = sc ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  err = sc && direct ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
   if (!err && (err = cut(from, to, &out)) == 0 &&
       (err = cut(to, from, &in)) == 0 &&
-      (err = counts_of(&out, q, from->rank, sc, sd)) == 0)
-    err = counts_of(&in, q, from->rank, rc, rd);
+      (err = counts_of(&out, q, from->rank, sc, sd)) == 0 &&
+      (err = counts_of(&in, q, from->rank, rc, rd)) == 0 &&
+      (err = segments_of(&out, q, from->rank, from->ld, direct, &oseg,
+                         &noseg)) == 0)
+    err = segments_of(&in, q, from->rank, to->ld, direct + q, &iseg, &niseg);
   if (!err) {
     size_t ns = (size_t)(q ? sd[q - 1] + sc[q - 1] : 0);
     size_t nr = (size_t)(q ? rd[q - 1] + rc[q - 1] : 0);
@@ -296,10 +471,15 @@ int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
                         ns, nr);
   }
   if ((err = mlsba__mpi_agree(from->comm, err)) == 0) {
-    pack(&out, from->rank, src, from->ld, sbuf, es);
-    err = exchange(from, to, &out, &in, src, sbuf, sc, sd, rbuf, rc, rd, dst,
-                   prec);
+    pack(&out, from->rank, direct, oseg, noseg, sd, src, from->ld, sbuf, es);
+    exchange_t X = {from,  to,    &out,   &in,        oseg, iseg,
+                    noseg, niseg, direct, direct + q, src,  dst,
+                    sbuf,  rbuf,  sc,     sd,         rc,   rd};
+    err = exchange(&X, prec);
   }
+  free(oseg);
+  free(iseg);
+  free(direct);
   free(out.p);
   free(in.p);
   free(sc);

@@ -10,7 +10,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-libdir=$(dirname "$(find "$tmp/prefix" -name 'mlsba.pc' | head -n1)")/..
+# find -quit, not | head: nothing here writes into a pipe closed early.
+libdir=$(dirname "$(find "$tmp/prefix" -name 'mlsba.pc' -print -quit)")/..
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # The installed tools as a user runs them: from an empty folder, a sample
@@ -65,9 +66,13 @@ if [ -x "$bin/mlsba-inpa" ]; then
     # %h: a file per host.
     cp "$tmp/prefix/share/mlsba/platforms/inpa-node1.json" \
       "$tmp/$(hostname)-node.json"
+    # Into a file, as the jobs above: grep -q closes the pipe at its first
+    # match, and mpirun, still forwarding the rank's output, aborted on
+    # the SIGPIPE (a fresh clone's run, passed on rerun).
     timeout 100 mpirun -np 1 --mca btl self,vader "$bin/mlsba-inpa" \
-      --platform "$tmp/%h-node.json" --size 512 --block 64 --json - |
-      grep -q '"name": "core3"'
+      --platform "$tmp/%h-node.json" --size 512 --block 64 \
+      --json - >"$tmp/inpa-host.json"
+    grep -q '"name": "core3"' "$tmp/inpa-host.json"
   )
 fi
 left=$(ls -A "$tmp/empty")

@@ -83,6 +83,21 @@ void run_smpi_ranks(const char *timeout, const char *limit_s,
   run_tool(argv, r);
 }
 
+void run_rank_alone(const char *timeout, const char *limit_s, char *const *args,
+                    tool_run_t *r) {
+  enum { max_words = 64 };
+  char *argv[max_words];
+  size_t n = 0;
+  argv[n++] = (char *)timeout;
+  argv[n++] = "-k";
+  argv[n++] = "5";
+  argv[n++] = (char *)limit_s;
+  for (; *args && n + 1 < max_words; args++)
+    argv[n++] = *args;
+  argv[n] = NULL;
+  run_tool(argv, r);
+}
+
 void mpi_job_environment(void) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);

@@ -51,6 +51,13 @@ void run_smpi_ranks(const char *timeout, const char *limit_s,
 void run_ranks(const char *timeout, const char *limit_s, const char *mpirun,
                int np, char *const *args, tool_run_t *r);
 
+/* args (a program and its arguments, NULL-terminated) as one rank
+ * without mpirun (MPI's singleton start), under timeout as
+ * mpi_job_start()'s jobs: for the cases whose subject is one rank's
+ * refusal of its own command line, a launch of mpirun fewer each. */
+void run_rank_alone(const char *timeout, const char *limit_s, char *const *args,
+                    tool_run_t *r);
+
 /* What every job's ranks need in this process's environment: Open MPI
  * allowed to run as root (CI runs as root), and under the sanitizers no
  * leak check in the ranks (added to ASAN_OPTIONS): Open MPI leaves

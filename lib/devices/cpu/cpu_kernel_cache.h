@@ -10,9 +10,11 @@
 #include "cpu_kernels.h"
 
 /* The version the first line names; a file of another version (the
- * one-shape format 1, the format 2 without how the choice was timed) is
- * timed again and replaced. */
-#define MLSBA__CPU_CACHE_VERSION 3
+ * one-shape format 1, the format 2 without how the choice was timed, the
+ * format 3 whose rounds let a class decided early stop running, so that
+ * the classes still timed ran back to back and the choice leaned against
+ * what a round of every class measures) is timed again and replaced. */
+#define MLSBA__CPU_CACHE_VERSION 4
 
 /* The cache file, DIR/HOST/cpu-kernels, made room for (the folders it
  * may make); 0 when there is none: MLSBA_CACHE_DIR=none, no home, or a

@@ -281,14 +281,19 @@ static int forced(void) {
  * each other (timed back to back on one class, BLIS's skx kernels ran a
  * narrow update 1.4 times faster than after the other classes' calls,
  * OpenBLAS's 0.8 times: the choice went against what a factorization
- * gains). The first round is a cold one, left out. In a class, a set
- * below FAR of the fastest after one or two warm rounds, or below CLOSE
- * after three, is left behind (one at half the speed of another needs no
- * more rounds to lose); the others run until each has WARM rounds, and up
- * to MAX_ROUNDS while the decision is a close call (more rounds steady the
- * medians it compares). Past BUDGET seconds for the whole choice, a class
- * stops at MIN_WARM rounds. */
-enum { WARM = 8, MIN_WARM = 4, MAX_ROUNDS = 16 };
+ * gains). Every round runs every class, a class decided too (its rounds
+ * no longer counted): when the decided classes stopped, the classes still
+ * timed ran back to back, and the choice leaned the same way (a fresh
+ * process saw OpenBLAS's panel speed at 1.01 of skx's, against 1.3 in
+ * whole rounds in the same process: the choice flipped between kernels
+ * 8-10% apart). The first round is a cold one, left out. In a class, a
+ * set below FAR of the fastest after one or two warm rounds, or below
+ * CLOSE after three, is left behind (one at half the speed of another
+ * needs no more rounds to lose); the others run until each has WARM
+ * rounds, and up to MAX_ROUNDS while the decision is a close call (more
+ * rounds steady the medians it compares). Past BUDGET seconds for the
+ * whole choice, a class stops at MIN_WARM rounds, a close call too. */
+enum { WARM = 8, MIN_WARM = 4, MAX_ROUNDS = MLSBA__CPU_TRACE_ROUNDS };
 enum { MAX_TIMED = NCONFIGS + 2 };
 #define FAR 0.7
 #define CLOSE 0.85
@@ -298,8 +303,17 @@ enum { MAX_TIMED = NCONFIGS + 2 };
  * in that round). */
 typedef struct {
   double g[MAX_TIMED][MAX_ROUNDS];
+  double wall[MAX_TIMED][MAX_ROUNDS]; /* by the wall clock, for the trace */
   int rounds;
 } runs_t;
+
+/* The rounds of the last timing in this process, kept for bench-kernels
+ * (mlsba__cpu_choice_rounds): what the choice saw, round by round. */
+static struct {
+  int ids[MAX_TIMED];
+  size_t n;
+  runs_t R[2][MLSBA__CPU_CLASSES];
+} trace;
 
 static int by_value(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -407,7 +421,24 @@ static void time_round(mlsba__cpu_timing_t *ws, mlsba_precision_t p,
      * have cost, which the medians absorb). */
     double s = cpu > 0 && cpu <= t ? cpu : t;
     R->g[j][r] = s > 0 ? flops / s * 1e-9 : 0;
+    R->wall[j][r] = t > 0 ? flops / t * 1e-9 : 0;
   }
+}
+
+size_t mlsba__cpu_choice_rounds(mlsba_precision_t p, mlsba__cpu_class_t c,
+                                int *ids, double *cpu, double *wall, size_t max,
+                                int *rounds) {
+  ensure_chosen();
+  size_t n = trace.n < max ? trace.n : max;
+  int cls = c >= 0 && c < MLSBA__CPU_CLASSES ? (int)c : 0;
+  const runs_t *R = &trace.R[p == MLSBA_PRECISION_DOUBLE][cls];
+  *rounds = R->rounds;
+  for (size_t j = 0; j < n; j++) {
+    ids[j] = trace.ids[j];
+    memcpy(cpu + j * MLSBA__CPU_TRACE_ROUNDS, R->g[j], sizeof R->g[j]);
+    memcpy(wall + j * MLSBA__CPU_TRACE_ROUNDS, R->wall[j], sizeof R->wall[j]);
+  }
+  return n;
 }
 
 /* ---- how a choice was timed (pure) -------------------------------------- */
@@ -487,6 +518,8 @@ static int measure(const int *ids, size_t n) {
     return -1;
   mlsba__cpu_measured_t *how = &choice.picks.how;
   *how = (mlsba__cpu_measured_t){0, 1, 0, 0, 1, 0};
+  memcpy(trace.ids, ids, n * sizeof *ids);
+  trace.n = n;
   conditions(how, 0, 0);
   double t0 = mlsba__now(), c0 = thread_seconds();
   cpu_set_t before;
@@ -500,9 +533,10 @@ static int measure(const int *ids, size_t n) {
       for (size_t j = 0; j < n; j++)
         active[c][j] = 1;
     for (int warm = 0, left = MLSBA__CPU_CLASSES; left > 0; warm++) {
+      /* A class decided still runs in the later rounds (not counted):
+       * the calls around each timed one stay those of a whole round. */
       for (int c = 0; c < MLSBA__CPU_CLASSES; c++)
-        if (!done[c])
-          time_round(ws, prec, (mlsba__cpu_class_t)c, ids, active[c], n, &R[c]);
+        time_round(ws, prec, (mlsba__cpu_class_t)c, ids, active[c], n, &R[c]);
       for (int c = 0; c < MLSBA__CPU_CLASSES && warm == 0; c++)
         for (size_t j = 0; j < n; j++) /* the cold round: buffers to map */
           R[c].g[j][0] = 0;
@@ -519,11 +553,12 @@ static int measure(const int *ids, size_t n) {
         for (size_t j = 0; j < n; j++)
           running += active[c][j] =
               active[c][j] && speed_of(Rc, j) >= keep * fastest;
-        int enough = warm >= WARM ? !close_call(ids, Rc, n)
-                                  : warm >= MIN_WARM &&
-                                        mlsba__now() - choice.start > BUDGET;
+        int over = mlsba__now() - choice.start > BUDGET;
+        int enough = warm >= WARM ? !close_call(ids, Rc, n) || over
+                                  : warm >= MIN_WARM && over;
         if (running < 2 || enough || Rc->rounds >= MAX_ROUNDS) {
           done[c] = 1;
+          trace.R[p][c] = *Rc;
           left--;
           choice.picks.pick[p][c] = pick_class(ids, Rc, n);
           how->close += close_call(ids, Rc, n);

@@ -120,6 +120,17 @@ double mlsba__cpu_class_time(mlsba__cpu_timing_t *ws, int id,
 /* (its wall seconds returned; in *cpu_s, when not NULL, the seconds the
  * calling thread ran: what another process took of the core left out) */
 
+/* The rounds the choice timed in this process (bench-kernels shows them):
+ * the kernel sets' ids (their count returned, at most max; 0 when the
+ * choice was read from the cache or forced) and, per set j, its rounds'
+ * GFLOPS by the thread's CPU time (cpu[j * MLSBA__CPU_TRACE_ROUNDS + r])
+ * and by the wall clock (wall[...]); 0 for a round it did not run, the
+ * first round (cold) among them. *rounds: the rounds class c ran. */
+#define MLSBA__CPU_TRACE_ROUNDS 16
+size_t mlsba__cpu_choice_rounds(mlsba_precision_t p, mlsba__cpu_class_t c,
+                                int *ids, double *cpu, double *wall, size_t max,
+                                int *rounds);
+
 /* Why OpenBLAS is not among the kernel sets timed ("" when it is, or
  * when this CPU has no core type for it). */
 const char *mlsba__cpu_kernel_openblas_why(void);

@@ -158,8 +158,12 @@ typedef struct mlsba_mpi_multiply_opts {
    *  mlsba_balance_opts_t::model_dir): a rank's node balancing then
    *  starts from the models its last job saved for that shape. Rank 0
    *  also keeps there the ranks' distribution INPA chose; the next job
-   *  on the same ranks and shape runs it once and keeps it when it still
-   *  holds (result.from_saved), without INPA's runs. */
+   *  on the same ranks and shape takes it without INPA's runs or a timed
+   *  run of its own (result.from_saved; a rank of one device runs
+   *  nothing), and its first product is the check: when that product's
+   *  rank times are further apart than when the distribution was saved
+   *  (or eps), by half again, or than drift, the ranks are balanced with
+   *  INPA right after it (result.rebalanced) and the file replaced. */
   const char *model_dir;
 } mlsba_mpi_multiply_opts_t;
 
@@ -210,6 +214,10 @@ typedef struct mlsba_mpi_split {
   double check_s;   /**< the check of C (verify_samples) */
   /** C handed back: gathered on rank 0 (opts.gather), the report. */
   double gather_s;
+  /** Of move_s, C back into the caller's layout (the rest: A, B and
+   *  beta's C into the library's, and the check that A and B are
+   *  unchanged). */
+  double move_back_s;
 } mlsba_mpi_split_t;
 
 /** What the call found; the same on every rank except where noted.
@@ -268,10 +276,9 @@ typedef struct mlsba_mpi_result {
    *  held, element for element, what the last run had moved into the
    *  library's layout (the same description too). */
   unsigned int reused;
-  /** 1 when the balancing ran, once, the distribution an earlier job saved
-   *  in opts.model_dir for the same ranks, platforms and shape, and kept
-   *  it (its ranks' times as close as when it was saved, or within eps):
-   *  no INPA runs. */
+  /** 1 when the balancing took the distribution an earlier job saved in
+   *  opts.model_dir for the same ranks, platforms and shape: no INPA
+   *  runs. The first product checks it (see opts.model_dir). */
   int from_saved;
 } mlsba_mpi_result_t;
 
@@ -1005,8 +1012,8 @@ typedef struct mlsba_mpi_factor_report {
    *  NULL when no step was split by them). */
   mlsba_factor_split_t split;
   double *fraction;
-  /** Where this rank's wall-clock time went (seconds, real time even on
-   *  a simulated node): the whole call; factoring its part of the
+  /** Where this rank's wall-clock time went (seconds; simulated time
+   *  under SMPI, MPI_Wtime's): the whole call; factoring its part of the
    *  panels and gathering them onto their roots; waiting for the
    *  panels' broadcasts; LU's row interchanges and U's block row (its
    *  solve and its broadcast down the node column); the updates (as the
@@ -1019,9 +1026,11 @@ typedef struct mlsba_mpi_factor_report {
   double swap_s;
   double update_wall_s;
   /** On a simulated node, the virtual time of this rank's other compute:
-   *  the panels, the TRSMs and the row interchanges' copies, charged at
-   *  the speed of one core of the node (its slowest device); 0 on a real
-   *  node, whose wall clock has them. */
+   *  the panels and the row interchanges' copies, charged at the speed
+   *  of the node's cores together (those of its slowest device's kind
+   *  that drive no accelerator), and LU's solves of U's block row, split
+   *  between the node's devices as the update is; 0 on a real node,
+   *  whose wall clock has them. */
   double other_s;
 } mlsba_mpi_factor_report_t;
 
