@@ -619,8 +619,9 @@ START_TEST(an_ormqr_split_that_cannot_start_still_applies_q) {
   mlsba_executor_t *fresh = NULL;
   ck_assert_int_eq(mlsba_platform_parse(two_cores, "two cores", &pl), 0);
   ck_assert_int_eq(mlsba_executor_create(pl, &fresh), 0);
-  /* The node's own threads started first, so that the fault is fresh's. */
-  check_ormqr(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 'N', 50, 20, 10);
+  /* The node's own threads started first (40 columns: split), so that
+   * the fault is fresh's. */
+  check_ormqr(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', 'N', 50, 40, 10);
   mlsba__executor_inject_thread_fault(2);
   check_ormqr_on(nd.ex, fresh, MLSBA_PRECISION_DOUBLE, 'L', 'T', 230, 40, 100);
   mlsba__executor_inject_thread_fault(0);

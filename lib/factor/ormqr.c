@@ -60,9 +60,11 @@ static int64_t block_of(int left, int64_t m, int64_t n, int64_t k) {
 
 /* From this many independent columns of C (side L) or rows (side R) on,
  * the products are split between the cores; fewer stay on the calling
- * thread, as a simulated platform's do. mlsba__ormqr_set_split_from()
- * moves it (bench-ormqr places it). */
-enum { ORMQR_SPLIT_FROM = 16 };
+ * thread, as a simulated platform's do. bench-ormqr places it: on this
+ * machine's two cores (quiet, Q of 4096 x 512, double) the split lost
+ * 5% at 16 columns and 26% at 24, and won 15% at 32 and 20% at 64.
+ * mlsba__ormqr_set_split_from() moves it. */
+enum { ORMQR_SPLIT_FROM = 32 };
 
 static atomic_llong split_from = ORMQR_SPLIT_FROM;
 
