@@ -139,9 +139,10 @@ void mlsba__rhs_solve(const mlsba__rhs_t *s, int64_t c, int64_t w,
 
 /* ---- the crew ----------------------------------------------------------- */
 
-/* The real cores of the platform; 0 on a platform of simulated devices
- * (solves.c counts them so too). */
-static size_t real_cores(const mlsba_executor_t *ex) {
+/* The real cores of the platform; 0 on a platform of simulated devices,
+ * which compute nothing (the calling thread solves). OpenCL devices take
+ * no part. */
+size_t mlsba__rhs_real_cores(const mlsba_executor_t *ex) {
   const mlsba_platform_t *pl = ex->pl;
   size_t cores = 0;
   for (size_t i = 0; i < pl->ndev; i++) {
@@ -154,7 +155,7 @@ static size_t real_cores(const mlsba_executor_t *ex) {
 }
 
 unsigned mlsba__crew_parts(const mlsba_executor_t *ex) {
-  size_t p = real_cores(ex);
+  size_t p = mlsba__rhs_real_cores(ex);
   return p < 1 ? 1 : p < MLSBA__CREW_MAX ? (unsigned)p : MLSBA__CREW_MAX;
 }
 

@@ -70,6 +70,9 @@ typedef struct {
   unsigned char done[MLSBA__CREW_MAX];
 } mlsba__crew_t;
 
+/* The real cores of the platform; 0 on a platform of simulated devices. */
+size_t mlsba__rhs_real_cores(const mlsba_executor_t *ex);
+
 /* The parts a split of ex takes: one a real core, at most
  * MLSBA__CREW_MAX; 1 on a platform of simulated devices. */
 unsigned mlsba__crew_parts(const mlsba_executor_t *ex);

@@ -44,23 +44,8 @@ int mlsba__rhs_check(const char *fn, const mlsba_executor_t *ex,
   return 0;
 }
 
-/* The real cores of the platform; 0 on a platform of simulated devices,
- * which compute nothing (the calling thread solves). OpenCL devices take
- * no part. */
-static size_t solve_cores(const mlsba_executor_t *ex) {
-  const mlsba_platform_t *pl = ex->pl;
-  size_t cores = 0;
-  for (size_t i = 0; i < pl->ndev; i++) {
-    unsigned roles = mlsba__platform_device_roles(pl, i);
-    if (roles & MLSBA__ROLE_VIRTUAL)
-      return 0;
-    cores += (roles & MLSBA__ROLE_CORE) != 0;
-  }
-  return cores;
-}
-
 unsigned mlsba__solve_threads(const mlsba_executor_t *ex) {
-  size_t cores = solve_cores(ex);
+  size_t cores = mlsba__rhs_real_cores(ex);
   return cores > 0 ? (unsigned)cores : 1;
 }
 
@@ -103,7 +88,7 @@ static int split_columns(mlsba_executor_t *ex, const char *load_name,
  * start is solved that way too. */
 static void solve(mlsba_executor_t *ex, const char *load_name,
                   const mlsba__rhs_t *s, int64_t nrhs) {
-  size_t cores = solve_cores(ex);
+  size_t cores = mlsba__rhs_real_cores(ex);
   if (cores >= 2 && nrhs >= 2 && mlsba__rhs_by_blocks(s->prec) &&
       split_columns(ex, load_name, s, nrhs, cores) == 0)
     return;
