@@ -7,8 +7,10 @@
  *    blocks its rank owns (multiply_ranks shapes);
  *  - a fill that fails on one rank ends every rank with one line;
  *  - a multiplier's rerun gives bit-identical C; a drift triggers one
- *    balancing; a saved distribution is taken without a run and checked
- *    by the first product, which replaces one that no longer holds;
+ *    balancing, once the runs apart have lost what a balancing costs; a
+ *    saved distribution is taken without a run and checked by its
+ *    products, which replace one that no longer holds once they have
+ *    lost what a balancing costs (never after its first run alone);
  *  - ScaLAPACK descriptors: round trips between block-cyclic layouts of
  *    several grids, orders and block sizes and an owner function; the
  *    product on them equal to the reference and to ScaLAPACK's PDGEMM;
@@ -122,7 +124,7 @@ START_TEST(a_drift_triggers_one_balancing) {
 }
 END_TEST
 
-START_TEST(a_saved_distribution_is_checked_by_the_first_product) {
+START_TEST(a_saved_distribution_is_checked_by_its_products) {
   char *args[] = {ranks_bin, "saved", DATA "multiplier-drift0.json", NULL};
   tool_run_t r;
   run_job(2, &r, args);
@@ -372,7 +374,7 @@ static Suite *multiply_suite(void) {
   tcase_add_loop_test(tc, a_failing_fill_ends_every_rank_with_one_line, 0, 3);
   tcase_add_loop_test(tc, a_rerun_gives_bit_identical_c, 0, 2);
   tcase_add_test(tc, a_drift_triggers_one_balancing);
-  tcase_add_test(tc, a_saved_distribution_is_checked_by_the_first_product);
+  tcase_add_test(tc, a_saved_distribution_is_checked_by_its_products);
   tcase_add_loop_test(tc, scalapack_layouts_round_trip, 0, 4);
   tcase_add_loop_test(tc, scalapack_descriptors_multiply_as_pdgemm_does, 0, 4);
   tcase_add_loop_test(tc, unchanged_operands_are_not_moved_again, 1, 4);

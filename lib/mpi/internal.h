@@ -236,6 +236,18 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
                        mlsba__mpi_node_t *node, mlsba_precision_t prec,
                        const void *a, const void *b_, void *c,
                        mlsba__mpi_product_stats_t *stats);
+/* The same, with what a product makes before its steps (plan, panels,
+ * column communicator) kept in *keep for the next product on the same
+ * layout: made when *keep is NULL (every rank's NULL alike), freed by
+ * the caller with mlsba__mpi_product_keep_free() (collective: it frees a
+ * communicator) before the layout changes. */
+typedef struct mlsba__mpi_product_keep mlsba__mpi_product_keep_t;
+int mlsba__mpi_product_keep(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
+                            mlsba__mpi_node_t *node, mlsba_precision_t prec,
+                            const void *a, const void *b_, void *c,
+                            mlsba__mpi_product_stats_t *stats,
+                            mlsba__mpi_product_keep_t **keep);
+void mlsba__mpi_product_keep_free(mlsba__mpi_product_keep_t *keep);
 
 /* Bytes of one element. */
 static inline size_t mlsba__mpi_elem(mlsba_precision_t p) {

@@ -4,9 +4,11 @@
  * descriptions, so that a run is only the product's own work: operands
  * into the layout (operands.c), the product (product.c), the check
  * (check.c), C back. After two runs in a row whose rank times drift apart
- * it balances again, as the MPI divider does. Every call first agrees on
- * its arguments, so an error on any rank stops all of them. */
+ * it balances again only when that pays (maybe_rebalance below). Every
+ * call first agrees on its arguments, so an error on any rank stops all
+ * of them. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +25,23 @@ struct mlsba_mpi_multiplier {
   mlsba_mpi_matrix_t *lib[3]; /* A and B as stored, and C */
   mlsba_mpi_result_t bal;     /* the last balancing */
   mlsba__mpi_operands_t ops;  /* the runs' operands, kept */
-  unsigned drifted;           /* runs in a row with the rank times apart */
+  /* The product's panels and column communicator, kept for the layout. */
+  mlsba__mpi_product_keep_t *keep;
+  /* Since the last balancing: the rank times of the last WINDOW runs (a
+   * ring, WINDOW x q), the runs, and the seconds the imbalance beyond
+   * its tolerance has cost (maybe_rebalance). */
+  double *seen;
+  unsigned runs;
+  double lost;
+  /* What INPA's last balancing in this multiplier cost, in the product's
+   * time base (0: none ran here, as with a saved start). */
+  double inpa_cost;
 };
+
+/* The runs whose rank times are judged together: the median of three
+ * is a time that one noisy product (two ranks sharing a core, a
+ * neighbour's build) does not move. */
+enum { WINDOW = 3 };
 
 /* The head's scalars, for every rank. */
 static void share_head_scalars(MPI_Comm comm, mlsba_mpi_result_t *r) {
@@ -87,17 +104,41 @@ static int balance(mlsba_mpi_multiplier_t *M, int fresh) {
   double t0 = MPI_Wtime();
   mlsba_mpi_result_free(&M->bal);
   mlsba__mpi_operands_forget(&M->ops); /* the layout is about to change */
+  mlsba__mpi_product_keep_free(M->keep);
+  M->keep = NULL;
   M->bal.nodes = C->q;
   int err = mlsba__mpi_mult_balance(C, &M->bal);
   mlsba__inpa_destroy(C->head);
   C->head = NULL;
+  /* INPA's runs in the product's time base: each run's slowest rank
+   * (rank 0 holds the history). */
+  double runs_s = 0;
+  for (size_t it = 0;
+       C->rank == 0 && M->bal.history_time != NULL && it < M->bal.history_len;
+       it++) {
+    double hi = 0;
+    for (int i = 0; i < C->q; i++) {
+      double t = M->bal.history_time[it * (size_t)C->q + (size_t)i];
+      hi = t > hi ? t : hi;
+    }
+    runs_s += hi;
+  }
+  MPI_Bcast(&runs_s, 1, MPI_DOUBLE, 0, C->comm);
   if (!err) {
     share_head_scalars(C->comm, &M->bal);
     err = make_layout(M);
   }
   M->bal.wall_s = M->bal.split.balance_s = MPI_Wtime() - t0;
   share_times(C->comm, &M->bal);
-  M->drifted = 0;
+  /* A balancing on real ranks costs its wall time (the nodes' own
+   * balancing and the moves besides the runs); simulated ranks' runs are
+   * virtual seconds, as their products' are. */
+  if (!err && !M->bal.from_saved)
+    M->inpa_cost = M->bal.simulated || M->bal.split.balance_s < runs_s
+                       ? runs_s
+                       : M->bal.split.balance_s;
+  M->runs = 0;
+  M->lost = 0;
   return err;
 }
 
@@ -117,6 +158,8 @@ void mlsba_mpi_multiplier_destroy(mlsba_mpi_multiplier_t *M) {
     mlsba_mpi_matrix_destroy(M->lib[w]);
   mlsba_mpi_result_free(&M->bal);
   mlsba__mpi_operands_free(&M->ops);
+  mlsba__mpi_product_keep_free(M->keep);
+  free(M->seen);
   free(M->part);
   free(M->platform);
   free(M->model_dir);
@@ -132,7 +175,8 @@ static int keep_opts(mlsba_mpi_multiplier_t *M,
   M->platform = strdup(o->platform);
   M->model_dir = o->model_dir ? strdup(o->model_dir) : NULL;
   M->part = calloc((size_t)M->C.q, sizeof *M->part);
-  if (!M->platform || (o->model_dir && !M->model_dir) || !M->part)
+  M->seen = calloc((size_t)M->C.q * WINDOW, sizeof *M->seen);
+  if (!M->platform || (o->model_dir && !M->model_dir) || !M->part || !M->seen)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory");
   M->o.platform = M->platform;
   M->o.model_dir = M->model_dir;
@@ -282,21 +326,77 @@ static int check_dist(const mlsba_mpi_multiplier_t *M,
   return 0;
 }
 
-/* After a run: two in a row with the rank times further apart than drift
- * balance the ranks again; so does the first run of a saved distribution
- * taken without a run (multiply_saved.c) whose times are further apart
- * than its bar: that product was its check. */
+/* The median of n (1 to WINDOW) values. */
+static double median_of(const double *v, unsigned n) {
+  double s[WINDOW];
+  memcpy(s, v, n * sizeof *s);
+  for (unsigned i = 1; i < n; i++) /* insertion: n <= 3 */
+    for (unsigned j = i; j > 0 && s[j - 1] > s[j]; j--) {
+      double t = s[j];
+      s[j] = s[j - 1];
+      s[j - 1] = t;
+    }
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* After a run, on every rank alike (the rank times are every rank's):
+ * whether to balance the ranks again, and then doing it. A balancing
+ * with INPA costs several products (1.6 to 4.5 s on three ranks at
+ * N = 3000 to 4096, against 0.5 to 1 s a product), and ranks that share
+ * a core show their times tens of percent apart from one product to the
+ * next with nothing to fix. So the times judged are each rank's median
+ * over the last WINDOW runs, and a run counts against the distribution
+ * only when those are further apart ((max - min) / max) than the
+ * tolerance: drift, or for a saved distribution taken without a run its
+ * bar (multiply_saved.c: half again of the imbalance it was saved with,
+ * at least eps and drift). What such a run lost is its median makespan
+ * less the makespan of the same ranks balanced (every rank's speed its
+ * blocks over its median time: the total blocks over the total speed).
+ * The ranks are balanced again once the runs have lost, since the last
+ * balancing, what a balancing costs (INPA's last one here, or four
+ * median makespans when none ran here): the rent-or-buy rule, which
+ * never spends more than twice what the best choice made in hindsight
+ * would, however many products follow, where a threshold on one product
+ * paid a balancing for noise. */
 static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
-  double lo = INFINITY, hi = 0;
-  for (int i = 0; i < r->nodes; i++) {
-    lo = r->ranks[i].time < lo ? r->ranks[i].time : lo;
-    hi = r->ranks[i].time > hi ? r->ranks[i].time : hi;
+  int q = r->nodes;
+  double *row = M->seen + (size_t)(M->runs % WINDOW) * (size_t)q;
+  double now_lo = INFINITY, now_hi = 0; /* this run's alone, for the log */
+  for (int i = 0; i < q; i++) {
+    row[i] = r->ranks[i].time;
+    now_lo = row[i] < now_lo ? row[i] : now_lo;
+    now_hi = row[i] > now_hi ? row[i] : now_hi;
+  }
+  unsigned n = ++M->runs < WINDOW ? M->runs : WINDOW;
+  double lo = INFINITY, hi = 0, blocks = 0, speed = 0;
+  for (int i = 0; i < q; i++) {
+    double v[WINDOW];
+    for (unsigned j = 0; j < n; j++)
+      v[j] = M->seen[(size_t)j * (size_t)q + (size_t)i];
+    double t = median_of(v, n);
+    lo = t < lo ? t : lo;
+    hi = t > hi ? t : hi;
+    blocks += (double)r->ranks[i].w;
+    speed += t > 0 ? (double)r->ranks[i].w / t : 0;
   }
   double imbalance = hi > 0 ? (hi - lo) / hi : 0;
-  int stale = M->C.unchecked && imbalance > M->C.check_bar;
-  M->C.unchecked = 0;
-  M->drifted = M->o.drift > 0 && imbalance > M->o.drift ? M->drifted + 1 : 0;
-  if (M->drifted < 2 && !stale)
+  double balanced = speed > 0 ? blocks / speed : hi;
+  double tol = M->C.unchecked ? M->C.check_bar : M->o.drift;
+  int judged = tol > 0 && imbalance > tol;
+  if (judged && hi > balanced)
+    M->lost += hi - balanced;
+  double cost = M->inpa_cost > 0 ? M->inpa_cost : 4 * hi;
+  const char *v = getenv("MLSBA_VERBOSE");
+  if (v && *v && strcmp(v, "0") != 0 && M->C.rank == 0)
+    fprintf(stderr,
+            "mlsba multiplier: run %u since balancing: rank times "
+            "%.4f-%.4f s (imbalance %.3f), medians %.4f-%.4f s (imbalance "
+            "%.3f, tolerance %.3f), balanced %.4f s, lost %.4f s of a "
+            "balancing's %.4f s\n",
+            M->runs, now_lo, now_hi,
+            now_hi > 0 ? (now_hi - now_lo) / now_hi : 0, lo, hi, imbalance, tol,
+            balanced, M->lost, cost);
+  if (!judged || M->lost < cost)
     return 0;
   int err = balance(M, 1);
   r->split.balance_s += M->bal.split.balance_s;
@@ -335,8 +435,8 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
   if (err)
     goto done;
   t = MPI_Wtime();
-  err = mlsba__mpi_product(C->comm, &M->lay, C->node, M->o.precision, ops->a,
-                           ops->b, ops->c, &st);
+  err = mlsba__mpi_product_keep(C->comm, &M->lay, C->node, M->o.precision,
+                                ops->a, ops->b, ops->c, &st, &M->keep);
   r->split.product_s = MPI_Wtime() - t;
   t = MPI_Wtime();
   if (!err && verify)

@@ -75,9 +75,9 @@ typedef struct mlsba__mpi_mult {
    * the next balancing runs INPA whatever was saved (a rebalancing). */
   uint64_t signature;
   int fresh;
-  /* A distribution taken from the saved one without a run: the first
-   * product's rank times must be within check_bar ((max - min) / max),
-   * else the ranks are balanced again (multiplier.c). */
+  /* A distribution taken from the saved one without a run: its
+   * products' rank times are judged against check_bar ((max - min) /
+   * max) instead of drift (multiplier.c's maybe_rebalance). */
   int unchecked;
   double check_bar;
 } mlsba__mpi_mult_t;
@@ -138,7 +138,7 @@ uint64_t mlsba__mpi_mult_signature(const char *platform_path);
  * saved for these ranks and this shape, without a run; *used 1 (every
  * rank) when there is one: C->mine is its rectangle, the node ready for
  * it, rank 0's r holds it as a history of one (the saved times), and
- * C->unchecked asks the first product to check it (C->check_bar). */
+ * C->unchecked has the products judge it against C->check_bar. */
 int mlsba__mpi_mult_try_saved(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r,
                               int *used);
 /* Collective: every rank's C->mine saved on rank 0 for the next job (a

@@ -7,15 +7,16 @@
  * hash of every rank's host and platform path. The next balancing for
  * that name takes the saved distribution without a run of its own: each
  * node is made ready for its rectangle (a node of one device without any
- * run), and the first product is the check. When that product's rank
- * times are further apart than when the distribution was saved (or than
- * eps), with half again of slack for timing noise, or than opts.drift,
- * the multiplier balances with INPA from the start right after it
- * (multiplier.c), and INPA's result replaces the file. A timed run of
- * its own cost as much as a product (about 0.4 s at N = 3000 on two
- * cores) and, being a few steps, was noisier than the product that now
- * checks it. A file that does not tile the grid exactly (a damaged or
- * foreign one) is never run. */
+ * run), and the products are the check. Products whose rank times
+ * (medians of the last three) are further apart than when the
+ * distribution was saved (or than eps), with half again of slack for
+ * timing noise, or than opts.drift, count what they lose against it;
+ * once they have lost what a balancing costs, the multiplier balances
+ * with INPA from the start (multiplier.c), and INPA's result replaces
+ * the file. A timed run of its own cost as much as a product (about
+ * 0.4 s at N = 3000 on two cores) and, being a few steps, was noisier
+ * than the products that now check it. A file that does not tile the grid
+ * exactly (a damaged or foreign one) is never run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,8 +165,8 @@ int mlsba__mpi_mult_try_saved(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r,
       err = record(C, rc, t, saved_imb, r);
     err = mlsba__mpi_agree(C->comm, err);
     *used = !err;
-    /* The first product checks it (multiplier.c): its rank times within
-     * half again of the saved imbalance (or eps), or within drift. */
+    /* The products check it (multiplier.c): their rank times within half
+     * again of the saved imbalance (or eps), or within drift. */
     double bar = 1.5 * (saved_imb > C->o->eps ? saved_imb : C->o->eps);
     MPI_Bcast(&bar, 1, MPI_DOUBLE, 0, C->comm);
     C->check_bar = bar > C->o->drift ? bar : C->o->drift;

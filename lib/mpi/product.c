@@ -334,72 +334,133 @@ static int one_step(mlsba__mpi_node_t *node, const mlsba__mpi_layout_t *lay,
   return err ? err : flushed;
 }
 
-int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
-                       mlsba__mpi_node_t *node, mlsba_precision_t prec,
-                       const void *a, const void *b_, void *c,
-                       mlsba__mpi_product_stats_t *st) {
-  memset(st, 0, sizeof *st);
-  int me;
-  MPI_Comm_rank(comm, &me);
-  if (lay->q == 1 && !mlsba__mpi_node_simulated(node) &&
-      !mlsba__mpi_node_accelerators(node))
-    return one_step(node, lay, a, b_, c, st);
+/* What a product makes before its steps and a multiplier keeps from one
+ * product to the next on the same layout: the plan, the two slots'
+ * panels (faulted in once: at N = 4096 on two ranks 8 MB a rank) and
+ * the column communicator (a collective split). */
+struct mlsba__mpi_product_keep {
   plan_t P;
-  int err = plan_make(lay, me, &P);
-  size_t es = mlsba__mpi_elem(prec);
+  slot_t sl[2];
+  MPI_Comm colcomm;
+  int span;
+};
+
+void mlsba__mpi_product_keep_free(mlsba__mpi_product_keep_t *K) {
+  if (K == NULL)
+    return;
+  if (K->colcomm != MPI_COMM_NULL)
+    MPI_Comm_free(&K->colcomm);
+  plan_free(&K->P);
+  for (int i = 0; i < 2; i++) {
+    mlsba__mpi_free(K->sl[i].pa);
+    mlsba__mpi_free(K->sl[i].pb);
+    free(K->sl[i].req);
+    free(K->sl[i].type);
+    free(K->sl[i].bc);
+  }
+  free(K);
+}
+
+/* Collective: the plan and panels for this rank of lay (*out NULL on an
+ * error, agreed on by every rank), then the column communicator. */
+static int keep_make(MPI_Comm comm, const mlsba__mpi_layout_t *lay, int me,
+                     size_t es, mlsba__mpi_product_keep_t **out) {
+  mlsba__mpi_product_keep_t *K = calloc(1, sizeof *K);
+  int err = K ? plan_make(lay, me, &K->P)
+              : mlsba__fail(MLSBA_ENOMEM, "out of memory");
   const mlsba__mpi_part_t *my = &lay->part[me];
   int64_t b = lay->b, bm = my->rows, bn = my->cols;
-  int sim = mlsba__mpi_node_simulated(node);
-  ctx_t x = {&P,
-             lay,
-             me,
-             sim,
-             1,
-             es,
-             prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT,
-             comm,
-             MPI_COMM_NULL,
-             a,
-             b_};
-  /* Two slots' panels A_(b) and B_(b); a simulated node moves them as a
-   * real one does, but their bytes (SMPI shared memory) are never read. */
-  slot_t sl[2];
-  memset(sl, 0, sizeof sl);
   size_t maxreq = 2 * (size_t)lay->q, pieces = (size_t)(b * bn / PIECE + 1);
+  if (K)
+    K->colcomm = MPI_COMM_NULL;
   for (int i = 0; i < 2 && !err; i++) {
-    sl[i].pa = mlsba__mpi_alloc((size_t)(bm * b) * es);
-    sl[i].pb = mlsba__mpi_alloc((size_t)(b * bn) * es);
-    sl[i].req = malloc(maxreq * sizeof *sl[i].req);
-    sl[i].type = malloc(maxreq * sizeof *sl[i].type);
-    sl[i].bc = malloc(pieces * sizeof *sl[i].bc);
-    if (!sl[i].pa || !sl[i].pb || !sl[i].req || !sl[i].type || !sl[i].bc)
+    slot_t *sl = &K->sl[i];
+    sl->pa = mlsba__mpi_alloc((size_t)(bm * b) * es);
+    sl->pb = mlsba__mpi_alloc((size_t)(b * bn) * es);
+    sl->req = malloc(maxreq * sizeof *sl->req);
+    sl->type = malloc(maxreq * sizeof *sl->type);
+    sl->bc = malloc(pieces * sizeof *sl->bc);
+    if (!sl->pa || !sl->pb || !sl->req || !sl->type || !sl->bc)
       err =
           mlsba__fail(MLSBA_ENOMEM,
                       "out of memory for the panels (%lld x %lld and %lld "
                       "x %lld, twice)",
                       (long long)bm, (long long)b, (long long)b, (long long)bn);
   }
-  if (!err)
-    err = mlsba__mpi_node_shape(node, bm, bn, sl[0].pa, sl[0].pb, c);
-  err = mlsba__mpi_agree(comm, err);
-  if (err)
-    goto done;
+  if ((err = mlsba__mpi_agree(comm, err)) != 0) {
+    mlsba__mpi_product_keep_free(K);
+    *out = NULL;
+    return err;
+  }
   /* The ranks of this rank's column, by row: the B broadcasts' group. */
-  MPI_Comm_split(comm, P.mycol, (int)(my->row0 < INT_MAX ? my->row0 : INT_MAX),
-                 &x.colcomm);
-  while (x.span < P.ncols) /* the tree's width: a power of two >= columns */
-    x.span *= 2;
+  MPI_Comm_split(comm, K->P.mycol,
+                 (int)(my->row0 < INT_MAX ? my->row0 : INT_MAX), &K->colcomm);
+  K->span = 1;
+  while (K->span < K->P.ncols) /* the tree's width: a power of two >= columns */
+    K->span *= 2;
+  *out = K;
+  return 0;
+}
+
+int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
+                       mlsba__mpi_node_t *node, mlsba_precision_t prec,
+                       const void *a, const void *b_, void *c,
+                       mlsba__mpi_product_stats_t *st) {
+  mlsba__mpi_product_keep_t *K = NULL;
+  int err = mlsba__mpi_product_keep(comm, lay, node, prec, a, b_, c, st, &K);
+  mlsba__mpi_product_keep_free(K);
+  return err;
+}
+
+int mlsba__mpi_product_keep(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
+                            mlsba__mpi_node_t *node, mlsba_precision_t prec,
+                            const void *a, const void *b_, void *c,
+                            mlsba__mpi_product_stats_t *st,
+                            mlsba__mpi_product_keep_t **keep) {
+  memset(st, 0, sizeof *st);
+  int me;
+  MPI_Comm_rank(comm, &me);
+  if (lay->q == 1 && !mlsba__mpi_node_simulated(node) &&
+      !mlsba__mpi_node_accelerators(node))
+    return one_step(node, lay, a, b_, c, st);
+  size_t es = mlsba__mpi_elem(prec);
+  int err = 0;
+  /* Every rank has a keep or none: they are made and freed together. */
+  if (*keep == NULL && (err = keep_make(comm, lay, me, es, keep)) != 0)
+    return err;
+  mlsba__mpi_product_keep_t *K = *keep;
+  const plan_t *P = &K->P;
+  slot_t *sl = K->sl;
+  const mlsba__mpi_part_t *my = &lay->part[me];
+  int64_t b = lay->b, bm = my->rows, bn = my->cols;
+  int sim = mlsba__mpi_node_simulated(node);
+  ctx_t x = {P,
+             lay,
+             me,
+             sim,
+             K->span,
+             es,
+             prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT,
+             comm,
+             K->colcomm,
+             a,
+             b_};
+  /* Two slots' panels A_(b) and B_(b); a simulated node moves them as a
+   * real one does, but their bytes (SMPI shared memory) are never read. */
+  err = mlsba__mpi_node_shape(node, bm, bn, sl[0].pa, sl[0].pb, c);
+  if ((err = mlsba__mpi_agree(comm, err)) != 0)
+    return err;
 
   MPI_Barrier(comm);
   double t0 = MPI_Wtime(), tc = t0;
-  if (P.steps > 0)
+  if (P->steps > 0)
     start(&x, &sl[0], 0);
   st->comm += MPI_Wtime() - tc;
-  for (int64_t p = 0; p < P.steps; p++) {
+  for (int64_t p = 0; p < P->steps; p++) {
     slot_t *s = &sl[p % 2];
     tc = MPI_Wtime();
     finish(&x, s);
-    if (p + 1 < P.steps)
+    if (p + 1 < P->steps)
       start(&x, &sl[(p + 1) % 2], p + 1);
     st->comm += MPI_Wtime() - tc;
 
@@ -429,17 +490,5 @@ int mlsba__mpi_product(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   /* A simulated node outside SMPI computed in virtual time: its clock is
    * the exchanges it waited for plus the virtual steps. */
   st->total = sim && !mlsba__mpi_is_smpi() ? st->comm + st->compute : wall;
-  err = mlsba__mpi_agree(comm, err);
-done:
-  if (x.colcomm != MPI_COMM_NULL)
-    MPI_Comm_free(&x.colcomm);
-  plan_free(&P);
-  for (int i = 0; i < 2; i++) {
-    mlsba__mpi_free(sl[i].pa);
-    mlsba__mpi_free(sl[i].pb);
-    free(sl[i].req);
-    free(sl[i].type);
-    free(sl[i].bc);
-  }
-  return err;
+  return mlsba__mpi_agree(comm, err);
 }

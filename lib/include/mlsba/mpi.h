@@ -150,9 +150,11 @@ typedef struct mlsba_mpi_multiply_opts {
   /** C = alpha op(A) op(B) + beta C (defaults 1 and 0; with beta 0, C's
    *  old values are never read). */
   double alpha, beta;
-  /** mlsba_mpi_multiplier_run(): after two runs in a row whose rank times
-   *  are further apart ((max - min) / max) than this, the ranks are
-   *  balanced again (default 2 eps; 0: never). */
+  /** mlsba_mpi_multiplier_run(): runs whose rank times (each rank's
+   *  median of the last three runs) are further apart ((max - min) /
+   *  max) than this count what the imbalance costs them; once that adds
+   *  up to what a balancing costs, the ranks are balanced again (default
+   *  2 eps; 0: never). */
   double drift;
   /** A directory where every rank keeps its devices' models (NULL: none;
    *  mlsba_balance_opts_t::model_dir): a rank's node balancing then
@@ -160,10 +162,11 @@ typedef struct mlsba_mpi_multiply_opts {
    *  also keeps there the ranks' distribution INPA chose; the next job
    *  on the same ranks and shape takes it without INPA's runs or a timed
    *  run of its own (result.from_saved; a rank of one device runs
-   *  nothing), and its first product is the check: when that product's
-   *  rank times are further apart than when the distribution was saved
-   *  (or eps), by half again, or than drift, the ranks are balanced with
-   *  INPA right after it (result.rebalanced) and the file replaced. */
+   *  nothing), and its products are the check: they count against it
+   *  when their rank times are further apart than when the distribution
+   *  was saved (or eps), by half again, or than drift; once they have
+   *  lost what a balancing costs, the ranks are balanced with INPA
+   *  (result.rebalanced) and the file replaced. */
   const char *model_dir;
 } mlsba_mpi_multiply_opts_t;
 
