@@ -47,6 +47,9 @@ static const call_t triangles[] = {
     {1, 'L', 'U', 'T', 'N', 0, 0}, /* T^T W */
     {1, 'L', 'L', 'N', 'U', 0, 0}, /* V1 W (qr.c, lu.c's inverse) */
     {1, 'R', 'L', 'T', 'N', 0, 0}, /* chol.c's row block by the inverse */
+    {1, 'R', 'L', 'N', 'U', 0, 0}, /* C V1 (ormqr.c, side R) */
+    {1, 'R', 'U', 'T', 'N', 0, 0}, /* W T^T */
+    {1, 'R', 'L', 'T', 'U', 0, 0}, /* W V1^T */
     {0, 'L', 'L', 'N', 'U', 0, 0}, /* LU's row block */
     {0, 'R', 'U', 'N', 'N', 0, 0}, /* a right solve, upper, non-unit */
 };
