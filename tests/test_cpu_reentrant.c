@@ -193,6 +193,18 @@ static void *work_loop(void *arg) {
 
 /* ---- the test ------------------------------------------------------------ */
 
+/* Call c's input, filled from seed, and room for its result alone. */
+static void make_input(const problem_t *P, const call_t *c, unsigned seed,
+                       void **in, void **want) {
+  size_t n = bytes_of(P, c);
+  *in = malloc(n);
+  *want = malloc(n);
+  ck_assert(*in && *want);
+  int64_t rows, cols;
+  dims(c, &rows, &cols);
+  fill(P->dbl, *in, (size_t)rows, (size_t)cols, seed, 0);
+}
+
 static int skx_id(void) {
   for (int id = 0; mlsba__cpu_kernel_id_name(id); id++)
     if (strcmp(mlsba__cpu_kernel_id_name(id), "skx") == 0)
@@ -221,24 +233,10 @@ START_TEST(triangles_beside_gemms_equal_the_calls_alone) {
   fill(dbl, a, M, M, 1, 1);
   memcpy(a_copy, a, (size_t)M * M * es);
   P.a = a;
-  for (int c = 0; c < NTRI; c++) {
-    size_t n = bytes_of(&P, &triangles[c]);
-    P.in[c] = malloc(n);
-    P.want[c] = malloc(n);
-    ck_assert(P.in[c] && P.want[c]);
-    int64_t rows, cols;
-    dims(&triangles[c], &rows, &cols);
-    fill(dbl, P.in[c], (size_t)rows, (size_t)cols, 3 + (unsigned)c, 0);
-  }
-  for (int g = 0; g < NGEMM; g++) {
-    size_t n = bytes_of(&P, &gemms[g]);
-    P.gin[g] = malloc(n);
-    P.gwant[g] = malloc(n);
-    ck_assert(P.gin[g] && P.gwant[g]);
-    int64_t rows, cols;
-    dims(&gemms[g], &rows, &cols);
-    fill(dbl, P.gin[g], (size_t)rows, (size_t)cols, 11 + (unsigned)g, 0);
-  }
+  for (int c = 0; c < NTRI; c++)
+    make_input(&P, &triangles[c], 3 + (unsigned)c, &P.in[c], &P.want[c]);
+  for (int g = 0; g < NGEMM; g++)
+    make_input(&P, &gemms[g], 11 + (unsigned)g, &P.gin[g], &P.gwant[g]);
   /* Each call alone, on this thread, before any other runs. */
   for (int c = 0; c < NTRI; c++) {
     memcpy(P.want[c], P.in[c], bytes_of(&P, &triangles[c]));
