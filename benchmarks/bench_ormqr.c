@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_options.h"
 #include "common/timing.h"
 #include "factor/ormqr.h"
 #include "mlsba.h"
@@ -43,25 +44,22 @@ static int usage(const char *why) {
 static int parse(int argc, char **argv, args_t *a) {
   *a = (args_t){
       .m = 4096, .k = 512, .prec = MLSBA_PRECISION_DOUBLE, .rounds = 15};
-  for (int i = 1; i < argc; i += 2) {
-    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (v == NULL)
+  for (int i = 1; i < argc;) {
+    bench_option_t o;
+    if (bench_next_option(argc, argv, &i, &o))
       return usage("a value is missing after an option");
-    char *end = NULL;
-    long long x = strtoll(v, &end, 10);
-    int number = *v && *end == '\0';
-    if (!strcmp(o, "--rows") && number && x > 0 && x <= 65536)
+    long long x = o.number;
+    int number = o.is_number;
+    if (!strcmp(o.name, "--rows") && number && x > 0 && x <= 65536)
       a->m = x;
-    else if (!strcmp(o, "--reflectors") && number && x > 0 && x <= 65536)
+    else if (!strcmp(o.name, "--reflectors") && number && x > 0 && x <= 65536)
       a->k = x;
-    else if (!strcmp(o, "--width") && number && x > 0 && x <= 65536 &&
+    else if (!strcmp(o.name, "--width") && number && x > 0 && x <= 65536 &&
              a->nwidths < MAX_WIDTHS)
       a->widths[a->nwidths++] = x;
-    else if (!strcmp(o, "--precision") &&
-             (!strcmp(v, "single") || !strcmp(v, "double")))
-      a->prec = !strcmp(v, "single") ? MLSBA_PRECISION_SINGLE
-                                     : MLSBA_PRECISION_DOUBLE;
-    else if (!strcmp(o, "--rounds") && number && x > 0 && x <= MAX_ROUNDS)
+    else if (!strcmp(o.name, "--precision") && bench_precision(o.value) >= 0)
+      a->prec = (mlsba_precision_t)bench_precision(o.value);
+    else if (!strcmp(o.name, "--rounds") && number && x > 0 && x <= MAX_ROUNDS)
       a->rounds = (int)x;
     else
       return usage("unknown option or bad value");

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_options.h"
 #include "common/timing.h"
 #include "mlsba.h"
 #include "mlsba_bench/openblas.h"
@@ -47,30 +48,26 @@ static int usage(const char *why) {
 static int parse(int argc, char **argv, args_t *a) {
   *a =
       (args_t){.prec = MLSBA_PRECISION_DOUBLE, .rounds = 5, .platform = "auto"};
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    char *end = NULL;
-    if (v == NULL)
+  for (int i = 1; i < argc;) {
+    bench_option_t o;
+    if (bench_next_option(argc, argv, &i, &o))
       return usage("a value is missing after an option");
-    long long x = strtoll(v, &end, 10);
-    int number = *v && *end == '\0';
-    if (!strcmp(o, "--size") && number && x > 0 && x <= 40000 &&
+    long long x = o.number;
+    int number = o.is_number;
+    if (!strcmp(o.name, "--size") && number && x > 0 && x <= 40000 &&
         a->nsizes < MAX_LIST)
       a->sizes[a->nsizes++] = x;
-    else if (!strcmp(o, "--nrhs") && number && x > 0 && x <= 4096 &&
+    else if (!strcmp(o.name, "--nrhs") && number && x > 0 && x <= 4096 &&
              a->nnrhs < MAX_LIST)
       a->nrhs[a->nnrhs++] = x;
-    else if (!strcmp(o, "--rounds") && number && x > 0 && x <= MAX_ROUNDS)
+    else if (!strcmp(o.name, "--rounds") && number && x > 0 && x <= MAX_ROUNDS)
       a->rounds = (int)x;
-    else if (!strcmp(o, "--precision") && !strcmp(v, "single"))
-      a->prec = MLSBA_PRECISION_SINGLE;
-    else if (!strcmp(o, "--precision") && !strcmp(v, "double"))
-      a->prec = MLSBA_PRECISION_DOUBLE;
-    else if (!strcmp(o, "--platform"))
-      a->platform = v;
+    else if (!strcmp(o.name, "--precision") && bench_precision(o.value) >= 0)
+      a->prec = (mlsba_precision_t)bench_precision(o.value);
+    else if (!strcmp(o.name, "--platform"))
+      a->platform = o.value;
     else
       return usage("an unknown option or a bad value");
-    i++;
   }
   if (a->nsizes == 0)
     a->sizes[a->nsizes++] = 2048, a->sizes[a->nsizes++] = 4096;

@@ -21,13 +21,14 @@
  * reference exactly, whatever the order of the sums. Rank 0 prints one
  * line per case ("ok ..." or what is wrong); the exit status is 0 when
  * every rank found everything right. */
-#define _DEFAULT_SOURCE /* mkdtemp */
 #include <dirent.h>
 #include <mlsba.h>
 #include <mlsba/mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "support/rank_matrix.h"
 
 static double a_at(int64_t i, int64_t j) {
   return (double)((i + 2 * j) % 7 - 3) / 4;
@@ -388,10 +389,7 @@ static int make_lopsided(const char *dir) {
 
 static int saved(const char *platform, int rank) {
   char dir[64] = "/tmp/mlsba-stale-XXXXXX";
-  int made = rank != 0 || mkdtemp(dir) != NULL;
-  MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-  MPI_Bcast(&made, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!made)
+  if (rank_temp_dir(dir, (int)sizeof dir))
     return 1;
   mlsba_mpi_multiply_opts_t o;
   mlsba_mpi_multiply_opts_init(&o);

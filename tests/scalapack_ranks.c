@@ -34,7 +34,6 @@
  * The matrices hold multiples of 1/8 for which every sum is exact, so
  * every comparison is ==. Rank 0 prints a line per layout; the exit
  * status is 0 when every rank found everything right. */
-#define _DEFAULT_SOURCE /* mkdtemp */
 #include <dirent.h>
 #include <mlsba.h>
 #include <mlsba/mpi.h>
@@ -620,10 +619,7 @@ static int remove_files_in(const char *dir) {
 
 static int saved(const char *platform) {
   char dir[256] = "/tmp/mlsba-saved-XXXXXX";
-  int ok_dir = rank_ != 0 || mkdtemp(dir) != NULL;
-  MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-  MPI_Bcast(&ok_dir, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!ok_dir)
+  if (rank_temp_dir(dir, (int)sizeof dir))
     return 1;
   mlsba_mpi_multiply_opts_t o;
   mlsba_mpi_multiply_opts_init(&o);

@@ -1,5 +1,6 @@
 /* Error table, last-error message and version; the one writer of files
- * (lib/core/atomic_file.c): what a path names stays what it is. */
+ * (lib/core/atomic_file.c): what a path names stays what it is; the even
+ * split (lib/core/even.c) against dealing the units out one by one. */
 #define _DEFAULT_SOURCE /* mknod, makedev */
 #include <check.h>
 #include <dirent.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.h"
+#include "core/even.h"
 #include "mlsba.h"
 #include "support/run_suite.h"
 #include "support/scratch.h"
@@ -349,12 +351,47 @@ START_TEST(a_directory_is_refused_and_checked_up_front) {
 }
 END_TEST
 
+/* The even split equals dealing the n units out one at a time, part 0
+ * first, round after round (the brute force): for no units, fewer units
+ * than parts, exact multiples and every remainder; a part outside the
+ * parts and no parts at all take nothing. */
+START_TEST(the_even_split_deals_the_units_out_in_turn) {
+  enum { MAX_PARTS = 9, MAX_N = 40 };
+  for (int64_t parts = 1; parts <= MAX_PARTS; parts++)
+    for (int64_t n = 0; n <= MAX_N; n++) {
+      int64_t dealt[MAX_PARTS] = {0}, sum = 0;
+      for (int64_t u = 0; u < n; u++)
+        dealt[u % parts]++;
+      for (int64_t k = 0; k < parts; k++) {
+        ck_assert_msg(mlsba__even_share(n, parts, k) == dealt[k],
+                      "n %lld, parts %lld, part %lld: %lld, dealt %lld",
+                      (long long)n, (long long)parts, (long long)k,
+                      (long long)mlsba__even_share(n, parts, k),
+                      (long long)dealt[k]);
+        sum += mlsba__even_share(n, parts, k);
+      }
+      ck_assert_int_eq(sum, n);
+      ck_assert_int_eq(mlsba__even_share(n, parts, parts), 0);
+      ck_assert_int_eq(mlsba__even_share(n, parts, -1), 0);
+    }
+  ck_assert_int_eq(mlsba__even_share(5, 0, 0), 0);
+  ck_assert_int_eq(mlsba__even_share(-5, 2, 0), 0);
+  /* Counts beyond 32 bits split without overflow. */
+  int64_t big = ((int64_t)1 << 53) + 3;
+  ck_assert_int_eq(mlsba__even_share(big, 4, 0), ((int64_t)1 << 51) + 1);
+  ck_assert_int_eq(mlsba__even_share(big, 4, 3), (int64_t)1 << 51);
+}
+END_TEST
+
 static Suite *core_suite(void) {
   Suite *s = suite_create("core");
   TCase *tc = tcase_create("errors");
   tcase_add_test(tc, every_code_has_a_distinct_name_and_text);
   tcase_add_test(tc, failing_call_leaves_a_message_naming_the_problem);
   tcase_add_test(tc, last_error_is_per_thread);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("even split");
+  tcase_add_test(tc, the_even_split_deals_the_units_out_in_turn);
   suite_add_tcase(s, tc);
   tc = tcase_create("version");
   tcase_add_test(tc, runtime_version_matches_header);

@@ -45,22 +45,6 @@ static void job(int np, tool_run_t *r, char *const *args) {
   run_ranks(timeout, "240", mpirun, np, args, r);
 }
 
-/* Exit status 0, `lines` lines, each starting "ok ". */
-static void check_all_ok(const tool_run_t *r, size_t lines) {
-  ck_assert_msg(r->exited && r->status == 0, "status %d: %s%s", r->status,
-                r->out, r->err);
-  ck_assert_msg(strstr(r->out, "WRONG") == NULL, "%s", r->out);
-  ck_assert_msg(count_lines(r->out) == lines, "%zu lines, not %zu: %s",
-                count_lines(r->out), lines, r->out);
-  for (const char *l = r->out; l && *l;) {
-    ck_assert_msg(strncmp(l, "ok ", 3) == 0, "%s", r->out);
-    const char *nl = strchr(l, '\n');
-    if (nl == NULL)
-      break;
-    l = nl + 1;
-  }
-}
-
 static void run_case(int np, char *what, char *arg, size_t lines) {
   char *args[] = {ranks_bin, what, arg, NULL};
   tool_run_t r;

@@ -53,15 +53,7 @@ static void run_case(int np, char *what, char *platform, size_t lines) {
   char *args[] = {ranks_bin, what, platform, NULL};
   tool_run_t r;
   job(np, &r, args);
-  ck_assert_msg(r.exited && r.status == 0, "status %d: %s%s", r.status, r.out,
-                r.err);
-  ck_assert_msg(count_lines(r.out) == lines, "%zu lines, not %zu: %s",
-                count_lines(r.out), lines, r.out);
-  for (const char *l = r.out; l && *l;) {
-    ck_assert_msg(strncmp(l, "ok ", 3) == 0, "%s", r.out);
-    const char *nl = strchr(l, '\n');
-    l = nl ? nl + 1 : NULL;
-  }
+  check_all_ok(&r, lines);
   tool_run_free(&r);
 }
 

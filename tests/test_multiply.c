@@ -46,20 +46,6 @@ static void run_job(int np, tool_run_t *r, char *const *args) {
   run_ranks(timeout, "240", mpirun, np, args, r);
 }
 
-/* Every line of out starts "ok", and there are `lines` of them. */
-static void check_all_ok(const tool_run_t *r, size_t lines) {
-  ck_assert_msg(r->exited && r->status == 0, "status %d: %s%s", r->status,
-                r->out, r->err);
-  ck_assert_msg(strstr(r->out, "WRONG") == NULL, "%s", r->out);
-  ck_assert_msg(count_lines(r->out) == lines, "%zu lines, not %zu: %s",
-                count_lines(r->out), lines, r->out);
-  for (const char *l = r->out; l && *l; l = strchr(l, '\n') + 1) {
-    ck_assert_msg(strncmp(l, "ok ", 3) == 0, "%s", r->out);
-    if (strchr(l, '\n') == NULL)
-      break;
-  }
-}
-
 START_TEST(every_op_and_shape_equals_the_reference) {
   int np = _i + 1;
   char *args[] = {ranks_bin, "shapes", DATA "cpu%r.json", NULL};

@@ -151,40 +151,54 @@ START_TEST(every_shape_factorizes_right_in_both_precisions) {
 }
 END_TEST
 
-/* The same reflectors as LAPACK's ?geqrf computes: R, V and tau agree to
- * rounding (Householder's sign convention is the same, so no column of R
- * has its sign flipped). */
-START_TEST(factors_match_lapack) {
+void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau,
+             float *work, const int *lwork, int *info);
+
+/* Entry i of a matrix of precision p, in double. */
+static double entry(mlsba_precision_t p, const void *a, int i) {
+  return p == MLSBA_PRECISION_DOUBLE ? ((const double *)a)[i]
+                                     : (double)((const float *)a)[i];
+}
+
+/* mlsba_geqrf_ex's R, V and tau against LAPACK's ?geqrf's on three shapes
+ * (each with its block), A from seeds seed, seed + 1, ...: they agree
+ * within `bound` and `bound_tau`. */
+static void factors_against_lapack(mlsba_precision_t p, unsigned seed,
+                                   double bound, double bound_tau) {
   node_t nd = open_node(two_cores);
   static const int shapes[][3] = {{257, 201, 40}, {90, 211, 32}, {700, 64, 24}};
+  size_t es = p == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
     int m = shapes[s][0], n = shapes[s][1], k = m < n ? m : n, info = -1;
-    matrix_t A =
-        make_matrix_ref(MLSBA_PRECISION_DOUBLE, m, n, m, 7 + (unsigned)s);
-    double *ref = malloc((size_t)(m * n) * sizeof *ref);
-    memcpy(ref, A.a, (size_t)(m * n) * sizeof *ref);
-    double *tau = malloc((size_t)k * sizeof *tau);
-    double *ltau = malloc((size_t)k * sizeof *ltau);
+    matrix_t A = make_matrix_ref(p, m, n, m, seed + (unsigned)s);
+    void *ref = malloc((size_t)(m * n) * es);
+    memcpy(ref, A.a, (size_t)(m * n) * es);
+    void *tau = malloc((size_t)k * es), *ltau = malloc((size_t)k * es);
     int lwork = 64 * n;
-    double *work = malloc((size_t)lwork * sizeof *work);
-    dgeqrf_(&m, &n, ref, &m, ltau, work, &lwork, &info);
+    void *work = malloc((size_t)lwork * es);
+    if (p == MLSBA_PRECISION_DOUBLE)
+      dgeqrf_(&m, &n, ref, &m, ltau, work, &lwork, &info);
+    else
+      sgeqrf_(&m, &n, ref, &m, ltau, work, &lwork, &info);
     ck_assert_int_eq(info, 0);
     mlsba_factor_opts_t o;
     mlsba_factor_opts_init(&o);
     o.block = shapes[s][2];
     int64_t our_info = -1;
-    ck_assert_int_eq(mlsba_geqrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, m, n, A.a, m,
-                                    tau, &our_info, &o, NULL),
-                     0);
-    const double *a = A.a;
+    ck_assert_int_eq(
+        mlsba_geqrf_ex(nd.ex, p, m, n, A.a, m, tau, &our_info, &o, NULL), 0);
     double worst = 0, worst_tau = 0;
     for (int i = 0; i < m * n; i++)
-      worst = fmax(worst, fabs(a[i] - ref[i]));
+      worst = fmax(worst, fabs(entry(p, A.a, i) - entry(p, ref, i)));
     for (int i = 0; i < k; i++)
-      worst_tau = fmax(worst_tau, fabs(tau[i] - ltau[i]));
-    ck_assert_msg(worst < 1e-11 && worst_tau < 1e-13,
+      worst_tau = fmax(worst_tau, fabs(entry(p, tau, i) - entry(p, ltau, i)));
+    ck_assert_msg(worst < bound && worst_tau < bound_tau,
                   "%d x %d: factors differ from LAPACK's by %g, tau by %g", m,
                   n, worst, worst_tau);
+    if (getenv("QR_DEBUG"))
+      fprintf(stderr, "%s %d x %d: %g %g\n",
+              p == MLSBA_PRECISION_DOUBLE ? "double" : "single", m, n, worst,
+              worst_tau);
     free(work);
     free(tau);
     free(ltau);
@@ -193,54 +207,20 @@ START_TEST(factors_match_lapack) {
   }
   close_node(&nd);
 }
-END_TEST
 
-void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau,
-             float *work, const int *lwork, int *info);
+/* The same reflectors as LAPACK's ?geqrf computes: R, V and tau agree to
+ * rounding (Householder's sign convention is the same, so no column of R
+ * has its sign flipped). */
+START_TEST(factors_match_lapack) {
+  factors_against_lapack(MLSBA_PRECISION_DOUBLE, 7, 1e-11, 1e-13);
+}
+END_TEST
 
 /* The same in single precision: R, V and tau agree with LAPACK's
  * ?geqrf's to single's rounding (the double test's bounds scaled by the
  * ratio of the two precisions' eps, about 5e4 and 450 units). */
 START_TEST(single_precision_factors_match_lapack) {
-  node_t nd = open_node(two_cores);
-  static const int shapes[][3] = {{257, 201, 40}, {90, 211, 32}, {700, 64, 24}};
-  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
-    int m = shapes[s][0], n = shapes[s][1], k = m < n ? m : n, info = -1;
-    matrix_t A =
-        make_matrix_ref(MLSBA_PRECISION_SINGLE, m, n, m, 17 + (unsigned)s);
-    float *ref = malloc((size_t)(m * n) * sizeof *ref);
-    memcpy(ref, A.a, (size_t)(m * n) * sizeof *ref);
-    float *tau = malloc((size_t)k * sizeof *tau);
-    float *ltau = malloc((size_t)k * sizeof *ltau);
-    int lwork = 64 * n;
-    float *work = malloc((size_t)lwork * sizeof *work);
-    sgeqrf_(&m, &n, ref, &m, ltau, work, &lwork, &info);
-    ck_assert_int_eq(info, 0);
-    mlsba_factor_opts_t o;
-    mlsba_factor_opts_init(&o);
-    o.block = shapes[s][2];
-    int64_t our_info = -1;
-    ck_assert_int_eq(mlsba_geqrf_ex(nd.ex, MLSBA_PRECISION_SINGLE, m, n, A.a, m,
-                                    tau, &our_info, &o, NULL),
-                     0);
-    const float *a = A.a;
-    double worst = 0, worst_tau = 0;
-    for (int i = 0; i < m * n; i++)
-      worst = fmax(worst, fabs((double)a[i] - ref[i]));
-    for (int i = 0; i < k; i++)
-      worst_tau = fmax(worst_tau, fabs((double)tau[i] - ltau[i]));
-    ck_assert_msg(worst < 3e-3 && worst_tau < 3e-5,
-                  "%d x %d: factors differ from LAPACK's by %g, tau by %g", m,
-                  n, worst, worst_tau);
-    if (getenv("QR_DEBUG"))
-      fprintf(stderr, "single %d x %d: %g %g\n", m, n, worst, worst_tau);
-    free(work);
-    free(tau);
-    free(ltau);
-    free(ref);
-    free_matrix(&A);
-  }
-  close_node(&nd);
+  factors_against_lapack(MLSBA_PRECISION_SINGLE, 17, 3e-3, 3e-5);
 }
 END_TEST
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/clock.h"
+#include "../core/even.h"
 #include "driver.h"
 
 typedef mlsba__factor_step_t step_t;
@@ -205,7 +206,7 @@ static int finish(mlsba__factor_ctx_t *C) {
   }
   for (size_t i = 0, k = 0; i < c->p; i++) {
     int core = C->dev.active[i] && mlsba__factor_is_core(c, i);
-    load[i] = core ? kmax / cores + ((int64_t)k < kmax % cores) : 0;
+    load[i] = core ? mlsba__even_share(kmax, cores, (int64_t)k) : 0;
     k += (size_t)core;
   }
   mlsba_load_t *w = NULL;

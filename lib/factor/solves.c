@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "../core/error.h"
+#include "../core/even.h"
 #include "../platform/platform.h"
 #include "../runtime/executor.h"
 #include "factor.h"
@@ -66,8 +67,7 @@ static int split_columns(mlsba_executor_t *ex, const char *load_name,
   for (size_t i = 0, k = 0; !err && i < p; i++) {
     int core =
         (mlsba__platform_device_roles(ex->pl, i) & MLSBA__ROLE_CORE) != 0;
-    units[i] =
-        core ? nrhs / (int64_t)cores + ((int64_t)k < nrhs % (int64_t)cores) : 0;
+    units[i] = core ? mlsba__even_share(nrhs, (int64_t)cores, (int64_t)k) : 0;
     k += (size_t)core;
   }
   if (!err)

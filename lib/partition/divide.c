@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/even.h"
 #include "cma.h"
 #include "fpm.h"
 #include "measured.h"
@@ -57,7 +58,7 @@ void mlsba__divide_destroy(mlsba__divide_t *h) {
 /* n / q each, the remainder to the first nodes. */
 static void even(int64_t *c, size_t q, int64_t n) {
   for (size_t i = 0; i < q; i++)
-    c[i] = n / (int64_t)q + ((int64_t)i < n % (int64_t)q);
+    c[i] = mlsba__even_share(n, (int64_t)q, (int64_t)i);
 }
 
 int mlsba__divide_create(size_t q, int64_t n, const mlsba__inpa_opts_t *opts,

@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include "rank_matrix.h"
 
 #include <stdlib.h>
@@ -70,4 +71,13 @@ int rank_agreed(int64_t info, int err) {
   MPI_Allreduce(mine, lo, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(mine, hi, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   return lo[0] == hi[0] && lo[1] == hi[1];
+}
+
+int rank_temp_dir(char *dir, int size) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int made = rank != 0 || mkdtemp(dir) != NULL;
+  MPI_Bcast(dir, size, MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&made, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return !made;
 }

@@ -1,8 +1,9 @@
 /* A distributed matrix as the rank programs of the factorization tests
  * make and check it (factor_ranks, factor_node_ranks): every element a
  * function of its global indices, so that each rank fills its own blocks
- * and rank 0 builds the same matrix whole, for LAPACK. Linked into the
- * rank programs (MPI, no Check). */
+ * and rank 0 builds the same matrix whole, for LAPACK; and a scratch
+ * folder every rank names (multiply_ranks, scalapack_ranks). Linked into
+ * the rank programs (MPI, no Check). */
 #ifndef MLSBA_TESTS_RANK_MATRIX_H
 #define MLSBA_TESTS_RANK_MATRIX_H
 
@@ -34,5 +35,11 @@ double *rank_whole(int64_t m, int64_t n, rank_element_fn elem,
 /* 1 when every rank's info and error are rank 0's (every rank calls
  * it). */
 int rank_agreed(int64_t info, int err);
+
+/* A folder of rank 0's from the mkdtemp template in dir (size bytes, the
+ * same on every rank), its name then in dir on every rank: 0 on every
+ * rank when rank 0 made it, 1 on every rank when not. Every rank calls
+ * it. */
+int rank_temp_dir(char *dir, int size);
 
 #endif

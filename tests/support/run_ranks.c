@@ -1,5 +1,6 @@
 #include "run_ranks.h"
 
+#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,4 +109,19 @@ void mpi_job_environment(void) {
   snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
            asan && *asan ? ":" : "");
   setenv("ASAN_OPTIONS", opts, 1);
+}
+
+void check_all_ok(const tool_run_t *r, size_t lines) {
+  ck_assert_msg(r->exited && r->status == 0, "status %d: %s%s", r->status,
+                r->out, r->err);
+  ck_assert_msg(strstr(r->out, "WRONG") == NULL, "%s", r->out);
+  ck_assert_msg(count_lines(r->out) == lines, "%zu lines, not %zu: %s",
+                count_lines(r->out), lines, r->out);
+  for (const char *l = r->out; l && *l;) {
+    ck_assert_msg(strncmp(l, "ok ", 3) == 0, "%s", r->out);
+    const char *nl = strchr(l, '\n');
+    if (nl == NULL)
+      break;
+    l = nl + 1;
+  }
 }

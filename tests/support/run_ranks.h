@@ -58,6 +58,11 @@ void run_ranks(const char *timeout, const char *limit_s, const char *mpirun,
 void run_rank_alone(const char *timeout, const char *limit_s, char *const *args,
                     tool_run_t *r);
 
+/* A rank program's job checked (Check's assertions): exit status 0, no
+ * WRONG anywhere in what rank 0 printed, `lines` lines, each starting
+ * "ok ". */
+void check_all_ok(const tool_run_t *r, size_t lines);
+
 /* What every job's ranks need in this process's environment: Open MPI
  * allowed to run as root (CI runs as root), and under the sanitizers no
  * leak check in the ranks (added to ASAN_OPTIONS): Open MPI leaves
