@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "devices/cpu/cpu_kernels.h"
-#include "devices/cpu/cpu_lapack.h"
 #include "devices/cpu/cpu_openblas.h"
+#include "devices/lapack.h"
 #include "mlsba.h"
 #include "support/run_suite.h"
 

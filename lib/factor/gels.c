@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../devices/cpu/cpu_lapack.h"
+#include "../devices/lapack.h"
 #include "factor.h"
 #include "ormqr.h"
 #include "rhs.h"

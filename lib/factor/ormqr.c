@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../devices/cpu/cpu_lapack.h"
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "factor.h"
 #include "ormqr.h"
 #include "rhs.h"

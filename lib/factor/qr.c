@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../devices/cpu/cpu_lapack.h"
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "factor.h"
 
 static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {

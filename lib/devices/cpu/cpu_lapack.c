@@ -1,5 +1,5 @@
-/* The panels' LAPACK (cpu_lapack.h says which and why). */
-#include "cpu_lapack.h"
+/* The panels' LAPACK (../lapack.h says which and why). */
+#include "../lapack.h"
 
 #include <pthread.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* The LAPACK routines the factorizations' panels call (?getf2, ?potf2,
- * ?geqrf, ?larft, ?lascl), through the private OpenBLAS (cpu_openblas.h):
- * its kernels are the ones this CPU's features call for, on one thread,
- * whatever the process's OpenBLAS detected as it loaded. Debian's
+ * ?geqrf, ?larft, ?lascl), through the private OpenBLAS (cpu/cpu_openblas.h;
+ * cpu/cpu_lapack.c): its kernels are the ones this CPU's features call for, on
+ * one thread, whatever the process's OpenBLAS detected as it loaded. Debian's
  * liblapack.so.3 is OpenBLAS's, and an OpenBLAS that does not know the
  * CPU runs its weakest kernels there (0.3.21 took Prescott's on a Xeon
  * with AVX-512, and its dpotf2 died in dgemv_n_PRESCOTT). Where the
@@ -13,8 +13,8 @@
  * private OpenBLAS's BLAS: with one thread, OpenBLAS's buffers are taken
  * under its lock. Arguments are LAPACK's, column-major, with int
  * dimensions; the returns are LAPACK's info. */
-#ifndef MLSBA_DEVICES_CPU_CPU_LAPACK_H
-#define MLSBA_DEVICES_CPU_CPU_LAPACK_H
+#ifndef MLSBA_DEVICES_LAPACK_H
+#define MLSBA_DEVICES_LAPACK_H
 
 #include "mlsba.h"
 
