@@ -376,9 +376,12 @@ static void print_rows(const fbench_t *F, const frow_t *rows, size_t used) {
            res, ppe);
   }
   for (size_t i = 0; i < used; i++)
-    if (rows[i].lapack)
+    if (rows[i].lapack) {
       printf("%s: its own %s, %s, all cores\n", rows[i].name, op_name(F->a),
              rows[i].kernels);
+      if (*openblas_weak())
+        printf("%s: %s\n", rows[i].name, openblas_weak());
+    }
   if (!F->sim)
     printf("time: the median of %d interleaved rounds; spread: (slowest - "
            "fastest) / median\n",
@@ -459,6 +462,11 @@ static json_t *row_json(const fbench_t *F, const frow_t *r) {
   json_object_set_new(o, "slowest_s", json_real(r->slowest));
   if (r->lapack) {
     json_object_set_new(o, "kernels", json_string(r->kernels));
+    /* The kernels it runs against the best of the CPU's ISA: a peer on
+     * weaker ones is not the best a user could run. */
+    json_object_set_new(o, "core_type", json_string(openblas_corename()));
+    json_object_set_new(o, "best_core_type", json_string(openblas_best_core()));
+    json_object_set_new(o, "weak_kernels", json_boolean(*openblas_weak()));
     return o;
   }
   const mlsba_factor_report_t *R = &r->rep;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The CBLAS prototypes of OpenBLAS's LP64 build (int indices). */
 enum { COL_MAJOR = 102, NO_TRANS = 111 };
@@ -40,19 +41,15 @@ static const char *const lapack_names[LAPACK_CALLS] = {
 static struct {
   int tried, ok;
   void *lapack[LAPACK_CALLS][2]; /* [call][double?] */
-  char why[160], label[128];
+  char why[160], label[128], corename[32], weak[256];
   sgemm_fn sgemm;
   dgemm_fn dgemm;
   void (*set_threads)(int);
 } ob;
 
-/* OpenBLAS reads OPENBLAS_CORETYPE as it loads. Its own detection can
- * settle on older kernels than the CPU runs (Haswell on AVX-512 AMD
- * cores), so unless the user chose, the best family of the CPU's ISA is
- * asked for; every name here is one OpenBLAS's dynamic build knows. */
-static void choose_core_type(void) {
-  if (getenv("OPENBLAS_CORETYPE"))
-    return;
+/* The best family of the CPU's ISA, as OpenBLAS's dynamic build names
+ * it, or NULL below AVX2. */
+static const char *best_core_type(void) {
   const char *type = NULL;
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -62,8 +59,36 @@ static void choose_core_type(void) {
   else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     type = "Haswell";
 #endif
-  if (type)
+  return type;
+}
+
+/* OpenBLAS reads OPENBLAS_CORETYPE as it loads. Its own detection can
+ * settle on older kernels than the CPU runs (Haswell on AVX-512 AMD
+ * cores, Prescott on a Xeon that 0.3.21 did not know), so unless the user
+ * chose, the best family of the CPU's ISA is asked for. It takes only
+ * where this dlopen is the first load: a program that links OpenBLAS, as
+ * libmlsba links Debian's liblapack.so.3 (OpenBLAS's), has it loaded and
+ * its kernels chosen before main; openblas_weak() then says so. */
+static void choose_core_type(void) {
+  const char *type = best_core_type();
+  if (!getenv("OPENBLAS_CORETYPE") && type)
     setenv("OPENBLAS_CORETYPE", type, 0);
+}
+
+/* A kernel family's vector width: 3 AVX-512, 2 AVX2, 1 AVX, 0 below (or
+ * unknown here). */
+static int core_rank(const char *name) {
+  static const struct {
+    const char *name;
+    int rank;
+  } known[] = {{"SkylakeX", 3},  {"Cooperlake", 3}, {"SapphireRapids", 3},
+               {"Haswell", 2},   {"Zen", 2},        {"Sandybridge", 1},
+               {"Bulldozer", 1}, {"Piledriver", 1}, {"Steamroller", 1},
+               {"Excavator", 1}};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (strcasecmp(known[i].name, name) == 0)
+      return known[i].rank;
+  return 0;
 }
 
 int openblas_load(const char **why) {
@@ -101,6 +126,13 @@ int openblas_load(const char **why) {
         sscanf(config(), "OpenBLAS %31s", version);
         snprintf(ob.label, sizeof ob.label, "OpenBLAS %s, %s kernels", version,
                  corename());
+        snprintf(ob.corename, sizeof ob.corename, "%s", corename());
+        const char *best = best_core_type();
+        if (best && core_rank(ob.corename) < core_rank(best))
+          snprintf(ob.weak, sizeof ob.weak,
+                   "OpenBLAS chose its %s kernels, not %s's;\n  export "
+                   "OPENBLAS_CORETYPE=%s before the program starts",
+                   ob.corename, best, best);
       } else {
         snprintf(ob.why, sizeof ob.why, "OpenBLAS: %s lacks the CBLAS calls",
                  MLSBA_OPENBLAS_LIBRARY);
@@ -117,6 +149,15 @@ int openblas_load(const char **why) {
 }
 
 const char *openblas_label(void) { return ob.label; }
+
+const char *openblas_corename(void) { return ob.corename; }
+
+const char *openblas_best_core(void) {
+  const char *best = best_core_type();
+  return best ? best : "";
+}
+
+const char *openblas_weak(void) { return ob.weak; }
 
 /* The call's function in the precision p, OpenBLAS set to `threads`
  * threads first; NULL when this OpenBLAS lacks it. The pointer is cast

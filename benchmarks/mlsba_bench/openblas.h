@@ -16,6 +16,14 @@ int openblas_load(const char **why);
 /* "OpenBLAS 0.3.21, SkylakeX kernels": after a successful load. */
 const char *openblas_label(void);
 
+/* Once loaded: the kernels it runs ("Prescott"), the best family of this
+ * CPU's ISA ("SkylakeX", or "" below AVX2), and, when the first are
+ * weaker, two lines that say so and how a user gets the best (else
+ * ""). */
+const char *openblas_corename(void);
+const char *openblas_best_core(void);
+const char *openblas_weak(void);
+
 /* Columns 0..ncols-1 of C = A x B on `threads` OpenBLAS threads. */
 void openblas_gemm(const mlsba_gemm_t *g, int64_t ncols, unsigned threads);
 

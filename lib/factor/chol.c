@@ -11,13 +11,8 @@
 #include <string.h>
 
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "factor.h"
-
-/* LAPACK (Fortran): the string lengths are the hidden last arguments. */
-void dpotf2_(const char *uplo, const int *n, double *a, const int *lda,
-             int *info, size_t uplo_len);
-void spotf2_(const char *uplo, const int *n, float *a, const int *lda,
-             int *info, size_t uplo_len);
 
 static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {
   return mlsba__factor_at(P, i, j);
@@ -93,13 +88,8 @@ enum { DIAG_LEAF = 32 };
  * the order (1-based, within the block) of the first leading minor that
  * is not positive definite. */
 static int diag_leaf(mlsba__factor_problem_t *P, int64_t c, int64_t w) {
-  int n = (int)w, lda = (int)P->lda, info = 0;
-  const char *uplo = lower(P) ? "L" : "U";
-  if (P->prec == MLSBA_PRECISION_DOUBLE)
-    dpotf2_(uplo, &n, at(P, c, c), &lda, &info, 1);
-  else
-    spotf2_(uplo, &n, at(P, c, c), &lda, &info, 1);
-  return info;
+  return mlsba__lapack_potf2(P->prec, lower(P) ? 'L' : 'U', (int)w, at(P, c, c),
+                             (int)P->lda);
 }
 
 /* Recursive Cholesky of the diagonal block [c, c + w) (LAPACK's ?potrf2):

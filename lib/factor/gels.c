@@ -16,17 +16,10 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../devices/lapack.h"
 #include "factor.h"
 #include "ormqr.h"
 #include "rhs.h"
-
-/* LAPACK (Fortran): A = A cto / cfrom without over- or underflow. */
-void dlascl_(const char *type, const int *kl, const int *ku,
-             const double *cfrom, const double *cto, const int *m, const int *n,
-             double *a, const int *lda, int *info, size_t type_len);
-void slascl_(const char *type, const int *kl, const int *ku, const float *cfrom,
-             const float *cto, const int *m, const int *n, float *a,
-             const int *lda, int *info, size_t type_len);
 
 /* One call: its arguments, and the scaling of A and B. */
 typedef struct {
@@ -101,15 +94,9 @@ static double largest(mlsba_precision_t prec, int64_t rows, int64_t cols,
 /* rows x cols of x (ld) times cto / cfrom, by LAPACK's ?lascl. */
 static void scale(mlsba_precision_t prec, double cfrom, double cto,
                   int64_t rows, int64_t cols, void *x, int64_t ld) {
-  int zero = 0, r = (int)rows, c = (int)cols, l = (int)ld, info = 0;
   if (rows == 0 || cols == 0)
     return;
-  if (prec == MLSBA_PRECISION_DOUBLE) {
-    dlascl_("G", &zero, &zero, &cfrom, &cto, &r, &c, x, &l, &info, 1);
-  } else {
-    float from = (float)cfrom, to = (float)cto;
-    slascl_("G", &zero, &zero, &from, &to, &r, &c, x, &l, &info, 1);
-  }
+  (void)mlsba__lapack_lascl(prec, cfrom, cto, (int)rows, (int)cols, x, (int)ld);
 }
 
 /* Which bound a matrix of largest entry norm is scaled to, as LAPACK's

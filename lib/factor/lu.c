@@ -8,13 +8,8 @@
 #include <string.h>
 
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "factor.h"
-
-/* LAPACK (Fortran). */
-void dgetf2_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
-             int *info);
-void sgetf2_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
-             int *info);
 
 static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {
   return mlsba__factor_at(P, i, j);
@@ -58,12 +53,9 @@ static void laswp(const mlsba__factor_problem_t *P, int64_t col, int64_t w,
 /* LAPACK's unblocked LU of rows [c, m) of columns [c, c + w), its pivots
  * made global. */
 static void lu_leaf(mlsba__factor_problem_t *P, int64_t c, int64_t w) {
-  int m = (int)(P->m - c), n = (int)w, lda = (int)P->lda, info = 0;
   int *piv = P->ipiv + c;
-  if (P->prec == MLSBA_PRECISION_DOUBLE)
-    dgetf2_(&m, &n, at(P, c, c), &lda, piv, &info);
-  else
-    sgetf2_(&m, &n, at(P, c, c), &lda, piv, &info);
+  int info = mlsba__lapack_getf2(P->prec, (int)(P->m - c), (int)w, at(P, c, c),
+                                 (int)P->lda, piv);
   for (int64_t i = 0; i < w; i++)
     piv[i] += (int)c; /* ?getf2 counts from its first row */
   if (info > 0 && P->info == 0)

@@ -24,17 +24,10 @@
 
 #include "../core/error.h"
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "factor.h"
 #include "ormqr.h"
 #include "rhs.h"
-
-/* LAPACK (Fortran): the string lengths are the hidden last arguments. */
-void dlarft_(const char *direct, const char *storev, const int *n, const int *k,
-             const double *v, const int *ldv, const double *tau, double *t,
-             const int *ldt, size_t direct_len, size_t storev_len);
-void slarft_(const char *direct, const char *storev, const int *n, const int *k,
-             const float *v, const int *ldv, const float *tau, float *t,
-             const int *ldt, size_t direct_len, size_t storev_len);
 
 /* Reflectors in a block: LAPACK's ?ormqr takes 32 (ilaenv's); a wider C
  * takes 64, so that its GEMMs run deeper, while a narrow one keeps 32,
@@ -225,15 +218,10 @@ static void combine(mlsba_precision_t prec, int how, int64_t rows, int64_t cols,
 /* T of the q-th block, from its reflectors [i, i + ib), h = nq - i long. */
 static void form_t(const apply_t *s, int64_t q) {
   int64_t i = block_start(s, q);
-  int hh = (int)(order_of(s) - i), kk = (int)block_size(s, i),
-      lda = (int)s->lda;
+  int kk = (int)block_size(s, i);
   const void *tau = s->tau + (size_t)i * esize_of(s->prec);
-  if (s->prec == MLSBA_PRECISION_DOUBLE)
-    dlarft_("F", "C", &hh, &kk, a_at(s, i, i), &lda, tau, (double *)t_of(s, q),
-            &kk, 1, 1);
-  else
-    slarft_("F", "C", &hh, &kk, a_at(s, i, i), &lda, tau, (float *)t_of(s, q),
-            &kk, 1, 1);
+  mlsba__lapack_larft(s->prec, (int)(order_of(s) - i), kk, a_at(s, i, i),
+                      (int)s->lda, tau, t_of(s, q), kk);
 }
 
 /* Part t's partial W of the q-th block: V2^T C2 (side L) or C2 V2 (side

@@ -196,6 +196,10 @@ int mlsba__openblas_load(unsigned features, const char **why) {
 
 const char *mlsba__openblas_label(void) { return ob.label; }
 
+void *mlsba__openblas_symbol(const char *name) {
+  return ob.loaded ? dlsym(ob.lib, name) : NULL;
+}
+
 static int fits(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 static int trans_of(char t) { return t == 'T' || t == 't' ? TRANS : NO_TRANS; }

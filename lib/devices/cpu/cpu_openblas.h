@@ -43,6 +43,10 @@ int mlsba__openblas_load(unsigned features, const char **why);
 /* "OpenBLAS 0.3.21 SkylakeX" once loaded, else "". */
 const char *mlsba__openblas_label(void);
 
+/* Another of its symbols (the panels' LAPACK routines, cpu_lapack.c)
+ * once loaded, else NULL. */
+void *mlsba__openblas_symbol(const char *name);
+
 /* The calls, column-major, with BLAS's letters, on one thread. Each
  * returns 1 when it did not run (not loaded, or a dimension beyond int:
  * the caller uses BLIS), else 0. */
