@@ -15,12 +15,25 @@
  * way makes that collective the only one: every rank offers its
  * candidate (the first row of the largest |value| among its rows,
  * LAPACK's idamax rule) with the whole row, and the diagonal block's
- * owner its current row k0 + j too, in one all-reduce down the node
- * column whose operation keeps the larger candidate (on a tie the
- * smaller global row; a NaN above any number, so that every rank's
- * reduction agrees) and the current row: log2 of the column's ranks
- * rounds of one slot, where an all-gather moved every rank's slot to
- * every rank. Every rank then has the same pivot, its owner takes the
+ * owner its current row k0 + j too, in one exchange down the node
+ * column that keeps the larger candidate (on a tie the smaller global
+ * row; a NaN above any number, so that every rank's result agrees) and
+ * the current row. A column's pivot waits for the one before it, so a
+ * panel's time on many ranks is its columns' exchanges' rounds, each a
+ * network latency: what the exchange saves is rounds. On a node column
+ * of q <= FLAT_MAX ranks it takes one: every rank sends its slot to
+ * every other at once and keeps the best of the q slots it then holds
+ * (q - 1 messages of one row or two, the current row only from its
+ * owner, whose injection costs less than the latencies of the rounds
+ * they replace: on SMPI's Grenoble cluster a round is about 16 us, a
+ * row of 128 doubles 0.4 us at its links' bandwidth). On a larger
+ * column a dissemination (Bruck's): in round r each rank sends what it
+ * holds to the rank 2^r after it and keeps the better of that and what
+ * the rank 2^r before it sends, so ceil(log2 q) rounds reach all q
+ * ranks (keeping the better of two candidates is idempotent: the ranks
+ * a slot meets twice do no harm), where an all-reduce's recursive
+ * doubling takes two more when q is not a power of two. Every rank then
+ * has the same pivot, its owner takes the
  * current row in its place, and every rank
  * keeps the pivot row in a copy of the panel's top rows (`t`), from which
  * each solves the U12 blocks of the recursion itself: no other message.
@@ -76,10 +89,10 @@ typedef struct {
   int root;   /* the diagonal block owner's place */
   char *t;    /* p x p, leading dimension p: the panel's top rows */
   char *mine; /* this rank's part of a column's pivot search */
-  char *all;  /* the reduction's result */
+  char *all;  /* the exchange's result */
+  char *in;   /* the slots received: cq of them */
+  MPI_Request *reqs; /* the flat exchange's: 2 cq */
   size_t slot;
-  MPI_Datatype slot_type; /* slot bytes */
-  MPI_Op pick;
   int64_t best; /* this rank's candidate row of the current column */
   int *piv;
   unsigned threads; /* the recursion's GEMMs' (the node's cores) */
@@ -107,7 +120,10 @@ static size_t slot_bytes(const mlsba__mpi_dfac_t *f) {
 
 size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f) {
   size_t nb = (size_t)f->nb;
-  return round16(nb * nb * f->es) + 2 * slot_bytes(f);
+  int cq;
+  MPI_Comm_size(f->col, &cq);
+  return round16(nb * nb * f->es) + (2 + (size_t)cq) * slot_bytes(f) +
+         2 * (size_t)cq * sizeof(MPI_Request);
 }
 
 static char *at(const panel_t *P, int64_t i, int64_t j) {
@@ -155,7 +171,7 @@ static void scale(const panel_t *P, int64_t i0, int64_t j, double pv) {
 
 /* Whether candidate a goes before b: a row before none, the larger
  * |value| (a NaN above any number), on a tie the smaller global row. A
- * total order, so the reduction's result does not depend on the order
+ * total order, so the exchange's result does not depend on the order
  * in which it meets the ranks. */
 static int beats(const double *a, const double *b) {
   if (!(a[VALUE] >= 0) && !isnan(a[VALUE]))
@@ -170,28 +186,61 @@ static int beats(const double *a, const double *b) {
   return a[GROW] < b[GROW];
 }
 
-/* The search's reduction (an MPI_User_function): inout keeps the better
- * candidate and takes the current row from whichever slot has it. */
-static void pick(void *in, void *inout, int *len, MPI_Datatype *type) {
-  int bytes;
-  MPI_Type_size(*type, &bytes);
-  for (int i = 0; i < *len; i++) {
-    char *a = (char *)in + (size_t)i * (size_t)bytes,
-         *b = (char *)inout + (size_t)i * (size_t)bytes;
-    double ha[HEAD], hb[HEAD];
-    memcpy(ha, a, sizeof ha);
-    memcpy(hb, b, sizeof hb);
-    size_t row = (size_t)ha[WIDTH] * (size_t)ha[ELEM], hs = sizeof ha;
-    if (beats(ha, hb)) {
-      hb[VALUE] = ha[VALUE];
-      hb[GROW] = ha[GROW];
-      memcpy(b + hs, a + hs, row);
+/* The tag of the pivot search's messages (within the node column's
+ * communicator, the interchanges' SWAP_TAG aside). */
+enum { PIVOT_TAG = 3218 };
+
+/* The search's combination: slot b keeps the better candidate of a and
+ * b, and takes the current row from whichever slot has it. */
+static void pick(const char *a, char *b) {
+  double ha[HEAD], hb[HEAD];
+  memcpy(ha, a, sizeof ha);
+  memcpy(hb, b, sizeof hb);
+  size_t row = (size_t)ha[WIDTH] * (size_t)ha[ELEM], hs = sizeof ha;
+  if (beats(ha, hb)) {
+    hb[VALUE] = ha[VALUE];
+    hb[GROW] = ha[GROW];
+    memcpy(b + hs, a + hs, row);
+  }
+  if (ha[HAS_CUR] != 0) {
+    hb[HAS_CUR] = 1;
+    memcpy(b + hs + row, a + hs + row, row);
+  }
+  memcpy(b, hb, sizeof hb);
+}
+
+/* The largest node column whose pivot search is one flat round. */
+enum { FLAT_MAX = 32 };
+
+/* The exchange of P->mine into P->all over the node column (the file's
+ * comment). Slot bytes are below 2^31: nb is. */
+static void exchange(panel_t *P) {
+  memcpy(P->all, P->mine, P->slot);
+  if (P->cq <= FLAT_MAX) {
+    double h[HEAD];
+    memcpy(h, P->mine, sizeof h);
+    int n = 0, bytes = (int)(sizeof h + (size_t)P->p * P->f->es *
+                                            (h[HAS_CUR] != 0 ? 2 : 1));
+    for (int r = 0; r < P->cq; r++) {
+      if (r == P->me)
+        continue;
+      MPI_Irecv(P->in + (size_t)r * P->slot, (int)P->slot, MPI_BYTE, r,
+                PIVOT_TAG, P->f->col, &P->reqs[n++]);
+      MPI_Isend(P->mine, bytes, MPI_BYTE, r, PIVOT_TAG, P->f->col,
+                &P->reqs[n++]);
     }
-    if (ha[HAS_CUR] != 0) {
-      hb[HAS_CUR] = 1;
-      memcpy(b + hs + row, a + hs + row, row);
-    }
-    memcpy(b, hb, sizeof hb);
+    MPI_Waitall(n, P->reqs, MPI_STATUSES_IGNORE);
+    for (int r = 0; r < P->cq; r++)
+      if (r != P->me)
+        pick(P->in + (size_t)r * P->slot, P->all);
+    return;
+  }
+  for (int d = 1; d < P->cq; d *= 2) {
+    int to = (P->me + d) % P->cq, from = (P->me - d + P->cq) % P->cq;
+    MPI_Sendrecv(P->all, (int)P->slot, MPI_BYTE, to, PIVOT_TAG, P->in,
+                 (int)P->slot, MPI_BYTE, from, PIVOT_TAG, P->f->col,
+                 MPI_STATUS_IGNORE);
+    pick(P->in, P->all);
   }
 }
 
@@ -229,7 +278,7 @@ static int64_t search(panel_t *P, int64_t j) {
     row_out(P, P->best, row);
   if (P->diag)
     row_out(P, j, row + (size_t)P->p * es);
-  MPI_Allreduce(P->mine, P->all, 1, P->slot_type, P->pick, P->f->col);
+  exchange(P);
   double h[HEAD];
   memcpy(h, P->all, sizeof h);
   return (int64_t)h[GROW];
@@ -341,13 +390,10 @@ void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
   P.t = scratch;
   P.mine = (char *)scratch + round16((size_t)(f->nb * f->nb) * f->es);
   P.all = P.mine + P.slot;
+  P.in = P.all + P.slot;
+  P.reqs = (MPI_Request *)(void *)(P.in + (size_t)P.cq * P.slot);
   memset(piv, 0, (size_t)(p + 1) * sizeof *piv);
-  MPI_Type_contiguous((int)P.slot, MPI_BYTE, &P.slot_type);
-  MPI_Type_commit(&P.slot_type);
-  MPI_Op_create(pick, 1, &P.pick);
   factor_cols(&P, 0, p);
-  MPI_Op_free(&P.pick);
-  MPI_Type_free(&P.slot_type);
   /* The top rows as the recursion left them: U11 and L11. */
   for (int64_t c = 0; P.diag && c < p; c++)
     memcpy(at(&P, 0, c), P.t + (size_t)(c * p) * f->es, (size_t)p * f->es);
