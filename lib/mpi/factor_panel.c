@@ -18,21 +18,8 @@
  * owner its current row k0 + j too, in one exchange down the node
  * column that keeps the larger candidate (on a tie the smaller global
  * row; a NaN above any number, so that every rank's result agrees) and
- * the current row. A column's pivot waits for the one before it, so a
- * panel's time on many ranks is its columns' exchanges' rounds, each a
- * network latency: what the exchange saves is rounds. On a node column
- * of q <= FLAT_MAX ranks it takes one: every rank sends its slot to
- * every other at once and keeps the best of the q slots it then holds
- * (q - 1 messages of one row or two, the current row only from its
- * owner, whose injection costs less than the latencies of the rounds
- * they replace: on SMPI's Grenoble cluster a round is about 16 us, a
- * row of 128 doubles 0.4 us at its links' bandwidth). On a larger
- * column a dissemination (Bruck's): in round r each rank sends what it
- * holds to the rank 2^r after it and keeps the better of that and what
- * the rank 2^r before it sends, so ceil(log2 q) rounds reach all q
- * ranks (keeping the better of two candidates is idempotent: the ranks
- * a slot meets twice do no harm), where an all-reduce's recursive
- * doubling takes two more when q is not a power of two. Every rank then
+ * the current row (factor_pivot.c: one flat round on a column of up to
+ * 32 ranks, ceil(log2 q) rounds on a larger one). Every rank then
  * has the same pivot, its owner takes the
  * current row in its place, and every rank
  * keeps the pivot row in a copy of the panel's top rows (`t`), from which
@@ -90,8 +77,7 @@ typedef struct {
   char *t;    /* p x p, leading dimension p: the panel's top rows */
   char *mine; /* this rank's part of a column's pivot search */
   char *all;  /* the exchange's result */
-  char *in;   /* the slots received: cq of them */
-  MPI_Request *reqs; /* the flat exchange's: 2 cq */
+  char *in;   /* the exchange's scratch */
   size_t slot;
   int64_t best; /* this rank's candidate row of the current column */
   int *piv;
@@ -108,22 +94,26 @@ static uint64_t mix(uint64_t x) {
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
-/* A slot of the pivot search: its header (HEAD doubles: the candidate's
- * |value|, or -1 where the rank has no row left; its global row; whether
- * the slot carries the current row; p; the element size), the
- * candidate's row (p elements), the current row (p elements). */
-enum { VALUE, GROW, HAS_CUR, WIDTH, ELEM, HEAD };
+/* The pivot search's slots (factor.h). */
+enum {
+  VALUE = MLSBA__PIVOT_VALUE,
+  GROW = MLSBA__PIVOT_GROW,
+  HAS_CUR = MLSBA__PIVOT_HAS_CUR,
+  WIDTH = MLSBA__PIVOT_WIDTH,
+  ELEM = MLSBA__PIVOT_ELEM,
+  HEAD = MLSBA__PIVOT_HEAD
+};
 
 static size_t slot_bytes(const mlsba__mpi_dfac_t *f) {
-  return round16(HEAD * sizeof(double) + 2 * (size_t)f->nb * f->es);
+  return mlsba__mpi_pivot_slot(f->nb, f->es);
 }
 
 size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f) {
   size_t nb = (size_t)f->nb;
   int cq;
   MPI_Comm_size(f->col, &cq);
-  return round16(nb * nb * f->es) + (2 + (size_t)cq) * slot_bytes(f) +
-         2 * (size_t)cq * sizeof(MPI_Request);
+  return round16(nb * nb * f->es) + 2 * slot_bytes(f) +
+         mlsba__mpi_pivot_scratch(cq, slot_bytes(f));
 }
 
 static char *at(const panel_t *P, int64_t i, int64_t j) {
@@ -169,81 +159,6 @@ static void scale(const panel_t *P, int64_t i0, int64_t j, double pv) {
   }
 }
 
-/* Whether candidate a goes before b: a row before none, the larger
- * |value| (a NaN above any number), on a tie the smaller global row. A
- * total order, so the exchange's result does not depend on the order
- * in which it meets the ranks. */
-static int beats(const double *a, const double *b) {
-  if (!(a[VALUE] >= 0) && !isnan(a[VALUE]))
-    return 0;
-  if (!(b[VALUE] >= 0) && !isnan(b[VALUE]))
-    return 1;
-  int an = isnan(a[VALUE]) != 0, bn = isnan(b[VALUE]) != 0;
-  if (an != bn)
-    return an;
-  if (!an && a[VALUE] != b[VALUE])
-    return a[VALUE] > b[VALUE];
-  return a[GROW] < b[GROW];
-}
-
-/* The tag of the pivot search's messages (within the node column's
- * communicator, the interchanges' SWAP_TAG aside). */
-enum { PIVOT_TAG = 3218 };
-
-/* The search's combination: slot b keeps the better candidate of a and
- * b, and takes the current row from whichever slot has it. */
-static void pick(const char *a, char *b) {
-  double ha[HEAD], hb[HEAD];
-  memcpy(ha, a, sizeof ha);
-  memcpy(hb, b, sizeof hb);
-  size_t row = (size_t)ha[WIDTH] * (size_t)ha[ELEM], hs = sizeof ha;
-  if (beats(ha, hb)) {
-    hb[VALUE] = ha[VALUE];
-    hb[GROW] = ha[GROW];
-    memcpy(b + hs, a + hs, row);
-  }
-  if (ha[HAS_CUR] != 0) {
-    hb[HAS_CUR] = 1;
-    memcpy(b + hs + row, a + hs + row, row);
-  }
-  memcpy(b, hb, sizeof hb);
-}
-
-/* The largest node column whose pivot search is one flat round. */
-enum { FLAT_MAX = 32 };
-
-/* The exchange of P->mine into P->all over the node column (the file's
- * comment). Slot bytes are below 2^31: nb is. */
-static void exchange(panel_t *P) {
-  memcpy(P->all, P->mine, P->slot);
-  if (P->cq <= FLAT_MAX) {
-    double h[HEAD];
-    memcpy(h, P->mine, sizeof h);
-    int n = 0, bytes = (int)(sizeof h + (size_t)P->p * P->f->es *
-                                            (h[HAS_CUR] != 0 ? 2 : 1));
-    for (int r = 0; r < P->cq; r++) {
-      if (r == P->me)
-        continue;
-      MPI_Irecv(P->in + (size_t)r * P->slot, (int)P->slot, MPI_BYTE, r,
-                PIVOT_TAG, P->f->col, &P->reqs[n++]);
-      MPI_Isend(P->mine, bytes, MPI_BYTE, r, PIVOT_TAG, P->f->col,
-                &P->reqs[n++]);
-    }
-    MPI_Waitall(n, P->reqs, MPI_STATUSES_IGNORE);
-    for (int r = 0; r < P->cq; r++)
-      if (r != P->me)
-        pick(P->in + (size_t)r * P->slot, P->all);
-    return;
-  }
-  for (int d = 1; d < P->cq; d *= 2) {
-    int to = (P->me + d) % P->cq, from = (P->me - d + P->cq) % P->cq;
-    MPI_Sendrecv(P->all, (int)P->slot, MPI_BYTE, to, PIVOT_TAG, P->in,
-                 (int)P->slot, MPI_BYTE, from, PIVOT_TAG, P->f->col,
-                 MPI_STATUS_IGNORE);
-    pick(P->in, P->all);
-  }
-}
-
 /* The pivot search of column j among every rank's rows, as idamax on the
  * whole column: each rank's candidate, then the largest, the smallest
  * global row on a tie, in P->all with the current row. Returns its
@@ -278,7 +193,8 @@ static int64_t search(panel_t *P, int64_t j) {
     row_out(P, P->best, row);
   if (P->diag)
     row_out(P, j, row + (size_t)P->p * es);
-  exchange(P);
+  mlsba__mpi_pivot_exchange(P->f->col, MLSBA__PIVOT_FLAT_MAX, P->slot, P->mine,
+                            P->all, P->in);
   double h[HEAD];
   memcpy(h, P->all, sizeof h);
   return (int64_t)h[GROW];
@@ -391,7 +307,6 @@ void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
   P.mine = (char *)scratch + round16((size_t)(f->nb * f->nb) * f->es);
   P.all = P.mine + P.slot;
   P.in = P.all + P.slot;
-  P.reqs = (MPI_Request *)(void *)(P.in + (size_t)P.cq * P.slot);
   memset(piv, 0, (size_t)(p + 1) * sizeof *piv);
   factor_cols(&P, 0, p);
   /* The top rows as the recursion left them: U11 and L11. */
