@@ -20,9 +20,9 @@
  *     (factor_update.c).
  * The lookahead: the node column of the next panel swaps, solves and
  * updates that panel's columns first, factors the next panel and starts
- * sending it, and only then swaps and updates the rest of its columns; every other rank
- * updates all of its columns meanwhile. The rest is updated in pieces
- * between which the messages are progressed (Open MPI moves a large
+ * sending it, and only then swaps and updates the rest of its columns; every
+ * other rank updates all of its columns meanwhile. The rest is updated in
+ * pieces between which the messages are progressed (Open MPI moves a large
  * message only inside MPI calls). So the panel is off the critical path:
  * the ranks find their rows of it when they finish a step. A rank alone
  * in its node column reads L in the panel as received and U in its own
@@ -416,6 +416,40 @@ static void solve_columns(const void *user, int64_t c0, int64_t c1) {
            s->a12 + (size_t)(j * f->lda) * f->es, (size_t)s->p * f->es);
 }
 
+/* The smallest broadcast of U (bytes) that goes as a scatter and an
+ * all-gather, on a node column of SCATTER_RANKS ranks or more. */
+enum { SCATTER_BYTES = 256 << 10, SCATTER_RANKS = 4 };
+
+/* U's block row, count elements at u, from the node column's rank root
+ * to all of its ranks. A binomial tree sends the whole row log2(q)
+ * times in sequence, which on the widest columns of the 90 simulated
+ * nodes was most of a step's interchanges and U; a large row goes as
+ * van de Geijn's broadcast instead, scattered in q pieces and gathered
+ * back on every rank (MPI's all-gather, a ring for large pieces), about
+ * twice the row's time whatever q. count is below 2^31: p and the local
+ * columns are below 2^31 / nb by the size checks. */
+static void bcast_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
+                    int64_t count, int root) {
+  int cq, me;
+  MPI_Comm_size(f->col, &cq);
+  MPI_Comm_rank(f->col, &me);
+  if (cq < SCATTER_RANKS || (size_t)count * f->es < SCATTER_BYTES) {
+    MPI_Bcast(u, (int)count, f->type, root, f->col);
+    return;
+  }
+  int *cnt = w->counts, *disp = cnt + cq;
+  for (int r = 0, at = 0; r < cq; r++) {
+    cnt[r] = (int)(count / cq + (r < count % cq));
+    disp[r] = at;
+    at += cnt[r];
+  }
+  char *mine = u + (size_t)disp[me] * f->es;
+  MPI_Scatterv(u, cnt, disp, f->type, me == root ? MPI_IN_PLACE : mine, cnt[me],
+               f->type, root, f->col);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, u, cnt, disp, f->type,
+                 f->col);
+}
+
 /* Step 4 for this rank's local columns [lc0, lc1) past the panel: U's
  * block row there, solved by its owner in the node column with the
  * panel's L11, each of the node's devices solving its own columns as the
@@ -446,9 +480,7 @@ static void solve_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
     if (w->alone) /* the update reads it in place (w->ua) */
       return;
   }
-  /* nc and p are below 2^31 / nb by the size checks. */
-  MPI_Bcast(u, (int)(p * nc), f->type, mlsba__mpi_dfac_col_rank(f, owner),
-            f->col);
+  bcast_u(f, w, u, p * nc, mlsba__mpi_dfac_col_rank(f, owner));
 }
 
 /* Step 5, the trailing update, for this rank's local columns [lc0, lc1)
