@@ -38,13 +38,17 @@ static uint64_t mix(uint64_t x) {
  * rest |values| of 0 to 3 (ties); global rows distinct across the ranks;
  * rows of bytes that name the rank; the current row on rank t % q. */
 static void make_slot(int t, int r, int q, char *slot) {
-  size_t es = t % 2 ? 4 : 8, p = (size_t)(1 + t % NB), hs = sizeof(double[MLSBA__PIVOT_HEAD]);
+  size_t es = t % 2 ? 4 : 8, p = (size_t)(1 + t % NB),
+         hs = sizeof(double[MLSBA__PIVOT_HEAD]);
   memset(slot, 0, mlsba__mpi_pivot_slot(NB, es));
   uint64_t x = mix((uint64_t)t * 1000003u + (uint64_t)r);
   double h[MLSBA__PIVOT_HEAD] = {0};
   int kind = (int)(x % 10);
-  h[MLSBA__PIVOT_VALUE] = kind == 0 ? -1.0 : kind == 1 ? NAN : (double)((x >> 8) % 4);
-  h[MLSBA__PIVOT_GROW] = kind == 0 ? 0.0 : (double)((x >> 20) % 50 * (uint64_t)q + (uint64_t)r);
+  h[MLSBA__PIVOT_VALUE] = kind == 0   ? -1.0
+                          : kind == 1 ? NAN
+                                      : (double)((x >> 8) % 4);
+  h[MLSBA__PIVOT_GROW] =
+      kind == 0 ? 0.0 : (double)((x >> 20) % 50 * (uint64_t)q + (uint64_t)r);
   h[MLSBA__PIVOT_HAS_CUR] = r == t % q;
   h[MLSBA__PIVOT_WIDTH] = (double)p;
   h[MLSBA__PIVOT_ELEM] = (double)es;
@@ -78,7 +82,8 @@ static int ranks_main(int flat_max) {
   int q, me, bad = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &q);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  size_t slot = mlsba__mpi_pivot_slot(NB, 8), hs = sizeof(double[MLSBA__PIVOT_HEAD]);
+  size_t slot = mlsba__mpi_pivot_slot(NB, 8),
+         hs = sizeof(double[MLSBA__PIVOT_HEAD]);
   char *mine = malloc(slot), *all = malloc(slot), *other = malloc(slot),
        *best = malloc(slot), *cur = malloc(slot),
        *scratch = malloc(mlsba__mpi_pivot_scratch(q, slot));
@@ -88,8 +93,8 @@ static int ranks_main(int flat_max) {
     make_slot(t, 0, q, best);
     for (int r = 0; r < q; r++) {
       make_slot(t, r, q, other);
-      if (r > 0 && before((const double *)(void *)other,
-                          (const double *)(void *)best))
+      if (r > 0 &&
+          before((const double *)(void *)other, (const double *)(void *)best))
         memcpy(best, other, slot);
       if (r == t % q)
         memcpy(cur, other, slot);
