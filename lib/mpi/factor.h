@@ -130,6 +130,36 @@ void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
                          int *piv, void *scratch);
 size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f);
 
+/* ---- factor_pivot.c: LU's pivot search across a node column -------- */
+
+/* A slot of the search: a header of MLSBA__PIVOT_HEAD doubles (the
+ * candidate's |value|, or -1 where the rank has no row left; its global
+ * row; nonzero where the slot carries the current row; the rows' width
+ * in elements; the element's size in bytes), the candidate's row, then
+ * the current row. */
+enum {
+  MLSBA__PIVOT_VALUE,
+  MLSBA__PIVOT_GROW,
+  MLSBA__PIVOT_HAS_CUR,
+  MLSBA__PIVOT_WIDTH,
+  MLSBA__PIVOT_ELEM,
+  MLSBA__PIVOT_HEAD
+};
+/* The largest node column whose search is one flat round. */
+enum { MLSBA__PIVOT_FLAT_MAX = 32 };
+/* A slot's bytes for rows of nb elements of es bytes (a multiple of 16),
+ * and the scratch the exchange needs on a column of cq ranks. */
+size_t mlsba__mpi_pivot_slot(int64_t nb, size_t es);
+size_t mlsba__mpi_pivot_scratch(int cq, size_t slot);
+/* Every rank of col passes its slot `mine` and gets in `all` the best
+ * candidate of all the slots (the larger |value|, a NaN above any
+ * number, a row above none, on a tie the smaller global row) and the
+ * current row from the one slot that has it: the same on every rank.
+ * One flat round on a column of at most flat_max ranks, else
+ * ceil(log2 q) rounds (factor_pivot.c). Collective over col. */
+void mlsba__mpi_pivot_exchange(MPI_Comm col, int flat_max, size_t slot,
+                               const void *mine, void *all, void *scratch);
+
 /* ---- factor_deliver.c: a factored panel to the ranks that read it ---- */
 
 /* A panel in flight: each rank receives only the block rows of it that it

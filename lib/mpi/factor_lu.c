@@ -18,11 +18,11 @@
  *  5. each rank's trailing rectangle updated by GEMMs on the cores'
  *     kernels (update()), its columns split between the node's devices
  *     (factor_update.c).
- * The lookahead: the node column of the next panel solves and updates
- * that panel's columns first, factors the next panel and starts sending
- * it, and only then updates the rest of its columns; every other rank
- * updates all of its columns meanwhile. The rest is updated in pieces
- * between which the messages are progressed (Open MPI moves a large
+ * The lookahead: the node column of the next panel swaps, solves and
+ * updates that panel's columns first, factors the next panel and starts
+ * sending it, and only then swaps and updates the rest of its columns; every
+ * other rank updates all of its columns meanwhile. The rest is updated in
+ * pieces between which the messages are progressed (Open MPI moves a large
  * message only inside MPI calls). So the panel is off the critical path:
  * the ranks find their rows of it when they finish a step. A rank alone
  * in its node column reads L in the panel as received and U in its own
@@ -269,27 +269,34 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   }
 }
 
-/* Step 3 on this rank: the step's moves on its columns right of the
- * panel, which the update needs now. Those left of it (L's) need them
- * only in the factors returned, and take every later step's at the end
- * (left_moves()). A run that skips the numbers (SMPI) moves every
- * column each step: the end's pass needs the whole matrix's rows on
- * every simulated rank, and charges no less. */
+/* Step 3 on this rank: the step's moves on its local columns right of
+ * the panel, which the update needs now, in two passes: first (ahead
+ * nonzero) the next panel's columns [lcs, lcn) alone, where this rank
+ * holds them, so that its node column factors that panel after an
+ * exchange of p columns' rows rather than of every trailing column's
+ * (HPL's lookahead swaps the next panel's columns first too); then the
+ * rest. Every rank of a node column holds the same columns, so all of
+ * them make the same passes. Those left of the panel (L's) need the
+ * moves only in the factors returned, and take every later step's at
+ * the end (left_moves()). A run that skips the numbers (SMPI) moves
+ * every column each step: the end's pass needs the whole matrix's rows
+ * on every simulated rank, and charges no less. */
 static void step_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                        const int64_t *pairs, int64_t nmoves, int64_t k0,
-                       int64_t p) {
-  if (!f->skip) {
-    apply_moves(f, w, pairs, nmoves,
-                mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p), f->lcols,
-                0, 0);
+                       int64_t lcn, int ahead) {
+  if (ahead) {
+    if (lcn > w->lcs)
+      apply_moves(f, w, pairs, nmoves, w->lcs, lcn, 0, 0);
     return;
   }
-  int64_t x0 = 0, x1 = 0; /* the panel's local columns, if here */
-  if (mlsba__layout_bcol_column(f->layout, k0 / f->nb) == f->mycol) {
-    x0 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0);
-    x1 = mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0 + p);
+  if (!f->skip) {
+    apply_moves(f, w, pairs, nmoves, lcn, f->lcols, 0, 0);
+    return;
   }
-  apply_moves(f, w, pairs, nmoves, 0, f->lcols, x0, x1);
+  /* Every column but the panel's (if here) and the next panel's, done:
+   * the panel's local columns end where w->lcs begins. */
+  apply_moves(f, w, pairs, nmoves, 0, f->lcols,
+              mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0), lcn);
 }
 
 /* The interchanges of the steps after each of this node column's block
@@ -409,6 +416,40 @@ static void solve_columns(const void *user, int64_t c0, int64_t c1) {
            s->a12 + (size_t)(j * f->lda) * f->es, (size_t)s->p * f->es);
 }
 
+/* The smallest broadcast of U (bytes) that goes as a scatter and an
+ * all-gather, on a node column of SCATTER_RANKS ranks or more. */
+enum { SCATTER_BYTES = 256 << 10, SCATTER_RANKS = 4 };
+
+/* U's block row, count elements at u, from the node column's rank root
+ * to all of its ranks. A binomial tree sends the whole row log2(q)
+ * times in sequence, which on the widest columns of the 90 simulated
+ * nodes was most of a step's interchanges and U; a large row goes as
+ * van de Geijn's broadcast instead, scattered in q pieces and gathered
+ * back on every rank (MPI's all-gather, a ring for large pieces), about
+ * twice the row's time whatever q. count is below 2^31: p and the local
+ * columns are below 2^31 / nb by the size checks. */
+static void bcast_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
+                    int64_t count, int root) {
+  int cq, me;
+  MPI_Comm_size(f->col, &cq);
+  MPI_Comm_rank(f->col, &me);
+  if (cq < SCATTER_RANKS || (size_t)count * f->es < SCATTER_BYTES) {
+    MPI_Bcast(u, (int)count, f->type, root, f->col);
+    return;
+  }
+  int *cnt = w->counts, *disp = cnt + cq;
+  for (int r = 0, at = 0; r < cq; r++) {
+    cnt[r] = (int)(count / cq + (r < count % cq));
+    disp[r] = at;
+    at += cnt[r];
+  }
+  char *mine = u + (size_t)disp[me] * f->es;
+  MPI_Scatterv(u, cnt, disp, f->type, me == root ? MPI_IN_PLACE : mine, cnt[me],
+               f->type, root, f->col);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, u, cnt, disp, f->type,
+                 f->col);
+}
+
 /* Step 4 for this rank's local columns [lc0, lc1) past the panel: U's
  * block row there, solved by its owner in the node column with the
  * panel's L11, each of the node's devices solving its own columns as the
@@ -439,9 +480,7 @@ static void solve_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
     if (w->alone) /* the update reads it in place (w->ua) */
       return;
   }
-  /* nc and p are below 2^31 / nb by the size checks. */
-  MPI_Bcast(u, (int)(p * nc), f->type, mlsba__mpi_dfac_col_rank(f, owner),
-            f->col);
+  bcast_u(f, w, u, p * nc, mlsba__mpi_dfac_col_rank(f, owner));
 }
 
 /* Step 5, the trailing update, for this rank's local columns [lc0, lc1)
@@ -577,10 +616,14 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
       *info = k0 + pcur[p];
     int64_t *pairs = w.moves + 4 * f.nb;
     int64_t nmoves = compose_moves(ipiv, k0, p, w.moves, pairs);
-    step_moves(&f, &w, pairs, nmoves, k0, p);
-    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
     int64_t k1 = k0 + p, p1 = kmax - k1 < f.nb ? kmax - k1 : f.nb;
     w.lcs = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1);
+    /* The next panel's columns, where this rank holds them. */
+    int64_t lcn = w.lcs;
+    if (k1 < kmax && mlsba__layout_bcol_column(f.layout, k1 / f.nb) == f.mycol)
+      lcn = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1 + p1);
+    step_moves(&f, &w, pairs, nmoves, k0, lcn, 1);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
     /* A rank alone in its node column holds every row in the global
      * order: its rows of L are the panel's own, U's block row its own. */
     if (w.alone) {
@@ -597,9 +640,6 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     }
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
     /* The next panel's columns first where this rank holds them. */
-    int64_t lcn = w.lcs;
-    if (k1 < kmax && mlsba__layout_bcol_column(f.layout, k1 / f.nb) == f.mycol)
-      lcn = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1 + p1);
     if (lcn > w.lcs) {
       solve_u(&f, &w, cur, k0, p, w.lcs, lcn);
       mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
@@ -609,6 +649,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     if (k1 < kmax)
       start_panel(&f, &w, k1, p1, nxt, pnxt);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
+    step_moves(&f, &w, pairs, nmoves, k0, lcn, 0);
     solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
     update_in_pieces(&f, &w, k0, p, lcn, f.lcols, k1 < kmax);

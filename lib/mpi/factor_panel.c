@@ -15,12 +15,12 @@
  * way makes that collective the only one: every rank offers its
  * candidate (the first row of the largest |value| among its rows,
  * LAPACK's idamax rule) with the whole row, and the diagonal block's
- * owner its current row k0 + j too, in one all-reduce down the node
- * column whose operation keeps the larger candidate (on a tie the
- * smaller global row; a NaN above any number, so that every rank's
- * reduction agrees) and the current row: log2 of the column's ranks
- * rounds of one slot, where an all-gather moved every rank's slot to
- * every rank. Every rank then has the same pivot, its owner takes the
+ * owner its current row k0 + j too, in one exchange down the node
+ * column that keeps the larger candidate (on a tie the smaller global
+ * row; a NaN above any number, so that every rank's result agrees) and
+ * the current row (factor_pivot.c: one flat round on a column of up to
+ * 32 ranks, ceil(log2 q) rounds on a larger one). Every rank then
+ * has the same pivot, its owner takes the
  * current row in its place, and every rank
  * keeps the pivot row in a copy of the panel's top rows (`t`), from which
  * each solves the U12 blocks of the recursion itself: no other message.
@@ -76,10 +76,9 @@ typedef struct {
   int root;   /* the diagonal block owner's place */
   char *t;    /* p x p, leading dimension p: the panel's top rows */
   char *mine; /* this rank's part of a column's pivot search */
-  char *all;  /* the reduction's result */
+  char *all;  /* the exchange's result */
+  char *in;   /* the exchange's scratch */
   size_t slot;
-  MPI_Datatype slot_type; /* slot bytes */
-  MPI_Op pick;
   int64_t best; /* this rank's candidate row of the current column */
   int *piv;
   unsigned threads; /* the recursion's GEMMs' (the node's cores) */
@@ -95,19 +94,26 @@ static uint64_t mix(uint64_t x) {
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
-/* A slot of the pivot search: its header (HEAD doubles: the candidate's
- * |value|, or -1 where the rank has no row left; its global row; whether
- * the slot carries the current row; p; the element size), the
- * candidate's row (p elements), the current row (p elements). */
-enum { VALUE, GROW, HAS_CUR, WIDTH, ELEM, HEAD };
+/* The pivot search's slots (factor.h). */
+enum {
+  VALUE = MLSBA__PIVOT_VALUE,
+  GROW = MLSBA__PIVOT_GROW,
+  HAS_CUR = MLSBA__PIVOT_HAS_CUR,
+  WIDTH = MLSBA__PIVOT_WIDTH,
+  ELEM = MLSBA__PIVOT_ELEM,
+  HEAD = MLSBA__PIVOT_HEAD
+};
 
 static size_t slot_bytes(const mlsba__mpi_dfac_t *f) {
-  return round16(HEAD * sizeof(double) + 2 * (size_t)f->nb * f->es);
+  return mlsba__mpi_pivot_slot(f->nb, f->es);
 }
 
 size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f) {
   size_t nb = (size_t)f->nb;
-  return round16(nb * nb * f->es) + 2 * slot_bytes(f);
+  int cq;
+  MPI_Comm_size(f->col, &cq);
+  return round16(nb * nb * f->es) + 2 * slot_bytes(f) +
+         mlsba__mpi_pivot_scratch(cq, slot_bytes(f));
 }
 
 static char *at(const panel_t *P, int64_t i, int64_t j) {
@@ -153,48 +159,6 @@ static void scale(const panel_t *P, int64_t i0, int64_t j, double pv) {
   }
 }
 
-/* Whether candidate a goes before b: a row before none, the larger
- * |value| (a NaN above any number), on a tie the smaller global row. A
- * total order, so the reduction's result does not depend on the order
- * in which it meets the ranks. */
-static int beats(const double *a, const double *b) {
-  if (!(a[VALUE] >= 0) && !isnan(a[VALUE]))
-    return 0;
-  if (!(b[VALUE] >= 0) && !isnan(b[VALUE]))
-    return 1;
-  int an = isnan(a[VALUE]) != 0, bn = isnan(b[VALUE]) != 0;
-  if (an != bn)
-    return an;
-  if (!an && a[VALUE] != b[VALUE])
-    return a[VALUE] > b[VALUE];
-  return a[GROW] < b[GROW];
-}
-
-/* The search's reduction (an MPI_User_function): inout keeps the better
- * candidate and takes the current row from whichever slot has it. */
-static void pick(void *in, void *inout, int *len, MPI_Datatype *type) {
-  int bytes;
-  MPI_Type_size(*type, &bytes);
-  for (int i = 0; i < *len; i++) {
-    char *a = (char *)in + (size_t)i * (size_t)bytes,
-         *b = (char *)inout + (size_t)i * (size_t)bytes;
-    double ha[HEAD], hb[HEAD];
-    memcpy(ha, a, sizeof ha);
-    memcpy(hb, b, sizeof hb);
-    size_t row = (size_t)ha[WIDTH] * (size_t)ha[ELEM], hs = sizeof ha;
-    if (beats(ha, hb)) {
-      hb[VALUE] = ha[VALUE];
-      hb[GROW] = ha[GROW];
-      memcpy(b + hs, a + hs, row);
-    }
-    if (ha[HAS_CUR] != 0) {
-      hb[HAS_CUR] = 1;
-      memcpy(b + hs + row, a + hs + row, row);
-    }
-    memcpy(b, hb, sizeof hb);
-  }
-}
-
 /* The pivot search of column j among every rank's rows, as idamax on the
  * whole column: each rank's candidate, then the largest, the smallest
  * global row on a tie, in P->all with the current row. Returns its
@@ -229,7 +193,8 @@ static int64_t search(panel_t *P, int64_t j) {
     row_out(P, P->best, row);
   if (P->diag)
     row_out(P, j, row + (size_t)P->p * es);
-  MPI_Allreduce(P->mine, P->all, 1, P->slot_type, P->pick, P->f->col);
+  mlsba__mpi_pivot_exchange(P->f->col, MLSBA__PIVOT_FLAT_MAX, P->slot, P->mine,
+                            P->all, P->in);
   double h[HEAD];
   memcpy(h, P->all, sizeof h);
   return (int64_t)h[GROW];
@@ -341,13 +306,9 @@ void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
   P.t = scratch;
   P.mine = (char *)scratch + round16((size_t)(f->nb * f->nb) * f->es);
   P.all = P.mine + P.slot;
+  P.in = P.all + P.slot;
   memset(piv, 0, (size_t)(p + 1) * sizeof *piv);
-  MPI_Type_contiguous((int)P.slot, MPI_BYTE, &P.slot_type);
-  MPI_Type_commit(&P.slot_type);
-  MPI_Op_create(pick, 1, &P.pick);
   factor_cols(&P, 0, p);
-  MPI_Op_free(&P.pick);
-  MPI_Type_free(&P.slot_type);
   /* The top rows as the recursion left them: U11 and L11. */
   for (int64_t c = 0; P.diag && c < p; c++)
     memcpy(at(&P, 0, c), P.t + (size_t)(c * p) * f->es, (size_t)p * f->es);
