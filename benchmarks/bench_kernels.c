@@ -16,8 +16,9 @@
  *
  * --classes: every kernel set libmlsba weighs (BLIS's sub-configurations
  * this CPU runs, its private OpenBLAS) on each shape class's timing shape,
- * one thread, interleaved rounds: the best round and the median of each,
- * and the set the library chose for the class (docs/cpu-kernels.md).
+ * one thread, interleaved rounds (an odd R runs R + 1: whole pairs, one
+ * round in each order): the best round and the median of each, and the
+ * set the library chose for the class (docs/cpu-kernels.md).
  *
  * --size N is the product's n (and m and k unless -m / -k give them: the
  * MPI node kernel's shape is m x n x b, for instance).
@@ -334,7 +335,10 @@ enum { MAX_SETS = 16 };
 
 /* One precision's table: every kernel set on every class, interleaved
  * rounds after a warm-up round, each class's sets in order and in
- * reverse on alternate rounds (as the choice runs them). */
+ * reverse on alternate rounds (as the choice runs them), an even count
+ * of them (the caller's): a set's speed depends on where it runs in its
+ * class, and a median of more rounds in one order than the other leans
+ * the way that order does, as the choice's did. */
 static json_t *classes_of(mlsba__cpu_timing_t *ws, const int *ids, size_t n,
                           int prec, int rounds) {
   static double t[MLSBA__CPU_CLASSES][MAX_SETS][64];
@@ -457,9 +461,13 @@ static int classes_table(const args_t *a) {
   CPU_ZERO(&core);
   CPU_SET(sched_getcpu() > 0 ? sched_getcpu() : 0, &core);
   (void)sched_setaffinity(0, sizeof core, &core);
+  /* Whole pairs of rounds, one in each order (classes_of says why). */
+  int rounds = a->rounds + a->rounds % 2;
+  if (rounds != a->rounds)
+    printf("%d rounds: whole pairs, one round in each order\n", rounds);
   json_t *all = json_array();
   for (size_t i = 0; i < a->nprec; i++) {
-    json_t *one = classes_of(ws, ids, n, a->precisions[i], a->rounds);
+    json_t *one = classes_of(ws, ids, n, a->precisions[i], rounds);
     json_array_extend(all, one);
     json_decref(one);
   }

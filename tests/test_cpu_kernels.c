@@ -631,7 +631,7 @@ static int every_kernel_runs(int id) {
 static int no_openblas(int id) { return id != MLSBA__CPU_KERNEL_OPENBLAS; }
 
 static const char good_text[] =
-    "mlsba cpu-kernels 4\n"
+    "mlsba cpu-kernels 5\n"
     "key CPU|26.2.1|features 1f|BLIS 0.9.0|OpenBLAS x 1 SkylakeX\n"
     "measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n"
     "single product openblas 215.3 skx 174.0\n"
@@ -678,11 +678,12 @@ START_TEST(the_cache_text_is_read_strictly) {
   static const struct {
     const char *from, *to;
   } bad[] = {
-      {"mlsba cpu-kernels 4", "mlsba cpu-kernels 1"}, /* old formats */
-      {"mlsba cpu-kernels 4", "mlsba cpu-kernels 2"},
-      {"mlsba cpu-kernels 4", "mlsba cpu-kernels 3"}, /* the same lines */
+      {"mlsba cpu-kernels 5", "mlsba cpu-kernels 1"}, /* old formats */
+      {"mlsba cpu-kernels 5", "mlsba cpu-kernels 2"},
+      {"mlsba cpu-kernels 5", "mlsba cpu-kernels 3"}, /* the same lines */
+      {"mlsba cpu-kernels 5", "mlsba cpu-kernels 4"},
       {"measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n",
-       ""}, /* the format 2 under the version 4 */
+       ""}, /* the format 2 under the version 5 */
       {"load 1.71", "load nan"},
       {"load 1.71", "load -1"},
       {"load 1.71", "load inf"},
@@ -743,7 +744,7 @@ static char *settled(char *text) {
 }
 
 /* End to end: the decision is cached and read back; a file of the old
- * one-shape format, of the formats 2 and 3, another CPU's, or one naming
+ * one-shape format, of the formats 2, 3 and 4, another CPU's, or one naming
  * kernels `foo` or a speed of 0, -0 or NaN, is timed again (and replaced
  * by a good one). */
 START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
@@ -755,7 +756,7 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
     return;
   char good[4096];
   snprintf(good, sizeof good, "%s", settled(slurp(path)));
-  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 4\nkey "));
+  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 5\nkey "));
   spit(path, good); /* whatever the load was: a settled choice */
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
@@ -763,7 +764,7 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
   char *key_end = strchr(strstr(good, "key ") + 4, '\n');
   char *single = strstr(good, "\nsingle product ") + 1;
   ck_assert_ptr_nonnull(key_end);
-  char bad[7][4096];
+  char bad[8][4096];
   /* Another CPU's decision (its key differs). */
   snprintf(bad[0], sizeof bad[0], "%.*s other CPU%s", (int)(key_end - good),
            good, key_end);
@@ -787,16 +788,97 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
    * a decided class stop (its choice leaned), so timed again. */
   snprintf(bad[6], sizeof bad[6], "mlsba cpu-kernels 3\n%s",
            strstr(good, "key "));
-  for (int i = 0; i < 7; i++) {
+  /* The format 4: the same lines, settled, but timed by classes that
+   * could stop after an odd count of rounds (leaning with their order). */
+  snprintf(bad[7], sizeof bad[7], "mlsba cpu-kernels 4\n%s",
+           strstr(good, "key "));
+  for (int i = 0; i < 8; i++) {
     spit(path, bad[i]);
     reason_in_child(dir, reason, sizeof reason);
     ck_assert_msg(strncmp(reason, "measured in", 11) == 0, "file %d: %s", i,
                   reason);
     char *now = slurp(path), *picks = strstr(now, "\nsingle ");
-    ck_assert_msg(strstr(now, "mlsba cpu-kernels 4\nkey ") == now && picks &&
+    ck_assert_msg(strstr(now, "mlsba cpu-kernels 5\nkey ") == now && picks &&
                       !strstr(now, "foo") && !strstr(now, "nan") &&
                       !strstr(picks, " 0 "),
                   "file %d replaced by:\n%s", i, now);
+  }
+  remove_cache(dir, path);
+}
+END_TEST
+
+/* In the child: a fresh choice (an empty cache folder), then its rounds
+ * checked; what is wrong written to fd ("" when nothing, "untimed" when
+ * this build or CPU has nothing to time). */
+static void check_pairs_in_child(const char *dir, int fd) {
+  setenv("MLSBA_CACHE_DIR", dir, 1);
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  char msg[256] = "";
+  if (strncmp(k.reason, "measured in", 11) != 0)
+    snprintf(msg, sizeof msg, "untimed");
+  enum { R = MLSBA__CPU_TRACE_ROUNDS };
+  for (int p = 0; p < 2 && !msg[0]; p++)
+    for (int c = 0; c < MLSBA__CPU_CLASSES && !msg[0]; c++) {
+      int ids[16], rounds;
+      static double cpu[16 * R], wall[16 * R];
+      size_t n =
+          mlsba__cpu_choice_rounds((mlsba_precision_t)p, (mlsba__cpu_class_t)c,
+                                   ids, cpu, wall, 16, &rounds);
+      int most = 0;
+      for (size_t j = 0; j < n && !msg[0]; j++) {
+        int in_order = 0, reversed = 0;
+        for (int r = 1; r < rounds; r++)
+          if (cpu[j * R + r] > 0)
+            r % 2 ? reversed++ : in_order++;
+        most = in_order + reversed > most ? in_order + reversed : most;
+        if (cpu[j * R] != 0 || in_order != reversed)
+          snprintf(msg, sizeof msg,
+                   "%s %s %s: %d rounds in order, %d reversed, cold %g",
+                   p ? "double" : "single",
+                   mlsba__cpu_class_name((mlsba__cpu_class_t)c),
+                   mlsba__cpu_kernel_id_name(ids[j]), in_order, reversed,
+                   cpu[j * R]);
+      }
+      if (!msg[0] && n > 1 && most < 2)
+        snprintf(msg, sizeof msg, "%s %s: no whole pair of rounds",
+                 p ? "double" : "single",
+                 mlsba__cpu_class_name((mlsba__cpu_class_t)c));
+    }
+  ssize_t w = write(fd, msg, strlen(msg));
+  _exit(w < 0);
+}
+
+/* A fresh choice judges each class on whole pairs of rounds: every kernel
+ * set it timed (past the cold first round, left out) ran as many rounds
+ * in order as in reverse, and a class with two sets or more had one
+ * pair at least. A class stopped after an odd count took its medians
+ * from the order most of its rounds ran in, and where a set runs among
+ * its class's changes its speed (docs/cpu-kernels.md). */
+START_TEST(a_fresh_choice_times_each_set_as_often_in_each_order) {
+  char dir[] = "/tmp/mlsba-kernels-XXXXXX", path[512], msg[256];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  cache_file(dir, path, sizeof path);
+  for (int run = 0; run < 2; run++) {
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+      close(fd[0]);
+      check_pairs_in_child(dir, fd[1]);
+    }
+    close(fd[1]);
+    ssize_t got = read(fd[0], msg, sizeof msg - 1);
+    msg[got > 0 ? got : 0] = '\0';
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    unlink(path); /* the next run is a fresh choice too */
+    if (strcmp(msg, "untimed") == 0)
+      break;
+    ck_assert_msg(msg[0] == '\0', "run %d: %s", run, msg);
   }
   remove_cache(dir, path);
 }
@@ -937,9 +1019,9 @@ START_TEST(a_kernels_speed_is_the_median_of_its_rounds) {
 }
 END_TEST
 
-/* The tie rule: BLIS's sets within 2% of the fastest are one speed, and
+/* The tie rule: BLIS's sets within 1% of the fastest are one speed, and
  * the first in the order of preference is kept, whichever measured
- * faster; OpenBLAS takes a class only past 5% over the set kept. */
+ * faster; OpenBLAS takes a class only past 1% over the set kept. */
 START_TEST(close_kernels_tie_and_the_preference_breaks_it) {
   const int ids[] = {id_of("skx"), id_of("zen3"), id_of("auto"),
                      id_of("openblas")};
@@ -948,15 +1030,15 @@ START_TEST(close_kernels_tie_and_the_preference_breaks_it) {
     const char *kernel, *blis;
     double gflops;
   } cases[] = {
-      {{100, 101.9, 0, 0}, "skx", "skx", 100},     /* within 2%: skx */
-      {{100, 101.9, 101.5, 0}, "skx", "skx", 100}, /* auto too */
-      {{100, 102.5, 0, 0}, "zen3", "zen3", 102.5}, /* past 2% */
+      {{100, 100.9, 0, 0}, "skx", "skx", 100},     /* within 1%: skx */
+      {{100, 100.9, 100.5, 0}, "skx", "skx", 100}, /* auto too */
+      {{100, 101.5, 0, 0}, "zen3", "zen3", 101.5}, /* past 1% */
       {{0, 90, 80, 0}, "zen3", "zen3", 90},        /* skx not timed */
-      {{91, 80, 92, 0}, "skx", "skx", 91},         /* BLIS's own within 2% */
-      {{100, 95, 0, 104.9}, "skx", "skx", 100},    /* within 5% */
-      {{100, 95, 0, 105.2}, "openblas", "skx", 105.2},
+      {{91, 80, 91.8, 0}, "skx", "skx", 91},       /* BLIS's own within 1% */
+      {{100, 95, 0, 100.9}, "skx", "skx", 100},    /* within 1% */
+      {{100, 95, 0, 101.2}, "openblas", "skx", 101.2},
       /* measured against the set kept, not the fastest */
-      {{100, 101.5, 0, 105.3}, "openblas", "skx", 105.3},
+      {{100, 100.8, 0, 101.3}, "openblas", "skx", 101.3},
       {{0, 0, 0, 200}, "auto", "auto", 0}, /* no BLIS set timed */
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -970,7 +1052,7 @@ START_TEST(close_kernels_tie_and_the_preference_breaks_it) {
   }
   /* A close call: within 3% of the ratio that would change the choice. */
   const double near_tie[] = {100, 102.8, 0, 0}, far[] = {100, 90, 0, 0},
-               near_lead[] = {100, 90, 0, 106};
+               near_lead[] = {100, 90, 0, 103};
   ck_assert(mlsba__cpu_pick_is_close(ids, near_tie, 4));
   ck_assert(!mlsba__cpu_pick_is_close(ids, far, 4));
   ck_assert(mlsba__cpu_pick_is_close(ids, near_lead, 4));
@@ -1037,11 +1119,11 @@ static double noisy_speed(double truth) {
 START_TEST(noise_in_a_few_rounds_does_not_flip_the_choice) {
   const int ids[] = {id_of("skx"), id_of("zen3"), id_of("openblas")};
   static const double truth[][3] = {
-      {100, 105, 0},    /* zen3 past the tie */
-      {100, 101, 0},    /* a tie: skx */
-      {100, 80, 108},   /* OpenBLAS past its lead */
-      {100, 80, 102},   /* OpenBLAS within it */
-      {100, 99.5, 103}, /* both within */
+      {100, 105, 0},      /* zen3 past the tie */
+      {100, 100.3, 0},    /* a tie: skx */
+      {100, 80, 104},     /* OpenBLAS past its lead */
+      {100, 80, 100.3},   /* OpenBLAS within it */
+      {100, 99.5, 100.3}, /* both within */
   };
   for (size_t k = 0; k < sizeof truth / sizeof truth[0]; k++) {
     mlsba__cpu_pick_t want = mlsba__cpu_pick_of_speeds(ids, truth[k], 3);
@@ -1157,6 +1239,7 @@ int main(void) {
   TCase *cache = tcase_create("cache");
   tcase_set_timeout(cache, 900);
   tcase_add_test(cache, the_decision_is_cached_and_a_bad_cache_is_not_trusted);
+  tcase_add_test(cache, a_fresh_choice_times_each_set_as_often_in_each_order);
   tcase_add_test(cache,
                  an_unsettled_cache_is_timed_again_until_its_tries_are_spent);
   suite_add_tcase(s, cache);

@@ -13,8 +13,10 @@
  * one-shape format 1, the format 2 without how the choice was timed, the
  * format 3 whose rounds let a class decided early stop running, so that
  * the classes still timed ran back to back and the choice leaned against
- * what a round of every class measures) is timed again and replaced. */
-#define MLSBA__CPU_CACHE_VERSION 4
+ * what a round of every class measures, the format 4 whose classes could
+ * stop after an odd count of rounds, most of them in one order, and lean
+ * the way that order does) is timed again and replaced. */
+#define MLSBA__CPU_CACHE_VERSION 5
 
 /* The cache file, DIR/HOST/cpu-kernels, made room for (the folders it
  * may make); 0 when there is none: MLSBA_CACHE_DIR=none, no home, or a

@@ -41,7 +41,7 @@ void bli_cntx_init_generic(cntx_t *);
 
 /* Tier: the instruction family; below AVX2 only the best tier reached is
  * worth timing, above it every sub-configuration (their blocking differs).
- * The order is also the preference among kernels within 2% of each other. */
+ * The order is also the preference among kernels within 1% of each other. */
 static const struct {
   mlsba__cpu_config_t config;
   int tier;
@@ -286,18 +286,31 @@ static int forced(void) {
  * timed ran back to back, and the choice leaned the same way (a fresh
  * process saw OpenBLAS's panel speed at 1.01 of skx's, against 1.3 in
  * whole rounds in the same process: the choice flipped between kernels
- * 8-10% apart). The first round is a cold one, left out. In a class, a
- * set below FAR of the fastest after one or two warm rounds, or below
- * CLOSE after three, is left behind (one at half the speed of another
- * needs no more rounds to lose); the others run until each has WARM
- * rounds, and up to MAX_ROUNDS while the decision is a close call (more
- * rounds steady the medians it compares). Past BUDGET seconds for the
- * whole choice, a class stops at MIN_WARM rounds, a close call too. */
+ * 8-10% apart). The first round is a cold one, left out.
+ *
+ * The rounds count in pairs, one in each order, and a class is judged
+ * only after a whole pair: where a class's sets run in a round changes
+ * their speeds, and not alike (fresh processes, single precision: after
+ * another set's panel, OpenBLAS ran the panel at 1.33-1.57 times skx's,
+ * first in the class at 1.02-1.14). A class stopped after an odd count
+ * of warm rounds had its median in the order most of its rounds ran in:
+ * with three, two in the order that slowed OpenBLAS, and skx took the
+ * panel in 7 of 10 fresh choices, against OpenBLAS 19% faster over whole
+ * rounds. In a class, a set below FAR of the fastest after the first
+ * pair, or below CLOSE after two, is left behind (one at half the speed
+ * of another needs no more rounds to lose); the others run until each
+ * has WARM rounds, and up to MAX_ROUNDS while the decision is a close
+ * call (more rounds steady the medians it compares). Past BUDGET seconds
+ * for the whole choice, a class stops at MIN_WARM rounds, a close call
+ * too (the budget is read after whole pairs, so a round more may run
+ * past it: 0.65 s kept the choice at 0.71-0.93 s on the busy VM). */
 enum { WARM = 8, MIN_WARM = 4, MAX_ROUNDS = MLSBA__CPU_TRACE_ROUNDS };
+_Static_assert(WARM % 2 == 0 && MIN_WARM % 2 == 0,
+               "a class is judged after whole pairs of rounds");
 enum { MAX_TIMED = NCONFIGS + 2 };
 #define FAR 0.7
 #define CLOSE 0.85
-#define BUDGET 0.7
+#define BUDGET 0.65
 
 /* One class's measurements: GFLOPS per kernel set and round (0: not run
  * in that round). */
@@ -540,7 +553,9 @@ static int measure(const int *ids, size_t n) {
       for (int c = 0; c < MLSBA__CPU_CLASSES && warm == 0; c++)
         for (size_t j = 0; j < n; j++) /* the cold round: buffers to map */
           R[c].g[j][0] = 0;
-      for (int c = 0; c < MLSBA__CPU_CLASSES && warm > 0; c++) {
+      /* Judged after whole pairs only: as many rounds in each order. */
+      for (int c = 0; c < MLSBA__CPU_CLASSES && warm > 0 && warm % 2 == 0;
+           c++) {
         if (done[c])
           continue;
         runs_t *Rc = &R[c];
@@ -548,15 +563,15 @@ static int measure(const int *ids, size_t n) {
         int running = 0;
         for (size_t j = 0; j < n; j++)
           fastest = speed_of(Rc, j) > fastest ? speed_of(Rc, j) : fastest;
-        /* One or two rounds tell only who is far behind. */
-        double keep = warm < 3 ? FAR : CLOSE;
+        /* One pair tells only who is far behind. */
+        double keep = warm < 4 ? FAR : CLOSE;
         for (size_t j = 0; j < n; j++)
           running += active[c][j] =
               active[c][j] && speed_of(Rc, j) >= keep * fastest;
         int over = mlsba__now() - choice.start > BUDGET;
         int enough = warm >= WARM ? !close_call(ids, Rc, n) || over
                                   : warm >= MIN_WARM && over;
-        if (running < 2 || enough || Rc->rounds >= MAX_ROUNDS) {
+        if (running < 2 || enough || Rc->rounds + 2 > MAX_ROUNDS) {
           done[c] = 1;
           trace.R[p][c] = *Rc;
           left--;

@@ -189,9 +189,14 @@ void mlsba__cpu_choice_retimed(const mlsba__cpu_picks_t *old,
 
 /* Kernel sets within this ratio of the fastest BLIS set are ties, and the
  * first of them in the order of preference is kept; OpenBLAS takes a
- * class only where it beats that one by more than OPENBLAS_LEAD. */
-#define MLSBA__CPU_TIE 0.98
-#define MLSBA__CPU_OPENBLAS_LEAD 1.05
+ * class only where it beats that one by more than OPENBLAS_LEAD. Where
+ * the speeds sit near a threshold, noise flips the choice across it, so
+ * the choices a flip gives are about as far apart as the threshold: both
+ * are 1%, so that a flip with a percent of noise on top stays within the
+ * 2% the stability target allows (a lead of 5% flipped the
+ * double-precision panel between OpenBLAS and skx 3.7% apart). */
+#define MLSBA__CPU_TIE 0.99
+#define MLSBA__CPU_OPENBLAS_LEAD 1.01
 
 /* A kernel set's speed on a class from its rounds' GFLOPS (g[0..rounds),
  * 0 where it did not run; the first 16 rounds at most, as many as the
