@@ -79,6 +79,12 @@ static void fill(fbench_t *F) {
     }
 }
 
+/* An accelerator of its own: on a simulated platform every device that
+ * is not a core; on a real one an OpenCL device that does not compute
+ * on the cores (a GPU, not pocl beside them, which takes no units by
+ * default). */
+static int own_accelerator(const fbench_t *F, size_t i);
+
 /* On a simulated platform the cores are the first device of each group
  * (the drivers and the lone cores), the accelerators the others; on real
  * ones the CPU devices are the cores. */
@@ -89,6 +95,12 @@ static int is_core(const fbench_t *F, size_t i) {
     if (mlsba_platform_group_device(F->pl, g, 0) == i)
       return 1;
   return 0;
+}
+
+static int own_accelerator(const fbench_t *F, size_t i) {
+  if (is_core(F, i))
+    return 0;
+  return F->sim || mlsba_executor_device_shares_cores(F->ex, i) == 0;
 }
 
 static int add_row(frow_t *rows, size_t *used, const char *name,
@@ -145,14 +157,14 @@ static size_t plan_rows(fbench_t *F, frow_t *rows) {
   for (size_t i = 0; cores && i < F->p; i++) {
     cores[i] = (unsigned char)is_core(F, i);
     ncores += cores[i];
-    naccel += F->sim && !cores[i];
+    naccel += (size_t)own_accelerator(F, i);
   }
   if (naccel > 0 && ncores > 0)
     add_row(rows, &used, "cores-only", MLSBA_FACTOR_SPLIT_FPM, cores);
   else
     free(cores);
-  for (size_t i = 0; F->sim && i < F->p; i++) {
-    if (is_core(F, i))
+  for (size_t i = 0; i < F->p; i++) {
+    if (!own_accelerator(F, i))
       continue;
     unsigned char *one = calloc(F->p, 1);
     if (one == NULL)
@@ -386,19 +398,33 @@ static void print_steps(const fbench_t *F, const frow_t *r) {
          "%s):\n%6s %7s",
          r->name, R->virtual_time ? "virtual time" : "last round", "step",
          "units");
-  size_t shown = F->p < 8 ? F->p : 8;
-  for (size_t i = 0; i < shown; i++)
-    printf(" %6.6s", mlsba_platform_device_name(F->pl, i));
+  /* Eight columns fit 80; with more devices the cores are summed in one
+   * column, beside the first six accelerators, so that theirs stay in
+   * sight. */
+  size_t col[8], shown = 0;
+  int fold = F->p > 8;
+  for (size_t i = 0; i < F->p && shown < 8; i++)
+    if (!fold || (!is_core(F, i) && shown < 6))
+      col[shown++] = i;
+  if (fold)
+    printf(" %6s", "cores");
+  for (size_t c = 0; c < shown; c++)
+    printf(" %6.6s", mlsba_platform_device_name(F->pl, col[c]));
   printf(" %9s %6s\n", "time", "ahead");
   size_t every = (R->steps - 1 + MAX_SHOWN_STEPS - 1) / MAX_SHOWN_STEPS;
   for (size_t k = 1; k < R->steps; k++) {
     if ((k - 1) % every != 0 && k != R->steps - 1)
       continue;
     printf("%6zu %7lld", k, (long long)R->units[k]);
-    for (size_t i = 0; i < shown; i++)
-      printf(" %6.1f", R->units[k] ? 100.0 * (double)R->share[k * R->p + i] /
-                                         (double)R->units[k]
-                                   : 0.0);
+    double all = R->units[k] ? 100.0 / (double)R->units[k] : 0.0;
+    if (fold) {
+      int64_t cores = 0;
+      for (size_t i = 0; i < F->p; i++)
+        cores += is_core(F, i) ? R->share[k * R->p + i] : 0;
+      printf(" %6.1f", all * (double)cores);
+    }
+    for (size_t c = 0; c < shown; c++)
+      printf(" %6.1f", all * (double)R->share[k * R->p + col[c]]);
     long ahead = R->ahead_device ? R->ahead_device[k] : -1;
     printf(" %9.4g %6.6s\n", R->step_seconds[k],
            ahead >= 0 ? mlsba_platform_device_name(F->pl, (size_t)ahead) : "-");

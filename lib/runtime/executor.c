@@ -152,6 +152,15 @@ int mlsba_executor_max_units(mlsba_executor_t *ex, const mlsba_load_t *w,
   return err;
 }
 
+int mlsba_executor_device_shares_cores(const mlsba_executor_t *ex, size_t i) {
+  if (ex == NULL || i >= ex->pl->ndev)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_executor_device_shares_cores: "
+                       "no executor or no device %zu",
+                       i);
+  return ex->opened[i].shares_cores != 0;
+}
+
 int mlsba_executor_measure_links(mlsba_executor_t *ex, mlsba_link_t links[]) {
   if (ex == NULL || links == NULL)
     return mlsba__fail(MLSBA_EINVAL,

@@ -77,6 +77,13 @@ MLSBA_EXTERN int mlsba_executor_measure_links(mlsba_executor_t *ex,
 MLSBA_EXTERN int mlsba_executor_max_units(mlsba_executor_t *ex,
                                           const mlsba_load_t *load,
                                           int64_t max_units[]);
+/** \brief Whether device i computes on the cores of the other devices
+ *  (an OpenCL CPU device such as pocl beside the cores): such a device
+ *  takes no units of a factorization unless its options ask for it.
+ *  \return 1 or 0; MLSBA_EINVAL for no executor or an index out of
+ *          range. */
+MLSBA_EXTERN int mlsba_executor_device_shares_cores(const mlsba_executor_t *ex,
+                                                    size_t i);
 /** \brief Run a load with units[i] units on device i (file order; the
  *  ranges are laid out group by group). Devices start together; time[i]
  *  runs from that common start to the completion of device i's share.
