@@ -84,6 +84,15 @@ END_TEST
 START_TEST(cholesky_equals_lapack_fpm) { run_case(_i + 1, "chol", "fpm", 9); }
 END_TEST
 
+/* 6 ranks on ScaLAPACK's 2 x 3 grid: three node columns of two ranks,
+ * so the rows of L that a rank reads only for its block columns come
+ * forwarded by its node column's owner of them (factor_deliver.c), not
+ * from the panel's node column; the factors must not change. */
+START_TEST(cholesky_forwarded_rows_equal_lapack) {
+  run_case(6, "chol", "homogeneous", 9);
+}
+END_TEST
+
 START_TEST(a_bad_argument_on_one_rank_fails_every_rank) {
   int np = _i + 2;
   char on[16];
@@ -387,6 +396,7 @@ static Suite *factor_suite(void) {
   tcase_add_loop_test(tc, lu_equals_lapack_fpm, 1, 4);
   tcase_add_loop_test(tc, cholesky_equals_lapack_homogeneous, 0, 4);
   tcase_add_loop_test(tc, cholesky_equals_lapack_fpm, 1, 4);
+  tcase_add_test(tc, cholesky_forwarded_rows_equal_lapack);
   tcase_add_loop_test(tc, lu_equals_lapack_process_scaling, 1, 4);
   tcase_add_loop_test(tc, cholesky_equals_lapack_process_scaling, 2, 4);
   tcase_add_test(tc, process_counts_follow_eqs_1_2);

@@ -173,13 +173,21 @@ typedef struct mlsba__mpi_deliver {
   int lower; /* Cholesky's needs, else LU's */
   int q;     /* the ranks */
   int64_t k, k0, p;
-  size_t c;    /* the panel's node column */
-  void *panel; /* where its rows land (m - k0 rows, that leading dim.) */
-  MPI_Request *reqs;
-  int nreq;
-  int64_t *count;      /* 6 q: elements sent to and received from each rank,
-                          offsets, cursors, and each source's first and last
-                          block row (first -2: not consecutive) */
+  size_t c;          /* the panel's node column */
+  void *panel;       /* where its rows land (m - k0 rows, that leading dim.) */
+  MPI_Request *reqs; /* the rows' receives first (nrecv), then the rest */
+  int nreq, nrecv;
+  int *src_of;                 /* each receive's source */
+  int *index;                  /* MPI_Testsome's completed receives */
+  unsigned char *flags;        /* factor_deliver.c's per-rank flags */
+  int pending;                 /* forwards not yet posted (Cholesky) */
+  int deferred;                /* holder's sends held back (Cholesky) */
+  int first_send, first_sends; /* the requests sent first */
+  size_t next;                 /* the next panel's node column */
+  int64_t *count;      /* 7 q: elements sent to and received from each rank,
+                          offsets, cursors, each source's first and last
+                          block row (first -2: not consecutive), and where
+                          its rows land in recv */
   MPI_Datatype *types; /* q: the receives straight into the panel */
   char *send, *recv;   /* the messages' buffers */
 } mlsba__mpi_deliver_t;
@@ -195,8 +203,11 @@ void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d);
  * outside that node column. */
 void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
                               void *panel, int *piv, int npiv);
-/* Whether the messages have all gone (nonzero), progressing them; always
- * 1 under SMPI, which moves them meanwhile. */
+/* Posts the forwards (Cholesky's rows that this rank passes on down its
+ * node column) whose rows have come; never waits. */
+void mlsba__mpi_deliver_progress(mlsba__mpi_deliver_t *d);
+/* Whether the messages have all gone (nonzero), progressing them; under
+ * SMPI, which moves them meanwhile, whether every forward is posted. */
 int mlsba__mpi_deliver_test(mlsba__mpi_deliver_t *d);
 /* Waits for them, and puts the rows received in place. */
 void mlsba__mpi_deliver_wait(mlsba__mpi_deliver_t *d);
@@ -252,6 +263,12 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
  * charged as before again. The credit lapses at the step's end. Nothing
  * on a real node. */
 void mlsba__mpi_dfac_beside(const mlsba__mpi_dfac_t *f, int on);
+/* Simulated nodes: fn(user) called between slices of each update's
+ * simulated time (a rank in a real update calls into MPI between the
+ * pieces of its columns; a simulated one spends its time in one call,
+ * and forwarded messages would wait for its end). NULL: none. */
+void mlsba__mpi_dfac_progress(const mlsba__mpi_dfac_t *f, void (*fn)(void *),
+                              void *user);
 
 /* The threads a real node's panel runs its kernels on (BLIS's threads,
  * from the calling thread while the node's executor is idle): one a core

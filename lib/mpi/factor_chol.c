@@ -263,6 +263,9 @@ static void my_rows(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
   mlsba__mpi_dfac_my_panel_rows(f, k0, p, v->panel, k1, l);
 }
 
+/* The progress hook of a simulated update (mlsba__mpi_dfac_progress). */
+static void progress(void *d) { mlsba__mpi_deliver_progress(d); }
+
 int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                     char uplo, void *a, int64_t *info) {
   return mlsba_mpi_potrf_ex(desc, prec, uplo, a, info, NULL, NULL);
@@ -316,6 +319,7 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     return err;
   }
   *info = 0;
+  mlsba__mpi_dfac_progress(&f, progress, &d);
   char *buf[2] = {f.panel, other};
   int bad[2] = {0, 0}, now = 0;
   view_t v[2];

@@ -26,7 +26,21 @@
  * wait. A
  * sender's own needs are copied at the start. A run that skips the
  * numbers (SMPI) packs and unpacks nothing, every message from and into
- * one shared buffer, and charges the copies to the simulated clock. */
+ * one shared buffer, and charges the copies to the simulated clock.
+ *
+ * Cholesky's block row b is read by its owner in every node column and by
+ * every rank of the node column that holds block column b. Sent straight
+ * from the panel's node column, each of its ranks sent its rows about
+ * 2 x (node columns) times a step: on 16 simulated Keeneland nodes (4 x 4)
+ * its ranks' links took twice as long as the update, and every other
+ * rank waited for them half of its time. So the block row goes once to
+ * its owner in each node column (the row broadcast), and that owner
+ * forwards it to the other ranks of its node column that hold block
+ * column b (the transpose down the columns, as ScaLAPACK's PDPOTRF
+ * sends L): a forwarder posts its messages as soon as the rows they
+ * carry have come, at its next call into the library's progress (between
+ * the pieces of its update; under SMPI, between slices of its update's
+ * simulated time) or in mlsba__mpi_deliver_wait. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +62,14 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
   d->q = q;
   size_t nb = (size_t)(f->nb < f->n ? f->nb : f->n);
   size_t panel_bytes = (size_t)f->m * nb * f->es + 1;
-  d->reqs = malloc((2 * (size_t)q + 1) * sizeof *d->reqs);
-  d->count = calloc(6 * (size_t)q, sizeof *d->count);
+  d->reqs = malloc((3 * (size_t)q + 2) * sizeof *d->reqs);
+  d->count = calloc(7 * (size_t)q, sizeof *d->count);
   d->types = malloc((size_t)q * sizeof *d->types);
+  d->src_of = malloc(((size_t)q + 1) * sizeof *d->src_of);
+  d->index = malloc(((size_t)q + 1) * sizeof *d->index);
+  /* Per rank: arrived, unpacked, forward pending; and (Cholesky) which
+   * sources each forward waits for, q x q. */
+  d->flags = calloc(3 * (size_t)q + (lower ? (size_t)q * (size_t)q : 0) + 1, 1);
   d->recv = mlsba__mpi_dfac_alloc(f, panel_bytes);
   /* Under SMPI every message reads one shared buffer (skip). A real
    * run's holds a step's sends: each of this rank's rows goes at most to
@@ -68,7 +87,8 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
     size_t most = dims->columns + tallest;
     d->send = malloc((size_t)f->lrows * nb * f->es * most + 1);
   }
-  if (!d->reqs || !d->count || !d->types || !d->recv || !d->send)
+  if (!d->reqs || !d->count || !d->types || !d->recv || !d->send ||
+      !d->src_of || !d->index || !d->flags)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the panel's "
                                      "messages");
   return 0;
@@ -80,6 +100,9 @@ void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d) {
   free(d->reqs);
   free(d->count);
   free(d->types);
+  free(d->src_of);
+  free(d->index);
+  free(d->flags);
   mlsba__mpi_dfac_free(d->f, d->recv);
   if (d->f->skip)
     mlsba__mpi_dfac_free(d->f, d->send);
@@ -112,16 +135,30 @@ static int needs(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
   return mlsba__layout_row_owner(l, cr, b) == r;
 }
 
+/* The rank that sends block row b to rank r (in node column cr), which
+ * needs it: its holder in the panel's node column, except (Cholesky) for
+ * a rank of another node column than the next panel's that reads it only
+ * as a row of its block columns: that column's owner of block row b
+ * forwards it. The next panel's node column, on the critical path, takes
+ * every row straight from the holders. */
+static size_t sender(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
+                     int64_t b) {
+  const mlsba__layout_t *l = d->f->layout;
+  if (!d->lower || cr == d->c || cr == d->next || b == d->k)
+    return mlsba__layout_row_owner(l, d->c, b);
+  size_t owner = mlsba__layout_row_owner(l, cr, b);
+  return owner != r ? owner : mlsba__layout_row_owner(l, d->c, b);
+}
+
 /* Calls back for every (block row b from the panel's first on, rank r
  * that needs it), r's node column walked in order; with the block's rows
- * `len` and its holder `src` in the panel's node column. */
+ * `len` and the rank `src` that sends it to r (sender()). */
 #define FOR_NEED(d, B, LEN, SRC, R, BODY)                                      \
   do {                                                                         \
     const mlsba__mpi_dfac_t *f_ = (d)->f;                                      \
     const mlsba__layout_dims_t *dims_ = mlsba__layout_dims(f_->layout);        \
     for (int64_t B = (d)->k; B < dims_->brows; B++) {                          \
       int64_t LEN = f_->m - B * f_->nb < f_->nb ? f_->m - B * f_->nb : f_->nb; \
-      size_t SRC = mlsba__layout_row_owner(f_->layout, (d)->c, B);             \
       for (size_t c_ = 0; c_ < dims_->columns; c_++) {                         \
         size_t n_;                                                             \
         const size_t *rk_ = mlsba__layout_column_ranks(f_->layout, c_, &n_);   \
@@ -134,6 +171,7 @@ static int needs(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
           size_t R =                                                           \
               all_ ? rk_[i_] : mlsba__layout_row_owner(f_->layout, c_, B);     \
           if (all_ || needs((d), R, c_, B)) {                                  \
+            size_t SRC = sender((d), R, c_, B);                                \
             BODY;                                                              \
           }                                                                    \
           if (!all_)                                                           \
@@ -160,23 +198,46 @@ static void block_in(const mlsba__mpi_dfac_t *f, const char *src, int64_t lds,
            (size_t)len * f->es);
 }
 
+/* The per-rank flags: the rows from s arrived, unpacked into the panel;
+ * a forward to r not posted yet; and whether that forward waits for s. */
+static unsigned char *arrived(mlsba__mpi_deliver_t *d) { return d->flags; }
+static unsigned char *unpacked(mlsba__mpi_deliver_t *d) {
+  return d->flags + d->q;
+}
+static unsigned char *pending(mlsba__mpi_deliver_t *d) {
+  return d->flags + 2 * (size_t)d->q;
+}
+static unsigned char *waits_for(mlsba__mpi_deliver_t *d, size_t r) {
+  return d->flags + 3 * (size_t)d->q + r * (size_t)d->q;
+}
+
 /* The step's sends (from this rank, every message's elements in
- * d->count[r]) and receives (d->count[q + s]) counted; returns the
- * elements this rank copies into its own panel buffer. */
+ * d->count[r]) and receives (d->count[q + s]) counted, the forwards
+ * marked pending with the sources they wait for; returns the elements
+ * this rank copies into its own panel buffer. */
 static int64_t count_messages(mlsba__mpi_deliver_t *d) {
-  size_t me = (size_t)d->f->me;
+  const mlsba__mpi_dfac_t *f = d->f;
+  size_t me = (size_t)f->me;
   int64_t own = 0;
   size_t q = (size_t)d->q;
   int64_t *first = d->count + 4 * q, *last = d->count + 5 * q;
   memset(d->count, 0, 2 * q * sizeof *d->count);
+  memset(d->flags, 0, 3 * q + (d->lower ? q * q : 0));
+  d->pending = 0;
   for (size_t s = 0; s < q; s++)
     first[s] = last[s] = -1;
   FOR_NEED(d, b, len, src, r, {
     if (src == me && r == me)
       own += len * d->p;
-    else if (src == me)
+    else if (src == me) {
       d->count[r] += len * d->p;
-    else if (r == me) {
+      /* Forwarded: this rank receives the block row first. */
+      if (mlsba__layout_row_owner(f->layout, d->c, b) != me) {
+        d->pending += !pending(d)[r];
+        pending(d)[r] = 1;
+        waits_for(d, r)[sender(d, me, f->mycol, b)] = 1;
+      }
+    } else if (r == me) {
       d->count[q + src] += len * d->p;
       /* A run of consecutive block rows, or broken (first -2). */
       if (first[src] == -1)
@@ -189,6 +250,122 @@ static int64_t count_messages(mlsba__mpi_deliver_t *d) {
   return own;
 }
 
+/* The rows received from s into d->recv (not straight into the panel)
+ * put in their places in the panel, once. */
+static void unpack(mlsba__mpi_deliver_t *d, size_t s) {
+  const mlsba__mpi_dfac_t *f = d->f;
+  size_t me = (size_t)f->me, q = (size_t)d->q;
+  const int64_t *first = d->count + 4 * q, *off = d->count + 6 * q;
+  if (f->skip || unpacked(d)[s] || first[s] >= 0 || d->count[q + s] == 0)
+    return;
+  unpacked(d)[s] = 1;
+  int64_t ldp = f->m - d->k0, p = d->p, cur = 0;
+  FOR_NEED(d, b, len, src, r, {
+    if (r == me && src == s) {
+      block_in(f, d->recv + (size_t)(off[s] + cur) * f->es, d->count[q + s] / p,
+               len, p, (char *)d->panel + (size_t)(b * f->nb - d->k0) * f->es,
+               ldp);
+      cur += len;
+    }
+  });
+}
+
+/* Posts the forward to r: the block rows it carries, received by now,
+ * packed from the panel (the sources' rows unpacked first). */
+static void forward(mlsba__mpi_deliver_t *d, size_t r) {
+  const mlsba__mpi_dfac_t *f = d->f;
+  size_t me = (size_t)f->me, q = (size_t)d->q;
+  const int64_t *soff = d->count + 2 * q;
+  int64_t ldp = f->m - d->k0, p = d->p, cur = 0;
+  pending(d)[r] = 0;
+  d->pending--;
+  mlsba__mpi_dfac_charge_copy(f, (double)d->count[r]);
+  if (!f->skip) {
+    for (size_t s = 0; s < q; s++)
+      if (waits_for(d, r)[s])
+        unpack(d, s);
+    FOR_NEED(d, b, len, src, rr, {
+      if (src == me && rr == r) {
+        block_in(f,
+                 (const char *)d->panel + (size_t)(b * f->nb - d->k0) * f->es,
+                 ldp, len, p, d->send + (size_t)(soff[r] + cur) * f->es,
+                 d->count[r] / p);
+        cur += len;
+      }
+    });
+  }
+  MPI_Isend(d->send + (f->skip ? 0 : (size_t)soff[r] * f->es), (int)d->count[r],
+            f->type, (int)r, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
+}
+
+/* Notes the receives done (their sources' indices in d->index, n of
+ * them) and posts every forward whose rows have all come. */
+static void forward_ready(mlsba__mpi_deliver_t *d, int n) {
+  size_t q = (size_t)d->q;
+  for (int i = 0; i < n; i++)
+    arrived(d)[d->src_of[d->index[i]]] = 1;
+  for (size_t r = 0; r < q && d->pending > 0; r++) {
+    if (!pending(d)[r])
+      continue;
+    size_t s = 0;
+    while (s < q && (!waits_for(d, r)[s] || arrived(d)[s]))
+      s++;
+    if (s == q)
+      forward(d, r);
+  }
+}
+
+/* Posts the holder's sends to the ranks outside the panel's and the next
+ * panel's node columns, held back until those to the next panel's have
+ * gone (the panel's own ranks, holders too, wait for theirs at once):
+ * SimGrid (and
+ * a link) shares a sender's bandwidth between its messages, so sent all
+ * at once the next panel's rows came no earlier than the rest. */
+static void send_deferred(mlsba__mpi_deliver_t *d) {
+  const mlsba__mpi_dfac_t *f = d->f;
+  size_t q = (size_t)d->q;
+  const int64_t *soff = d->count + 2 * q;
+  for (size_t r = 0; r < q; r++)
+    if (pending(d)[r] == 2) {
+      pending(d)[r] = 0;
+      MPI_Isend(d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
+                (int)d->count[r], f->type, (int)r, ROWS_TAG, f->comm,
+                &d->reqs[d->nreq++]);
+    }
+  d->deferred = 0;
+}
+
+/* Moves the forwards on: the receives that have completed noted, the
+ * forwards they complete posted; block: until every forward is posted. */
+static void progress(mlsba__mpi_deliver_t *d, int block) {
+  if (d->deferred > 0) {
+    int done = 1;
+    MPI_Request *first = d->reqs + d->first_send;
+    if (block)
+      MPI_Waitall(d->first_sends, first, MPI_STATUSES_IGNORE);
+    else
+      MPI_Testall(d->first_sends, first, &done, MPI_STATUSES_IGNORE);
+    if (!done)
+      return;
+    send_deferred(d);
+  }
+  while (d->pending > 0) {
+    int n = 0;
+    if (block)
+      MPI_Waitsome(d->nrecv, d->reqs, &n, d->index, MPI_STATUSES_IGNORE);
+    else
+      MPI_Testsome(d->nrecv, d->reqs, &n, d->index, MPI_STATUSES_IGNORE);
+    if (n == MPI_UNDEFINED) { /* every receive done: every forward ready */
+      memset(arrived(d), 1, (size_t)d->q);
+      forward_ready(d, 0);
+      return;
+    }
+    forward_ready(d, n);
+    if (!block && n == 0)
+      return;
+  }
+}
+
 void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
                               void *panel, int *piv, int npiv) {
   const mlsba__mpi_dfac_t *f = d->f;
@@ -197,19 +374,25 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
   d->k0 = k0;
   d->panel = panel;
   d->c = mlsba__layout_bcol_column(f->layout, d->k);
+  d->next = d->k + 1 < mlsba__layout_dims(f->layout)->bcols
+                ? mlsba__layout_bcol_column(f->layout, d->k + 1)
+                : d->c;
   d->nreq = 0;
+  d->deferred = 0;
+  d->first_sends = 0;
   size_t me = (size_t)f->me, q = (size_t)d->q;
   int holder = d->c == f->mycol;
   int64_t own = count_messages(d), sent = 0, ldp = f->m - k0;
-  /* Where each destination's blocks go in the send buffer (soff), and
-   * the packing's cursors. */
-  int64_t *soff = d->count + 2 * q, *cur = d->count + 3 * q;
+  /* Where each destination's blocks go in the send buffer (soff), where
+   * each source's land in d->recv (roff), and the packing's cursors. */
+  int64_t *soff = d->count + 2 * q, *cur = d->count + 3 * q,
+          *roff = d->count + 6 * q;
   for (size_t r = 0; r < q; r++) {
     soff[r] = sent;
     cur[r] = 0;
     sent += d->count[r];
   }
-  mlsba__mpi_dfac_charge_copy(f, (double)(sent + own));
+  mlsba__mpi_dfac_charge_copy(f, (double)(holder ? sent + own : own));
   int64_t lc = holder ? mlsba__mpi_dfac_cols_before(f, me, k0) : 0;
   if (holder && !f->skip)
     FOR_NEED(d, b, len, src, r, {
@@ -229,8 +412,10 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
   for (size_t s = 0, o = 0; s < q; s++) {
     int64_t n = d->count[q + s];
     d->types[s] = MPI_DATATYPE_NULL;
+    roff[s] = (int64_t)o;
     if (n == 0)
       continue;
+    d->src_of[d->nreq] = (int)s;
     if (first[s] >= 0 && !f->skip) { /* straight into the panel */
       char *at = (char *)panel + (size_t)(first[s] * f->nb - k0) * f->es;
       if (n / p == ldp) { /* the whole panel: contiguous */
@@ -248,67 +433,71 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
               ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
     o += (size_t)n;
   }
+  d->nrecv = d->nreq;
   int root = (int)mlsba__layout_row_owner(f->layout, d->c, d->k);
   if (!holder)
     MPI_Irecv(piv, npiv, MPI_INT, root, PIV_TAG, f->comm, &d->reqs[d->nreq++]);
   /* The next panel's node column first: it factors that panel as soon
-   * as its L arrives, while the others only update. */
-  size_t next = d->k + 1 < mlsba__layout_dims(f->layout)->bcols
-                    ? mlsba__layout_bcol_column(f->layout, d->k + 1)
-                    : d->c;
-  for (int pass = 0; pass < 2; pass++)
+   * as its L arrives, while the others only update; Cholesky's holders
+   * send to the others once those messages have gone, and the forwards
+   * wait for their rows (progress()). */
+  d->first_send = d->nreq;
+  for (int pass = 0; pass < 2; pass++) {
     for (size_t r = 0; r < q; r++) {
       size_t cr = mlsba__layout_rank_column(f->layout, r);
-      if ((cr == next) != (pass == 0) || r == me)
+      if ((cr == d->next) != (pass == 0) || r == me)
         continue;
       if ((int)me == root && cr != d->c)
         MPI_Isend(piv, npiv, MPI_INT, (int)r, PIV_TAG, f->comm,
                   &d->reqs[d->nreq++]);
-      if (d->count[r] > 0)
-        MPI_Isend(d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
-                  (int)d->count[r], f->type, (int)r, ROWS_TAG, f->comm,
-                  &d->reqs[d->nreq++]);
+      if (d->count[r] == 0 || pending(d)[r])
+        continue;
+      if (pass == 1 && d->lower && d->first_sends > 0 && cr != d->c) {
+        pending(d)[r] = 2; /* send_deferred() */
+        d->deferred++;
+        continue;
+      }
+      MPI_Isend(d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
+                (int)d->count[r], f->type, (int)r, ROWS_TAG, f->comm,
+                &d->reqs[d->nreq++]);
     }
+    if (pass == 0)
+      d->first_sends = d->nreq - d->first_send;
+  }
+}
+
+void mlsba__mpi_deliver_progress(mlsba__mpi_deliver_t *d) {
+  if (d->f != NULL && d->nreq > 0)
+    progress(d, 0);
 }
 
 int mlsba__mpi_deliver_test(mlsba__mpi_deliver_t *d) {
+  if (d->nreq > 0)
+    progress(d, 0);
+  int posted = d->pending == 0 && d->deferred == 0;
   /* SMPI moves a message without its ranks inside MPI, and charges each
    * MPI_Test a little simulated time. */
   if (mlsba__mpi_is_smpi() || d->nreq == 0)
-    return 1;
+    return posted;
   int flag = 0;
   MPI_Testall(d->nreq, d->reqs, &flag, MPI_STATUSES_IGNORE);
-  return flag;
+  return flag && posted;
 }
 
 void mlsba__mpi_deliver_wait(mlsba__mpi_deliver_t *d) {
   const mlsba__mpi_dfac_t *f = d->f;
+  progress(d, 1);
   MPI_Waitall(d->nreq, d->reqs, MPI_STATUSES_IGNORE);
   d->nreq = 0;
-  size_t me = (size_t)f->me, q = (size_t)d->q;
-  /* The offsets in d->recv of the messages not received in place, and
-   * their rows so far. */
-  int64_t got = 0, apart = 0, *off = d->count + 2 * q, *cur = d->count + 3 * q;
-  const int64_t *first = d->count + 4 * q;
+  d->nrecv = 0;
+  size_t q = (size_t)d->q;
+  int64_t got = 0;
   for (size_t s = 0; s < q; s++) {
     if (d->types[s] != MPI_DATATYPE_NULL)
       MPI_Type_free(&d->types[s]);
-    off[s] = apart;
-    cur[s] = 0;
     got += d->count[q + s];
-    if (first[s] < 0)
-      apart += d->count[q + s];
   }
   mlsba__mpi_dfac_charge_copy(f, (double)got);
-  if (f->skip || apart == 0)
-    return;
-  int64_t ldp = f->m - d->k0, p = d->p;
-  FOR_NEED(d, b, len, src, r, {
-    if (r == me && src != me && first[src] < 0) {
-      block_in(f, d->recv + (size_t)(off[src] + cur[src]) * f->es,
-               d->count[q + src] / p, len, p,
-               (char *)d->panel + (size_t)(b * f->nb - d->k0) * f->es, ldp);
-      cur[src] += len;
-    }
-  });
+  for (size_t s = 0; s < q; s++)
+    unpack(d, s);
 }

@@ -64,6 +64,8 @@ struct mlsba__mpi_dfac_node {
    * beside the next update (mlsba__mpi_dfac_beside), and its seconds. */
   int beside;
   double beside_s;
+  void (*progress)(void *); /* simulated: between slices of an update */
+  void *progress_user;
   double unit_ref; /* flops of a simulated profile's unit: 2 nb^3 */
   unsigned char *active;
   mlsba_model_t **rate; /* real: learnt; simulated: the step's */
@@ -581,6 +583,21 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
   return err;
 }
 
+/* The update's simulated seconds spent in slices, the progress hook
+ * called after each (the messages a rank forwards leave mid-update, as
+ * a real rank's do between the pieces of its columns). */
+static void spend(mlsba__mpi_dfac_node_t *nd, double seconds) {
+  enum { SLICES = 8 };
+  if (nd->progress == NULL || !(seconds > 0)) {
+    mlsba__mpi_spend(seconds);
+    return;
+  }
+  for (int i = 0; i < SLICES; i++) {
+    mlsba__mpi_spend(seconds / SLICES);
+    nd->progress(nd->progress_user);
+  }
+}
+
 /* Adds the step to the report and teaches the real devices' models; a
  * solve (w->solve) is the other compute's, and teaches nothing (its rate
  * is a TRSM's). busy_s: simulated seconds the panel cores spent before
@@ -615,7 +632,7 @@ static void account(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
     nd->step_acc += longest;
   }
   if (nd->simulated)
-    mlsba__mpi_spend(longest);
+    spend(nd, longest);
 }
 
 /* The whole step on the calling thread, as one device (the first that
@@ -697,6 +714,14 @@ unsigned mlsba__mpi_dfac_threads(const mlsba__mpi_dfac_t *f) {
 void mlsba__mpi_dfac_beside(const mlsba__mpi_dfac_t *f, int on) {
   if (f->node != NULL && f->node->simulated)
     f->node->beside = on;
+}
+
+void mlsba__mpi_dfac_progress(const mlsba__mpi_dfac_t *f, void (*fn)(void *),
+                              void *user) {
+  if (f->node != NULL && f->node->simulated) {
+    f->node->progress = fn;
+    f->node->progress_user = user;
+  }
 }
 
 /* ---- the other compute ----------------------------------------------------
