@@ -380,7 +380,8 @@ static void print_rows(const fbench_t *F, const frow_t *rows, size_t used) {
       printf("%s: its own %s, %s, all cores\n", rows[i].name, op_name(F->a),
              rows[i].kernels);
       if (*openblas_weak())
-        printf("%s: %s\n", rows[i].name, openblas_weak());
+        printf("%s: kernels weaker than this CPU runs (see above)\n",
+               rows[i].name);
     }
   if (!F->sim)
     printf("time: the median of %d interleaved rounds; spread: (slowest - "
@@ -623,6 +624,14 @@ int bench_factor(const bench_args_t *a, const mlsba_platform_t *pl, int sim,
              size_text(&F), (long long)block_of(&F),
              a->precision ? "double" : "single", mlsba_platform_name(pl),
              sim ? "simulated: virtual time" : "wall clock");
+    /* Said before the rows run: weak kernels of a system OpenBLAS can
+     * also be broken ones (Prescott's faulted in its own ?potrf at 8192
+     * on a 16-core Xeon that OpenBLAS 0.3.21 does not know). */
+    for (size_t i = 0; i < used && !to_stdout; i++)
+      if (rows[i].lapack && *openblas_weak()) {
+        printf("%s: %s\n", rows[i].name, openblas_weak());
+        fflush(stdout);
+      }
     status = run_rows(&F, rows, used) ? 1 : 0;
   }
   if (!status) {
