@@ -79,12 +79,6 @@ static void fill(fbench_t *F) {
     }
 }
 
-/* An accelerator of its own: on a simulated platform every device that
- * is not a core; on a real one an OpenCL device that does not compute
- * on the cores (a GPU, not pocl beside them, which takes no units by
- * default). */
-static int own_accelerator(const fbench_t *F, size_t i);
-
 /* On a simulated platform the cores are the first device of each group
  * (the drivers and the lone cores), the accelerators the others; on real
  * ones the CPU devices are the cores. */
@@ -97,6 +91,10 @@ static int is_core(const fbench_t *F, size_t i) {
   return 0;
 }
 
+/* An accelerator of its own: on a simulated platform every device that
+ * is not a core; on a real one an OpenCL device that does not compute
+ * on the cores (a GPU, not pocl beside them, which takes no units by
+ * default). */
 static int own_accelerator(const fbench_t *F, size_t i) {
   if (is_core(F, i))
     return 0;
