@@ -721,6 +721,64 @@ START_TEST(the_splits_on_the_sim_desktop) {
 }
 END_TEST
 
+/* On a simulated 16-core node (the seed-002 desktop's core, 16 times) a
+ * team of cores factorizes the panels where one core's would set the
+ * pace: some step's panel takes less than its flops at the fastest point
+ * of one core's profile, and no step's panel more than at its slowest.
+ * The numbers, computed by the calling thread, are LAPACK's: ipiv, info
+ * and the factors, on an odd size. */
+START_TEST(a_team_of_cores_factorizes_the_panels_of_a_16_core_node) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/models/sim/node16.json", MLSBA_SOURCE_DIR);
+  mlsba_platform_t *pl = NULL;
+  mlsba_executor_t *ex = NULL;
+  ck_assert_int_eq(mlsba_platform_load(path, &pl), 0);
+  ck_assert_int_eq(mlsba_executor_create(pl, &ex), 0);
+  const int n = 1501, nb = 64;
+  double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 0, 11);
+  double *ref = copy_of(a, bytes_of(MLSBA_PRECISION_DOUBLE, n, n));
+  int64_t *ipiv = calloc(n, sizeof *ipiv), info = -1;
+  int *lipiv = calloc(n, sizeof *lipiv), linfo = -1;
+  mlsba_factor_opts_t o;
+  mlsba_factor_opts_init(&o);
+  o.block = nb;
+  mlsba_factor_report_t r;
+  ck_assert_int_eq(mlsba_getrf_ex(ex, MLSBA_PRECISION_DOUBLE, n, n, a, n, ipiv,
+                                  &info, &o, &r),
+                   0);
+  /* The profile's unit: a column of an 8400 x 8400 x 8400 product. */
+  const double unit = 2.0 * 8400 * 8400, fast = 83.577 * unit,
+               slow = 59.726 * unit;
+  int teams = 0;
+  for (size_t k = 1; k < r.steps; k++) {
+    double jn = (double)(k * nb), b = n - jn < nb ? n - jn : nb;
+    if (b <= 0)
+      continue;
+    double flops = (n - jn) * b * b - b * b * b / 3;
+    ck_assert_msg(r.panel_seconds[k] <= flops / slow * (1 + 1e-12),
+                  "step %zu: panel %g s", k, r.panel_seconds[k]);
+    teams += r.panel_seconds[k] < flops / fast * (1 - 1e-9);
+  }
+  ck_assert_int_gt(teams, 0);
+  dgetrf_(&n, &n, ref, &n, lipiv, &linfo);
+  ck_assert_int_eq(info, linfo);
+  for (int i = 0; i < n; i++)
+    ck_assert_msg(ipiv[i] == lipiv[i], "ipiv[%d]: %lld, LAPACK %d", i,
+                  (long long)ipiv[i], lipiv[i]);
+  double worst = 0;
+  for (int i = 0; i < n * n; i++)
+    worst = fmax(worst, fabs(a[i] - ref[i]));
+  ck_assert_msg(worst < 1e-9, "factors differ from LAPACK's by %g", worst);
+  mlsba_factor_report_free(&r);
+  free(a);
+  free(ref);
+  free(ipiv);
+  free(lipiv);
+  mlsba_executor_destroy(ex);
+  mlsba_platform_destroy(pl);
+}
+END_TEST
+
 /* The models the steps measured are saved, and a second factorization of
  * the same size starts from them (its first update already split by
  * them rather than evenly). */
@@ -859,6 +917,7 @@ static Suite *factor_suite(void) {
   tcase_add_test(tc,
                  a_failing_accelerator_is_dropped_and_the_result_stays_right);
   tcase_add_test(tc, the_splits_on_the_sim_desktop);
+  tcase_add_test(tc, a_team_of_cores_factorizes_the_panels_of_a_16_core_node);
   tcase_add_test(tc, models_of_the_update_are_kept_for_the_next_run);
   tcase_add_test(tc, cores_share_their_steps_and_every_unit_is_updated_once);
   tcase_add_test(tc, the_default_block_follows_precision_and_size);

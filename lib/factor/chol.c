@@ -45,6 +45,15 @@ double mlsba__chol_panel_flops(const mlsba__factor_problem_t *P, int64_t j,
   return b * b * b / 3 + (double)trailing(P, j, jb) * b * b;
 }
 
+/* The diagonal block's; the solve below it splits by rows. */
+double mlsba__chol_panel_serial_flops(const mlsba__factor_problem_t *P,
+                                      int64_t j, int64_t jb) {
+  (void)P;
+  (void)j;
+  double b = (double)jb;
+  return b * b * b / 3;
+}
+
 double mlsba__chol_flops(const mlsba__factor_problem_t *P) {
   double n = (double)P->n;
   return n * n * n / 3;

@@ -162,6 +162,7 @@ static int alloc_parts(mlsba__factor_ctx_t *C) {
   ALLOC(C->scratch.one, p);
   ALLOC(C->scratch.time, p);
   ALLOC(C->scratch.extra, p);
+  ALLOC(C->scratch.team, p);
   C->lay.p = p;
   for (size_t g = 0; g < c->q; g++)
     c->group_size[g] = c->pl->group_start[g + 1] - c->pl->group_start[g];
@@ -299,6 +300,7 @@ void mlsba__factor_ctx_close(mlsba__factor_ctx_t *C) {
   free(C->scratch.one);
   free(C->scratch.time);
   free(C->scratch.extra);
+  free(C->scratch.team);
   mlsba__factor_release_resident(C);
   mlsba__factor_residency_t *r = &C->res;
   free(r->lo);

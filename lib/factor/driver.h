@@ -155,6 +155,7 @@ typedef struct {
  * (sim_step.c), the last phase's loads (drive.c). */
 typedef struct {
   double *time; /* p: each device's time in the step */
+  long *team;   /* p: the cores that may factorize a panel (step.c) */
   int64_t *clip, *one;
   double *extra;
 } mlsba__factor_scratch_t;
@@ -491,6 +492,21 @@ int mlsba__factor_panel_alone(const mlsba__factor_ctx_t *C,
 /* The step's next panel has a solve that may be split. */
 int mlsba__factor_solve_splittable(const mlsba__factor_ctx_t *C,
                                    const mlsba__factor_step_t *st);
+/* The cores that may factorize a panel together, into team (p entries,
+ * the panel's core first): the active cores (on a simulated platform the
+ * active devices of the panel core's kind). Returns their count. */
+size_t mlsba__factor_team(const mlsba__factor_ctx_t *C, long *team);
+/* How many of the `most` members of the team share the step's next
+ * panel's columns and factorize it (1: the panel's core alone). */
+size_t mlsba__factor_team_size(const mlsba__factor_ctx_t *C,
+                               const mlsba__factor_step_t *st, size_t most);
+/* The next panel's virtual time on k members, and each member's part of
+ * the next panel's columns (0 for k = 1: the split counts them as the
+ * panel's core's units). */
+double mlsba__factor_team_panel_time(const mlsba__factor_ctx_t *C,
+                                     const mlsba__factor_step_t *st, size_t k);
+double mlsba__factor_team_ahead_time(const mlsba__factor_ctx_t *C,
+                                     const mlsba__factor_step_t *st, size_t k);
 
 /* log.c */
 /* Where the lines go: opts.log, else stderr where MLSBA_VERBOSE is set. */

@@ -90,6 +90,11 @@ struct mlsba__factor_ops {
   /* The trailing columns of unit u (0 the first right of the panel, N
    * of them): into cols, returns how many (1 or 2). */
   int (*unit_columns)(int64_t N, int64_t u, int64_t cols[2]);
+  /* Optional: the flops of the panel [j, j + jb) that stay on one core
+   * when several cores factorize it together (the rest is split between
+   * them by rows: step.c); NULL: all of them. */
+  double (*panel_serial_flops)(const mlsba__factor_problem_t *P, int64_t j,
+                               int64_t jb);
   /* The panel [j, j + jb) on one core; sets P->info where it fails, and
    * returns 1 when the factorization must stop there, else 0. */
   int (*panel)(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
@@ -189,6 +194,8 @@ double mlsba__lu_unit_flops(const mlsba__factor_problem_t *P, int64_t j,
                             int64_t jb);
 double mlsba__lu_panel_flops(const mlsba__factor_problem_t *P, int64_t j,
                              int64_t jb);
+double mlsba__lu_panel_serial_flops(const mlsba__factor_problem_t *P, int64_t j,
+                                    int64_t jb);
 double mlsba__lu_flops(const mlsba__factor_problem_t *P);
 int mlsba__lu_unit_columns(int64_t N, int64_t u, int64_t cols[2]);
 int mlsba__lu_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
@@ -214,6 +221,8 @@ double mlsba__chol_unit_flops(const mlsba__factor_problem_t *P, int64_t j,
                               int64_t jb);
 double mlsba__chol_panel_flops(const mlsba__factor_problem_t *P, int64_t j,
                                int64_t jb);
+double mlsba__chol_panel_serial_flops(const mlsba__factor_problem_t *P,
+                                      int64_t j, int64_t jb);
 double mlsba__chol_flops(const mlsba__factor_problem_t *P);
 int mlsba__chol_unit_columns(int64_t N, int64_t u, int64_t cols[2]);
 int mlsba__chol_panel(mlsba__factor_problem_t *P, int64_t j, int64_t jb);
@@ -282,6 +291,14 @@ typedef struct mlsba__factor_split_in {
    * (diag_units + 1)) of it when it holds diag_units - r of them. */
   int64_t diag_units;
   double diag_s;
+  /* The cores that factorize the panel together (team[0] is panel_dev;
+   * team_size 0 or 1: panel_dev alone). With the next panel's columns on
+   * panel_dev (not ahead_dev), the team shares their panel_min units,
+   * team_ahead_s each, then factorizes the panel, panel_s on each of
+   * them. */
+  size_t team_size;
+  const long *team;
+  double team_ahead_s;
   const double *fraction; /* FIXED_SLICE: p fractions */
 } mlsba__factor_split_in_t;
 

@@ -15,6 +15,10 @@ static void *at(const mlsba__factor_problem_t *P, int64_t i, int64_t j) {
   return mlsba__factor_at(P, i, j);
 }
 
+/* Columns this narrow or narrower are factorized by LAPACK's ?getf2
+ * itself; wider ones are split in two, as LAPACK's ?getrf2 does. */
+enum { PANEL_LEAF = 16 };
+
 int64_t mlsba__lu_units(const mlsba__factor_problem_t *P, int64_t j,
                         int64_t jb) {
   return P->n - j - jb; /* the trailing columns */
@@ -32,6 +36,18 @@ double mlsba__lu_panel_flops(const mlsba__factor_problem_t *P, int64_t j,
   return (double)(P->m - j) * b * b - b * b * b / 3;
 }
 
+/* The leaves' ?getf2 (each column's pivot searched on one core), about
+ * PANEL_LEAF flops per element of the panel, and the recursion's solves
+ * with the top rows, under b^3 / 3: the rest is the recursion's products,
+ * which split by rows. */
+double mlsba__lu_panel_serial_flops(const mlsba__factor_problem_t *P, int64_t j,
+                                    int64_t jb) {
+  double b = (double)jb,
+         serial = (double)(P->m - j) * b * PANEL_LEAF + b * b * b / 3;
+  double all = mlsba__lu_panel_flops(P, j, jb);
+  return serial < all ? serial : all;
+}
+
 double mlsba__lu_flops(const mlsba__factor_problem_t *P) {
   double m = (double)P->m, n = (double)P->n;
   return m >= n ? m * n * n - n * n * n / 3 : n * m * m - m * m * m / 3;
@@ -42,10 +58,6 @@ int mlsba__lu_unit_columns(int64_t N, int64_t u, int64_t cols[2]) {
   cols[0] = u;
   return 1;
 }
-
-/* Columns this narrow or narrower are factorized by LAPACK's ?getf2
- * itself; wider ones are split in two, as LAPACK's ?getrf2 does. */
-enum { PANEL_LEAF = 16 };
 
 static void laswp(const mlsba__factor_problem_t *P, int64_t col, int64_t w,
                   int64_t k1, int64_t k2);

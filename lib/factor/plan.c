@@ -106,6 +106,14 @@ static int split_with(const ctx_t *C, const mlsba__factor_memory_t *M,
   in.ahead_s = ahead_s;
   in.diag_units = w->diag_first ? st->jbn : 0;
   in.diag_s = mlsba__factor_diag_update_time(C, st);
+  size_t k =
+      mlsba__factor_team_size(C, st, mlsba__factor_team(C, C->scratch.team));
+  if (panel && k > 1) { /* the panel's team: its time and theirs */
+    in.team_size = k;
+    in.team = C->scratch.team;
+    in.team_ahead_s = mlsba__factor_team_ahead_time(C, st, k);
+    in.panel_s = mlsba__factor_team_panel_time(C, st, k);
+  }
   in.fraction = M->fraction;
   int err = mlsba__factor_split(&in, loads, fpm);
   if (!err && predicted)

@@ -58,6 +58,20 @@ static int ahead_apart(const mlsba__factor_ctx_t *C,
          w->ahead_dev != C->cfg.panel_dev;
 }
 
+/* A team of k cores factorizes the panel: the panel's core runs the next
+ * panel's columns as a first share of their own, and every member takes
+ * a k-th of their time and the panel's on k cores (the members start
+ * their own units after it, as split.c counts them). */
+static void team_times(mlsba__factor_ctx_t *C, mlsba__factor_step_t *st,
+                       size_t k, double ahead) {
+  const long *team = C->scratch.team;
+  double *time = C->scratch.time, share = ahead / (double)k;
+  st->panel_s = mlsba__factor_team_panel_time(C, st, k);
+  time[team[0]] -= ahead;
+  for (size_t m = 0; m < k; m++)
+    time[team[m]] += share + st->panel_s;
+}
+
 /* Every time scaled from the profile's unit to this step's. A device that
  * updates the next panel's columns for the panel's core runs them as a
  * first share of their own; the core starts the panel when they are done
@@ -68,13 +82,22 @@ int mlsba__factor_sim_step(mlsba__factor_ctx_t *C, mlsba__factor_step_t *st,
   const mlsba__factor_plan_t *w = &st->plan;
   double *time = C->scratch.time;
   int apart = ahead_apart(C, st);
+  size_t k = (w->lookahead || w->diag_first) && st->jbn > 0
+                 ? mlsba__factor_team_size(
+                       C, st, mlsba__factor_team(C, C->scratch.team))
+                 : 1;
   double ready = 0;
-  int err = mlsba__factor_sim_shares(C, C->lay.load, apart ? w->ahead_dev : -1,
+  int err = mlsba__factor_sim_shares(C, C->lay.load,
+                                     apart   ? w->ahead_dev
+                                     : k > 1 ? C->cfg.panel_dev
+                                             : -1,
                                      w->need, time, &ready, failed);
   double scale = st->unit_flops / C->cfg.unit_ref;
   for (size_t i = 0; !err && i < C->cfg.p; i++)
     time[i] *= scale;
-  if (!err && (w->lookahead || w->diag_first) && st->jbn > 0) {
+  if (!err && k > 1) {
+    team_times(C, st, k, ready * scale);
+  } else if (!err && (w->lookahead || w->diag_first) && st->jbn > 0) {
     long d = C->cfg.panel_dev;
     st->panel_s = mlsba__factor_sim_panel_time(
         C, mlsba__factor_next_panel_flops(C, st), st->jbn);

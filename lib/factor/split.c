@@ -96,9 +96,33 @@ static int ahead_apart(const mlsba__factor_split_in_t *in) {
          in->ahead_dev != in->panel_dev;
 }
 
-/* What device i's time holds beyond its units' time at this step. */
+/* Device i factorizes the panel with panel_dev (not panel_dev itself). */
+static int helps(const mlsba__factor_split_in_t *in, size_t i) {
+  for (size_t k = 1; in->team && k < in->team_size; k++)
+    if (in->team[k] == (long)i)
+      return 1;
+  return 0;
+}
+
+/* What device i's time holds beyond its units' time at this step. A team
+ * that factorizes the panel shares the next panel's columns first: the
+ * panel's core runs its part of them as a share of their own (first),
+ * every other member waits for none of it and adds its part and the
+ * panel after its units (the same sum). */
 static step_cost_t cost_of(const mlsba__factor_split_in_t *in, size_t i) {
   step_cost_t c = {0, 0, 0, 0, 0, 0};
+  int team = in->team_size > 1 && in->panel_dev >= 0 && !ahead_apart(in) &&
+             in->panel_min > 0;
+  if (team && (long)i == in->panel_dev) {
+    c.after = in->panel_s;
+    c.first = in->panel_min < in->units ? in->panel_min : in->units;
+    c.first_s = in->team_ahead_s;
+    return c;
+  }
+  if (team && helps(in, i)) {
+    c.after = in->team_ahead_s + in->panel_s;
+    return c;
+  }
   if ((long)i == in->panel_dev) {
     c.after = in->panel_s;
     c.diag = in->diag_units;

@@ -1,6 +1,8 @@
 /* A step and its next panel: what the step is, the next panel's flops and
  * time (virtual, or as the last panel measured), and its factorization on
  * the panel's core. */
+#include <string.h>
+
 #include "../partition/fpm.h"
 #include "driver.h"
 
@@ -97,4 +99,109 @@ double mlsba__factor_panel_estimate(const mlsba__factor_ctx_t *C,
   if (C->models.panel_flops <= 0)
     return C->models.panel_s;
   return C->models.panel_s * flops / C->models.panel_flops;
+}
+
+/* ---- the panel on several cores ------------------------------------------
+ * With many cores, one core's panel (and the next panel's columns it
+ * updates first) is longer than the step's update shared by the others:
+ * on a simulated 16-core node the panel's core ends last at half of LU's
+ * steps, and from 32 cores on at every one. A team of cores then shares
+ * the next panel's columns and factorizes the panel together: the parts
+ * that split by rows (the recursion's products, a Cholesky panel's
+ * solve) on every member, the rest (ops->panel_serial_flops: LU's
+ * column-by-column leaves and their pivot search) on the panel's core,
+ * the other members waiting for it. */
+
+/* The fewest rows of the panel a member takes: fewer, and its part costs
+ * less than the member's start (the MPI layer's panel says the same of
+ * BLIS's threads). */
+enum { TEAM_ROWS = 256 };
+
+size_t mlsba__factor_team(const mlsba__factor_ctx_t *C, long *team) {
+  const mlsba__factor_cfg_t *c = &C->cfg;
+  if (c->panel_dev < 0)
+    return 0;
+  const char *kind = c->pl->dev[c->panel_dev].kind;
+  size_t n = 0;
+  team[n++] = c->panel_dev;
+  for (size_t k = 0; k < c->p; k++) {
+    size_t i = c->group_dev[k];
+    int alike = c->virt ? kind && c->pl->dev[i].kind &&
+                              strcmp(kind, c->pl->dev[i].kind) == 0
+                        : mlsba__factor_is_core(c, i);
+    if ((long)i != c->panel_dev && C->dev.active[i] && alike)
+      team[n++] = (long)i;
+  }
+  return n;
+}
+
+static double serial_flops(const mlsba__factor_ctx_t *C,
+                           const mlsba__factor_step_t *st, double flops) {
+  const mlsba__factor_problem_t *P = C->P;
+  if (st->plan.solve_apart || !P->ops->panel_serial_flops)
+    return flops;
+  double s = P->ops->panel_serial_flops(P, st->jn, st->jbn);
+  return s < flops ? s : flops;
+}
+
+double mlsba__factor_team_panel_time(const mlsba__factor_ctx_t *C,
+                                     const mlsba__factor_step_t *st, size_t k) {
+  double flops = mlsba__factor_next_panel_flops(C, st);
+  if (k <= 1)
+    return mlsba__factor_sim_panel_time(C, flops, st->jbn);
+  double serial = serial_flops(C, st, flops);
+  return mlsba__factor_sim_panel_time(C, serial, st->jbn) +
+         mlsba__factor_sim_panel_time(C, flops - serial, st->jbn) / (double)k;
+}
+
+/* The next panel's columns on the panel's core alone (virtual). */
+static double ahead_alone(const mlsba__factor_ctx_t *C,
+                          const mlsba__factor_step_t *st) {
+  double x = (double)st->plan.need;
+  return x > 0 ? x * st->unit_flops /
+                     mlsba__fpm_speed(C->models.rate[C->cfg.panel_dev], x)
+               : 0;
+}
+
+/* The step's work, the update and the panel, spread over every device in
+ * use at its speed for an even share: the time the team's chain may take
+ * without making the step longer. */
+static double spread_time(const mlsba__factor_ctx_t *C,
+                          const mlsba__factor_step_t *st, double flops) {
+  size_t used = 0;
+  for (size_t i = 0; i < C->cfg.p; i++)
+    used += C->dev.active[i] != 0;
+  double x = used ? (double)st->units / (double)used : 0, speed = 0;
+  for (size_t i = 0; x > 0 && i < C->cfg.p; i++)
+    if (C->dev.active[i] && mlsba_model_num_points(C->models.rate[i]) > 0)
+      speed += mlsba__fpm_speed(C->models.rate[i], x < 1 ? 1 : x);
+  return speed > 0 ? ((double)st->units * st->unit_flops + flops) / speed : 0;
+}
+
+/* The fewest members whose chain (their part of the next panel's columns,
+ * then the panel) fits in the step's work spread over every device: more
+ * would wait longer on the panel's serial part than they save. At most
+ * every core of the team, one member for TEAM_ROWS rows of the panel and
+ * one for each of the next panel's columns. Simulated platforms only: a
+ * real panel runs on its core alone. */
+size_t mlsba__factor_team_size(const mlsba__factor_ctx_t *C,
+                               const mlsba__factor_step_t *st, size_t most) {
+  const mlsba__factor_plan_t *w = &st->plan;
+  if (!C->cfg.virt || most < 2 || st->jbn == 0 || !w->lookahead ||
+      w->need <= 0 || w->ahead_dev != C->cfg.panel_dev)
+    return 1;
+  size_t rows = (size_t)((C->P->m - st->jn) / TEAM_ROWS);
+  size_t cap = most < rows ? most : rows;
+  cap = cap < (size_t)w->need ? cap : (size_t)w->need;
+  double flops = mlsba__factor_next_panel_flops(C, st);
+  double limit = spread_time(C, st, flops), ahead = ahead_alone(C, st);
+  for (size_t k = 1; k < cap; k++)
+    if (ahead / (double)k + mlsba__factor_team_panel_time(C, st, k) <= limit)
+      return k;
+  return cap > 1 ? cap : 1;
+}
+
+double mlsba__factor_team_ahead_time(const mlsba__factor_ctx_t *C,
+                                     const mlsba__factor_step_t *st, size_t k) {
+  return k > 1 ? ahead_alone(C, st) / (double)k : 0;
 }
