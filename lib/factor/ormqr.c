@@ -89,7 +89,7 @@ int mlsba__ormqr_check(const char *fn, mlsba_executor_t *ex,
                        const void *tau, const void *c, int64_t ldc,
                        const int64_t *info) {
   int err = mlsba__factor_check_call(fn, ex, prec);
-  if (err)
+  if (err || (err = mlsba__lapack_check(fn)))
     return err;
   int left = side == 'L' || side == 'l';
   if (!left && side != 'R' && side != 'r')
