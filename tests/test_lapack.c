@@ -316,22 +316,25 @@ START_TEST(lascl_scales_as_the_linked_one) {
 }
 END_TEST
 
-/* One thread's panels: ROUNDS LU and Cholesky (or QR) factorizations of
- * its own panel, each against the serial result. */
+/* One thread's panels: ROUNDS LU and Cholesky factorizations of its own
+ * panel and T of a block of reflectors (?larft, as mlsba_ormqr's parts
+ * form theirs side by side), each against the serial result. */
 typedef struct {
   int dbl, rounds, wrong;
-  void *lu, *lu_ref, *sq, *sq_ref;
+  void *lu, *lu_ref, *sq, *sq_ref, *tau, *t_ref;
   int ipiv_ref[N];
 } panels_t;
 
 static void *factor_panels(void *arg) {
   panels_t *w = arg;
   size_t lu_bytes = es(w->dbl) * LD * N, sq_bytes = es(w->dbl) * LD * N;
-  void *a = malloc(lu_bytes), *s = malloc(sq_bytes);
-  if (!a || !s) {
+  size_t t_bytes = es(w->dbl) * N * N;
+  void *a = malloc(lu_bytes), *s = malloc(sq_bytes), *t = malloc(t_bytes);
+  if (!a || !s || !t) {
     w->wrong = -1;
     free(a);
     free(s);
+    free(t);
     return NULL;
   }
   for (int r = 0; r < w->rounds; r++) {
@@ -343,9 +346,13 @@ static void *factor_panels(void *arg) {
     memcpy(s, w->sq, sq_bytes);
     (void)mlsba__lapack_potf2(prec_of(w->dbl), 'L', N, s, LD);
     w->wrong += memcmp(s, w->sq_ref, sq_bytes) != 0;
+    memset(t, 0, t_bytes);
+    mlsba__lapack_larft(prec_of(w->dbl), M, N, w->lu, LD, w->tau, t, N);
+    w->wrong += memcmp(t, w->t_ref, t_bytes) != 0;
   }
   free(a);
   free(s);
+  free(t);
   return NULL;
 }
 
@@ -366,6 +373,13 @@ START_TEST(two_threads_factor_panels_at_once) {
                               w[t].ipiv_ref);
     ck_assert_int_eq(mlsba__lapack_potf2(prec_of(dbl), 'L', N, w[t].sq_ref, LD),
                      0);
+    /* Any lower trapezoid and scalars make a T: the panel's own, and
+     * scalars in [-1, 1). */
+    w[t].tau = random_values(dbl, N, 75 + (unsigned)t);
+    w[t].t_ref = calloc((size_t)N * N, es(dbl));
+    ck_assert_ptr_nonnull(w[t].t_ref);
+    mlsba__lapack_larft(prec_of(dbl), M, N, w[t].lu, LD, w[t].tau, w[t].t_ref,
+                        N);
   }
   pthread_t th[2];
   for (int t = 0; t < 2; t++)
@@ -379,6 +393,8 @@ START_TEST(two_threads_factor_panels_at_once) {
     free(w[t].sq);
     free(w[t].lu_ref);
     free(w[t].sq_ref);
+    free(w[t].tau);
+    free(w[t].t_ref);
   }
 }
 END_TEST
