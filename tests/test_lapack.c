@@ -1,9 +1,11 @@
-/* The panels' LAPACK (lib/devices/cpu/cpu_lapack.c): each call, through
+/* The library's LAPACK (lib/devices/cpu/cpu_lapack.c): each call, through
  * the private OpenBLAS where it loads, gives the linked liblapack's
  * results on random panels in both precisions (the same pivots, the same
  * info on a block that is not positive definite), and two threads
- * factoring panels at once give what one gives alone. Each test runs in a
- * fork of its own, so the choice of LAPACK is made afresh in each. */
+ * factoring panels at once give what one gives alone; the fallback loads
+ * reference LAPACK, and says why a library that is not one does not
+ * serve. Each test runs in a fork of its own, so the choice of LAPACK is
+ * made afresh in each. */
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
@@ -12,10 +14,10 @@
 #include <string.h>
 
 #include "devices/cpu/cpu_kernels.h"
-#include "devices/cpu/cpu_lapack_linked.h"
 #include "devices/cpu/cpu_openblas.h"
 #include "devices/lapack.h"
 #include "mlsba.h"
+#include "support/lapack_linked.h"
 #include "support/run_suite.h"
 
 enum { M = 301, N = 48, LD = 307 };
@@ -94,8 +96,102 @@ START_TEST(the_label_says_which_lapack_serves) {
   if (loaded)
     ck_assert_str_eq(label, mlsba__openblas_label());
   else
-    ck_assert_msg(strstr(label, "the linked liblapack (") == label, "%s",
-                  label);
+    ck_assert_msg(strstr(label, "reference LAPACK, ") == label ||
+                      strstr(label, "the system's LAPACK, ") == label,
+                  "%s", label);
+  ck_assert_int_eq(mlsba__lapack_check("here"), 0);
+}
+END_TEST
+
+/* The fallback's loading: reference LAPACK loads with every routine; a
+ * file that is not there, and a library without LAPACK, are refused with
+ * a reason that names them. */
+START_TEST(the_fallback_loads_reference_lapack_and_says_why_not) {
+  char why[512];
+#ifdef MLSBA_REFERENCE_LAPACK
+  ck_assert_int_eq(mlsba__lapack_probe(MLSBA_REFERENCE_LAPACK, why, sizeof why),
+                   0);
+  ck_assert_str_eq(why, "");
+#endif
+  const char *gone = "/nonexistent/mlsba/liblapack.so.3";
+  ck_assert_int_eq(mlsba__lapack_probe(gone, why, sizeof why), MLSBA_ENOTSUP);
+  ck_assert_msg(strstr(why, gone) && strstr(why, "did not load"), "%s", why);
+  ck_assert_int_eq(mlsba__lapack_probe("libm.so.6", why, sizeof why),
+                   MLSBA_ENOTSUP);
+  ck_assert_msg(strstr(why, "libm.so.6 lacks sgetf2_"), "%s", why);
+}
+END_TEST
+
+/* ?getrf and ?potrf (the MPI layer's node columns) as the linked ones:
+ * the same pivots and factors, the same info where a minor is not
+ * positive definite. */
+START_TEST(getrf_and_potrf_give_the_linked_factors) {
+  int dbl = _i, m = M, n = N, ld = LD, info = 0;
+  setenv("MLSBA_CACHE_DIR", "none", 1);
+  setenv("MLSBA_CPU_KERNELS", "auto", 1);
+  void *a = random_values(dbl, (size_t)LD * N, 81 + (unsigned)dbl);
+  void *b = copy(a, es(dbl) * LD * N);
+  int ipa[N], ipb[N];
+  ck_assert_int_eq(mlsba__lapack_getrf(prec_of(dbl), M, N, a, LD, ipa), 0);
+  if (dbl)
+    dgetrf_(&m, &n, b, &ld, ipb, &info);
+  else
+    sgetrf_(&m, &n, b, &ld, ipb, &info);
+  ck_assert_int_eq(info, 0);
+  for (int i = 0; i < N; i++)
+    ck_assert_int_eq(ipa[i], ipb[i]);
+  ck_assert_double_lt(differ(dbl, a, b, M, N, LD), tolerance(dbl));
+  free(a);
+  free(b);
+  for (int bad = 0; bad < 2; bad++) {
+    a = spd(dbl, N, LD, 91 + (unsigned)dbl);
+    if (bad)
+      set(dbl, a, (size_t)29 * LD + 29, -1.0);
+    b = copy(a, es(dbl) * LD * N);
+    int got = mlsba__lapack_potrf(prec_of(dbl), 'L', N, a, LD);
+    if (dbl)
+      dpotrf_("L", &n, b, &ld, &info, 1);
+    else
+      spotrf_("L", &n, b, &ld, &info, 1);
+    ck_assert_int_eq(got, bad ? 30 : 0);
+    ck_assert_int_eq(got, info);
+    if (!bad)
+      ck_assert_double_lt(differ(dbl, a, b, N, N, LD), tolerance(dbl));
+    free(a);
+    free(b);
+  }
+}
+END_TEST
+
+/* ?orgqr (the QR residual's Q) forms the linked one's Q from the same
+ * reflectors. */
+START_TEST(orgqr_forms_the_linked_q) {
+  int dbl = _i, m = M, n = N, ld = LD, info = 0, lwork = 64 * N;
+  setenv("MLSBA_CACHE_DIR", "none", 1);
+  setenv("MLSBA_CPU_KERNELS", "auto", 1);
+  void *a = random_values(dbl, (size_t)LD * N, 101 + (unsigned)dbl);
+  void *tau = calloc(N, es(dbl)), *work = calloc((size_t)lwork, es(dbl));
+  ck_assert(tau && work);
+  ck_assert_int_eq(
+      mlsba__lapack_geqrf(prec_of(dbl), M, N, a, LD, tau, work, lwork), 0);
+  void *b = copy(a, es(dbl) * LD * N);
+  ck_assert_int_eq(
+      mlsba__lapack_orgqr(prec_of(dbl), M, N, N, a, LD, tau, work, lwork), 0);
+  if (dbl)
+    dorgqr_(&m, &n, &n, b, &ld, tau, work, &lwork, &info);
+  else
+    sorgqr_(&m, &n, &n, b, &ld, tau, work, &lwork, &info);
+  ck_assert_int_eq(info, 0);
+  ck_assert_double_lt(differ(dbl, a, b, M, N, LD), tolerance(dbl));
+  /* Q's columns are orthonormal: its first column has norm 1. */
+  double s = 0;
+  for (int i = 0; i < M; i++)
+    s += get(dbl, a, (size_t)i) * get(dbl, a, (size_t)i);
+  ck_assert_double_lt(fabs(s - 1), dbl ? 1e-12 : 1e-5);
+  free(a);
+  free(b);
+  free(tau);
+  free(work);
 }
 END_TEST
 
@@ -220,22 +316,25 @@ START_TEST(lascl_scales_as_the_linked_one) {
 }
 END_TEST
 
-/* One thread's panels: ROUNDS LU and Cholesky (or QR) factorizations of
- * its own panel, each against the serial result. */
+/* One thread's panels: ROUNDS LU and Cholesky factorizations of its own
+ * panel and T of a block of reflectors (?larft, as mlsba_ormqr's parts
+ * form theirs side by side), each against the serial result. */
 typedef struct {
   int dbl, rounds, wrong;
-  void *lu, *lu_ref, *sq, *sq_ref;
+  void *lu, *lu_ref, *sq, *sq_ref, *tau, *t_ref;
   int ipiv_ref[N];
 } panels_t;
 
 static void *factor_panels(void *arg) {
   panels_t *w = arg;
   size_t lu_bytes = es(w->dbl) * LD * N, sq_bytes = es(w->dbl) * LD * N;
-  void *a = malloc(lu_bytes), *s = malloc(sq_bytes);
-  if (!a || !s) {
+  size_t t_bytes = es(w->dbl) * N * N;
+  void *a = malloc(lu_bytes), *s = malloc(sq_bytes), *t = malloc(t_bytes);
+  if (!a || !s || !t) {
     w->wrong = -1;
     free(a);
     free(s);
+    free(t);
     return NULL;
   }
   for (int r = 0; r < w->rounds; r++) {
@@ -247,9 +346,13 @@ static void *factor_panels(void *arg) {
     memcpy(s, w->sq, sq_bytes);
     (void)mlsba__lapack_potf2(prec_of(w->dbl), 'L', N, s, LD);
     w->wrong += memcmp(s, w->sq_ref, sq_bytes) != 0;
+    memset(t, 0, t_bytes);
+    mlsba__lapack_larft(prec_of(w->dbl), M, N, w->lu, LD, w->tau, t, N);
+    w->wrong += memcmp(t, w->t_ref, t_bytes) != 0;
   }
   free(a);
   free(s);
+  free(t);
   return NULL;
 }
 
@@ -270,6 +373,13 @@ START_TEST(two_threads_factor_panels_at_once) {
                               w[t].ipiv_ref);
     ck_assert_int_eq(mlsba__lapack_potf2(prec_of(dbl), 'L', N, w[t].sq_ref, LD),
                      0);
+    /* Any lower trapezoid and scalars make a T: the panel's own, and
+     * scalars in [-1, 1). */
+    w[t].tau = random_values(dbl, N, 75 + (unsigned)t);
+    w[t].t_ref = calloc((size_t)N * N, es(dbl));
+    ck_assert_ptr_nonnull(w[t].t_ref);
+    mlsba__lapack_larft(prec_of(dbl), M, N, w[t].lu, LD, w[t].tau, w[t].t_ref,
+                        N);
   }
   pthread_t th[2];
   for (int t = 0; t < 2; t++)
@@ -283,6 +393,8 @@ START_TEST(two_threads_factor_panels_at_once) {
     free(w[t].sq);
     free(w[t].lu_ref);
     free(w[t].sq_ref);
+    free(w[t].tau);
+    free(w[t].t_ref);
   }
 }
 END_TEST
@@ -292,6 +404,9 @@ int main(void) {
   TCase *tc = tcase_create("lapack");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, the_label_says_which_lapack_serves);
+  tcase_add_test(tc, the_fallback_loads_reference_lapack_and_says_why_not);
+  tcase_add_loop_test(tc, getrf_and_potrf_give_the_linked_factors, 0, 2);
+  tcase_add_loop_test(tc, orgqr_forms_the_linked_q, 0, 2);
   tcase_add_loop_test(tc, getf2_gives_the_linked_pivots_and_factors, 0, 2);
   tcase_add_loop_test(tc, potf2_gives_the_linked_factor_and_info, 0, 4);
   tcase_add_loop_test(tc, geqrf_and_larft_give_the_linked_reflectors, 0, 2);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../devices/lapack.h"
 #include "driver.h"
 
 static const char *const split_names[] = {"fpm", "constant-ratio",
@@ -92,7 +93,7 @@ static int check_args(const char *fn, mlsba_executor_t *ex,
                       const void *a, int64_t lda, const void *info,
                       const mlsba_factor_opts_t *o) {
   int err = mlsba__factor_check_call(fn, ex, prec);
-  if (err)
+  if (err || (err = mlsba__lapack_check(fn)))
     return err;
   if (m < 0 || n < 0 || m > INT_MAX || n > INT_MAX)
     return mlsba__fail(MLSBA_EINVAL,

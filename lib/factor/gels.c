@@ -45,7 +45,7 @@ static int check(const char *fn, mlsba_executor_t *ex, mlsba_precision_t prec,
                  char trans, int64_t m, int64_t n, int64_t nrhs, const void *a,
                  int64_t lda, const void *b, int64_t ldb, const int64_t *info) {
   int err = mlsba__factor_check_call(fn, ex, prec);
-  if (err)
+  if (err || (err = mlsba__lapack_check(fn)))
     return err;
   if ((err = mlsba__factor_check_trans(fn, trans)))
     return err;

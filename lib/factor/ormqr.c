@@ -10,12 +10,12 @@
  * runs one-thread kernels on its pinned thread of the executor, summing
  * its share of V2^T C2 and subtracting its share of V2 W, so that each
  * core packs only its own rows of V and C, and nothing waits inside a
- * kernel. The calling thread forms the T's first, then adds the shares,
- * applies T and updates the block's top rows between two runs: one run a
- * block of reflectors. BLIS's own threads (one call on a thread a core,
- * which share one packed V) wait for each other at spinning barriers
- * many times a call: on a loaded machine each wait lasted a scheduler's
- * time slice, and Q^T C took 20-44 s where one core took 0.1-0.3 s
+ * kernel. The parts form the T's in their first run, then the calling
+ * thread adds the shares, applies T and updates the block's top rows
+ * between two runs: one run a block of reflectors. BLIS's own threads (one call
+ * on a thread a core, which share one packed V) wait for each other at spinning
+ * barriers many times a call: on a loaded machine each wait lasted a
+ * scheduler's time slice, and Q^T C took 20-44 s where one core took 0.1-0.3 s
  * (benchmarks/RESULTS.md). */
 #include <limits.h>
 #include <stdatomic.h>
@@ -89,7 +89,7 @@ int mlsba__ormqr_check(const char *fn, mlsba_executor_t *ex,
                        const void *tau, const void *c, int64_t ldc,
                        const int64_t *info) {
   int err = mlsba__factor_check_call(fn, ex, prec);
-  if (err)
+  if (err || (err = mlsba__lapack_check(fn)))
     return err;
   int left = side == 'L' || side == 'l';
   if (!left && side != 'R' && side != 'r')
@@ -138,8 +138,10 @@ typedef struct {
   char *ts, *w, *partial; /* T of every block; W; a partial W a part */
   unsigned parts;
   int64_t bound[MLSBA__CREW_MAX + 1];
-  /* The run in flight: the block whose W the parts subtract (apply; -1:
-   * none), the block whose partial W they compute (sum; -1: none). */
+  /* The run in flight: every T formed (form_ts, the first), the block
+   * whose W the parts subtract (apply; -1: none), the block whose partial
+   * W they compute (sum; -1: none). */
+  int form_ts;
   int64_t apply, sum;
 } apply_t;
 
@@ -257,6 +259,9 @@ static void part_subtract(const apply_t *s, unsigned t, int64_t q) {
 
 static void run_part(void *user, unsigned t) {
   const apply_t *s = user;
+  if (s->form_ts)
+    for (int64_t q = t; q < s->blocks; q += s->parts)
+      form_t(s, q);
   if (s->apply >= 0)
     part_subtract(s, t, s->apply);
   if (s->sum >= 0)
@@ -322,20 +327,18 @@ void mlsba__ormqr_apply(mlsba_executor_t *ex, mlsba_precision_t prec, char side,
   memset(s.partial, 0,
          (size_t)(s.parts * s.nb * free_width(left, m, n)) * esize_of(prec));
   mlsba__crew_bounds(s.bound, s.parts, order_of(&s), row_weight, &s);
-  /* The T's on the calling thread, before any part runs: the parts run
-   * only GEMMs, which the cores already run side by side in the
-   * factorizations. A TRMM of BLIS's on one core beside a GEMM on the
-   * other gave wrong products here (a split of C's columns, each core
-   * applying every block to its own, tried for issue 33), and two
-   * ?larft at once are not known to be safe with this LAPACK. */
-  for (int64_t q = 0; q < s.blocks; q++)
-    form_t(&s, q);
   mlsba__crew_t crew;
   mlsba__crew_start(&crew, ex, s.parts, run_part, &s);
-  /* Run q subtracts block q - 1's W from the
-   * parts' rows and sums their share of block q's; the calling thread
-   * finishes block q between run q and run q + 1. */
+  /* Run q forms every T (the first: part t those of blocks t, t + parts,
+   * ..., each into its own room, through the library's LAPACK, whose
+   * ?larft several cores may call at once, test_lapack), subtracts block
+   * q - 1's W from the parts' rows and sums their share of block q's;
+   * the calling thread finishes block q between run q and run q + 1.
+   * BLIS's TRMM beside GEMMs on other cores is reentrant (test
+   * cpu_reentrant), but the TRMMs stay with the calling thread all the
+   * same: they act on the block's top rows, which no part owns. */
   for (int64_t q = 0; q <= s.blocks; q++) {
+    s.form_ts = q == 0;
     s.apply = q - 1;
     s.sum = q < s.blocks ? q : -1;
     mlsba__crew_run(&crew);

@@ -8,6 +8,7 @@
 
 #include "../core/error.h"
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "mlsba.h"
 
 static double get(mlsba_precision_t prec, const void *a, int64_t lda, int64_t i,
@@ -172,18 +173,13 @@ int mlsba_potrf_residual(mlsba_precision_t prec, char uplo, int64_t n,
   return 0;
 }
 
-/* LAPACK (Fortran): Q formed from the reflectors. */
-void dorgqr_(const int *m, const int *n, const int *k, double *a,
-             const int *lda, const double *tau, double *work, const int *lwork,
-             int *info);
-
 /* Q (m x k, leading dimension m) of the factors qr and tau, formed in
  * double by LAPACK's ?orgqr from the reflectors read as doubles: 0, or
  * -1 when LAPACK refused (it cannot for sizes checked here). */
 static int form_q(mlsba_precision_t prec, int64_t m, int64_t k, const void *qr,
                   int64_t ldqr, const void *tau, double *Q) {
   double *t = malloc((size_t)k * sizeof *t);
-  int lwork = (int)(64 * k), info = 0, im = (int)m, ik = (int)k;
+  int lwork = (int)(64 * k), im = (int)m, ik = (int)k;
   double *work = malloc((size_t)lwork * sizeof *work);
   if (t == NULL || work == NULL) {
     free(t);
@@ -195,7 +191,8 @@ static int form_q(mlsba_precision_t prec, int64_t m, int64_t k, const void *qr,
   for (int64_t j = 0; j < k; j++)
     for (int64_t i = 0; i < m; i++)
       Q[i + j * m] = get(prec, qr, ldqr, i, j);
-  dorgqr_(&im, &ik, &ik, Q, &im, t, work, &lwork, &info);
+  int info = mlsba__lapack_orgqr(MLSBA_PRECISION_DOUBLE, im, ik, ik, Q, im, t,
+                                 work, lwork);
   free(t);
   free(work);
   return info == 0 ? 0 : -1;
@@ -208,6 +205,8 @@ int mlsba_geqrf_residual(mlsba_precision_t prec, int64_t m, int64_t n,
   const char *fn = "mlsba_geqrf_residual";
   int err = check(fn, prec, m, n, a, lda, qr, ldqr, residual);
   if (err)
+    return err;
+  if ((err = mlsba__lapack_check(fn)))
     return err;
   int64_t k = m < n ? m : n;
   if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX / 64)

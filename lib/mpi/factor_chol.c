@@ -26,18 +26,13 @@
 
 #include "../core/error.h"
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "factor.h"
 
 /* The local row of global row g on this rank (which holds it). */
 static int64_t local_row(const mlsba__mpi_dfac_t *f, int64_t g) {
   return mlsba__mpi_dfac_rows_before(f, (size_t)f->me, g);
 }
-
-/* LAPACK (Fortran; the hidden length of uplo last). */
-void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
-             int *info, size_t uplo_len);
-void spotrf_(const char *uplo, const int *n, float *a, const int *lda,
-             int *info, size_t uplo_len);
 
 /* Step 1 of panel k (p columns) on a rank of its node column: returns
  * LAPACK's info of the diagonal block (0: the panel is L). l11: p x p. */
@@ -53,11 +48,7 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
     mlsba__mpi_dfac_charge(f, (double)(p * p) * (double)p / 3, (double)p);
   if (root == (size_t)f->me && !f->skip) {
     char *d = mlsba__mpi_dfac_at(f, local_row(f, k0), lc);
-    int n = (int)p, ld = (int)f->lda;
-    if (f->prec == MLSBA_PRECISION_DOUBLE)
-      dpotrf_("L", &n, (double *)(void *)d, &ld, &info, 1);
-    else
-      spotrf_("L", &n, (float *)(void *)d, &ld, &info, 1);
+    info = mlsba__lapack_potrf(f->prec, 'L', (int)p, d, (int)f->lda);
     for (int64_t j = 0; j < p; j++)
       memcpy(l11 + (size_t)(j * p) * es, d + (size_t)(j * f->lda) * es,
              (size_t)p * es);
@@ -293,6 +284,8 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                       "mlsba_mpi_potrf: the matrix is %lld x "
                       "%lld, not square",
                       (long long)m, (long long)n);
+  else
+    err = mlsba__lapack_check("mlsba_mpi_potrf");
   mlsba__mpi_dfac_t f;
   if ((err = mlsba__mpi_dfac_open(desc, prec, a, err,
                                   mlsba__mpi_dfac_panels(opts),

@@ -35,6 +35,7 @@
 
 #include "../core/error.h"
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "factor.h"
 
 /* The tag of the rows a step's interchanges move (within a node column's
@@ -578,6 +579,8 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   if (report)
     memset(report, 0, sizeof *report);
   int err = desc ? check(desc, ipiv, info) : 0;
+  if (err == 0)
+    err = mlsba__lapack_check("mlsba_mpi_getrf");
   if ((err = mlsba__mpi_dfac_open(desc, prec, a, err,
                                   mlsba__mpi_dfac_panels(opts),
                                   "mlsba_mpi_getrf", &f)) != 0)

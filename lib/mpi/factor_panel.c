@@ -29,7 +29,8 @@
  * rows, so moving it before or after them gives the same row.
  *
  * A node column of one rank has nothing to exchange: LAPACK's ?getrf
- * factors its rows in place.
+ * factors its rows in place (the library's LAPACK, ../devices/lapack.h:
+ * the private OpenBLAS, on one thread).
  *
  * The panel runs on the node's cores together, as seed 003's hybrid
  * HPL runs it while the accelerators update: on a real node the
@@ -47,13 +48,8 @@
 #include <string.h>
 
 #include "../devices/kernels.h"
+#include "../devices/lapack.h"
 #include "factor.h"
-
-/* LAPACK (Fortran). */
-void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
-             int *info);
-void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
-             int *info);
 
 /* The widest sub-panel factored column by column. */
 enum { LEAF = 16 };
@@ -261,7 +257,8 @@ static void factor_cols(panel_t *P, int64_t a, int64_t b) {
   factor_cols(P, mid, b);
 }
 
-/* The one rank of its node column: LAPACK on its rows in place. */
+/* The one rank of its node column: LAPACK on its rows in place (info
+ * MLSBA__LAPACK_NONE cannot come: mlsba_mpi_getrf checked first). */
 static void factor_alone(const mlsba__mpi_dfac_t *f, int64_t k0, char *a,
                          int64_t ml, int64_t p, int *piv) {
   double r = (double)ml, c = (double)p;
@@ -273,12 +270,7 @@ static void factor_alone(const mlsba__mpi_dfac_t *f, int64_t k0, char *a,
     piv[p] = 0;
     return;
   }
-  int m = (int)ml, n = (int)p, lda = (int)f->lda, info = 0;
-  if (f->prec == MLSBA_PRECISION_DOUBLE)
-    dgetrf_(&m, &n, (double *)(void *)a, &lda, piv, &info);
-  else
-    sgetrf_(&m, &n, (float *)(void *)a, &lda, piv, &info);
-  piv[p] = info;
+  piv[p] = mlsba__lapack_getrf(f->prec, (int)ml, (int)p, a, (int)f->lda, piv);
 }
 
 void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,

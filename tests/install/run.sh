@@ -14,6 +14,23 @@ cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 libdir=$(dirname "$(find "$tmp/prefix" -name 'mlsba.pc' -print -quit)")/..
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
+# libmlsba links no LAPACK and no BLAS but its own BLIS, not even through
+# another library (lib/devices/lapack.h): an OpenBLAS the application
+# dlopens later, with the core type it asks for, is not one that
+# libmlsba's start loaded already. Nor does pkg-config hand one out.
+echo "-- no LAPACK or OpenBLAS among the libraries' dependencies"
+for lib in "$libdir"/libmlsba.so "$libdir"/libmlsba_mpi.so; do
+  [ -e "$lib" ] || continue
+  if ldd "$lib" | grep -Ei 'lapack|openblas|libblas'; then
+    echo "$lib loads a LAPACK or a BLAS as it starts"
+    exit 1
+  fi
+done
+if grep -E 'lapack|openblas' "$libdir"/pkgconfig/mlsba.pc; then
+  echo "mlsba.pc hands out a LAPACK or an OpenBLAS"
+  exit 1
+fi
+
 # The installed tools as a user runs them: from an empty folder, a sample
 # platform by name, the report as JSON, models in the per-user cache; the
 # folder stays empty. Man pages and reference pages are installed.

@@ -1,8 +1,8 @@
-/* The linked liblapack's calls the panels use (Fortran): cpu_lapack.c
- * falls back on them, and the tests take them as the reference. The
- * string lengths are the hidden last arguments. */
-#ifndef MLSBA_DEVICES_CPU_CPU_LAPACK_LINKED_H
-#define MLSBA_DEVICES_CPU_CPU_LAPACK_LINKED_H
+/* The linked liblapack's calls (Fortran) that test_lapack takes as the
+ * reference of the library's LAPACK (lib/devices/lapack.h), which links
+ * none. The string lengths are the hidden last arguments. */
+#ifndef MLSBA_TESTS_SUPPORT_LAPACK_LINKED_H
+#define MLSBA_TESTS_SUPPORT_LAPACK_LINKED_H
 
 #include <stddef.h>
 
@@ -30,5 +30,19 @@ void dlascl_(const char *type, const int *kl, const int *ku,
 void slascl_(const char *type, const int *kl, const int *ku, const float *cfrom,
              const float *cto, const int *m, const int *n, float *a,
              const int *lda, int *info, size_t type_len);
+
+void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv,
+             int *info);
+void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv,
+             int *info);
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
+             int *info, size_t uplo_len);
+void spotrf_(const char *uplo, const int *n, float *a, const int *lda,
+             int *info, size_t uplo_len);
+void dorgqr_(const int *m, const int *n, const int *k, double *a,
+             const int *lda, const double *tau, double *work, const int *lwork,
+             int *info);
+void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda,
+             const float *tau, float *work, const int *lwork, int *info);
 
 #endif
