@@ -279,25 +279,17 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
  * rest. Every rank of a node column holds the same columns, so all of
  * them make the same passes. Those left of the panel (L's) need the
  * moves only in the factors returned, and take every later step's at
- * the end (left_moves()). A run that skips the numbers (SMPI) moves
- * every column each step: the end's pass needs the whole matrix's rows
- * on every simulated rank, and charges no less. */
+ * the end (left_moves()), in a run that skips the numbers (SMPI) too,
+ * so that it charges what real ranks run. */
 static void step_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
-                       const int64_t *pairs, int64_t nmoves, int64_t k0,
-                       int64_t lcn, int ahead) {
+                       const int64_t *pairs, int64_t nmoves, int64_t lcn,
+                       int ahead) {
   if (ahead) {
     if (lcn > w->lcs)
       apply_moves(f, w, pairs, nmoves, w->lcs, lcn, 0, 0);
     return;
   }
-  if (!f->skip) {
-    apply_moves(f, w, pairs, nmoves, lcn, f->lcols, 0, 0);
-    return;
-  }
-  /* Every column but the panel's (if here) and the next panel's, done:
-   * the panel's local columns end where w->lcs begins. */
-  apply_moves(f, w, pairs, nmoves, 0, f->lcols,
-              mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0), lcn);
+  apply_moves(f, w, pairs, nmoves, lcn, f->lcols, 0, 0);
 }
 
 /* The interchanges of the steps after each of this node column's block
@@ -323,8 +315,10 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   lu_work_t big = *w;
   big.mv = malloc((size_t)m * MV * sizeof *big.mv);
   big.tmp = malloc((size_t)m * f->es);
-  big.send = malloc((size_t)m * (size_t)nb * f->es + 1);
-  big.recv = malloc((size_t)m * (size_t)nb * f->es + 1);
+  /* Shared between SMPI's ranks when nothing is computed: a block
+   * column's rows, on every simulated rank at once. */
+  big.send = mlsba__mpi_dfac_alloc(f, (size_t)m * (size_t)nb * f->es + 1);
+  big.recv = mlsba__mpi_dfac_alloc(f, (size_t)m * (size_t)nb * f->es + 1);
   int err = holds && step && pairs && big.mv && big.tmp && big.send && big.recv
                 ? 0
                 : mlsba__fail(MLSBA_ENOMEM,
@@ -373,8 +367,8 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   free(pairs);
   free(big.mv);
   free(big.tmp);
-  free(big.send);
-  free(big.recv);
+  mlsba__mpi_dfac_free(f, big.send);
+  mlsba__mpi_dfac_free(f, big.recv);
   return err;
 }
 
@@ -625,7 +619,7 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     int64_t lcn = w.lcs;
     if (k1 < kmax && mlsba__layout_bcol_column(f.layout, k1 / f.nb) == f.mycol)
       lcn = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1 + p1);
-    step_moves(&f, &w, pairs, nmoves, k0, lcn, 1);
+    step_moves(&f, &w, pairs, nmoves, lcn, 1);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
     /* A rank alone in its node column holds every row in the global
      * order: its rows of L are the panel's own, U's block row its own. */
@@ -652,18 +646,16 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     if (k1 < kmax)
       start_panel(&f, &w, k1, p1, nxt, pnxt);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
-    step_moves(&f, &w, pairs, nmoves, k0, lcn, 0);
+    step_moves(&f, &w, pairs, nmoves, lcn, 0);
     solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
     update_in_pieces(&f, &w, k0, p, lcn, f.lcols, k1 < kmax);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
     mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_getrf", k0 / f.nb);
   }
-  if (!f.skip) {
-    int e = mlsba__mpi_agree(f.comm, left_moves(&f, &w, ipiv, kmax));
-    err = err ? err : e;
-    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
-  }
+  int e = mlsba__mpi_agree(f.comm, left_moves(&f, &w, ipiv, kmax));
+  err = err ? err : e;
+  mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
   mlsba__mpi_dfac_node_close(&f, report);
   work_free(&f, &w);
   mlsba__mpi_dfac_close(&f);
