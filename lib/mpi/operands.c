@@ -169,14 +169,9 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
       if (w < 2)
         ops->kept[w].valid = 0; /* a new buffer holds nothing yet */
       free(ops->buf[w]);
-      /* A new C' is touched here, outside the product's clock: a
-       * product that writes C' in its first step (beta 0 on cores) took
-       * its page faults inside that step, which the balancing and the
-       * saved distribution's check read (a rank of cores only computed
-       * its columns 1.5x slower than its peer with an accelerator,
-       * whose C' the memset below had touched). */
-      ops->buf[w] =
-          w == 2 ? mlsba__big_calloc(n[w], es) : mlsba__big_alloc(n[w] * es);
+      /* On huge pages (core/bigmem.h): the memset or the move below
+       * that first touches it then takes a fault per 2 MiB. */
+      ops->buf[w] = mlsba__big_alloc(n[w] * es);
       ops->cap[w] = ops->buf[w] ? n[w] : 0;
     }
     *at[w] = ops->buf[w];
