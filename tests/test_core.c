@@ -421,8 +421,10 @@ START_TEST(a_large_zeroed_buffer_is_zero_and_overflow_is_refused) {
   free(dirty);
   double *z = mlsba__big_calloc(n, sizeof *z);
   ck_assert_ptr_nonnull(z);
+  size_t nonzero = 0;
   for (size_t j = 0; j < n; j++)
-    ck_assert(z[j] == 0.0);
+    nonzero += z[j] != 0.0;
+  ck_assert_uint_eq(nonzero, 0);
   free(z);
   ck_assert_ptr_null(mlsba__big_calloc(SIZE_MAX / 4, 8));
   void *none = mlsba__big_calloc(0, 8);
@@ -442,6 +444,7 @@ static Suite *core_suite(void) {
   tcase_add_test(tc, the_even_split_deals_the_units_out_in_turn);
   suite_add_tcase(s, tc);
   tc = tcase_create("large buffers");
+  tcase_set_timeout(tc, 60); /* a first touch of huge pages may compact */
   tcase_add_test(tc, a_large_buffer_is_aligned_to_a_huge_page_and_usable);
   tcase_add_test(tc, a_large_zeroed_buffer_is_zero_and_overflow_is_refused);
   suite_add_tcase(s, tc);
