@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.h"
+#include "core/bigmem.h"
 #include "core/even.h"
 #include "mlsba.h"
 #include "support/run_suite.h"
@@ -383,6 +385,54 @@ START_TEST(the_even_split_deals_the_units_out_in_turn) {
 }
 END_TEST
 
+/* Large buffers: whole huge pages, aligned to one (the advice covers only
+ * whole pages), every byte the caller's; small ones as malloc's; sizes
+ * whose bytes overflow refused. */
+START_TEST(a_large_buffer_is_aligned_to_a_huge_page_and_usable) {
+  size_t sizes[] = {0,
+                    1,
+                    4096,
+                    MLSBA__BIG_FROM - 1,
+                    MLSBA__BIG_FROM,
+                    5 * MLSBA__BIG_FROM / 2 + 3};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    size_t n = sizes[i];
+    unsigned char *p = mlsba__big_alloc(n);
+    ck_assert_ptr_nonnull(p);
+    if (n >= MLSBA__BIG_FROM)
+      ck_assert_uint_eq((uintptr_t)p % MLSBA__BIG_FROM, 0);
+    memset(p, 0xa5, n);
+    for (size_t j = 0; j < n; j += 4093)
+      ck_assert_uint_eq(p[j], 0xa5);
+    free(p);
+  }
+  ck_assert_ptr_null(mlsba__big_alloc(SIZE_MAX - 7));
+}
+END_TEST
+
+START_TEST(a_large_zeroed_buffer_is_zero_and_overflow_is_refused) {
+  /* A buffer written and freed first, so that a reused one would show
+   * what calloc's promise hides. */
+  size_t n = 3 * MLSBA__BIG_FROM / sizeof(double);
+  double *dirty = mlsba__big_alloc(n * sizeof *dirty);
+  ck_assert_ptr_nonnull(dirty);
+  for (size_t j = 0; j < n; j++)
+    dirty[j] = 1.5;
+  free(dirty);
+  double *z = mlsba__big_calloc(n, sizeof *z);
+  ck_assert_ptr_nonnull(z);
+  size_t nonzero = 0;
+  for (size_t j = 0; j < n; j++)
+    nonzero += z[j] != 0.0;
+  ck_assert_uint_eq(nonzero, 0);
+  free(z);
+  ck_assert_ptr_null(mlsba__big_calloc(SIZE_MAX / 4, 8));
+  void *none = mlsba__big_calloc(0, 8);
+  ck_assert_ptr_nonnull(none);
+  free(none);
+}
+END_TEST
+
 static Suite *core_suite(void) {
   Suite *s = suite_create("core");
   TCase *tc = tcase_create("errors");
@@ -392,6 +442,11 @@ static Suite *core_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("even split");
   tcase_add_test(tc, the_even_split_deals_the_units_out_in_turn);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("large buffers");
+  tcase_set_timeout(tc, 60); /* a first touch of huge pages may compact */
+  tcase_add_test(tc, a_large_buffer_is_aligned_to_a_huge_page_and_usable);
+  tcase_add_test(tc, a_large_zeroed_buffer_is_zero_and_overflow_is_refused);
   suite_add_tcase(s, tc);
   tc = tcase_create("version");
   tcase_add_test(tc, runtime_version_matches_header);

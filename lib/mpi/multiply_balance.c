@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/bigmem.h"
 #include "../core/error.h"
 #include "multiply.h"
 
@@ -103,9 +104,9 @@ static int balance_rect(mlsba__mpi_mult_t *C, int timed, double *t) {
   int err = 0;
   size_t es = mlsba__mpi_elem(C->o->precision);
   int sim = mlsba__mpi_node_simulated(C->node);
-  void *a = sim ? NULL : calloc((size_t)(bm * b), es);
-  void *bb = sim ? NULL : calloc((size_t)(b * bn), es);
-  void *c = sim ? NULL : calloc((size_t)(bm * bn), es);
+  void *a = sim ? NULL : mlsba__big_calloc((size_t)(bm * b), es);
+  void *bb = sim ? NULL : mlsba__big_calloc((size_t)(b * bn), es);
+  void *c = sim ? NULL : mlsba__big_calloc((size_t)(bm * bn), es);
   double step = 0;
   if (!sim && (!a || !bb || !c))
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory for a %lld x %lld block",

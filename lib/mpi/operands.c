@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/bigmem.h"
 #include "../core/error.h"
 #include "matrix.h"
 #include "multiply.h"
@@ -93,7 +94,7 @@ static int one_matrix(mlsba__mpi_mult_t *C, int which,
   size_t es = mlsba__mpi_elem(o->precision), n = (size_t)(rows * cols);
   void *at = dst;
   int err = 0;
-  if (trans == 'T' && n > 0 && (at = malloc(n * es)) == NULL)
+  if (trans == 'T' && n > 0 && (at = mlsba__big_alloc(n * es)) == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for %s's transpose",
                        matrix_name[which]);
   double t0 = MPI_Wtime();
@@ -168,7 +169,9 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
       if (w < 2)
         ops->kept[w].valid = 0; /* a new buffer holds nothing yet */
       free(ops->buf[w]);
-      ops->buf[w] = malloc(n[w] ? n[w] * es : 1);
+      /* On huge pages (core/bigmem.h): the memset or the move below
+       * that first touches it then takes a fault per 2 MiB. */
+      ops->buf[w] = mlsba__big_alloc(n[w] * es);
       ops->cap[w] = ops->buf[w] ? n[w] : 0;
     }
     *at[w] = ops->buf[w];
@@ -243,8 +246,8 @@ static int gather_c(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
   size_t es = mlsba__mpi_elem(o->precision), m = (size_t)lay->m,
          n = (size_t)lay->n;
   int err = 0;
-  if (C->rank == 0 &&
-      (m * n * es / es / n != m || (r->c_all = malloc(m * n * es)) == NULL))
+  if (C->rank == 0 && (m * n * es / es / n != m ||
+                       (r->c_all = mlsba__big_alloc(m * n * es)) == NULL))
     err = mlsba__fail(MLSBA_ENOMEM,
                       "gather: no room for C (%zu x %zu) on "
                       "rank 0",
@@ -265,7 +268,7 @@ static int gather_c(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
   for (int i = 0; i < C->q; i++) {
     const mlsba__mpi_part_t *x = &lay->part[i];
     size_t sz = (size_t)(x->rows * x->cols) * es;
-    char *buf = i == 0 ? (char *)c : malloc(sz ? sz : 1);
+    char *buf = i == 0 ? (char *)c : mlsba__big_alloc(sz);
     if (buf == NULL) { /* drain the rank's messages anyway */
       err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
       buf = malloc(piece);

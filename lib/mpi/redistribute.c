@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/bigmem.h"
 #include "../core/error.h"
 #include "matrix.h"
 
@@ -411,7 +412,7 @@ static int check_args(const mlsba_mpi_matrix_t *from, const void *src,
 static char *scratch_room(mlsba__mpi_scratch_t *s, size_t n) {
   if (s->bytes < n) {
     free(s->buf);
-    s->buf = malloc(n);
+    s->buf = mlsba__big_alloc(n);
     s->bytes = s->buf ? n : 0;
   }
   return s->buf;

@@ -5,6 +5,7 @@
  * The only #ifdef of the layer lives here. */
 #include <stdlib.h>
 
+#include "../core/bigmem.h"
 #include "internal.h"
 
 #ifdef MLSBA_SMPI
@@ -39,7 +40,7 @@ void *mlsba__mpi_alloc(size_t bytes) {
 #ifdef MLSBA_SMPI
   return SMPI_SHARED_MALLOC(bytes);
 #else
-  return malloc(bytes);
+  return mlsba__big_alloc(bytes);
 #endif
 }
 
@@ -57,7 +58,7 @@ void mlsba__mpi_free(void *p) {
  * simulated ranks run in one process, and a buffer they shared would take
  * every rank's writes between two of one rank's reads. */
 void *mlsba__mpi_alloc_if(size_t bytes, int shared) {
-  return shared ? mlsba__mpi_alloc(bytes) : malloc(bytes ? bytes : 1);
+  return shared ? mlsba__mpi_alloc(bytes) : mlsba__big_alloc(bytes);
 }
 
 void mlsba__mpi_free_if(void *p, int shared) {
