@@ -45,16 +45,28 @@ void spotrf_(const char *uplo, const int *n, float *a, const int *lda,
 typedef struct {
   const mlsba__mpi_dfac_t *f;
   const char *l11;
-  int64_t p, lr, lc;
+  int64_t p, lr, lc, rows, chunk; /* rows in units of chunk rows */
 } panel_rows_t;
 
-static void solve_rows(const void *user, int64_t r0, int64_t r1) {
+/* Units [u0, u1): rows [u0 chunk, u1 chunk) of the panel's below L11. */
+static void solve_rows(const void *user, int64_t u0, int64_t u1) {
   const panel_rows_t *r = user;
   const mlsba__mpi_dfac_t *f = r->f;
-  if (f->skip)
+  int64_t r0 = u0 * r->chunk, r1 = u1 * r->chunk;
+  if (r1 > r->rows)
+    r1 = r->rows;
+  if (f->skip || r1 <= r0)
     return;
   mlsba__cpu_trsm(f->prec, 'R', 'L', 'T', 'N', r1 - r0, r->p, 1.0, r->l11, r->p,
                   mlsba__mpi_dfac_at(f, r->lr + r0, r->lc), f->lda, 1);
+}
+
+/* A unit's flops: its rows times p^2 (the last unit may be short). */
+static double unit_rows_flops(const void *user, int64_t u) {
+  const panel_rows_t *r = user;
+  int64_t rows = r->rows - u * r->chunk;
+  rows = rows < r->chunk ? rows : r->chunk;
+  return (double)rows * (double)(r->p * r->p);
 }
 
 /* Step 1 of panel k (p columns) on a rank of its node column: returns
@@ -95,10 +107,22 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
      * update had shrunk (4 simulated Keeneland nodes at N = 69,120, nb
      * = 960: 0.11 s a panel against 0.03 s of update, the last third of
      * the steps). */
-    panel_rows_t r = {.f = f, .l11 = l11, .p = p, .lr = lr, .lc = lc};
-    mlsba__mpi_dfac_work_t work = {.cols = f->lrows - lr,
+    /* The node's split takes at most this rank's local columns (its
+     * arrays are that long; the rank holds the panel's, p >= 1): the
+     * rows go in chunks of rows / columns, rounded up. */
+    int64_t rows = f->lrows - lr, chunk = (rows + f->lcols - 1) / f->lcols;
+    panel_rows_t r = {.f = f,
+                      .l11 = l11,
+                      .p = p,
+                      .lr = lr,
+                      .lc = lc,
+                      .rows = rows,
+                      .chunk = chunk};
+    mlsba__mpi_dfac_work_t work = {.cols = (rows + chunk - 1) / chunk,
                                    .solve = 1,
-                                   .unit_flops = (double)(p * p),
+                                   .unit_flops =
+                                       (double)chunk * (double)(p * p),
+                                   .column_flops = unit_rows_flops,
                                    .run = solve_rows,
                                    .user = &r};
     mlsba__mpi_dfac_update(f, &work);
