@@ -183,6 +183,19 @@ def keeneland(tmp):
             one = 34560.0 ** 3 / 3 / 19.6 / 1e9
             check(max(one, 750) <= cg + sum(gg) <= peak,
                   "keeneland rank %d: %.0f GFLOPS" % (i, cg + sum(gg)))
+    # --block 960 (seed 004's tile): the same devices, each point the
+    # same area of C' (so the same memory cap) at the same GFLOPS, counted
+    # in 960 x 960 blocks of depth 960.
+    d = os.path.join(tmp, "keeneland960")
+    r = generate("keeneland", "1", d, "--block", "960")
+    check(r.returncode == 0, "keeneland --block 960: %s" % r.stderr.strip())
+    base = nodes_of(os.path.join(tmp, "keeneland1-1"))[0]["devices"]
+    for a, b in zip(base, nodes_of(d)[0]["devices"]):
+        for (x, s), (y, t) in zip(a["speed"], b["speed"]):
+            check(abs(y * 960 ** 2 / (x * 128 ** 2) - 1) < 1e-4 and
+                  abs(t * 960 ** 3 / (s * 128 ** 3) - 1) < 1e-4,
+                  "keeneland --block 960 %s: [%g, %g] for [%g, %g]"
+                  % (b["name"], y, t, x, s))
 
 
 def refused(tmp):
@@ -194,6 +207,7 @@ def refused(tmp):
                        (["keeneland", "0"], "1 to 120"),
                        (["keeneland", "121"], "1 to 120"),
                        (["keeneland", "x"], "invalid int"),
+                       (["keeneland", "1", "--block", "8"], "16 to 4096"),
                        (["scale", "0"], "at least 1"),
                        (["frontier"], "invalid choice")):
         d = os.path.join(tmp, "refused")

@@ -3,7 +3,8 @@
  *  1. the panel (rows k0..n of the step's columns) factorized by its node
  *     column: the diagonal block by its owner (LAPACK's ?potrf), its L11
  *     and info broadcast down the node column, and each rank of it solving
- *     its own rows below with L11, in place;
+ *     its own rows below with L11, in place, the rows split between the
+ *     node's devices as the update's columns are;
  *  2. the factored panel sent to every rank, each receiving L's rows of
  *     its own block rows and of its own block columns, point to point
  *     from the ranks that hold them, with info, the next panel's node
@@ -34,6 +35,35 @@ static int64_t local_row(const mlsba__mpi_dfac_t *f, int64_t g) {
   return mlsba__mpi_dfac_rows_before(f, (size_t)f->me, g);
 }
 
+/* The panel's rows below its diagonal block on this rank, from local row
+ * lr: X L11^T = A, each range of rows on its own. */
+typedef struct {
+  const mlsba__mpi_dfac_t *f;
+  const char *l11;
+  int64_t p, lr, lc, rows, chunk; /* rows in units of chunk rows */
+} panel_rows_t;
+
+/* Units [u0, u1): rows [u0 chunk, u1 chunk) of the panel's below L11. */
+static void solve_rows(const void *user, int64_t u0, int64_t u1) {
+  const panel_rows_t *r = user;
+  const mlsba__mpi_dfac_t *f = r->f;
+  int64_t r0 = u0 * r->chunk, r1 = u1 * r->chunk;
+  if (r1 > r->rows)
+    r1 = r->rows;
+  if (f->skip || r1 <= r0)
+    return;
+  mlsba__cpu_trsm(f->prec, 'R', 'L', 'T', 'N', r1 - r0, r->p, 1.0, r->l11, r->p,
+                  mlsba__mpi_dfac_at(f, r->lr + r0, r->lc), f->lda, 1);
+}
+
+/* A unit's flops: its rows times p^2 (the last unit may be short). */
+static double unit_rows_flops(const void *user, int64_t u) {
+  const panel_rows_t *r = user;
+  int64_t rows = r->rows - u * r->chunk;
+  rows = rows < r->chunk ? rows : r->chunk;
+  return (double)rows * (double)(r->p * r->p);
+}
+
 /* Step 1 of panel k (p columns) on a rank of its node column: returns
  * LAPACK's info of the diagonal block (0: the panel is L). l11: p x p. */
 static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
@@ -61,12 +91,33 @@ static int factor_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
       MPI_Bcast(l11, (int)(p * p), f->type, at, f->col);
   }
   int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0 + p);
-  if (info == 0 && f->lrows > lr)
-    mlsba__mpi_dfac_charge(f, (double)(f->lrows - lr) * (double)(p * p),
-                           (double)(f->lrows - lr));
-  if (info == 0 && f->lrows > lr && !f->skip)
-    mlsba__cpu_trsm(f->prec, 'R', 'L', 'T', 'N', f->lrows - lr, p, 1.0, l11, p,
-                    mlsba__mpi_dfac_at(f, lr, lc), f->lda, 1);
+  if (info == 0 && f->lrows > lr) {
+    /* Each of the node's devices solves its own rows, as the step's
+     * split gives them (LU's block row of U likewise): on the panel
+     * cores alone it was the chain of every step once the trailing
+     * update had shrunk (4 simulated Keeneland nodes at N = 69,120, nb
+     * = 960: 0.11 s a panel against 0.03 s of update, the last third of
+     * the steps). */
+    /* The node's split takes at most this rank's local columns (its
+     * arrays are that long; the rank holds the panel's, p >= 1): the
+     * rows go in chunks of rows / columns, rounded up. */
+    int64_t rows = f->lrows - lr, chunk = (rows + f->lcols - 1) / f->lcols;
+    panel_rows_t r = {.f = f,
+                      .l11 = l11,
+                      .p = p,
+                      .lr = lr,
+                      .lc = lc,
+                      .rows = rows,
+                      .chunk = chunk};
+    mlsba__mpi_dfac_work_t work = {.cols = (rows + chunk - 1) / chunk,
+                                   .solve = 1,
+                                   .unit_flops =
+                                       (double)chunk * (double)(p * p),
+                                   .column_flops = unit_rows_flops,
+                                   .run = solve_rows,
+                                   .user = &r};
+    mlsba__mpi_dfac_update(f, &work);
+  }
   return info;
 }
 
@@ -318,8 +369,11 @@ int mlsba_mpi_potrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   view_t v[2];
   /* A rank outside the first panel's node column has nothing to do
    * until that panel arrives: it faults the panels' buffers in meanwhile
-   * (3 ms a MiB here), not at its first receive and its first panel. */
-  if (mlsba__layout_bcol_column(f.layout, 0) != f.mycol)
+   * (3 ms a MiB here), not at its first receive and its first panel.
+   * A run that skips the numbers shares the buffers between its
+   * simulated ranks and reads nothing from them: the wall time of the
+   * simulation alone (gigabytes a rank at seed 004's sizes). */
+  if (mlsba__layout_bcol_column(f.layout, 0) != f.mycol && !f.skip)
     for (int i = 0; i < 2; i++)
       memset(buf[i], 0,
              (size_t)f.m * (nb < (size_t)f.n ? nb : (size_t)f.n) * f.es);

@@ -9,13 +9,14 @@ where every number comes from):
   generate.py oakley DIR [--gpus 1|2] [--gpu-nodes G] [--cpu-nodes C]
                              Shi et al.'s Oakley: 32 GPU + 128 CPU nodes,
                              one or two GPUs a GPU node (1G, 2G-Config)
-  generate.py keeneland K DIR [--gpus 0..3]
+  generate.py keeneland K DIR [--gpus 0..3] [--block B]
                              K of Song and Dongarra's Keeneland nodes
                              (12 cores + 3 GPUs each), 1 <= K <= 120
 
 DIR receives platform.xml (SimGrid), hosts (smpirun's hostfile, rank i on
 line i) and node<i>.json (rank i's libmlsba platform: simulated devices,
-speeds in 128 x 128 blocks of C updated per second)."""
+speeds in 128 x 128 blocks of C updated per second; keeneland's --block B:
+in B x B blocks, for runs with that block size)."""
 import argparse
 import os
 import random
@@ -65,11 +66,22 @@ def gpu_spec(model):
     return (model, GPUS[model], None) if isinstance(model, str) else model
 
 
-def node_json(name, cores, core_gflops, gpus, driven=False):
+def in_blocks(profile, block):
+    """A profile of 128 x 128 blocks (one step of depth 128 each) in
+    block x block blocks of depth block, which a factorization with that
+    block size charges: the same flop rate at the same area of C' (so the
+    same memory cap), a deeper step no faster (conservative: a GEMM of
+    depth 960 runs faster than of 128)."""
+    r = 128.0 / block
+    return [[x * r * r, s * r ** 3] for x, s in profile]
+
+
+def node_json(name, cores, core_gflops, gpus, driven=False, block=128):
     """driven: every GPU in a group behind a core that drives it and
     computes its own columns beside it, as libmlsba runs an accelerator
     (the group's first device drives it); otherwise each GPU is alone and
-    its driving core, which computes nothing, is no device."""
+    its driving core, which computes nothing, is no device. block: the
+    blocks the speeds count (in_blocks)."""
     devs, groups = [], []
     core_dev = [{"name": "core%d" % c, "type": "sim", "kind": "core",
                  "speed": core_profile(core_gflops)} for c in range(cores)]
@@ -90,7 +102,8 @@ def node_json(name, cores, core_gflops, gpus, driven=False):
         groups.append(["core%d" % c])
     lines = ['{', '  "name": "%s",' % name, '  "devices": [']
     for i, d in enumerate(devs):
-        speed = ", ".join("[%g, %g]" % (x, s) for x, s in d["speed"])
+        speed = ", ".join("[%g, %g]" % (x, s)
+                          for x, s in in_blocks(d["speed"], block))
         kind = ', "kind": "%s"' % d["kind"] if "kind" in d else ""
         lines.append('    {"name": "%s", "type": "sim"%s,\n     "speed": [%s]}%s'
                      % (d["name"], kind, speed, "," if i + 1 < len(devs) else ""))
@@ -139,7 +152,7 @@ def xml_fabric(count, gbps, prefix="node-", lat="3us"):
         '</platform>']) + "\n"
 
 
-def write(dirname, nodes, platform_xml, driven=False):
+def write(dirname, nodes, platform_xml, driven=False, block=128):
     """nodes: (host, name, cores, core_gflops, gpus) in rank order."""
     os.makedirs(dirname, exist_ok=True)
     with open(os.path.join(dirname, "platform.xml"), "w") as f:
@@ -148,7 +161,7 @@ def write(dirname, nodes, platform_xml, driven=False):
         f.write("".join(n[0] + "\n" for n in nodes))
     for r, (host, name, cores, gf, gpus) in enumerate(nodes):
         with open(os.path.join(dirname, "node%d.json" % r), "w") as f:
-            f.write(node_json(name, cores, gf, gpus, driven))
+            f.write(node_json(name, cores, gf, gpus, driven, block))
 
 
 def grenoble(dirname):
@@ -253,16 +266,17 @@ def oakley(dirname, gpus=1, gpu_nodes=32, cpu_nodes=128):
             "Xeon X5650", [M2070] * gpus)
 
 
-def keeneland(k, dirname, gpus=3):
+def keeneland(k, dirname, gpus=3, block=128):
     """Seed 004's Keeneland: two six-core Xeon X5660 and three Tesla
-    M2070 a node, Qlogic InfiniBand QDR."""
+    M2070 a node, Qlogic InfiniBand QDR; speeds in block x block blocks
+    (seed 004's runs: 960, N = 34,560 = 36 blocks a node)."""
     nodes = []
     for i in range(k):
         host = "keeneland-%d" % (i + 1)
         desc = "12 Xeon X5660 cores" + " + Tesla M2070" * gpus
         nodes.append((host, "%s: %s" % (host, desc), 12, X5660, [M2070] * gpus))
     write(dirname, nodes, xml_fabric(k, QDR_GBPS, "keeneland-", "2us"),
-          driven=True)
+          driven=True, block=block)
 
 
 def parse(argv):
@@ -291,6 +305,9 @@ def parse(argv):
     p.add_argument("dir")
     p.add_argument("--gpus", type=int, default=3, choices=(0, 1, 2, 3),
                    help="GPUs a node uses (default 3)")
+    p.add_argument("--block", type=int, default=128,
+                   help="the block size the speeds count, 16 to 4096 "
+                   "(default 128)")
     a = ap.parse_args(argv)
     if a.preset == "scale" and a.n < 1:
         ap.error("scale: N must be at least 1, not %d" % a.n)
@@ -307,6 +324,8 @@ def parse(argv):
     if a.preset == "keeneland" and not 1 <= a.k <= 120:
         ap.error("keeneland: K must be 1 to 120 (the system's nodes), "
                  "not %d" % a.k)
+    if a.preset == "keeneland" and not 16 <= a.block <= 4096:
+        ap.error("keeneland: --block must be 16 to 4096, not %d" % a.block)
     return a
 
 
@@ -321,7 +340,7 @@ def main(argv):
     elif a.preset == "oakley":
         oakley(a.dir, a.gpus, a.gpu_nodes, a.cpu_nodes)
     else:
-        keeneland(a.k, a.dir, a.gpus)
+        keeneland(a.k, a.dir, a.gpus, a.block)
 
 
 if __name__ == "__main__":
