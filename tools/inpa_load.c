@@ -24,7 +24,6 @@
 #include "common/cli.h"
 #include "common/options.h"
 #include "common/output.h"
-#include "common/paths.h"
 #include "common/text.h"
 #include "mlsba.h"
 #include "mlsba/mpi.h"
@@ -399,18 +398,6 @@ static int run(const load_args_t *A, int rank) {
   return status;
 }
 
-/* What a command line that does not run asks for, on rank 0: --help or
- * --version (a refused one was said by mpi_cli_agree). The exit status. */
-static int done_without_run(int outcome, const char *help, int rank) {
-  if (rank != 0)
-    return 0;
-  if (outcome == OPTS_HELP)
-    paths_print_help(stdout, help);
-  else
-    opts_print_version(prog);
-  return cli_finish_stdout(prog);
-}
-
 int inpa_load_main(int argc, char **argv, const char *help) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -426,16 +413,11 @@ int inpa_load_main(int argc, char **argv, const char *help) {
    * the others waiting in their first message. All stop; rank 0 prints
    * the first such rank's reason (tools/mpi_cli.c). */
   outcome = mpi_cli_agree(MPI_COMM_WORLD, outcome, why, prog);
-  if (outcome == OPTS_USAGE)
-    return CLI_EXIT_USAGE;
   if (outcome != OPTS_RUN)
-    return done_without_run(outcome, help, rank);
-  /* --platform as the other tools take it (see mlsba-inpa.c). */
-  char expanded[4096], platform[4096];
-  if (mlsba_mpi_platform_path(MPI_COMM_WORLD, A.o.platform, expanded,
-                              sizeof expanded) == 0 &&
-      !strchr(expanded, '%') &&
-      paths_find_platform(expanded, platform, sizeof platform) == 0)
+    return mpi_cli_finish(MPI_COMM_WORLD, outcome, prog, help);
+  char platform[4096];
+  if (mpi_cli_platform(MPI_COMM_WORLD, A.o.platform, platform,
+                       sizeof platform) == 0)
     A.o.platform = platform;
   return run(&A, rank);
 }

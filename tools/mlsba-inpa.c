@@ -19,7 +19,6 @@
 #include "common/escape.h"
 #include "common/options.h"
 #include "common/output.h"
-#include "common/paths.h"
 #include "common/text.h"
 #include "inpa_factor.h"
 #include "inpa_load.h"
@@ -311,21 +310,6 @@ static json_t *report(const args_t *A, const inpa_runs_t *runs) {
   return j;
 }
 
-/* --platform as the other tools take it, for this rank: "%r", "%h" and
- * "%l" expanded, then a sample platform's name (inpa-node%r) looked up
- * where they look. Collective. 0 with the path in out; otherwise the
- * library opens the pattern as given and reports, collectively, the file
- * that is not there. */
-static int resolve_platform(const char *pattern, char *out, size_t size) {
-  char expanded[4096];
-  int err = mlsba_mpi_platform_path(MPI_COMM_WORLD, pattern, expanded,
-                                    sizeof expanded);
-  return err || strchr(expanded, '%') ||
-                 paths_find_platform(expanded, out, size) != 0
-             ? -1
-             : 0;
-}
-
 /* The table and the report, on rank 0; 0 or 1 (an output that cannot be
  * written). */
 static int write_outputs(const args_t *A, const inpa_runs_t *r) {
@@ -387,19 +371,13 @@ int main(int argc, char **argv) {
     outcome = mpi_cli_check_json(A.json, why);
   outcome = mpi_cli_agree(MPI_COMM_WORLD, outcome, why, prog);
   if (outcome != RUN) {
-    if (rank == 0 && outcome == HELP)
-      paths_print_help(stdout, mlsba_inpa_help);
-    if (rank == 0 && outcome == VERSION)
-      opts_print_version(prog);
-    int status = outcome == USAGE ? USAGE
-                 : rank == 0      ? cli_finish_stdout(prog)
-                                  : 0;
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int status = mpi_cli_finish(MPI_COMM_WORLD, outcome, prog, mlsba_inpa_help);
     MPI_Finalize();
     return status;
   }
   char platform[4096];
-  if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
+  if (mpi_cli_platform(MPI_COMM_WORLD, A.o.platform, platform,
+                       sizeof platform) == 0)
     A.o.platform = platform;
   if (A.op != INPA_OP_GEMM) { /* tools/inpa_factor.c */
     A.f.op = A.op;

@@ -20,7 +20,6 @@
 #include "common/cli.h"
 #include "common/options.h"
 #include "common/output.h"
-#include "common/paths.h"
 #include "mlsba-master-worker_help.h" /* tools/help/mlsba-master-worker.txt */
 #include "mlsba/mpi.h"
 #include "mpi_cli.h"
@@ -144,18 +143,6 @@ static int write_outputs(const args_t *A, const mlsba_mpi_mw_result_t *r) {
   return cli_finish_stdout(prog) || status;
 }
 
-/* --platform for this rank: "%r" expanded, then a sample platform's name
- * looked up; otherwise the library reports the file collectively. */
-static int resolve_platform(const char *pattern, char *out, size_t size) {
-  char expanded[4096];
-  int err = mlsba_mpi_platform_path(MPI_COMM_WORLD, pattern, expanded,
-                                    sizeof expanded);
-  return err || strchr(expanded, '%') ||
-                 paths_find_platform(expanded, out, size) != 0
-             ? -1
-             : 0;
-}
-
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
@@ -168,19 +155,14 @@ int main(int argc, char **argv) {
     outcome = mpi_cli_check_json(A.json, why);
   outcome = mpi_cli_agree(MPI_COMM_WORLD, outcome, why, prog);
   if (outcome != RUN) {
-    if (rank == 0 && outcome == HELP)
-      paths_print_help(stdout, mlsba_master_worker_help);
-    if (rank == 0 && outcome == VERSION)
-      opts_print_version(prog);
-    int status = outcome == USAGE ? USAGE
-                 : rank == 0      ? cli_finish_stdout(prog)
-                                  : 0;
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int status =
+        mpi_cli_finish(MPI_COMM_WORLD, outcome, prog, mlsba_master_worker_help);
     MPI_Finalize();
     return status;
   }
   char platform[4096];
-  if (resolve_platform(A.o.platform, platform, sizeof platform) == 0)
+  if (mpi_cli_platform(MPI_COMM_WORLD, A.o.platform, platform,
+                       sizeof platform) == 0)
     A.o.platform = platform;
   mlsba_mpi_mw_result_t r;
   int err = mlsba_mpi_master_worker(MPI_COMM_WORLD, &A.o, &r);

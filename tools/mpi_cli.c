@@ -3,8 +3,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/options.h"
+#include "common/paths.h"
 #include "core/atomic_file.h"
 #include "mlsba.h"
+#include "mlsba/mpi.h"
 #include "mpi_cli.h"
 
 int mpi_cli_usage(char *why, const char *what, const char *arg) {
@@ -67,4 +70,29 @@ int mpi_cli_agree(MPI_Comm comm, int outcome, char *why, const char *prog) {
     fprintf(stderr, "%s: rank %d: %s\nTry '%s --help'.\n", prog, first, why,
             prog);
   return USAGE;
+}
+
+int mpi_cli_finish(MPI_Comm comm, int outcome, const char *prog,
+                   const char *help) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0 && outcome == HELP)
+    paths_print_help(stdout, help);
+  if (rank == 0 && outcome == VERSION)
+    opts_print_version(prog);
+  int status = outcome == USAGE ? USAGE
+               : rank == 0      ? cli_finish_stdout(prog)
+                                : 0;
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  return status;
+}
+
+int mpi_cli_platform(MPI_Comm comm, const char *pattern, char *out,
+                     size_t size) {
+  char expanded[4096];
+  int err = mlsba_mpi_platform_path(comm, pattern, expanded, sizeof expanded);
+  return err || strchr(expanded, '%') ||
+                 paths_find_platform(expanded, out, size) != 0
+             ? -1
+             : 0;
 }

@@ -5,6 +5,7 @@
 #define MLSBA_TOOLS_MPI_CLI_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #include "common/cli.h"
 
@@ -29,5 +30,19 @@ int mpi_cli_check_json(const char *path, char *why);
  * or --version, end every rank with USAGE; rank 0 prints the first such
  * rank's reason as prog's. Returns the common outcome. */
 int mpi_cli_agree(MPI_Comm comm, int outcome, char *why, const char *prog);
+
+/* Collective. Ends a command line the ranks agreed not to run (HELP,
+ * VERSION or USAGE): rank 0 prints help or the version, and every rank
+ * returns the same exit status. */
+int mpi_cli_finish(MPI_Comm comm, int outcome, const char *prog,
+                   const char *help);
+
+/* Collective. --platform as the other tools take it, for this rank: "%r",
+ * "%h" and "%l" expanded (mlsba_mpi_platform_path), then a sample
+ * platform's name (inpa-node%r) looked up where they look. 0 with the
+ * path in out; otherwise -1, and the library opens the pattern as given
+ * and reports, collectively, the file that is not there. */
+int mpi_cli_platform(MPI_Comm comm, const char *pattern, char *out,
+                     size_t size);
 
 #endif
