@@ -325,6 +325,40 @@ START_TEST(a_symbolic_link_stays_and_its_target_gets_the_text) {
 }
 END_TEST
 
+/* The writer of caches (not synced) replaces a file whole as the synced
+ * one does, keeps its mode and leaves no temporary file; what a crash
+ * could leave of a model written so, a torn file, is refused on load. */
+START_TEST(a_cache_file_is_replaced_whole_and_a_torn_one_refused) {
+  scratch_make();
+  char path[128], text[8192];
+  snprintf(path, sizeof path, "%s/dev.model", scratch);
+  ck_assert_msg(save_model(path) == 0, "%s", mlsba_last_error());
+  ck_assert_int_eq(chmod(path, 0640), 0);
+  read_whole(path, text, sizeof text);
+  size_t whole = strlen(text);
+  ck_assert_int_eq(mlsba__write_cache(path, text, whole / 2), 0);
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert_int_eq(st.st_mode & 07777, 0640);
+  ck_assert_int_eq((long long)st.st_size, (long long)(whole / 2));
+  mlsba_model_t *m = NULL;
+  ck_assert_int_ne(mlsba_model_load(path, "k", &m), 0);
+  ck_assert_ptr_null(m);
+  ck_assert_int_eq(mlsba__write_cache(path, text, whole), 0);
+  ck_assert_int_eq(mlsba_model_load(path, "k", &m), 0);
+  mlsba_model_destroy(m);
+  DIR *d = opendir(scratch);
+  ck_assert_ptr_nonnull(d);
+  size_t files = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    files += e->d_name[0] != '.';
+  closedir(d);
+  ck_assert_uint_eq(files, 1);
+  ck_assert_int_eq(mlsba__write_cache(scratch, "x", 1), MLSBA_EIO);
+  scratch_remove();
+}
+END_TEST
+
 START_TEST(a_directory_is_refused_and_checked_up_front) {
   scratch_make();
   char dir[128], file[128], missing[160];
@@ -461,6 +495,7 @@ static Suite *core_suite(void) {
   tcase_add_test(tc, a_fifo_is_written_through_to_its_reader);
   tcase_add_test(tc, a_symbolic_link_stays_and_its_target_gets_the_text);
   tcase_add_test(tc, a_directory_is_refused_and_checked_up_front);
+  tcase_add_test(tc, a_cache_file_is_replaced_whole_and_a_torn_one_refused);
   suite_add_tcase(s, tc);
   return s;
 }

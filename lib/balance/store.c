@@ -49,9 +49,23 @@ int mlsba_model_save(const mlsba_model_t *m, const char *path,
   return mlsba__model_save_stats(m, path, key, NULL, NULL);
 }
 
+static int save_model(const mlsba_model_t *m, const char *path, const char *key,
+                      const unsigned *runs, const double *sd, int cache);
+
 int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
                             const char *key, const unsigned *runs,
                             const double *sd) {
+  return save_model(m, path, key, runs, sd, 0);
+}
+
+int mlsba__model_save_cache(const mlsba_model_t *m, const char *path,
+                            const char *key) {
+  return save_model(m, path, key, NULL, NULL, 1);
+}
+
+/* The file's text, then the one writer: synced, or as a cache. */
+static int save_model(const mlsba_model_t *m, const char *path, const char *key,
+                      const unsigned *runs, const double *sd, int cache) {
   if (m == NULL || path == NULL || key == NULL || strchr(key, '\n'))
     return mlsba__fail(MLSBA_EINVAL,
                        "mlsba_model_save: model, path and a one-line key are "
@@ -73,7 +87,8 @@ int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
   }
   len += (size_t)snprintf(text + len, cap - len, "checksum %016" PRIx64 "\n",
                           fnv1a(text, len));
-  int err = mlsba__write_atomic(path, text, len);
+  int err = cache ? mlsba__write_cache(path, text, len)
+                  : mlsba__write_atomic(path, text, len);
   free(text);
   return err;
 }

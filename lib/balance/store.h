@@ -14,6 +14,11 @@
 int mlsba__model_save_stats(const mlsba_model_t *m, const char *path,
                             const char *key, const unsigned *runs,
                             const double *sd);
+/* As mlsba_model_save, through mlsba__write_cache (not synced): for the
+ * models a call saves every time it runs, which a torn file (refused by
+ * its checksum) only sends back to a cold start. */
+int mlsba__model_save_cache(const mlsba_model_t *m, const char *path,
+                            const char *key);
 /* runs and sd: NULL, or room entries, filled for the points in the file
  * that carry them (1 and 0 for those that do not). */
 int mlsba__model_load_stats(const char *path, const char *key,

@@ -287,7 +287,7 @@ static int write_through(const char *path, int fifo, const char *text,
  * renamed over it. A reader sees the old file or the new, never a part,
  * and two writers at once never write into the same temporary file. */
 static int replace(const char *path, const dest_t *d, const char *text,
-                   size_t len) {
+                   size_t len, int sync) {
   size_t tlen = strlen(d->target) + 64;
   char *tmp = malloc(tlen);
   if (tmp == NULL)
@@ -305,7 +305,7 @@ static int replace(const char *path, const dest_t *d, const char *text,
   }
   int e = 0;
   if ((d->exists && fchmod(fd, d->mode) != 0) ||
-      write_all(fd, text, len) != 0 || fsync(fd) != 0)
+      write_all(fd, text, len) != 0 || (sync && fsync(fd) != 0))
     e = errno;
   if (close(fd) != 0 && e == 0)
     e = errno;
@@ -317,7 +317,8 @@ static int replace(const char *path, const dest_t *d, const char *text,
   return e ? refuse(path, strerror(e)) : 0;
 }
 
-int mlsba__write_atomic(const char *path, const char *text, size_t len) {
+static int write_file(const char *path, const char *text, size_t len,
+                      int sync) {
   if (path == NULL)
     return mlsba__fail(MLSBA_EINVAL, "cannot write: the path is NULL");
   dest_t d;
@@ -325,11 +326,19 @@ int mlsba__write_atomic(const char *path, const char *text, size_t len) {
   if (!err && d.through)
     err = write_through(path, d.fifo, text, len);
   else if (!err)
-    err = replace(path, &d, text, len);
+    err = replace(path, &d, text, len, sync);
   if (!err && !d.through)
     clean_folder_of(d.target);
   free(d.target);
   return err;
+}
+
+int mlsba__write_atomic(const char *path, const char *text, size_t len) {
+  return write_file(path, text, len, 1);
+}
+
+int mlsba__write_cache(const char *path, const char *text, size_t len) {
+  return write_file(path, text, len, 0);
 }
 
 int mlsba__write_check(const char *path) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/bigmem.h"
 #include "../devices/kernels.h"
 #include "factor.h"
 
@@ -79,13 +80,20 @@ static int64_t kept_width(const mlsba__factor_problem_t *P) {
   return P->nb < k ? P->nb : k;
 }
 
+/* The two copies are 2 n nb elements (25 MiB for a double Cholesky of
+ * order 8192), first written inside the first two steps' timed panels:
+ * in 4 KiB pages that was 6200 page faults, 10-20 us each in the VM the
+ * project is measured on (0.06-0.12 s of a 1.6 s factorization), on the
+ * first call and again on the second (glibc's malloc maps the first,
+ * then takes the second from its heap, fresh). Huge pages (bigmem.h)
+ * make it 13 faults. */
 void mlsba__factor_scratch_open(mlsba__factor_problem_t *P) {
   P->kept = NULL;
   P->kept_j[0] = P->kept_j[1] = -1;
   P->kept_ld = mlsba__factor_padded(P, P->m > P->n ? P->m : P->n);
   if (mlsba__factor_aliases(P) && kept_width(P) > 0) /* rows or columns */
-    P->kept = malloc(2 * (size_t)(P->kept_ld * kept_width(P)) *
-                     mlsba__factor_esize(P));
+    P->kept = mlsba__big_alloc(2 * (size_t)(P->kept_ld * kept_width(P)) *
+                               mlsba__factor_esize(P));
   if (P->ops->open)
     P->ops->open(P);
 }

@@ -252,7 +252,7 @@ void mlsba__factor_models_save(const mlsba__factor_ctx_t *C) {
     }
     char key[512];
     model_key(C, i, key, sizeof key);
-    if (mlsba_model_save(rate[i], M->path[i], key) != 0)
+    if (mlsba__model_save_cache(rate[i], M->path[i], key) != 0)
       mlsba__factor_warn(C, "model not saved: %s", mlsba_last_error());
     else
       mlsba__factor_log(C, "saved %s", M->path[i]);
