@@ -126,10 +126,13 @@ static int arrange(setup_t *s, size_t per_column) {
 static void count_links(const setup_t *s, double C, double T, double *f) {
   double total = 0;
   for (size_t c = 0; c < s->ncols; c++) {
-    double k = 0;
+    double k = 0, in = 0;
     for (size_t i = 0; i < s->q; i++)
-      if (s->node_column[i] == c && s->link_s[i] > k)
-        k = s->link_s[i];
+      if (s->node_column[i] == c) {
+        k += s->link_s[i];
+        in++;
+      }
+    k = in > 0 ? k / in : 0;
     f[c] = T > 0 ? f[c] / (1 + f[c] * C * k / T) : f[c];
     total += f[c];
   }
