@@ -9,7 +9,8 @@
  *                      and getrs's scaled residual (HPL's) < 16;
  *   chol LAYOUT        potrf and potrs the same way, and a matrix that is
  *                      not positive definite giving LAPACK's info;
- *   bad R              rank R alone passes a bad argument: every rank
+ *   bad R              rank R alone passes a bad argument (to getrf,
+ *                      potrf, or the layout's swap_s): every rank
  *                      returns MLSBA_EINVAL with the same message;
  *   scalapack          a matrix in a ScaLAPACK descriptor's layout moved to
  *                      the factorization's layout, factorized, moved back:
@@ -17,7 +18,8 @@
  *   counts             seed 003's eqs. 1-2 (processes a node runs)
  *                      against a brute force.
  * LAYOUT is homogeneous, fpm (every rank a node model of its own speed,
- * rank r r + 1 times as fast as rank 0 on large areas), constant, or
+ * rank r r + 1 times as fast as rank 0 on large areas; LU's walks count
+ * a cost a block column of width, swap_s), constant, or
  * process-scaling (ranks 1 and 2 one node's processes: the ownership
  * checked against eq. 3's grid and Algorithm 1's order). Rank 0 prints one
  * line per case ("ok ..." or "WRONG ..."); the exit status is 0 when every
@@ -105,7 +107,11 @@ static int node_of(int r) { return r == 1 || r == 2 ? 2 : r + 1; }
 
 static mlsba_mpi_matrix_t *layout_of(const char *name, int64_t m, int64_t n,
                                      int64_t nb, int lower) {
-  mlsba_mpi_factor_layout_opts_t o = {.block = nb, .lower = lower};
+  /* LU's interchanges and U counted in the walks (fpm, constant): a
+   * cost a block column of width of half a block's update on rank 0's
+   * large areas, twice that on every other rank. */
+  mlsba_mpi_factor_layout_opts_t o = {
+      .block = nb, .lower = lower, .swap_s = lower ? 0 : 5e-4 * (1 + rank % 2)};
   if (mlsba_mpi_layout_from_name(name, &o.layout))
     return NULL;
   o.node = node_of(rank);
@@ -517,16 +523,28 @@ static int bad_argument(int on) {
                            &info);
   char m2[400];
   snprintf(m2, sizeof m2, "%s", mlsba_mpi_last_error());
+  /* A cost a block column of width that is not a time >= 0. */
+  mlsba_mpi_factor_layout_opts_t bo = {.block = 8,
+                                       .layout = MLSBA_MPI_LAYOUT_HOMOGENEOUS,
+                                       .swap_s = rank == on ? -1.0 : 0.0};
+  mlsba_mpi_matrix_t *bd = NULL;
+  int e3 = mlsba_mpi_factor_matrix(MPI_COMM_WORLD, 20, 20, &bo, &bd);
+  char m3[400];
+  snprintf(m3, sizeof m3, "%s", mlsba_mpi_last_error());
+  mlsba_mpi_matrix_destroy(bd);
   char want[32];
   snprintf(want, sizeof want, "rank %d: ", on);
   int bad = !rank_agreed(0, e1) || !rank_agreed(0, e2) || e1 != MLSBA_EINVAL ||
             e2 != MLSBA_EINVAL || strncmp(m1, want, strlen(want)) ||
-            strncmp(m2, want, strlen(want));
+            strncmp(m2, want, strlen(want)) || !rank_agreed(0, e3) ||
+            e3 != MLSBA_EINVAL || strncmp(m3, want, strlen(want)) ||
+            !strstr(m3, "swap_s");
   int any = 0;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("%s bad argument on rank %d: getrf \"%s\", potrf \"%s\"\n",
-           any ? "WRONG" : "ok", on, m1, m2);
+    printf("%s bad argument on rank %d: getrf \"%s\", potrf \"%s\", "
+           "layout \"%s\"\n",
+           any ? "WRONG" : "ok", on, m1, m2, m3);
   free(a);
   mlsba_mpi_matrix_destroy(d);
   return any;

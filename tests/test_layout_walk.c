@@ -91,7 +91,7 @@ START_TEST(fixed_shares_stay_within_a_block) {
     for (size_t i = 0; i < q; i++)
       md[i] = constant_model(pow(10, 3 * rng_uniform(&g)));
     for (int w = 0; w < 4; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, walks[w], NULL};
+      mlsba__layout_opts_t o = {lower, NULL, walks[w], NULL, NULL};
       mlsba__layout_t *L = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L), 0);
       mlsba__layout_summary_t s;
@@ -258,7 +258,8 @@ START_TEST(walks_track_the_optimum_within_its_drift) {
     mlsba_model_t *md[MAXQ];
     draw_layout_models(&g, q, (double)(B * B), md);
     for (int w = MLSBA__WALK_REVERSE; w <= MLSBA__WALK_FORWARD; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, (mlsba__layout_walk_t)w, NULL};
+      mlsba__layout_opts_t o = {lower, NULL, (mlsba__layout_walk_t)w, NULL,
+                                NULL};
       mlsba__layout_t *L = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, m, nb, &o, &L), 0);
       targets_t T;
@@ -296,7 +297,7 @@ START_TEST(the_best_walk_is_never_predicted_slower) {
     double sum[5];
     mlsba__layout_kind_t best_kind = MLSBA__LAYOUT_EXPLICIT;
     for (int w = 0; w < 5; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, w < 4 ? walks[w] : 0, NULL};
+      mlsba__layout_opts_t o = {lower, NULL, w < 4 ? walks[w] : 0, NULL, NULL};
       mlsba__layout_t *L = NULL;
       int err = w < 4
                     ? mlsba__layout_fpm((models_t)md, q, m, n, 1, &o, &L)
@@ -426,7 +427,7 @@ START_TEST(caps_are_never_exceeded) {
       held += cap[i] >= 0 ? cap[i] : total;
     }
     for (int w = 0; w < 5; w++) {
-      mlsba__layout_opts_t o = {lower, caps, w < 4 ? walks[w] : 0, NULL};
+      mlsba__layout_opts_t o = {lower, caps, w < 4 ? walks[w] : 0, NULL, NULL};
       mlsba__layout_t *L = NULL;
       int err = w < 4
                     ? mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L)
@@ -548,6 +549,92 @@ START_TEST(the_walk_against_every_ownership) {
 }
 END_TEST
 
+/* ---- the links' cost --------------------------------------------------- */
+
+/* Block columns of node column c in L. */
+static int64_t width_of(const mlsba__layout_t *L, size_t c) {
+  int64_t w = 0, B = mlsba__layout_dims(L)->n / mlsba__layout_dims(L)->nb;
+  for (int64_t j = 0; j < B; j++)
+    w += mlsba__layout_bcol_column(L, j) == c;
+  return w;
+}
+
+/* A cost of nothing changes no walk; an equal cost on every node gives
+ * the frozen walk's node columns f / (1 + f C k / T) of the width
+ * (renormalized) from the whole matrix's optimum, computed here from its
+ * definition, within a block: the widest column never wider than
+ * without, the narrowest never narrower. */
+START_TEST(link_costs_narrow_the_widest_columns) {
+  rng_t g = {0x11c5u + (uint64_t)_i};
+  for (int k = 0; k < 30; k++) {
+    size_t q = (size_t)rng_range(&g, 2, 12);
+    int64_t B = rng_range(&g, 12, 120);
+    mlsba_model_t *md[MAXQ];
+    for (size_t i = 0; i < q; i++)
+      md[i] = constant_model(pow(10, 2 * rng_uniform(&g)));
+    double zero[MAXQ] = {0}, cost[MAXQ];
+    for (int w = 0; w < 4; w++) {
+      mlsba__layout_opts_t a = {0, NULL, walks[w], NULL, NULL};
+      mlsba__layout_opts_t b = {0, NULL, walks[w], NULL, zero};
+      mlsba__layout_t *La = NULL, *Lb = NULL;
+      ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &a, &La), 0);
+      ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &b, &Lb), 0);
+      for (int64_t j = 0; j < B; j++)
+        ck_assert_uint_eq(mlsba__layout_bcol_column(La, j),
+                          mlsba__layout_bcol_column(Lb, j));
+      mlsba__layout_destroy(La);
+      mlsba__layout_destroy(Lb);
+    }
+    /* The whole matrix's optimum and its width fractions. */
+    int64_t cap[MAXQ];
+    double area[MAXQ], f[MAXQ], h[MAXQ], T;
+    mlsba__layout_caps((models_t)md, q, NULL, cap);
+    ck_assert_int_eq(
+        mlsba__layout_optimum((models_t)md, cap, q, (double)(B * B), area, &T),
+        0);
+    /* Half a step's update a block column of width, up to ten. */
+    double kcost = T / (double)B * 10 * rng_uniform(&g);
+    for (size_t i = 0; i < q; i++)
+      cost[i] = kcost;
+    mlsba__layout_opts_t o = {0, NULL, MLSBA__WALK_FROZEN, NULL, NULL};
+    mlsba__layout_t *L0 = NULL, *L = NULL;
+    ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &o, &L0), 0);
+    o.link_s = cost;
+    ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &o, &L), 0);
+    check_layout_ownership(L);
+    size_t C = mlsba__layout_dims(L)->columns, rc[MAXQ], size[MAXQ];
+    ck_assert_uint_eq(C, mlsba__layout_dims(L0)->columns);
+    for (size_t i = 0; i < q; i++) {
+      rc[i] = mlsba__layout_rank_column(L, i);
+      ck_assert_uint_eq(rc[i], mlsba__layout_rank_column(L0, i));
+    }
+    for (size_t c = 0; c < C; c++)
+      mlsba__layout_column_ranks(L, c, &size[c]);
+    mlsba__layout_fractions(q, C, rc, size, area, f, h);
+    double total = 0, fmax = 0, fmin = 2;
+    for (size_t c = 0; c < C; c++) {
+      fmax = f[c] > fmax ? f[c] : fmax;
+      fmin = f[c] < fmin ? f[c] : fmin;
+      h[c] = f[c] / (1 + f[c] * (double)B * kcost / T);
+      total += h[c];
+    }
+    for (size_t c = 0; c < C; c++) {
+      int64_t w = width_of(L, c), w0 = width_of(L0, c);
+      ck_assert_msg(fabs((double)w - h[c] / total * (double)B) <= 1 + 1e-6,
+                    "column %zu: %lld block columns, %g expected", c,
+                    (long long)w, h[c] / total * (double)B);
+      if (f[c] == fmax)
+        ck_assert_int_le(w, w0);
+      if (f[c] == fmin)
+        ck_assert_int_ge(w, w0);
+    }
+    mlsba__layout_destroy(L0);
+    mlsba__layout_destroy(L);
+    free_layout_models(md, q);
+  }
+}
+END_TEST
+
 START_TEST(bad_arguments_are_rejected) {
   mlsba_model_t *md[2] = {constant_model(1), NULL};
   mlsba_model_create(&md[1]); /* no points */
@@ -562,11 +649,19 @@ START_TEST(bad_arguments_are_rejected) {
                    MLSBA_EINVAL);
   ck_assert_int_eq(mlsba__layout_constant((models_t)md, 1, 4, 4, 0, NULL, &L),
                    MLSBA_EINVAL);
-  mlsba__layout_opts_t o = {1, NULL, 0, NULL};
+  mlsba__layout_opts_t o = {1, NULL, 0, NULL, NULL};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 5, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "square"));
-  o = (mlsba__layout_opts_t){0, NULL, (mlsba__layout_walk_t)9, NULL};
+  double bad_link[1] = {-1};
+  o = (mlsba__layout_opts_t){0, NULL, 0, NULL, bad_link};
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "link cost"));
+  bad_link[0] = NAN;
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
+                   MLSBA_EINVAL);
+  o = (mlsba__layout_opts_t){0, NULL, (mlsba__layout_walk_t)9, NULL, NULL};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_null(L);
@@ -580,7 +675,7 @@ START_TEST(bad_arguments_are_rejected) {
   check_layout_ownership(L);
   ck_assert_int_eq(mlsba__layout_measure(L, NULL, NULL, NULL, NULL),
                    MLSBA_EINVAL);
-  mlsba__layout_opts_t lower = {1, NULL, 0, NULL};
+  mlsba__layout_opts_t lower = {1, NULL, 0, NULL, NULL};
   ck_assert_int_eq(mlsba__layout_measure(L, (models_t)five, &lower, NULL, NULL),
                    0);
   mlsba__layout_destroy(L);
@@ -606,6 +701,7 @@ static Suite *layout_walk_suite(void) {
   tcase_add_test(tc, sharing_nodes_stand_apart);
   tcase_add_loop_test(tc, sharing_nodes_never_predicted_slower, 0, 2);
   tcase_add_loop_test(tc, the_walk_against_every_ownership, 0, 2);
+  tcase_add_loop_test(tc, link_costs_narrow_the_widest_columns, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -61,6 +61,9 @@ static int inpa_model(const mlsba_mpi_opts_t *o, mlsba_model_t **model,
   MPI_Comm_size(MPI_COMM_WORLD, &q);
   mlsba_mpi_opts_t po = *o;
   po.verify_samples = 0; /* the models are what it is run for */
+  /* The node models time the update alone: the links count in the
+   * layout instead (swap_cost()). */
+  po.comm_model = MLSBA_MPI_COMM_NONE;
   mlsba_mpi_result_t r;
   memset(&r, 0, sizeof r);
   double t0 = MPI_Wtime();
@@ -412,11 +415,58 @@ static int gather_outcome(outcome_t *r, const mlsba_mpi_matrix_t *d, int q,
   return 0;
 }
 
+/* Blocks of nb x nb that a rank's link carries a step for each block
+ * column of its node column's width, besides its update, in LU: U's
+ * block row scattered down the node column and gathered back (each
+ * rank receives its block column of U and sends it on: 2 blocks, 3 on
+ * the root), the interchanges' rows (up to 2 nb rows a step moving
+ * between the column's ranks), and the copies and waits around them.
+ * On Shi et al.'s Cluster A under SMPI (32 Gbps links, N = 16384) a
+ * rank's interchanges and U took 0.19-0.22 ms a block column of width a
+ * step, about 6 blocks' time over its link, in columns of 4 and 8 ranks
+ * alike; counted as 6, 12 and 24 blocks the layout ran 2442, 2531 and
+ * 2490 GFLOPS there (2357 uncounted): the waits inside the column's
+ * exchanges grow with its width too (benchmarks/RESULTS.md, lu32c). */
+enum { SWAP_BLOCKS = 12 };
+
+/* LU's cost a step per block column of width on this rank
+ * (mlsba_mpi_factor_layout_opts_t's swap_s) from its link, timed by a
+ * ping-pong from rank 0, when --comm-model links asks; 0 otherwise, or
+ * where the link was too fast to tell. Rank 0 takes the fastest link
+ * measured (its own bounds it). Collective when asked. */
+static int swap_cost(const mlsba_mpi_opts_t *o, double *swap_s) {
+  *swap_s = 0;
+  int rank, q;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &q);
+  if (o->comm_model != MLSBA_MPI_COMM_LINKS || q < 2)
+    return 0;
+  mlsba_link_t *links = malloc((size_t)q * sizeof *links);
+  if (any_failed(links == NULL)) {
+    free(links);
+    return 1;
+  }
+  int err = mlsba_mpi_measure_links(MPI_COMM_WORLD, 0, links);
+  double bw = links[rank].bandwidth;
+  for (int r = 1; !err && rank == 0 && r < q; r++)
+    bw = links[r].bandwidth > bw ? links[r].bandwidth : bw;
+  size_t es =
+      o->precision == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  /* In the node models' time: inpa_model()'s times are the product's,
+   * N / b rank-b updates of the rank's area, not one. */
+  double steps = (double)((o->n + o->block - 1) / o->block);
+  if (!err && bw > 0)
+    *swap_s = SWAP_BLOCKS * (double)o->block * (double)o->block * (double)es /
+              bw * steps;
+  free(links);
+  return err;
+}
+
 /* One layout and split: the matrix laid out (the node models in model,
  * NULL for the layouts that need none), factorized, solved, checked, and
  * every rank's numbers on rank 0. Collective. */
 static int run_one(const mlsba_mpi_opts_t *o, int node,
-                   const mlsba_model_t *model, outcome_t *r) {
+                   const mlsba_model_t *model, double swap_s, outcome_t *r) {
   int rank, q;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &q);
@@ -430,7 +480,8 @@ static int run_one(const mlsba_mpi_opts_t *o, int node,
                                        .layout = r->layout,
                                        .model = model,
                                        .lower = r->op == INPA_OP_POTRF,
-                                       .node = node};
+                                       .node = node,
+                                       .swap_s = swap_s};
   mlsba_mpi_matrix_t *d = NULL;
   int err = mlsba_mpi_factor_matrix(MPI_COMM_WORLD, o->n, o->n, &lo, &d);
   if (!err)
@@ -627,6 +678,9 @@ int inpa_factor_main(const mlsba_mpi_opts_t *o, const inpa_factor_args_t *a,
   mlsba_model_t *model = NULL;
   double balance_s = 0;
   int err = want_model ? inpa_model(o, &model, &balance_s) : 0;
+  double swap_s = 0;
+  if (!err && want_model && a->op == INPA_OP_GETRF)
+    err = swap_cost(o, &swap_s);
   int done = 0;
   for (int i = 0; !err && i < count; i++) {
     /* The fixed slice is the per-step split where no node has two
@@ -634,8 +688,8 @@ int inpa_factor_main(const mlsba_mpi_opts_t *o, const inpa_factor_args_t *a,
     if (a->compare && rows[i].fixed && rows[0].most_devices < 2)
       break;
     rows[i].balance_s = needs_model(rows[i].layout) ? balance_s : 0;
-    err =
-        run_one(o, node, needs_model(rows[i].layout) ? model : NULL, &rows[i]);
+    err = run_one(o, node, needs_model(rows[i].layout) ? model : NULL, swap_s,
+                  &rows[i]);
     done = i + 1;
   }
   mlsba_model_destroy(model);

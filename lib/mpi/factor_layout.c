@@ -6,6 +6,7 @@
  * ownership to every rank, so that every rank holds the same one even if
  * the ranks' arithmetic differs. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_*: which ranks share a core */
+#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,8 +327,18 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
   size_t *apart = NULL;
   int shared_err = sharing_ranks(comm, rank, q, &apart);
   err = err ? err : shared_err;
+  /* Every rank's cost a block column of width (opts.swap_s), counted
+   * when one is nonzero (checked on every rank before). */
+  double *swap = rank == 0 ? calloc((size_t)q, sizeof *swap) : NULL;
+  if (rank == 0 && swap == NULL && !err)
+    err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the ranks' costs");
+  MPI_Gather(&o->swap_s, 1, MPI_DOUBLE, swap, 1, MPI_DOUBLE, 0, comm);
+  int counted = 0;
+  for (int r = 0; swap && r < q; r++)
+    counted |= swap[r] > 0;
   if (!err && rank == 0) {
-    mlsba__layout_opts_t lo = {.lower = o->lower, .apart = apart};
+    mlsba__layout_opts_t lo = {
+        .lower = o->lower, .apart = apart, .link_s = counted ? swap : NULL};
     const mlsba_model_t *const *mv = (const mlsba_model_t *const *)models;
     err = o->layout == MLSBA_MPI_LAYOUT_FPM
               ? mlsba__layout_fpm(mv, (size_t)q, m, n, nb, &lo, out)
@@ -337,6 +348,7 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
     mlsba_model_destroy(models[r]);
   free(models);
   free(apart);
+  free(swap);
   return err;
 }
 
@@ -438,6 +450,12 @@ static int check_args(int64_t m, int64_t n, int64_t nb,
                        "mlsba_mpi_factor_matrix: node %d is negative "
                        "(1 or more names a node, 0 takes the host)",
                        o->node);
+  if (!(o->swap_s >= 0 && isfinite(o->swap_s)))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: swap_s %g is not a "
+                       "finite time >= 0 (seconds a block column of "
+                       "width a step)",
+                       o->swap_s);
   if (o->layout != MLSBA_MPI_LAYOUT_HOMOGENEOUS &&
       o->layout != MLSBA_MPI_LAYOUT_PROCESS_SCALING &&
       mlsba_model_num_points(o->model) == 0)

@@ -189,6 +189,17 @@ typedef struct mlsba__layout_opts {
    * column (k = q .. 1) that stand every such node alone (k = 1, every
    * node alone, always does), instead of CMA's least half-perimeter. */
   const size_t *apart;
+  /* q entries or NULL (LU only: ignored with lower): node i's time a
+   * step, in its model's time, for each block column of its node
+   * column's width besides its update: its share of the step's row
+   * interchanges and of U's block row going down the node column. The
+   * node models time the update alone, and this cost is a rank's per
+   * block of width whatever its height, so the wide node columns pay it
+   * most: each node column's width fraction f becomes f / (1 + f C k / T)
+   * renormalized (C the trailing block columns, T the optimum's step
+   * time, k the mean of the column's nodes' entries), the width at which
+   * its update and this cost take as long as the others'. */
+  const double *link_s;
 } mlsba__layout_opts_t;
 
 /* The tracked layout of q nodes from their models (time for an area in

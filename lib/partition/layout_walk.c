@@ -63,11 +63,12 @@ typedef struct {
   size_t q, ncols;
   int64_t m, n, nb, brows, bcols, steps;
   int lower;
-  int64_t *cap;        /* q */
-  size_t *node_column; /* q */
-  size_t *column_size; /* q (ncols used) */
-  double *area;        /* q */
-  double *f, *g;       /* steps x q each (f: steps x ncols used) */
+  const double *link_s; /* q or NULL: mlsba__layout_opts_t's */
+  int64_t *cap;         /* q */
+  size_t *node_column;  /* q */
+  size_t *column_size;  /* q (ncols used) */
+  double *area;         /* q */
+  double *f, *g;        /* steps x q each (f: steps x ncols used) */
 } setup_t;
 
 static void setup_free(setup_t *s) {
@@ -119,6 +120,26 @@ static int arrange(setup_t *s, size_t per_column) {
   return err;
 }
 
+/* The width fractions f (ncols) of the trailing matrix of C block
+ * columns whose update the optimum gives T seconds, with each node
+ * column's link cost a block of width counted (layout.h, link_s). */
+static void count_links(const setup_t *s, double C, double T, double *f) {
+  double total = 0;
+  for (size_t c = 0; c < s->ncols; c++) {
+    double k = 0, in = 0;
+    for (size_t i = 0; i < s->q; i++)
+      if (s->node_column[i] == c) {
+        k += s->link_s[i];
+        in++;
+      }
+    k = in > 0 ? k / in : 0;
+    f[c] = T > 0 ? f[c] / (1 + f[c] * C * k / T) : f[c];
+    total += f[c];
+  }
+  for (size_t c = 0; total > 0 && c < s->ncols; c++)
+    f[c] /= total;
+}
+
 /* The optimum's fractions at every t. */
 static int fractions(setup_t *s) {
   int64_t K = s->brows < s->bcols ? s->brows : s->bcols;
@@ -136,6 +157,8 @@ static int fractions(setup_t *s) {
       return err;
     mlsba__layout_fractions(s->q, s->ncols, s->node_column, s->column_size,
                             s->area, f, g);
+    if (s->link_s && !s->lower)
+      count_links(s, (double)(s->bcols - t), T, f);
   }
   return 0;
 }
@@ -280,6 +303,12 @@ static int check_args(const mlsba_model_t *const models[], size_t q, int64_t m,
                        "layout: the lower triangle needs a square matrix, "
                        "got %lld x %lld",
                        (long long)m, (long long)n);
+  for (size_t i = 0; o->link_s && i < q; i++)
+    if (!(o->link_s[i] >= 0 && isfinite(o->link_s[i])))
+      return mlsba__fail(MLSBA_EINVAL,
+                         "layout: node %zu's link cost %g s a block "
+                         "column is not a finite time >= 0",
+                         i, o->link_s[i]);
   if ((unsigned)o->walk > MLSBA__WALK_FROZEN)
     return mlsba__fail(MLSBA_EINVAL, "layout: unknown walk %d", (int)o->walk);
   if ((double)q > (double)br * (double)bc)
@@ -313,6 +342,7 @@ static int tracked_at(const mlsba_model_t *const models[], size_t q, int64_t m,
   s.bcols = (n - 1) / nb + 1;
   s.steps = s.brows > s.bcols ? s.brows : s.bcols;
   s.lower = o->lower;
+  s.link_s = o->link_s;
   *skipped = 0;
   int err = setup_alloc(&s);
   if (!err) {

@@ -912,6 +912,18 @@ typedef struct mlsba_mpi_factor_layout_opts {
    *  share a host (MPI_COMM_TYPE_SHARED) are one node. Negative is an
    *  error. Ignored by the other layouts. */
   int node;
+  /** MLSBA_MPI_LAYOUT_FPM and _CONSTANT, LU only (ignored with lower):
+   *  the seconds this rank spends a step, besides its update, for each
+   *  block column of its node column's width: its share of the step's
+   *  row interchanges and of U's block row going down the node column
+   *  (a cost per block of width, whatever the rank's height, that the
+   *  node models, timing the update alone, do not count). Each node
+   *  column's width is then narrowed by its ranks' mean cost (the
+   *  layout's width fractions f become f / (1 + f C k / T), C the
+   *  trailing block columns, T the models' step time). 0 (the default):
+   *  not counted. Finite and >= 0. mlsba-inpa's --comm-model links
+   *  derives it from the rank's link, timed by a ping-pong. */
+  double swap_s;
 } mlsba_mpi_factor_layout_opts_t;
 
 /** \brief The factorizations' layout of an m x n matrix over comm's ranks:
