@@ -181,9 +181,9 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
   }
   /* beta 0: C' starts at zero (the caller's C too, when it is C'), or,
    * on a node of cores, the product's first step writes it with beta 0
-   * (ops->overwrite). A memset of C' costs about what a move of it does
-   * (at 3000^3 on three ranks, 10 to 40 ms a product for rank 0's 36 MB
-   * on this 2-core VM), but it is also a fresh buffer's first touch: its
+   * (ops->overwrite). A memset of C' is a pass over it each product
+   * (rank 0's 36 MB at 3000^3 on three ranks: 1 to 38 ms on the 2-core
+   * VM under load), but it is also a fresh buffer's first touch: its
    * page faults (10-15 ms a MB on a VM without huge pages) are paid here,
    * not inside the timed product, where the first GEMM step took them
    * (3a7d32b: run-scalapack's INPA 0.18 s -> 0.32 s at 2048). So the
