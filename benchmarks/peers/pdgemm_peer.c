@@ -31,7 +31,11 @@
  * kept when the first run moves them, as an application that knows it
  * says). The JSON's fill_s, product_s and back_s split the multiplier's runs
  * (back: C's check and hand back), move_s their moves, move_back_s the
- * part of them that moved C back into ScaLAPACK's layout. With
+ * part of them that moved C back into ScaLAPACK's layout; calls_s the
+ * runs' own wall times (result.wall_s, summed: what calls_s leaves of
+ * the split is the runs' agreements and reports) and runs_s every run's
+ * time as timed here, barriers included (what whole_s leaves of it is
+ * the multiplier's creation, its balancing and the descriptions). With
  * --model-dir DIR, the multiplier keeps its balancing there for the next
  * job (opts.model_dir; from_saved: this job ran the one saved). */
 #define _GNU_SOURCE
@@ -156,7 +160,7 @@ int main(int argc, char **argv) {
   char ta[2] = {transa, 0}, tb[2] = {transb, 0};
   /* The multiplier's runs, summed: where their time went. */
   double whole = 0, balance = 0, moves = 0, fill = 0, product = 0, back = 0,
-         moves_back = 0;
+         moves_back = 0, calls = 0, runs_s = 0;
   unsigned reused = 0;
   int from_saved = 0;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -218,6 +222,7 @@ int main(int argc, char **argv) {
       back += res.split.gather_s + res.split.check_s;
       balance += res.split.balance_s; /* a rebalancing, if any */
       reused |= r > 0 ? res.reused : 0;
+      calls += res.wall_s;
       mlsba_mpi_result_free(&res);
     } else
 #endif
@@ -229,6 +234,7 @@ int main(int argc, char **argv) {
               &ione, desc[1], &nil, c, &ione, &ione, desc[2]);
     MPI_Barrier(MPI_COMM_WORLD);
     t[r] = MPI_Wtime() - t0;
+    runs_s += t[r];
   }
   whole = MPI_Wtime() - w0;
 #ifdef MLSBA_PEER_WITH_MLSBA
@@ -262,14 +268,15 @@ int main(int argc, char **argv) {
            "\"whole_s\": %.6f, \"balance_s\": %.6f, \"move_s\": %.6f, "
            "\"move_back_s\": %.6f, "
            "\"fill_s\": %.6f, \"product_s\": %.6f, \"back_s\": %.6f, "
+           "\"calls_s\": %.6f, \"runs_s\": %.6f, "
            "\"reused\": %u, \"from_saved\": %d, \"gflops\": %.3f, "
            "\"verified\": %s}\n",
            mlsba   ? "mlsba-multiplier"
            : dgemm ? "blas-dgemm"
                    : "scalapack-pdgemm",
            m, n, k, transa, transb, nb, nprow, npcol, runs, t[runs / 2], whole,
-           balance, moves, moves_back, fill, product, back, reused, from_saved,
-           2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
+           balance, moves, moves_back, fill, product, back, calls, runs_s,
+           reused, from_saved, 2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
            all_ok ? "true" : "false");
   for (int w = 0; w < 3; w++)
     free(x[w]);

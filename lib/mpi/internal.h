@@ -183,6 +183,16 @@ void mlsba__mpi_node_whole(mlsba__mpi_node_t *node, const void *a,
                            const void *b, int64_t k);
 /* The node's devices with memory of their own (OpenCL): panels only. */
 int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *node);
+/* Whether the node's next step can write C' instead of adding to it (a
+ * product with beta 0: C' need not be cleared first): 1 when its devices
+ * are real cores, 0 with accelerators (their slices of C' start from the
+ * host's) or simulated devices. */
+int mlsba__mpi_node_can_overwrite(const mlsba__mpi_node_t *node);
+/* With overwrite 1, the next step (of mlsba__mpi_node_step) writes C'
+ * with beta 0, where mlsba__mpi_node_can_overwrite says the node can;
+ * the step after it adds again, and a balancing forgets it. With 0, the
+ * next step adds to C' as every step does. */
+void mlsba__mpi_node_overwrite_next(mlsba__mpi_node_t *node, int overwrite);
 /* One step with the balanced distribution; adds every device's time to
  * its total and gives the step's time (virtual on a simulated node).
  * Before the first step of a distribution, accelerators that keep their

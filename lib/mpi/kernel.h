@@ -40,6 +40,10 @@ typedef struct mlsba__mpi_kernel {
   const void *a, *bp;
   void *c;
   mlsba__mpi_run_t run;
+  /* 1: the step writes C' = A_(b) B_(b) (beta 0): C' holds what a run
+   * before left, and need not be cleared first (a product with beta 0
+   * on cores, into a buffer that is already faulted in). */
+  int overwrite;
   /* The node's platform, and per device (file order, node-owned) the
    * largest GEMM (m n k) it has run in this process. The first GEMM of a
    * kind builds and loads its kernels (CLBlast's program, pocl's

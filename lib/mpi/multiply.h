@@ -80,6 +80,13 @@ typedef struct mlsba__mpi_mult {
    * max) instead of drift (multiplier.c's maybe_rebalance). */
   int unchecked;
   double check_bar;
+  /* Every rank's device names, gathered by the first report and kept
+   * (multiply_report.c: a node's devices keep their names): rank 0 holds
+   * them one after another (names) and where each rank's start
+   * (names_at); names_kept is 1 on every rank once they are. */
+  char *names;
+  int *names_at;
+  int names_kept;
 } mlsba__mpi_mult_t;
 
 /* ---- multiply.c ---------------------------------------------------------- */
@@ -192,6 +199,11 @@ typedef struct mlsba__mpi_operands {
    * which of them this run used again without moving (bit 0 A, bit 1 B). */
   mlsba__mpi_kept_t kept[2];
   unsigned reused;
+  /* 1: C' holds whatever the last run left, and the product's first step
+   * must write it with beta 0 (mlsba__mpi_node_overwrite_next) instead
+   * of adding to it: a product with beta 0 into a buffer of the
+   * multiplier's that an earlier run faulted in. */
+  int overwrite;
 } mlsba__mpi_operands_t;
 
 /* Where A, B (and C, with beta) come from in a run: the caller's arrays in
@@ -244,9 +256,12 @@ void mlsba__mpi_operands_forget(mlsba__mpi_operands_t *ops);
 
 /* Collective, after the product: every rank's rectangle, times and link
  * into r->ranks on every rank, its devices (loads, times, whole names) on
- * rank 0, and the product's makespan, GFLOPS and comm share. */
+ * rank 0, and the product's makespan, GFLOPS and comm share. The names
+ * are gathered once (C->names): a later report gives them on rank 0
+ * alone, and what that costs it (out of memory) comes back in *late, for
+ * the caller to agree on with its next agreement; 0 elsewhere. */
 int mlsba__mpi_mult_report(mlsba__mpi_mult_t *C, const mlsba__mpi_layout_t *lay,
                            const mlsba__mpi_product_stats_t *st,
-                           mlsba_mpi_result_t *r);
+                           mlsba_mpi_result_t *r, int *late);
 
 #endif

@@ -434,6 +434,7 @@ int mlsba__mpi_node_balance(mlsba__mpi_node_t *nd, mlsba_mpi_algo_t algo,
   memset(&r, 0, sizeof r);
   nd->k.kb = nd->k.b; /* a step's work: a full panel */
   nd->k.run = MLSBA__MPI_RUN_BALANCE;
+  nd->k.overwrite = 0;
   err = mlsba_balance_load(nd->ex, nd->load, &o, &r);
   nd->k.run = MLSBA__MPI_RUN_STEP;
   if (!err) {
@@ -477,6 +478,14 @@ int mlsba__mpi_node_accelerators(const mlsba__mpi_node_t *nd) {
   return nd->accelerators;
 }
 
+int mlsba__mpi_node_can_overwrite(const mlsba__mpi_node_t *nd) {
+  return !nd->accelerators && !nd->simulated;
+}
+
+void mlsba__mpi_node_overwrite_next(mlsba__mpi_node_t *nd, int overwrite) {
+  nd->k.overwrite = overwrite && mlsba__mpi_node_can_overwrite(nd);
+}
+
 int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {
   /* Balancing here would run its trial distributions on the caller's C'
    * and leave their sums in it: a step must follow a balancing of its
@@ -497,6 +506,7 @@ int mlsba__mpi_node_step(mlsba__mpi_node_t *nd, double *step_time) {
   if (!(nd->repeatable && nd->have_step)) {
     err = mlsba_executor_run(nd->ex, nd->load, nd->units, MLSBA_DRIVE_SHARED,
                              nd->time, NULL);
+    nd->k.overwrite = 0; /* the steps after add to C' */
     if (err)
       return err;
     nd->have_step = 1;

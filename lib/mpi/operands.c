@@ -149,6 +149,7 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
   const mlsba__mpi_part_t *p = &lay->part[C->rank];
   ops->a = ops->b = ops->c = NULL;
   ops->reused = 0;
+  ops->overwrite = 0;
   memset(ops->borrowed, 0, sizeof ops->borrowed);
   if (mlsba__mpi_node_simulated(C->node))
     return 0; /* simulated devices compute nothing: no operands */
@@ -160,6 +161,7 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
   const void *given[3] = {src->a, src->b, src->c};
   size_t n[3] = {na, nb, nc};
   void **at[3] = {&ops->a, &ops->b, &ops->c};
+  int fresh_c = 0; /* C''s buffer new: never touched yet */
   for (int w = 0; w < 3; w++) {
     if (ops->borrowed[w]) {
       *at[w] = n[w] > 0 ? (void *)(uintptr_t)given[w] : NULL;
@@ -173,16 +175,28 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
        * that first touches it then takes a fault per 2 MiB. */
       ops->buf[w] = mlsba__big_alloc(n[w] * es);
       ops->cap[w] = ops->buf[w] ? n[w] : 0;
+      fresh_c |= w == 2;
     }
     *at[w] = ops->buf[w];
   }
-  /* beta 0: C' starts at zero (the caller's C too, when it is C'). The
-   * memset is also C''s first touch: on a fresh buffer its page faults
-   * (10-15 ms a MB on a VM) are paid here, not inside the timed product,
-   * where the first GEMM step took them when it wrote C' with beta 0
-   * (3a7d32b: run-scalapack's INPA 0.18 s -> 0.32 s at 2048). */
-  if (ops->c && o->beta == 0 && nc > 0)
-    memset(ops->c, 0, nc * es);
+  /* beta 0: C' starts at zero (the caller's C too, when it is C'), or,
+   * on a node of cores, the product's first step writes it with beta 0
+   * (ops->overwrite). A memset of C' is a pass over it each product
+   * (rank 0's 36 MB at 3000^3 on three ranks: 1 to 38 ms on the 2-core
+   * VM under load), but it is also a fresh buffer's first touch: its
+   * page faults (10-15 ms a MB on a VM without huge pages) are paid here,
+   * not inside the timed product, where the first GEMM step took them
+   * (3a7d32b: run-scalapack's INPA 0.18 s -> 0.32 s at 2048). So the
+   * memset stays for a new buffer of the multiplier's and for the
+   * caller's C (whose pages may be as new), and the steps overwrite C'
+   * too, so that every product with beta 0 computes C' alike. */
+  double t0 = MPI_Wtime();
+  if (ops->c && o->beta == 0 && nc > 0) {
+    ops->overwrite = mlsba__mpi_node_can_overwrite(C->node);
+    if (!ops->overwrite || fresh_c || ops->borrowed[2])
+      memset(ops->c, 0, nc * es);
+  }
+  split->fill_s += MPI_Wtime() - t0;
   int err = (ops->a || ops->borrowed[0]) && (ops->b || ops->borrowed[1]) &&
                     (ops->c || ops->borrowed[2])
                 ? 0
@@ -192,7 +206,7 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
                               na, nb, nc);
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     return err;
-  double t0 = MPI_Wtime();
+  t0 = MPI_Wtime();
   if (src->dist) {
     ops->reused = unchanged(C, src, ops, es);
     split->move_s += MPI_Wtime() - t0;

@@ -303,30 +303,27 @@ typedef struct {
   const char *sbuf;
   char *rbuf;
   const int *sc, *sd, *rc, *rd;
+  /* Room for every request (2 q + the segments + 1), and what each
+   * receive holds: a peer's packed message (its rank), or a segment to
+   * unpack (-2 - its index), or one already in place (-1). */
+  MPI_Request *req;
+  long *what;
 } exchange_t;
 
-/* Collective: the pieces to every peer and from every peer, each message
- * unpacked as soon as it is in; the pieces that stay here (out's and
- * in's for this rank) copied while the messages travel. A pair with
- * segments moves one message a segment, from and into the local arrays
- * where a segment lies in one run there, else through the buffers; any
- * other pair one packed message. */
-static int exchange(const exchange_t *X, mlsba_precision_t prec) {
+/* Point to point, once every rank has agreed that all is ready: the
+ * pieces to every peer and from every peer, each message unpacked as
+ * soon as it is in; the pieces that stay here (out's and in's for this
+ * rank) copied while the messages travel. A pair with segments moves one
+ * message a segment, from and into the local arrays where a segment lies
+ * in one run there, else through the buffers; any other pair one packed
+ * message. */
+static void exchange(const exchange_t *X, mlsba_precision_t prec) {
   const mlsba_mpi_matrix_t *from = X->from, *to = X->to;
   int q = from->q, me = from->rank, nr = 0, ns = 0;
   size_t es = mlsba__mpi_elem(prec);
   MPI_Datatype t = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
-  size_t most = 2 * (size_t)q + X->noseg + X->niseg + 1;
-  MPI_Request *req = malloc(most * sizeof *req);
-  /* What each receive holds: a peer's packed message (its rank), or a
-   * segment to unpack (-2 - its index), or one already in place (-1). */
-  long *what = malloc(most * sizeof *what);
-  int err = req && what ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
-  if ((err = mlsba__mpi_agree(from->comm, err)) != 0) {
-    free(req);
-    free(what);
-    return err;
-  }
+  MPI_Request *req = X->req;
+  long *what = X->what;
   /* A fixed tag: between two ranks the messages pair off in the order
    * both post them, as MPI keeps the order of messages of a pair. */
   enum { TAG = 0x5d15 };
@@ -375,9 +372,6 @@ static int exchange(const exchange_t *X, mlsba_precision_t prec) {
     }
   }
   MPI_Waitall(ns, req + nr, MPI_STATUSES_IGNORE);
-  free(req);
-  free(what);
-  return 0;
 }
 
 static int check_args(const mlsba_mpi_matrix_t *from, const void *src,
@@ -433,6 +427,10 @@ int mlsba_mpi_redistribute(const mlsba_mpi_matrix_t *from, const void *src,
   return err;
 }
 
+/* One agreement a redistribution (each is a collective, a few ms on
+ * ranks that share a core under load): every rank's arguments, pieces,
+ * buffers and requests ready, or every rank returns the first error. A
+ * rank whose arguments are wrong prepares nothing and only agrees. */
 int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
                                  const void *src, const mlsba_mpi_matrix_t *to,
                                  void *dst, mlsba_precision_t prec,
@@ -441,8 +439,8 @@ int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
   int err = check_args(from, src, to, dst, prec);
   if (any == NULL) /* no communicator to tell the others on */
     return err;
-  if ((err = mlsba__mpi_agree(any->comm, err)) != 0)
-    return err;
+  if (err)
+    return mlsba__mpi_agree(any->comm, err);
   int q = from->q;
   pieces_t out = {0}, in = {0};
   int *sc = malloc((size_t)q * 4 * sizeof *sc), *sd = sc + q, *rc = sc + 2 * q,
@@ -451,6 +449,8 @@ int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
   seg_t *oseg = NULL, *iseg = NULL;
   size_t noseg = 0, niseg = 0;
   char *sbuf = NULL, *rbuf = NULL;
+  MPI_Request *req = NULL;
+  long *what = NULL;
   size_t es = mlsba__mpi_elem(prec);
   err = sc && direct ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
   if (!err && (err = cut(from, to, &out)) == 0 &&
@@ -471,13 +471,22 @@ int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
                         "(%zu and %zu elements)",
                         ns, nr);
   }
+  if (!err) {
+    size_t most = 2 * (size_t)q + noseg + niseg + 1;
+    req = malloc(most * sizeof *req);
+    what = malloc(most * sizeof *what);
+    if (!req || !what)
+      err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  }
   if ((err = mlsba__mpi_agree(from->comm, err)) == 0) {
     pack(&out, from->rank, direct, oseg, noseg, sd, src, from->ld, sbuf, es);
-    exchange_t X = {from,  to,    &out,   &in,        oseg, iseg,
-                    noseg, niseg, direct, direct + q, src,  dst,
-                    sbuf,  rbuf,  sc,     sd,         rc,   rd};
-    err = exchange(&X, prec);
+    exchange_t X = {from,  to,     &out,       &in, oseg, iseg, noseg,
+                    niseg, direct, direct + q, src, dst,  sbuf, rbuf,
+                    sc,    sd,     rc,         rd,  req,  what};
+    exchange(&X, prec);
   }
+  free(req);
+  free(what);
   free(oseg);
   free(iseg);
   free(direct);

@@ -211,7 +211,8 @@ typedef struct mlsba_mpi_split {
    *  (mlsba_mpi_multiplier_run_dist()). */
   double move_s;
   /** A, B (and C) into the library's layout: generated, the fill
-   *  callback, local transposes. */
+   *  callback, local transposes, alpha and beta applied, and C' cleared
+   *  for beta 0 where it must be (a new buffer's first touch). */
   double fill_s;
   double product_s; /**< the product: its panels and steps */
   double check_s;   /**< the check of C (verify_samples) */
