@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 size_t mpi_job_start(char **argv, const char *timeout, const char *limit_s,
                      const char *mpirun) {
@@ -99,9 +101,36 @@ void run_rank_alone(const char *timeout, const char *limit_s, char *const *args,
   run_tool(argv, r);
 }
 
+/* The session folder this process made for its jobs, removed as it
+ * exits (Open MPI empties it as each job ends). */
+static char session_base[64];
+static pid_t session_owner;
+
+static void remove_session_base(void) {
+  if (session_owner == getpid())
+    (void)rmdir(session_base);
+}
+
+/* Open MPI 4 makes its session folder (/tmp/ompi.HOST.UID) racily: two
+ * mpiruns starting at once, as ctest -j starts the suites, can see
+ * mkdir fail with "File exists" and abort in orte_init (open-mpi/ompi
+ * issue 8510). Each suite's process gives its jobs a base of their own. */
+static void own_session_base(void) {
+  if (getenv("OMPI_MCA_orte_tmpdir_base") != NULL)
+    return; /* an earlier call, or the caller's choice */
+  snprintf(session_base, sizeof session_base, "/tmp/mlsba-ompi-%ld",
+           (long)getpid());
+  if (mkdir(session_base, 0700) != 0)
+    return; /* Open MPI's default then */
+  session_owner = getpid();
+  atexit(remove_session_base);
+  setenv("OMPI_MCA_orte_tmpdir_base", session_base, 1);
+}
+
 void mpi_job_environment(void) {
   setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  own_session_base();
   const char *asan = getenv("ASAN_OPTIONS");
   if (asan != NULL && strstr(asan, "detect_leaks=0") != NULL)
     return; /* set by an earlier call */

@@ -64,7 +64,9 @@ void run_rank_alone(const char *timeout, const char *limit_s, char *const *args,
 void check_all_ok(const tool_run_t *r, size_t lines);
 
 /* What every job's ranks need in this process's environment: Open MPI
- * allowed to run as root (CI runs as root), and under the sanitizers no
+ * allowed to run as root (CI runs as root), a session folder of this
+ * process's own (concurrent suites' mpiruns race for the shared one),
+ * and under the sanitizers no
  * leak check in the ranks (added to ASAN_OPTIONS): Open MPI leaves
  * allocations of the plugins it unloads at MPI_Finalize, whose frames
  * LeakSanitizer cannot name, so none can be suppressed; the ranks keep
