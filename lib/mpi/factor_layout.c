@@ -294,6 +294,16 @@ static int sharing_ranks(MPI_Comm comm, int rank, int q, size_t **apart) {
 
 /* ---- the layout, drawn on rank 0 and sent to every rank ---------------- */
 
+/* Collective: room for q values of size bytes on rank 0 (NULL on the
+ * others), and in *have, on every rank, whether rank 0 got it: MPI_Gather
+ * needs the room on its root, so every rank calls it only then. */
+static void *head_room(MPI_Comm comm, int rank, int q, size_t size, int *have) {
+  void *room = rank == 0 ? malloc((size_t)q * size) : NULL;
+  *have = rank != 0 || room != NULL;
+  MPI_Bcast(have, 1, MPI_INT, 0, comm);
+  return room;
+}
+
 /* Rank 0's layout of opts. */
 static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
                 const mlsba_mpi_factor_layout_opts_t *o, int rank,
@@ -305,8 +315,10 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
   double blocks = (double)((m + nb - 1) / nb) * (double)((n + nb - 1) / nb);
   if (o->layout == MLSBA_MPI_LAYOUT_PROCESS_SCALING) {
     int64_t key = node_key(comm, rank, o->node);
-    int64_t *keys = rank == 0 ? malloc((size_t)q * sizeof *keys) : NULL;
-    MPI_Gather(&key, 1, MPI_INT64_T, keys, 1, MPI_INT64_T, 0, comm);
+    int have;
+    int64_t *keys = head_room(comm, rank, q, sizeof *keys, &have);
+    if (have)
+      MPI_Gather(&key, 1, MPI_INT64_T, keys, 1, MPI_INT64_T, 0, comm);
     int err = 0;
     if (rank == 0)
       err = keys ? process_scaling(keys, (size_t)q, m, n, nb, out)
@@ -327,15 +339,19 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
   size_t *apart = NULL;
   int shared_err = sharing_ranks(comm, rank, q, &apart);
   err = err ? err : shared_err;
-  /* Every rank's cost a block column of width (opts.swap_s), counted
-   * when one is nonzero (checked on every rank before). */
-  double *swap = rank == 0 ? calloc((size_t)q, sizeof *swap) : NULL;
-  if (rank == 0 && swap == NULL && !err)
-    err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the ranks' costs");
-  MPI_Gather(&o->swap_s, 1, MPI_DOUBLE, swap, 1, MPI_DOUBLE, 0, comm);
-  int counted = 0;
-  for (int r = 0; swap && r < q; r++)
-    counted |= swap[r] > 0;
+  /* Every rank's cost a block column of width (opts.swap_s, checked on
+   * every rank before), gathered when one is nonzero. */
+  double most = o->swap_s, *swap = NULL;
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, comm);
+  int counted = most > 0;
+  if (counted) {
+    int have;
+    swap = head_room(comm, rank, q, sizeof *swap, &have);
+    if (have)
+      MPI_Gather(&o->swap_s, 1, MPI_DOUBLE, swap, 1, MPI_DOUBLE, 0, comm);
+    else if (rank == 0 && !err)
+      err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the ranks' costs");
+  }
   if (!err && rank == 0) {
     mlsba__layout_opts_t lo = {
         .lower = o->lower, .apart = apart, .link_s = counted ? swap : NULL};
