@@ -185,6 +185,14 @@ static size_t plan_rows(fbench_t *F, frow_t *rows) {
   return used;
 }
 
+/* The monotonic clock in seconds: both kinds of row time their whole
+ * call by it. */
+static double monotonic_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* OpenBLAS's own routine on every core (threads = the platform's
  * cores), as a user would call it instead. */
 static int run_openblas(fbench_t *F, frow_t *r, double *seconds) {
@@ -192,17 +200,14 @@ static int run_openblas(fbench_t *F, frow_t *r, double *seconds) {
   unsigned cores = 0;
   for (size_t i = 0; i < F->p; i++)
     cores += mlsba_platform_device_type(F->pl, i) == MLSBA_DEVICE_CPU;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  double t0 = monotonic_s();
   r->info = F->a->op == BENCH_OP_GETRF
                 ? openblas_getrf(F->a->precision, n, F->work, F->lipiv, cores)
             : F->a->op == BENCH_OP_POTRF
                 ? openblas_potrf(F->a->precision, n, F->work, cores)
                 : openblas_geqrf(F->a->precision, (int)F->m, n, F->work, F->tau,
                                  cores);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  *seconds = (double)(t1.tv_sec - t0.tv_sec) +
-             1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  *seconds = monotonic_s() - t0;
   for (int64_t i = 0; i < F->n && F->a->op == BENCH_OP_GETRF; i++)
     F->ipiv[i] = F->lipiv[i];
   return 0;
@@ -238,8 +243,7 @@ static int run_once(fbench_t *F, frow_t *r) {
     /* On real devices a round is the whole call's wall time, as the
      * OpenBLAS row's is: the models loaded and saved, the context made,
      * not only the steps the report times. */
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = monotonic_s();
     int err = F->a->op == BENCH_OP_GETRF
                   ? mlsba_getrf_ex(F->ex, F->a->precision, F->n, F->n, F->work,
                                    F->n, F->ipiv, &r->info, &o, &r->rep)
@@ -252,10 +256,7 @@ static int run_once(fbench_t *F, frow_t *r) {
       fprintf(stderr, "%s: %s: %s\n", bench_prog, r->name, mlsba_last_error());
       return err;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    seconds = F->sim ? r->rep.seconds
-                     : (double)(t1.tv_sec - t0.tv_sec) +
-                           1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    seconds = F->sim ? r->rep.seconds : monotonic_s() - t0;
   }
   r->seconds[r->rounds++] = seconds;
   return 0;
