@@ -5,7 +5,8 @@
  * columns are split between the cores, each solving its own on its
  * pinned thread of the executor by blocks, its GEMMs on OpenBLAS's
  * kernels: single precision here, n = 2048 and 4096, 64 right-hand
- * sides, 1.33-1.37x one TRSM on BLIS's threads. Elsewhere the rows of B
+ * sides, 1.33-1.37x one TRSM on BLIS's threads; but not for large
+ * factors and few columns a core (by_rows). Elsewhere the rows of B
  * are split (mlsba__rhs_solve_split): each core takes its rows' share of
  * every block of the triangle solved, by one-thread GEMMs, where one
  * TRSM on BLIS's threads (a thread a core) waited at spinning barriers,
