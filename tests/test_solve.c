@@ -220,6 +220,105 @@ START_TEST(large_solves_split_between_the_cores_match_lapack) {
 }
 END_TEST
 
+/* Factors of 96 MiB or more with few right-hand sides a core: B's rows
+ * split between the cores whatever kernels run the products
+ * (solves.c, by_rows). The factors are made, not factorized (a
+ * factorization of this size would cost the suite seconds): one array
+ * holds a unit lower L and an upper U whose diagonal also serves as
+ * Cholesky's, off-diagonal entries below 1/n, and pivots anywhere below
+ * their row; each solution is multiplied back, O(n^2) a column. */
+static double tri_times(const double *f, int64_t n, int64_t i, char tri,
+                        int unit, const double *x) {
+  double s = 0; /* row i of op(T) times x; tri: 'L', 'U', 'l' (L^T), 'u' */
+  int64_t lo = tri == 'L' || tri == 'u' ? 0 : i,
+          hi = tri == 'L' || tri == 'u' ? i : n - 1;
+  for (int64_t k = lo; k <= hi; k++) {
+    double t = tri == 'L' || tri == 'U' ? f[i + k * n] : f[k + i * n];
+    s += (k == i && unit ? 1.0 : t) * x[k];
+  }
+  return s;
+}
+
+static void tri_apply(const double *f, int64_t n, char tri, int unit, double *x,
+                      double *tmp) {
+  for (int64_t i = 0; i < n; i++)
+    tmp[i] = tri_times(f, n, i, tri, unit, x);
+  memcpy(x, tmp, (size_t)n * sizeof *x);
+}
+
+START_TEST(large_double_factors_split_rows_between_the_cores) {
+  enum { NRHS = 5 };
+  const int64_t n = 3600; /* 98.9 MiB of double factors */
+  node_t nd = open_node(two_cores);
+  double *f = malloc((size_t)(n * n) * sizeof *f);
+  double *b = malloc((size_t)(n * NRHS) * sizeof *b),
+         *x = malloc(sizeof *x * (size_t)(n * NRHS));
+  double *tmp = malloc((size_t)n * sizeof *tmp);
+  int64_t *ipiv = malloc((size_t)n * sizeof *ipiv), info = -1;
+  ck_assert(f && b && x && tmp && ipiv);
+  unsigned s = 35;
+  for (int64_t k = 0; k < n * n; k++) {
+    s = s * 1103515245u + 12345u;
+    f[k] = (((s >> 8) & 0xFFFF) / 32768.0 - 1.0) / (double)n;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    f[i + i * n] = 1.5 + 0.5 * (double)(i % 3);
+    s = s * 1103515245u + 12345u;
+    ipiv[i] = i + 1 + (int64_t)((s >> 8) % (unsigned)(n - i));
+  }
+  for (int64_t k = 0; k < n * NRHS; k++)
+    b[k] = (double)(k % 11) - 5.0;
+  /* LU 'N' and 'T', Cholesky 'L' and 'U'. */
+  for (int c = 0; c < 4; c++) {
+    memcpy(x, b, (size_t)(n * NRHS) * sizeof *x);
+    int err = c < 2 ? mlsba_getrs(nd.ex, D, c ? 'T' : 'N', n, NRHS, f, n, ipiv,
+                                  x, n, &info)
+                    : mlsba_potrs(nd.ex, D, c == 2 ? 'L' : 'U', n, NRHS, f, n,
+                                  x, n, &info);
+    ck_assert_msg(err == 0 && info == 0, "%s", mlsba_last_error());
+    double worst = 0;
+    for (int64_t j = 0; j < NRHS; j++) {
+      double *xj = x + j * n, *bj = b + j * n;
+      double *want = malloc((size_t)n * sizeof *want);
+      ck_assert(want != NULL);
+      memcpy(want, bj, (size_t)n * sizeof *want);
+      if (c == 0) { /* L U x = P^T b: b's rows interchanged forward */
+        for (int64_t i = 0; i < n; i++) {
+          double t = want[i];
+          want[i] = want[ipiv[i] - 1];
+          want[ipiv[i] - 1] = t;
+        }
+        tri_apply(f, n, 'U', 0, xj, tmp);
+        tri_apply(f, n, 'L', 1, xj, tmp);
+      } else if (c == 1) { /* U^T L^T P^T x = b */
+        for (int64_t i = 0; i < n; i++) {
+          double t = xj[i];
+          xj[i] = xj[ipiv[i] - 1];
+          xj[ipiv[i] - 1] = t;
+        }
+        tri_apply(f, n, 'l', 1, xj, tmp);
+        tri_apply(f, n, 'u', 0, xj, tmp);
+      } else if (c == 2) { /* L L^T x = b */
+        tri_apply(f, n, 'l', 0, xj, tmp);
+        tri_apply(f, n, 'L', 0, xj, tmp);
+      } else { /* U^T U x = b */
+        tri_apply(f, n, 'U', 0, xj, tmp);
+        tri_apply(f, n, 'u', 0, xj, tmp);
+      }
+      for (int64_t i = 0; i < n; i++) {
+        double d = fabs(xj[i] - want[i]);
+        worst = d > worst ? d : worst;
+      }
+      free(want);
+    }
+    ck_assert_msg(worst < 1e-10, "case %d: the product back is %g off", c,
+                  worst);
+  }
+  free(f), free(b), free(x), free(tmp), free(ipiv);
+  close_node(&nd);
+}
+END_TEST
+
 /* A simulated platform computes nothing: the calling thread solves. */
 START_TEST(a_simulated_platform_solves_on_the_calling_thread) {
   node_t nd = open_node(sim_pair);
@@ -503,6 +602,7 @@ static Suite *solve_suite(void) {
   tcase_add_test(tc, lu_solves_match_lapack_on_two_cores);
   tcase_add_test(tc, cholesky_solves_match_lapack_on_two_cores);
   tcase_add_test(tc, large_solves_split_between_the_cores_match_lapack);
+  tcase_add_test(tc, large_double_factors_split_rows_between_the_cores);
   tcase_add_test(tc, a_simulated_platform_solves_on_the_calling_thread);
   tcase_add_test(tc, the_drivers_match_lapack);
   tcase_add_test(tc, pivots_go_to_lapack_and_back);

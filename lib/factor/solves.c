@@ -5,7 +5,8 @@
  * columns are split between the cores, each solving its own on its
  * pinned thread of the executor by blocks, its GEMMs on OpenBLAS's
  * kernels: single precision here, n = 2048 and 4096, 64 right-hand
- * sides, 1.33-1.37x one TRSM on BLIS's threads. Elsewhere the rows of B
+ * sides, 1.33-1.37x one TRSM on BLIS's threads; but not for large
+ * factors and few columns a core (by_rows). Elsewhere the rows of B
  * are split (mlsba__rhs_solve_split): each core takes its rows' share of
  * every block of the triangle solved, by one-thread GEMMs, where one
  * TRSM on BLIS's threads (a thread a core) waited at spinning barriers,
@@ -82,14 +83,40 @@ static int split_columns(mlsba_executor_t *ex, const char *load_name,
   return err;
 }
 
+/* Split by columns, each core packs the whole triangle for its own few
+ * columns and reads every byte of the factors; split by rows (block by
+ * block of the triangles), each packs only its rows, used for all the
+ * columns, at the price of a run of the cores a block. Where the factors
+ * are large and each core's columns few, the rows pay: double, 64
+ * right-hand sides on this machine's two cores (32 a core), mlsba_getrs
+ * and mlsba_potrs against OpenBLAS's on both cores, medians of 9
+ * interleaved rounds (BUSY, load 12-14): n = 4096 (the factors 128 MiB),
+ * by columns 1.01-1.02x and 1.05-1.10x, by rows 1.12-1.26x and
+ * 1.27-1.41x; n = 2048 (32 MiB) 1.05 / 1.17x against 0.94 / 1.17x; single
+ * at n = 4096 (64 MiB) 1.15 / 0.88x against 1.04 / 0.94x: mixed, the
+ * columns kept there. A core's share of the solve by columns, one thread,
+ * 4096 x 32 in double: 26 GFLOPS of its CPU time, against 35 for the
+ * whole 4096 x 64 (the narrower GEMMs pay the same packing for half the
+ * flops). More columns a core than NARROW_COLUMNS were not measured: the
+ * columns stay theirs. */
+#define ROWS_FROM_BYTES (96.0 * 1024 * 1024)
+enum { NARROW_COLUMNS = 64 };
+
+static int by_rows(const mlsba__rhs_t *s, int64_t nrhs, size_t cores) {
+  double es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  return (double)s->n * (double)s->n * es >= ROWS_FROM_BYTES &&
+         nrhs < NARROW_COLUMNS * (int64_t)cores;
+}
+
 /* The columns of B solved: split between the cores where they solve by
- * blocks, else B's rows split between them block by block of the
- * triangles (mlsba__rhs_solve_split). A split of the columns that cannot
- * start is solved that way too. */
+ * blocks (unless by_rows), else B's rows split between them block by
+ * block of the triangles (mlsba__rhs_solve_split). A split of the
+ * columns that cannot start is solved that way too. */
 static void solve(mlsba_executor_t *ex, const char *load_name,
                   const mlsba__rhs_t *s, int64_t nrhs) {
   size_t cores = mlsba__rhs_real_cores(ex);
   if (cores >= 2 && nrhs >= 2 && mlsba__rhs_by_blocks(s->prec) &&
+      !by_rows(s, nrhs, cores) &&
       split_columns(ex, load_name, s, nrhs, cores) == 0)
     return;
   mlsba__rhs_solve_split(ex, s, nrhs);
