@@ -446,15 +446,18 @@ static int check_args(int64_t m, int64_t n, int64_t nb,
   int err = mlsba__layout_check_size(m, n, nb);
   if (err)
     return err;
-  /* Each step's panel ((m - k0) x nb elements), U's block row and the
-   * interchanged rows (2 nb rows of up to n elements, counted in bytes)
-   * are single MPI messages, whose counts are ints. */
-  if ((double)(m > n ? m : n) * (double)nb * 16 > 2147483647.0)
+  /* A step's panel ((m - k0) x nb elements), U's block row and the
+   * interchanged rows go in pieces of whole columns below 2^31 bytes
+   * (mlsba__mpi_dfac_t::piece), a row's pivots and Cholesky's diagonal
+   * block (nb x nb) whole: a column, a row and that block must fit. */
+  if ((double)(m > n ? m : n) * 16 > 1073741824.0 ||
+      (double)nb * (double)nb * 16 > 2147483647.0)
     return mlsba__fail(MLSBA_EINVAL,
                        "mlsba_mpi_factor_matrix: %lld x %lld "
-                       "in blocks of %lld: a step's messages "
-                       "would pass 2^31 bytes (a smaller block "
-                       "fits)",
+                       "in blocks of %lld: a column or the "
+                       "diagonal block would pass the 2^31 bytes "
+                       "of one MPI message (at most 2^26 rows "
+                       "and columns, a block of 11585)",
                        (long long)m, (long long)n, (long long)nb);
   if (o->lower && m != n)
     return mlsba__fail(MLSBA_EINVAL,
