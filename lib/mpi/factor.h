@@ -60,8 +60,9 @@ typedef struct mlsba__mpi_dfac {
   /* The most elements one MPI message carries: a step's larger messages
    * (a panel's rows, U's block row, the interchanged rows) go in pieces
    * of at most this many, so that neither a count nor its bytes pass
-   * 2^31 (MPI's int count; Keeneland's 64 nodes at seed 004's tile send
-   * 2.1 GB a message). 2^30 bytes; MLSBA_MPI_PIECE_BYTES lowers it (the
+   * 2^31 (MPI's int count: the check that kept whole messages below it,
+   * max(M, N) x nb x 16 bytes, refused Keeneland's 64 nodes at seed 004's
+   * tile). 2^30 bytes; MLSBA_MPI_PIECE_BYTES lowers it (the
    * tests' knob: every message in many pieces at small sizes). */
   int64_t piece;
   /* The node's devices that share the trailing update (factor_update.c);
@@ -200,8 +201,8 @@ typedef struct mlsba__mpi_deliver {
   int deferred;                /* holder's sends held back (Cholesky) */
   int first_send, first_sends; /* the requests sent first */
   size_t next;                 /* the next panel's node column */
-  size_t *parent; /* 2 x node columns: each one's parent in the step's tree
-                     of the row broadcast (Cholesky), and that tree's order */
+  size_t *parent;      /* 2 x node columns: each one's parent in the step's tree
+                          of the row broadcast (Cholesky), and that tree's order */
   int64_t *count;      /* 8 q: elements sent to and received from each rank,
                           offsets, cursors, each source's first and last
                           block row (first -2: not consecutive), where

@@ -349,8 +349,8 @@ static void forward(mlsba__mpi_deliver_t *d, size_t r) {
       }
     });
   }
-  isend_rows(d, d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
-             d->count[r], r);
+  isend_rows(d, d->send + (f->skip ? 0 : (size_t)soff[r] * f->es), d->count[r],
+             r);
 }
 
 /* Notes the receives done (their sources' indices in d->index, n of

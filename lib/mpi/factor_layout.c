@@ -88,9 +88,8 @@ static int gather_models(MPI_Comm comm, int rank, int q,
   /* Each rank's count and offset on rank 0 (head_room: the gathers only
    * where rank 0 has the room for them). */
   int *counts = head_room(comm, rank, q, 2 * sizeof *counts, &have);
-  int err = buf == NULL || !have || (rank == 0 && models == NULL)
-                ? MLSBA_ENOMEM
-                : 0;
+  int err =
+      buf == NULL || !have || (rank == 0 && models == NULL) ? MLSBA_ENOMEM : 0;
   if (!err) {
     for (int i = 0; i < np; i++)
       mlsba_model_get_point(mine, (size_t)i, &buf[2 * i], &buf[2 * i + 1]);

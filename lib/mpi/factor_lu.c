@@ -459,8 +459,9 @@ static void bcast_u_piece(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
                  f->col);
 }
 
-/* bcast_u_piece on pieces of at most f->piece elements (U's row of the
- * widest local columns passes 2^31 bytes: nb x 276,480 doubles). */
+/* bcast_u_piece on pieces of at most f->piece elements (U's block row of
+ * a rank alone in its node row, nb x N, passes 2^31 bytes from N =
+ * 279,621 at nb = 960 in double). */
 static void bcast_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
                     int64_t count, int root) {
   for (int64_t at = 0; at < count; at += f->piece)
