@@ -98,9 +98,9 @@ END_TEST
  * (MLSBA_MPI_PIECE_BYTES: 256 bytes standing for the 2^30 that keep a
  * message's count and bytes below 2^31 at 64 Keeneland nodes): the
  * factors still LAPACK's. LU and Cholesky on 3 ranks, Cholesky on 8
- * (2 x 4: four node columns, so a node column takes its rows forwarded
- * by another's in the row broadcast's tree, factor_deliver.c, and passes
- * them down); the 16 SMPI ranks below cut theirs too. */
+ * (2 x 4: four node columns of two ranks, the rows a rank reads for its
+ * block columns forwarded down its node column, factor_deliver.c); the
+ * 16 SMPI ranks below cut theirs too. */
 START_TEST(messages_in_pieces_equal_lapack) {
   setenv("MLSBA_MPI_PIECE_BYTES", "256", 1);
   if (_i == 0)
