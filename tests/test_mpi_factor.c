@@ -97,10 +97,11 @@ END_TEST
  * interchanged rows, U's block row) in pieces of a column or a few
  * (MLSBA_MPI_PIECE_BYTES: 256 bytes standing for the 2^30 that keep a
  * message's count and bytes below 2^31 at 64 Keeneland nodes): the
- * factors still LAPACK's. LU and Cholesky on 3 ranks, Cholesky on 8
- * (2 x 4: four node columns of two ranks, the rows a rank reads for its
- * block columns forwarded down its node column, factor_deliver.c); the
- * 16 SMPI ranks below cut theirs too. */
+ * factors still LAPACK's. LU and Cholesky on 3 ranks, Cholesky on 10
+ * (2 x 5: five node columns of two ranks, the rows a rank reads for its
+ * block columns forwarded down its node column, and the block rows
+ * along the row broadcast's tree, factor_deliver.c); the 16 SMPI ranks
+ * below cut theirs too. */
 START_TEST(messages_in_pieces_equal_lapack) {
   setenv("MLSBA_MPI_PIECE_BYTES", "256", 1);
   if (_i == 0)
@@ -108,7 +109,7 @@ START_TEST(messages_in_pieces_equal_lapack) {
   else if (_i == 1)
     run_case(3, "chol", "fpm", 9);
   else
-    run_case(8, "chol", "homogeneous", 9);
+    run_case(10, "chol", "homogeneous", 9);
   unsetenv("MLSBA_MPI_PIECE_BYTES");
 }
 END_TEST

@@ -201,6 +201,8 @@ typedef struct mlsba__mpi_deliver {
   int deferred;                /* holder's sends held back (Cholesky) */
   int first_send, first_sends; /* the requests sent first */
   size_t next;                 /* the next panel's node column */
+  size_t *parent;      /* 2 x node columns: each one's parent in the step's tree
+                          of the row broadcast (Cholesky), and that tree's order */
   int64_t *count;      /* 8 q: elements sent to and received from each rank,
                           offsets, cursors, each source's first and last
                           block row (first -2: not consecutive), where
