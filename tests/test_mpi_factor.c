@@ -93,6 +93,27 @@ START_TEST(cholesky_forwarded_rows_equal_lapack) {
 }
 END_TEST
 
+/* Every step's larger messages (a panel's rows, Cholesky's forwards, the
+ * interchanged rows, U's block row) in pieces of a column or a few
+ * (MLSBA_MPI_PIECE_BYTES: 256 bytes standing for the 2^30 that keep a
+ * message's count and bytes below 2^31 at 64 Keeneland nodes): the
+ * factors still LAPACK's. LU and Cholesky on 3 ranks, Cholesky on 10
+ * (2 x 5: five node columns of two ranks, the rows a rank reads for its
+ * block columns forwarded down its node column, and the block rows
+ * along the row broadcast's tree, factor_deliver.c); the 16 SMPI ranks
+ * below cut theirs too. */
+START_TEST(messages_in_pieces_equal_lapack) {
+  setenv("MLSBA_MPI_PIECE_BYTES", "256", 1);
+  if (_i == 0)
+    run_case(3, "lu", "fpm", 19);
+  else if (_i == 1)
+    run_case(3, "chol", "fpm", 9);
+  else
+    run_case(10, "chol", "homogeneous", 9);
+  unsetenv("MLSBA_MPI_PIECE_BYTES");
+}
+END_TEST
+
 START_TEST(a_bad_argument_on_one_rank_fails_every_rank) {
   int np = _i + 2;
   char on[16];
@@ -372,8 +393,12 @@ START_TEST(smpi_ranks_factorize_and_verify) {
                   "-",
                   NULL};
   tool_run_t r;
+  /* 16 ranks: every message in pieces (messages_in_pieces_equal_lapack) */
+  if (_i >= 2)
+    setenv("MLSBA_MPI_PIECE_BYTES", "256", 1);
   run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, np, DATA "smpi.xml",
                  DATA "smpi.hosts", args, &r);
+  unsetenv("MLSBA_MPI_PIECE_BYTES");
   ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
   json_error_t e;
   json_t *j = json_loads(r.out, 0, &e);
@@ -397,6 +422,7 @@ static Suite *factor_suite(void) {
   tcase_add_loop_test(tc, cholesky_equals_lapack_homogeneous, 0, 4);
   tcase_add_loop_test(tc, cholesky_equals_lapack_fpm, 1, 4);
   tcase_add_test(tc, cholesky_forwarded_rows_equal_lapack);
+  tcase_add_loop_test(tc, messages_in_pieces_equal_lapack, 0, 3);
   tcase_add_loop_test(tc, lu_equals_lapack_process_scaling, 1, 4);
   tcase_add_loop_test(tc, cholesky_equals_lapack_process_scaling, 2, 4);
   tcase_add_test(tc, process_counts_follow_eqs_1_2);

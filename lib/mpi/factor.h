@@ -57,6 +57,14 @@ typedef struct mlsba__mpi_dfac {
    * (mlsba_mpi_factor_opts_t::skip_compute, SMPI only); the buffers are
    * then shared between the simulated ranks (mlsba__mpi_dfac_alloc). */
   int skip;
+  /* The most elements one MPI message carries: a step's larger messages
+   * (a panel's rows, U's block row, the interchanged rows) go in pieces
+   * of at most this many, so that neither a count nor its bytes pass
+   * 2^31 (MPI's int count: the check that kept whole messages below it,
+   * max(M, N) x nb x 16 bytes, refused Keeneland's 64 nodes at seed 004's
+   * tile). 2^30 bytes; MLSBA_MPI_PIECE_BYTES lowers it (the
+   * tests' knob: every message in many pieces at small sizes). */
+  int64_t piece;
   /* The node's devices that share the trailing update (factor_update.c);
    * NULL: the calling thread updates alone. */
   struct mlsba__mpi_dfac_node *node;
@@ -66,6 +74,14 @@ typedef struct mlsba__mpi_dfac {
   double phase[MLSBA__MPI_PHASES], step0[MLSBA__MPI_PHASES], t0, mark;
   int verbose;
 } mlsba__mpi_dfac_t;
+
+/* Whole columns of `rows` elements per piece of a message (f->piece):
+ * 1 at least (a column fits, by the size checks). */
+static inline int64_t mlsba__mpi_dfac_piece_cols(const mlsba__mpi_dfac_t *f,
+                                                 int64_t rows) {
+  int64_t per = rows > 0 ? f->piece / rows : f->piece;
+  return per < 1 ? 1 : per;
+}
 
 /* The phases' clock: simulated time under SMPI, else the host's. */
 double mlsba__mpi_dfac_clock(void);
@@ -176,6 +192,7 @@ typedef struct mlsba__mpi_deliver {
   size_t c;          /* the panel's node column */
   void *panel;       /* where its rows land (m - k0 rows, that leading dim.) */
   MPI_Request *reqs; /* the rows' receives first (nrecv), then the rest */
+  size_t most;       /* reqs' room: every message in its pieces */
   int nreq, nrecv;
   int *src_of;                 /* each receive's source */
   int *index;                  /* MPI_Testsome's completed receives */
@@ -184,11 +201,14 @@ typedef struct mlsba__mpi_deliver {
   int deferred;                /* holder's sends held back (Cholesky) */
   int first_send, first_sends; /* the requests sent first */
   size_t next;                 /* the next panel's node column */
-  int64_t *count;      /* 7 q: elements sent to and received from each rank,
+  size_t *parent;      /* 2 x node columns: each one's parent in the step's tree
+                          of the row broadcast (Cholesky), and that tree's order */
+  int64_t *count;      /* 8 q: elements sent to and received from each rank,
                           offsets, cursors, each source's first and last
-                          block row (first -2: not consecutive), and where
-                          its rows land in recv */
-  MPI_Datatype *types; /* q: the receives straight into the panel */
+                          block row (first -2: not consecutive), where
+                          its rows land in recv, and its pieces to come */
+  MPI_Datatype *types; /* 2 q: the receives straight into the panel (a
+                          full piece's, the last piece's) */
   char *send, *recv;   /* the messages' buffers */
 } mlsba__mpi_deliver_t;
 

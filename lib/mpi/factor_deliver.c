@@ -63,11 +63,19 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
   d->q = q;
   size_t nb = (size_t)(f->nb < f->n ? f->nb : f->n);
   size_t panel_bytes = (size_t)f->m * nb * f->es + 1;
-  d->reqs = malloc((3 * (size_t)q + 2) * sizeof *d->reqs);
-  d->count = calloc(7 * (size_t)q, sizeof *d->count);
-  d->types = malloc((size_t)q * sizeof *d->types);
-  d->src_of = malloc(((size_t)q + 1) * sizeof *d->src_of);
-  d->index = malloc(((size_t)q + 1) * sizeof *d->index);
+  /* A message is at most the panel's m x nb: in pieces of whole
+   * columns (f->piece), at most `pieces` of them. */
+  size_t pieces =
+      (size_t)((int64_t)nb + mlsba__mpi_dfac_piece_cols(f, f->m) - 1) /
+      (size_t)mlsba__mpi_dfac_piece_cols(f, f->m);
+  d->most = (3 * (size_t)q + 2) * pieces;
+  d->reqs = malloc(d->most * sizeof *d->reqs);
+  d->count = calloc(8 * (size_t)q, sizeof *d->count);
+  d->types = malloc(2 * (size_t)q * sizeof *d->types);
+  d->src_of = malloc((d->most + 1) * sizeof *d->src_of);
+  d->index = malloc((d->most + 1) * sizeof *d->index);
+  d->parent =
+      malloc(2 * mlsba__layout_dims(f->layout)->columns * sizeof *d->parent);
   /* Per rank: arrived, unpacked, forward pending; and (Cholesky) which
    * sources each forward waits for, q x q. */
   d->flags = calloc(3 * (size_t)q + (lower ? (size_t)q * (size_t)q : 0) + 1, 1);
@@ -94,7 +102,7 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
     d->send = mlsba__big_alloc((size_t)f->lrows * nb * f->es * most + 1);
   }
   if (!d->reqs || !d->count || !d->types || !d->recv || !d->send ||
-      !d->src_of || !d->index || !d->flags)
+      !d->src_of || !d->index || !d->flags || !d->parent)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the panel's "
                                      "messages");
   return 0;
@@ -108,6 +116,7 @@ void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d) {
   free(d->types);
   free(d->src_of);
   free(d->index);
+  free(d->parent);
   free(d->flags);
   mlsba__mpi_dfac_free(d->f, d->recv);
   if (d->f->skip)
@@ -143,17 +152,50 @@ static int needs(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
 
 /* The rank that sends block row b to rank r (in node column cr), which
  * needs it: its holder in the panel's node column, except (Cholesky) for
- * a rank of another node column than the next panel's that reads it only
- * as a row of its block columns: that column's owner of block row b
- * forwards it. The next panel's node column, on the critical path, takes
- * every row straight from the holders. */
+ * a rank of another node column than the next panel's: one that reads it
+ * only as a row of its block columns takes it from that column's owner
+ * of block row b, and that owner from its owner in the parent of its
+ * node column in the step's tree over the node columns (d->parent: the
+ * panel's at the root, the next panel's its first child). The next
+ * panel's node column, on the critical path, takes every row straight
+ * from the holders. */
 static size_t sender(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
                      int64_t b) {
   const mlsba__layout_t *l = d->f->layout;
   if (!d->lower || cr == d->c || cr == d->next || b == d->k)
     return mlsba__layout_row_owner(l, d->c, b);
   size_t owner = mlsba__layout_row_owner(l, cr, b);
-  return owner != r ? owner : mlsba__layout_row_owner(l, d->c, b);
+  return owner != r ? owner : mlsba__layout_row_owner(l, d->parent[cr], b);
+}
+
+/* The step's tree over the node columns (Cholesky's row broadcast), on
+ * more than TREE_COLUMNS of them: the panel's node column at the root,
+ * the next panel's a leaf under it (it factors that panel as soon as its
+ * rows come: it forwards nothing), the others in turn from the next one
+ * on, the i-th (from 1) the child of the (i / 2)-th, the root the 0-th:
+ * a binary tree under one child of the root. Sent straight from the
+ * panel's node column, its holders sent every block row to each other
+ * node column one after the other over their links: on 64 simulated
+ * Keeneland nodes (8 x 8) at nb = 960, the fixed slice, 29.8% of their
+ * time was not compute (mostly waiting for L), 28.0% with the tree
+ * (673.6 against 657.9 GF a node). On 16 (4 x 4) the tree's extra hop cost more
+ * than the panel column's one message fewer saved (838.1 against 841.2 GF a
+ * node): up to 4 node columns every one takes its rows straight. */
+enum { TREE_COLUMNS = 4 };
+static void column_tree(mlsba__mpi_deliver_t *d) {
+  size_t cols = mlsba__layout_dims(d->f->layout)->columns, at = 0;
+  size_t *order = d->parent + cols;
+  order[at++] = d->c;
+  for (size_t i = 1; i < cols; i++) {
+    size_t c = (d->next + i) % cols;
+    if (c != d->c)
+      order[at++] = c;
+  }
+  for (size_t i = 1; i < at; i++)
+    d->parent[order[i]] = order[i / 2];
+  d->parent[d->c] = d->parent[d->next] = d->c;
+  for (size_t i = 0; cols <= TREE_COLUMNS && i < cols; i++)
+    d->parent[i] = d->c;
 }
 
 /* Calls back for every (block row b from the panel's first on, rank r
@@ -276,6 +318,19 @@ static void unpack(mlsba__mpi_deliver_t *d, size_t s) {
   });
 }
 
+/* Sends n elements (rows x d->p, column-major, contiguous at buf) to r
+ * in pieces of whole columns (f->piece); the receiver cuts the same. */
+static void isend_rows(mlsba__mpi_deliver_t *d, const char *buf, int64_t n,
+                       size_t r) {
+  const mlsba__mpi_dfac_t *f = d->f;
+  int64_t rows = n / d->p, per = mlsba__mpi_dfac_piece_cols(f, rows);
+  for (int64_t j = 0; j < d->p; j += per) {
+    int64_t c = d->p - j < per ? d->p - j : per;
+    MPI_Isend(buf + (size_t)(j * rows) * f->es, (int)(c * rows), f->type,
+              (int)r, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
+  }
+}
+
 /* Posts the forward to r: the block rows it carries, received by now,
  * packed from the panel (the sources' rows unpacked first). */
 static void forward(mlsba__mpi_deliver_t *d, size_t r) {
@@ -300,16 +355,20 @@ static void forward(mlsba__mpi_deliver_t *d, size_t r) {
       }
     });
   }
-  MPI_Isend(d->send + (f->skip ? 0 : (size_t)soff[r] * f->es), (int)d->count[r],
-            f->type, (int)r, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
+  isend_rows(d, d->send + (f->skip ? 0 : (size_t)soff[r] * f->es), d->count[r],
+             r);
 }
 
 /* Notes the receives done (their sources' indices in d->index, n of
  * them) and posts every forward whose rows have all come. */
 static void forward_ready(mlsba__mpi_deliver_t *d, int n) {
   size_t q = (size_t)d->q;
-  for (int i = 0; i < n; i++)
-    arrived(d)[d->src_of[d->index[i]]] = 1;
+  int64_t *left = d->count + 7 * q; /* each source's pieces to come */
+  for (int i = 0; i < n; i++) {
+    int s = d->src_of[d->index[i]];
+    if (--left[s] == 0)
+      arrived(d)[s] = 1;
+  }
   for (size_t r = 0; r < q && d->pending > 0; r++) {
     if (!pending(d)[r])
       continue;
@@ -334,9 +393,8 @@ static void send_deferred(mlsba__mpi_deliver_t *d) {
   for (size_t r = 0; r < q; r++)
     if (pending(d)[r] == 2) {
       pending(d)[r] = 0;
-      MPI_Isend(d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
-                (int)d->count[r], f->type, (int)r, ROWS_TAG, f->comm,
-                &d->reqs[d->nreq++]);
+      isend_rows(d, d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
+                 d->count[r], r);
     }
   d->deferred = 0;
 }
@@ -386,6 +444,7 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
   d->nreq = 0;
   d->deferred = 0;
   d->first_sends = 0;
+  column_tree(d);
   size_t me = (size_t)f->me, q = (size_t)d->q;
   int holder = d->c == f->mycol;
   int64_t own = count_messages(d), sent = 0, ldp = f->m - k0;
@@ -412,32 +471,42 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
         cur[r] += len;
       }
     });
-  /* Receives first, then sends; the counts fit an int (a message is at
-   * most the panel, below 2^31 bytes by the layout's size checks). */
+  /* Receives first, then sends; each message in pieces of whole
+   * columns (f->piece: its counts and bytes below 2^31), received in the
+   * same cuts. */
   const int64_t *first = d->count + 4 * q;
+  int64_t *left = d->count + 7 * q;
   for (size_t s = 0, o = 0; s < q; s++) {
-    int64_t n = d->count[q + s];
-    d->types[s] = MPI_DATATYPE_NULL;
+    int64_t n = d->count[q + s], rows = n / p;
+    int64_t per = mlsba__mpi_dfac_piece_cols(f, rows);
+    d->types[s] = d->types[q + s] = MPI_DATATYPE_NULL;
     roff[s] = (int64_t)o;
+    left[s] = 0;
     if (n == 0)
       continue;
-    d->src_of[d->nreq] = (int)s;
-    if (first[s] >= 0 && !f->skip) { /* straight into the panel */
-      char *at = (char *)panel + (size_t)(first[s] * f->nb - k0) * f->es;
-      if (n / p == ldp) { /* the whole panel: contiguous */
-        MPI_Irecv(at, (int)n, f->type, (int)s, ROWS_TAG, f->comm,
-                  &d->reqs[d->nreq++]);
+    /* straight into the panel; a vector type unless the whole panel */
+    int straight = first[s] >= 0 && !f->skip, vec = straight && rows != ldp;
+    char *at = straight
+                   ? (char *)panel + (size_t)(first[s] * f->nb - k0) * f->es
+                   : d->recv + (f->skip ? 0 : o * f->es);
+    for (int64_t j = 0; j < p; j += per, left[s]++) {
+      int64_t c = p - j < per ? p - j : per;
+      d->src_of[d->nreq] = (int)s;
+      if (!vec) {
+        MPI_Irecv(at + (size_t)(j * rows) * f->es, (int)(c * rows), f->type,
+                  (int)s, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
         continue;
       }
-      MPI_Type_vector((int)p, (int)(n / p), (int)ldp, f->type, &d->types[s]);
-      MPI_Type_commit(&d->types[s]);
-      MPI_Irecv(at, 1, d->types[s], (int)s, ROWS_TAG, f->comm,
-                &d->reqs[d->nreq++]);
-      continue;
+      MPI_Datatype *t = &d->types[c == per ? s : q + s];
+      if (*t == MPI_DATATYPE_NULL) {
+        MPI_Type_vector((int)c, (int)rows, (int)ldp, f->type, t);
+        MPI_Type_commit(t);
+      }
+      MPI_Irecv(at + (size_t)(j * ldp) * f->es, 1, *t, (int)s, ROWS_TAG,
+                f->comm, &d->reqs[d->nreq++]);
     }
-    MPI_Irecv(d->recv + (f->skip ? 0 : o * f->es), (int)n, f->type, (int)s,
-              ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
-    o += (size_t)n;
+    if (!straight)
+      o += (size_t)n;
   }
   d->nrecv = d->nreq;
   int root = (int)mlsba__layout_row_owner(f->layout, d->c, d->k);
@@ -463,9 +532,8 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
         d->deferred++;
         continue;
       }
-      MPI_Isend(d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
-                (int)d->count[r], f->type, (int)r, ROWS_TAG, f->comm,
-                &d->reqs[d->nreq++]);
+      isend_rows(d, d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
+                 d->count[r], r);
     }
     if (pass == 0)
       d->first_sends = d->nreq - d->first_send;
@@ -499,8 +567,9 @@ void mlsba__mpi_deliver_wait(mlsba__mpi_deliver_t *d) {
   size_t q = (size_t)d->q;
   int64_t got = 0;
   for (size_t s = 0; s < q; s++) {
-    if (d->types[s] != MPI_DATATYPE_NULL)
-      MPI_Type_free(&d->types[s]);
+    for (size_t t = s; t < 2 * q; t += q)
+      if (d->types[t] != MPI_DATATYPE_NULL)
+        MPI_Type_free(&d->types[t]);
     got += d->count[q + s];
   }
   mlsba__mpi_dfac_charge_copy(f, (double)got);

@@ -67,6 +67,16 @@ mlsba__mpi_factor_layout_of(const mlsba_mpi_matrix_t *d) {
 
 /* ---- the node models, gathered on rank 0 ------------------------------ */
 
+/* Collective: room for q values of size bytes on rank 0 (NULL on the
+ * others), and in *have, on every rank, whether rank 0 got it: MPI_Gather
+ * needs the room on its root, so every rank calls it only then. */
+static void *head_room(MPI_Comm comm, int rank, int q, size_t size, int *have) {
+  void *room = rank == 0 ? malloc((size_t)q * size) : NULL;
+  *have = rank != 0 || room != NULL;
+  MPI_Bcast(have, 1, MPI_INT, 0, comm);
+  return room;
+}
+
 /* Every rank's model onto rank 0 (models[q], the caller destroys them),
  * as points (x, speed), max_load and transfer. Collective. */
 static int gather_models(MPI_Comm comm, int rank, int q,
@@ -74,10 +84,12 @@ static int gather_models(MPI_Comm comm, int rank, int q,
   int np = (int)mlsba_model_num_points(mine);
   size_t len = 2 * (size_t)np + 3;
   double *buf = malloc(len * sizeof *buf);
-  int *counts = rank == 0 ? malloc((size_t)q * 2 * sizeof *counts) : NULL;
-  int err = buf == NULL || (rank == 0 && (counts == NULL || models == NULL))
-                ? MLSBA_ENOMEM
-                : 0;
+  int have;
+  /* Each rank's count and offset on rank 0 (head_room: the gathers only
+   * where rank 0 has the room for them). */
+  int *counts = head_room(comm, rank, q, 2 * sizeof *counts, &have);
+  int err =
+      buf == NULL || !have || (rank == 0 && models == NULL) ? MLSBA_ENOMEM : 0;
   if (!err) {
     for (int i = 0; i < np; i++)
       mlsba_model_get_point(mine, (size_t)i, &buf[2 * i], &buf[2 * i + 1]);
@@ -86,7 +98,8 @@ static int gather_models(MPI_Comm comm, int rank, int q,
   }
   /* A rank out of memory still takes part, with nothing to send. */
   int n = err ? 0 : (int)len;
-  MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+  if (have)
+    MPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
   double *all = NULL;
   if (rank == 0 && counts) {
     size_t total = 0;
@@ -98,8 +111,13 @@ static int gather_models(MPI_Comm comm, int rank, int q,
     if (all == NULL)
       err = MLSBA_ENOMEM;
   }
-  MPI_Gatherv(buf, n, MPI_DOUBLE, all, counts, counts ? counts + q : NULL,
-              MPI_DOUBLE, 0, comm);
+  /* The models only where rank 0 has the room for them all. */
+  int got = have && (rank != 0 || all != NULL);
+  if (have)
+    MPI_Bcast(&got, 1, MPI_INT, 0, comm);
+  if (got)
+    MPI_Gatherv(buf, n, MPI_DOUBLE, all, counts, counts ? counts + q : NULL,
+                MPI_DOUBLE, 0, comm);
   for (int r = 0; rank == 0 && all && !err && r < q; r++) {
     const double *x = all + counts[q + r];
     int points = (counts[r] - 3) / 2;
@@ -294,16 +312,6 @@ static int sharing_ranks(MPI_Comm comm, int rank, int q, size_t **apart) {
 
 /* ---- the layout, drawn on rank 0 and sent to every rank ---------------- */
 
-/* Collective: room for q values of size bytes on rank 0 (NULL on the
- * others), and in *have, on every rank, whether rank 0 got it: MPI_Gather
- * needs the room on its root, so every rank calls it only then. */
-static void *head_room(MPI_Comm comm, int rank, int q, size_t size, int *have) {
-  void *room = rank == 0 ? malloc((size_t)q * size) : NULL;
-  *have = rank != 0 || room != NULL;
-  MPI_Bcast(have, 1, MPI_INT, 0, comm);
-  return room;
-}
-
 /* Rank 0's layout of opts. */
 static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
                 const mlsba_mpi_factor_layout_opts_t *o, int rank,
@@ -446,15 +454,18 @@ static int check_args(int64_t m, int64_t n, int64_t nb,
   int err = mlsba__layout_check_size(m, n, nb);
   if (err)
     return err;
-  /* Each step's panel ((m - k0) x nb elements), U's block row and the
-   * interchanged rows (2 nb rows of up to n elements, counted in bytes)
-   * are single MPI messages, whose counts are ints. */
-  if ((double)(m > n ? m : n) * (double)nb * 16 > 2147483647.0)
+  /* A step's panel ((m - k0) x nb elements), U's block row and the
+   * interchanged rows go in pieces of whole columns below 2^31 bytes
+   * (mlsba__mpi_dfac_t::piece), a row's pivots and Cholesky's diagonal
+   * block (nb x nb) whole: a column, a row and that block must fit. */
+  if ((double)(m > n ? m : n) * 16 > 1073741824.0 ||
+      (double)nb * (double)nb * 16 > 2147483647.0)
     return mlsba__fail(MLSBA_EINVAL,
                        "mlsba_mpi_factor_matrix: %lld x %lld "
-                       "in blocks of %lld: a step's messages "
-                       "would pass 2^31 bytes (a smaller block "
-                       "fits)",
+                       "in blocks of %lld: a column or the "
+                       "diagonal block would pass the 2^31 bytes "
+                       "of one MPI message (at most 2^26 rows "
+                       "and columns, a block of 11585)",
                        (long long)m, (long long)n, (long long)nb);
   if (o->lower && m != n)
     return mlsba__fail(MLSBA_EINVAL,

@@ -101,7 +101,11 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->tmp = malloc(2 * nb * f->es);
   w->recv = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
-  w->reqs = malloc(2 * (size_t)q * sizeof *w->reqs);
+  /* A pair's rows (2 nb at most) x this rank's columns, in pieces of
+   * whole columns (f->piece). */
+  int64_t per = mlsba__mpi_dfac_piece_cols(f, 2 * f->nb);
+  size_t pieces = (size_t)((f->lcols + per - 1) / per);
+  w->reqs = malloc(2 * (size_t)q * (pieces ? pieces : 1) * sizeof *w->reqs);
   w->u = mlsba__mpi_dfac_alloc(f, nb * lc * f->es + 1);
   w->l = mlsba__mpi_dfac_alloc(f, lr * nb * f->es + 1);
   if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch || !w->moves ||
@@ -240,18 +244,28 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   }
   /* Point to point with the ranks that take part, not an all-to-all:
    * most pairs of a node column exchange nothing in a step (and SMPI's
-   * pairwise all-to-all refuses columns of other than 2^k ranks). Counts
-   * in bytes: below 2^31 by the size checks. */
+   * pairwise all-to-all refuses columns of other than 2^k ranks). A
+   * message (rows x width, column-major) in pieces of whole columns
+   * (f->piece: counts and bytes below 2^31). */
   int nreq = 0;
   size_t row = (size_t)width * es;
-  for (int r = 0; r < cq; r++) {
-    if (rcount[r] > 0)
-      MPI_Irecv(w->recv + (size_t)rdisp[r] * row, (int)(rcount[r] * row),
-                MPI_BYTE, r, SWAP_TAG, f->col, &w->reqs[nreq++]);
-    if (scount[r] > 0)
-      MPI_Isend(w->send + (size_t)sdisp[r] * row, (int)(scount[r] * row),
-                MPI_BYTE, r, SWAP_TAG, f->col, &w->reqs[nreq++]);
-  }
+  for (int r = 0; r < cq; r++)
+    for (int dir = 0; dir < 2; dir++) {
+      int64_t rows = dir == 0 ? rcount[r] : scount[r];
+      char *at = dir == 0 ? w->recv + (size_t)rdisp[r] * row
+                          : w->send + (size_t)sdisp[r] * row;
+      int64_t per = mlsba__mpi_dfac_piece_cols(f, rows);
+      for (int64_t j = 0; rows > 0 && j < width; j += per) {
+        int64_t c = width - j < per ? width - j : per;
+        char *piece = at + (size_t)(j * rows) * es;
+        if (dir == 0)
+          MPI_Irecv(piece, (int)(c * rows), f->type, r, SWAP_TAG, f->col,
+                    &w->reqs[nreq++]);
+        else
+          MPI_Isend(piece, (int)(c * rows), f->type, r, SWAP_TAG, f->col,
+                    &w->reqs[nreq++]);
+      }
+    }
   MPI_Waitall(nreq, w->reqs, MPI_STATUSES_IGNORE);
   if (nreq == 0 || f->skip)
     return;
@@ -421,10 +435,10 @@ enum { SCATTER_BYTES = 256 << 10, SCATTER_RANKS = 4 };
  * nodes was most of a step's interchanges and U; a large row goes as
  * van de Geijn's broadcast instead, scattered in q pieces and gathered
  * back on every rank (MPI's all-gather, a ring for large pieces), about
- * twice the row's time whatever q. count is below 2^31: p and the local
- * columns are below 2^31 / nb by the size checks. */
-static void bcast_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
-                    int64_t count, int root) {
+ * twice the row's time whatever q. count is at most f->piece (bcast_u
+ * cuts the row). */
+static void bcast_u_piece(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
+                          int64_t count, int root) {
   int cq, me;
   MPI_Comm_size(f->col, &cq);
   MPI_Comm_rank(f->col, &me);
@@ -443,6 +457,16 @@ static void bcast_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
                f->type, root, f->col);
   MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, u, cnt, disp, f->type,
                  f->col);
+}
+
+/* bcast_u_piece on pieces of at most f->piece elements (U's block row of
+ * a rank alone in its node row, nb x N, passes 2^31 bytes from N =
+ * 279,621 at nb = 960 in double). */
+static void bcast_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
+                    int64_t count, int root) {
+  for (int64_t at = 0; at < count; at += f->piece)
+    bcast_u_piece(f, w, u + (size_t)at * f->es,
+                  count - at < f->piece ? count - at : f->piece, root);
 }
 
 /* Step 4 for this rank's local columns [lc0, lc1) past the panel: U's

@@ -20,6 +20,10 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   const char *v = getenv("MLSBA_VERBOSE");
   f->verbose =
       v && *v && strcmp(v, "0") != 0 ? (strcmp(v, "2") == 0 ? 2 : 1) : 0;
+  /* Every rank reads the same environment (the test sets it for all). */
+  const char *pb = getenv("MLSBA_MPI_PIECE_BYTES");
+  long long piece = pb && *pb ? atoll(pb) : 0;
+  f->piece = (int64_t)(piece > 0 && piece < (1LL << 30) ? piece : 1LL << 30);
   /* Without a description there is no communicator to tell the others:
    * this rank alone fails. */
   if (desc == NULL)
@@ -53,8 +57,10 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                       "(a run here would compute nothing and take its "
                       "time from nothing)",
                       call);
+  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  f->piece /= (int64_t)es;
+  f->piece = f->piece < 1 ? 1 : f->piece;
   if (!err && panels) {
-    size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
     size_t bytes = (size_t)D->m * (size_t)(D->nb < D->n ? D->nb : D->n) * es;
     f->panel = mlsba__mpi_dfac_alloc(f, bytes);
     if (!f->panel)
