@@ -411,6 +411,40 @@ START_TEST(smpi_ranks_factorize_and_verify) {
   tool_run_free(&r);
 }
 END_TEST
+
+/* LU on 16 simulated ranks in ScaLAPACK's 4 x 4 grid at N = 2048, b =
+ * 128: U's block rows (512 KiB on the first steps) go down the node
+ * columns of 4 ranks as a pipeline of pieces, each rank updating a
+ * piece's columns while the next comes (factor_lu.c's chain_update):
+ * the factors computed that way verify. */
+START_TEST(smpi_lu_pipelines_u_and_verifies) {
+  char *args[] = {MLSBA_INPA_SMPI_BIN,
+                  "--op",
+                  "getrf",
+                  "--algo",
+                  "homogeneous",
+                  "--platform",
+                  DATA "sim1.json",
+                  "--size",
+                  "2048",
+                  "--block",
+                  "128",
+                  "--json",
+                  "-",
+                  NULL};
+  tool_run_t r;
+  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, "16", DATA "smpi.xml",
+                 DATA "smpi.hosts", args, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "info")), 0);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
 #endif
 
 static Suite *factor_suite(void) {
@@ -436,6 +470,7 @@ static Suite *factor_suite(void) {
   tcase_add_loop_test(tc, inpa_skips_the_numbers_only_under_smpi, 0, 2);
 #ifdef MLSBA_INPA_SMPI_BIN
   tcase_add_loop_test(tc, smpi_ranks_factorize_and_verify, 0, 4);
+  tcase_add_test(tc, smpi_lu_pipelines_u_and_verifies);
 #endif
   suite_add_tcase(s, tc);
   return s;

@@ -258,9 +258,17 @@ void mlsba__mpi_dfac_node_close(mlsba__mpi_dfac_t *f,
  * unit_flops). solve: nonzero for a solve that comes before the step's
  * update (LU's block row of U, each device solving its own columns): its
  * time is the report's other compute, it is not a step, and it teaches
- * the devices' update models nothing. */
+ * the devices' update models nothing. whole (0: cols): the columns of the
+ * step's update of which these cols are one piece, the pieces given in
+ * order, the first at offset 0 (first nonzero): the split is the whole's
+ * and each device's rate its rate at its share of the whole, scaled to
+ * the piece, as a device given the pieces one after another runs them as
+ * one queue (an accelerator's profile pays its fixed cost, the ramp, once
+ * a step); the step is counted at its first piece. */
 typedef struct mlsba__mpi_dfac_work {
   int64_t cols;
+  int64_t whole;
+  int first;
   int solve;
   double unit_flops;
   double (*column_flops)(const void *user, int64_t c);

@@ -14,7 +14,9 @@
  *     one pass a block column: left_moves());
  *  4. U's block row solved by its owner in each node column, each of
  *     its node's devices solving its own columns (the update's split),
- *     and broadcast down that column;
+ *     and broadcast down that column; a large row on a long column as a
+ *     pipeline of column pieces, each rank updating the columns of a
+ *     piece while the next comes (chain_update());
  *  5. each rank's trailing rectangle updated by GEMMs on the cores'
  *     kernels (update()), its columns split between the node's devices
  *     (factor_update.c).
@@ -42,6 +44,19 @@
  * communicator, which carries nothing else point to point). */
 enum { SWAP_TAG = 3217 };
 
+/* The smallest broadcast of U (bytes) that goes down the node column as
+ * a pipeline, on a node column of CHAIN_RANKS ranks or more. */
+enum { CHAIN_BYTES = 256 << 10, CHAIN_RANKS = 4 };
+
+/* The pipeline's pieces: 64 KiB at least (a piece's latency small beside
+ * its time on the link), at most CHAIN_PER_HOP a hop of the chain (its
+ * fill, q - 2 pieces' time, a small part of the row's) and CHAIN_PIECES
+ * in all (w->reqs' room). */
+enum { CHAIN_PIECE = 64 << 10, CHAIN_PER_HOP = 16, CHAIN_PIECES = 64 };
+
+/* The tag of U's pieces (within the node column's communicator). */
+enum { U_TAG = 3220 };
+
 /* The buffers of a factorization besides the panel's (factor.h). */
 typedef struct {
   int *piv, *piv2;   /* a panel's pivots and info (nb + 1), two steps' */
@@ -54,7 +69,7 @@ typedef struct {
   int64_t *mv;       /* each move's part here: MV entries a move */
   char *tmp;         /* a column's elements moving within this rank */
   int *counts;       /* send and receive counts, offsets, cursors: 5 q */
-  MPI_Request *reqs; /* a step's row messages: 2 q */
+  MPI_Request *reqs; /* a step's row messages (2 q), U's pieces */
   char *u;           /* U's block row: nb x lcols */
   char *l;           /* this rank's rows of L: lrows x nb */
   /* Where the step's update reads them: w->u (leading dimension p) or,
@@ -102,10 +117,11 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->recv = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
   /* A pair's rows (2 nb at most) x this rank's columns, in pieces of
-   * whole columns (f->piece). */
+   * whole columns (f->piece), and U's pieces down a pipeline. */
   int64_t per = mlsba__mpi_dfac_piece_cols(f, 2 * f->nb);
   size_t pieces = (size_t)((f->lcols + per - 1) / per);
-  w->reqs = malloc(2 * (size_t)q * (pieces ? pieces : 1) * sizeof *w->reqs);
+  w->reqs = malloc((2 * (size_t)q * (pieces ? pieces : 1) + CHAIN_PIECES) *
+                   sizeof *w->reqs);
   w->u = mlsba__mpi_dfac_alloc(f, nb * lc * f->es + 1);
   w->l = mlsba__mpi_dfac_alloc(f, lr * nb * f->es + 1);
   if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch || !w->moves ||
@@ -436,7 +452,8 @@ enum { SCATTER_BYTES = 256 << 10, SCATTER_RANKS = 4 };
  * van de Geijn's broadcast instead, scattered in q pieces and gathered
  * back on every rank (MPI's all-gather, a ring for large pieces), about
  * twice the row's time whatever q. count is at most f->piece (bcast_u
- * cuts the row). */
+ * cuts the row). Such a row on such a column goes as chain_update()'s
+ * pipeline unless its pieces would pass f->piece (the tests' knob). */
 static void bcast_u_piece(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
                           int64_t count, int root) {
   int cq, me;
@@ -469,48 +486,17 @@ static void bcast_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
                   count - at < f->piece ? count - at : f->piece, root);
 }
 
-/* Step 4 for this rank's local columns [lc0, lc1) past the panel: U's
- * block row there, solved by its owner in the node column with the
- * panel's L11, each of the node's devices solving its own columns as the
- * step's split gives them (factor_update.c), and broadcast down the
- * column into w->u (its columns from w->lcs on, leading dimension p).
- * Collective over the node column, whose ranks all hold the same
- * columns. */
-static void solve_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
-                    int64_t k0, int64_t p, int64_t lc0, int64_t lc1) {
-  int64_t nc = lc1 - lc0, ldp = f->m - k0;
-  if (nc <= 0)
-    return;
-  size_t owner = mlsba__layout_row_owner(f->layout, f->mycol, k0 / f->nb);
-  char *u = w->u + (size_t)((lc0 - w->lcs) * p) * f->es;
-  if (owner == (size_t)f->me) {
-    lu_solve_t s = {.f = f,
-                    .l11 = panel,
-                    .ldl = ldp,
-                    .p = p,
-                    .a12 = mlsba__mpi_dfac_at(f, local_row(f, k0), lc0),
-                    .u = w->alone ? NULL : u};
-    mlsba__mpi_dfac_work_t work = {.cols = nc,
-                                   .solve = 1,
-                                   .unit_flops = (double)(p * p),
-                                   .run = solve_columns,
-                                   .user = &s};
-    mlsba__mpi_dfac_update(f, &work);
-    if (w->alone) /* the update reads it in place (w->ua) */
-      return;
-  }
-  bcast_u(f, w, u, p * nc, mlsba__mpi_dfac_col_rank(f, owner));
-}
-
 /* Step 5, the trailing update, for this rank's local columns [lc0, lc1)
  * (within [w->lcs, f->lcols)) and its rows from global row k0 + p on (the
  * tail of its local array): A -= L U, with L this rank's rows of the
  * step's L (w->l, leading dimension their count) and U those columns of
- * U's block row (w->u, solve_u() done on them). Purely local; called once
- * per step on the next panel's columns and once on the rest (or once on
- * all), so a column is updated once a step. */
-static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
-                   int64_t p, int64_t lc0, int64_t lc1) {
+ * U's block row (w->u, solved and received on them). Purely local; a
+ * column is updated once a step. whole, first: the columns are a piece
+ * of a step's update of whole columns, the first piece when first is
+ * nonzero (mlsba__mpi_dfac_work_t); whole 0: a call of its own. */
+static void update_part(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
+                        int64_t p, int64_t lc0, int64_t lc1, int64_t whole,
+                        int first) {
   int64_t lr = mlsba__mpi_dfac_rows_before(f, (size_t)f->me, k0 + p);
   int64_t mr = f->lrows - lr, nc = lc1 - lc0;
   if (mr <= 0 || nc <= 0)
@@ -525,10 +511,17 @@ static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
                  .ldl = w->ldl,
                  .ldu = w->ldu};
   mlsba__mpi_dfac_work_t work = {.cols = nc,
+                                 .whole = whole,
+                                 .first = first,
                                  .unit_flops = 2.0 * (double)mr * (double)p,
                                  .run = gemm_columns,
                                  .user = &g};
   mlsba__mpi_dfac_update(f, &work);
+}
+
+static void update(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
+                   int64_t p, int64_t lc0, int64_t lc1) {
+  update_part(f, w, k0, p, lc0, lc1, 0, 0);
 }
 
 /* The pieces a rank's update is cut into, the panel's messages progressed
@@ -553,6 +546,127 @@ static void update_in_pieces(const mlsba__mpi_dfac_t *f, lu_work_t *w,
     if (!done)
       done = mlsba__mpi_deliver_test(&w->deliver);
   }
+}
+
+/* The columns of a piece of U's block row going down the node column as
+ * a pipeline (chain_update), or 0: the row goes as one broadcast. */
+static int64_t chain_piece_cols(const mlsba__mpi_dfac_t *f, int64_t p,
+                                int64_t nc) {
+  int cq;
+  MPI_Comm_size(f->col, &cq);
+  size_t col = (size_t)p * f->es;
+  if (cq < CHAIN_RANKS || (size_t)nc * col < CHAIN_BYTES)
+    return 0;
+  int64_t per = (int64_t)((CHAIN_PIECE + col - 1) / col);
+  int64_t cap = (int64_t)CHAIN_PER_HOP * (cq - 1);
+  cap = cap < CHAIN_PIECES ? cap : CHAIN_PIECES;
+  if ((nc + per - 1) / per > cap)
+    per = (nc + cap - 1) / cap;
+  /* A piece past the message limit (f->piece): the broadcast in pieces. */
+  return per <= mlsba__mpi_dfac_piece_cols(f, p) ? per : 0;
+}
+
+/* Steps 4 and 5 on a large row of a node column of CHAIN_RANKS ranks or
+ * more: U's block row (its owner's, solved, at u) goes down the column
+ * as a pipeline, in pieces of per columns, each rank receiving piece j
+ * from the rank before it (in the column's order from the owner, root)
+ * and forwarding it to the next while it updates the columns of piece j,
+ * so the step's U moves while the column updates. A binomial tree sent
+ * the whole row log2(q) times in sequence; van de Geijn's scatter and
+ * ring all-gather after it (lu90) about twice the row's time whatever
+ * q, in 2 (q - 1) rounds each waiting for the one before, and every
+ * column then updated after the whole row had come (lu32c: 0.34 s of a
+ * Cluster A GPU column's 1.1 s). The pieces are one step's update
+ * (mlsba__mpi_dfac_work_t's whole): each device keeps its share of the
+ * whole and its rate there, as a device given them one after another
+ * runs them as one queue. Each link carries the row once in and once
+ * out, one piece at a time in each direction. */
+static void chain_update(mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
+                         int64_t p, int64_t lc0, int64_t lc1, int64_t per,
+                         int root, int in_flight) {
+  int cq, me;
+  MPI_Comm_size(f->col, &cq);
+  MPI_Comm_rank(f->col, &me);
+  size_t es = f->es;
+  char *u = w->u + (size_t)((lc0 - w->lcs) * p) * es;
+  int64_t nc = lc1 - lc0, pieces = (nc + per - 1) / per;
+  int pos = (me - root + cq) % cq, prev = (me - 1 + cq) % cq,
+      next = (me + 1) % cq;
+  MPI_Request *recv = w->reqs, send = MPI_REQUEST_NULL;
+  /* Every piece's receive posted at once: they match in order. */
+  for (int64_t j = 0; pos > 0 && j < pieces; j++) {
+    int64_t c = j * per, n = (nc - c < per ? nc - c : per) * p;
+    MPI_Irecv(u + (size_t)(c * p) * es, (int)n, f->type, prev, U_TAG, f->col,
+              &recv[j]);
+  }
+  int done = !in_flight;
+  for (int64_t j = 0; j < pieces; j++) {
+    int64_t c = j * per, cols = nc - c < per ? nc - c : per;
+    if (pos > 0)
+      MPI_Wait(&recv[j], MPI_STATUS_IGNORE);
+    if (pos < cq - 1) {
+      MPI_Wait(&send, MPI_STATUS_IGNORE);
+      MPI_Isend(u + (size_t)(c * p) * es, (int)(cols * p), f->type, next, U_TAG,
+                f->col, &send);
+    }
+    mlsba__mpi_dfac_phase(f, MLSBA__MPI_SWAP);
+    update_part(f, w, k0, p, lc0 + c, lc0 + c + cols, nc, j == 0);
+    mlsba__mpi_dfac_phase(f, MLSBA__MPI_UPDATE);
+    if (!done)
+      done = mlsba__mpi_deliver_test(&w->deliver);
+  }
+  MPI_Wait(&send, MPI_STATUS_IGNORE);
+  mlsba__mpi_dfac_phase(f, MLSBA__MPI_SWAP);
+}
+
+/* Steps 4 and 5 for this rank's local columns [lc0, lc1) past the
+ * panel: U's block row there, solved by its owner in the node column
+ * with the panel's L11, each of the node's devices solving its own
+ * columns as the step's split gives them (factor_update.c), down the
+ * column into w->u (its columns from w->lcs on, leading dimension p),
+ * and the columns updated: as a pipeline (chain_update) where the row is
+ * large and the column long, else one broadcast and then the update
+ * (in_pieces nonzero: update_in_pieces(), the next panel in flight
+ * when in_flight is nonzero). Collective over the node column, whose
+ * ranks all hold the same columns. */
+static void solve_update(mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
+                         int64_t k0, int64_t p, int64_t lc0, int64_t lc1,
+                         int in_pieces, int in_flight) {
+  int64_t nc = lc1 - lc0, ldp = f->m - k0;
+  if (nc <= 0)
+    return;
+  size_t owner = mlsba__layout_row_owner(f->layout, f->mycol, k0 / f->nb);
+  char *u = w->u + (size_t)((lc0 - w->lcs) * p) * f->es;
+  if (owner == (size_t)f->me) {
+    lu_solve_t s = {.f = f,
+                    .l11 = panel,
+                    .ldl = ldp,
+                    .p = p,
+                    .a12 = mlsba__mpi_dfac_at(f, local_row(f, k0), lc0),
+                    .u = w->alone ? NULL : u};
+    mlsba__mpi_dfac_work_t work = {.cols = nc,
+                                   .solve = 1,
+                                   .unit_flops = (double)(p * p),
+                                   .run = solve_columns,
+                                   .user = &s};
+    mlsba__mpi_dfac_update(f, &work);
+  }
+  int root = mlsba__mpi_dfac_col_rank(f, owner);
+  int64_t per = w->alone ? 0 : chain_piece_cols(f, p, nc);
+  if (per > 0) {
+    chain_update(f, w, k0, p, lc0, lc1, per, root, in_pieces && in_flight);
+    return;
+  }
+  /* A rank alone in its node column: the update reads it in place
+   * (w->ua). */
+  if (!w->alone)
+    bcast_u(f, w, u, p * nc, root);
+  mlsba__mpi_dfac_phase(f, MLSBA__MPI_SWAP);
+  if (in_pieces)
+    update_in_pieces(f, w, k0, p, lc0, lc1, in_flight);
+  else
+    update(f, w, k0, p, lc0, lc1);
+  mlsba__mpi_dfac_phase(f, MLSBA__MPI_UPDATE);
 }
 
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
@@ -661,20 +775,14 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     }
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
     /* The next panel's columns first where this rank holds them. */
-    if (lcn > w.lcs) {
-      solve_u(&f, &w, cur, k0, p, w.lcs, lcn);
-      mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
-      update(&f, &w, k0, p, w.lcs, lcn);
-      mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
-    }
+    if (lcn > w.lcs)
+      solve_update(&f, &w, cur, k0, p, w.lcs, lcn, 0, 0);
     if (k1 < kmax)
       start_panel(&f, &w, k1, p1, nxt, pnxt);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
     step_moves(&f, &w, pairs, nmoves, lcn, 0);
-    solve_u(&f, &w, cur, k0, p, lcn, f.lcols);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
-    update_in_pieces(&f, &w, k0, p, lcn, f.lcols, k1 < kmax);
-    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_UPDATE);
+    solve_update(&f, &w, cur, k0, p, lcn, f.lcols, 1, k1 < kmax);
     mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_getrf", k0 / f.nb);
   }
   int e = mlsba__mpi_agree(f.comm, left_moves(&f, &w, ipiv, kmax));

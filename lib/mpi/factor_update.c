@@ -70,6 +70,12 @@ struct mlsba__mpi_dfac_node {
   unsigned char *active;
   mlsba_model_t **rate; /* real: learnt; simulated: the step's */
   int64_t *load;        /* the split's units */
+  int64_t *piece;       /* a piece's units of each device (work.whole) */
+  double piece_busy_s;  /* the panel's credit in the split of the pieces */
+  /* Simulated pieces: each device's seconds since the step's first piece
+   * (panel's credit included), and the seconds charged for them. */
+  double *piece_s, piece_charged_s;
+  int64_t piece_at;     /* the step's columns given in pieces so far */
   int64_t *cols;        /* the columns each device takes */
   double *flops, *time; /* of its columns; its seconds */
   int64_t *total_cols;  /* over the steps */
@@ -101,6 +107,8 @@ static int node_alloc(mlsba__mpi_dfac_node_t *nd, int64_t lcols) {
   nd->rate = calloc(p, sizeof *nd->rate);
   nd->load = calloc(p, sizeof *nd->load);
   nd->cols = calloc(p, sizeof *nd->cols);
+  nd->piece = calloc(p ? p : 1, sizeof *nd->piece);
+  nd->piece_s = calloc(p ? p : 1, sizeof *nd->piece_s);
   nd->flops = calloc(p, sizeof *nd->flops);
   nd->time = calloc(p, sizeof *nd->time);
   nd->total_cols = calloc(p, sizeof *nd->total_cols);
@@ -114,8 +122,9 @@ static int node_alloc(mlsba__mpi_dfac_node_t *nd, int64_t lcols) {
   if (!nd->fraction || !nd->step_s || !nd->step_update_s)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node's split");
   if (!nd->group_size || !nd->group_dev || !nd->active || !nd->panel_core ||
-      !nd->rate || !nd->load || !nd->cols || !nd->flops || !nd->time ||
-      !nd->total_cols || !nd->total_s || !nd->before || !nd->done)
+      !nd->rate || !nd->load || !nd->cols || !nd->piece || !nd->piece_s ||
+      !nd->flops || !nd->time || !nd->total_cols || !nd->total_s ||
+      !nd->before || !nd->done)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the node's split");
   return 0;
 }
@@ -279,6 +288,8 @@ static void node_free(mlsba__mpi_dfac_node_t *nd) {
   free(nd->rate);
   free(nd->load);
   free(nd->cols);
+  free(nd->piece);
+  free(nd->piece_s);
   free(nd->flops);
   free(nd->time);
   free(nd->total_cols);
@@ -451,21 +462,46 @@ static int64_t cut_at(const mlsba__mpi_dfac_node_t *nd, int64_t cols,
  * which the executor lays out its ranges) where the running flops reach
  * its share. */
 static void cut_columns(mlsba__mpi_dfac_node_t *nd,
-                        const mlsba__mpi_dfac_work_t *w, double unit_flops) {
+                        const mlsba__mpi_dfac_work_t *w, const int64_t *load,
+                        double unit_flops) {
   int64_t units = 0, at = 0, cols = w->cols;
   for (size_t k = 0; k < nd->p; k++) {
     size_t i = nd->group_dev[k];
-    units += nd->load[i];
+    units += load[i];
     /* Columns of one cost are the units themselves. */
     int64_t end = units >= cols ? cols
                   : !w->column_flops
                       ? units
                       : cut_at(nd, cols, (double)units * unit_flops);
-    if (end < at || nd->load[i] == 0)
+    if (end < at || load[i] == 0)
       end = at;
     nd->cols[i] = end - at;
     nd->flops[i] = nd->before[end] - nd->before[at];
     at = end;
+  }
+}
+
+/* Each device's units of the piece [at, at + cols) of a step's units:
+ * its share of the whole (nd->load) up to the piece's end less its share
+ * up to its start, each rounded, so that a device's pieces add up to its
+ * share of the whole (rounded a piece at a time, a core due 1.9 columns
+ * a piece took 2 every piece and ran longer than its share); the
+ * device with the largest share takes what the rounding leaves over. */
+static void piece_units(mlsba__mpi_dfac_node_t *nd, int64_t at, int64_t cols,
+                        int64_t units) {
+  int64_t given = 0;
+  size_t big = 0;
+  for (size_t i = 0; i < nd->p; i++) {
+    double share = (double)nd->load[i] / (double)units;
+    nd->piece[i] = (int64_t)floor(share * (double)(at + cols) + 0.5) -
+                   (int64_t)floor(share * (double)at + 0.5);
+    given += nd->piece[i];
+    big = nd->load[i] > nd->load[big] ? i : big;
+  }
+  nd->piece[big] += cols - given;
+  if (nd->piece[big] < 0) { /* never on sane shares; keep it whole */
+    for (size_t i = 0; i < nd->p; i++)
+      nd->piece[i] = i == big ? cols : 0;
   }
 }
 
@@ -529,7 +565,7 @@ static int busy_model(const mlsba_model_t *rate, double w, double busy_s,
 /* The split of this step: the models' (lib/factor's), or, where it
  * cannot be made, every column on the calling thread. */
 static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
-                 double unit_flops, double busy_s, int *fpm) {
+                 int64_t units, double unit_flops, double busy_s, int *fpm) {
   int err = 0;
   mlsba_model_t **busy = NULL;
   /* Seed 004's slice is fixed, whatever the core does beside it (its
@@ -548,7 +584,7 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
     err = busy ? 0 : MLSBA_ENOMEM;
     for (size_t i = 0; !err && i < nd->p; i++)
       err = nd->panel_core[i]
-                ? busy_model(nd->rate[i], unit_flops, busy_s, w->cols, &busy[i])
+                ? busy_model(nd->rate[i], unit_flops, busy_s, units, &busy[i])
                 : mlsba_model_clone(nd->rate[i], &busy[i]);
   }
   mlsba__factor_split_in_t in = {
@@ -561,7 +597,7 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
       .group_dev = nd->group_dev,
       .rate = (const mlsba_model_t *const *)(busy ? busy : nd->rate),
       .active = nd->active,
-      .units = w->cols,
+      .units = units,
       .unit_flops = unit_flops,
       .panel_dev = -1,
       .ahead_dev = -1};
@@ -575,10 +611,10 @@ static int split(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
    * can come in two calls (the next panel's columns first, a block's
    * width): the slice is the one of more columns, the finer. */
   if (!err && *fpm && nd->split == MLSBA_FACTOR_SPLIT_FIXED_SLICE &&
-      !nd->fixed && !w->solve && w->cols > nd->tuned_cols) {
+      !nd->fixed && !w->solve && units > nd->tuned_cols) {
     for (size_t i = 0; i < nd->p; i++)
-      nd->fraction[i] = (double)nd->load[i] / (double)w->cols;
-    nd->tuned_cols = w->cols;
+      nd->fraction[i] = (double)nd->load[i] / (double)units;
+    nd->tuned_cols = units;
   }
   return err;
 }
@@ -622,12 +658,33 @@ static void account(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
       mlsba__factor_learn_point(nd->rate[i], (double)nd->load[i], rate);
   }
   longest -= busy_s;
+  /* A simulated piece of a step: each device runs its pieces one after
+   * another, so the clock moves on by how far the busiest device's
+   * running total passed what is charged already, not by this piece's
+   * longest time (a barrier a piece, which the columns' rounding to a
+   * piece would pay every piece: a core's one column more). A device
+   * behind does its backlog after the waits for the next pieces, never
+   * during them. */
+  if (nd->simulated && !w->solve && w->whole > w->cols) {
+    if (w->first) {
+      memset(nd->piece_s, 0, nd->p * sizeof *nd->piece_s);
+      nd->piece_charged_s = busy_s;
+    }
+    double top = nd->piece_charged_s;
+    for (size_t i = 0; i < nd->p; i++) {
+      nd->piece_s[i] += nd->cols[i] > 0 ? nd->time[i] : 0;
+      top = nd->piece_s[i] > top ? nd->piece_s[i] : top;
+    }
+    longest = top - nd->piece_charged_s;
+    nd->piece_charged_s = top;
+  }
   if (w->solve)
     nd->other_s += nd->simulated ? longest : 0;
   else {
-    nd->steps++;
-    nd->split_steps += used > 1;
-    nd->fpm_steps += fpm;
+    int step = w->whole <= w->cols || w->first; /* a step's first piece */
+    nd->steps += step;
+    nd->split_steps += step && used > 1;
+    nd->fpm_steps += step && fpm;
     nd->update_s += longest;
     nd->step_acc += longest;
   }
@@ -649,7 +706,7 @@ static void on_caller(mlsba__mpi_dfac_node_t *nd,
     first++;
   nd->total_cols[first] += w->cols;
   nd->total_s[first] += t;
-  nd->steps++;
+  nd->steps += w->whole <= w->cols || w->first;
   nd->update_s += t;
   nd->step_acc += t;
 }
@@ -677,16 +734,28 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
    * already, moves on by the rest of the longest device's time. A solve
    * leaves that credit to the update after it. */
   double busy_s = 0;
-  if (!w->solve) {
+  if (!w->solve && (w->whole <= w->cols || w->first)) {
     busy_s = nd->simulated && others > 0 ? nd->beside_s : 0;
     nd->beside_s = 0;
     nd->beside = 0;
   }
-  if (!(unit_flops > 0) || split(nd, w, unit_flops, busy_s, &fpm) != 0) {
+  /* A piece of a step's update: the whole's split (the panel's credit
+   * the first piece's), cut to the piece in proportion. */
+  int64_t units = w->whole > w->cols ? w->whole : w->cols;
+  if (units > w->cols && w->first)
+    nd->piece_busy_s = busy_s;
+  double split_busy_s = units > w->cols ? nd->piece_busy_s : busy_s;
+  if (!(unit_flops > 0) ||
+      split(nd, w, units, unit_flops, split_busy_s, &fpm) != 0) {
     on_caller(nd, w);
     return;
   }
-  cut_columns(nd, w, unit_flops);
+  if (units > w->cols) {
+    nd->piece_at = w->first ? 0 : nd->piece_at;
+    piece_units(nd, nd->piece_at, w->cols, units);
+    nd->piece_at += w->cols;
+  }
+  cut_columns(nd, w, units > w->cols ? nd->piece : nd->load, unit_flops);
   if (nd->simulated) {
     if (!nd->skip)
       w->run(w->user, 0, w->cols); /* the numbers; the time is virtual */
