@@ -150,6 +150,13 @@ static void grids(grid_t *g, int *n) {
     g[k++] = (grid_t){1, size_ - 1, MLSBA_MPI_COLUMN_MAJOR, 64, 3};
   if (size_ == 4)
     g[k++] = (grid_t){2, 2, MLSBA_MPI_COLUMN_MAJOR, 5, 9};
+  /* The multiplier's block (16): its layout laid over the caller's blocks
+   * in the caller's order (multiplier.c's dist_layout), parts used where
+   * they lie; short last blocks in every dimension. */
+  if (size_ >= 2)
+    g[k++] = (grid_t){1, size_, MLSBA_MPI_ROW_MAJOR, 16, 16};
+  if (size_ == 4)
+    g[k++] = (grid_t){2, 2, MLSBA_MPI_ROW_MAJOR, 16, 16};
   *n = k;
 }
 
@@ -204,7 +211,7 @@ static int roundtrip_large(void) {
 }
 
 static int roundtrip(void) {
-  grid_t g[4];
+  grid_t g[6];
   int ng, bad = 0;
   grids(g, &ng);
   int m = 97, n = 61;
@@ -326,7 +333,7 @@ static long one_product(mlsba_mpi_multiplier_t *M,
 }
 
 static int pdgemm(const char *platform) {
-  grid_t g[4];
+  grid_t g[6];
   int ng, bad = 0;
   grids(g, &ng);
   for (int t = 0; t < 2; t++) {

@@ -45,8 +45,10 @@ int mlsba__mpi_matrix_owner_of(const mlsba_mpi_matrix_t *d, int64_t bi,
     c = bj / d->npcol * d->nb;
     break;
   }
-  default: { /* rectangles: the one holding the block's first element */
-    int64_t i = bi * d->mb, j = bj * d->nb;
+  default: { /* rectangles: the one holding the block's first element, at
+               its place in the rectangles' order */
+    int64_t i = (d->inv[0] ? d->inv[0][bi] : bi) * d->mb,
+            j = (d->inv[1] ? d->inv[1][bj] : bj) * d->nb;
     for (int k = 0; k < d->q && rank < 0; k++) {
       const int64_t *x = d->rect + 4 * k;
       if (i >= x[0] && i < x[0] + x[1] && j >= x[2] && j < x[2] + x[3]) {
@@ -106,11 +108,14 @@ static int list_own(mlsba_mpi_matrix_t *d) {
   }
   if (d->kind == MLSBA__MATRIX_RECTS) {
     const int64_t *x = d->rect + 4 * d->rank;
-    for (int64_t bj = x[2] / d->nb;
-         !err && x[1] > 0 && x[3] > 0 && bj * d->nb < x[2] + x[3]; bj++)
-      for (int64_t bi = x[0] / d->mb; !err && bi * d->mb < x[0] + x[1]; bi++)
-        err = add_own(
-            d, block_at(d, bi, bj, bi * d->mb - x[0], bj * d->nb - x[2]), &cap);
+    for (int64_t vj = x[2] / d->nb;
+         !err && x[1] > 0 && x[3] > 0 && vj * d->nb < x[2] + x[3]; vj++)
+      for (int64_t vi = x[0] / d->mb; !err && vi * d->mb < x[0] + x[1]; vi++)
+        err = add_own(d,
+                      block_at(d, d->perm[0] ? d->perm[0][vi] : vi,
+                               d->perm[1] ? d->perm[1][vj] : vj,
+                               vi * d->mb - x[0], vj * d->nb - x[2]),
+                      &cap);
     return err;
   }
   for (int64_t bj = 0; !err && bj < d->gn; bj++)
@@ -249,6 +254,29 @@ int mlsba_mpi_matrix_scalapack(MPI_Comm comm, const int desc[9], int nprow,
 
 int mlsba__mpi_matrix_rects(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
                             const int64_t *rect, mlsba_mpi_matrix_t **out) {
+  return mlsba__mpi_matrix_rects_perm(comm, m, n, b, rect, NULL, NULL, out);
+}
+
+/* A permutation of count blocks and its inverse into d->perm[w], d->inv[w]
+ * (none for NULL). */
+static int keep_perm(mlsba_mpi_matrix_t *d, int w, const int64_t *perm,
+                     int64_t count) {
+  if (perm == NULL)
+    return 0;
+  d->perm[w] = malloc((size_t)count * sizeof *d->perm[w]);
+  d->inv[w] = malloc((size_t)count * sizeof *d->inv[w]);
+  if (!d->perm[w] || !d->inv[w])
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  memcpy(d->perm[w], perm, (size_t)count * sizeof *perm);
+  for (int64_t v = 0; v < count; v++)
+    d->inv[w][perm[v]] = v;
+  return 0;
+}
+
+int mlsba__mpi_matrix_rects_perm(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
+                                 const int64_t *rect, const int64_t *rperm,
+                                 const int64_t *cperm,
+                                 mlsba_mpi_matrix_t **out) {
   int err = matrix_new(comm, MLSBA__MATRIX_RECTS, m, n, b, b, out);
   if (err)
     return err;
@@ -258,6 +286,10 @@ int mlsba__mpi_matrix_rects(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
   else
     memcpy(d->rect, rect, (size_t)d->q * 4 * sizeof *d->rect);
+  if (!err)
+    err = keep_perm(d, 0, rperm, d->gm);
+  if (!err)
+    err = keep_perm(d, 1, cperm, d->gn);
   /* A rectangle with no rows or no columns: a rank that owns nothing. */
   d->ld = rect[4 * d->rank + 1] > 0 ? rect[4 * d->rank + 1] : 1;
   if (!err)
@@ -275,6 +307,10 @@ void mlsba_mpi_matrix_destroy(mlsba_mpi_matrix_t *d) {
   if (d->free_user)
     d->free_user(d->user);
   free(d->rect);
+  for (int w = 0; w < 2; w++) {
+    free(d->perm[w]);
+    free(d->inv[w]);
+  }
   free(d->own);
   free(d);
 }

@@ -28,8 +28,12 @@ struct mlsba_mpi_matrix {
   int nprow, npcol, rsrc, csrc, myrow, mycol;
   mlsba_mpi_grid_order_t order;
   /* MLSBA__MATRIX_RECTS: rank r's rectangle rect[4 r ...] = row0, rows,
-   * col0, cols in elements, on block boundaries */
+   * col0, cols in elements, on block boundaries, in the rectangles' own
+   * order of the blocks: perm[0][v] is the block row of the matrix at
+   * place v of that order, perm[1] the block column's (NULL: the
+   * matrix's own order), inv[] the inverse */
   int64_t *rect;
+  int64_t *perm[2], *inv[2];
   /* This rank: its local array (ld x lcols) and its blocks. */
   int64_t ld, lcols;
   size_t nown;
@@ -47,6 +51,15 @@ int mlsba__mpi_matrix_owner_of(const mlsba_mpi_matrix_t *d, int64_t bi,
  * Local: comm is only kept. */
 int mlsba__mpi_matrix_rects(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
                             const int64_t *rect, mlsba_mpi_matrix_t **out);
+/* As mlsba__mpi_matrix_rects, the rectangles laid over the blocks in
+ * another order: block row (column) v of the rectangles' grid is block
+ * row rperm[v] (column cperm[v]) of the matrix; NULL keeps the matrix's
+ * order. Each permutation must keep a short last block last (rperm[last]
+ * is the last block row when b does not divide m). Copied. Local. */
+int mlsba__mpi_matrix_rects_perm(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
+                                 const int64_t *rect, const int64_t *rperm,
+                                 const int64_t *cperm,
+                                 mlsba_mpi_matrix_t **out);
 
 /* A buffer kept from one redistribution to the next. */
 typedef struct mlsba__mpi_scratch {

@@ -8,6 +8,7 @@
  * call first agrees on its arguments, so an error on any rank stops all
  * of them. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,14 @@ struct mlsba_mpi_multiplier {
   mlsba__mpi_part_t *part;    /* every rank's part of the layout */
   mlsba__mpi_layout_t lay;
   mlsba_mpi_matrix_t *lib[3]; /* A and B as stored, and C */
-  mlsba_mpi_result_t bal;     /* the last balancing */
-  mlsba__mpi_operands_t ops;  /* the runs' operands, kept */
+  /* The runs on the caller's descriptions: the layout laid over the
+   * blocks in the order that keeps most of them where the caller has
+   * them (dist_layout), for the order of m, n and k in perm (NULL: the
+   * matrices' own); dlib[0] NULL where every order is the own one. */
+  mlsba_mpi_matrix_t *dlib[3];
+  int64_t *perm[3];
+  mlsba_mpi_result_t bal;    /* the last balancing */
+  mlsba__mpi_operands_t ops; /* the runs' operands, kept */
   /* The product's panels and column communicator, kept for the layout. */
   mlsba__mpi_product_keep_t *keep;
   /* Since the last balancing: the rank times of the last WINDOW runs (a
@@ -92,8 +99,18 @@ static int make_layout(mlsba_mpi_multiplier_t *M) {
     M->lib[w] = NULL;
   }
   err = mlsba__mpi_layout_matrices(C->comm, &M->lay, M->o.transa, M->o.transb,
-                                   M->lib);
+                                   NULL, M->lib);
   return mlsba__mpi_agree(C->comm, err);
+}
+
+/* The layout over the caller's blocks forgotten (the layout changes). */
+static void drop_dist_layout(mlsba_mpi_multiplier_t *M) {
+  for (int w = 0; w < 3; w++) {
+    mlsba_mpi_matrix_destroy(M->dlib[w]);
+    M->dlib[w] = NULL;
+    free(M->perm[w]);
+    M->perm[w] = NULL;
+  }
 }
 
 /* Collective: INPA's runs, then the layout of the distribution chosen;
@@ -104,6 +121,7 @@ static int balance(mlsba_mpi_multiplier_t *M, int fresh) {
   double t0 = MPI_Wtime();
   mlsba_mpi_result_free(&M->bal);
   mlsba__mpi_operands_forget(&M->ops); /* the layout is about to change */
+  drop_dist_layout(M);
   mlsba__mpi_product_keep_free(M->keep);
   M->keep = NULL;
   M->bal.nodes = C->q;
@@ -158,6 +176,7 @@ void mlsba_mpi_multiplier_destroy(mlsba_mpi_multiplier_t *M) {
   mlsba__mpi_node_close(C->node);
   for (int w = 0; w < 3; w++)
     mlsba_mpi_matrix_destroy(M->lib[w]);
+  drop_dist_layout(M);
   mlsba_mpi_result_free(&M->bal);
   mlsba__mpi_operands_free(&M->ops);
   mlsba__mpi_product_keep_free(M->keep);
@@ -406,6 +425,143 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
   return err;
 }
 
+/* A group of the caller's grid (a process row or column) and where the
+ * layout places the first of its ranks' parts. */
+typedef struct {
+  int64_t key;
+  int group;
+} group_t;
+
+static int by_key(const void *x, const void *y) {
+  const group_t *a = x, *b = y;
+  if (a->key != b->key)
+    return a->key < b->key ? -1 : 1;
+  return (a->group > b->group) - (a->group < b->group);
+}
+
+/* Which part of the layout a dimension's key reads: rows of C, its
+ * columns, op(A)'s share of k, op(B)'s. */
+enum { AT_ROW, AT_COL, AT_AK, AT_BK };
+
+static int64_t part_start(const mlsba__mpi_part_t *p, int at, int64_t *len) {
+  const int64_t v[4][2] = {{p->row0, p->rows},
+                           {p->col0, p->cols},
+                           {p->ak0, p->aks},
+                           {p->bk0, p->bks}};
+  *len = v[at][1];
+  return v[at][0];
+}
+
+/* The order of the blocks of one dimension of the caller's d (dim 0: its
+ * rows, 1: its columns) that lays the layout's parts over the caller's
+ * blocks: on a 2-D block-cyclic grid whose block there is the layout's,
+ * the blocks of each process row (column) together, in their order, the
+ * groups in the order in which the layout places their ranks' parts (at:
+ * which part), and a short last block last. On a 1 x Q grid of equal
+ * ranks the layout's columns then are the caller's own: C and op(A) stay
+ * where they lie, and op(B) moves only within each rank; elsewhere fewer
+ * blocks change rank than in the matrices' own order. *out is NULL
+ * (the own order) where the caller's layout is of another kind or
+ * block, or the order found is the own one. */
+static int dim_order(const mlsba_mpi_multiplier_t *M,
+                     const mlsba_mpi_matrix_t *d, int dim, int at,
+                     int64_t **out) {
+  *out = NULL;
+  int np = dim ? d->npcol : d->nprow, src = dim ? d->csrc : d->rsrc;
+  int64_t blocks = dim ? d->gn : d->gm, size = dim ? d->n : d->m;
+  if (d->kind != MLSBA__MATRIX_SCALAPACK || np < 2 ||
+      (dim ? d->nb : d->mb) != M->lay.b)
+    return 0;
+  group_t *g = malloc((size_t)np * sizeof *g);
+  int64_t *perm = malloc((size_t)blocks * sizeof *perm);
+  if (!g || !perm) {
+    free(g);
+    free(perm);
+    return mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  }
+  for (int s = 0; s < np; s++)
+    g[s] = (group_t){INT64_MAX, s};
+  for (int r = 0; r < M->lay.q && r < d->nprow * d->npcol; r++) {
+    int row = d->order == MLSBA_MPI_ROW_MAJOR ? r / d->npcol : r % d->nprow;
+    int col = d->order == MLSBA_MPI_ROW_MAJOR ? r % d->npcol : r / d->nprow;
+    int64_t len, start = part_start(&M->lay.part[r], at, &len);
+    int s = dim ? col : row;
+    if (len > 0 && start < g[s].key)
+      g[s].key = start;
+  }
+  qsort(g, (size_t)np, sizeof *g, by_key);
+  int short_last = size % M->lay.b != 0;
+  int64_t v = 0, same = 1;
+  for (int i = 0; i < np; i++)
+    for (int64_t j = (g[i].group - src + np) % np; j < blocks; j += np)
+      if (!(short_last && j == blocks - 1))
+        perm[v++] = j;
+  if (short_last)
+    perm[v++] = blocks - 1;
+  for (int64_t j = 0; j < blocks; j++)
+    same &= perm[j] == j;
+  free(g);
+  if (same)
+    free(perm);
+  else
+    *out = perm;
+  return 0;
+}
+
+static int same_order(const int64_t *x, const int64_t *y, int64_t n) {
+  if (x == NULL || y == NULL)
+    return x == y;
+  return memcmp(x, y, (size_t)n * sizeof *x) == 0;
+}
+
+/* The dist form: the orders of m, n and k that keep most of the caller's
+ * blocks in place (dim_order: of m from C's rows, else op(A)'s; of n
+ * from C's columns, else op(B)'s; of k from op(A)'s, else op(B)'s), and
+ * the layout's descriptions in them, made again only when the orders
+ * change (the operands kept then serve no more). Local: every rank
+ * finds the same orders in the same descriptions. A gathered C keeps
+ * the matrices' own order (rank 0 assembles it from the parts). */
+static int dist_layout(mlsba_mpi_multiplier_t *M,
+                       const mlsba__mpi_source_t *src) {
+  const mlsba_mpi_multiply_opts_t *o = &M->o;
+  int ta = o->transa == 'T', tb = o->transb == 'T';
+  int64_t b = M->lay.b, *perm[3] = {NULL, NULL, NULL};
+  int64_t blocks[3] = {(M->lay.m + b - 1) / b, (M->lay.n + b - 1) / b,
+                       (M->lay.k + b - 1) / b};
+  /* Per order: the caller's matrices and dimensions to try, in turn. */
+  const struct {
+    int w, dim, at;
+  } try[3][2] = {{{2, 0, AT_ROW}, {0, ta, AT_ROW}},
+                 {{2, 1, AT_COL}, {1, !tb, AT_COL}},
+                 {{0, !ta, AT_AK}, {1, tb, AT_BK}}};
+  int err = 0;
+  for (int x = 0; x < 3 && !err && !o->gather; x++)
+    for (int t = 0; t < 2 && !err && perm[x] == NULL; t++)
+      err = dim_order(M, src->desc[try[x][t].w], try[x][t].dim, try[x][t].at,
+                      &perm[x]);
+  int same = !err;
+  for (int x = 0; x < 3; x++)
+    same &= same_order(perm[x], M->perm[x], blocks[x]);
+  int none = !perm[0] && !perm[1] && !perm[2];
+  if (err || (same && (M->dlib[0] || none))) {
+    for (int x = 0; x < 3; x++)
+      free(perm[x]);
+    return err;
+  }
+  drop_dist_layout(M);
+  mlsba__mpi_operands_forget(&M->ops); /* A' and B' in the old order */
+  for (int x = 0; x < 3; x++)
+    M->perm[x] = perm[x];
+  if (none)
+    return 0;
+  const int64_t *const p[3] = {perm[0], perm[1], perm[2]};
+  err = mlsba__mpi_layout_matrices(M->C.comm, &M->lay, o->transa, o->transb, p,
+                                   M->dlib);
+  if (err)
+    drop_dist_layout(M);
+  return err;
+}
+
 static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
                mlsba_mpi_result_t *r, const char *fn) {
   if (M == NULL)
@@ -416,8 +572,11 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
   int err = r == NULL   ? mlsba__fail(MLSBA_EINVAL, "%s: result is NULL", fn)
             : src->dist ? check_dist(M, src)
                         : 0;
+  if (!err && src->dist)
+    err = dist_layout(M, src);
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     return err;
+  mlsba_mpi_matrix_t *const *lib = src->dist && M->dlib[0] ? M->dlib : M->lib;
   double t0 = MPI_Wtime(), t;
   r->nodes = C->q;
   const mlsba__mpi_part_t *p = &M->part[C->rank];
@@ -433,7 +592,7 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
     err = mlsba__mpi_mult_check_memory(
         C, mlsba__mpi_mult_rect_bytes(C, p->rows, p->cols, 1), "the product");
   if (!err)
-    err = mlsba__mpi_operands_make(C, &M->lay, M->lib, src, ops, &r->split);
+    err = mlsba__mpi_operands_make(C, &M->lay, lib, src, ops, &r->split);
   r->reused = ops->reused;
   t = MPI_Wtime();
   if (!err && verify)
@@ -457,8 +616,8 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
     err = mlsba__mpi_mult_report(C, &M->lay, &st, r, &late);
   r->split.gather_s += MPI_Wtime() - t;
   if (!err)
-    err = mlsba__mpi_operands_hand_back(C, &M->lay, M->lib, src, ops, r,
-                                        &r->split);
+    err =
+        mlsba__mpi_operands_hand_back(C, &M->lay, lib, src, ops, r, &r->split);
   if (!err)
     err = mlsba__mpi_agree(C->comm, late ? late : copy_balancing(&M->bal, r));
   if (!err)

@@ -51,9 +51,14 @@ double mlsba__mpi_grid_cells_of(const mlsba__mpi_grid_t *grid, int64_t rows,
 int64_t mlsba__mpi_grid_blocks_of(const mlsba__mpi_grid_t *grid, int64_t m,
                                   int64_t n);
 /* The layout's descriptions of A and B as stored (transposed when 'T')
- * and of C: out[0..2]. Local. */
+ * and of C: out[0..2]. perm (NULL: none) gives the order in which the
+ * layout's rectangles lay over the blocks of m (C's and op(A)'s rows), n
+ * (C's and op(B)'s columns) and k (op(A)'s columns, op(B)'s rows): block
+ * v of the layout is block perm[d][v] of the matrices, perm[d] NULL for
+ * their own order (mlsba__mpi_matrix_rects_perm). Local. */
 int mlsba__mpi_layout_matrices(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
                                char transa, char transb,
+                               const int64_t *const perm[3],
                                mlsba_mpi_matrix_t *out[3]);
 
 /* ---- multiplier.c: what the balancing and the runs share -------------- */
@@ -192,6 +197,10 @@ typedef struct mlsba__mpi_operands {
   /* The caller's own arrays, used where they lie (its layout places this
    * part as the product's does): not the buffers, not moved back. */
   int borrowed[3];
+  /* The caller's C that the last run borrowed and wrote: its pages are
+   * in, so a product with beta 0 into it again overwrites it instead of
+   * clearing it first (operands.c). */
+  const void *warm_c;
   void *buf[3];
   size_t cap[3];                /* elements */
   mlsba__mpi_scratch_t scratch; /* the redistributions' */

@@ -48,22 +48,31 @@ static const char *const matrix_name[3] = {"A", "B", "C"};
 
 /* Whether the caller's description d lays this rank's part out exactly
  * as the product's lib does: the same elements at the same local places
- * with the same leading dimension. */
+ * with the same leading dimension (lib's blocks may lie over the
+ * matrix's in another order: matrix.c's rects_perm). */
 static int same_place(const mlsba_mpi_matrix_t *d,
                       const mlsba_mpi_matrix_t *lib) {
-  const int64_t *x = lib->rect + 4 * lib->rank;
-  int64_t area = 0;
-  if (x[1] > 0 && x[3] > 0 && d->ld != x[1])
+  int64_t area = 0, lib_area = 0;
+  if (lib->nown > 0 && d->ld != lib->ld)
     return 0;
+  for (size_t k = 0; k < lib->nown; k++)
+    lib_area += lib->own[k].rows * lib->own[k].cols;
   for (size_t k = 0; k < d->nown; k++) {
     const mlsba_mpi_block_t *b = &d->own[k];
-    if (b->row < x[0] || b->row + b->rows > x[0] + x[1] || b->col < x[2] ||
-        b->col + b->cols > x[2] + x[3] || b->local_row != b->row - x[0] ||
-        b->local_col != b->col - x[2])
-      return 0;
+    /* Every block of lib that b covers: here, at b's local offsets. */
+    for (int64_t j = b->col; j < b->col + b->cols;
+         j = (j / lib->nb + 1) * lib->nb)
+      for (int64_t i = b->row; i < b->row + b->rows;
+           i = (i / lib->mb + 1) * lib->mb) {
+        int64_t lr = 0, lc = 0, bi = i / lib->mb, bj = j / lib->nb;
+        if (mlsba__mpi_matrix_owner_of(lib, bi, bj, &lr, &lc) != lib->rank ||
+            lr + (i - bi * lib->mb) != b->local_row + (i - b->row) ||
+            lc + (j - bj * lib->nb) != b->local_col + (j - b->col))
+          return 0;
+      }
     area += b->rows * b->cols;
   }
-  return area == x[1] * x[3];
+  return area == lib_area;
 }
 
 /* Collective (the dist form): which of the caller's arrays the product
@@ -188,14 +197,17 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
    * not inside the timed product, where the first GEMM step took them
    * (3a7d32b: run-scalapack's INPA 0.18 s -> 0.32 s at 2048). So the
    * memset stays for a new buffer of the multiplier's and for the
-   * caller's C (whose pages may be as new), and the steps overwrite C'
-   * too, so that every product with beta 0 computes C' alike. */
+   * caller's C the first time it is borrowed (whose pages may be as new:
+   * pdgemm-peer's calloc'ed C), and the steps overwrite C' too, so that
+   * every product with beta 0 computes C' alike. */
   double t0 = MPI_Wtime();
   if (ops->c && o->beta == 0 && nc > 0) {
     ops->overwrite = mlsba__mpi_node_can_overwrite(C->node);
-    if (!ops->overwrite || fresh_c || ops->borrowed[2])
+    if (!ops->overwrite || fresh_c ||
+        (ops->borrowed[2] && ops->c != ops->warm_c))
       memset(ops->c, 0, nc * es);
   }
+  ops->warm_c = ops->borrowed[2] ? ops->c : NULL;
   split->fill_s += MPI_Wtime() - t0;
   int err = (ops->a || ops->borrowed[0]) && (ops->b || ops->borrowed[1]) &&
                     (ops->c || ops->borrowed[2])
@@ -242,6 +254,7 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
 
 void mlsba__mpi_operands_forget(mlsba__mpi_operands_t *ops) {
   ops->kept[0].valid = ops->kept[1].valid = 0;
+  ops->warm_c = NULL;
 }
 
 void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops) {

@@ -67,7 +67,12 @@ int64_t mlsba__mpi_grid_blocks_of(const mlsba__mpi_grid_t *gr, int64_t m,
 
 int mlsba__mpi_layout_matrices(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
                                char transa, char transb,
+                               const int64_t *const perm[3],
                                mlsba_mpi_matrix_t *out[3]) {
+  /* The block orders of m, n and k (rows of C, its columns, op(A)'s
+   * columns), each NULL for the matrices' own. */
+  const int64_t *pm = perm ? perm[0] : NULL, *pn = perm ? perm[1] : NULL,
+                *pk = perm ? perm[2] : NULL;
   out[0] = out[1] = out[2] = NULL;
   int64_t *r = malloc((size_t)lay->q * 12 * sizeof *r);
   if (r == NULL)
@@ -87,11 +92,16 @@ int mlsba__mpi_layout_matrices(MPI_Comm comm, const mlsba__mpi_layout_t *lay,
   }
   int64_t am = transa == 'T' ? lay->k : lay->m, an = lay->m + lay->k - am;
   int64_t bm = transb == 'T' ? lay->n : lay->k, bn = lay->n + lay->k - bm;
-  int err = mlsba__mpi_matrix_rects(comm, am, an, lay->b, ra, &out[0]);
+  int err = mlsba__mpi_matrix_rects_perm(comm, am, an, lay->b, ra,
+                                         transa == 'T' ? pk : pm,
+                                         transa == 'T' ? pm : pk, &out[0]);
   if (!err)
-    err = mlsba__mpi_matrix_rects(comm, bm, bn, lay->b, rb, &out[1]);
+    err = mlsba__mpi_matrix_rects_perm(comm, bm, bn, lay->b, rb,
+                                       transb == 'T' ? pn : pk,
+                                       transb == 'T' ? pk : pn, &out[1]);
   if (!err)
-    err = mlsba__mpi_matrix_rects(comm, lay->m, lay->n, lay->b, rc, &out[2]);
+    err = mlsba__mpi_matrix_rects_perm(comm, lay->m, lay->n, lay->b, rc, pm, pn,
+                                       &out[2]);
   free(r);
   if (err)
     for (int w = 0; w < 3; w++) {

@@ -262,7 +262,9 @@ typedef struct mlsba_mpi_result {
   /** This rank's C': c_rows x c_cols elements (leading dimension c_rows,
    *  doubles or floats by precision) at element (c_row0, c_col0) of C;
    *  NULL on simulated ranks, which compute nothing. Its own, on every
-   *  rank. */
+   *  rank. After mlsba_mpi_multiplier_run_dist() c is NULL (C is in the
+   *  caller's array) and the place counts blocks in the order the
+   *  library laid its layout over the caller's (docs/mpi-api.md). */
   void *c;
   int64_t c_row0, c_col0, c_rows, c_cols;
   /** With opts.gather, on rank 0: the whole C, M x N column-major. */
