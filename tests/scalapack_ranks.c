@@ -30,7 +30,11 @@
  *               C right; a damaged file (rectangles that overlap) is not
  *               run, INPA runs and writes it anew; a rebalancing runs
  *               INPA whatever was saved; every rank keeps its node's
- *               device models in a folder of its own in model_dir.
+ *               device models in a folder of its own in model_dir; a
+ *               saved split a block off the caller's block edges, on
+ *               ranks of one speed, is snapped onto the caller's split
+ *               (result.snapped, C right), and on a rank four times
+ *               slower it is not.
  * The matrices hold multiples of 1/8 for which every sum is exact, so
  * every comparison is ==. Rank 0 prints a line per layout; the exit
  * status is 0 when every rank found everything right. */
@@ -624,6 +628,88 @@ static int remove_files_in(const char *dir) {
   return d ? n : -1;
 }
 
+/* Rank 0: the saved file replaced by a distribution of the 4 x 4 cells of
+ * 97 x 61 in blocks of 16 that is a block column off the caller's split
+ * on a 1 x q grid (2 or 3 ranks), with times of ranks of one speed, or
+ * the last one four times slower (slow): 0 when done. */
+static int write_off_edge(const char *dir, int slow) {
+  static const int64_t at[2][3][2] = {{{0, 3}, {3, 1}}, /* col, cols */
+                                      {{0, 2}, {2, 1}, {3, 1}}};
+  char path[600];
+  saved_file(dir, path, sizeof path);
+  FILE *f = path[0] && (size_ == 2 || size_ == 3) ? fopen(path, "w") : NULL;
+  if (f == NULL)
+    return 1;
+  fprintf(f, "mlsba-inpa-distribution 2 %d 4 0.01\n", size_);
+  for (int i = 0; i < size_; i++) {
+    const int64_t *x = at[size_ - 2][i];
+    int64_t end = (x[0] + x[1]) * 16 < 61 ? (x[0] + x[1]) * 16 : 61;
+    double speed = slow && i == size_ - 1 ? 250 : 1000;
+    fprintf(f, "4 %lld 0 %lld %.9g\n", (long long)x[1], (long long)x[0],
+            97.0 * (double)(end - x[0] * 16) / speed);
+  }
+  return fclose(f) != 0;
+}
+
+/* A multiplier on the saved split off the caller's edges: two run_dist on
+ * a 1 x q grid of the multiplier's block, C right, result.snapped as
+ * wanted (and kept on the second run). Nonzero when it failed. */
+static int snap_once(const mlsba_mpi_multiply_opts_t *o, const char *dir,
+                     int slow) {
+  int done = rank_ == 0 ? write_off_edge(dir, slow) : 0;
+  MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (done != 0) {
+    if (rank_ == 0)
+      printf("WRONG saved: the split off the edges not written\n");
+    return 1;
+  }
+  grid_t g = {1, size_, MLSBA_MPI_ROW_MAJOR, 16, 16};
+  int d[3][9];
+  make_desc(d[0], &g, (int)o->m, (int)o->k, 0);
+  make_desc(d[1], &g, (int)o->k, (int)o->n, 0);
+  make_desc(d[2], &g, (int)o->m, (int)o->n, 0);
+  mlsba_mpi_matrix_t *x[3] = {NULL, NULL, NULL};
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[w], g.p, g.q, g.order, &x[w]);
+  double *a = local_array(x[0], 0, 0), *b = local_array(x[1], 1, 0);
+  mlsba_mpi_multiplier_t *M = NULL;
+  int snapped[2] = {-1, -1}, from_saved = -1;
+  long wrong = 0;
+  if (mlsba_mpi_multiplier_create(MPI_COMM_WORLD, o, &M) == 0) {
+    from_saved = mlsba_mpi_multiplier_balancing(M)->from_saved;
+    for (int t = 0; t < 2; t++) {
+      double *c = local_array(x[2], 2, 1);
+      mlsba_mpi_result_t r;
+      ref_t ref = {o};
+      if (mlsba_mpi_multiplier_run_dist(M, x[0], a, x[1], b, x[2], c, &r)) {
+        wrong++;
+      } else {
+        snapped[t] = r.snapped;
+        wrong += wrong_in(x[2], c, want_c, &ref);
+        mlsba_mpi_result_free(&r);
+      }
+      free(c);
+    }
+  } else if (rank_ == 0) {
+    fprintf(stderr, "scalapack_ranks: %s\n", mlsba_mpi_last_error());
+  }
+  long all = 0;
+  MPI_Allreduce(&wrong, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  int ok =
+      from_saved == 1 && snapped[0] == !slow && snapped[1] == !slow && all == 0;
+  if (rank_ == 0)
+    printf("%s saved: a split a block off the caller's edges, %s: "
+           "from_saved %d, snapped %d %d (want %d), %ld wrong\n",
+           ok ? "ok" : "WRONG", slow ? "one rank slow" : "ranks alike",
+           from_saved, snapped[0], snapped[1], !slow, all);
+  mlsba_mpi_multiplier_destroy(M);
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_destroy(x[w]);
+  free(a);
+  free(b);
+  return !ok;
+}
+
 static int saved(const char *platform) {
   char dir[256] = "/tmp/mlsba-saved-XXXXXX";
   if (rank_temp_dir(dir, (int)sizeof dir))
@@ -649,6 +735,10 @@ static int saved(const char *platform) {
   bad |= saved_once(&o, "a damaged file is not run", 0, 0);
   bad |= saved_once(&o, "written anew", 1, 0);
   bad |= saved_once(&o, "a rebalancing runs INPA", 0, 1);
+  /* The balancing's own tolerance, a file to take without a check. */
+  o.eps = 0.05;
+  bad |= snap_once(&o, dir, 0);
+  bad |= snap_once(&o, dir, 1);
   if (rank_ == 0) { /* its files, the ranks' folders of models, itself */
     char path[600];
     saved_file(dir, path, sizeof path);

@@ -156,7 +156,7 @@ START_TEST(a_saved_distribution_spares_the_next_job_its_balancing) {
   char *args[] = {scalapack_bin, "saved", DATA "cpu%r.json", NULL};
   tool_run_t r;
   run_job(np, &r, args);
-  check_all_ok(&r, 7);
+  check_all_ok(&r, 9);
   tool_run_free(&r);
 }
 END_TEST

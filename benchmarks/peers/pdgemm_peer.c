@@ -37,7 +37,8 @@
  * time as timed here, barriers included (what whole_s leaves of it is
  * the multiplier's creation, its balancing and the descriptions). With
  * --model-dir DIR, the multiplier keeps its balancing there for the next
- * job (opts.model_dir; from_saved: this job ran the one saved). */
+ * job (opts.model_dir; from_saved: this job ran the one saved); snapped:
+ * the runs that used the caller's own split (result.snapped). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <mpi.h>
@@ -162,7 +163,7 @@ int main(int argc, char **argv) {
   double whole = 0, balance = 0, moves = 0, fill = 0, product = 0, back = 0,
          moves_back = 0, calls = 0, runs_s = 0;
   unsigned reused = 0;
-  int from_saved = 0;
+  int from_saved = 0, snapped = 0;
   MPI_Barrier(MPI_COMM_WORLD);
   double w0 = MPI_Wtime();
 #ifdef MLSBA_PEER_WITH_MLSBA
@@ -222,6 +223,7 @@ int main(int argc, char **argv) {
       back += res.split.gather_s + res.split.check_s;
       balance += res.split.balance_s; /* a rebalancing, if any */
       reused |= r > 0 ? res.reused : 0;
+      snapped += res.snapped;
       calls += res.wall_s;
       mlsba_mpi_result_free(&res);
     } else
@@ -269,14 +271,16 @@ int main(int argc, char **argv) {
            "\"move_back_s\": %.6f, "
            "\"fill_s\": %.6f, \"product_s\": %.6f, \"back_s\": %.6f, "
            "\"calls_s\": %.6f, \"runs_s\": %.6f, "
-           "\"reused\": %u, \"from_saved\": %d, \"gflops\": %.3f, "
+           "\"reused\": %u, \"from_saved\": %d, \"snapped\": %d, "
+           "\"gflops\": %.3f, "
            "\"verified\": %s}\n",
            mlsba   ? "mlsba-multiplier"
            : dgemm ? "blas-dgemm"
                    : "scalapack-pdgemm",
            m, n, k, transa, transb, nb, nprow, npcol, runs, t[runs / 2], whole,
            balance, moves, moves_back, fill, product, back, calls, runs_s,
-           reused, from_saved, 2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
+           reused, from_saved, snapped,
+           2.0 * m * (double)n * k / t[runs / 2] * 1e-9,
            all_ok ? "true" : "false");
   for (int w = 0; w < 3; w++)
     free(x[w]);

@@ -43,6 +43,15 @@ struct mlsba_mpi_multiplier {
   /* What INPA's last balancing in this multiplier cost, in the product's
    * time base (0: none ran here, as with a saved start). */
   double inpa_cost;
+  /* Every rank's cells (m, n, row, col: q x 4) of the layout; snapped: 1
+   * once the runs on the caller's descriptions use the caller's own
+   * split instead of the balanced one (snap), until the next balancing;
+   * dist_runs: the dist runs on this layout, and the moves the last one
+   * made that a snapped split would not (rank 0's clock). */
+  int64_t *cells;
+  int snapped;
+  unsigned dist_runs;
+  double moves_seen;
 };
 
 /* The runs whose rank times are judged together: the median of three
@@ -91,7 +100,8 @@ static int make_layout(mlsba_mpi_multiplier_t *M) {
   for (int i = 0; i < C->q; i++)
     mlsba__mpi_grid_part(&C->grid, all[4 * i], all[4 * i + 1], all[4 * i + 2],
                          all[4 * i + 3], &M->part[i]);
-  free(all);
+  free(M->cells);
+  M->cells = all;
   M->lay = (mlsba__mpi_layout_t){C->q,      C->grid.m, C->grid.n,
                                  C->grid.k, C->grid.b, M->part};
   for (int w = 0; w < 3; w++) {
@@ -157,6 +167,9 @@ static int balance(mlsba_mpi_multiplier_t *M, int fresh) {
                        : M->bal.split.balance_s;
   M->runs = 0;
   M->lost = 0;
+  M->snapped = 0;
+  M->dist_runs = 0;
+  M->moves_seen = 0;
   return err;
 }
 
@@ -181,6 +194,7 @@ void mlsba_mpi_multiplier_destroy(mlsba_mpi_multiplier_t *M) {
   mlsba__mpi_operands_free(&M->ops);
   mlsba__mpi_product_keep_free(M->keep);
   free(M->seen);
+  free(M->cells);
   free(M->part);
   free(M->platform);
   free(M->model_dir);
@@ -562,6 +576,182 @@ static int dist_layout(mlsba_mpi_multiplier_t *M,
   return err;
 }
 
+/* One dimension of the caller's C (dim 0: its rows, 1: its columns) cut
+ * as its process rows (columns) hold it, in cells: the group placed
+ * pos-th has cells edges[pos] to edges[pos + 1], and group s is placed
+ * at[s]-th. The groups in the order of their first blocks, the one
+ * holding a short last block last, so that dist_layout's order (a
+ * group's blocks together, the groups in the order of their parts, a
+ * short last block last) gives each group its own blocks. 0 when a group
+ * holds no block or an edge falls on no cell edge. */
+static int snap_dim(const mlsba__mpi_grid_t *gr, const mlsba_mpi_matrix_t *d,
+                    int dim, int64_t *edges, int *at) {
+  int np = dim ? d->npcol : d->nprow, src = dim ? d->csrc : d->rsrc;
+  int64_t blocks = dim ? gr->cb : gr->rb, size = dim ? gr->n : gr->m;
+  int64_t short_first = size % gr->b != 0 ? (blocks - 1) % np : -1, sum = 0;
+  if (np > blocks)
+    return 0;
+  edges[0] = 0;
+  for (int pos = 0; pos < np; pos++) {
+    /* First blocks 0, 1, ... in turn, the short last's holder skipped
+     * and placed last. */
+    int64_t j0 = pos;
+    if (short_first >= 0)
+      j0 = pos == np - 1 ? short_first : pos + (pos >= short_first);
+    int s = (int)((src + j0) % np);
+    at[s] = pos;
+    sum += (blocks - j0 + np - 1) / np;
+    int64_t e = sum * gr->b < size ? sum * gr->b : size;
+    if (!mlsba__mpi_grid_cell_at(gr, dim, e, &edges[pos + 1]))
+      return 0;
+  }
+  return 1;
+}
+
+/* The caller's own split of C as the head's cells (q x 4: m, n, row,
+ * col), each rank given exactly the blocks of C it holds: where the
+ * caller's C is 2-D block-cyclic with the multiplier's block both ways
+ * on a grid of all the ranks, and every edge falls on a cell edge. */
+static int snap_cells(const mlsba_mpi_multiplier_t *M,
+                      const mlsba_mpi_matrix_t *d, int64_t *out) {
+  const mlsba__mpi_grid_t *gr = &M->C.grid;
+  if (M->o.gather || d->kind != MLSBA__MATRIX_SCALAPACK || d->mb != gr->b ||
+      d->nb != gr->b || d->nprow * d->npcol != M->C.q)
+    return 0;
+  int64_t *er = malloc((size_t)(d->nprow + d->npcol + 2) * sizeof *er),
+          *ec = er ? er + d->nprow + 1 : NULL;
+  int *at = malloc((size_t)(d->nprow + d->npcol) * sizeof *at);
+  int ok = er && at && snap_dim(gr, d, 0, er, at) &&
+           snap_dim(gr, d, 1, ec, at + d->nprow);
+  for (int r = 0; ok && r < M->C.q; r++) {
+    int row = d->order == MLSBA_MPI_ROW_MAJOR ? r / d->npcol : r % d->nprow;
+    int col = d->order == MLSBA_MPI_ROW_MAJOR ? r % d->npcol : r / d->nprow;
+    int pr = at[row], pc = at[d->nprow + col];
+    int64_t *x = out + 4 * r;
+    x[0] = er[pr + 1] - er[pr];
+    x[1] = ec[pc + 1] - ec[pc];
+    x[2] = er[pr];
+    x[3] = ec[pc];
+  }
+  free(er);
+  free(at);
+  return ok;
+}
+
+/* Rank 0: whether the caller's split (cells) is as good as the balanced
+ * one. Its rank times are predicted from the balancing: the times of
+ * another run of the balancing that gave every rank as many blocks as
+ * the caller's split gives it (measured there), else each rank's speed in the
+ * distribution run (elements of C a second) over its elements in the
+ * caller's split. It is taken when those times are within eps of each
+ * other, or when its makespan is within eps of the balanced run's plus
+ * the moves it saves a run (moves_seen): eps is as close as the
+ * balancing tells times apart. *imb: its predicted imbalance. */
+static int snap_pays(const mlsba_mpi_multiplier_t *M, const int64_t *cells,
+                     double *imb, double *snap_s, double *bal_s) {
+  const mlsba_mpi_result_t *b = &M->bal;
+  size_t q = (size_t)M->C.q, chosen = b->run_iteration - 1, same = SIZE_MAX;
+  if (b->history_time == NULL || b->history_w == NULL ||
+      b->run_iteration == 0 || chosen >= b->history_len)
+    return 0;
+  int64_t *w = malloc(q * sizeof *w);
+  if (w == NULL)
+    return 0;
+  int64_t bl = M->C.grid.b;
+  for (size_t i = 0; i < q; i++) {
+    mlsba__mpi_part_t p;
+    mlsba__mpi_grid_part(&M->C.grid, cells[4 * i], cells[4 * i + 1],
+                         cells[4 * i + 2], cells[4 * i + 3], &p);
+    w[i] = (p.rows + bl - 1) / bl * ((p.cols + bl - 1) / bl);
+  }
+  for (size_t k = 0; k < b->history_len && same == SIZE_MAX; k++) {
+    if (k == chosen) /* its split is not the caller's (as many blocks
+                        each, a short block elsewhere) */
+      continue;
+    size_t i = 0;
+    while (i < q && b->history_w[k * q + i] == w[i] &&
+           b->history_time[k * q + i] > 0)
+      i++;
+    same = i == q ? k : SIZE_MAX;
+  }
+  const double *t = b->history_time + chosen * q;
+  double lo = INFINITY, hi = 0, bal = 0;
+  int ok = 1;
+  for (size_t i = 0; ok && i < q; i++) {
+    const mlsba__mpi_part_t *now = &M->part[i];
+    mlsba__mpi_part_t p;
+    mlsba__mpi_grid_part(&M->C.grid, cells[4 * i], cells[4 * i + 1],
+                         cells[4 * i + 2], cells[4 * i + 3], &p);
+    double e = (double)now->rows * (double)now->cols,
+           e2 = (double)p.rows * (double)p.cols;
+    ok = t[i] > 0 && e > 0;
+    double t2 =
+        same != SIZE_MAX ? b->history_time[same * q + i] : t[i] * e2 / e;
+    lo = t2 < lo ? t2 : lo;
+    hi = t2 > hi ? t2 : hi;
+    bal = t[i] > bal ? t[i] : bal;
+  }
+  free(w);
+  *imb = hi > 0 ? (hi - lo) / hi : 0;
+  *snap_s = hi;
+  *bal_s = bal;
+  double eps = M->o.eps;
+  return ok && (*imb <= eps || hi <= (1 + eps) * bal + M->moves_seen);
+}
+
+/* Collective, on a dist run not yet snapped: where the caller's own
+ * split of C is as good as the balanced one (snap_pays, decided on rank
+ * 0 and sent to every rank), the layout becomes it: every rank's node
+ * made ready for its new rectangle (a node of one device without a run)
+ * and the layout's descriptions made again. The products then judge it
+ * against half again of its predicted imbalance (or eps), or drift. */
+static int snap(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src) {
+  mlsba__mpi_mult_t *C = &M->C;
+  int q = C->q, take = 0;
+  int64_t *cells = malloc((size_t)q * 4 * sizeof *cells);
+  double imb = 0, snap_s = 0, bal_s = 0;
+  int err = cells ? 0 : mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    goto done;
+  if (C->rank == 0 && snap_cells(M, src->desc[2], cells) &&
+      memcmp(cells, M->cells, (size_t)q * 4 * sizeof *cells) != 0) {
+    take = snap_pays(M, cells, &imb, &snap_s, &bal_s);
+    const char *v = getenv("MLSBA_VERBOSE");
+    if (v && *v && strcmp(v, "0") != 0)
+      fprintf(stderr,
+              "mlsba multiplier: the caller's split predicted %.4f s "
+              "(imbalance %.3f) against the balanced %.4f s and %.4f s of "
+              "moves a run: %s\n",
+              snap_s, imb, bal_s, M->moves_seen, take ? "snapped" : "kept");
+  }
+  MPI_Bcast(&take, 1, MPI_INT, 0, C->comm);
+  if (!take)
+    goto done;
+  MPI_Bcast(cells, q * 4, MPI_INT64_T, 0, C->comm);
+  MPI_Bcast(&imb, 1, MPI_DOUBLE, 0, C->comm);
+  C->mine = (mlsba__mpi_rect_t){cells[4 * C->rank], cells[4 * C->rank + 1],
+                                cells[4 * C->rank + 2], cells[4 * C->rank + 3]};
+  mlsba__mpi_operands_forget(&M->ops);
+  drop_dist_layout(M);
+  mlsba__mpi_product_keep_free(M->keep);
+  M->keep = NULL;
+  err = mlsba__mpi_agree(C->comm, mlsba__mpi_mult_place_rect(C));
+  if (!err)
+    err = make_layout(M);
+  if (!err) {
+    double bar = 1.5 * (imb > M->o.eps ? imb : M->o.eps);
+    C->check_bar = bar > M->o.drift ? bar : M->o.drift;
+    C->unchecked = 1;
+    M->snapped = 1;
+    M->runs = 0;
+    M->lost = 0;
+    M->dist_runs = 0;
+  }
+done:
+  free(cells);
+  return err;
+}
+
 static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
                mlsba_mpi_result_t *r, const char *fn) {
   if (M == NULL)
@@ -572,12 +762,22 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
   int err = r == NULL   ? mlsba__fail(MLSBA_EINVAL, "%s: result is NULL", fn)
             : src->dist ? check_dist(M, src)
                         : 0;
-  if (!err && src->dist)
+  if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
+    return err;
+  /* A snap (the node made ready again, the layout's descriptions) counts
+   * as balancing, in the whole call's time. */
+  double t0 = MPI_Wtime(), t;
+  int was_snapped = M->snapped;
+  if (src->dist && !was_snapped && (err = snap(M, src)) != 0)
+    return err;
+  if (M->snapped && !was_snapped)
+    r->split.balance_s = MPI_Wtime() - t0;
+  if (src->dist)
     err = dist_layout(M, src);
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     return err;
+  r->snapped = src->dist && M->snapped;
   mlsba_mpi_matrix_t *const *lib = src->dist && M->dlib[0] ? M->dlib : M->lib;
-  double t0 = MPI_Wtime(), t;
   r->nodes = C->q;
   const mlsba__mpi_part_t *p = &M->part[C->rank];
   mlsba__mpi_operands_t *ops = &M->ops;
@@ -626,6 +826,14 @@ done:
   mlsba__mpi_check_free(check);
   r->wall_s = MPI_Wtime() - t0;
   share_times(C->comm, r);
+  if (!err && src->dist && !r->rebalanced) {
+    /* What the next decision to snap weighs (rank 0's clock, on every
+     * rank): C back, and A and B in after the layout's first run (that
+     * one's are paid once). */
+    M->moves_seen =
+        r->split.move_back_s + (M->dist_runs > 0 ? r->split.move_s : 0);
+    M->dist_runs++;
+  }
   if (err)
     mlsba_mpi_result_free(r);
   return err;

@@ -44,6 +44,10 @@ void mlsba__mpi_grid_init(mlsba__mpi_grid_t *grid, int64_t m, int64_t n,
 /* The part of the rank given the m x n cells at (row, col). */
 void mlsba__mpi_grid_part(const mlsba__mpi_grid_t *grid, int64_t m, int64_t n,
                           int64_t row, int64_t col, mlsba__mpi_part_t *part);
+/* The cell edge *v (0..g) that maps to element edge at of C's rows (dim
+ * 0) or columns (dim 1); 0 when no cell edge does. */
+int mlsba__mpi_grid_cell_at(const mlsba__mpi_grid_t *grid, int dim, int64_t at,
+                            int64_t *v);
 /* A rows x cols rectangle of C in cells (real, for the head's models). */
 double mlsba__mpi_grid_cells_of(const mlsba__mpi_grid_t *grid, int64_t rows,
                                 int64_t cols);

@@ -52,6 +52,18 @@ void mlsba__mpi_grid_part(const mlsba__mpi_grid_t *gr, int64_t m, int64_t n,
   p->bks = edge(gr, row + m, gr->kb, gr->k) - p->bk0;
 }
 
+int mlsba__mpi_grid_cell_at(const mlsba__mpi_grid_t *gr, int dim, int64_t at,
+                            int64_t *v) {
+  int64_t blocks = dim ? gr->cb : gr->rb, size = dim ? gr->n : gr->m;
+  /* edge() grows strictly with v (blocks >= g): one v at most. */
+  for (int64_t c = 0; c <= gr->g; c++)
+    if (edge(gr, c, blocks, size) == at) {
+      *v = c;
+      return 1;
+    }
+  return 0;
+}
+
 double mlsba__mpi_grid_cells_of(const mlsba__mpi_grid_t *gr, int64_t rows,
                                 int64_t cols) {
   double g = (double)gr->g;

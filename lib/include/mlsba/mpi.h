@@ -286,6 +286,13 @@ typedef struct mlsba_mpi_result {
    *  opts.model_dir for the same ranks, platforms and shape: no INPA
    *  runs. The first product checks it (see opts.model_dir). */
   int from_saved;
+  /** mlsba_mpi_multiplier_run_dist(): 1 when the run used the caller's
+   *  own split instead of the balanced one: every rank given exactly the
+   *  blocks of C it holds in the caller's descriptor, because the rank
+   *  speeds of the balancing predict that split within eps of balanced,
+   *  or no slower than the balanced one plus the moves it saves
+   *  (docs/mpi-api.md). */
+  int snapped;
 } mlsba_mpi_result_t;
 
 /** \brief Defaults: INPA, MLSBA inside nodes, eps 0.05, 20 iterations,
