@@ -392,7 +392,16 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
    * column's rows, on every simulated rank at once. */
   big.send = mlsba__mpi_dfac_alloc(f, (size_t)m * (size_t)nb * f->es + 1);
   big.recv = mlsba__mpi_dfac_alloc(f, (size_t)m * (size_t)nb * f->es + 1);
-  int err = holds && step && pairs && big.mv && big.tmp && big.send && big.recv
+  /* A pair's message here is up to m rows of a block column: more pieces
+   * (f->piece) than a step's 2 nb rows, for which w->reqs is sized. */
+  int cq;
+  MPI_Comm_size(f->col, &cq);
+  int64_t per = mlsba__mpi_dfac_piece_cols(f, m);
+  big.reqs =
+      malloc((2 * (size_t)cq * (size_t)((nb + per - 1) / per) + CHAIN_PIECES) *
+             sizeof *big.reqs); /* moves_start's: from CHAIN_PIECES on */
+  int err = holds && step && pairs && big.mv && big.tmp && big.send &&
+                    big.recv && big.reqs
                 ? 0
                 : mlsba__fail(MLSBA_ENOMEM,
                               "mlsba_mpi_getrf: out of memory for the "
@@ -440,6 +449,7 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   free(pairs);
   free(big.mv);
   free(big.tmp);
+  free(big.reqs);
   mlsba__mpi_dfac_free(f, big.send);
   mlsba__mpi_dfac_free(f, big.recv);
   return err;

@@ -20,7 +20,7 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   const char *v = getenv("MLSBA_VERBOSE");
   f->verbose =
       v && *v && strcmp(v, "0") != 0 ? (strcmp(v, "2") == 0 ? 2 : 1) : 0;
-  /* Every rank reads the same environment (the test sets it for all). */
+  /* The tests' knob; the ranks agree on it below. */
   const char *pb = getenv("MLSBA_MPI_PIECE_BYTES");
   long long piece = pb && *pb ? atoll(pb) : 0;
   f->piece = (int64_t)(piece > 0 && piece < (1LL << 30) ? piece : 1LL << 30);
@@ -72,6 +72,11 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     mlsba__mpi_dfac_close(f);
     return err;
   }
+  /* The smallest piece of all the ranks': a message cut otherwise on its
+   * two sides is truncated (Open MPI aborts the job) or waits for pieces
+   * that never come, and the environment differs between ranks (mpirun
+   * passes it to the ranks on its own host only, without -x). */
+  MPI_Allreduce(MPI_IN_PLACE, &f->piece, 1, MPI_INT64_T, MPI_MIN, f->comm);
   f->m = D->m;
   f->n = D->n;
   f->nb = D->nb;

@@ -770,7 +770,7 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
   } else if (run_real(nd, w) != 0) {
     /* The columns are right (run_real updated what was left); a step
      * whose times cannot be trusted teaches nothing. */
-    nd->steps += !w->solve;
+    nd->steps += !w->solve && (w->whole <= w->cols || w->first);
     return;
   }
   account(nd, w, fpm, busy_s);
