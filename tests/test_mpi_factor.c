@@ -443,9 +443,7 @@ END_TEST
 /* LU on 16 simulated ranks in ScaLAPACK's 4 x 4 grid at N = 2048, b =
  * 128: U's block rows (512 KiB on the first steps) go down the node
  * columns of 4 ranks as a pipeline of pieces, each rank updating a
- * piece's columns while the next comes (factor_lu.c's chain_update),
- * and on the columns right of the next panel's in two parts, one part's
- * rows exchanged while the other's U comes and is updated (chain_moves):
+ * piece's columns while the next comes (factor_lu.c's chain_update):
  * the factors computed that way verify. */
 START_TEST(smpi_lu_pipelines_u_and_verifies) {
   char *args[] = {MLSBA_INPA_SMPI_BIN,

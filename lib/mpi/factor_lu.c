@@ -9,11 +9,9 @@
  *     point from the ranks that hold them, with the pivots and info, the
  *     next panel's node column first, nonblocking (factor_deliver.c);
  *  3. the panel's interchanges applied to every column right of it, rows
- *     moving between the ranks of each node column in one exchange, or
- *     where step 4 is a pipeline in parts, each part's exchange while
- *     the part before it is updated (chain_moves()) (the columns left of
- *     it, L's, take every later step's at the end, in one pass a block
- *     column: left_moves());
+ *     moving between the ranks of each node column in one exchange (the
+ *     columns left of it, L's, take every later step's at the end, in
+ *     one pass a block column: left_moves());
  *  4. U's block row solved by its owner in each node column, each of
  *     its node's devices solving its own columns (the update's split),
  *     and broadcast down that column; a large row on a long column as a
@@ -70,9 +68,7 @@ typedef struct {
   char *send, *recv; /* rows moving between the ranks of a node column */
   int64_t *mv;       /* each move's part here: MV entries a move */
   char *tmp;         /* a column's elements moving within this rank */
-  int *counts;       /* the broadcast's counts and offsets (2 q), the
-                        exchange's send and receive counts and offsets
-                        (4 q) */
+  int *counts;       /* send and receive counts, offsets, cursors: 5 q */
   MPI_Request *reqs; /* a step's row messages (2 q), U's pieces */
   char *u;           /* U's block row: nb x lcols */
   char *l;           /* this rank's rows of L: lrows x nb */
@@ -119,7 +115,7 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->mv = malloc(2 * nb * 6 * sizeof *w->mv);
   w->tmp = malloc(2 * nb * f->es);
   w->recv = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
-  w->counts = malloc(6 * (size_t)q * sizeof *w->counts);
+  w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
   /* A pair's rows (2 nb at most) x this rank's columns, in pieces of
    * whole columns (f->piece), and U's pieces down a pipeline. */
   int64_t per = mlsba__mpi_dfac_piece_cols(f, 2 * f->nb);
@@ -187,17 +183,6 @@ static void copy_elem(size_t es, void *dst, const void *src) {
  * local row it writes (or -1), the rank it comes from and its place. */
 enum { SRC, TO, SSLOT, DST, FROM, RSLOT, MV };
 
-/* An exchange of apply_moves in flight: moves_start() packs the rows and
- * posts the messages, moves_finish() waits for them and unpacks. Its
- * counts and requests (w->counts from 2 q on, w->reqs from CHAIN_PIECES
- * on) are apart from the broadcast's and the pipeline's, so a step's
- * exchange of some columns moves while the pipeline carries U's pieces
- * of others (chain_moves()). */
-typedef struct {
-  int64_t nmoves, c0, c1, lc0, lc1, width;
-  int nreq;
-} lu_moves_t;
-
 /* Step 3: the moves among this rank's node column, on this rank's local
  * columns [c0, c1) but [x0, x1) (the panel's, which its factorization
  * swapped). Rows are strided in the column-major local array, so
@@ -206,18 +191,18 @@ typedef struct {
  * within this rank done through a column's worth of temporaries, the rows
  * received unpacked; one exchange over the column between. Every rank
  * reads the rows it sends before any is written. */
-static void moves_start(const mlsba__mpi_dfac_t *f, lu_work_t *w,
+static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                         const int64_t *moves, int64_t nmoves, int64_t c0,
-                        int64_t c1, int64_t x0, int64_t x1, lu_moves_t *x) {
+                        int64_t c1, int64_t x0, int64_t x1) {
   int cq;
   MPI_Comm_size(f->col, &cq);
   int64_t lc0 = x0 > c0 ? x0 : c0, lc1 = x1 < c1 ? x1 : c1;
   lc1 = lc1 > lc0 ? lc1 : lc0;
   int64_t width = c1 - c0 - (lc1 - lc0);
   size_t es = f->es;
-  int *scount = w->counts + 2 * cq, *sdisp = scount + cq, *rcount = sdisp + cq,
+  int *scount = w->counts, *sdisp = scount + cq, *rcount = sdisp + cq,
       *rdisp = rcount + cq;
-  memset(scount, 0, 4 * (size_t)cq * sizeof *scount);
+  memset(w->counts, 0, 4 * (size_t)cq * sizeof *w->counts);
   int me = mlsba__mpi_dfac_col_rank(f, (size_t)f->me);
   int64_t *mv = w->mv;
   for (int64_t i = 0; i < nmoves; i++, mv += MV) {
@@ -279,7 +264,6 @@ static void moves_start(const mlsba__mpi_dfac_t *f, lu_work_t *w,
    * message (rows x width, column-major) in pieces of whole columns
    * (f->piece: counts and bytes below 2^31). */
   int nreq = 0;
-  MPI_Request *reqs = w->reqs + CHAIN_PIECES;
   size_t row = (size_t)width * es;
   for (int r = 0; r < cq; r++)
     for (int dir = 0; dir < 2; dir++) {
@@ -292,33 +276,15 @@ static void moves_start(const mlsba__mpi_dfac_t *f, lu_work_t *w,
         char *piece = at + (size_t)(j * rows) * es;
         if (dir == 0)
           MPI_Irecv(piece, (int)(c * rows), f->type, r, SWAP_TAG, f->col,
-                    &reqs[nreq++]);
+                    &w->reqs[nreq++]);
         else
           MPI_Isend(piece, (int)(c * rows), f->type, r, SWAP_TAG, f->col,
-                    &reqs[nreq++]);
+                    &w->reqs[nreq++]);
       }
     }
-  *x = (lu_moves_t){.nmoves = nmoves,
-                    .c0 = c0,
-                    .c1 = c1,
-                    .lc0 = lc0,
-                    .lc1 = lc1,
-                    .width = width,
-                    .nreq = nreq};
-}
-
-static void moves_finish(const mlsba__mpi_dfac_t *f, lu_work_t *w,
-                         const lu_moves_t *x) {
-  int cq;
-  MPI_Comm_size(f->col, &cq);
-  MPI_Waitall(x->nreq, w->reqs + CHAIN_PIECES, MPI_STATUSES_IGNORE);
-  if (x->nreq == 0 || f->skip)
+  MPI_Waitall(nreq, w->reqs, MPI_STATUSES_IGNORE);
+  if (nreq == 0 || f->skip)
     return;
-  int *rcount = w->counts + 4 * cq, *rdisp = rcount + cq;
-  int64_t c0 = x->c0, c1 = x->c1, lc0 = x->lc0, lc1 = x->lc1, width = x->width,
-          nmoves = x->nmoves;
-  size_t es = f->es;
-  const int64_t *mv;
   for (int64_t c = c0, ci = 0; c < c1; c++) {
     if (c >= lc0 && c < lc1)
       continue;
@@ -332,15 +298,6 @@ static void moves_finish(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                                 es);
     ci++;
   }
-}
-
-/* The moves on local columns [c0, c1) but [x0, x1), at once. */
-static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
-                        const int64_t *moves, int64_t nmoves, int64_t c0,
-                        int64_t c1, int64_t x0, int64_t x1) {
-  lu_moves_t x;
-  moves_start(f, w, moves, nmoves, c0, c1, x0, x1, &x);
-  moves_finish(f, w, &x);
 }
 
 /* Step 3 on this rank: the step's moves on its local columns right of
@@ -397,9 +354,8 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   int cq;
   MPI_Comm_size(f->col, &cq);
   int64_t per = mlsba__mpi_dfac_piece_cols(f, m);
-  big.reqs =
-      malloc((2 * (size_t)cq * (size_t)((nb + per - 1) / per) + CHAIN_PIECES) *
-             sizeof *big.reqs); /* moves_start's: from CHAIN_PIECES on */
+  big.reqs = malloc(2 * (size_t)cq * (size_t)((nb + per - 1) / per) *
+                    sizeof *big.reqs);
   int err = holds && step && pairs && big.mv && big.tmp && big.send &&
                     big.recv && big.reqs
                 ? 0
@@ -633,12 +589,10 @@ static int64_t chain_piece_cols(const mlsba__mpi_dfac_t *f, int64_t p,
  * (mlsba__mpi_dfac_work_t's whole): each device keeps its share of the
  * whole and its rate there, as a device given them one after another
  * runs them as one queue. Each link carries the row once in and once
- * out, one piece at a time in each direction. whole, first: the columns
- * are a part of the step's update of whole columns (the first part when
- * first is nonzero), as chain_moves() gives them. */
+ * out, one piece at a time in each direction. */
 static void chain_update(mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
                          int64_t p, int64_t lc0, int64_t lc1, int64_t per,
-                         int root, int in_flight, int64_t whole, int first) {
+                         int root, int in_flight) {
   int cq, me;
   MPI_Comm_size(f->col, &cq);
   MPI_Comm_rank(f->col, &me);
@@ -665,7 +619,7 @@ static void chain_update(mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
                 f->col, &send);
     }
     mlsba__mpi_dfac_phase(f, MLSBA__MPI_SWAP);
-    update_part(f, w, k0, p, lc0 + c, lc0 + c + cols, whole, first && j == 0);
+    update_part(f, w, k0, p, lc0 + c, lc0 + c + cols, nc, j == 0);
     mlsba__mpi_dfac_phase(f, MLSBA__MPI_UPDATE);
     if (!done)
       done = mlsba__mpi_deliver_test(&w->deliver);
@@ -683,12 +637,10 @@ static void chain_update(mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k0,
  * large and the column long, else one broadcast and then the update
  * (in_pieces nonzero: update_in_pieces(), the next panel in flight
  * when in_flight is nonzero). Collective over the node column, whose
- * ranks all hold the same columns. whole, first: as chain_update's (0:
- * the columns are the whole update; a part goes as a pipeline only). */
+ * ranks all hold the same columns. */
 static void solve_update(mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
                          int64_t k0, int64_t p, int64_t lc0, int64_t lc1,
-                         int in_pieces, int in_flight, int64_t whole,
-                         int first) {
+                         int in_pieces, int in_flight) {
   int64_t nc = lc1 - lc0, ldp = f->m - k0;
   if (nc <= 0)
     return;
@@ -711,8 +663,7 @@ static void solve_update(mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
   int root = mlsba__mpi_dfac_col_rank(f, owner);
   int64_t per = w->alone ? 0 : chain_piece_cols(f, p, nc);
   if (per > 0) {
-    chain_update(f, w, k0, p, lc0, lc1, per, root, in_pieces && in_flight,
-                 whole > nc ? whole : nc, whole > nc ? first : 1);
+    chain_update(f, w, k0, p, lc0, lc1, per, root, in_pieces && in_flight);
     return;
   }
   /* A rank alone in its node column: the update reads it in place
@@ -725,67 +676,6 @@ static void solve_update(mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
   else
     update(f, w, k0, p, lc0, lc1);
   mlsba__mpi_dfac_phase(f, MLSBA__MPI_UPDATE);
-}
-
-/* The parts a step's rest is cut into by chain_moves(), at most, each
- * CHAIN_BYTES of U's row or more (Cluster A at N = 16384: 2, 3, 4, 6 and
- * 8 parts 2779, 2808, 2820, 2800 and 2765 GFLOPS; more parts round each
- * core's share to whole columns more often, fewer wait for more rows). */
-enum { MOVE_PARTS = 4 };
-
-/* Steps 3, 4 and 5 on this rank's local columns [lc0, f->lcols) (the
- * rest, right of the next panel's) where their U goes as a pipeline
- * (chain_update) in each of 2 to MOVE_PARTS parts of whole columns: part
- * i's rows exchanged (moves_start(), moves_finish()), then part i + 1's
- * exchange started and part i's U solved, sent down the column and
- * updated while those rows move, so only the first part's exchange is
- * waited for (lu32d: the rows' exchange, 0.10-0.14 s of a Cluster A
- * column's 1.1 s step, came before U's row, not overlapped). The parts
- * are one step's update (whole, first). chain_parts(): their count, or
- * 0 where the rest is not cut so (a short column, a small row, a rank
- * alone in its column: the exchange of the whole rest, then
- * solve_update()); the same on every rank of a node column, which hold
- * the same columns. */
-static int64_t chain_parts(const mlsba__mpi_dfac_t *f, const lu_work_t *w,
-                           int64_t p, int64_t lc0) {
-  int64_t nc = f->lcols - lc0;
-  if (w->alone || nc <= 0)
-    return 0;
-  int64_t parts = (int64_t)((size_t)nc * (size_t)p * f->es / CHAIN_BYTES);
-  parts = parts < MOVE_PARTS ? parts : MOVE_PARTS;
-  /* Every part a pipeline: the smallest (nc / parts columns) and the
-   * largest. */
-  if (parts < 2 || chain_piece_cols(f, p, nc / parts) == 0 ||
-      chain_piece_cols(f, p, (nc + parts - 1) / parts) == 0)
-    return 0;
-  return parts;
-}
-
-/* The first part's exchange started (x), of parts from chain_parts();
- * chain_moves() then does the rest of steps 3 to 5 on those columns. */
-static void chain_moves_start(const mlsba__mpi_dfac_t *f, lu_work_t *w,
-                              const int64_t *pairs, int64_t nmoves, int64_t lc0,
-                              int64_t parts, lu_moves_t *x) {
-  moves_start(f, w, pairs, nmoves, lc0, lc0 + (f->lcols - lc0) / parts, 0, 0,
-              x);
-}
-
-static void chain_moves(mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
-                        const int64_t *pairs, int64_t nmoves, int64_t k0,
-                        int64_t p, int64_t lc0, int64_t parts, lu_moves_t *x,
-                        int in_flight) {
-  int64_t nc = f->lcols - lc0;
-  int64_t c0 = lc0, c1 = lc0 + nc / parts;
-  for (int64_t i = 0; i < parts; i++) {
-    moves_finish(f, w, x);
-    int64_t n1 = lc0 + nc * (i + 2) / parts;
-    if (i + 1 < parts)
-      moves_start(f, w, pairs, nmoves, c1, n1, 0, 0, x);
-    mlsba__mpi_dfac_phase(f, MLSBA__MPI_SWAP);
-    solve_update(f, w, panel, k0, p, c0, c1, 1, in_flight, nc, i == 0);
-    c0 = c1;
-    c1 = n1;
-  }
 }
 
 /* Steps 1 and 2 of panel k1 (p1 columns): factored by its node column,
@@ -877,12 +767,6 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     if (k1 < kmax && mlsba__layout_bcol_column(f.layout, k1 / f.nb) == f.mycol)
       lcn = mlsba__mpi_dfac_cols_before(&f, (size_t)f.me, k1 + p1);
     step_moves(&f, &w, pairs, nmoves, lcn, 1);
-    int64_t parts = chain_parts(&f, &w, p, lcn);
-    /* The rest's first part's rows moving while this node column solves
-     * and updates the next panel's columns and factors that panel. */
-    lu_moves_t mx = {0};
-    if (parts > 0)
-      chain_moves_start(&f, &w, pairs, nmoves, lcn, parts, &mx);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
     /* A rank alone in its node column holds every row in the global
      * order: its rows of L are the panel's own, U's block row its own. */
@@ -901,18 +785,13 @@ int mlsba_mpi_getrf_ex(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_OTHER);
     /* The next panel's columns first where this rank holds them. */
     if (lcn > w.lcs)
-      solve_update(&f, &w, cur, k0, p, w.lcs, lcn, 0, 0, 0, 1);
+      solve_update(&f, &w, cur, k0, p, w.lcs, lcn, 0, 0);
     if (k1 < kmax)
       start_panel(&f, &w, k1, p1, nxt, pnxt);
     mlsba__mpi_dfac_phase(&f, MLSBA__MPI_PANEL);
-    if (parts > 0) {
-      chain_moves(&f, &w, cur, pairs, nmoves, k0, p, lcn, parts, &mx,
-                  k1 < kmax);
-    } else {
-      step_moves(&f, &w, pairs, nmoves, lcn, 0);
-      mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
-      solve_update(&f, &w, cur, k0, p, lcn, f.lcols, 1, k1 < kmax, 0, 1);
-    }
+    step_moves(&f, &w, pairs, nmoves, lcn, 0);
+    mlsba__mpi_dfac_phase(&f, MLSBA__MPI_SWAP);
+    solve_update(&f, &w, cur, k0, p, lcn, f.lcols, 1, k1 < kmax);
     mlsba__mpi_dfac_step_done(&f, "mlsba_mpi_getrf", k0 / f.nb);
   }
   int e = mlsba__mpi_agree(f.comm, left_moves(&f, &w, ipiv, kmax));
