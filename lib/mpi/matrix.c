@@ -235,8 +235,7 @@ int mlsba_mpi_matrix_scalapack(MPI_Comm comm, const int desc[9], int nprow,
   d->order = order;
   d->ld = desc[8];
   if (d->rank < nprow * npcol) {
-    d->myrow = order == MLSBA_MPI_ROW_MAJOR ? d->rank / npcol : d->rank % nprow;
-    d->mycol = order == MLSBA_MPI_ROW_MAJOR ? d->rank % npcol : d->rank / nprow;
+    mlsba__mpi_matrix_grid_of(d, d->rank, &d->myrow, &d->mycol);
     int64_t rows = numroc(d->m, d->mb, d->myrow, d->rsrc, nprow);
     if (d->ld < (rows > 1 ? rows : 1))
       err = mlsba__fail(MLSBA_EINVAL,

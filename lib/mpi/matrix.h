@@ -40,6 +40,14 @@ struct mlsba_mpi_matrix {
   mlsba_mpi_block_t *own;
 };
 
+/* The process row and column of rank r (below nprow x npcol) on d's
+ * ScaLAPACK grid, as its order places the ranks. */
+static inline void mlsba__mpi_matrix_grid_of(const mlsba_mpi_matrix_t *d, int r,
+                                             int *row, int *col) {
+  *row = d->order == MLSBA_MPI_ROW_MAJOR ? r / d->npcol : r % d->nprow;
+  *col = d->order == MLSBA_MPI_ROW_MAJOR ? r % d->npcol : r / d->nprow;
+}
+
 /* The owner of block (bi, bj) and the block's local place there; -1
  * outside the grid. */
 int mlsba__mpi_matrix_owner_of(const mlsba_mpi_matrix_t *d, int64_t bi,

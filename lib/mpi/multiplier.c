@@ -54,6 +54,12 @@ struct mlsba_mpi_multiplier {
   double moves_seen;
 };
 
+/* MLSBA_VERBOSE set and not 0: rank 0 prints the multiplier's decisions. */
+static int verbose(void) {
+  const char *v = getenv("MLSBA_VERBOSE");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
 /* The runs whose rank times are judged together: the median of three
  * is a time that one noisy product (two ranks sharing a core, a
  * neighbour's build) does not move. */
@@ -421,8 +427,7 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
   if (judged && hi > balanced)
     M->lost += hi - balanced;
   double cost = M->inpa_cost > 0 ? M->inpa_cost : 4 * hi;
-  const char *v = getenv("MLSBA_VERBOSE");
-  if (v && *v && strcmp(v, "0") != 0 && M->C.rank == 0)
+  if (verbose() && M->C.rank == 0)
     fprintf(stderr,
             "mlsba multiplier: run %u since balancing: rank times "
             "%.4f-%.4f s (imbalance %.3f), medians %.4f-%.4f s (imbalance "
@@ -496,8 +501,8 @@ static int dim_order(const mlsba_mpi_multiplier_t *M,
   for (int s = 0; s < np; s++)
     g[s] = (group_t){INT64_MAX, s};
   for (int r = 0; r < M->lay.q && r < d->nprow * d->npcol; r++) {
-    int row = d->order == MLSBA_MPI_ROW_MAJOR ? r / d->npcol : r % d->nprow;
-    int col = d->order == MLSBA_MPI_ROW_MAJOR ? r % d->npcol : r / d->nprow;
+    int row, col;
+    mlsba__mpi_matrix_grid_of(d, r, &row, &col);
     int64_t len, start = part_start(&M->lay.part[r], at, &len);
     int s = dim ? col : row;
     if (len > 0 && start < g[s].key)
@@ -624,8 +629,8 @@ static int snap_cells(const mlsba_mpi_multiplier_t *M,
   int ok = er && at && snap_dim(gr, d, 0, er, at) &&
            snap_dim(gr, d, 1, ec, at + d->nprow);
   for (int r = 0; ok && r < M->C.q; r++) {
-    int row = d->order == MLSBA_MPI_ROW_MAJOR ? r / d->npcol : r % d->nprow;
-    int col = d->order == MLSBA_MPI_ROW_MAJOR ? r % d->npcol : r / d->nprow;
+    int row, col;
+    mlsba__mpi_matrix_grid_of(d, r, &row, &col);
     int pr = at[row], pc = at[d->nprow + col];
     int64_t *x = out + 4 * r;
     x[0] = er[pr + 1] - er[pr];
@@ -654,15 +659,19 @@ static int snap_pays(const mlsba_mpi_multiplier_t *M, const int64_t *cells,
   if (b->history_time == NULL || b->history_w == NULL ||
       b->run_iteration == 0 || chosen >= b->history_len)
     return 0;
+  /* Every rank's part in the caller's split, and its blocks. */
+  mlsba__mpi_part_t *cp = malloc(q * sizeof *cp);
   int64_t *w = malloc(q * sizeof *w);
-  if (w == NULL)
+  if (cp == NULL || w == NULL) {
+    free(cp);
+    free(w);
     return 0;
+  }
   int64_t bl = M->C.grid.b;
   for (size_t i = 0; i < q; i++) {
-    mlsba__mpi_part_t p;
     mlsba__mpi_grid_part(&M->C.grid, cells[4 * i], cells[4 * i + 1],
-                         cells[4 * i + 2], cells[4 * i + 3], &p);
-    w[i] = (p.rows + bl - 1) / bl * ((p.cols + bl - 1) / bl);
+                         cells[4 * i + 2], cells[4 * i + 3], &cp[i]);
+    w[i] = (cp[i].rows + bl - 1) / bl * ((cp[i].cols + bl - 1) / bl);
   }
   for (size_t k = 0; k < b->history_len && same == SIZE_MAX; k++) {
     if (k == chosen) /* its split is not the caller's (as many blocks
@@ -679,11 +688,8 @@ static int snap_pays(const mlsba_mpi_multiplier_t *M, const int64_t *cells,
   int ok = 1;
   for (size_t i = 0; ok && i < q; i++) {
     const mlsba__mpi_part_t *now = &M->part[i];
-    mlsba__mpi_part_t p;
-    mlsba__mpi_grid_part(&M->C.grid, cells[4 * i], cells[4 * i + 1],
-                         cells[4 * i + 2], cells[4 * i + 3], &p);
     double e = (double)now->rows * (double)now->cols,
-           e2 = (double)p.rows * (double)p.cols;
+           e2 = (double)cp[i].rows * (double)cp[i].cols;
     ok = t[i] > 0 && e > 0;
     double t2 =
         same != SIZE_MAX ? b->history_time[same * q + i] : t[i] * e2 / e;
@@ -691,6 +697,7 @@ static int snap_pays(const mlsba_mpi_multiplier_t *M, const int64_t *cells,
     hi = t2 > hi ? t2 : hi;
     bal = t[i] > bal ? t[i] : bal;
   }
+  free(cp);
   free(w);
   *imb = hi > 0 ? (hi - lo) / hi : 0;
   *snap_s = hi;
@@ -716,8 +723,7 @@ static int snap(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src) {
   if (C->rank == 0 && snap_cells(M, src->desc[2], cells) &&
       memcmp(cells, M->cells, (size_t)q * 4 * sizeof *cells) != 0) {
     take = snap_pays(M, cells, &imb, &snap_s, &bal_s);
-    const char *v = getenv("MLSBA_VERBOSE");
-    if (v && *v && strcmp(v, "0") != 0)
+    if (verbose())
       fprintf(stderr,
               "mlsba multiplier: the caller's split predicted %.4f s "
               "(imbalance %.3f) against the balanced %.4f s and %.4f s of "
