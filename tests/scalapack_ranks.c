@@ -93,6 +93,21 @@ static void make_desc(int desc[9], const grid_t *g, int m, int n, int ctx) {
   memcpy(desc, d, sizeof d);
 }
 
+/* The descriptions of op's A, B and C on grid g (A k x m where o says
+ * transa 'T', B n x k where transb 'T'), into x. */
+static void describe_abc(const mlsba_mpi_multiply_opts_t *o, const grid_t *g,
+                         mlsba_mpi_matrix_t *x[3]) {
+  int m = (int)o->m, n = (int)o->n, k = (int)o->k;
+  int ta = o->transa == 'T', tb = o->transb == 'T';
+  int d[3][9];
+  make_desc(d[0], g, ta ? k : m, ta ? m : k, 0);
+  make_desc(d[1], g, tb ? n : k, tb ? k : n, 0);
+  make_desc(d[2], g, m, n, 0);
+  for (int w = 0; w < 3; w++)
+    mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[w], g->p, g->q, g->order,
+                               &x[w]);
+}
+
 /* Matrix `which` (a pointer to it as user) as rank_fill_own() asks. */
 static double elem_of(const void *user, int64_t i, int64_t j) {
   return elem(*(const int *)user, i, j);
@@ -435,13 +450,8 @@ static int reuse(const char *platform) {
   o.block = 16;
   o.transa = 'T';
   o.alpha = 2; /* applied to A' once, never again to a reused A' */
-  int d[3][9];
-  make_desc(d[0], &g, (int)o.k, (int)o.m, 0);
-  make_desc(d[1], &g, (int)o.k, (int)o.n, 0);
-  make_desc(d[2], &g, (int)o.m, (int)o.n, 0);
   mlsba_mpi_matrix_t *x[3] = {NULL, NULL, NULL};
-  for (int w = 0; w < 3; w++)
-    mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[w], g.p, g.q, g.order, &x[w]);
+  describe_abc(&o, &g, x);
   int64_t ld, cols, lda, acols, ldb, bcols;
   mlsba_mpi_matrix_local(x[2], &ld, &cols);
   mlsba_mpi_matrix_local(x[0], &lda, &acols);
@@ -542,13 +552,8 @@ static int reuse(const char *platform) {
 static int saved_once(const mlsba_mpi_multiply_opts_t *o, const char *what,
                       int want, int rebalance) {
   grid_t g = {1, size_, MLSBA_MPI_ROW_MAJOR, 7, 5};
-  int d[3][9];
-  make_desc(d[0], &g, (int)o->m, (int)o->k, 0);
-  make_desc(d[1], &g, (int)o->k, (int)o->n, 0);
-  make_desc(d[2], &g, (int)o->m, (int)o->n, 0);
   mlsba_mpi_matrix_t *x[3] = {NULL, NULL, NULL};
-  for (int w = 0; w < 3; w++)
-    mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[w], g.p, g.q, g.order, &x[w]);
+  describe_abc(o, &g, x);
   double *a = local_array(x[0], 0, 0), *b = local_array(x[1], 1, 0);
   double *c = local_array(x[2], 2, 1);
   mlsba_mpi_multiplier_t *M = NULL;
@@ -664,13 +669,8 @@ static int snap_once(const mlsba_mpi_multiply_opts_t *o, const char *dir,
     return 1;
   }
   grid_t g = {1, size_, MLSBA_MPI_ROW_MAJOR, 16, 16};
-  int d[3][9];
-  make_desc(d[0], &g, (int)o->m, (int)o->k, 0);
-  make_desc(d[1], &g, (int)o->k, (int)o->n, 0);
-  make_desc(d[2], &g, (int)o->m, (int)o->n, 0);
   mlsba_mpi_matrix_t *x[3] = {NULL, NULL, NULL};
-  for (int w = 0; w < 3; w++)
-    mlsba_mpi_matrix_scalapack(MPI_COMM_WORLD, d[w], g.p, g.q, g.order, &x[w]);
+  describe_abc(o, &g, x);
   double *a = local_array(x[0], 0, 0), *b = local_array(x[1], 1, 0);
   mlsba_mpi_multiplier_t *M = NULL;
   int snapped[2] = {-1, -1}, from_saved = -1;

@@ -404,6 +404,21 @@ START_TEST(inpa_skips_the_numbers_only_under_smpi) {
 END_TEST
 
 #ifdef MLSBA_INPA_SMPI_BIN
+/* args on np simulated ranks (smpi.xml): exit status 0 and a JSON
+ * report that says verified; the report (the caller frees it). */
+static json_t *smpi_verified(const char *np, char **args) {
+  tool_run_t r;
+  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, np, DATA "smpi.xml",
+                 DATA "smpi.hosts", args, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  tool_run_free(&r);
+  return j;
+}
+
 /* mlsba-inpa-smpi --op getrf|potrf on 9 and 16 simulated ranks (SimGrid,
  * the cores compute): the layout from INPA's node models, verified. */
 START_TEST(smpi_ranks_factorize_and_verify) {
@@ -420,23 +435,15 @@ START_TEST(smpi_ranks_factorize_and_verify) {
                   "--json",
                   "-",
                   NULL};
-  tool_run_t r;
   /* 16 ranks: every message in pieces (messages_in_pieces_equal_lapack) */
   if (_i >= 2)
     setenv("MLSBA_MPI_PIECE_BYTES", "256", 1);
-  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, np, DATA "smpi.xml",
-                 DATA "smpi.hosts", args, &r);
+  json_t *j = smpi_verified(np, args);
   unsetenv("MLSBA_MPI_PIECE_BYTES");
-  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
-  json_error_t e;
-  json_t *j = json_loads(r.out, 0, &e);
-  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
-  ck_assert(json_is_true(json_object_get(j, "verified")));
   ck_assert_str_eq(json_string_value(json_object_get(j, "layout")), "fpm");
   ck_assert_int_eq(json_array_size(json_object_get(j, "rank_blocks")),
                    (size_t)atoi(np));
   json_decref(j);
-  tool_run_free(&r);
 }
 END_TEST
 
@@ -460,17 +467,9 @@ START_TEST(smpi_lu_pipelines_u_and_verifies) {
                   "--json",
                   "-",
                   NULL};
-  tool_run_t r;
-  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, "16", DATA "smpi.xml",
-                 DATA "smpi.hosts", args, &r);
-  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
-  json_error_t e;
-  json_t *j = json_loads(r.out, 0, &e);
-  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
-  ck_assert(json_is_true(json_object_get(j, "verified")));
+  json_t *j = smpi_verified("16", args);
   ck_assert_int_eq(json_integer_value(json_object_get(j, "info")), 0);
   json_decref(j);
-  tool_run_free(&r);
 }
 END_TEST
 #endif

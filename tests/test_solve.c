@@ -246,6 +246,15 @@ static void tri_apply(const double *f, int64_t n, char tri, int unit, double *x,
   memcpy(x, tmp, (size_t)n * sizeof *x);
 }
 
+/* LAPACK's row interchanges of ipiv (1-based) applied forward to v. */
+static void interchange(double *v, int64_t n, const int64_t *ipiv) {
+  for (int64_t i = 0; i < n; i++) {
+    double t = v[i];
+    v[i] = v[ipiv[i] - 1];
+    v[ipiv[i] - 1] = t;
+  }
+}
+
 START_TEST(large_double_factors_split_rows_between_the_cores) {
   enum { NRHS = 5 };
   const int64_t n = 3600; /* 98.9 MiB of double factors */
@@ -253,9 +262,10 @@ START_TEST(large_double_factors_split_rows_between_the_cores) {
   double *f = malloc((size_t)(n * n) * sizeof *f);
   double *b = malloc((size_t)(n * NRHS) * sizeof *b),
          *x = malloc(sizeof *x * (size_t)(n * NRHS));
-  double *tmp = malloc((size_t)n * sizeof *tmp);
+  double *tmp = malloc((size_t)n * sizeof *tmp),
+         *want = malloc((size_t)n * sizeof *want);
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv), info = -1;
-  ck_assert(f && b && x && tmp && ipiv);
+  ck_assert(f && b && x && tmp && want && ipiv);
   unsigned s = 35;
   for (int64_t k = 0; k < n * n; k++) {
     s = s * 1103515245u + 12345u;
@@ -279,23 +289,13 @@ START_TEST(large_double_factors_split_rows_between_the_cores) {
     double worst = 0;
     for (int64_t j = 0; j < NRHS; j++) {
       double *xj = x + j * n, *bj = b + j * n;
-      double *want = malloc((size_t)n * sizeof *want);
-      ck_assert(want != NULL);
       memcpy(want, bj, (size_t)n * sizeof *want);
       if (c == 0) { /* L U x = P^T b: b's rows interchanged forward */
-        for (int64_t i = 0; i < n; i++) {
-          double t = want[i];
-          want[i] = want[ipiv[i] - 1];
-          want[ipiv[i] - 1] = t;
-        }
+        interchange(want, n, ipiv);
         tri_apply(f, n, 'U', 0, xj, tmp);
         tri_apply(f, n, 'L', 1, xj, tmp);
       } else if (c == 1) { /* U^T L^T P^T x = b */
-        for (int64_t i = 0; i < n; i++) {
-          double t = xj[i];
-          xj[i] = xj[ipiv[i] - 1];
-          xj[ipiv[i] - 1] = t;
-        }
+        interchange(xj, n, ipiv);
         tri_apply(f, n, 'l', 1, xj, tmp);
         tri_apply(f, n, 'u', 0, xj, tmp);
       } else if (c == 2) { /* L L^T x = b */
@@ -309,12 +309,11 @@ START_TEST(large_double_factors_split_rows_between_the_cores) {
         double d = fabs(xj[i] - want[i]);
         worst = d > worst ? d : worst;
       }
-      free(want);
     }
     ck_assert_msg(worst < 1e-10, "case %d: the product back is %g off", c,
                   worst);
   }
-  free(f), free(b), free(x), free(tmp), free(ipiv);
+  free(f), free(b), free(x), free(tmp), free(want), free(ipiv);
   close_node(&nd);
 }
 END_TEST
