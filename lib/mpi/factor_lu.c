@@ -450,49 +450,18 @@ static void solve_columns(const void *user, int64_t c0, int64_t c1) {
            s->a12 + (size_t)(j * f->lda) * f->es, (size_t)s->p * f->es);
 }
 
-/* The smallest broadcast of U (bytes) that goes as a scatter and an
- * all-gather, on a node column of SCATTER_RANKS ranks or more. */
-enum { SCATTER_BYTES = 256 << 10, SCATTER_RANKS = 4 };
-
 /* U's block row, count elements at u, from the node column's rank root
- * to all of its ranks. A binomial tree sends the whole row log2(q)
- * times in sequence, which on the widest columns of the 90 simulated
- * nodes was most of a step's interchanges and U; a large row goes as
- * van de Geijn's broadcast instead, scattered in q pieces and gathered
- * back on every rank (MPI's all-gather, a ring for large pieces), about
- * twice the row's time whatever q. count is at most f->piece (bcast_u
- * cuts the row). Such a row on such a column goes as chain_update()'s
- * pipeline unless its pieces would pass f->piece (the tests' knob). */
-static void bcast_u_piece(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
-                          int64_t count, int root) {
-  int cq, me;
-  MPI_Comm_size(f->col, &cq);
-  MPI_Comm_rank(f->col, &me);
-  if (cq < SCATTER_RANKS || (size_t)count * f->es < SCATTER_BYTES) {
-    MPI_Bcast(u, (int)count, f->type, root, f->col);
-    return;
-  }
-  int *cnt = w->counts, *disp = cnt + cq;
-  for (int r = 0, at = 0; r < cq; r++) {
-    cnt[r] = (int)(count / cq + (r < count % cq));
-    disp[r] = at;
-    at += cnt[r];
-  }
-  char *mine = u + (size_t)disp[me] * f->es;
-  MPI_Scatterv(u, cnt, disp, f->type, me == root ? MPI_IN_PLACE : mine, cnt[me],
-               f->type, root, f->col);
-  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, u, cnt, disp, f->type,
-                 f->col);
-}
-
-/* bcast_u_piece on pieces of at most f->piece elements (U's block row of
- * a rank alone in its node row, nb x N, passes 2^31 bytes from N =
- * 279,621 at nb = 960 in double). */
-static void bcast_u(const mlsba__mpi_dfac_t *f, lu_work_t *w, char *u,
-                    int64_t count, int root) {
+ * to all of its ranks, in pieces of at most f->piece elements (U's block
+ * row of a rank alone in its node row, nb x N, passes 2^31 bytes from
+ * N = 279,621 at nb = 960 in double). A large row on a column of
+ * CHAIN_RANKS or more goes as chain_update()'s pipeline instead, unless
+ * its pieces would pass f->piece (the tests' knob). */
+static void bcast_u(const mlsba__mpi_dfac_t *f, char *u, int64_t count,
+                    int root) {
   for (int64_t at = 0; at < count; at += f->piece)
-    bcast_u_piece(f, w, u + (size_t)at * f->es,
-                  count - at < f->piece ? count - at : f->piece, root);
+    MPI_Bcast(u + (size_t)at * f->es,
+              (int)(count - at < f->piece ? count - at : f->piece), f->type,
+              root, f->col);
 }
 
 /* Step 5, the trailing update, for this rank's local columns [lc0, lc1)
@@ -669,7 +638,7 @@ static void solve_update(mlsba__mpi_dfac_t *f, lu_work_t *w, const void *panel,
   /* A rank alone in its node column: the update reads it in place
    * (w->ua). */
   if (!w->alone)
-    bcast_u(f, w, u, p * nc, root);
+    bcast_u(f, u, p * nc, root);
   mlsba__mpi_dfac_phase(f, MLSBA__MPI_SWAP);
   if (in_pieces)
     update_in_pieces(f, w, k0, p, lc0, lc1, in_flight);
