@@ -57,7 +57,7 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                       "(a run here would compute nothing and take its "
                       "time from nothing)",
                       call);
-  size_t es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  size_t es = mlsba__mpi_elem(prec);
   f->piece /= (int64_t)es;
   f->piece = f->piece < 1 ? 1 : f->piece;
   if (!err && panels) {
@@ -82,7 +82,7 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   f->nb = D->nb;
   f->lda = desc->ld;
   f->prec = prec;
-  f->es = prec == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
+  f->es = es;
   f->type = prec == MLSBA_PRECISION_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
   f->a = (char *)(uintptr_t)a; /* the factorizations write through it */
   f->mycol = mlsba__layout_rank_column(f->layout, (size_t)f->me);
