@@ -505,6 +505,11 @@ static void piece_units(mlsba__mpi_dfac_node_t *nd, int64_t at, int64_t cols,
   }
 }
 
+/* Whether w starts a step: a call of its own, or a step's first piece. */
+static int starts_step(const mlsba__mpi_dfac_work_t *w) {
+  return w->whole <= w->cols || w->first;
+}
+
 /* The executor's CPU function: the columns [first, first + count). */
 static int run_columns(void *user, int64_t first, int64_t count) {
   mlsba__mpi_dfac_node_t *nd = user;
@@ -681,7 +686,7 @@ static void account(mlsba__mpi_dfac_node_t *nd, const mlsba__mpi_dfac_work_t *w,
   if (w->solve)
     nd->other_s += nd->simulated ? longest : 0;
   else {
-    int step = w->whole <= w->cols || w->first; /* a step's first piece */
+    int step = starts_step(w);
     nd->steps += step;
     nd->split_steps += step && used > 1;
     nd->fpm_steps += step && fpm;
@@ -706,7 +711,7 @@ static void on_caller(mlsba__mpi_dfac_node_t *nd,
     first++;
   nd->total_cols[first] += w->cols;
   nd->total_s[first] += t;
-  nd->steps += w->whole <= w->cols || w->first;
+  nd->steps += starts_step(w);
   nd->update_s += t;
   nd->step_acc += t;
 }
@@ -734,7 +739,7 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
    * already, moves on by the rest of the longest device's time. A solve
    * leaves that credit to the update after it. */
   double busy_s = 0;
-  if (!w->solve && (w->whole <= w->cols || w->first)) {
+  if (!w->solve && starts_step(w)) {
     busy_s = nd->simulated && others > 0 ? nd->beside_s : 0;
     nd->beside_s = 0;
     nd->beside = 0;
@@ -770,7 +775,7 @@ void mlsba__mpi_dfac_update(const mlsba__mpi_dfac_t *f,
   } else if (run_real(nd, w) != 0) {
     /* The columns are right (run_real updated what was left); a step
      * whose times cannot be trusted teaches nothing. */
-    nd->steps += !w->solve && (w->whole <= w->cols || w->first);
+    nd->steps += !w->solve && starts_step(w);
     return;
   }
   account(nd, w, fpm, busy_s);
