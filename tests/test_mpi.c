@@ -520,7 +520,7 @@ static void check_one_line_error(tool_run_t *r, const char *want) {
                 "'%s' not in: %s", want, r->err);
 }
 
-/* A missing and a malformed platform on one rank, fewer blocks than
+/* A missing and a malformed platform on one rank, fewer cells than
  * ranks (a size that is not a multiple of the block runs: test_multiply). */
 static const struct {
   int np;
@@ -528,7 +528,8 @@ static const struct {
 } bad[] = {
     {5, DATA "sim%r.json", "1024", "rank 4: " DATA "sim4.json: cannot open"},
     {5, DATA "cpu%r.json", "1024", "rank 4: " DATA "cpu4.json"},
-    {4, DATA "sim%r.json", "64", "fewer blocks than nodes"},
+    {4, DATA "sim%r.json", "64",
+     "each of which needs a cell; use a block of at most 32"},
     /* "%%r" is the text "%r" (before: "%0"). */
     {2, DATA "sim%%r.json", "1024", "rank 0: " DATA "sim%r.json: cannot open"},
 };

@@ -84,6 +84,36 @@ static int check_size(const char *what, int64_t v) {
   return 0;
 }
 
+/* The layout's cells are g x g, g the smaller side of C in blocks, and
+ * every rank needs a cell: say which side is short, and the block (or the
+ * rank count) that would run, rather than count C's blocks, which can be
+ * many more than the ranks (7 x 1 blocks for 2 ranks). */
+static int too_few_cells(const mlsba__mpi_grid_t *g, int q) {
+  int64_t side = 1; /* cells a side must have: ceil(sqrt(q)) */
+  while (side * side < q)
+    side++;
+  int64_t shorter = g->m < g->n ? g->m : g->n;
+  const char *name = g->m < g->n ? "m" : "n";
+  if (shorter < side)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "C is %lld x %lld: the layout gives each of %d ranks a "
+                       "cell of a %lld x %lld grid of blocks, and %s = %lld "
+                       "is below %lld; use at most %lld rank%s",
+                       (long long)g->m, (long long)g->n, q, (long long)side,
+                       (long long)side, name, (long long)shorter,
+                       (long long)side, (long long)(shorter * shorter),
+                       shorter * shorter > 1 ? "s" : "");
+  return mlsba__fail(MLSBA_EINVAL,
+                     "C's %lld x %lld blocks of %lld give a layout of %lld x "
+                     "%lld cells (the smaller side in blocks, squared) for %d "
+                     "ranks, each of which needs a cell; use a block of at "
+                     "most %lld (%s = %lld) or at most %lld rank%s",
+                     (long long)g->rb, (long long)g->cb, (long long)g->b,
+                     (long long)g->g, (long long)g->g, q,
+                     (long long)(shorter / side), name, (long long)shorter,
+                     (long long)(g->g * g->g), g->g > 1 ? "s" : "");
+}
+
 int mlsba__mpi_multiply_resolve(const mlsba_mpi_multiply_opts_t *in, int q,
                                 mlsba_mpi_multiply_opts_t *o) {
   *o = *in;
@@ -105,12 +135,11 @@ int mlsba__mpi_multiply_resolve(const mlsba_mpi_multiply_opts_t *in, int q,
     return err;
   mlsba__mpi_grid_t g;
   mlsba__mpi_grid_init(&g, o->m, o->n, o->k, o->block);
-  if (g.g > INT32_MAX / g.g || g.g * g.g < q)
-    return mlsba__fail(MLSBA_EINVAL, "%lld x %lld blocks of C for %d ranks: %s",
-                       (long long)g.rb, (long long)g.cb, q,
-                       g.g * g.g < q ? "fewer blocks than nodes (each rank "
-                                       "needs a block of C)"
-                                     : "too many blocks");
+  if (g.g > INT32_MAX / g.g)
+    return mlsba__fail(MLSBA_EINVAL, "%lld x %lld blocks of C: too many blocks",
+                       (long long)g.rb, (long long)g.cb);
+  if (g.g * g.g < q)
+    return too_few_cells(&g, q);
   if ((o->transa = op_letter(in->transa)) == 0 ||
       (o->transb = op_letter(in->transb)) == 0)
     return mlsba__fail(MLSBA_EINVAL, "trans%c must be 'N' or 'T', got '%c'",
