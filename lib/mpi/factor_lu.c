@@ -25,7 +25,8 @@
  * sending it, and only then swaps and updates the rest of its columns; every
  * other rank updates all of its columns meanwhile. The rest is updated in
  * pieces between which the messages are progressed (Open MPI moves a large
- * message only inside MPI calls). So the panel is off the critical path:
+ * message only inside MPI calls), in one piece from the moment they are
+ * done. So the panel is off the critical path:
  * the ranks find their rows of it when they finish a step. A rank alone
  * in its node column reads L in the panel as received and U in its own
  * block row, copying neither.
@@ -510,7 +511,10 @@ enum { PIECES = 8 };
  * blocks, the next panel's messages (in flight: nonzero) progressed
  * between them: Open MPI moves a large message only while its sender is
  * inside MPI, so a holder that updated in one piece held the next panel
- * back until its update ended. */
+ * back until its update ended. Once this rank's part of the panel's
+ * messages is done (before the first piece too), the columns left go in
+ * one call: nothing is left to progress, and each piece is a GEMM of
+ * its own that packs the step's L (mr x p) again. */
 static void update_in_pieces(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                              int64_t k0, int64_t p, int64_t lc0, int64_t lc1,
                              int in_flight) {
@@ -518,8 +522,11 @@ static void update_in_pieces(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   /* SMPI moves the messages meanwhile: one piece, the whole split. */
   int64_t per =
       mlsba__mpi_is_smpi() ? lc1 - lc0 : (blocks + PIECES - 1) / PIECES * f->nb;
-  int done = !in_flight;
+  int done = !in_flight ||
+             (!mlsba__mpi_is_smpi() && mlsba__mpi_deliver_test(&w->deliver));
   for (int64_t c = lc0; c < lc1; c += per) {
+    if (done)
+      per = lc1 - c;
     update(f, w, k0, p, c, c + per < lc1 ? c + per : lc1);
     if (!done)
       done = mlsba__mpi_deliver_test(&w->deliver);
