@@ -436,6 +436,12 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
             M->runs, now_lo, now_hi,
             now_hi > 0 ? (now_hi - now_lo) / now_hi : 0, lo, hi, imbalance, tol,
             balanced, M->lost, cost);
+  for (int i = 0; verbose() && M->C.rank == 0 && i < q; i++)
+    fprintf(stderr,
+            "mlsba multiplier:   rank %d: %lld blocks (%lld x %lld), "
+            "compute %.4f s, in MPI %.4f s\n",
+            i, (long long)r->ranks[i].w, (long long)r->ranks[i].m,
+            (long long)r->ranks[i].n, r->ranks[i].time, r->ranks[i].comm);
   if (!judged || M->lost < cost)
     return 0;
   int err = balance(M, 1);

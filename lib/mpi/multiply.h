@@ -96,6 +96,12 @@ typedef struct mlsba__mpi_mult {
   char *names;
   int *names_at;
   int names_kept;
+  /* INPA's timed runs on real devices: their scratch operands (A_(b),
+   * B_(b), C'), kept from one run to the next and grown as a run needs
+   * (multiply_balance.c), so that each page is touched once a balancing
+   * rather than once a run; freed when the balancing ends. */
+  void *scratch[3];
+  size_t scratch_bytes[3];
 } mlsba__mpi_mult_t;
 
 /* ---- multiply.c ---------------------------------------------------------- */
@@ -145,6 +151,8 @@ int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t);
  * takes the whole rectangle without a run, any other balances its devices (its
  * routine's runs, from the models it saved). */
 int mlsba__mpi_mult_place_rect(mlsba__mpi_mult_t *C);
+/* The timed runs' kept scratch operands freed (mlsba__mpi_mult_t). */
+void mlsba__mpi_mult_scratch_free(mlsba__mpi_mult_t *C);
 
 /* ---- multiply_saved.c --------------------------------------------------- */
 

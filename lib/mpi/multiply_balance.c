@@ -89,11 +89,40 @@ static int check_memory_up_front(mlsba__mpi_mult_t *C) {
       "the product at the even distribution");
 }
 
+void mlsba__mpi_mult_scratch_free(mlsba__mpi_mult_t *C) {
+  for (int i = 0; i < 3; i++) {
+    free(C->scratch[i]);
+    C->scratch[i] = NULL;
+    C->scratch_bytes[i] = 0;
+  }
+}
+
+/* The timed runs' scratch operand i of bytes: the one kept when it is
+ * large enough, else a new one, written once here (its pages faulted in
+ * outside the timed steps; zeros, so that the products stay zeros). */
+static void *scratch(mlsba__mpi_mult_t *C, int i, size_t bytes) {
+  if (C->scratch_bytes[i] >= bytes && C->scratch[i] != NULL)
+    return C->scratch[i];
+  free(C->scratch[i]);
+  C->scratch_bytes[i] = 0;
+  C->scratch[i] = mlsba__big_alloc(bytes ? bytes : 1);
+  if (C->scratch[i] != NULL) {
+    memset(C->scratch[i], 0, bytes);
+    C->scratch_bytes[i] = bytes;
+  }
+  return C->scratch[i];
+}
+
 /* This rank's IDPA on its rectangle: the node balanced, and with timed
  * its time for the whole product (k / b steps), as the time of the
  * head's cells it was given (their edges round to blocks: the rate
  * measured on the rectangle run, at the area the head asked for). Real
- * devices run on scratch operands, whose memory the caller checked.
+ * devices run on scratch operands, whose memory the caller checked: the
+ * timed runs on those kept in C (scratch above). A node of one core
+ * (mlsba__mpi_node_take_whole) has nothing to balance: its timed steps
+ * alone measure it, where its IDPA's own run cost a step of every run;
+ * with a model folder the IDPA still runs, as it keeps the node's
+ * models there (a saved distribution is taken only with them).
  * Collective when timed (every rank times its node together). */
 static int balance_rect(mlsba__mpi_mult_t *C, int timed, double *t) {
   const mlsba__mpi_grid_t *g = &C->grid;
@@ -103,17 +132,21 @@ static int balance_rect(mlsba__mpi_mult_t *C, int timed, double *t) {
   int64_t b = g->b, bm = part.rows, bn = part.cols;
   int err = 0;
   size_t es = mlsba__mpi_elem(C->o->precision);
-  int sim = mlsba__mpi_node_simulated(C->node);
-  void *a = sim ? NULL : mlsba__big_calloc((size_t)(bm * b), es);
-  void *bb = sim ? NULL : mlsba__big_calloc((size_t)(b * bn), es);
-  void *c = sim ? NULL : mlsba__big_calloc((size_t)(bm * bn), es);
+  int sim = mlsba__mpi_node_simulated(C->node), kept = timed && !sim;
+  size_t bytes[3] = {(size_t)(bm * b) * es, (size_t)(b * bn) * es,
+                     (size_t)(bm * bn) * es};
+  void *op[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3 && !sim; i++)
+    op[i] = kept ? scratch(C, i, bytes[i]) : mlsba__big_calloc(bytes[i], 1);
+  void *a = op[0], *bb = op[1], *c = op[2];
   double step = 0;
   if (!sim && (!a || !bb || !c))
     err = mlsba__fail(MLSBA_ENOMEM, "out of memory for a %lld x %lld block",
                       (long long)bm, (long long)bn);
   if (!err)
     err = mlsba__mpi_node_shape(C->node, bm, bn, a, bb, c);
-  if (!err)
+  if (!err &&
+      !(kept && C->o->model_dir == NULL && mlsba__mpi_node_take_whole(C->node)))
     err = mlsba__mpi_node_balance(C->node, C->o->algorithm, &step);
   /* Ranks that share cores (oversubscribed, or other jobs on the node)
    * slow each other only while they compute at once, as every rank does
@@ -141,9 +174,8 @@ static int balance_rect(mlsba__mpi_mult_t *C, int timed, double *t) {
   /* Accelerators give back the scratch C' before it is freed. */
   int flushed = mlsba__mpi_node_flush(C->node);
   err = err ? err : flushed;
-  free(a);
-  free(bb);
-  free(c);
+  for (int i = 0; i < 3 && !kept; i++)
+    free(op[i]);
   return err;
 }
 
@@ -331,9 +363,10 @@ static int keep_history(mlsba__mpi_mult_t *C, size_t chosen,
  * one measured (the smallest slowest-node time, first of equals), which
  * after a cycle, max_iter or a fixed point reached from the far side may
  * be an earlier run than the last. The nodes were last balanced for the
- * last run, so an earlier one is run again (and its time measured again)
- * before the product. On return (0) every rank's C->mine is the
- * rectangle of that distribution and its node is balanced for it. */
+ * last run, so for an earlier one they are placed again (their devices
+ * balanced, no timed steps) before the product. On return (0) every rank's
+ * C->mine is the rectangle of that distribution and its node is balanced for
+ * it. */
 static int inpa(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
   int err = 0;
   double *times = C->rank == 0 ? malloc((size_t)C->q * sizeof *times) : NULL;
@@ -377,12 +410,15 @@ static int inpa(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
       C,
       C->rank == 0 ? mlsba__inpa_history(C->head, (size_t)pick[0])->rect : NULL,
       sendbuf);
-  if (pick[0] != pick[1]) {
-    double t = 0;
-    err = mlsba__mpi_mult_run_rect(C, &t);
-  }
+  /* The nodes balanced for that run again, without its timed steps: the
+   * time it took is known, and a node of one core has nothing to
+   * balance (no run at all). */
+  mlsba__mpi_mult_scratch_free(C);
+  if (pick[0] != pick[1])
+    err = mlsba__mpi_mult_place_rect(C);
   err = mlsba__mpi_agree(C->comm, err);
 done:
+  mlsba__mpi_mult_scratch_free(C);
   free(times);
   free(sendbuf);
   return err;
