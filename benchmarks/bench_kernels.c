@@ -359,7 +359,7 @@ static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
 /* ---- --classes ---------------------------------------------------------- */
 
 static const char *const class_shapes[MLSBA__CPU_CLASSES] = {
-    "768 x 256 x 768, C = A B",
+    "4096 x 256 x 384, C = A B",
     "3072 x 384 x nb, C -= A B (nb 256 single, 192 double)",
     "TRMM + TRSM, 192-triangle on 768, both sides",
     "3072 x w x nb, w = 128, 64, 32, and 3072 x w x w, w = 64, 32, 16"};
