@@ -300,8 +300,10 @@ static int forced(void) {
  * pair, or below CLOSE after two, is left behind (one at half the speed
  * of another needs no more rounds to lose); the others run until each
  * has WARM rounds, and up to MAX_ROUNDS while the decision is a close
- * call (more rounds steady the medians it compares). Past BUDGET seconds
- * for the whole choice, a class stops at MIN_WARM rounds, a close call
+ * call (more rounds steady the medians it compares); a decision clear
+ * after MIN_WARM rounds (mlsba__cpu_pick_is_clear) is made then, and a
+ * class decided runs its chosen set alone in the later rounds. Past BUDGET
+ * seconds for the whole choice, a class stops at MIN_WARM rounds, a close call
  * too (the budget is read after whole pairs, so a round more may run
  * past it: 0.65 s kept the choice at 0.71-0.93 s on the busy VM). */
 enum { WARM = 8, MIN_WARM = 4, MAX_ROUNDS = MLSBA__CPU_TRACE_ROUNDS };
