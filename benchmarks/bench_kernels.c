@@ -13,6 +13,16 @@
  *                 [--rounds R] [--platform auto|FILE] [--json FILE]
  *   bench-kernels --classes [--precision single|double]... [--rounds R]
  *                 [--json FILE]
+ *   bench-kernels --sets [--size N]... [-m M] [-k K] [--shape M,N,K]...
+ *                 [--precision single|double]... [--rounds R]
+ *
+ * --sets: every kernel set the choice weighs on one product C = A B of
+ * m x N x k, or of each --shape M,N,K (one thread, held on its core, timed
+ * by the thread's CPU time as the choice is), interleaved rounds in order
+ * and in reverse after a warm-up round: the best round and the median of
+ * each, and each median over the first set's. The shapes a class's
+ * timing stands for (a core's block of a product, the MPI node's) are
+ * measured so against the timing shape.
  *
  * --classes: every kernel set libmlsba weighs (BLIS's sub-configurations
  * this CPU runs, its private OpenBLAS) on each shape class's timing shape,
@@ -28,6 +38,7 @@
  * thread, libmlsba over the best multithreaded BLAS. */
 #define _GNU_SOURCE /* sched_getcpu, CPU_SET */
 #include <blis.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <sched.h>
 #include <stdio.h>
@@ -36,6 +47,7 @@
 #include <time.h>
 
 #include "common/timing.h"
+#include "devices/cpu/cpu_blas.h"
 #include "devices/cpu/cpu_kernels.h"
 #include "gemm_fill.h"
 #include "mlsba.h"
@@ -52,6 +64,9 @@ typedef struct {
   int64_t m, k; /* 0: the size */
   const char *platform, *json;
   int classes; /* --classes: the shape classes' table instead */
+  int sets;    /* --sets: every kernel set on the given products */
+  int64_t shape[MAX_SIZES][3]; /* --shape M,N,K (--sets) */
+  size_t nshapes;
 } args_t;
 
 typedef struct {
@@ -66,7 +81,9 @@ static int usage(const char *why) {
           "[-m M] [-k K] [--precision single|double]... [--rounds R] "
           "[--platform auto|FILE] [--json FILE]\n"
           "       bench-kernels --classes [--precision single|double]... "
-          "[--rounds R] [--json FILE]\n",
+          "[--rounds R] [--json FILE]\n"
+          "       bench-kernels --sets [--size N]... [-m M] [-k K] "
+          "[--shape M,N,K]... [--precision single|double]... [--rounds R]\n",
           why);
   return 2;
 }
@@ -79,15 +96,31 @@ static int parse(int argc, char **argv, args_t *a) {
       printf("bench-kernels [--size N]... [-m M] [-k K] [--precision "
              "single|double]... [--rounds R] [--platform auto|FILE] [--json "
              "FILE]\nbench-kernels --classes [--precision single|double]... "
-             "[--rounds R] [--json FILE]\n");
+             "[--rounds R] [--json FILE]\nbench-kernels --sets [--size N]... "
+             "[-m M] [-k K] [--shape M,N,K]... [--precision single|double]... "
+             "[--rounds R]\n");
       exit(0);
     }
     if (!strcmp(argv[i], "--classes")) {
       a->classes = 1;
       continue;
     }
+    if (!strcmp(argv[i], "--sets")) {
+      a->sets = 1;
+      continue;
+    }
     if (!v)
       return usage("a value is missing after an option");
+    if (!strcmp(argv[i], "--shape") && a->nshapes < MAX_SIZES) {
+      int64_t *d = a->shape[a->nshapes++];
+      if (sscanf(v, "%" SCNd64 ",%" SCNd64 ",%" SCNd64, &d[0], &d[1], &d[2]) !=
+              3 ||
+          d[0] < 1 || d[1] < 1 || d[2] < 1 || d[0] > 32768 || d[1] > 32768 ||
+          d[2] > 32768)
+        return usage("--shape is M,N,K, each 1..32768");
+      i++;
+      continue;
+    }
     if (!strcmp(argv[i], "--size") && a->nsizes < MAX_SIZES) {
       a->sizes[a->nsizes] = strtoll(v, NULL, 10);
       if (a->sizes[a->nsizes] < 1 || a->sizes[a->nsizes] > 32768)
@@ -326,7 +359,7 @@ static int one_case(bench_t *B, const args_t *a, int prec, int64_t n,
 /* ---- --classes ---------------------------------------------------------- */
 
 static const char *const class_shapes[MLSBA__CPU_CLASSES] = {
-    "768 x 256 x 768, C = A B",
+    "4096 x 256 x 384, C = A B",
     "3072 x 384 x nb, C -= A B (nb 256 single, 192 double)",
     "TRMM + TRSM, 192-triangle on 768, both sides",
     "3072 x w x nb, w = 128, 64, 32, and 3072 x w x w, w = 64, 32, 16"};
@@ -489,6 +522,92 @@ static int classes_table(const args_t *a) {
   return err;
 }
 
+/* ---- --sets ------------------------------------------------------------ */
+
+/* The calling thread's CPU time, as the choice times its rounds: what
+ * other processes took of the core is left out. */
+static double thread_seconds(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return timing_now();
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int sets_table(const args_t *a) {
+  mlsba_cpu_kernels_t k;
+  mlsba_cpu_kernels(&k);
+  printf("cores run: %s\n", k.description);
+  int ids[MAX_SETS];
+  size_t n = mlsba__cpu_kernel_timed(ids, MAX_SETS);
+  cpu_set_t core;
+  CPU_ZERO(&core);
+  CPU_SET(sched_getcpu() > 0 ? sched_getcpu() : 0, &core);
+  (void)sched_setaffinity(0, sizeof core, &core);
+  int rounds = a->rounds + a->rounds % 2;
+  size_t nsh = a->nshapes ? a->nshapes : a->nsizes;
+  for (size_t pi = 0; pi < a->nprec; pi++)
+    for (size_t si = 0; si < nsh; si++) {
+      int prec = a->precisions[pi];
+      int64_t nn = a->nshapes ? a->shape[si][1] : a->sizes[si],
+              m = a->nshapes ? a->shape[si][0]
+                  : a->m     ? a->m
+                             : nn,
+              kk = a->nshapes ? a->shape[si][2]
+                   : a->k     ? a->k
+                              : nn;
+      size_t s = prec ? sizeof(double) : sizeof(float);
+      mlsba_gemm_t g = {.m = m,
+                        .n = nn,
+                        .k = kk,
+                        .precision = (mlsba_precision_t)prec,
+                        .a = malloc((size_t)(m * kk) * s),
+                        .b = malloc((size_t)(kk * nn) * s),
+                        .c = malloc((size_t)(m * nn) * s)};
+      if (!g.a || !g.b || !g.c) {
+        free((void *)g.a), free((void *)g.b), free(g.c);
+        fprintf(stderr, "bench-kernels: out of memory\n");
+        return 1;
+      }
+      bench_fill_random(&g, 42);
+      static double t[MAX_SETS][64];
+      for (int r = -1; r < rounds; r++)
+        for (size_t i = 0; i < n; i++) {
+          size_t j = (r + 1) % 2 ? n - 1 - i : i;
+          double t0 = thread_seconds();
+          mlsba__cpu_gemm_with(ids[j], g.precision, 'N', 'N', m, nn, kk, 1.0,
+                               g.a, m, g.b, kk, 0.0, g.c, m);
+          if (r >= 0)
+            t[j][r] = thread_seconds() - t0;
+        }
+      double flop = 2.0 * (double)m * (double)nn * (double)kk, first = 0;
+      printf("\n%s precision, m = %lld, n = %lld, k = %lld, one thread "
+             "(GFLOPS: best, median of %d rounds; median over the first)\n",
+             prec ? "double" : "single", (long long)m, (long long)nn,
+             (long long)kk, rounds);
+      for (size_t j = 0; j < n; j++) {
+        double best = t[j][0];
+        for (int r = 1; r < rounds; r++)
+          best = t[j][r] < best ? t[j][r] : best;
+        double med = flop / timing_median(t[j], (size_t)rounds) * 1e-9;
+        first = j == 0 ? med : first;
+        printf("  %-10s %8.1f %8.1f %7.3f", mlsba__cpu_kernel_id_name(ids[j]),
+               flop / best * 1e-9, med, med / first);
+        cntx_t *cx = mlsba__cpu_kernel_context_of(ids[j]);
+        num_t dt = prec ? BLIS_DOUBLE : BLIS_FLOAT;
+        if (cx) /* a BLIS set's blocking: why it runs a shape as it does */
+          printf("   MR %d NR %d MC %d KC %d NC %d",
+                 (int)bli_cntx_get_blksz_def_dt(dt, BLIS_MR, cx),
+                 (int)bli_cntx_get_blksz_def_dt(dt, BLIS_NR, cx),
+                 (int)bli_cntx_get_blksz_def_dt(dt, BLIS_MC, cx),
+                 (int)bli_cntx_get_blksz_def_dt(dt, BLIS_KC, cx),
+                 (int)bli_cntx_get_blksz_def_dt(dt, BLIS_NC, cx));
+        printf("\n");
+      }
+      free((void *)g.a), free((void *)g.b), free(g.c);
+    }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   args_t a;
   int status = parse(argc, argv, &a);
@@ -496,6 +615,8 @@ int main(int argc, char **argv) {
     return status;
   if (a.classes)
     return classes_table(&a);
+  if (a.sets)
+    return sets_table(&a);
   bench_t B = {0};
   mlsba_platform_t *pl = NULL;
   int err = strcmp(a.platform, "auto") == 0

@@ -631,7 +631,7 @@ static int every_kernel_runs(int id) {
 static int no_openblas(int id) { return id != MLSBA__CPU_KERNEL_OPENBLAS; }
 
 static const char good_text[] =
-    "mlsba cpu-kernels 5\n"
+    "mlsba cpu-kernels 6\n"
     "key CPU|26.2.1|features 1f|BLIS 0.9.0|OpenBLAS x 1 SkylakeX\n"
     "measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n"
     "single product openblas 215.3 skx 174.0\n"
@@ -678,12 +678,13 @@ START_TEST(the_cache_text_is_read_strictly) {
   static const struct {
     const char *from, *to;
   } bad[] = {
-      {"mlsba cpu-kernels 5", "mlsba cpu-kernels 1"}, /* old formats */
-      {"mlsba cpu-kernels 5", "mlsba cpu-kernels 2"},
-      {"mlsba cpu-kernels 5", "mlsba cpu-kernels 3"}, /* the same lines */
-      {"mlsba cpu-kernels 5", "mlsba cpu-kernels 4"},
+      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 1"}, /* old formats */
+      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 2"},
+      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 3"}, /* the same lines */
+      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 4"},
+      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 5"}, /* product 768^2 */
       {"measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n",
-       ""}, /* the format 2 under the version 5 */
+       ""}, /* the format 2 under the version 6 */
       {"load 1.71", "load nan"},
       {"load 1.71", "load -1"},
       {"load 1.71", "load inf"},
@@ -756,7 +757,7 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
     return;
   char good[4096];
   snprintf(good, sizeof good, "%s", settled(slurp(path)));
-  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 5\nkey "));
+  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 6\nkey "));
   spit(path, good); /* whatever the load was: a settled choice */
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
@@ -798,7 +799,7 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
     ck_assert_msg(strncmp(reason, "measured in", 11) == 0, "file %d: %s", i,
                   reason);
     char *now = slurp(path), *picks = strstr(now, "\nsingle ");
-    ck_assert_msg(strstr(now, "mlsba cpu-kernels 5\nkey ") == now && picks &&
+    ck_assert_msg(strstr(now, "mlsba cpu-kernels 6\nkey ") == now && picks &&
                       !strstr(now, "foo") && !strstr(now, "nan") &&
                       !strstr(picks, " 0 "),
                   "file %d replaced by:\n%s", i, now);
@@ -1056,6 +1057,23 @@ START_TEST(close_kernels_tie_and_the_preference_breaks_it) {
   ck_assert(mlsba__cpu_pick_is_close(ids, near_tie, 4));
   ck_assert(!mlsba__cpu_pick_is_close(ids, far, 4));
   ck_assert(mlsba__cpu_pick_is_close(ids, near_lead, 4));
+  /* A clear one: no set within 5% of that ratio (two pairs of rounds
+   * decide it). On this CPU the product class is zen3 against OpenBLAS
+   * (skx not timed): at 4096 x 256 x 384 OpenBLAS 7.5% ahead is clear,
+   * at 768 x 256 x 768 (the old timing shape) 2-3% either way is not. */
+  const int twin[] = {id_of("zen3"), id_of("openblas")};
+  const double tall[] = {37.8, 40.7}, cached[] = {41.9, 43.3},
+               behind[] = {41.9, 39.4}, alone[] = {0, 40.0};
+  ck_assert(mlsba__cpu_pick_is_clear(twin, tall, 2));
+  ck_assert_int_eq(mlsba__cpu_pick_of_speeds(twin, tall, 2).kernel,
+                   id_of("openblas"));
+  ck_assert(!mlsba__cpu_pick_is_clear(twin, cached, 2));
+  ck_assert(!mlsba__cpu_pick_is_close(twin, behind, 2));
+  ck_assert(mlsba__cpu_pick_is_clear(twin, behind, 2)); /* zen3 by 6% */
+  ck_assert(!mlsba__cpu_pick_is_clear(twin, alone, 2)); /* no BLIS set */
+  ck_assert(!mlsba__cpu_pick_is_clear(ids, near_tie, 4));
+  ck_assert(!mlsba__cpu_pick_is_clear(ids, near_lead, 4));
+  ck_assert(mlsba__cpu_pick_is_clear(ids, far, 4));
 }
 END_TEST
 

@@ -15,8 +15,11 @@
  * the classes still timed ran back to back and the choice leaned against
  * what a round of every class measures, the format 4 whose classes could
  * stop after an odd count of rounds, most of them in one order, and lean
- * the way that order does) is timed again and replaced. */
-#define MLSBA__CPU_CACHE_VERSION 5
+ * the way that order does, the format 5 whose product class was timed
+ * on 768 x 256 x 768, in the caches, where BLIS's zen3 won choices and
+ * then ran a 4096 product's blocks 5-10% behind OpenBLAS) is timed again
+ * and replaced. */
+#define MLSBA__CPU_CACHE_VERSION 6
 
 /* The cache file, DIR/HOST/cpu-kernels, made room for (the folders it
  * may make); 0 when there is none: MLSBA_CACHE_DIR=none, no home, or a

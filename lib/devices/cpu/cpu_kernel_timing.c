@@ -4,8 +4,16 @@
  * widest default block: 256 in single precision, 192 in double
  * (mlsba_factor_default_block).
  *
- *   product   768 x 256 x 768, C = A B: a core's block of columns of a
- *             product (the GEMM load, the all-cores baseline)
+ *   product   4096 x 256 x 384, C = A B: a core's block of columns of a
+ *             product (the GEMM load, the all-cores baseline), with A and
+ *             C (12.6 and 8.4 MB in double) beyond a core's L2 and
+ *             sharing the L3, as a product's thousands of rows are: on
+ *             768 x 256 x 768 (A, C in the caches) BLIS's zen3 ran within
+ *             3% of OpenBLAS either way and won a fresh choice, then ran a
+ *             4096 product's blocks 5-10% slower, 8192 x 256 x 8192 30%
+ *             (zen3's MC of 72 rows; benchmarks/RESULTS.md, kern35c); n
+ *             stays 256, above BLIS's small-matrix path (n of 64 to 128:
+ *             zen3 at 0.4-0.6 of OpenBLAS, a shape no product block has)
  *   update    3072 x 384 x nb, C -= A B: a factorization's trailing
  *             update, and the MPI node kernel's rank-b update (thousands
  *             of rows: BLIS's skx kernels ran as fast as OpenBLAS's on
@@ -30,14 +38,21 @@
 #include "cpu_kernels.h"
 
 enum { NB = 192, WIDTH = 768, TALL = 3072, NARROW = 128, UPDATE = 384 };
+/* The product's m, n and k. */
+enum { PM = 4096, PN = 256, PK = 384 };
 
 struct mlsba__cpu_timing {
   void *a, *b, *x; /* room for the largest operand of each role */
   int filled;      /* the precision the values are in, or -1 */
 };
 
-/* Elements: a, 3072 x 256; b, 768 x 256; x, 3072 x 384. */
-enum { A_SIZE = 3072 * 256, B_SIZE = 768 * 256, X_SIZE = 3072 * 384 };
+/* Elements: a, 4096 x 384 (the product's A; 3072 x 256 the others'); b,
+ * 768 x 256; x, 4096 x 288 (the product's C, 4096 x 256; 3072 x 384 the
+ * update's). */
+enum { A_SIZE = PM * PK, B_SIZE = 768 * 256, X_SIZE = PM * 288 };
+_Static_assert(X_SIZE >= PM * PN && X_SIZE >= TALL * UPDATE &&
+                   A_SIZE >= TALL * 256 && B_SIZE >= PK * PN,
+               "room for every class's operands");
 
 mlsba__cpu_timing_t *mlsba__cpu_timing_create(void) {
   mlsba__cpu_timing_t *ws = calloc(1, sizeof *ws);
@@ -106,9 +121,9 @@ double mlsba__cpu_class_time(mlsba__cpu_timing_t *ws, int id,
   double c0 = thread_seconds(), t0 = mlsba__now();
   switch (c) {
   case MLSBA__CPU_PRODUCT:
-    mlsba__cpu_gemm_with(id, p, 'N', 'N', 768, 256, 768, 1.0, ws->a, 768, ws->b,
-                         768, 0.0, ws->x, 768);
-    *flops = 2.0 * 768 * 256 * 768;
+    mlsba__cpu_gemm_with(id, p, 'N', 'N', PM, PN, PK, 1.0, ws->a, PM, ws->b, PK,
+                         0.0, ws->x, PM);
+    *flops = 2.0 * PM * PN * PK;
     break;
   case MLSBA__CPU_UPDATE:
     mlsba__cpu_gemm_with(id, p, 'N', 'N', TALL, UPDATE, nb, -1.0, ws->a, TALL,

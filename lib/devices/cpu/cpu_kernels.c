@@ -300,8 +300,10 @@ static int forced(void) {
  * pair, or below CLOSE after two, is left behind (one at half the speed
  * of another needs no more rounds to lose); the others run until each
  * has WARM rounds, and up to MAX_ROUNDS while the decision is a close
- * call (more rounds steady the medians it compares). Past BUDGET seconds
- * for the whole choice, a class stops at MIN_WARM rounds, a close call
+ * call (more rounds steady the medians it compares); a decision clear
+ * after MIN_WARM rounds (mlsba__cpu_pick_is_clear) is made then, and a
+ * class decided runs its chosen set alone in the later rounds. Past BUDGET
+ * seconds for the whole choice, a class stops at MIN_WARM rounds, a close call
  * too (the budget is read after whole pairs, so a round more may run
  * past it: 0.65 s kept the choice at 0.71-0.93 s on the busy VM). */
 enum { WARM = 8, MIN_WARM = 4, MAX_ROUNDS = MLSBA__CPU_TRACE_ROUNDS };
@@ -383,7 +385,10 @@ mlsba__cpu_pick_t mlsba__cpu_pick_of_speeds(const int *ids,
   return pick;
 }
 
-int mlsba__cpu_pick_is_close(const int *ids, const double *gflops, size_t n) {
+/* Whether a set other than the one kept is within `band` (a ratio) of
+ * the ratio to it that would change the choice. */
+static int within_band(const int *ids, const double *gflops, size_t n,
+                       double band) {
   size_t keep = kept_blis(ids, gflops, n);
   for (size_t j = 0; j < n && keep < n; j++) {
     if (j == keep || !(gflops[j] > 0))
@@ -392,10 +397,19 @@ int mlsba__cpu_pick_is_close(const int *ids, const double *gflops, size_t n) {
            threshold = ids[j] == MLSBA__CPU_KERNEL_OPENBLAS
                            ? MLSBA__CPU_OPENBLAS_LEAD
                            : (j < keep ? MLSBA__CPU_TIE : 1 / MLSBA__CPU_TIE);
-    if (q > threshold / 1.03 && q < threshold * 1.03)
+    if (q > threshold / band && q < threshold * band)
       return 1;
   }
   return 0;
+}
+
+int mlsba__cpu_pick_is_close(const int *ids, const double *gflops, size_t n) {
+  return within_band(ids, gflops, n, 1.03);
+}
+
+int mlsba__cpu_pick_is_clear(const int *ids, const double *gflops, size_t n) {
+  return kept_blis(ids, gflops, n) < n &&
+         !within_band(ids, gflops, n, MLSBA__CPU_CLEAR);
 }
 
 /* The speeds of a class's sets, for the pure decision. */
@@ -414,6 +428,12 @@ static int close_call(const int *ids, const runs_t *R, size_t n) {
   double g[MAX_TIMED];
   speeds_of(R, n, g);
   return mlsba__cpu_pick_is_close(ids, g, n);
+}
+
+static int clear_call(const int *ids, const runs_t *R, size_t n) {
+  double g[MAX_TIMED];
+  speeds_of(R, n, g);
+  return mlsba__cpu_pick_is_clear(ids, g, n);
 }
 
 /* One round of the sets of ids marked in `which` on class c, in order or
@@ -569,14 +589,20 @@ static int measure(const int *ids, size_t n) {
           running += active[c][j] =
               active[c][j] && speed_of(Rc, j) >= keep * fastest;
         int over = mlsba__now() - choice.start > BUDGET;
-        int enough = warm >= WARM ? !close_call(ids, Rc, n) || over
-                                  : warm >= MIN_WARM && over;
+        int enough = warm >= WARM
+                         ? !close_call(ids, Rc, n) || over
+                         : warm >= MIN_WARM && (over || clear_call(ids, Rc, n));
         if (running < 2 || enough || Rc->rounds + 2 > MAX_ROUNDS) {
           done[c] = 1;
           trace.R[p][c] = *Rc;
           left--;
           choice.picks.pick[p][c] = pick_class(ids, Rc, n);
           how->close += close_call(ids, Rc, n);
+          /* Its later rounds run the set chosen alone: the call before
+           * the next class's stays one of this class's, at half the cost
+           * (or less) of running them all. */
+          for (size_t j = 0; j < n; j++)
+            active[c][j] = ids[j] == choice.picks.pick[p][c].kernel;
         }
       }
     }

@@ -219,6 +219,13 @@ mlsba__cpu_pick_t mlsba__cpu_pick_of_speeds(const int *ids,
  * ratio that would change it (then more rounds are worth their time). */
 int mlsba__cpu_pick_is_close(const int *ids, const double *gflops, size_t n);
 
+/* Whether it is a clear one: no other set within MLSBA__CPU_CLEAR (5%) of
+ * that ratio (then two pairs of rounds decide it: more would not change
+ * it, and a class's rounds on a shape as large as the product's cost a
+ * tenth of the choice). 0 when nothing of BLIS's was timed. */
+#define MLSBA__CPU_CLEAR 1.05
+int mlsba__cpu_pick_is_clear(const int *ids, const double *gflops, size_t n);
+
 /* ---- the choice ---------------------------------------------------------
  * Made at the first call of any of these (timing the candidates, or
  * reading the cache); thread-safe. */
