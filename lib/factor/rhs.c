@@ -237,25 +237,34 @@ void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
 
 /* ---- the rows of B split between the cores ------------------------------ */
 
-/* Rows of the triangle solved at a time where the cores split B's rows.
- * The calling thread solves each block's diagonal triangle (kb^2 flops a
- * column of B) while the cores wait; the cores take the block from their
- * rows still to solve (up to 2 kb n flops a column), one run of the crew
- * a block. 256 leaves the calling thread 1/16 of a triangle's flops at n
- * = 4096 (1/8 at 2048) for 16 runs, about 30 us each on a quiet machine. */
+/* Rows of the triangle solved at a time where the cores split B's rows:
+ * one run of the crew a block, in which every part takes the solved block
+ * from its share of the rows still to solve (up to 2 kb n flops a column)
+ * and the part holding the next block solves it (kb^2 flops a column).
+ * 256 against 512 (double, n = 4096, 64 right-hand sides, a
+ * mlsba_getrs and a mlsba_potrs, 7 interleaved rounds, BUSY): the
+ * longest part's CPU time summed over the runs 42 against 43 ms, the
+ * first block's solve, alone, 0.5 against 1.7 ms. */
 enum { SPLIT_BLOCK = 256 };
 
-/* One triangle solved with B's rows split: part t owns rows [bound[t],
- * bound[t + 1]) of B for the whole solve, so that what it takes from
- * them for one block it reads again for the next with no other part
- * between. */
+/* One triangle solved with B's rows split. Run q takes block q (solved)
+ * from the rows still to solve, split anew between the parts at every
+ * run: a split fixed for the whole solve, even in total, was uneven at
+ * every run (forward at n = 4096 the first part took 2676 rows at the
+ * first run and 116 at the eleventh, the second 1164 at both), and each
+ * run waits for its longest part: the longest parts' rows summed over
+ * the runs 1.34x an even share (their products' CPU time 1.30x). The part whose
+ * share starts with the next block (the first part going forward, the last
+ * going backward) solves it after its product, in the same run: the calling
+ * thread solved every block between two runs while the cores waited
+ * (7-8 ms of 56 for the two triangles, double, n = 4096, 64 columns). */
 typedef struct {
   const mlsba__rhs_t *s;
-  char trans;
+  char uplo, trans, diag;
   int t, forward;
+  unsigned parts;
   int64_t w, nblocks;
   int64_t applied; /* the block (in solve order) the parts take */
-  int64_t bound[MLSBA__CREW_MAX + 1];
 } split_t;
 
 static int64_t split_first(const split_t *p, int64_t q) {
@@ -266,30 +275,51 @@ static int64_t split_rows(const split_t *p, int64_t k) {
   return p->s->n - k < SPLIT_BLOCK ? p->s->n - k : SPLIT_BLOCK;
 }
 
-/* Row x is taken from by every block solved before its own: those above
- * it going forward, below it going backward. */
-static double row_weight(const void *user, int64_t x) {
-  const split_t *p = user;
-  int64_t blk = x / SPLIT_BLOCK;
-  return (double)(p->forward ? blk : p->nblocks - 1 - blk);
+/* Part t's rows [*r0, *r1) of the rows still to solve at this run, lo to
+ * hi: the lead (the part holding the next block, nkb rows) takes a share
+ * lighter by its solve, as many flops as a product of nkb / 2 rows, but
+ * the whole block at least; the other parts the rest in equal shares. */
+static void split_share(const split_t *p, unsigned t, int64_t lo, int64_t hi,
+                        int64_t nkb, int64_t *r0, int64_t *r1) {
+  int64_t parts = (int64_t)p->parts, extra = nkb / 2, rows = hi - lo;
+  int64_t lead_rows = (rows + extra) / parts - extra;
+  if (lead_rows < nkb)
+    lead_rows = nkb;
+  int64_t rest = rows - lead_rows;
+  unsigned lead = p->forward ? 0 : p->parts - 1;
+  if (t == lead) {
+    *r0 = p->forward ? lo : hi - lead_rows;
+    *r1 = *r0 + lead_rows;
+    return;
+  }
+  int64_t i = p->forward ? (int64_t)t - 1 : (int64_t)t;
+  int64_t base = p->forward ? lo + lead_rows : lo;
+  *r0 = base + rest * i / (parts - 1);
+  *r1 = base + rest * (i + 1) / (parts - 1);
 }
 
-/* Part t's rows still to solve take the solved block: B_r -= op(T)_rk
- * X_k, on one thread. */
+/* Part t's share takes the solved block: B_r -= op(T)_rk X_k, on one
+ * thread; the lead then solves the next block, whose rows its share
+ * holds. Parts write disjoint rows and read only the solved block: any
+ * order of them gives the same result. */
 static void split_part(void *user, unsigned t) {
   const split_t *p = user;
   const mlsba__rhs_t *s = p->s;
   size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   int64_t k = split_first(p, p->applied), kb = split_rows(p, k);
-  int64_t lo = p->forward ? k + kb : 0, hi = p->forward ? s->n : k;
-  int64_t r0 = p->bound[t] > lo ? p->bound[t] : lo;
-  int64_t r1 = p->bound[t + 1] < hi ? p->bound[t + 1] : hi;
-  if (r1 <= r0)
-    return;
-  const void *off = p->t ? factor_at(s, k, r0) : factor_at(s, r0, k);
-  mlsba__cpu_gemm(s->prec, p->trans, 'N', r1 - r0, p->w, kb, -1.0, off, s->lda,
-                  (char *)s->b + (size_t)k * es, s->ldb, 1.0,
-                  (char *)s->b + (size_t)r0 * es, s->ldb, 1);
+  int64_t nk = split_first(p, p->applied + 1), nkb = split_rows(p, nk);
+  int64_t lo = p->forward ? k + kb : 0, hi = p->forward ? s->n : k, r0, r1;
+  split_share(p, t, lo, hi, nkb, &r0, &r1);
+  if (r1 > r0) {
+    const void *off = p->t ? factor_at(s, k, r0) : factor_at(s, r0, k);
+    mlsba__cpu_gemm(s->prec, p->trans, 'N', r1 - r0, p->w, kb, -1.0, off,
+                    s->lda, (char *)s->b + (size_t)k * es, s->ldb, 1.0,
+                    (char *)s->b + (size_t)r0 * es, s->ldb, 1);
+  }
+  if (t == (p->forward ? 0 : p->parts - 1))
+    mlsba__cpu_trsm(s->prec, 'L', p->uplo, p->trans, p->diag, nkb, p->w, 1.0,
+                    factor_at(s, nk, nk), s->lda,
+                    (char *)s->b + (size_t)nk * es, s->ldb, 1);
 }
 
 static void triangle_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
@@ -297,23 +327,23 @@ static void triangle_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
                            unsigned parts) {
   size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   split_t p = {.s = s,
+               .uplo = uplo,
                .trans = trans,
+               .diag = diag,
                .t = trans == 'T',
                .w = nrhs,
                .nblocks = (s->n + SPLIT_BLOCK - 1) / SPLIT_BLOCK};
   p.forward = (uplo == 'L') != p.t;
-  mlsba__crew_bounds(p.bound, parts, s->n, row_weight, &p);
   mlsba__crew_t cr;
   mlsba__crew_start(&cr, ex, parts, split_part, &p);
-  for (int64_t q = 0; q < p.nblocks; q++) {
-    if (q > 0) {
-      p.applied = q - 1;
-      mlsba__crew_run(&cr);
-    }
-    int64_t k = split_first(&p, q);
-    mlsba__cpu_trsm(s->prec, 'L', uplo, trans, diag, split_rows(&p, k), nrhs,
-                    1.0, factor_at(s, k, k), s->lda,
-                    (char *)s->b + (size_t)k * es, s->ldb, 1);
+  p.parts = cr.parts;
+  int64_t k = split_first(&p, 0);
+  mlsba__cpu_trsm(s->prec, 'L', uplo, trans, diag, split_rows(&p, k), nrhs, 1.0,
+                  factor_at(s, k, k), s->lda, (char *)s->b + (size_t)k * es,
+                  s->ldb, 1);
+  for (int64_t q = 0; q + 1 < p.nblocks; q++) {
+    p.applied = q;
+    mlsba__crew_run(&cr);
   }
   mlsba__crew_end(&cr);
 }
