@@ -98,7 +98,10 @@ static int split_columns(mlsba_executor_t *ex, const char *load_name,
  * 4096 x 32 in double: 26 GFLOPS of its CPU time, against 35 for the
  * whole 4096 x 64 (the narrower GEMMs pay the same packing for half the
  * flops). More columns a core than NARROW_COLUMNS were not measured: the
- * columns stay theirs. */
+ * columns stay theirs. These figures are of the first rows split, each
+ * part's rows fixed for the whole solve; the split anew at every block
+ * (rhs.c) shortened its critical path at n = 4096 from 55.8 to 43.3 ms of
+ * the cores' CPU time (benchmarks/RESULTS.md, solve35c). */
 #define ROWS_FROM_BYTES (96.0 * 1024 * 1024)
 enum { NARROW_COLUMNS = 64 };
 
