@@ -530,6 +530,11 @@ static const struct {
     {5, DATA "cpu%r.json", "1024", "rank 4: " DATA "cpu4.json"},
     {4, DATA "sim%r.json", "64",
      "each of which needs a cell; use a block of at most 32"},
+    /* No block runs 5 ranks on 2 x 2: the counts that run, at the
+     * block given and at a block of 1 (before: "at most 4 ranks", which
+     * at b = 64 met a 1 x 1 layout). */
+    {5, DATA "sim%r.json", "2",
+     "use at most 1 rank at the block of 64, at most 4 with a block of 1"},
     /* "%%r" is the text "%r" (before: "%0"). */
     {2, DATA "sim%%r.json", "1024", "rank 0: " DATA "sim%r.json: cannot open"},
 };

@@ -94,15 +94,30 @@ static int too_few_cells(const mlsba__mpi_grid_t *g, int q) {
     side++;
   int64_t shorter = g->m < g->n ? g->m : g->n;
   const char *name = g->m < g->n ? "m" : "n";
-  if (shorter < side)
+  /* No block runs q ranks: the ranks that run at this block (g^2) and,
+   * where that has fewer cells a side than the short side's elements, at
+   * a block of 1 (shorter^2: at 2 x 2 and a block of 64, 4 ranks meet a
+   * 1 x 1 layout). */
+  if (shorter < side && g->g == shorter)
     return mlsba__fail(MLSBA_EINVAL,
                        "C is %lld x %lld: the layout gives each of %d ranks a "
                        "cell of a %lld x %lld grid of blocks, and %s = %lld "
                        "is below %lld; use at most %lld rank%s",
                        (long long)g->m, (long long)g->n, q, (long long)side,
                        (long long)side, name, (long long)shorter,
-                       (long long)side, (long long)(shorter * shorter),
-                       shorter * shorter > 1 ? "s" : "");
+                       (long long)side, (long long)(g->g * g->g),
+                       g->g * g->g > 1 ? "s" : "");
+  if (shorter < side)
+    return mlsba__fail(MLSBA_EINVAL,
+                       "C is %lld x %lld: the layout gives each of %d ranks a "
+                       "cell of a %lld x %lld grid of blocks, and %s = %lld "
+                       "is below %lld; use at most %lld rank%s at the block "
+                       "of %lld, at most %lld with a block of 1",
+                       (long long)g->m, (long long)g->n, q, (long long)side,
+                       (long long)side, name, (long long)shorter,
+                       (long long)side, (long long)(g->g * g->g),
+                       g->g * g->g > 1 ? "s" : "", (long long)g->b,
+                       (long long)(shorter * shorter));
   return mlsba__fail(MLSBA_EINVAL,
                      "C's %lld x %lld blocks of %lld give a layout of %lld x "
                      "%lld cells (the smaller side in blocks, squared) for %d "
