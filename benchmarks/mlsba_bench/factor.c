@@ -446,7 +446,8 @@ static void print_calls(const fbench_t *F, const frow_t *rows, size_t used) {
     const frow_t *r = &rows[i];
     if (r->lapack)
       continue;
-    char starts[256], devs[128], outside[256], models[256], text[1280];
+    /* Room for every round (at most 99): "partly cold, " each. */
+    char starts[1400], devs[500], outside[1000], models[1000], text[4096];
     double cold[BENCH_MAX_ROUNDS];
     size_t len = 0;
     starts[0] = '\0';
