@@ -99,6 +99,11 @@ START_TEST(an_unknown_hidden_feature_is_refused_in_the_reason) {
   setenv("MLSBA_CACHE_DIR", "none", 1);
   setenv("MLSBA_CPU_KERNELS", "generic", 1); /* nothing timed */
   setenv("MLSBA_CPU_HIDE", "avx-512", 1);
+  const char *source = NULL;
+  double choice_s = -1, setup_s = -1;
+  mlsba_cpu_kernels_choice(&source, &choice_s, &setup_s);
+  ck_assert_str_eq(source, "forced");
+  ck_assert(choice_s == 0 && setup_s >= 0);
   mlsba_cpu_kernels_t k;
   mlsba_cpu_kernels(&k);
   ck_assert_msg(strstr(k.reason, "MLSBA_CPU_HIDE ignored") &&
@@ -563,7 +568,11 @@ END_TEST
 
 /* ---- the cache --------------------------------------------------------- */
 
-/* The reason a fresh process gives, with the cache in dir. */
+/* The reason a fresh process gives, with the cache in dir, and what
+ * mlsba_cpu_kernels_choice() says there, checked against the reason: the
+ * choice's seconds > 0 exactly when it was timed in that process (source
+ * "timed" or "retimed", the reason "measured in"), 0 when read back
+ * ("cache"), and the whole setup's seconds at least those. */
 static void reason_in_child(const char *dir, char *out, size_t size) {
   int fd[2];
   ck_assert_int_eq(pipe(fd), 0);
@@ -574,8 +583,29 @@ static void reason_in_child(const char *dir, char *out, size_t size) {
     setenv("MLSBA_CACHE_DIR", dir, 1);
     mlsba_cpu_kernels_t k;
     mlsba_cpu_kernels(&k);
-    ssize_t w = write(fd[1], k.reason, strlen(k.reason));
-    _exit(w < 0);
+    const char *source = NULL;
+    double choice_s = -1, setup_s = -1;
+    mlsba_cpu_kernels_choice(&source, &choice_s, &setup_s);
+    int timed = strncmp(k.reason, "measured in", 11) == 0,
+        again = timed && strstr(k.reason, "(again: ") != NULL,
+        cached = strncmp(k.reason, "measured on this CPU earlier", 28) == 0;
+    const char *want = again    ? "retimed"
+                       : timed  ? "timed"
+                       : cached ? "cache"
+                                : NULL;
+    char line[1200];
+    int bad = want && (source == NULL || strcmp(source, want) != 0 ||
+                       (timed ? !(choice_s > 0) : choice_s != 0) ||
+                       !(setup_s >= choice_s));
+    if (bad)
+      snprintf(line, sizeof line,
+               "mlsba_cpu_kernels_choice: source %s (want %s), choice %g s, "
+               "setup %g s; reason: %.900s",
+               source ? source : "NULL", want, choice_s, setup_s, k.reason);
+    else
+      snprintf(line, sizeof line, "%s", k.reason);
+    ssize_t w = write(fd[1], line, strlen(line));
+    _exit(w < 0 || bad);
   }
   close(fd[1]);
   size_t got = 0;
@@ -586,7 +616,8 @@ static void reason_in_child(const char *dir, char *out, size_t size) {
   close(fd[0]);
   int status;
   waitpid(pid, &status, 0);
-  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %s",
+                out);
 }
 
 /* The one cache file under dir (dir/HOST/cpu-kernels). */

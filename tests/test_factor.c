@@ -794,9 +794,25 @@ START_TEST(models_of_the_update_are_kept_for_the_next_run) {
   for (int run = 0; run < 2; run++) {
     double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 21);
     int64_t info;
+    mlsba_factor_report_t r;
     ck_assert_msg(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n,
-                                 &info, &o, NULL) == 0,
+                                 &info, &o, &r) == 0,
                   "%s", mlsba_last_error());
+    /* The report says how the call began: both cores cold the first
+     * time (no saved model), warm the second; the models read and saved
+     * outside the steps, inside the whole call; the kernels chosen when
+     * the executor opened its cores, before the call. */
+    ck_assert_uint_eq(r.models_cold + r.models_warm, 2);
+    if (run == 0)
+      ck_assert_uint_eq(r.models_cold, 2);
+    else
+      ck_assert_uint_ge(r.models_warm, 1); /* c0's model at least */
+    ck_assert(r.models_read_s >= 0 && r.models_save_s > 0);
+    ck_assert_msg(r.call_s >= r.seconds + r.models_read_s + r.models_save_s,
+                  "call %g s, steps %g s, models %g + %g s", r.call_s,
+                  r.seconds, r.models_read_s, r.models_save_s);
+    ck_assert(r.kernels_s == 0);
+    mlsba_factor_report_free(&r);
     free(a);
   }
   char path[4200];

@@ -923,6 +923,49 @@ START_TEST(bench_factor_json_says_which_devices_were_used) {
 }
 END_TEST
 
+/* What a factorization report says of its calls and of the kernel
+ * choice, with --models none: every round of a libmlsba row started cold
+ * (both cores learn their models inside the call, none saved), spent
+ * seconds outside its steps, and none had the kernel choice inside (the
+ * executor opened the cores, which chose them, before any row); the
+ * choice's cost is > 0 exactly when this process timed it. */
+static void check_cold_calls(json_t *doc) {
+  json_t *res = json_object_get(doc, "results");
+  for (size_t i = 0; i < json_array_size(res); i++) {
+    json_t *o = json_array_get(res, i), *calls = json_object_get(o, "calls");
+    if (!strcmp(json_string_value(json_object_get(o, "algorithm")),
+                "openblas")) {
+      ck_assert_ptr_null(calls);
+      continue;
+    }
+    ck_assert_uint_eq(json_array_size(calls),
+                      json_array_size(json_object_get(o, "rounds_s")));
+    for (size_t k = 0; k < json_array_size(calls); k++) {
+      json_t *c = json_array_get(calls, k);
+      ck_assert_int_eq(json_integer_value(json_object_get(c, "round")),
+                       (json_int_t)k + 1);
+      ck_assert(json_is_true(json_object_get(c, "cold")));
+      ck_assert_int_eq(json_integer_value(json_object_get(c, "models_cold")),
+                       2);
+      ck_assert_int_eq(json_integer_value(json_object_get(c, "models_warm")),
+                       0);
+      ck_assert(json_number_value(json_object_get(c, "outside_s")) >= 0);
+      ck_assert(json_number_value(json_object_get(c, "models_save_s")) >= 0);
+      ck_assert(json_is_false(json_object_get(c, "kernel_choice_inside")));
+      ck_assert(json_number_value(json_object_get(c, "kernels_s")) == 0);
+    }
+  }
+  json_t *k = json_object_get(doc, "cpu_kernels");
+  const char *source = json_string_value(json_object_get(k, "source"));
+  ck_assert_ptr_nonnull(source);
+  double choice_s = json_number_value(json_object_get(k, "choice_s"));
+  int timed = !strcmp(source, "timed") || !strcmp(source, "retimed");
+  ck_assert_msg(timed ? choice_s > 0 : choice_s == 0, "%s in %g s", source,
+                choice_s);
+  ck_assert(json_number_value(json_object_get(k, "setup_s")) >= choice_s);
+  ck_assert(json_is_true(json_object_get(k, "before_first_call")));
+}
+
 /* On two real cores the factorizations (LU, Cholesky, QR) are verified
  * by their residuals, beside OpenBLAS's own routine. */
 START_TEST(bench_factor_verifies_on_real_cores) {
@@ -965,6 +1008,7 @@ START_TEST(bench_factor_verifies_on_real_cores) {
       ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 3),
                                                          "algorithm")),
                        "openblas");
+    check_cold_calls(j);
     json_decref(j);
     tool_run_free(&r);
   }

@@ -105,8 +105,15 @@ static void print_cpu_kernels(const mlsba_platform_t *pl, size_t p) {
   mlsba_cpu_kernels_t k;
   mlsba_cpu_kernels(&k);
   char text[768];
-  snprintf(text, sizeof text, "%s (BLIS detected: %s); %s", k.library,
-           k.detected, k.reason);
+  /* And what the choice cost this process: timed (a second or so, once
+   * per machine), or read back from the cache in milliseconds. */
+  const char *source;
+  double choice_s, setup_s;
+  mlsba_cpu_kernels_choice(&source, &choice_s, &setup_s);
+  snprintf(text, sizeof text,
+           "%s (BLIS detected: %s); %s; in this process: %s, choice %.3f s, "
+           "setup %.3f s",
+           k.library, k.detected, k.reason, source, choice_s, setup_s);
   printf("\n");
   text_wrap(stdout, "cpu kernels: ", 4, text);
   /* Per shape class: the kernels, and their speed on one core when they

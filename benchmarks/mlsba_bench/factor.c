@@ -17,7 +17,9 @@
 #include "../plot.h"
 #include "common/cli.h"
 #include "common/output.h"
+#include "common/text.h"
 #include "openblas.h"
+#include "report.h"
 
 enum { ROUNDS_REAL = 3, MAX_SHOWN_STEPS = 16 };
 
@@ -35,6 +37,15 @@ typedef struct {
   int verified;            /* -1: not checked (virtual time) */
   int64_t info;
   mlsba_factor_report_t rep; /* of the last round (libmlsba rows) */
+  /* Per round of a libmlsba row on real devices, from its report: how
+   * the call began (its devices warm from saved models, or cold,
+   * learning theirs inside it) and the seconds of the round outside the
+   * steps (the round less the report's seconds), of which the models read
+   * and saved, and the kernel choice where it ran inside the call. */
+  unsigned warm[BENCH_MAX_ROUNDS], cold[BENCH_MAX_ROUNDS];
+  double outside_s[BENCH_MAX_ROUNDS], models_s[BENCH_MAX_ROUNDS];
+  double read_s[BENCH_MAX_ROUNDS], save_s[BENCH_MAX_ROUNDS];
+  double kernels_s[BENCH_MAX_ROUNDS];
 } frow_t;
 
 typedef struct {
@@ -50,6 +61,7 @@ typedef struct {
   size_t bytes;
   int64_t *ipiv;
   int *lipiv;
+  int cores; /* the platform has CPU cores (real ones) */
 } fbench_t;
 
 static const char *op_name(const bench_args_t *a) {
@@ -257,6 +269,17 @@ static int run_once(fbench_t *F, frow_t *r) {
       return err;
     }
     seconds = F->sim ? r->rep.seconds : monotonic_s() - t0;
+    if (!F->sim) {
+      const mlsba_factor_report_t *R = &r->rep;
+      int k = r->rounds;
+      r->warm[k] = R->models_warm;
+      r->cold[k] = R->models_cold;
+      r->outside_s[k] = seconds > R->seconds ? seconds - R->seconds : 0;
+      r->read_s[k] = R->models_read_s;
+      r->save_s[k] = R->models_save_s;
+      r->models_s[k] = R->models_read_s + R->models_save_s;
+      r->kernels_s[k] = R->kernels_s;
+    }
   }
   r->seconds[r->rounds++] = seconds;
   return 0;
@@ -399,6 +422,65 @@ static void print_rows(const fbench_t *F, const frow_t *rows, size_t used) {
            "cannot rank them\n");
 }
 
+/* "a, b, c" of a row's rounds, with `decimals` decimals. */
+static void list_rounds(char *buf, size_t size, const frow_t *r,
+                        const double *v, int decimals) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < r->rounds && len < size; k++) {
+    int w = snprintf(buf + len, size - len, "%s", k ? ", " : "");
+    len += w > 0 ? (size_t)w : 0;
+    if (len < size) {
+      w = snprintf(buf + len, size - len, "%.*f", decimals, v[k]);
+      len += w > 0 ? (size_t)w : 0;
+    }
+  }
+}
+
+/* Per libmlsba row, how each round's call began and what it spent outside
+ * its steps: what a cold first call costs beside a warm one. */
+static void print_calls(const fbench_t *F, const frow_t *rows, size_t used) {
+  if (F->sim)
+    return;
+  for (size_t i = 0; i < used; i++) {
+    const frow_t *r = &rows[i];
+    if (r->lapack)
+      continue;
+    /* Room for every round (at most 99): "partly cold, " each. */
+    char starts[1400], devs[500], outside[1000], models[1000], text[4096];
+    double cold[BENCH_MAX_ROUNDS];
+    size_t len = 0;
+    starts[0] = '\0';
+    for (int k = 0; k < r->rounds && len < sizeof starts; k++) {
+      int w = snprintf(starts + len, sizeof starts - len, "%s%s", k ? ", " : "",
+                       !r->cold[k]  ? "warm"
+                       : r->warm[k] ? "partly cold"
+                                    : "cold");
+      len += w > 0 ? (size_t)w : 0;
+      cold[k] = (double)r->cold[k];
+    }
+    list_rounds(devs, sizeof devs, r, cold, 0);
+    list_rounds(outside, sizeof outside, r, r->outside_s, 4);
+    list_rounds(models, sizeof models, r, r->models_s, 4);
+    int w = snprintf(text, sizeof text,
+                     "rounds %s (devices learning their models inside the "
+                     "call: %s of %u); outside the steps %s s, of which the "
+                     "models read and saved %s s",
+                     starts, devs, r->warm[0] + r->cold[0], outside, models);
+    for (int k = 0; k < r->rounds && w > 0 && (size_t)w < sizeof text; k++)
+      if (r->kernels_s[k] > 0) {
+        snprintf(text + w, sizeof text - (size_t)w,
+                 "; the cores' kernel choice ran inside round %d: %.3f s of "
+                 "it",
+                 k + 1, r->kernels_s[k]);
+        break;
+      }
+    char lead[128];
+    snprintf(lead, sizeof lead, "%s: ", r->name);
+    text_wrap(stdout, lead, 4, text);
+  }
+}
+
 /* Per-step shares of a row, in percent of the step's units, sampled to at
  * most MAX_SHOWN_STEPS lines. */
 static void print_steps(const fbench_t *F, const frow_t *r) {
@@ -521,6 +603,20 @@ static json_t *row_json(const fbench_t *F, const frow_t *r) {
   }
   json_object_set_new(o, "devices", devs);
   json_object_set_new(o, "steps", steps);
+  if (!F->sim) {
+    /* Per round: how the call began and what it spent outside its steps. */
+    json_t *calls = json_array();
+    for (int k = 0; k < r->rounds; k++)
+      json_array_append_new(
+          calls,
+          json_pack("{s:i, s:b, s:i, s:i, s:f, s:f, s:f, s:f, s:b}", "round",
+                    k + 1, "cold", r->cold[k] > 0, "models_warm",
+                    (int)r->warm[k], "models_cold", (int)r->cold[k],
+                    "outside_s", r->outside_s[k], "models_read_s", r->read_s[k],
+                    "models_save_s", r->save_s[k], "kernels_s", r->kernels_s[k],
+                    "kernel_choice_inside", r->kernels_s[k] > 0));
+    json_object_set_new(o, "calls", calls);
+  }
   return o;
 }
 
@@ -538,6 +634,15 @@ static int write_json(const fbench_t *F, const frow_t *rows, size_t used) {
     doc = json_pack("{s:o}", "results", all);
   } else {
     doc = row_json(F, &rows[0]);
+  }
+  /* What the cores run and what their choice cost this process, as the
+   * product's report has it (real platforms). */
+  if (!F->sim) {
+    mlsba_cpu_kernels_t k;
+    mlsba_cpu_kernels(&k);
+    json_t *kj = bench_kernels_json(&k);
+    json_object_set_new(kj, "before_first_call", json_boolean(F->cores));
+    json_object_set_new(doc, "cpu_kernels", kj);
   }
   int status =
       output_json(bench_prog, "--json", path, doc, JSON_REAL_PRECISION(9));
@@ -601,6 +706,11 @@ static int open_bench(fbench_t *F, const bench_args_t *a,
     fprintf(stderr, "%s: %s\n", bench_prog, mlsba_last_error());
     return 1;
   }
+  /* The executor opened its cores: their kernels are chosen now, before
+   * any row runs (without cores, the first call that uses them makes the
+   * choice, inside its round). */
+  for (size_t i = 0; !sim && i < F->p; i++)
+    F->cores |= mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_CPU;
   return 0;
 }
 
@@ -631,6 +741,15 @@ int bench_factor(const bench_args_t *a, const mlsba_platform_t *pl, int sim,
              size_text(&F), (long long)block_of(&F),
              a->precision ? "double" : "single", mlsba_platform_name(pl),
              sim ? "simulated: virtual time" : "wall clock");
+    if (!to_stdout && F.cores) {
+      mlsba_cpu_kernels_t k;
+      char text[512];
+      mlsba_cpu_kernels(&k);
+      bench_kernels_text(&k, text, sizeof text);
+      snprintf(text + strlen(text), sizeof text - strlen(text),
+               " (before the rows: in none of their times)");
+      text_wrap(stdout, "cores run: ", 4, text);
+    }
     /* Said before the rows run: weak kernels of a system OpenBLAS can
      * also be broken ones (Prescott's faulted in its own ?potrf at 8192
      * on a 16-core Xeon that OpenBLAS 0.3.21 does not know). */
@@ -645,6 +764,7 @@ int bench_factor(const bench_args_t *a, const mlsba_platform_t *pl, int sim,
     summarise(&F, rows, used);
     if (!to_stdout) {
       print_rows(&F, rows, used);
+      print_calls(&F, rows, used);
       print_steps(&F, &rows[0]);
     }
     if (a->json)

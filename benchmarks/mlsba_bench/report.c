@@ -148,8 +148,10 @@ void bench_print_header(const bench_t *B) {
            mlsba_platform_name(B->pl), B->p, B->p == 1 ? "" : "s", B->q,
            B->q == 1 ? "" : "s", B->sim ? ", simulated (virtual time)" : "");
   text_wrap(stdout, "platform ", 4, text);
-  if (!B->sim)
-    text_wrap(stdout, "cores run: ", 4, B->kernels.description);
+  if (!B->sim) {
+    bench_kernels_text(&B->kernels, text, sizeof text);
+    text_wrap(stdout, "cores run: ", 4, text);
+  }
   print_columns_of(B);
 }
 
@@ -544,18 +546,28 @@ static json_t *row_json(const bench_t *B, const bench_row_t *r,
   return o;
 }
 
-/* What the cores run and the best one core reaches, for the report's top
- * level (nothing on a simulated platform). */
-static void machine_json(const bench_t *B, json_t *o) {
-  if (B->sim)
-    return;
-  const mlsba_cpu_kernels_t *k = &B->kernels;
-  json_object_set_new(o, "cpu_kernels",
-                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "library",
-                                k->library, "single", k->single_kernels,
-                                "double", k->double_kernels, "detected",
-                                k->detected, "reason", k->reason, "description",
-                                k->description));
+void bench_kernels_text(const mlsba_cpu_kernels_t *k, char *buf, size_t size) {
+  const char *source;
+  double choice_s, setup_s;
+  mlsba_cpu_kernels_choice(&source, &choice_s, &setup_s);
+  const char *how = !strcmp(source, "timed") ? "choice timed in this process"
+                    : !strcmp(source, "retimed") ? "choice timed again in this "
+                                                   "process"
+                    : !strcmp(source, "cache")   ? "choice read from the cache"
+                    : !strcmp(source, "forced")  ? "choice forced"
+                                                 : "nothing to time";
+  snprintf(buf, size, "%s; %s: %.3f s", k->description, how,
+           choice_s > 0 ? choice_s : setup_s);
+}
+
+json_t *bench_kernels_json(const mlsba_cpu_kernels_t *k) {
+  const char *source;
+  double choice_s, setup_s;
+  mlsba_cpu_kernels_choice(&source, &choice_s, &setup_s);
+  json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "library", k->library,
+                        "single", k->single_kernels, "double",
+                        k->double_kernels, "detected", k->detected, "reason",
+                        k->reason, "description", k->description);
   /* Per shape class and precision: the kernels and their speed when
    * timed. */
   json_t *classes = json_array();
@@ -570,7 +582,20 @@ static void machine_json(const bench_t *B, json_t *o) {
                                         p ? "double" : "single", "class", name,
                                         "kernels", kernels, "gflops", g));
     }
-  json_object_set_new(json_object_get(o, "cpu_kernels"), "classes", classes);
+  json_object_set_new(o, "classes", classes);
+  /* What the choice cost this process, apart from any row's time. */
+  json_object_set_new(o, "source", json_string(source));
+  json_object_set_new(o, "choice_s", json_real(choice_s));
+  json_object_set_new(o, "setup_s", json_real(setup_s));
+  return o;
+}
+
+/* What the cores run and the best one core reaches, for the report's top
+ * level (nothing on a simulated platform). */
+static void machine_json(const bench_t *B, json_t *o) {
+  if (B->sim)
+    return;
+  json_object_set_new(o, "cpu_kernels", bench_kernels_json(&B->kernels));
   if (B->peak_gflops > 0)
     json_object_set_new(o, "single_core_peak",
                         json_pack("{s:f, s:s, s:I, s:i}", "gflops",

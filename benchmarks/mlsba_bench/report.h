@@ -23,6 +23,13 @@ void bench_print_header(const bench_t *B);
 void bench_print_detail(const bench_t *B, const bench_row_t *r);
 /* --compare: every row by its steady median. */
 void bench_print_compare(const bench_t *B, const bench_row_t *rows, size_t n);
+/* The cores' kernels as the `cores run:` line shows them: the
+ * description, then how the choice was made in this process and what it
+ * cost ("; chosen in this process: timed, 0.83 s"). */
+void bench_kernels_text(const mlsba_cpu_kernels_t *k, char *buf, size_t size);
+/* The report's `cpu_kernels` object (docs/bench-report.md): the kernels,
+ * per class and precision, and the choice's source and cost. */
+json_t *bench_kernels_json(const mlsba_cpu_kernels_t *k);
 /* The report of one row, or of all rows ({"results": [...]}). */
 json_t *bench_report_json(const bench_t *B, const bench_row_t *rows, size_t n);
 

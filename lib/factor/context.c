@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
 #include "driver.h"
 
@@ -280,10 +281,12 @@ int mlsba__factor_ctx_open(mlsba__factor_ctx_t *C, mlsba_executor_t *ex,
     return err;
   if (alloc_parts(C) || alloc_report(C) || alloc_resident(C) || alloc_shares(C))
     return mlsba__fail(MLSBA_ENOMEM, "factor: out of memory");
-  if ((err = choose_active(C)) != 0 || (err = take_fraction(C)) != 0 ||
-      (err = mlsba__factor_models_open(C)) != 0)
+  if ((err = choose_active(C)) != 0 || (err = take_fraction(C)) != 0)
     return err;
-  return 0;
+  double t0 = mlsba__now();
+  err = mlsba__factor_models_open(C);
+  R->models_read_s = mlsba__now() - t0;
+  return err;
 }
 
 void mlsba__factor_ctx_close(mlsba__factor_ctx_t *C) {

@@ -262,8 +262,11 @@ int mlsba__factor_drive(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
   int err = mlsba__factor_ctx_open(&C, ex, P, o, R);
   if (!err)
     err = run(&C);
-  if (!err)
+  if (!err) {
+    double t0 = mlsba__now();
     mlsba__factor_models_save(&C);
+    R->models_save_s = mlsba__now() - t0;
+  }
   mlsba__factor_ctx_close(&C);
   return err;
 }

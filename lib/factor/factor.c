@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
+#include "../devices/kernels.h"
 #include "../devices/lapack.h"
 #include "driver.h"
 
@@ -178,6 +180,27 @@ static int64_t width_of(const mlsba_factor_opts_t *o, int64_t m, int64_t n) {
   return o->block < k ? o->block : k > 0 ? k : 1;
 }
 
+/* A call's entry, for the report's call_s and kernels_s: the clock, and
+ * whether the cores' kernels had been chosen (the choice may fall inside
+ * a call: the first use of the kernels in a process without cores in
+ * its executor). */
+typedef struct {
+  double t0;
+  int chosen;
+} call_entry_t;
+
+static call_entry_t call_entry(void) {
+  return (call_entry_t){mlsba__now(), mlsba__cpu_kernel_choice_made()};
+}
+
+static void call_exit(const call_entry_t *e, mlsba_factor_report_t *R) {
+  if (R == NULL)
+    return;
+  if (!e->chosen && mlsba__cpu_kernel_choice_made())
+    R->kernels_s = mlsba__cpu_kernel_choice_seconds();
+  R->call_s = mlsba__now() - e->t0;
+}
+
 static int factorize(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
                      const mlsba_factor_opts_t *o,
                      mlsba_factor_report_t *report) {
@@ -196,6 +219,7 @@ int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
                    int64_t n, void *a, int64_t lda, int64_t *ipiv,
                    int64_t *info, const mlsba_factor_opts_t *opts,
                    mlsba_factor_report_t *report) {
+  call_entry_t entry = call_entry();
   if (report)
     memset(report, 0, sizeof *report);
   mlsba_factor_opts_t o = options_of(opts, prec, m, n);
@@ -221,6 +245,7 @@ int mlsba_getrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   P.linv = malloc(2 * jb * jb * mlsba__factor_esize(&P) +
                   1); /* NULL: the update solves */
   err = factorize(ex, &P, &o, report);
+  call_exit(&entry, report);
   free(P.linv);
   if (!err) {
     for (int64_t i = 0; i < k; i++)
@@ -240,6 +265,7 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                    int64_t n, void *a, int64_t lda, int64_t *info,
                    const mlsba_factor_opts_t *opts,
                    mlsba_factor_report_t *report) {
+  call_entry_t entry = call_entry();
   if (report)
     memset(report, 0, sizeof *report);
   mlsba_factor_opts_t o = options_of(opts, prec, n, n);
@@ -264,6 +290,7 @@ int mlsba_potrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, char uplo,
                                .nb = width_of(&o, n, n),
                                .a = a};
   err = factorize(ex, &P, &o, report);
+  call_exit(&entry, report);
   if (!err)
     *info = P.info;
   return err;
@@ -278,6 +305,7 @@ int mlsba_geqrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
                    int64_t n, void *a, int64_t lda, void *tau, int64_t *info,
                    const mlsba_factor_opts_t *opts,
                    mlsba_factor_report_t *report) {
+  call_entry_t entry = call_entry();
   if (report)
     memset(report, 0, sizeof *report);
   mlsba_factor_opts_t o = options_of(opts, prec, m, n);
@@ -311,6 +339,7 @@ int mlsba_geqrf_ex(mlsba_executor_t *ex, mlsba_precision_t prec, int64_t m,
   if (P.tfac == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_geqrf: out of memory");
   err = factorize(ex, &P, &o, report);
+  call_exit(&entry, report);
   free(P.tfac);
   return err;
 }

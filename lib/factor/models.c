@@ -272,6 +272,13 @@ int mlsba__factor_models_open(mlsba__factor_ctx_t *C) {
     err = open_paths(C);
   if (!err)
     load_saved(C);
+  /* How the call starts: each device in use warm from a saved model, or
+   * cold, learning its model inside the call. */
+  for (size_t i = 0; !err && !c->virt && !c->reproducible && i < c->p; i++)
+    if (C->dev.active[i] && C->models.saved[i])
+      C->R->models_warm++;
+    else if (C->dev.active[i])
+      C->R->models_cold++;
   return err;
 }
 

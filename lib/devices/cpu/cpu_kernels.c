@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,9 +116,13 @@ static struct {
   char detected[32];
   char reason[512];
   double start, seconds; /* when the choice began, what it took */
+  const char *source;    /* mlsba__cpu_kernel_source() */
   cntx_t cntx[NCONFIGS];
 } choice;
 static pthread_once_t choice_once = PTHREAD_ONCE_INIT;
+/* Set once the choice is made, read without making it (from any thread:
+ * choice's fields are then written). */
+static atomic_int choice_made;
 
 static void choose(void);
 static void ensure_chosen(void) { pthread_once(&choice_once, choose); }
@@ -273,6 +278,7 @@ static int forced(void) {
                     : MLSBA__CPU_KERNEL_AUTO;
   pick_all(id, blis_id);
   snprintf(choice.reason, sizeof choice.reason, "forced by MLSBA_CPU_KERNELS");
+  choice.source = "forced";
   return 1;
 }
 
@@ -632,6 +638,7 @@ static int load_what_picks_need(void) {
 static void decide(void) {
   int ids[MAX_TIMED];
   size_t n_blis = blis_candidates(ids, MAX_TIMED);
+  choice.source = "fixed";
   if (n_blis <= 1 && !choice.openblas_possible) {
     int id = n_blis ? ids[0] : MLSBA__CPU_KERNEL_AUTO;
     pick_all(id, id);
@@ -654,6 +661,7 @@ static void decide(void) {
         choice.picks.how.tries >= MLSBA__CPU_CACHE_TRIES) {
       snprintf(choice.reason, sizeof choice.reason,
                "measured on this CPU earlier, kept in %.300s", path);
+      choice.source = "cache";
       return;
     }
     old = choice.picks; /* timed on a busy machine: once more */
@@ -667,6 +675,7 @@ static void decide(void) {
                "measured on this CPU earlier, kept in %.300s (no memory to "
                "time it again)",
                path);
+      choice.source = "cache";
       return;
     }
     pick_all(ids[0], ids[0] == MLSBA__CPU_KERNEL_OPENBLAS
@@ -676,6 +685,7 @@ static void decide(void) {
              "the first candidate (no memory to time the others)");
     return;
   }
+  choice.source = have_old ? "retimed" : "timed";
   const mlsba__cpu_measured_t *how = &choice.picks.how;
   double load = how->load, share = how->share;
   int close = how->close;
@@ -733,6 +743,7 @@ static void choose(void) {
              (int)(sizeof choice.reason - strlen(notes) - 1), tail);
   }
   choice.seconds = mlsba__now() - choice.start;
+  atomic_store(&choice_made, 1);
 }
 
 static const mlsba__cpu_pick_t *pick_of(mlsba_precision_t p,
@@ -801,3 +812,16 @@ double mlsba__cpu_kernel_choice_seconds(void) {
   ensure_chosen();
   return choice.seconds;
 }
+
+const char *mlsba__cpu_kernel_source(void) {
+  ensure_chosen();
+  return choice.source ? choice.source : "fixed";
+}
+
+double mlsba__cpu_kernel_choice_timed_seconds(void) {
+  const char *s = mlsba__cpu_kernel_source();
+  return strcmp(s, "timed") == 0 || strcmp(s, "retimed") == 0 ? choice.seconds
+                                                              : 0;
+}
+
+int mlsba__cpu_kernel_choice_made(void) { return atomic_load(&choice_made); }

@@ -269,4 +269,19 @@ double mlsba__cpu_kernel_class_gflops(mlsba_precision_t p,
 /* Seconds the choice took in this process (timing, or reading the cache). */
 double mlsba__cpu_kernel_choice_seconds(void);
 
+/* How the choice was made in this process: "timed" (no cache that could
+ * be used), "retimed" (a cached choice not settled, timed again),
+ * "cache" (read back), "forced" (MLSBA_CPU_KERNELS) or "fixed" (nothing
+ * to time: one candidate, or no memory to time them). */
+const char *mlsba__cpu_kernel_source(void);
+
+/* The seconds of mlsba__cpu_kernel_choice_seconds() when the choice was
+ * timed in this process ("timed", "retimed"); 0 otherwise. */
+double mlsba__cpu_kernel_choice_timed_seconds(void);
+
+/* Whether the choice has been made in this process (1) or not yet (0),
+ * without making it: a caller that reads it before and after a call
+ * tells whether the choice ran inside that call. */
+int mlsba__cpu_kernel_choice_made(void);
+
 #endif

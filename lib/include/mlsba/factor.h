@@ -214,6 +214,28 @@ typedef struct mlsba_factor_report {
    *  one's message ("" when none). */
   unsigned warnings;
   char warning[256];
+  /** How the call began, and what it spent outside its steps (added):
+   *  the devices in use that started from a saved model of the update
+   *  (warm), and those that started without one, learning theirs inside
+   *  the call (cold: the call's first steps are split evenly, then by
+   *  what they measured). Both 0 on a simulated platform (its models are
+   *  the profiles) and with `reproducible` (no model is used). */
+  unsigned models_warm, models_cold;
+  /** Wall seconds spent settling the models' folder and reading the
+   *  saved models, and saving the models learnt: outside `seconds`. */
+  double models_read_s, models_save_s;
+  /** Wall seconds of the cores' kernel choice (docs/cpu-kernels.md) where
+   *  the process's first use of the kernels fell inside this call (an
+   *  executor opened on cores makes it before any call; a platform
+   *  without cores does not): its whole setup, timed or read from the
+   *  cache, inside `call_s`. 0 when it was made before the call. */
+  double kernels_s;
+  /** The whole call by the wall clock, from its entry to its return:
+   *  `seconds` (the steps and the last phase) and what came before and
+   *  after them (the arguments, the context, the models read and saved,
+   *  the kernel choice where it ran inside). On a simulated platform
+   *  `seconds` is virtual and this is real. */
+  double call_s;
 } mlsba_factor_report_t;
 
 /** \brief Defaults: the block by precision and size, the per-step FPM

@@ -113,6 +113,27 @@ MLSBA_EXTERN int mlsba_cpu_class_kernels(mlsba_precision_t p,
  *  nothing has yet (a second or so the first time on a machine). */
 MLSBA_EXTERN void mlsba_cpu_kernels(mlsba_cpu_kernels_t *info);
 
+/** \brief How the kernel choice was made in this process, and what it
+ *  cost: what a first call pays once per machine, apart from the call's
+ *  own work. Makes the choice when nothing has yet.
+ *  \param source set to "timed" (timed in this process: no cache, or
+ *         one for another CPU, BLIS or OpenBLAS), "retimed" (a cached
+ *         choice timed on a busy machine, timed again), "cache" (read
+ *         back from the cache), "forced" (MLSBA_CPU_KERNELS) or "fixed"
+ *         (nothing to time: one candidate on this CPU); a static
+ *         string; may be NULL
+ *  \param choice_s set to the wall seconds the choice took in this
+ *         process when it was timed ("timed", "retimed": BLIS's
+ *         contexts, OpenBLAS loaded, every candidate timed, the cache
+ *         written), 0 otherwise; may be NULL
+ *  \param setup_s set to the wall seconds the kernels' setup took in
+ *         this process whatever the source (equal to choice_s when
+ *         timed; reading the cache and loading OpenBLAS otherwise, a
+ *         few milliseconds); may be NULL
+ *  Thread-safe. */
+MLSBA_EXTERN void mlsba_cpu_kernels_choice(const char **source,
+                                           double *choice_s, double *setup_s);
+
 /** \brief C = alpha op(A) op(B) + beta C with the kernels the cores run,
  *  for an application's own CPU functions: column-major, transa and
  *  transb 'N' or 'T', leading dimensions at least the rows stored, on

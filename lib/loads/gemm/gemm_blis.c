@@ -47,6 +47,16 @@ void mlsba_cpu_kernels(mlsba_cpu_kernels_t *info) {
   mlsba__cpu_blas_describe(info->description, sizeof info->description);
 }
 
+void mlsba_cpu_kernels_choice(const char **source, double *choice_s,
+                              double *setup_s) {
+  if (source)
+    *source = mlsba__cpu_kernel_source();
+  if (choice_s)
+    *choice_s = mlsba__cpu_kernel_choice_timed_seconds();
+  if (setup_s)
+    *setup_s = mlsba__cpu_kernel_choice_seconds();
+}
+
 _Static_assert((int)MLSBA_CPU_CLASS_COUNT == (int)MLSBA__CPU_CLASSES &&
                    (int)MLSBA_CPU_CLASS_PANEL == (int)MLSBA__CPU_PANEL,
                "the public classes are the cores' classes");
