@@ -6,6 +6,7 @@
  * error on any rank stops all of them with one message. */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,26 +99,21 @@ static int too_few_cells(const mlsba__mpi_grid_t *g, int q) {
    * where that has fewer cells a side than the short side's elements, at
    * a block of 1 (shorter^2: at 2 x 2 and a block of 64, 4 ranks meet a
    * 1 x 1 layout). */
-  if (shorter < side && g->g == shorter)
+  if (shorter < side) {
+    char at_one[96] = "";
+    if (g->g != shorter)
+      snprintf(at_one, sizeof at_one,
+               " at the block of %lld, at most %lld with a block of 1",
+               (long long)g->b, (long long)(shorter * shorter));
     return mlsba__fail(MLSBA_EINVAL,
                        "C is %lld x %lld: the layout gives each of %d ranks a "
                        "cell of a %lld x %lld grid of blocks, and %s = %lld "
-                       "is below %lld; use at most %lld rank%s",
+                       "is below %lld; use at most %lld rank%s%s",
                        (long long)g->m, (long long)g->n, q, (long long)side,
                        (long long)side, name, (long long)shorter,
                        (long long)side, (long long)(g->g * g->g),
-                       g->g * g->g > 1 ? "s" : "");
-  if (shorter < side)
-    return mlsba__fail(MLSBA_EINVAL,
-                       "C is %lld x %lld: the layout gives each of %d ranks a "
-                       "cell of a %lld x %lld grid of blocks, and %s = %lld "
-                       "is below %lld; use at most %lld rank%s at the block "
-                       "of %lld, at most %lld with a block of 1",
-                       (long long)g->m, (long long)g->n, q, (long long)side,
-                       (long long)side, name, (long long)shorter,
-                       (long long)side, (long long)(g->g * g->g),
-                       g->g * g->g > 1 ? "s" : "", (long long)g->b,
-                       (long long)(shorter * shorter));
+                       g->g * g->g > 1 ? "s" : "", at_one);
+  }
   return mlsba__fail(MLSBA_EINVAL,
                      "C's %lld x %lld blocks of %lld give a layout of %lld x "
                      "%lld cells (the smaller side in blocks, squared) for %d "
