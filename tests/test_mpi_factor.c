@@ -407,16 +407,8 @@ END_TEST
 /* args on np simulated ranks (smpi.xml): exit status 0 and a JSON
  * report that says verified; the report (the caller frees it). */
 static json_t *smpi_verified(const char *np, char **args) {
-  tool_run_t r;
-  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, np, DATA "smpi.xml",
-                 DATA "smpi.hosts", args, &r);
-  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
-  json_error_t e;
-  json_t *j = json_loads(r.out, 0, &e);
-  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
-  ck_assert(json_is_true(json_object_get(j, "verified")));
-  tool_run_free(&r);
-  return j;
+  return run_smpi_verified(timeout, "240", MLSBA_SMPIRUN, np, DATA "smpi.xml",
+                           DATA "smpi.hosts", args);
 }
 
 /* mlsba-inpa-smpi --op getrf|potrf on 9 and 16 simulated ranks (SimGrid,

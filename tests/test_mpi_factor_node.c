@@ -106,16 +106,8 @@ static json_t *smpi_getrf(const char *platform) {
                   "--json",
                   "-",
                   NULL};
-  tool_run_t r;
-  run_smpi_ranks(timeout, "240", MLSBA_SMPIRUN, "4", DATA "mpi/smpi.xml",
-                 DATA "mpi/smpi.hosts", args, &r);
-  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
-  json_error_t e;
-  json_t *j = json_loads(r.out, 0, &e);
-  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
-  ck_assert(json_is_true(json_object_get(j, "verified")));
-  tool_run_free(&r);
-  return j;
+  return run_smpi_verified(timeout, "240", MLSBA_SMPIRUN, "4",
+                           DATA "mpi/smpi.xml", DATA "mpi/smpi.hosts", args);
 }
 
 /* Nodes twice as fast: every rank's virtual update time is half (the

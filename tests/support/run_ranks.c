@@ -1,6 +1,7 @@
 #include "run_ranks.h"
 
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,21 @@ void run_smpi_ranks(const char *timeout, const char *limit_s,
     argv[n++] = *args;
   argv[n] = NULL;
   run_tool(argv, r);
+}
+
+json_t *run_smpi_verified(const char *timeout, const char *limit_s,
+                          const char *smpirun, const char *np,
+                          const char *platform, const char *hostfile,
+                          char *const *args) {
+  tool_run_t r;
+  run_smpi_ranks(timeout, limit_s, smpirun, np, platform, hostfile, args, &r);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_error_t e;
+  json_t *j = json_loads(r.out, 0, &e);
+  ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  tool_run_free(&r);
+  return j;
 }
 
 void run_rank_alone(const char *timeout, const char *limit_s, char *const *args,

@@ -4,6 +4,7 @@
 #ifndef MLSBA_TESTS_RUN_RANKS_H
 #define MLSBA_TESTS_RUN_RANKS_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "run_tool.h"
@@ -45,6 +46,14 @@ size_t smpi_job_start(char **argv, const char *timeout, const char *limit_s,
 void run_smpi_ranks(const char *timeout, const char *limit_s,
                     const char *smpirun, const char *np, const char *platform,
                     const char *hostfile, char *const *args, tool_run_t *r);
+
+/* run_smpi_ranks() of a tool that prints its JSON report (--json -),
+ * checked (Check's assertions): exit status 0 and a report that says
+ * verified; the report (the caller frees it). */
+json_t *run_smpi_verified(const char *timeout, const char *limit_s,
+                          const char *smpirun, const char *np,
+                          const char *platform, const char *hostfile,
+                          char *const *args);
 
 /* args (a program and its arguments, NULL-terminated) on np ranks, the
  * job as mpi_job_start() starts it. */
