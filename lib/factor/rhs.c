@@ -275,6 +275,21 @@ static int64_t split_rows(const split_t *p, int64_t k) {
   return p->s->n - k < SPLIT_BLOCK ? p->s->n - k : SPLIT_BLOCK;
 }
 
+/* The part whose share starts with the next block, which it solves: the
+ * first going forward, the last going backward. */
+static unsigned lead_part(const split_t *p) {
+  return p->forward ? 0 : p->parts - 1;
+}
+
+/* The diagonal triangle of the block of rows from k solved in B. */
+static void solve_block(const split_t *p, int64_t k) {
+  const mlsba__rhs_t *s = p->s;
+  size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  mlsba__cpu_trsm(s->prec, 'L', p->uplo, p->trans, p->diag, split_rows(p, k),
+                  p->w, 1.0, factor_at(s, k, k), s->lda,
+                  (char *)s->b + (size_t)k * es, s->ldb, 1);
+}
+
 /* Part t's rows [*r0, *r1) of the rows still to solve at this run, lo to
  * hi: the lead (the part holding the next block, nkb rows) takes a share
  * lighter by its solve, as many flops as a product of nkb / 2 rows, but
@@ -286,8 +301,7 @@ static void split_share(const split_t *p, unsigned t, int64_t lo, int64_t hi,
   if (lead_rows < nkb)
     lead_rows = nkb;
   int64_t rest = rows - lead_rows;
-  unsigned lead = p->forward ? 0 : p->parts - 1;
-  if (t == lead) {
+  if (t == lead_part(p)) {
     *r0 = p->forward ? lo : hi - lead_rows;
     *r1 = *r0 + lead_rows;
     return;
@@ -316,16 +330,13 @@ static void split_part(void *user, unsigned t) {
                     s->lda, (char *)s->b + (size_t)k * es, s->ldb, 1.0,
                     (char *)s->b + (size_t)r0 * es, s->ldb, 1);
   }
-  if (t == (p->forward ? 0 : p->parts - 1))
-    mlsba__cpu_trsm(s->prec, 'L', p->uplo, p->trans, p->diag, nkb, p->w, 1.0,
-                    factor_at(s, nk, nk), s->lda,
-                    (char *)s->b + (size_t)nk * es, s->ldb, 1);
+  if (t == lead_part(p))
+    solve_block(p, nk);
 }
 
 static void triangle_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
                            char uplo, char trans, char diag, int64_t nrhs,
                            unsigned parts) {
-  size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
   split_t p = {.s = s,
                .uplo = uplo,
                .trans = trans,
@@ -337,10 +348,7 @@ static void triangle_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
   mlsba__crew_t cr;
   mlsba__crew_start(&cr, ex, parts, split_part, &p);
   p.parts = cr.parts;
-  int64_t k = split_first(&p, 0);
-  mlsba__cpu_trsm(s->prec, 'L', uplo, trans, diag, split_rows(&p, k), nrhs, 1.0,
-                  factor_at(s, k, k), s->lda, (char *)s->b + (size_t)k * es,
-                  s->ldb, 1);
+  solve_block(&p, split_first(&p, 0));
   for (int64_t q = 0; q + 1 < p.nblocks; q++) {
     p.applied = q;
     mlsba__crew_run(&cr);
