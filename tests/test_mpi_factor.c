@@ -443,7 +443,11 @@ END_TEST
  * 128: U's block rows (512 KiB on the first steps) go down the node
  * columns of 4 ranks as a pipeline of pieces, each rank updating a
  * piece's columns while the next comes (factor_lu.c's chain_update):
- * the factors computed that way verify. */
+ * the factors computed that way verify. MLSBA_MPI_GATHER_ROWS 1024: the
+ * first half's panels take the pivot search across their node column's
+ * 4 ranks, the second half's are gathered onto one rank and factored
+ * there (factor_panel.c), so both ways and the switch between them are
+ * in the factors checked. */
 START_TEST(smpi_lu_pipelines_u_and_verifies) {
   char *args[] = {MLSBA_INPA_SMPI_BIN,
                   "--op",
@@ -459,7 +463,9 @@ START_TEST(smpi_lu_pipelines_u_and_verifies) {
                   "--json",
                   "-",
                   NULL};
+  setenv("MLSBA_MPI_GATHER_ROWS", "1024", 1);
   json_t *j = smpi_verified("16", args);
+  unsetenv("MLSBA_MPI_GATHER_ROWS");
   ck_assert_int_eq(json_integer_value(json_object_get(j, "info")), 0);
   json_decref(j);
 }

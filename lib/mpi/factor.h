@@ -65,6 +65,12 @@ typedef struct mlsba__mpi_dfac {
    * tile). 2^30 bytes; MLSBA_MPI_PIECE_BYTES lowers it (the
    * tests' knob: every message in many pieces at small sizes). */
   int64_t piece;
+  /* LU's panels of at most this many rows, on a node column of 4 ranks
+   * or more, are gathered onto one rank and factored there
+   * (factor_panel.c); MLSBA_MPI_GATHER_ROWS sets it (0: never; the
+   * tests' knob, so that small matrices take the pivot search across
+   * ranks too), the same on every rank (the smallest). */
+  int64_t gather_rows;
   /* The node's devices that share the trailing update (factor_update.c);
    * NULL: the calling thread updates alone. */
   struct mlsba__mpi_dfac_node *node;
@@ -141,10 +147,15 @@ int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
  * first of the largest |value|) and piv[p] the first zero pivot (1-based
  * in the panel, 0 if none), the same on every rank of the node column.
  * Collective over that node column only. scratch:
- * mlsba__mpi_lu_panel_bytes() bytes. */
+ * mlsba__mpi_lu_panel_bytes() bytes; gather: mlsba__mpi_lu_gather_bytes()
+ * bytes (where that is not 0; else NULL), for a short panel gathered
+ * onto one rank (factor_panel.c). */
 void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
-                         int *piv, void *scratch);
+                         int *piv, void *scratch, void *gather);
 size_t mlsba__mpi_lu_panel_bytes(const mlsba__mpi_dfac_t *f);
+size_t mlsba__mpi_lu_gather_bytes(const mlsba__mpi_dfac_t *f);
+/* The default of mlsba__mpi_dfac_t's gather_rows. */
+int64_t mlsba__mpi_lu_gather_rows(void);
 
 /* ---- factor_pivot.c: LU's pivot search across a node column -------- */
 

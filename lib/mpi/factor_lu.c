@@ -3,7 +3,8 @@
  *  1. the panel (rows k0..m of the step's columns) factorized by the
  *     ranks of its node column together, each on its own rows: the pivot
  *     of each column a max-location search down the node column, a
- *     recursive panel (factor_panel.c);
+ *     recursive panel; a short panel on a long node column gathered
+ *     onto one rank and factored there (factor_panel.c);
  *  2. the factored panel sent to every rank, each receiving the rows of
  *     L it owns (and L11 where it owns the diagonal block row), point to
  *     point from the ranks that hold them, with the pivots and info, the
@@ -63,6 +64,7 @@ typedef struct {
   int *piv, *piv2;   /* a panel's pivots and info (nb + 1), two steps' */
   char *panel2;      /* the next step's panel, while f->panel is in use */
   void *scratch;     /* the panel's factorization (factor_panel.c) */
+  void *gather;      /* a short panel gathered onto one rank (or NULL) */
   int64_t lcs;       /* the step's first trailing local column: w->u's */
   int64_t *moves;    /* a step's row moves: 2 nb pairs (dst, src), and 4 nb
                         entries to compose them */
@@ -88,6 +90,8 @@ static void work_free(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   free(w->piv2);
   mlsba__mpi_dfac_free(f, w->panel2);
   free(w->scratch);
+  if (w->gather)
+    mlsba__mpi_dfac_free(f, w->gather);
   free(w->moves);
   mlsba__mpi_dfac_free(f, w->send);
   free(w->mv);
@@ -111,6 +115,8 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->panel2 = mlsba__mpi_dfac_alloc(
       f, (size_t)f->m * (nb < (size_t)f->n ? nb : (size_t)f->n) * f->es);
   w->scratch = malloc(mlsba__mpi_lu_panel_bytes(f));
+  size_t gather = mlsba__mpi_lu_gather_bytes(f);
+  w->gather = gather ? mlsba__mpi_dfac_alloc(f, gather) : NULL;
   w->moves = malloc(8 * nb * sizeof *w->moves);
   w->send = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->mv = malloc(2 * nb * 6 * sizeof *w->mv);
@@ -125,9 +131,10 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
                    sizeof *w->reqs);
   w->u = mlsba__mpi_dfac_alloc(f, nb * lc * f->es + 1);
   w->l = mlsba__mpi_dfac_alloc(f, lr * nb * f->es + 1);
-  if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch || !w->moves ||
-      !w->send || !w->recv || !w->counts || !w->reqs || !w->mv || !w->tmp ||
-      !w->u || !w->l || mlsba__mpi_deliver_open(f, 0, &w->deliver) != 0)
+  if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch ||
+      (gather && !w->gather) || !w->moves || !w->send || !w->recv ||
+      !w->counts || !w->reqs || !w->mv || !w->tmp || !w->u || !w->l ||
+      mlsba__mpi_deliver_open(f, 0, &w->deliver) != 0)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_getrf: out of memory for a "
                                      "step's buffers");
   return 0;
@@ -662,7 +669,7 @@ static void start_panel(const mlsba__mpi_dfac_t *f, lu_work_t *w, int64_t k1,
                         int64_t p1, void *panel, int *piv) {
   mlsba__mpi_dfac_beside(f, 1);
   if (mlsba__layout_bcol_column(f->layout, k1 / f->nb) == f->mycol)
-    mlsba__mpi_lu_panel(f, k1, p1, piv, w->scratch);
+    mlsba__mpi_lu_panel(f, k1, p1, piv, w->scratch, w->gather);
   mlsba__mpi_deliver_start(&w->deliver, k1, p1, panel, piv, (int)p1 + 1);
   mlsba__mpi_dfac_beside(f, 0);
 }

@@ -30,7 +30,10 @@
  *
  * A node column of one rank has nothing to exchange: LAPACK's ?getrf
  * factors its rows in place (the library's LAPACK, ../devices/lapack.h:
- * the private OpenBLAS, on one thread).
+ * the private OpenBLAS, on one thread). A short panel on a node column of
+ * 4 ranks or more is gathered onto one rank and factored there the same
+ * way (factor_gathered(): its p exchanges' latencies cost more than its
+ * rows' trips).
  *
  * The panel runs on the node's cores together, as seed 003's hybrid
  * HPL runs it while the accelerators update: on a real node the
@@ -260,7 +263,7 @@ static void factor_cols(panel_t *P, int64_t a, int64_t b) {
 /* The one rank of its node column: LAPACK on its rows in place (info
  * MLSBA__LAPACK_NONE cannot come: mlsba_mpi_getrf checked first). */
 static void factor_alone(const mlsba__mpi_dfac_t *f, int64_t k0, char *a,
-                         int64_t ml, int64_t p, int *piv) {
+                         int64_t lda, int64_t ml, int64_t p, int *piv) {
   double r = (double)ml, c = (double)p;
   mlsba__mpi_dfac_charge(f, r * c * c - c * c * c / 3, r);
   if (f->skip) { /* every pivot drawn among the rows left */
@@ -270,11 +273,138 @@ static void factor_alone(const mlsba__mpi_dfac_t *f, int64_t k0, char *a,
     piv[p] = 0;
     return;
   }
-  piv[p] = mlsba__lapack_getrf(f->prec, (int)ml, (int)p, a, (int)f->lda, piv);
+  piv[p] = mlsba__lapack_getrf(f->prec, (int)ml, (int)p, a, (int)lda, piv);
+}
+
+/* A short panel gathered: on a node column of GATHER_RANKS ranks or more,
+ * a panel of GATHER_ROWS rows or fewer is gathered onto the diagonal
+ * block's owner, factored there by LAPACK's ?getrf (factor_alone()) and
+ * scattered back, with its pivots, in three messages a rank instead of
+ * the p exchanges of the search, each a network latency in sequence.
+ * The gather and the scatter move the panel's rows twice over the
+ * owner's link, (m - k0) x p elements each way, and the owner factors
+ * them alone; the exchanges cost p latencies whatever the rows, so the
+ * gathered panel wins below about latency x bandwidth / (2 elements)
+ * rows, whatever p. On SMPI's Cluster A (links of 2 us and 32 Gbps,
+ * SMPI's factors for a search's 1-2 KB messages: 11-15 us an exchange,
+ * 1.4-1.9 ms of a panel's 2.3 ms at 128 columns), LU at N = 8192 took
+ * 1325 GFLOPS without it, 1375, 1404, 1395, 1353 and 1010 gathering up
+ * to 1024, 2048, 3072, 4096 and every row (RESULTS.md, sim32m). Fewer
+ * ranks: each exchange is cheaper and the gather saves less (no
+ * real-rank run here has a node column of 4). */
+enum { GATHER_RANKS = 4, GATHER_ROWS = 2048 };
+
+int64_t mlsba__mpi_lu_gather_rows(void) { return GATHER_ROWS; }
+
+/* The most rows a panel gathered takes here: f->gather_rows, and no more
+ * than a message of f->piece elements carries (the tests' small pieces
+ * keep the search). */
+static int64_t gather_limit(const mlsba__mpi_dfac_t *f) {
+  int64_t rows = f->piece / f->nb;
+  rows = rows < f->gather_rows ? rows : f->gather_rows;
+  return rows < f->m ? rows : f->m;
+}
+
+size_t mlsba__mpi_lu_gather_bytes(const mlsba__mpi_dfac_t *f) {
+  int cq;
+  MPI_Comm_size(f->col, &cq);
+  int64_t rows = gather_limit(f);
+  if (cq < GATHER_RANKS || rows <= 0)
+    return 0;
+  /* The panel in the global order, and the messages' rows. */
+  return 2 * (size_t)rows * (size_t)f->nb * f->es;
+}
+
+/* Rank r's rows of the panel from global row k0 (a block's first) on:
+ * calls BODY with G, the block's first global row, and LEN its rows. */
+#define FOR_PANEL_ROWS(f, r, k0, G, LEN, BODY)                                 \
+  do {                                                                         \
+    int64_t cnt_;                                                              \
+    const int64_t *blk_ = mlsba__layout_rank_rows((f)->layout, (r), &cnt_);    \
+    for (int64_t i_ = 0; i_ < cnt_; i_++) {                                    \
+      int64_t G = blk_[i_] * (f)->nb;                                          \
+      if (G < (k0))                                                            \
+        continue;                                                              \
+      int64_t LEN = (f)->m - G < (f)->nb ? (f)->m - G : (f)->nb;               \
+      BODY;                                                                    \
+    }                                                                          \
+  } while (0)
+
+/* Copies rows x cols elements between column-major arrays. */
+static void copy_block(size_t es, int64_t rows, int64_t cols, const char *src,
+                       int64_t lds, char *dst, int64_t ldd) {
+  for (int64_t j = 0; j < cols; j++)
+    memcpy(dst + (size_t)(j * ldd) * es, src + (size_t)(j * lds) * es,
+           (size_t)rows * es);
+}
+
+/* The panel gathered onto the diagonal block's owner (P->root), factored
+ * there and scattered back (GATHER_ROWS). Every rank's message is its
+ * rows of the panel, packed column-major (its own leading dimension),
+ * in its local order; the owner puts each block of them at its global
+ * row. */
+static void factor_gathered(panel_t *P, char *scratch, char *gather) {
+  const mlsba__mpi_dfac_t *f = P->f;
+  size_t es = f->es, cn;
+  int64_t k0 = P->k0, p = P->p, rows = f->m - k0;
+  const size_t *ranks = mlsba__layout_column_ranks(f->layout, f->mycol, &cn);
+  /* The counts in the search's part of the scratch, private to the rank
+   * (the gather's buffer is shared between SMPI's ranks that skip the
+   * numbers): 2 q ints fit in its q slots. */
+  int cq = (int)cn,
+      *cnt = (int *)(void *)(scratch + round16((size_t)(f->nb * f->nb) * es)),
+      *disp = cnt + cq;
+  char *g = gather, *msg = gather + (size_t)rows * (size_t)p * es;
+  int at = 0;
+  for (int r = 0; r < cq; r++) {
+    int64_t lr, lc;
+    mlsba__layout_local_size(f->layout, ranks[r], &lr, &lc);
+    cnt[r] = (int)((lr - mlsba__mpi_dfac_rows_before(f, ranks[r], k0)) * p);
+    disp[r] = at;
+    at += cnt[r];
+  }
+  int root = P->me == P->root;
+  /* The copies in and out: this rank's rows twice, the owner's the
+   * panel's twice more. */
+  mlsba__mpi_dfac_charge_copy(
+      f, (double)(2 * P->ml * p + (root ? 2 * rows * p : 0)));
+  if (!f->skip)
+    copy_block(es, P->ml, p, P->a, f->lda, msg + (size_t)disp[P->me] * es,
+               P->ml);
+  MPI_Gatherv(root ? MPI_IN_PLACE : msg + (size_t)disp[P->me] * es, cnt[P->me],
+              f->type, msg, cnt, disp, f->type, P->root, f->col);
+  if (root) {
+    for (int r = 0; !f->skip && r < cq; r++) {
+      int64_t ml = cnt[r] / p, i = 0;
+      const char *m = msg + (size_t)disp[r] * es;
+      FOR_PANEL_ROWS(f, ranks[r], k0, gr, len, {
+        copy_block(es, len, p, m + (size_t)i * es, ml,
+                   g + (size_t)(gr - k0) * es, rows);
+        i += len;
+      });
+    }
+    factor_alone(f, k0, g, rows, rows, p, P->piv);
+    for (int r = 0; !f->skip && r < cq; r++) {
+      int64_t ml = cnt[r] / p, i = 0;
+      char *m = msg + (size_t)disp[r] * es;
+      FOR_PANEL_ROWS(f, ranks[r], k0, gr, len, {
+        copy_block(es, len, p, g + (size_t)(gr - k0) * es, rows,
+                   m + (size_t)i * es, ml);
+        i += len;
+      });
+    }
+  }
+  MPI_Scatterv(msg, cnt, disp, f->type,
+               root ? MPI_IN_PLACE : msg + (size_t)disp[P->me] * es, cnt[P->me],
+               f->type, P->root, f->col);
+  MPI_Bcast(P->piv, (int)p + 1, MPI_INT, P->root, f->col);
+  if (!f->skip)
+    copy_block(es, P->ml, p, msg + (size_t)disp[P->me] * es, P->ml, P->a,
+               f->lda);
 }
 
 void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
-                         int *piv, void *scratch) {
+                         int *piv, void *scratch, void *gather) {
   panel_t P = {.f = f,
                .k0 = k0,
                .p = p,
@@ -287,13 +417,17 @@ void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
                            mlsba__mpi_dfac_cols_before(f, (size_t)f->me, k0));
   MPI_Comm_size(f->col, &P.cq);
   if (P.cq == 1) {
-    factor_alone(f, k0, P.a, P.ml, p, piv);
+    factor_alone(f, k0, P.a, f->lda, P.ml, p, piv);
     return;
   }
   size_t root = mlsba__layout_row_owner(f->layout, f->mycol, k);
   P.diag = root == (size_t)f->me;
   P.me = mlsba__mpi_dfac_col_rank(f, (size_t)f->me);
   P.root = mlsba__mpi_dfac_col_rank(f, root);
+  if (gather && P.cq >= GATHER_RANKS && f->m - k0 <= gather_limit(f)) {
+    factor_gathered(&P, scratch, gather);
+    return;
+  }
   P.slot = slot_bytes(f);
   P.t = scratch;
   P.mine = (char *)scratch + round16((size_t)(f->nb * f->nb) * f->es);

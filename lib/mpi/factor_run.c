@@ -24,6 +24,9 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   const char *pb = getenv("MLSBA_MPI_PIECE_BYTES");
   long long piece = pb && *pb ? atoll(pb) : 0;
   f->piece = (int64_t)(piece > 0 && piece < (1LL << 30) ? piece : 1LL << 30);
+  const char *gr = getenv("MLSBA_MPI_GATHER_ROWS");
+  long long grows = gr && *gr ? atoll(gr) : -1;
+  f->gather_rows = grows >= 0 ? (int64_t)grows : mlsba__mpi_lu_gather_rows();
   /* Without a description there is no communicator to tell the others:
    * this rank alone fails. */
   if (desc == NULL)
@@ -75,8 +78,13 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   /* The smallest piece of all the ranks': a message cut otherwise on its
    * two sides is truncated (Open MPI aborts the job) or waits for pieces
    * that never come, and the environment differs between ranks (mpirun
-   * passes it to the ranks on its own host only, without -x). */
-  MPI_Allreduce(MPI_IN_PLACE, &f->piece, 1, MPI_INT64_T, MPI_MIN, f->comm);
+   * passes it to the ranks on its own host only, without -x). The
+   * smallest gather_rows likewise: a node column whose ranks disagreed
+   * would gather on some and search on others. */
+  int64_t knobs[2] = {f->piece, f->gather_rows};
+  MPI_Allreduce(MPI_IN_PLACE, knobs, 2, MPI_INT64_T, MPI_MIN, f->comm);
+  f->piece = knobs[0];
+  f->gather_rows = knobs[1];
   f->m = D->m;
   f->n = D->n;
   f->nb = D->nb;
