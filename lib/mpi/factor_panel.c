@@ -288,11 +288,15 @@ static void factor_alone(const mlsba__mpi_dfac_t *f, int64_t k0, char *a,
  * rows, whatever p. On SMPI's Cluster A (links of 2 us and 32 Gbps,
  * SMPI's factors for a search's 1-2 KB messages: 11-15 us an exchange,
  * 1.4-1.9 ms of a panel's 2.3 ms at 128 columns), LU at N = 8192 took
- * 1325 GFLOPS without it, 1375, 1404, 1395, 1353 and 1010 gathering up
- * to 1024, 2048, 3072, 4096 and every row (RESULTS.md, sim32m). Fewer
- * ranks: each exchange is cheaper and the gather saves less (no
- * real-rank run here has a node column of 4). */
-enum { GATHER_RANKS = 4, GATHER_ROWS = 2048 };
+ * 1325 GFLOPS without it, 1375, 1404, 1403, 1395, 1353 and 1010
+ * gathering up to 1024, 2048, 2560, 3072, 4096 and every row; the 90
+ * Grenoble nodes (node columns of 7-17 ranks) 723, 773, 778 and 783 up
+ * to 0, 2048, 2560 and 3072 (RESULTS.md, sim32m). The search's rows
+ * queued on the links, (q - 1) rows an exchange, did not account for the
+ * difference (2048 rows plus 64 a rank of the column: 774). Fewer ranks:
+ * each exchange is cheaper and the gather saves less (no real-rank run
+ * here has a node column of 4). */
+enum { GATHER_RANKS = 4, GATHER_ROWS = 2560 };
 
 int64_t mlsba__mpi_lu_gather_rows(void) { return GATHER_ROWS; }
 
