@@ -360,9 +360,13 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
     else if (rank == 0 && !err)
       err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the ranks' costs");
   }
+  double alike = o->alike;
+  MPI_Allreduce(MPI_IN_PLACE, &alike, 1, MPI_DOUBLE, MPI_MAX, comm);
   if (!err && rank == 0) {
-    mlsba__layout_opts_t lo = {
-        .lower = o->lower, .apart = apart, .link_s = counted ? swap : NULL};
+    mlsba__layout_opts_t lo = {.lower = o->lower,
+                               .apart = apart,
+                               .link_s = counted ? swap : NULL,
+                               .alike = alike};
     const mlsba_model_t *const *mv = (const mlsba_model_t *const *)models;
     err = o->layout == MLSBA_MPI_LAYOUT_FPM
               ? mlsba__layout_fpm(mv, (size_t)q, m, n, nb, &lo, out)
@@ -483,6 +487,11 @@ static int check_args(int64_t m, int64_t n, int64_t nb,
                        "finite time >= 0 (seconds a block column of "
                        "width a step)",
                        o->swap_s);
+  if (!(o->alike >= 0 && isfinite(o->alike)))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: alike %g is not a "
+                       "finite relative speed difference >= 0",
+                       o->alike);
   if (o->layout != MLSBA_MPI_LAYOUT_HOMOGENEOUS &&
       o->layout != MLSBA_MPI_LAYOUT_PROCESS_SCALING &&
       mlsba_model_num_points(o->model) == 0)
