@@ -19,8 +19,8 @@
  *                      against a brute force.
  * LAYOUT is homogeneous, fpm (every rank a node model of its own speed,
  * rank r r + 1 times as fast as rank 0 on large areas; LU's walks count
- * a cost a block column of width, swap_s; alike 10%, which pools none
- * of them), constant, or
+ * a cost a block column of width, swap_s; alike 10% and kin_alike 25%,
+ * which pool none of them), constant, or
  * process-scaling (ranks 1 and 2 one node's processes: the ownership
  * checked against eq. 3's grid and Algorithm 1's order). Rank 0 prints one
  * line per case ("ok ..." or "WRONG ..."); the exit status is 0 when every
@@ -113,9 +113,11 @@ static mlsba_mpi_matrix_t *layout_of(const char *name, int64_t m, int64_t n,
    * large areas, twice that on every other rank. */
   mlsba_mpi_factor_layout_opts_t o = {
       .block = nb, .lower = lower, .swap_s = lower ? 0 : 5e-4 * (1 + rank % 2)};
-  /* Ranks alike within 10% walk with their group's model: none here (the
-   * models are twice apart and more), so every rank keeps its own. */
+  /* Ranks alike within 10%, or of the same hardware (the ranks' bindings)
+   * within 25%, walk with their group's model: none here (the models are
+   * a third apart and more), so every rank keeps its own. */
   o.alike = 0.1;
+  o.kin_alike = 0.25;
   if (mlsba_mpi_layout_from_name(name, &o.layout))
     return NULL;
   o.node = node_of(rank);

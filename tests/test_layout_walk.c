@@ -91,7 +91,7 @@ START_TEST(fixed_shares_stay_within_a_block) {
     for (size_t i = 0; i < q; i++)
       md[i] = constant_model(pow(10, 3 * rng_uniform(&g)));
     for (int w = 0; w < 4; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, walks[w], NULL, NULL, 0};
+      mlsba__layout_opts_t o = {lower, NULL, walks[w], NULL, NULL, 0, NULL, 0};
       mlsba__layout_t *L = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L), 0);
       mlsba__layout_summary_t s;
@@ -258,8 +258,8 @@ START_TEST(walks_track_the_optimum_within_its_drift) {
     mlsba_model_t *md[MAXQ];
     draw_layout_models(&g, q, (double)(B * B), md);
     for (int w = MLSBA__WALK_REVERSE; w <= MLSBA__WALK_FORWARD; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, (mlsba__layout_walk_t)w,
-                                NULL,  NULL, 0};
+      mlsba__layout_opts_t o = {
+          lower, NULL, (mlsba__layout_walk_t)w, NULL, NULL, 0, NULL, 0};
       mlsba__layout_t *L = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, m, nb, &o, &L), 0);
       targets_t T;
@@ -297,8 +297,8 @@ START_TEST(the_best_walk_is_never_predicted_slower) {
     double sum[5];
     mlsba__layout_kind_t best_kind = MLSBA__LAYOUT_EXPLICIT;
     for (int w = 0; w < 5; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, w < 4 ? walks[w] : 0,
-                                NULL,  NULL, 0};
+      mlsba__layout_opts_t o = {
+          lower, NULL, w < 4 ? walks[w] : 0, NULL, NULL, 0, NULL, 0};
       mlsba__layout_t *L = NULL;
       int err = w < 4
                     ? mlsba__layout_fpm((models_t)md, q, m, n, 1, &o, &L)
@@ -428,8 +428,8 @@ START_TEST(caps_are_never_exceeded) {
       held += cap[i] >= 0 ? cap[i] : total;
     }
     for (int w = 0; w < 5; w++) {
-      mlsba__layout_opts_t o = {lower, caps, w < 4 ? walks[w] : 0,
-                                NULL,  NULL, 0};
+      mlsba__layout_opts_t o = {
+          lower, caps, w < 4 ? walks[w] : 0, NULL, NULL, 0, NULL, 0};
       mlsba__layout_t *L = NULL;
       int err = w < 4
                     ? mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L)
@@ -576,8 +576,8 @@ START_TEST(link_costs_narrow_the_widest_columns) {
       md[i] = constant_model(pow(10, 2 * rng_uniform(&g)));
     double zero[MAXQ] = {0}, cost[MAXQ];
     for (int w = 0; w < 4; w++) {
-      mlsba__layout_opts_t a = {0, NULL, walks[w], NULL, NULL, 0};
-      mlsba__layout_opts_t b = {0, NULL, walks[w], NULL, zero, 0};
+      mlsba__layout_opts_t a = {0, NULL, walks[w], NULL, NULL, 0, NULL, 0};
+      mlsba__layout_opts_t b = {0, NULL, walks[w], NULL, zero, 0, NULL, 0};
       mlsba__layout_t *La = NULL, *Lb = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &a, &La), 0);
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &b, &Lb), 0);
@@ -598,7 +598,8 @@ START_TEST(link_costs_narrow_the_widest_columns) {
     double kcost = T / (double)B * 10 * rng_uniform(&g);
     for (size_t i = 0; i < q; i++)
       cost[i] = kcost;
-    mlsba__layout_opts_t o = {0, NULL, MLSBA__WALK_FROZEN, NULL, NULL, 0};
+    mlsba__layout_opts_t o = {0,    NULL, MLSBA__WALK_FROZEN, NULL, NULL, 0,
+                              NULL, 0};
     mlsba__layout_t *L0 = NULL, *L = NULL;
     ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &o, &L0), 0);
     o.link_s = cost;
@@ -651,19 +652,20 @@ START_TEST(bad_arguments_are_rejected) {
                    MLSBA_EINVAL);
   ck_assert_int_eq(mlsba__layout_constant((models_t)md, 1, 4, 4, 0, NULL, &L),
                    MLSBA_EINVAL);
-  mlsba__layout_opts_t o = {1, NULL, 0, NULL, NULL, 0};
+  mlsba__layout_opts_t o = {1, NULL, 0, NULL, NULL, 0, NULL, 0};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 5, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "square"));
   double bad_link[1] = {-1};
-  o = (mlsba__layout_opts_t){0, NULL, 0, NULL, bad_link, 0};
+  o = (mlsba__layout_opts_t){0, NULL, 0, NULL, bad_link, 0, NULL, 0};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "link cost"));
   bad_link[0] = NAN;
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
                    MLSBA_EINVAL);
-  o = (mlsba__layout_opts_t){0, NULL, (mlsba__layout_walk_t)9, NULL, NULL, 0};
+  o = (mlsba__layout_opts_t){0,    NULL, (mlsba__layout_walk_t)9, NULL, NULL, 0,
+                             NULL, 0};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_null(L);
@@ -677,7 +679,7 @@ START_TEST(bad_arguments_are_rejected) {
   check_layout_ownership(L);
   ck_assert_int_eq(mlsba__layout_measure(L, NULL, NULL, NULL, NULL),
                    MLSBA_EINVAL);
-  mlsba__layout_opts_t lower = {1, NULL, 0, NULL, NULL, 0};
+  mlsba__layout_opts_t lower = {1, NULL, 0, NULL, NULL, 0, NULL, 0};
   ck_assert_int_eq(mlsba__layout_measure(L, (models_t)five, &lower, NULL, NULL),
                    0);
   mlsba__layout_destroy(L);
@@ -737,8 +739,9 @@ START_TEST(alike_nodes_get_equal_shares) {
   ck_assert_int_eq(mlsba_model_set_max_load(three[2], 700), 0);
   int64_t cap[3] = {-1, -1, 700};
   mlsba_model_t *pooled[3];
-  ck_assert_int_eq(
-      mlsba__layout_pool_alike((models_t)three, cap, 3, 1024, 0.15, pooled), 0);
+  ck_assert_int_eq(mlsba__layout_pool_alike((models_t)three, cap, 3, 1024, 0.15,
+                                            NULL, 0, pooled),
+                   0);
   ck_assert_ptr_null(pooled[0]);
   for (int r = 1; r <= 2; r++) {
     ck_assert_uint_eq(mlsba_model_num_points(pooled[r]), 3);
@@ -754,6 +757,38 @@ START_TEST(alike_nodes_get_equal_shares) {
   ck_assert_int_eq(mlsba_model_max_load(pooled[2]), 700);
   for (int r = 0; r < 3; r++)
     mlsba_model_destroy(pooled[r]);
+  /* Kin (the same hardware): two ranks 30% apart level within kin_alike
+   * 0.5, not within alike 0.1 as two ranks of different kins; a kin of
+   * one is none, and kin_alike does not level ranks twice apart. */
+  mlsba_model_t *pair[2] = {constant_model(130), constant_model(100)};
+  size_t same[2] = {1, 1}, apart[2] = {1, 2};
+  mlsba__layout_opts_t ko = {0};
+  ko.alike = 0.1;
+  ko.kin_alike = 0.5;
+  for (int k = 0; k < 3; k++) {
+    ko.kin = k == 0 ? same : k == 1 ? apart : NULL;
+    mlsba__layout_t *K = NULL;
+    ck_assert_int_eq(
+        constant ? mlsba__layout_constant((models_t)pair, 2, 32, 32, 1, &ko, &K)
+                 : mlsba__layout_fpm((models_t)pair, 2, 32, 32, 1, &ko, &K),
+        0);
+    mlsba__layout_node_blocks(K, 0, nodes);
+    if (k == 0)
+      ck_assert(nodes[0] == 512 && nodes[1] == 512);
+    else
+      ck_assert_int_gt(nodes[0], nodes[1] + 64);
+    mlsba__layout_destroy(K);
+  }
+  size_t kin3[3] = {1, 1, 1};
+  ko.kin = kin3;
+  mlsba__layout_t *K = NULL;
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)three, 3, 32, 32, 1, &ko, &K),
+                   0);
+  mlsba__layout_node_blocks(K, 0, nodes);
+  ck_assert_int_eq(nodes[1], nodes[2]);
+  ck_assert_int_gt(nodes[0], 450);
+  mlsba__layout_destroy(K);
+  free_layout_models(pair, 2);
   /* A bad tolerance is refused. */
   mlsba__layout_opts_t o = {0};
   mlsba__layout_t *L = NULL;
@@ -764,6 +799,11 @@ START_TEST(alike_nodes_get_equal_shares) {
   o.alike = NAN;
   ck_assert_int_eq(mlsba__layout_constant((models_t)three, 3, 8, 8, 1, &o, &L),
                    MLSBA_EINVAL);
+  o.alike = 0;
+  o.kin_alike = -1;
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)three, 3, 8, 8, 1, &o, &L),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "kin_alike"));
   free_layout_models(three, 3);
 }
 END_TEST

@@ -206,6 +206,12 @@ typedef struct mlsba__layout_opts {
    * (mlsba__layout_pool_alike, layout_shares.h); 0: the models as given.
    * Finite and >= 0. */
   double alike;
+  /* q entries or NULL: equal nonzero values name nodes of the same
+   * hardware (ranks of one host bound to as many cores, none shared),
+   * pooled among themselves within kin_alike before the rest within
+   * alike (mlsba__layout_pool_alike). Finite and >= 0. */
+  const size_t *kin;
+  double kin_alike;
 } mlsba__layout_opts_t;
 
 /* The tracked layout of q nodes from their models (time for an area in

@@ -165,16 +165,37 @@ static int pool_group(const mlsba_model_t *const models[], const size_t *order,
   return err;
 }
 
+/* Groups of list[n] (by descending speed) pooled, from the fastest down:
+ * a group takes the next node while its fastest is at most 1 + tol times
+ * that node's speed. */
+static int pool_groups(const mlsba_model_t *const models[], const double *speed,
+                       const size_t *list, size_t n, double tol,
+                       mlsba_model_t *pooled[]) {
+  int err = 0;
+  for (size_t lo = 0, hi; !err && lo < n; lo = hi) {
+    double top = speed[list[lo]];
+    for (hi = lo + 1; hi < n && top > 0 && speed[list[hi]] > 0 &&
+                      top <= (1 + tol) * speed[list[hi]];
+         hi++)
+      ;
+    if (hi - lo > 1)
+      err = pool_group(models, list, lo, hi, pooled);
+  }
+  return err;
+}
+
 int mlsba__layout_pool_alike(const mlsba_model_t *const models[],
                              const int64_t cap[], size_t q, double W,
-                             double alike, mlsba_model_t *pooled[]) {
+                             double alike, const size_t kin[], double kin_alike,
+                             mlsba_model_t *pooled[]) {
   for (size_t i = 0; i < q; i++)
     pooled[i] = NULL;
   size_t room = q ? q : 1;
   double *area = malloc(room * sizeof *area),
          *speed = malloc(room * sizeof *speed);
-  size_t *order = malloc(room * sizeof *order);
-  int err = area && speed && order ? 0 : MLSBA_ENOMEM;
+  size_t *order = malloc(room * sizeof *order),
+         *list = malloc(room * sizeof *list);
+  int err = area && speed && order && list ? 0 : MLSBA_ENOMEM;
   double T;
   if (!err)
     err = mlsba__layout_optimum(models, cap, q, W, area, &T);
@@ -186,15 +207,26 @@ int mlsba__layout_pool_alike(const mlsba_model_t *const models[],
   }
   if (!err)
     sort_by_speed(speed, q, order);
-  for (size_t lo = 0, hi; !err && lo < q; lo = hi) {
-    double top = speed[order[lo]];
-    for (hi = lo + 1; hi < q && top > 0 && speed[order[hi]] > 0 &&
-                      top <= (1 + alike) * speed[order[hi]];
-         hi++)
-      ;
-    if (hi - lo > 1)
-      err = pool_group(models, order, lo, hi, pooled);
+  /* First the nodes of one kin among themselves, within kin_alike (each
+   * kin once: at the first node of it in the order)... */
+  for (size_t a = 0; !err && kin && a < q; a++) {
+    size_t v = kin[order[a]], n = 0, seen = 0;
+    for (size_t b = 0; b < a && !seen; b++)
+      seen = kin[order[b]] == v;
+    if (v == 0 || seen)
+      continue;
+    for (size_t b = a; b < q; b++)
+      if (kin[order[b]] == v)
+        list[n++] = order[b];
+    err = pool_groups(models, speed, list, n, kin_alike, pooled);
   }
+  /* ...then every node not pooled yet, within alike. */
+  size_t n = 0;
+  for (size_t a = 0; !err && alike > 0 && a < q; a++)
+    if (pooled[order[a]] == NULL)
+      list[n++] = order[a];
+  if (!err)
+    err = pool_groups(models, speed, list, n, alike, pooled);
   if (err == MLSBA_ENOMEM)
     mlsba__fail(err, "layout: out of memory");
   if (err)
@@ -205,5 +237,6 @@ int mlsba__layout_pool_alike(const mlsba_model_t *const models[],
   free(area);
   free(speed);
   free(order);
+  free(list);
   return err;
 }

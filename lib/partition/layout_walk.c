@@ -314,6 +314,11 @@ static int check_args(const mlsba_model_t *const models[], size_t q, int64_t m,
                        "layout: alike %g is not a finite relative "
                        "difference >= 0",
                        o->alike);
+  if (!(o->kin_alike >= 0 && isfinite(o->kin_alike)))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "layout: kin_alike %g is not a finite relative "
+                       "difference >= 0",
+                       o->kin_alike);
   if ((unsigned)o->walk > MLSBA__WALK_FROZEN)
     return mlsba__fail(MLSBA_EINVAL, "layout: unknown walk %d", (int)o->walk);
   if ((double)q > (double)br * (double)bc)
@@ -415,14 +420,15 @@ static int pool(const mlsba_model_t *const models[], size_t q, int64_t m,
                 int64_t n, int64_t nb, const mlsba__layout_opts_t *o,
                 mlsba_model_t **pooled, const mlsba_model_t **use) {
   int err = 0;
-  if (o->alike > 0 && q > 1) {
+  if ((o->alike > 0 || o->kin) && q > 1) {
     int64_t *cap = malloc(q * sizeof *cap);
     if (cap == NULL)
       return mlsba__fail(MLSBA_ENOMEM, "layout: out of memory");
     mlsba__layout_caps(models, q, o->caps, cap);
     double W = mlsba__layout_trailing_area((m - 1) / nb + 1, (n - 1) / nb + 1,
                                            0, o->lower);
-    err = mlsba__layout_pool_alike(models, cap, q, W, o->alike, pooled);
+    err = mlsba__layout_pool_alike(models, cap, q, W, o->alike, o->kin,
+                                   o->kin_alike, pooled);
     free(cap);
   }
   for (size_t i = 0; i < q; i++)

@@ -948,6 +948,18 @@ typedef struct mlsba_mpi_factor_layout_opts {
    *  differ by that much) and 0 on simulated ones, whose models are
    *  exact. */
   double alike;
+  /** MLSBA_MPI_LAYOUT_FPM and _CONSTANT, real ranks (not under SMPI): the
+   *  tolerance for ranks of the same hardware, as the bindings tell
+   *  them: ranks of one host each bound to as many cores (all of them
+   *  when not bound), none shared with another rank. Those ranks are
+   *  grouped among themselves first, as alike groups the rest, within
+   *  kin_alike (a larger tolerance: what such ranks' models differ by
+   *  is the machine's noise at the moment they were timed), then the
+   *  others within alike. A rank that also drives an accelerator its
+   *  binding does not show differs by more. 0 (the default): not
+   *  used. The largest any rank passes is taken. Finite and >= 0.
+   *  mlsba-inpa passes 0.5 on real ranks, 0 on simulated ones. */
+  double kin_alike;
 } mlsba_mpi_factor_layout_opts_t;
 
 /** \brief The factorizations' layout of an m x n matrix over comm's ranks:
