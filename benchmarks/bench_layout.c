@@ -173,7 +173,8 @@ static void write_steps(const char *path, mlsba__layout_step_t *const st[4],
 
 static int run_size(const cluster_t *c, const int64_t *procs, int64_t N,
                     int64_t b, int lower, const char *steps_path) {
-  mlsba__layout_opts_t o = {lower, NULL, MLSBA__WALK_BEST, NULL, NULL};
+  mlsba__layout_opts_t o = {lower, NULL, MLSBA__WALK_BEST, NULL, NULL, 0,
+                            NULL,  0};
   int64_t K = (N - 1) / b + 1;
   double flops = (lower ? 1.0 : 2.0) / 3 * (double)N * (double)N * (double)N;
   mlsba__layout_step_t *st[4] = {NULL};

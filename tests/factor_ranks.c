@@ -10,7 +10,7 @@
  *   chol LAYOUT        potrf and potrs the same way, and a matrix that is
  *                      not positive definite giving LAPACK's info;
  *   bad R              rank R alone passes a bad argument (to getrf,
- *                      potrf, or the layout's swap_s): every rank
+ *                      potrf, the layout's swap_s or alike): every rank
  *                      returns MLSBA_EINVAL with the same message;
  *   scalapack          a matrix in a ScaLAPACK descriptor's layout moved to
  *                      the factorization's layout, factorized, moved back:
@@ -19,7 +19,8 @@
  *                      against a brute force.
  * LAYOUT is homogeneous, fpm (every rank a node model of its own speed,
  * rank r r + 1 times as fast as rank 0 on large areas; LU's walks count
- * a cost a block column of width, swap_s), constant, or
+ * a cost a block column of width, swap_s; alike 10% and kin_alike 25%,
+ * which pool none of them), constant, or
  * process-scaling (ranks 1 and 2 one node's processes: the ownership
  * checked against eq. 3's grid and Algorithm 1's order). Rank 0 prints one
  * line per case ("ok ..." or "WRONG ..."); the exit status is 0 when every
@@ -112,6 +113,11 @@ static mlsba_mpi_matrix_t *layout_of(const char *name, int64_t m, int64_t n,
    * large areas, twice that on every other rank. */
   mlsba_mpi_factor_layout_opts_t o = {
       .block = nb, .lower = lower, .swap_s = lower ? 0 : 5e-4 * (1 + rank % 2)};
+  /* Ranks alike within 10%, or of the same hardware (the ranks' bindings)
+   * within 25%, walk with their group's model: none here (the models are
+   * a third apart and more), so every rank keeps its own. */
+  o.alike = 0.1;
+  o.kin_alike = 0.25;
   if (mlsba_mpi_layout_from_name(name, &o.layout))
     return NULL;
   o.node = node_of(rank);
@@ -532,13 +538,23 @@ static int bad_argument(int on) {
   char m3[400];
   snprintf(m3, sizeof m3, "%s", mlsba_mpi_last_error());
   mlsba_mpi_matrix_destroy(bd);
+  /* A tolerance of alike ranks that is not a difference >= 0. */
+  bo.swap_s = 0;
+  bo.alike = rank == on ? NAN : 0.0;
+  bd = NULL;
+  int e4 = mlsba_mpi_factor_matrix(MPI_COMM_WORLD, 20, 20, &bo, &bd);
+  char m4[400];
+  snprintf(m4, sizeof m4, "%s", mlsba_mpi_last_error());
+  mlsba_mpi_matrix_destroy(bd);
   char want[32];
   snprintf(want, sizeof want, "rank %d: ", on);
   int bad = !rank_agreed(0, e1) || !rank_agreed(0, e2) || e1 != MLSBA_EINVAL ||
             e2 != MLSBA_EINVAL || strncmp(m1, want, strlen(want)) ||
             strncmp(m2, want, strlen(want)) || !rank_agreed(0, e3) ||
             e3 != MLSBA_EINVAL || strncmp(m3, want, strlen(want)) ||
-            !strstr(m3, "swap_s");
+            !strstr(m3, "swap_s") || !rank_agreed(0, e4) ||
+            e4 != MLSBA_EINVAL || strncmp(m4, want, strlen(want)) ||
+            !strstr(m4, "alike");
   int any = 0;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)

@@ -105,7 +105,8 @@ START_TEST(every_layout_owns_every_block_once) {
     int64_t brows = (m - 1) / nb + 1, bcols = (n - 1) / nb + 1;
     mlsba_model_t *md[MAXQ];
     draw_layout_models(&g, q, (double)(brows * bcols), md);
-    mlsba__layout_opts_t o = {lower, NULL, MLSBA__WALK_BEST, NULL, NULL};
+    mlsba__layout_opts_t o = {lower, NULL, MLSBA__WALK_BEST, NULL, NULL, 0,
+                              NULL,  0};
     int64_t procs[MAXQ];
     for (size_t i = 0; i < q; i++)
       procs[i] = rng_uniform(&g) < 0.3 ? rng_range(&g, 2, 6) : 1;

@@ -91,7 +91,7 @@ START_TEST(fixed_shares_stay_within_a_block) {
     for (size_t i = 0; i < q; i++)
       md[i] = constant_model(pow(10, 3 * rng_uniform(&g)));
     for (int w = 0; w < 4; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, walks[w], NULL, NULL};
+      mlsba__layout_opts_t o = {lower, NULL, walks[w], NULL, NULL, 0, NULL, 0};
       mlsba__layout_t *L = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L), 0);
       mlsba__layout_summary_t s;
@@ -258,8 +258,8 @@ START_TEST(walks_track_the_optimum_within_its_drift) {
     mlsba_model_t *md[MAXQ];
     draw_layout_models(&g, q, (double)(B * B), md);
     for (int w = MLSBA__WALK_REVERSE; w <= MLSBA__WALK_FORWARD; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, (mlsba__layout_walk_t)w, NULL,
-                                NULL};
+      mlsba__layout_opts_t o = {
+          lower, NULL, (mlsba__layout_walk_t)w, NULL, NULL, 0, NULL, 0};
       mlsba__layout_t *L = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, m, m, nb, &o, &L), 0);
       targets_t T;
@@ -297,7 +297,8 @@ START_TEST(the_best_walk_is_never_predicted_slower) {
     double sum[5];
     mlsba__layout_kind_t best_kind = MLSBA__LAYOUT_EXPLICIT;
     for (int w = 0; w < 5; w++) {
-      mlsba__layout_opts_t o = {lower, NULL, w < 4 ? walks[w] : 0, NULL, NULL};
+      mlsba__layout_opts_t o = {
+          lower, NULL, w < 4 ? walks[w] : 0, NULL, NULL, 0, NULL, 0};
       mlsba__layout_t *L = NULL;
       int err = w < 4
                     ? mlsba__layout_fpm((models_t)md, q, m, n, 1, &o, &L)
@@ -427,7 +428,8 @@ START_TEST(caps_are_never_exceeded) {
       held += cap[i] >= 0 ? cap[i] : total;
     }
     for (int w = 0; w < 5; w++) {
-      mlsba__layout_opts_t o = {lower, caps, w < 4 ? walks[w] : 0, NULL, NULL};
+      mlsba__layout_opts_t o = {
+          lower, caps, w < 4 ? walks[w] : 0, NULL, NULL, 0, NULL, 0};
       mlsba__layout_t *L = NULL;
       int err = w < 4
                     ? mlsba__layout_fpm((models_t)md, q, m, n, nb, &o, &L)
@@ -574,8 +576,8 @@ START_TEST(link_costs_narrow_the_widest_columns) {
       md[i] = constant_model(pow(10, 2 * rng_uniform(&g)));
     double zero[MAXQ] = {0}, cost[MAXQ];
     for (int w = 0; w < 4; w++) {
-      mlsba__layout_opts_t a = {0, NULL, walks[w], NULL, NULL};
-      mlsba__layout_opts_t b = {0, NULL, walks[w], NULL, zero};
+      mlsba__layout_opts_t a = {0, NULL, walks[w], NULL, NULL, 0, NULL, 0};
+      mlsba__layout_opts_t b = {0, NULL, walks[w], NULL, zero, 0, NULL, 0};
       mlsba__layout_t *La = NULL, *Lb = NULL;
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &a, &La), 0);
       ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &b, &Lb), 0);
@@ -596,7 +598,8 @@ START_TEST(link_costs_narrow_the_widest_columns) {
     double kcost = T / (double)B * 10 * rng_uniform(&g);
     for (size_t i = 0; i < q; i++)
       cost[i] = kcost;
-    mlsba__layout_opts_t o = {0, NULL, MLSBA__WALK_FROZEN, NULL, NULL};
+    mlsba__layout_opts_t o = {0,    NULL, MLSBA__WALK_FROZEN, NULL, NULL, 0,
+                              NULL, 0};
     mlsba__layout_t *L0 = NULL, *L = NULL;
     ck_assert_int_eq(mlsba__layout_fpm((models_t)md, q, B, B, 1, &o, &L0), 0);
     o.link_s = cost;
@@ -649,19 +652,20 @@ START_TEST(bad_arguments_are_rejected) {
                    MLSBA_EINVAL);
   ck_assert_int_eq(mlsba__layout_constant((models_t)md, 1, 4, 4, 0, NULL, &L),
                    MLSBA_EINVAL);
-  mlsba__layout_opts_t o = {1, NULL, 0, NULL, NULL};
+  mlsba__layout_opts_t o = {1, NULL, 0, NULL, NULL, 0, NULL, 0};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 5, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "square"));
   double bad_link[1] = {-1};
-  o = (mlsba__layout_opts_t){0, NULL, 0, NULL, bad_link};
+  o = (mlsba__layout_opts_t){0, NULL, 0, NULL, bad_link, 0, NULL, 0};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "link cost"));
   bad_link[0] = NAN;
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
                    MLSBA_EINVAL);
-  o = (mlsba__layout_opts_t){0, NULL, (mlsba__layout_walk_t)9, NULL, NULL};
+  o = (mlsba__layout_opts_t){0,    NULL, (mlsba__layout_walk_t)9, NULL, NULL, 0,
+                             NULL, 0};
   ck_assert_int_eq(mlsba__layout_fpm((models_t)md, 1, 4, 4, 1, &o, &L),
                    MLSBA_EINVAL);
   ck_assert_ptr_null(L);
@@ -675,13 +679,132 @@ START_TEST(bad_arguments_are_rejected) {
   check_layout_ownership(L);
   ck_assert_int_eq(mlsba__layout_measure(L, NULL, NULL, NULL, NULL),
                    MLSBA_EINVAL);
-  mlsba__layout_opts_t lower = {1, NULL, 0, NULL, NULL};
+  mlsba__layout_opts_t lower = {1, NULL, 0, NULL, NULL, 0, NULL, 0};
   ck_assert_int_eq(mlsba__layout_measure(L, (models_t)five, &lower, NULL, NULL),
                    0);
   mlsba__layout_destroy(L);
   for (int i = 0; i < 5; i++)
     mlsba_model_destroy(five[i]);
   free_layout_models(md, 2);
+}
+END_TEST
+
+/* ---- ranks the models cannot tell apart ------------------------------- */
+
+static void blocks_of(models_t md, size_t q, int64_t B, double alike,
+                      int constant, int64_t nodes[]) {
+  mlsba__layout_opts_t o = {0};
+  o.alike = alike;
+  mlsba__layout_t *L = NULL;
+  ck_assert_int_eq(constant ? mlsba__layout_constant(md, q, B, B, 1, &o, &L)
+                            : mlsba__layout_fpm(md, q, B, B, 1, &o, &L),
+                   0);
+  check_layout_ownership(L);
+  mlsba__layout_node_blocks(L, 0, nodes);
+  mlsba__layout_destroy(L);
+}
+
+START_TEST(alike_nodes_get_equal_shares) {
+  int constant = _i;
+  int64_t nodes[3];
+  /* Two nodes 8% apart: their own shares as given, equal ones within 10%
+   * (32 x 32 blocks, 512 each), their own again within 5%. */
+  mlsba_model_t *two[2] = {constant_model(108), constant_model(100)};
+  blocks_of((models_t)two, 2, 32, 0, constant, nodes);
+  ck_assert_int_gt(nodes[0], nodes[1] + 16);
+  blocks_of((models_t)two, 2, 32, 0.1, constant, nodes);
+  ck_assert_int_eq(nodes[0], 512);
+  ck_assert_int_eq(nodes[1], 512);
+  blocks_of((models_t)two, 2, 32, 0.05, constant, nodes);
+  ck_assert_int_gt(nodes[0], nodes[1] + 16);
+  free_layout_models(two, 2);
+  /* This machine's three unequal ranks: rank 0 alone on its core, ranks
+   * 1 and 2 sharing one, their models 7% apart, and models of two
+   * points (their shapes differ: the group's mean is what both walk
+   * with). Ranks 1 and 2 level; rank 0 keeps about half. */
+  mlsba_model_t *three[3] = {constant_model(200), NULL, NULL};
+  ck_assert_int_eq(mlsba_model_create(&three[1]), 0);
+  ck_assert_int_eq(mlsba_model_create(&three[2]), 0);
+  ck_assert_int_eq(mlsba_model_set_point(three[1], 100, 100), 0);
+  ck_assert_int_eq(mlsba_model_set_point(three[1], 600, 108), 0);
+  ck_assert_int_eq(mlsba_model_set_point(three[2], 300, 110), 0);
+  blocks_of((models_t)three, 3, 32, 0.15, constant, nodes);
+  ck_assert_int_eq(nodes[1], nodes[2]);
+  ck_assert_int_gt(nodes[0], 450);
+  ck_assert_int_lt(nodes[0], 580);
+  blocks_of((models_t)three, 3, 32, 0, constant, nodes);
+  ck_assert_int_ne(nodes[1], nodes[2]);
+  /* The pooled models: rank 0 alone (NULL), ranks 1 and 2 the mean of
+   * theirs at every point of either, each its own max_load. */
+  ck_assert_int_eq(mlsba_model_set_max_load(three[2], 700), 0);
+  int64_t cap[3] = {-1, -1, 700};
+  mlsba_model_t *pooled[3];
+  ck_assert_int_eq(mlsba__layout_pool_alike((models_t)three, cap, 3, 1024, 0.15,
+                                            NULL, 0, pooled),
+                   0);
+  ck_assert_ptr_null(pooled[0]);
+  for (int r = 1; r <= 2; r++) {
+    ck_assert_uint_eq(mlsba_model_num_points(pooled[r]), 3);
+    double x, sp;
+    mlsba_model_get_point(pooled[r], 0, &x, &sp);
+    ck_assert(x == 100 && fabs(sp - (100 + 110) / 2.0) < 1e-9);
+    mlsba_model_get_point(pooled[r], 1, &x, &sp); /* 103.2 on rank 1's */
+    ck_assert(x == 300 && fabs(sp - (103.2 + 110) / 2.0) < 1e-9);
+    mlsba_model_get_point(pooled[r], 2, &x, &sp);
+    ck_assert(x == 600 && fabs(sp - (108 + 110) / 2.0) < 1e-9);
+  }
+  ck_assert_int_eq(mlsba_model_max_load(pooled[1]), -1);
+  ck_assert_int_eq(mlsba_model_max_load(pooled[2]), 700);
+  for (int r = 0; r < 3; r++)
+    mlsba_model_destroy(pooled[r]);
+  /* Kin (the same hardware): two ranks 30% apart level within kin_alike
+   * 0.5, not within alike 0.1 as two ranks of different kins; a kin of
+   * one is none, and kin_alike does not level ranks twice apart. */
+  mlsba_model_t *pair[2] = {constant_model(130), constant_model(100)};
+  size_t same[2] = {1, 1}, apart[2] = {1, 2};
+  mlsba__layout_opts_t ko = {0};
+  ko.alike = 0.1;
+  ko.kin_alike = 0.5;
+  for (int k = 0; k < 3; k++) {
+    ko.kin = k == 0 ? same : k == 1 ? apart : NULL;
+    mlsba__layout_t *K = NULL;
+    ck_assert_int_eq(
+        constant ? mlsba__layout_constant((models_t)pair, 2, 32, 32, 1, &ko, &K)
+                 : mlsba__layout_fpm((models_t)pair, 2, 32, 32, 1, &ko, &K),
+        0);
+    mlsba__layout_node_blocks(K, 0, nodes);
+    if (k == 0)
+      ck_assert(nodes[0] == 512 && nodes[1] == 512);
+    else
+      ck_assert_int_gt(nodes[0], nodes[1] + 64);
+    mlsba__layout_destroy(K);
+  }
+  size_t kin3[3] = {1, 1, 1};
+  ko.kin = kin3;
+  mlsba__layout_t *K = NULL;
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)three, 3, 32, 32, 1, &ko, &K),
+                   0);
+  mlsba__layout_node_blocks(K, 0, nodes);
+  ck_assert_int_eq(nodes[1], nodes[2]);
+  ck_assert_int_gt(nodes[0], 450);
+  mlsba__layout_destroy(K);
+  free_layout_models(pair, 2);
+  /* A bad tolerance is refused. */
+  mlsba__layout_opts_t o = {0};
+  mlsba__layout_t *L = NULL;
+  o.alike = -0.1;
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)three, 3, 8, 8, 1, &o, &L),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "alike"));
+  o.alike = NAN;
+  ck_assert_int_eq(mlsba__layout_constant((models_t)three, 3, 8, 8, 1, &o, &L),
+                   MLSBA_EINVAL);
+  o.alike = 0;
+  o.kin_alike = -1;
+  ck_assert_int_eq(mlsba__layout_fpm((models_t)three, 3, 8, 8, 1, &o, &L),
+                   MLSBA_EINVAL);
+  ck_assert_ptr_nonnull(strstr(mlsba_last_error(), "kin_alike"));
+  free_layout_models(three, 3);
 }
 END_TEST
 
@@ -693,6 +816,7 @@ static Suite *layout_walk_suite(void) {
   tc = tcase_create("random");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, equal_speeds_are_block_cyclic);
+  tcase_add_loop_test(tc, alike_nodes_get_equal_shares, 0, 2);
   tcase_add_loop_test(tc, the_optimum_is_the_least_common_finish, 0, 2);
   tcase_add_loop_test(tc, fixed_shares_stay_within_a_block, 0, 3);
   tcase_add_loop_test(tc, walks_track_the_optimum_within_its_drift, 0, 3);

@@ -255,8 +255,11 @@ static int process_scaling(const int64_t *keys, size_t q, int64_t m, int64_t n,
  * SMPI the simulated ranks are one process: none share. Returns 0 with
  * *apart NULL (on every rank but 0, or when no ranks share), or
  * MLSBA_ENOMEM on rank 0. Collective. */
-static int sharing_ranks(MPI_Comm comm, int rank, int q, size_t **apart) {
+static int sharing_ranks(MPI_Comm comm, int rank, int q, size_t **apart,
+                         size_t **kin) {
   *apart = NULL;
+  if (kin)
+    *kin = NULL;
   enum { WORDS = sizeof(cpu_set_t) / sizeof(uint64_t) };
   /* The host's key, then the binding's words; all zero: not bound. */
   uint64_t mine[1 + WORDS];
@@ -273,8 +276,10 @@ static int sharing_ranks(MPI_Comm comm, int rank, int q, size_t **apart) {
   if (rank != 0)
     return 0;
   size_t *group = all ? calloc((size_t)q, sizeof *group) : NULL;
-  if (group == NULL) {
+  size_t *same = kin && group ? calloc((size_t)q, sizeof *same) : NULL;
+  if (group == NULL || (kin && same == NULL)) {
     free(all);
+    free(group);
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the ranks' cores");
   }
   /* Groups by overlap, merged where a rank overlaps two (one pass
@@ -301,7 +306,25 @@ static int sharing_ranks(MPI_Comm comm, int rank, int q, size_t **apart) {
           group[r] = group[r] == from ? to : group[r];
       }
     }
+  /* Kins: ranks of one host bound to as many cores (all of them when not
+   * bound), none of them shared; numbered from 1 by their first rank. */
+  for (int i = 0; same && i < q; i++) {
+    const uint64_t *a = all + (size_t)i * (1 + WORDS);
+    int cores = 0;
+    for (int w = 1; w <= WORDS; w++)
+      cores += __builtin_popcountll(a[w]);
+    for (int j = 0; group[i] == 0 && same[i] == 0 && j <= i; j++) {
+      const uint64_t *b = all + (size_t)j * (1 + WORDS);
+      int other = 0;
+      for (int w = 1; w <= WORDS; w++)
+        other += __builtin_popcountll(b[w]);
+      if (group[j] == 0 && a[0] == b[0] && cores == other)
+        same[i] = j == i ? (size_t)i + 1 : same[j];
+    }
+  }
   free(all);
+  if (kin)
+    *kin = same;
   if (groups == 0) {
     free(group);
     return 0;
@@ -344,8 +367,13 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
   mlsba_model_t **models = calloc((size_t)q, sizeof *models);
   /* Every rank gathers, whatever its memory: a collective call. */
   int err = gather_models(comm, rank, q, o->model, models);
-  size_t *apart = NULL;
-  int shared_err = sharing_ranks(comm, rank, q, &apart);
+  size_t *apart = NULL, *kin = NULL;
+  /* The same hardware's ranks only when asked (every rank knows alike). */
+  double kin_alike = o->kin_alike;
+  MPI_Allreduce(MPI_IN_PLACE, &kin_alike, 1, MPI_DOUBLE, MPI_MAX, comm);
+  int shared_err =
+      sharing_ranks(comm, rank, q, &apart,
+                    kin_alike > 0 && !mlsba__mpi_is_smpi() ? &kin : NULL);
   err = err ? err : shared_err;
   /* Every rank's cost a block column of width (opts.swap_s, checked on
    * every rank before), gathered when one is nonzero. */
@@ -360,9 +388,15 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
     else if (rank == 0 && !err)
       err = mlsba__fail(MLSBA_ENOMEM, "out of memory for the ranks' costs");
   }
+  double alike = o->alike;
+  MPI_Allreduce(MPI_IN_PLACE, &alike, 1, MPI_DOUBLE, MPI_MAX, comm);
   if (!err && rank == 0) {
-    mlsba__layout_opts_t lo = {
-        .lower = o->lower, .apart = apart, .link_s = counted ? swap : NULL};
+    mlsba__layout_opts_t lo = {.lower = o->lower,
+                               .apart = apart,
+                               .link_s = counted ? swap : NULL,
+                               .alike = alike,
+                               .kin = kin,
+                               .kin_alike = kin_alike};
     const mlsba_model_t *const *mv = (const mlsba_model_t *const *)models;
     err = o->layout == MLSBA_MPI_LAYOUT_FPM
               ? mlsba__layout_fpm(mv, (size_t)q, m, n, nb, &lo, out)
@@ -372,6 +406,7 @@ static int draw(MPI_Comm comm, int q, int64_t m, int64_t n, int64_t nb,
     mlsba_model_destroy(models[r]);
   free(models);
   free(apart);
+  free(kin);
   free(swap);
   return err;
 }
@@ -483,6 +518,16 @@ static int check_args(int64_t m, int64_t n, int64_t nb,
                        "finite time >= 0 (seconds a block column of "
                        "width a step)",
                        o->swap_s);
+  if (!(o->kin_alike >= 0 && isfinite(o->kin_alike)))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: kin_alike %g is not a "
+                       "finite relative speed difference >= 0",
+                       o->kin_alike);
+  if (!(o->alike >= 0 && isfinite(o->alike)))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "mlsba_mpi_factor_matrix: alike %g is not a "
+                       "finite relative speed difference >= 0",
+                       o->alike);
   if (o->layout != MLSBA_MPI_LAYOUT_HOMOGENEOUS &&
       o->layout != MLSBA_MPI_LAYOUT_PROCESS_SCALING &&
       mlsba_model_num_points(o->model) == 0)

@@ -102,6 +102,9 @@ typedef struct mlsba__mpi_mult {
    * rather than once a run; freed when the balancing ends. */
   void *scratch[3];
   size_t scratch_bytes[3];
+  /* This rank's node ran a step before its first timed run (its first
+   * call's costs kept out of the models: multiply_balance.c). */
+  int warmed;
 } mlsba__mpi_mult_t;
 
 /* ---- multiply.c ---------------------------------------------------------- */

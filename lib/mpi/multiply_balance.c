@@ -145,9 +145,11 @@ static int balance_rect(mlsba__mpi_mult_t *C, int timed, double *t) {
                       (long long)bm, (long long)bn);
   if (!err)
     err = mlsba__mpi_node_shape(C->node, bm, bn, a, bb, c);
-  if (!err &&
-      !(kept && C->o->model_dir == NULL && mlsba__mpi_node_take_whole(C->node)))
+  if (!err && !(kept && C->o->model_dir == NULL &&
+                mlsba__mpi_node_take_whole(C->node))) {
     err = mlsba__mpi_node_balance(C->node, C->o->algorithm, &step);
+    C->warmed = 1; /* its runs came first */
+  }
   /* Ranks that share cores (oversubscribed, or other jobs on the node)
    * slow each other only while they compute at once, as every rank does
    * in the product; each rank's balancing runs when it happens to. So a
@@ -157,6 +159,19 @@ static int balance_rect(mlsba__mpi_mult_t *C, int timed, double *t) {
    * so that the barrier cannot hang. */
   if (!sim && timed) {
     enum { TIMED_STEPS = 3 };
+    /* The process's first step pays its first call's costs (the cores'
+     * kernels chosen and loaded, about 50 ms a rank here, the executor's
+     * and the BLAS's first buffers): on a node of one core, which runs
+     * no balancing of its own, that was the first timed step, a third
+     * of a step's mean at N = 4096. Two equal ranks' first timed runs
+     * here (2 ranks, N = 4096, busy) differed by 13-57%, rank 1 the
+     * slower in 4 runs of 4; warmed, by 0-39%, either rank. One step
+     * untimed, once. */
+    if (!C->warmed && !err) {
+      double untimed;
+      err = mlsba__mpi_node_step(C->node, &untimed);
+      C->warmed = 1;
+    }
     MPI_Barrier(C->comm);
     double sum = 0, t1;
     for (int k = 0; k < TIMED_STEPS && !err; k++) {

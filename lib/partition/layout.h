@@ -200,6 +200,18 @@ typedef struct mlsba__layout_opts {
    * time, k the mean of the column's nodes' entries), the width at which
    * its update and this cost take as long as the others'. */
   const double *link_s;
+  /* > 0: nodes whose models cannot be told apart beyond this relative
+   * speed difference (their measurement's noise) are laid out alike,
+   * each walking with its group's mean model
+   * (mlsba__layout_pool_alike, layout_shares.h); 0: the models as given.
+   * Finite and >= 0. */
+  double alike;
+  /* q entries or NULL: equal nonzero values name nodes of the same
+   * hardware (ranks of one host bound to as many cores, none shared),
+   * pooled among themselves within kin_alike before the rest within
+   * alike (mlsba__layout_pool_alike). Finite and >= 0. */
+  const size_t *kin;
+  double kin_alike;
 } mlsba__layout_opts_t;
 
 /* The tracked layout of q nodes from their models (time for an area in

@@ -35,6 +35,24 @@ void mlsba__layout_fractions(size_t ranks, size_t columns,
                              const size_t column_size[],
                              const double rank_area[], double f[], double g[]);
 
+/* Nodes whose models cannot be told apart: each node's speed at its
+ * optimal share of W blocks (area over time, transfer included); first,
+ * where kin is given (q entries, equal nonzero values naming nodes of the
+ * same hardware), the nodes of each kin among themselves, then every
+ * node left (alike > 0), each from the fastest down, a group taking the
+ * next node while its fastest is at most 1 + tolerance times that node's
+ * speed (kin_alike for a kin, alike for the rest). Each node of a group
+ * of two or more gets in pooled[i] a new model (the caller destroys it):
+ * the mean of its group's speed functions at every point of any of them,
+ * with its own max_load and transfer; pooled[i] stays NULL for a node
+ * alone in its group. The caps as mlsba__layout_optimum takes them.
+ * Returns 0, MLSBA_ECAPACITY (the caps hold less than W) or
+ * MLSBA_ENOMEM. */
+int mlsba__layout_pool_alike(const mlsba_model_t *const models[],
+                             const int64_t cap[], size_t q, double W,
+                             double alike, const size_t kin[], double kin_alike,
+                             mlsba_model_t *pooled[]);
+
 /* Blocks of the trailing matrix from t < min(brows, bcols) of a brows x
  * bcols grid: R C, or its lower triangle's R (R + 1) / 2 (square). */
 double mlsba__layout_trailing_area(int64_t brows, int64_t bcols, int64_t t,

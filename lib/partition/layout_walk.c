@@ -309,6 +309,16 @@ static int check_args(const mlsba_model_t *const models[], size_t q, int64_t m,
                          "layout: node %zu's link cost %g s a block "
                          "column is not a finite time >= 0",
                          i, o->link_s[i]);
+  if (!(o->alike >= 0 && isfinite(o->alike)))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "layout: alike %g is not a finite relative "
+                       "difference >= 0",
+                       o->alike);
+  if (!(o->kin_alike >= 0 && isfinite(o->kin_alike)))
+    return mlsba__fail(MLSBA_EINVAL,
+                       "layout: kin_alike %g is not a finite relative "
+                       "difference >= 0",
+                       o->kin_alike);
   if ((unsigned)o->walk > MLSBA__WALK_FROZEN)
     return mlsba__fail(MLSBA_EINVAL, "layout: unknown walk %d", (int)o->walk);
   if ((double)q > (double)br * (double)bc)
@@ -403,12 +413,52 @@ static int tracked(const mlsba_model_t *const models[], size_t q, int64_t m,
   return err;
 }
 
+/* models[q] with the groups of alike nodes pooled (o->alike > 0): in
+ * use[q] the model each node walks with, its own or its group's (kept in
+ * pooled[q], which the caller frees with free_pooled). */
+static int pool(const mlsba_model_t *const models[], size_t q, int64_t m,
+                int64_t n, int64_t nb, const mlsba__layout_opts_t *o,
+                mlsba_model_t **pooled, const mlsba_model_t **use) {
+  int err = 0;
+  if ((o->alike > 0 || o->kin) && q > 1) {
+    int64_t *cap = malloc(q * sizeof *cap);
+    if (cap == NULL)
+      return mlsba__fail(MLSBA_ENOMEM, "layout: out of memory");
+    mlsba__layout_caps(models, q, o->caps, cap);
+    double W = mlsba__layout_trailing_area((m - 1) / nb + 1, (n - 1) / nb + 1,
+                                           0, o->lower);
+    err = mlsba__layout_pool_alike(models, cap, q, W, o->alike, o->kin,
+                                   o->kin_alike, pooled);
+    free(cap);
+  }
+  for (size_t i = 0; i < q; i++)
+    use[i] = pooled[i] ? pooled[i] : models[i];
+  return err;
+}
+
+static void free_pooled(mlsba_model_t **pooled, size_t q) {
+  for (size_t i = 0; pooled && i < q; i++)
+    mlsba_model_destroy(pooled[i]);
+  free(pooled);
+}
+
 int mlsba__layout_fpm(const mlsba_model_t *const models[], size_t q, int64_t m,
                       int64_t n, int64_t nb, const mlsba__layout_opts_t *opts,
                       mlsba__layout_t **out) {
   mlsba__layout_opts_t o = opts ? *opts : (mlsba__layout_opts_t){0};
   int err = check_args(models, q, m, n, nb, &o, out);
-  return err ? err : tracked(models, q, m, n, nb, &o, out);
+  if (err)
+    return err;
+  mlsba_model_t **pooled = calloc(q, sizeof *pooled);
+  const mlsba_model_t **use = malloc(q * sizeof *use);
+  err = pooled && use ? 0 : mlsba__fail(MLSBA_ENOMEM, "layout: out of memory");
+  if (!err)
+    err = pool(models, q, m, n, nb, &o, pooled, use);
+  if (!err)
+    err = tracked((const mlsba_model_t *const *)use, q, m, n, nb, &o, out);
+  free_pooled(pooled, q);
+  free(use);
+  return err;
 }
 
 /* Each node's constant: the speed its model gives at its optimal share of
@@ -450,9 +500,17 @@ int mlsba__layout_constant(const mlsba_model_t *const models[], size_t q,
   if (err)
     return err;
   mlsba_model_t **flat = calloc(q, sizeof *flat);
-  if (!flat)
-    return mlsba__fail(MLSBA_ENOMEM, "layout: out of memory");
-  err = flatten(models, q, m, n, nb, &o, flat);
+  mlsba_model_t **pooled = calloc(q, sizeof *pooled);
+  const mlsba_model_t **use = malloc(q * sizeof *use);
+  err = flat && pooled && use ? 0
+                              : mlsba__fail(MLSBA_ENOMEM, "layout: out of "
+                                                          "memory");
+  if (!err)
+    err = pool(models, q, m, n, nb, &o, pooled, use);
+  if (!err)
+    err = flatten((const mlsba_model_t *const *)use, q, m, n, nb, &o, flat);
+  free_pooled(pooled, q);
+  free(use);
   /* Constant fractions: the three walks draw alike; the reverse one is
    * Kalinov and Lastovetsky's periodic layout. */
   o.walk = MLSBA__WALK_REVERSE;
@@ -460,7 +518,7 @@ int mlsba__layout_constant(const mlsba_model_t *const models[], size_t q,
     err = tracked((const mlsba_model_t *const *)flat, q, m, n, nb, &o, out);
   if (!err)
     mlsba__layout_set_kind(*out, MLSBA__LAYOUT_CONSTANT);
-  for (size_t i = 0; i < q; i++)
+  for (size_t i = 0; flat && i < q; i++)
     mlsba_model_destroy(flat[i]);
   free(flat);
   return err;

@@ -934,6 +934,32 @@ typedef struct mlsba_mpi_factor_layout_opts {
    *  not counted. Finite and >= 0. mlsba-inpa's --comm-model links
    *  derives it from the rank's link, timed by a ping-pong. */
   double swap_s;
+  /** MLSBA_MPI_LAYOUT_FPM and _CONSTANT: the relative speed difference
+   *  within which the node models cannot tell ranks apart (their
+   *  measurement's noise). Each rank's speed at its optimal share of the
+   *  matrix (area over time) is compared: from the fastest down, a rank
+   *  joins the group of the faster ones while their fastest is at most
+   *  1 + alike times its speed, and every rank of a group walks with the
+   *  group's mean model (each keeping its max_load), so ranks alike get
+   *  equal shares and ranks apart by more keep theirs. 0 (the default):
+   *  the models as given. The largest any rank passes is taken. Finite
+   *  and >= 0. mlsba-inpa passes twice its --eps on real ranks (two
+   *  ranks, each timed within eps of balance by INPA's balancing, may
+   *  differ by that much) and 0 on simulated ones, whose models are
+   *  exact. */
+  double alike;
+  /** MLSBA_MPI_LAYOUT_FPM and _CONSTANT, real ranks (not under SMPI): the
+   *  tolerance for ranks of the same hardware, as the bindings tell
+   *  them: ranks of one host each bound to as many cores (all of them
+   *  when not bound), none shared with another rank. Those ranks are
+   *  grouped among themselves first, as alike groups the rest, within
+   *  kin_alike (a larger tolerance: what such ranks' models differ by
+   *  is the machine's noise at the moment they were timed), then the
+   *  others within alike. A rank that also drives an accelerator its
+   *  binding does not show differs by more. 0 (the default): not
+   *  used. The largest any rank passes is taken. Finite and >= 0.
+   *  mlsba-inpa passes 0.5 on real ranks, 0 on simulated ones. */
+  double kin_alike;
 } mlsba_mpi_factor_layout_opts_t;
 
 /** \brief The factorizations' layout of an m x n matrix over comm's ranks:
