@@ -257,7 +257,9 @@ static void interchange(double *v, int64_t n, const int64_t *ipiv) {
 
 /* Two cores, and three parts (a second device on core 1): the rows still
  * to solve shared anew at every block, the part holding the next block
- * solving it, the others taking equal shares of the rest. */
+ * solving it, the others taking equal shares of the rest; the runs that
+ * split the columns instead (the interchanges with the first block, the
+ * last runs of each triangle: 5 columns as 3 + 2 and 2 + 2 + 1). */
 static const char *const three_parts =
     "{\"devices\": ["
     "{\"name\": \"c0\", \"type\": \"cpu\", \"core\": 0},"

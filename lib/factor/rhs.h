@@ -98,13 +98,16 @@ void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
 
 /* B = op(T)^-1 B, all nrhs columns of s's B, T the triangle uplo of s's
  * factors (n x n): by TRSV a column below three right-hand sides, else
- * split between the cores by rows of B where the triangle has two blocks
- * of rows or more (rhs.c), else on the calling thread. */
+ * split between the cores where the triangle has two blocks of rows or
+ * more (rhs.c: by rows of B, its first block and its last runs by
+ * columns), else on the calling thread. */
 void mlsba__rhs_triangle(mlsba_executor_t *ex, const mlsba__rhs_t *s, char uplo,
                          char trans, char diag, int64_t nrhs);
 
-/* Every column of B solved as mlsba__rhs_solve() solves them, each
- * triangle by mlsba__rhs_triangle(). */
+/* Every column of B solved as mlsba__rhs_solve() solves them: where
+ * mlsba__rhs_triangle() would split a triangle, the interchanges and both
+ * triangles as one chain of the cores' runs (rhs.c), nothing computed on
+ * the calling thread between two runs; else on the calling thread. */
 void mlsba__rhs_solve_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
                             int64_t nrhs);
 
