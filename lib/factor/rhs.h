@@ -25,7 +25,8 @@ typedef struct {
 
 /* Columns [c, c + w) of B solved in place from the calling thread, the
  * kernels' TRSMs on `threads` threads (its TRSVs on one); on one thread
- * by blocks where mlsba__rhs_by_blocks says so. */
+ * by blocks where mlsba__rhs_by_blocks says so, unless OpenBLAS's kernels
+ * also run the triangles (one TRSM, which OpenBLAS blocks itself). */
 void mlsba__rhs_solve(const mlsba__rhs_t *s, int64_t c, int64_t w,
                       unsigned threads);
 
