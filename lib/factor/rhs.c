@@ -6,6 +6,7 @@
  * split's parts on the cores' pinned threads, for the files above. */
 #include "rhs.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,6 +263,18 @@ void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
  * first block's solve, alone, 0.5 against 1.7 ms. */
 enum { SPLIT_BLOCK = 256 };
 
+/* The block a benchmark set (mlsba__rhs_set_split_block); 0: SPLIT_BLOCK. */
+static _Atomic int64_t split_block_set;
+
+void mlsba__rhs_set_split_block(int64_t rows) {
+  atomic_store(&split_block_set, rows > 0 ? rows : 0);
+}
+
+static int64_t split_block(void) {
+  int64_t b = atomic_load(&split_block_set);
+  return b > 0 ? b : SPLIT_BLOCK;
+}
+
 /* One triangle of a chain: B = op(T)^-1 B, solved going forward (from the
  * first block of rows) or backward. */
 typedef struct {
@@ -295,18 +308,18 @@ typedef struct {
   tri_t tri[2];
   int ntri, swap_before, swap_after;
   unsigned parts;
-  int64_t w, nblocks;
-  int cur;         /* the triangle the run works on */
+  int64_t w, nblocks, block; /* block: rows of the triangle a run */
+  int cur;                   /* the triangle the run works on */
   int64_t applied; /* the block (in solve order) the run takes; -1: opening */
   int by_columns;  /* the run splits B's columns */
 } split_t;
 
 static int64_t split_first(const split_t *p, const tri_t *tr, int64_t q) {
-  return (tr->forward ? q : p->nblocks - 1 - q) * SPLIT_BLOCK;
+  return (tr->forward ? q : p->nblocks - 1 - q) * p->block;
 }
 
 static int64_t split_rows(const split_t *p, int64_t k) {
-  return p->s->n - k < SPLIT_BLOCK ? p->s->n - k : SPLIT_BLOCK;
+  return p->s->n - k < p->block ? p->s->n - k : p->block;
 }
 
 /* Element (i, j) of B. */
@@ -420,7 +433,7 @@ static tri_t tri_of(char uplo, char trans, char diag) {
 /* The chain p (its triangles and interchanges set) run on the crew. */
 static void chain_run(mlsba_executor_t *ex, split_t *p, unsigned parts) {
   mlsba__crew_t cr;
-  p->nblocks = (p->s->n + SPLIT_BLOCK - 1) / SPLIT_BLOCK;
+  p->nblocks = (p->s->n + p->block - 1) / p->block;
   mlsba__crew_start(&cr, ex, parts, split_part, p);
   p->parts = cr.parts;
   p->applied = -1;
@@ -438,8 +451,9 @@ static void chain_run(mlsba_executor_t *ex, split_t *p, unsigned parts) {
   mlsba__crew_end(&cr);
 }
 
-static int split_fits(const mlsba__rhs_t *s, int64_t nrhs, unsigned parts) {
-  return nrhs >= TRSV_BELOW && parts >= 2 && s->n >= 2 * SPLIT_BLOCK;
+static int split_fits(const mlsba__rhs_t *s, int64_t nrhs, unsigned parts,
+                      int64_t block) {
+  return nrhs >= TRSV_BELOW && parts >= 2 && s->n >= 2 * block;
 }
 
 void mlsba__rhs_triangle(mlsba_executor_t *ex, const mlsba__rhs_t *s, char uplo,
@@ -447,8 +461,9 @@ void mlsba__rhs_triangle(mlsba_executor_t *ex, const mlsba__rhs_t *s, char uplo,
   if (s->n == 0 || nrhs == 0)
     return;
   unsigned parts = mlsba__crew_parts(ex);
-  if (split_fits(s, nrhs, parts)) {
-    split_t p = {.s = s, .ntri = 1, .w = nrhs};
+  int64_t block = split_block();
+  if (split_fits(s, nrhs, parts, block)) {
+    split_t p = {.s = s, .ntri = 1, .w = nrhs, .block = block};
     p.tri[0] = tri_of(uplo, trans, diag);
     chain_run(ex, &p, parts);
     return;
@@ -461,11 +476,12 @@ void mlsba__rhs_solve_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
   if (s->n == 0 || nrhs == 0)
     return;
   unsigned parts = mlsba__crew_parts(ex);
-  if (!split_fits(s, nrhs, parts)) {
+  int64_t block = split_block();
+  if (!split_fits(s, nrhs, parts, block)) {
     mlsba__rhs_solve(s, 0, nrhs, 1);
     return;
   }
-  split_t p = {.s = s, .ntri = 2, .w = nrhs};
+  split_t p = {.s = s, .ntri = 2, .w = nrhs, .block = block};
   if (s->ipiv && !s->trans) { /* A = P L U: X = U^-1 L^-1 P^T B */
     p.swap_before = 1;
     p.tri[0] = tri_of('L', 'N', 'U');

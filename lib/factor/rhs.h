@@ -105,6 +105,13 @@ void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
 void mlsba__rhs_triangle(mlsba_executor_t *ex, const mlsba__rhs_t *s, char uplo,
                          char trans, char diag, int64_t nrhs);
 
+/* The rows of a triangle the cores' runs take at a time where they split
+ * B's rows (rhs.c: 256); rows <= 0 restores it. For benchmarks, which
+ * compare blocks on one machine (a block fewer runs, each waking the
+ * cores, against more of their time in the narrower GEMMs and the
+ * larger diagonal solves); set before the solves, not during one. */
+void mlsba__rhs_set_split_block(int64_t rows);
+
 /* Every column of B solved as mlsba__rhs_solve() solves them: where
  * mlsba__rhs_triangle() would split a triangle, the interchanges and both
  * triangles as one chain of the cores' runs (rhs.c), nothing computed on
