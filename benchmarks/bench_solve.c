@@ -11,11 +11,15 @@
  *   posv    the same with mlsba_posv, ?posv, mlsba_potrs and ?potrs.
  *
  *   bench-solve [--size N]... [--nrhs R]... [--precision single|double]
- *               [--rounds R] [--platform auto|FILE]
+ *               [--rounds R] [--platform auto|FILE] [--split-block B]
  *
  * Defaults: sizes 2048 and 4096, 1 and 64 right-hand sides, double, 5
  * rounds, the platform libmlsba discovers (what a program gets). Every
- * solution's scaled residual is checked (< 16) on the first round. */
+ * solution's scaled residual is checked (< 16) on the first round.
+ * --split-block: the rows of a triangle the cores take a run where they
+ * split B's rows (the library's 256 unless given): fewer runs, each
+ * waking the cores, against narrower products and larger diagonal
+ * solves, compared on one machine by two invocations. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,7 @@
 
 #include "bench_options.h"
 #include "common/timing.h"
+#include "factor/rhs.h"
 #include "mlsba.h"
 #include "mlsba_bench/openblas.h"
 
@@ -34,13 +39,15 @@ typedef struct {
   size_t nsizes, nnrhs;
   mlsba_precision_t prec;
   int rounds;
+  int64_t split_block; /* 0: the library's */
   const char *platform;
 } args_t;
 
 static int usage(const char *why) {
   fprintf(stderr,
           "bench-solve: %s\nusage: bench-solve [--size N]... [--nrhs R]... "
-          "[--precision single|double] [--rounds R] [--platform auto|FILE]\n",
+          "[--precision single|double] [--rounds R] [--platform auto|FILE] "
+          "[--split-block B]\n",
           why);
   return 2;
 }
@@ -64,6 +71,8 @@ static int parse(int argc, char **argv, args_t *a) {
       a->rounds = (int)x;
     else if (!strcmp(o.name, "--precision") && bench_precision(o.value) >= 0)
       a->prec = (mlsba_precision_t)bench_precision(o.value);
+    else if (!strcmp(o.name, "--split-block") && number && x >= 16 && x <= 8192)
+      a->split_block = x;
     else if (!strcmp(o.name, "--platform"))
       a->platform = o.value;
     else
@@ -330,12 +339,17 @@ int main(int argc, char **argv) {
     cores += mlsba_platform_device_type(pl, i) == MLSBA_DEVICE_CPU;
   mlsba_cpu_kernels_t k;
   mlsba_cpu_kernels(&k);
+  mlsba__rhs_set_split_block(a.split_block);
+  char block[32] = "the library's";
+  if (a.split_block)
+    snprintf(block, sizeof block, "%lld", (long long)a.split_block);
   printf("# bench-solve, %s precision, %d rounds interleaved, medians\n"
-         "# libmlsba: platform %s (%zu devices, %u cores), %s\n# %s, %u "
+         "# libmlsba: platform %s (%zu devices, %u cores), %s; rows split "
+         "in blocks of %s\n# %s, %u "
          "threads\n#    n  nrhs  row                 seconds   GFLOPS\n",
          a.prec == MLSBA_PRECISION_DOUBLE ? "double" : "single", a.rounds,
          a.platform, mlsba_platform_num_devices(pl), cores, k.description,
-         openblas_label(), cores ? cores : 1);
+         block, openblas_label(), cores ? cores : 1);
   int bad = run_all(&a, ex, one, cores ? cores : 1);
   mlsba_executor_destroy(one);
   mlsba_executor_destroy(ex);

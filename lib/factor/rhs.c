@@ -6,9 +6,11 @@
  * split's parts on the cores' pinned threads, for the files above. */
 #include "rhs.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/even.h"
 #include "../devices/kernels.h"
 #include "../platform/platform.h"
 #include "../runtime/executor.h"
@@ -96,10 +98,24 @@ static void triangle_blocks(const mlsba__rhs_t *s, char uplo, char trans,
   }
 }
 
+/* Whether one thread's triangle solve is one TRSM where the products run
+ * on OpenBLAS's kernels: where OpenBLAS also runs the triangle class, its
+ * TRSM blocks the triangle itself, with its GEMM kernels. Single
+ * precision, a core's 32 columns, L then U (BUSY, medians of 7, CPU
+ * time): n = 4096 18.0 ms against 18.5 by our blocks, Cholesky's L and
+ * L^T 18.9 against 19.4, n = 2048 4.59 against 4.68. Where BLIS's
+ * kernels run the triangles (double here: zen3), its one TRSM is the
+ * slower: 28.2 ms. */
+static int one_trsm(mlsba_precision_t p) {
+  return mlsba__cpu_kernel_of(p, MLSBA__CPU_TRIANGLE) ==
+         MLSBA__CPU_KERNEL_OPENBLAS;
+}
+
 /* B = op(T)^-1 B for the triangle `uplo` of the factors. */
 static void triangle(const mlsba__rhs_t *s, char uplo, char trans, char diag,
                      void *b, int64_t w, unsigned threads) {
-  if (w >= TRSV_BELOW && threads == 1 && mlsba__rhs_by_blocks(s->prec)) {
+  if (w >= TRSV_BELOW && threads == 1 && mlsba__rhs_by_blocks(s->prec) &&
+      !one_trsm(s->prec)) {
     triangle_blocks(s, uplo, trans, diag, b, w, 1);
     return;
   }
@@ -247,113 +263,197 @@ void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
  * first block's solve, alone, 0.5 against 1.7 ms. */
 enum { SPLIT_BLOCK = 256 };
 
-/* One triangle solved with B's rows split. Run q takes block q (solved)
- * from the rows still to solve, split anew between the parts at every
- * run: a split fixed for the whole solve, even in total, was uneven at
- * every run (forward at n = 4096 the first part took 2676 rows at the
- * first run and 116 at the eleventh, the second 1164 at both), and each
- * run waits for its longest part: the longest parts' rows summed over
- * the runs 1.34x an even share (their products' CPU time 1.30x). The part whose
- * share starts with the next block (the first part going forward, the last
- * going backward) solves it after its product, in the same run: the calling
- * thread solved every block between two runs while the cores waited
- * (7-8 ms of 56 for the two triangles, double, n = 4096, 64 columns). */
+/* The block a benchmark set (mlsba__rhs_set_split_block); 0: SPLIT_BLOCK. */
+static _Atomic int64_t split_block_set;
+
+void mlsba__rhs_set_split_block(int64_t rows) {
+  atomic_store(&split_block_set, rows > 0 ? rows : 0);
+}
+
+static int64_t split_block(void) {
+  int64_t b = atomic_load(&split_block_set);
+  return b > 0 ? b : SPLIT_BLOCK;
+}
+
+/* One triangle of a chain: B = op(T)^-1 B, solved going forward (from the
+ * first block of rows) or backward. */
 typedef struct {
-  const mlsba__rhs_t *s;
   char uplo, trans, diag;
   int t, forward;
+} tri_t;
+
+/* The solve as runs of the crew: one or two triangles, LU's interchanges
+ * before them (forward) or after them (backward), and a block of rows of
+ * the current triangle taken from the rows still to solve at each run.
+ * A run splits B's rows between the parts, anew at every run: a split
+ * fixed for the whole solve, even in total, was uneven at every run
+ * (forward at n = 4096 the first part took 2676 rows at the first run and
+ * 116 at the eleventh, the second 1164 at both), and each run waits for
+ * its longest part. The part whose share starts with the next block (the
+ * first going forward, the last going backward) solves it after its
+ * product, in the same run. Where the rows left are too few for that
+ * lead to take its even share and the block (the last runs of a
+ * triangle), the run splits B's columns instead: every part takes the
+ * block from all the rows left and solves the next block, for its own
+ * columns. Whatever needs all of a column's rows, and nothing else
+ * between two runs, goes into a run by columns too: the interchanges
+ * with the first triangle's first block (an opening run), the second
+ * triangle's first block with the first's last, the interchanges after
+ * the last triangle with its last block. So the calling thread computes
+ * nothing while the cores wait: the interchanges and the first block's
+ * solve took 0.4-0.8 and 0.5 ms there (double, n = 4096, 64 columns), and
+ * the last run of each triangle left every part but the lead idle. */
+typedef struct {
+  const mlsba__rhs_t *s;
+  tri_t tri[2];
+  int ntri, swap_before, swap_after;
   unsigned parts;
-  int64_t w, nblocks;
-  int64_t applied; /* the block (in solve order) the parts take */
+  int64_t w, nblocks, block; /* block: rows of the triangle a run */
+  int cur;                   /* the triangle the run works on */
+  int64_t applied; /* the block (in solve order) the run takes; -1: opening */
+  int by_columns;  /* the run splits B's columns */
 } split_t;
 
-static int64_t split_first(const split_t *p, int64_t q) {
-  return (p->forward ? q : p->nblocks - 1 - q) * SPLIT_BLOCK;
+static int64_t split_first(const split_t *p, const tri_t *tr, int64_t q) {
+  return (tr->forward ? q : p->nblocks - 1 - q) * p->block;
 }
 
 static int64_t split_rows(const split_t *p, int64_t k) {
-  return p->s->n - k < SPLIT_BLOCK ? p->s->n - k : SPLIT_BLOCK;
+  return p->s->n - k < p->block ? p->s->n - k : p->block;
+}
+
+/* Element (i, j) of B. */
+static void *rhs_at(const mlsba__rhs_t *s, int64_t i, int64_t j) {
+  size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
+  return (char *)s->b + ((size_t)j * (size_t)s->ldb + (size_t)i) * es;
 }
 
 /* The part whose share starts with the next block, which it solves: the
  * first going forward, the last going backward. */
-static unsigned lead_part(const split_t *p) {
-  return p->forward ? 0 : p->parts - 1;
+static unsigned lead_part(const split_t *p, const tri_t *tr) {
+  return tr->forward ? 0 : p->parts - 1;
 }
 
-/* The diagonal triangle of the block of rows from k solved in B. */
-static void solve_block(const split_t *p, int64_t k) {
+/* The diagonal triangle of the block of rows from k solved in columns
+ * [c0, c1) of B. */
+static void solve_block(const split_t *p, const tri_t *tr, int64_t k,
+                        int64_t c0, int64_t c1) {
   const mlsba__rhs_t *s = p->s;
-  size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
-  mlsba__cpu_trsm(s->prec, 'L', p->uplo, p->trans, p->diag, split_rows(p, k),
-                  p->w, 1.0, factor_at(s, k, k), s->lda,
-                  (char *)s->b + (size_t)k * es, s->ldb, 1);
+  if (c1 > c0)
+    mlsba__cpu_trsm(s->prec, 'L', tr->uplo, tr->trans, tr->diag,
+                    split_rows(p, k), c1 - c0, 1.0, factor_at(s, k, k), s->lda,
+                    rhs_at(s, k, c0), s->ldb, 1);
+}
+
+/* Rows [r0, r1) of columns [c0, c1) of B take the solved block of rows
+ * from k: B_r -= op(T)_rk X_k, on one thread. */
+static void take_block(const split_t *p, const tri_t *tr, int64_t k, int64_t r0,
+                       int64_t r1, int64_t c0, int64_t c1) {
+  const mlsba__rhs_t *s = p->s;
+  if (r1 <= r0 || c1 <= c0)
+    return;
+  const void *off = tr->t ? factor_at(s, k, r0) : factor_at(s, r0, k);
+  mlsba__cpu_gemm(s->prec, tr->trans, 'N', r1 - r0, c1 - c0, split_rows(p, k),
+                  -1.0, off, s->lda, rhs_at(s, k, c0), s->ldb, 1.0,
+                  rhs_at(s, r0, c0), s->ldb, 1);
+}
+
+/* The lead's rows at a run of `rows` rows left: a share lighter by its
+ * solve of the next block (nkb rows), as many flops as a product of
+ * nkb / 2 rows; below nkb the run goes by columns. */
+static int64_t lead_rows(const split_t *p, int64_t rows, int64_t nkb) {
+  int64_t parts = (int64_t)p->parts, extra = nkb / 2;
+  return (rows + extra) / parts - extra;
 }
 
 /* Part t's rows [*r0, *r1) of the rows still to solve at this run, lo to
- * hi: the lead (the part holding the next block, nkb rows) takes a share
- * lighter by its solve, as many flops as a product of nkb / 2 rows, but
- * the whole block at least; the other parts the rest in equal shares. */
-static void split_share(const split_t *p, unsigned t, int64_t lo, int64_t hi,
-                        int64_t nkb, int64_t *r0, int64_t *r1) {
-  int64_t parts = (int64_t)p->parts, extra = nkb / 2, rows = hi - lo;
-  int64_t lead_rows = (rows + extra) / parts - extra;
-  if (lead_rows < nkb)
-    lead_rows = nkb;
-  int64_t rest = rows - lead_rows;
-  if (t == lead_part(p)) {
-    *r0 = p->forward ? lo : hi - lead_rows;
-    *r1 = *r0 + lead_rows;
+ * hi: the lead's lead_rows(), the other parts the rest in equal shares. */
+static void split_share(const split_t *p, const tri_t *tr, unsigned t,
+                        int64_t lo, int64_t hi, int64_t nkb, int64_t *r0,
+                        int64_t *r1) {
+  int64_t parts = (int64_t)p->parts, lead = lead_rows(p, hi - lo, nkb);
+  int64_t rest = hi - lo - lead;
+  if (t == lead_part(p, tr)) {
+    *r0 = tr->forward ? lo : hi - lead;
+    *r1 = *r0 + lead;
     return;
   }
-  int64_t i = p->forward ? (int64_t)t - 1 : (int64_t)t;
-  int64_t base = p->forward ? lo + lead_rows : lo;
+  int64_t i = tr->forward ? (int64_t)t - 1 : (int64_t)t;
+  int64_t base = tr->forward ? lo + lead : lo;
   *r0 = base + rest * i / (parts - 1);
   *r1 = base + rest * (i + 1) / (parts - 1);
 }
 
-/* Part t's share takes the solved block: B_r -= op(T)_rk X_k, on one
- * thread; the lead then solves the next block, whose rows its share
- * holds. Parts write disjoint rows and read only the solved block: any
- * order of them gives the same result. */
+/* Part t's work at a run. Parts write disjoint rows, or disjoint columns,
+ * and read only solved blocks: any order of them gives the same result. */
 static void split_part(void *user, unsigned t) {
   const split_t *p = user;
   const mlsba__rhs_t *s = p->s;
-  size_t es = s->prec == MLSBA_PRECISION_DOUBLE ? 8 : 4;
-  int64_t k = split_first(p, p->applied), kb = split_rows(p, k);
-  int64_t nk = split_first(p, p->applied + 1), nkb = split_rows(p, nk);
-  int64_t lo = p->forward ? k + kb : 0, hi = p->forward ? s->n : k, r0, r1;
-  split_share(p, t, lo, hi, nkb, &r0, &r1);
-  if (r1 > r0) {
-    const void *off = p->t ? factor_at(s, k, r0) : factor_at(s, r0, k);
-    mlsba__cpu_gemm(s->prec, p->trans, 'N', r1 - r0, p->w, kb, -1.0, off,
-                    s->lda, (char *)s->b + (size_t)k * es, s->ldb, 1.0,
-                    (char *)s->b + (size_t)r0 * es, s->ldb, 1);
+  int64_t c0 = 0, c1 = p->w;
+  if (p->applied < 0 || p->by_columns) {
+    for (unsigned u = 0; u < t; u++)
+      c0 += mlsba__even_share(p->w, p->parts, u);
+    c1 = c0 + mlsba__even_share(p->w, p->parts, t);
   }
-  if (t == lead_part(p))
-    solve_block(p, nk);
+  if (p->applied < 0) { /* the opening run */
+    if (p->swap_before && c1 > c0)
+      swap_rows(s, c0, c1 - c0, 0);
+    solve_block(p, &p->tri[0], split_first(p, &p->tri[0], 0), c0, c1);
+    return;
+  }
+  const tri_t *tr = &p->tri[p->cur];
+  int64_t k = split_first(p, tr, p->applied), kb = split_rows(p, k);
+  int64_t nk = split_first(p, tr, p->applied + 1);
+  int64_t lo = tr->forward ? k + kb : 0, hi = tr->forward ? s->n : k;
+  if (p->by_columns) {
+    take_block(p, tr, k, lo, hi, c0, c1);
+    solve_block(p, tr, nk, c0, c1);
+    if (p->applied + 2 == p->nblocks) { /* the triangle's last run */
+      if (p->cur + 1 < p->ntri)
+        solve_block(p, &p->tri[p->cur + 1],
+                    split_first(p, &p->tri[p->cur + 1], 0), c0, c1);
+      else if (p->swap_after && c1 > c0)
+        swap_rows(s, c0, c1 - c0, 1);
+    }
+    return;
+  }
+  int64_t r0, r1;
+  split_share(p, tr, t, lo, hi, split_rows(p, nk), &r0, &r1);
+  take_block(p, tr, k, r0, r1, 0, p->w);
+  if (t == lead_part(p, tr))
+    solve_block(p, tr, nk, 0, p->w);
 }
 
-static void triangle_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
-                           char uplo, char trans, char diag, int64_t nrhs,
-                           unsigned parts) {
-  split_t p = {.s = s,
-               .uplo = uplo,
-               .trans = trans,
-               .diag = diag,
-               .t = trans == 'T',
-               .w = nrhs,
-               .nblocks = (s->n + SPLIT_BLOCK - 1) / SPLIT_BLOCK};
-  p.forward = (uplo == 'L') != p.t;
+static tri_t tri_of(char uplo, char trans, char diag) {
+  tri_t tr = {.uplo = uplo, .trans = trans, .diag = diag, .t = trans == 'T'};
+  tr.forward = (uplo == 'L') != tr.t;
+  return tr;
+}
+
+/* The chain p (its triangles and interchanges set) run on the crew. */
+static void chain_run(mlsba_executor_t *ex, split_t *p, unsigned parts) {
   mlsba__crew_t cr;
-  mlsba__crew_start(&cr, ex, parts, split_part, &p);
-  p.parts = cr.parts;
-  solve_block(&p, split_first(&p, 0));
-  for (int64_t q = 0; q + 1 < p.nblocks; q++) {
-    p.applied = q;
-    mlsba__crew_run(&cr);
-  }
+  p->nblocks = (p->s->n + p->block - 1) / p->block;
+  mlsba__crew_start(&cr, ex, parts, split_part, p);
+  p->parts = cr.parts;
+  p->applied = -1;
+  mlsba__crew_run(&cr);
+  for (p->cur = 0; p->cur < p->ntri; p->cur++)
+    for (int64_t q = 0; q + 1 < p->nblocks; q++) {
+      const tri_t *tr = &p->tri[p->cur];
+      int64_t k = split_first(p, tr, q), kb = split_rows(p, k);
+      int64_t nkb = split_rows(p, split_first(p, tr, q + 1));
+      int64_t rows = tr->forward ? p->s->n - k - kb : k;
+      p->applied = q;
+      p->by_columns = q + 2 == p->nblocks || lead_rows(p, rows, nkb) < nkb;
+      mlsba__crew_run(&cr);
+    }
   mlsba__crew_end(&cr);
+}
+
+static int split_fits(const mlsba__rhs_t *s, int64_t nrhs, unsigned parts,
+                      int64_t block) {
+  return nrhs >= TRSV_BELOW && parts >= 2 && s->n >= 2 * block;
 }
 
 void mlsba__rhs_triangle(mlsba_executor_t *ex, const mlsba__rhs_t *s, char uplo,
@@ -361,8 +461,11 @@ void mlsba__rhs_triangle(mlsba_executor_t *ex, const mlsba__rhs_t *s, char uplo,
   if (s->n == 0 || nrhs == 0)
     return;
   unsigned parts = mlsba__crew_parts(ex);
-  if (nrhs >= TRSV_BELOW && parts >= 2 && s->n >= 2 * SPLIT_BLOCK) {
-    triangle_split(ex, s, uplo, trans, diag, nrhs, parts);
+  int64_t block = split_block();
+  if (split_fits(s, nrhs, parts, block)) {
+    split_t p = {.s = s, .ntri = 1, .w = nrhs, .block = block};
+    p.tri[0] = tri_of(uplo, trans, diag);
+    chain_run(ex, &p, parts);
     return;
   }
   triangle(s, uplo, trans, diag, s->b, nrhs, 1);
@@ -372,19 +475,27 @@ void mlsba__rhs_solve_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
                             int64_t nrhs) {
   if (s->n == 0 || nrhs == 0)
     return;
-  if (s->ipiv && !s->trans) {
-    swap_rows(s, 0, nrhs, 0);
-    mlsba__rhs_triangle(ex, s, 'L', 'N', 'U', nrhs);
-    mlsba__rhs_triangle(ex, s, 'U', 'N', 'N', nrhs);
-  } else if (s->ipiv) {
-    mlsba__rhs_triangle(ex, s, 'U', 'T', 'N', nrhs);
-    mlsba__rhs_triangle(ex, s, 'L', 'T', 'U', nrhs);
-    swap_rows(s, 0, nrhs, 1);
-  } else if (s->lower) {
-    mlsba__rhs_triangle(ex, s, 'L', 'N', 'N', nrhs);
-    mlsba__rhs_triangle(ex, s, 'L', 'T', 'N', nrhs);
-  } else {
-    mlsba__rhs_triangle(ex, s, 'U', 'T', 'N', nrhs);
-    mlsba__rhs_triangle(ex, s, 'U', 'N', 'N', nrhs);
+  unsigned parts = mlsba__crew_parts(ex);
+  int64_t block = split_block();
+  if (!split_fits(s, nrhs, parts, block)) {
+    mlsba__rhs_solve(s, 0, nrhs, 1);
+    return;
   }
+  split_t p = {.s = s, .ntri = 2, .w = nrhs, .block = block};
+  if (s->ipiv && !s->trans) { /* A = P L U: X = U^-1 L^-1 P^T B */
+    p.swap_before = 1;
+    p.tri[0] = tri_of('L', 'N', 'U');
+    p.tri[1] = tri_of('U', 'N', 'N');
+  } else if (s->ipiv) { /* A^T = U^T L^T P^T: X = P L^-T U^-T B */
+    p.swap_after = 1;
+    p.tri[0] = tri_of('U', 'T', 'N');
+    p.tri[1] = tri_of('L', 'T', 'U');
+  } else if (s->lower) { /* A = L L^T */
+    p.tri[0] = tri_of('L', 'N', 'N');
+    p.tri[1] = tri_of('L', 'T', 'N');
+  } else { /* A = U^T U */
+    p.tri[0] = tri_of('U', 'T', 'N');
+    p.tri[1] = tri_of('U', 'N', 'N');
+  }
+  chain_run(ex, &p, parts);
 }

@@ -25,7 +25,8 @@ typedef struct {
 
 /* Columns [c, c + w) of B solved in place from the calling thread, the
  * kernels' TRSMs on `threads` threads (its TRSVs on one); on one thread
- * by blocks where mlsba__rhs_by_blocks says so. */
+ * by blocks where mlsba__rhs_by_blocks says so, unless OpenBLAS's kernels
+ * also run the triangles (one TRSM, which OpenBLAS blocks itself). */
 void mlsba__rhs_solve(const mlsba__rhs_t *s, int64_t c, int64_t w,
                       unsigned threads);
 
@@ -98,13 +99,23 @@ void mlsba__crew_bounds(int64_t *bound, unsigned parts, int64_t n,
 
 /* B = op(T)^-1 B, all nrhs columns of s's B, T the triangle uplo of s's
  * factors (n x n): by TRSV a column below three right-hand sides, else
- * split between the cores by rows of B where the triangle has two blocks
- * of rows or more (rhs.c), else on the calling thread. */
+ * split between the cores where the triangle has two blocks of rows or
+ * more (rhs.c: by rows of B, its first block and its last runs by
+ * columns), else on the calling thread. */
 void mlsba__rhs_triangle(mlsba_executor_t *ex, const mlsba__rhs_t *s, char uplo,
                          char trans, char diag, int64_t nrhs);
 
-/* Every column of B solved as mlsba__rhs_solve() solves them, each
- * triangle by mlsba__rhs_triangle(). */
+/* The rows of a triangle the cores' runs take at a time where they split
+ * B's rows (rhs.c: 256); rows <= 0 restores it. For benchmarks, which
+ * compare blocks on one machine (a block fewer runs, each waking the
+ * cores, against more of their time in the narrower GEMMs and the
+ * larger diagonal solves); set before the solves, not during one. */
+void mlsba__rhs_set_split_block(int64_t rows);
+
+/* Every column of B solved as mlsba__rhs_solve() solves them: where
+ * mlsba__rhs_triangle() would split a triangle, the interchanges and both
+ * triangles as one chain of the cores' runs (rhs.c), nothing computed on
+ * the calling thread between two runs; else on the calling thread. */
 void mlsba__rhs_solve_split(mlsba_executor_t *ex, const mlsba__rhs_t *s,
                             int64_t nrhs);
 
