@@ -985,6 +985,30 @@ START_TEST(a_cache_dir_too_long_is_refused) {
 }
 END_TEST
 
+/* A fresh MLSBA_CACHE_DIR (its parent there) is made, as the
+ * factorizations' model cache makes it, so that the choice is cached
+ * there: it was left uncached, and timed again by every process. */
+START_TEST(a_fresh_cache_dir_is_made) {
+  char base[] = "/tmp/mlsba-kcache-XXXXXX", dir[128], path[PATH_MAX];
+  ck_assert_ptr_nonnull(mkdtemp(base));
+  snprintf(dir, sizeof dir, "%s/fresh", base);
+  setenv("MLSBA_CACHE_DIR", dir, 1);
+  const char *refused = NULL;
+  ck_assert_int_eq(mlsba__cpu_cache_path(path, sizeof path, &refused), 1);
+  ck_assert_ptr_null(refused);
+  ck_assert_int_eq(strncmp(path, dir, strlen(dir)), 0);
+  char *slash = strrchr(path, '/');
+  *slash = '\0'; /* the host's folder, made */
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert(S_ISDIR(st.st_mode));
+  rmdir(path);
+  rmdir(dir);
+  rmdir(base);
+  unsetenv("MLSBA_CACHE_DIR");
+}
+END_TEST
+
 START_TEST(cpu_gemm_refuses_bad_arguments) {
   double a[4] = {1, 2, 3, 4}, c[4];
   ck_assert_int_eq(mlsba_cpu_gemm(MLSBA_PRECISION_DOUBLE, 'X', 'N', 2, 2, 2, 1,
@@ -1276,6 +1300,7 @@ int main(void) {
   tcase_add_test(tc, openblas_from_two_threads_at_once);
   tcase_add_test(tc, the_cache_text_is_read_strictly);
   tcase_add_loop_test(tc, a_cache_dir_too_long_is_refused, 0, 3);
+  tcase_add_test(tc, a_fresh_cache_dir_is_made);
   tcase_add_test(tc, cpu_gemm_refuses_bad_arguments);
   tcase_add_test(tc, a_kernels_speed_is_the_median_of_its_rounds);
   tcase_add_test(tc, close_kernels_tie_and_the_preference_breaks_it);

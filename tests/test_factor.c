@@ -779,34 +779,97 @@ START_TEST(a_team_of_cores_factorizes_the_panels_of_a_16_core_node) {
 }
 END_TEST
 
+typedef struct {
+  char text[8192];
+  size_t len;
+} log_text_t;
+
+static void keep_log_line(void *user, const char *line) {
+  log_text_t *l = user;
+  int w = snprintf(l->text + l->len, sizeof l->text - l->len, "%s\n", line);
+  if (w > 0 && l->len + (size_t)w < sizeof l->text)
+    l->len += (size_t)w;
+}
+
+/* Core i's saved model of this test's potrf (its key as saved). */
+static mlsba_model_t *saved_model(const char *dir, int core) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/potrf-update-double-nb32-c%d.model", dir,
+           core);
+  mlsba_model_t *m = NULL;
+  ck_assert_msg(mlsba_model_load(path, NULL, &m) == 0, "%s",
+                mlsba_last_error());
+  return m;
+}
+
 /* The models the steps measured are saved, and a second factorization of
  * the same size starts from them (its first update already split by
- * them rather than evenly). */
+ * them rather than evenly). The first, cold, starts its cores from what
+ * is known of them (the kernel choice's speed, or a warm core's model)
+ * and saves only what it measured. */
 START_TEST(models_of_the_update_are_kept_for_the_next_run) {
   node_t nd = open_node(two_cores);
   char dir[] = "/tmp/mlsba-factor-XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
   const int64_t n = 256;
+  double guess = 0; /* the cold cores' first guess, GFLOPS (0: none) */
+  ck_assert_int_eq(mlsba_cpu_class_kernels(MLSBA_PRECISION_DOUBLE,
+                                           MLSBA_CPU_CLASS_UPDATE, NULL, NULL,
+                                           &guess),
+                   0);
   mlsba_factor_opts_t o;
   mlsba_factor_opts_init(&o);
   o.block = 32;
   o.model_dir = dir;
-  for (int run = 0; run < 2; run++) {
+  log_text_t log;
+  o.log = keep_log_line;
+  o.log_ctx = &log;
+  for (int run = 0; run < 3; run++) {
+    log.len = 0;
+    log.text[0] = '\0';
+    if (run == 2) { /* c1's model lost: c1 starts from c0's */
+      char path[4200];
+      snprintf(path, sizeof path, "%s/potrf-update-double-nb32-c1.model", dir);
+      ck_assert_int_eq(unlink(path), 0);
+    }
     double *a = make_matrix(MLSBA_PRECISION_DOUBLE, n, n, n, 1, 21);
     int64_t info;
     mlsba_factor_report_t r;
     ck_assert_msg(mlsba_potrf_ex(nd.ex, MLSBA_PRECISION_DOUBLE, 'L', n, a, n,
                                  &info, &o, &r) == 0,
                   "%s", mlsba_last_error());
+    ck_assert_int_eq(info, 0);
     /* The report says how the call began: both cores cold the first
      * time (no saved model), warm the second; the models read and saved
      * outside the steps, inside the whole call; the kernels chosen when
      * the executor opened its cores, before the call. */
     ck_assert_uint_eq(r.models_cold + r.models_warm, 2);
-    if (run == 0)
+    if (run == 0) {
       ck_assert_uint_eq(r.models_cold, 2);
-    else
+      if (guess > 0) /* the kernels were timed, not forced */
+        ck_assert_msg(strstr(log.text, "c1 starts cold from the kernel "
+                                       "choice") != NULL,
+                      "%s", log.text);
+      /* Saved: what c1 measured, not the guess (one point at 1 unit). */
+      mlsba_model_t *m = saved_model(dir, 1);
+      ck_assert_uint_ge(mlsba_model_num_points(m), 1);
+      for (size_t k = 0; k < mlsba_model_num_points(m); k++) {
+        double x, rate;
+        mlsba_model_get_point(m, k, &x, &rate);
+        ck_assert_msg(x > 1 || rate != guess * 1e9, "the guess was saved");
+      }
+      mlsba_model_destroy(m);
+    } else if (run == 1) {
       ck_assert_uint_ge(r.models_warm, 1); /* c0's model at least */
+      ck_assert_msg(strstr(log.text, "starts cold") == NULL, "%s", log.text);
+    } else {
+      ck_assert_uint_eq(r.models_cold, 1);
+      ck_assert_msg(strstr(log.text, "c1 starts cold from c0") != NULL, "%s",
+                    log.text);
+      mlsba_model_t *m = saved_model(dir, 1);
+      ck_assert_uint_ge(mlsba_model_num_points(m), 1);
+      mlsba_model_destroy(m);
+    }
     ck_assert(r.models_read_s >= 0 && r.models_save_s > 0);
     ck_assert_msg(r.call_s >= r.seconds + r.models_read_s + r.models_save_s,
                   "call %g s, steps %g s, models %g + %g s", r.call_s,

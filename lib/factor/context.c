@@ -154,6 +154,7 @@ static int alloc_parts(mlsba__factor_ctx_t *C) {
   ALLOC(C->dev.active, p);
   ALLOC(C->models.warm, p);
   ALLOC(C->models.saved, p);
+  ALLOC(C->models.seeded, p);
   ALLOC(C->lay.load, p);
   ALLOC(C->lay.exec_off, p);
   ALLOC(C->lay.log_off, p);

@@ -126,6 +126,10 @@ typedef struct {
   /* p: the model came from the folder and no step has checked it yet
    * against what the device does now (models.c replaces a stale one). */
   unsigned char *saved;
+  /* p: the model is a core's first guess (models.c, seed_cold_cores), not
+   * a measurement: the device's first measured step replaces it, and it
+   * is never saved. */
+  unsigned char *seeded;
   double panel_s;     /* the last panel measured (or simulated) */
   double panel_flops; /* its flops */
 } mlsba__factor_models_t;

@@ -237,8 +237,9 @@ void mlsba__factor_models_save(const mlsba__factor_ctx_t *C) {
   const mlsba__factor_models_t *M = &C->models;
   mlsba_model_t *const *rate = C->models.rate;
   for (size_t i = 0; i < C->cfg.p; i++) {
-    if (C->cfg.virt || rate[i] == NULL || mlsba_model_num_points(rate[i]) == 0)
-      continue;
+    if (C->cfg.virt || rate[i] == NULL ||
+        mlsba_model_num_points(rate[i]) == 0 || C->models.seeded[i])
+      continue; /* nothing measured */
     if (mlsba__factor_logging(C)) {
       char what[512];
       describe(rate[i], what, sizeof what);
@@ -259,6 +260,79 @@ void mlsba__factor_models_save(const mlsba__factor_ctx_t *C) {
   }
 }
 
+/* ---- a cold core's first guess ------------------------------------------
+ * Without a model, a cold call's first update was split evenly, the
+ * panel's core taking as many units as the others on top of the next
+ * panel: it ended last, by more than the ends of the shares the cores
+ * trade (sharing.c) can even out, and the next steps were split by one
+ * point each learnt from that step. Cores are not unknown: they run the
+ * same kernels (the cores' kernel choice is one per process), so a cold
+ * core starts from another core's saved model where one was read, else
+ * from the kernel choice's GFLOPS of one core on the update's class
+ * (timed in this process, or read from its cache). With every core at
+ * the same speed, the per-step split takes the panel's time into account
+ * from the first update, as a warm call's does. The guess is only the
+ * first step's: the core's first measured point replaces it (models.c,
+ * mlsba__factor_learn), so what is learnt and saved is measured, as
+ * before. Only the per-step split starts from it: the slices tune from
+ * measured models, the constant ratio from them, as they did. */
+
+/* The model a cold core starts from: a warm core's, else one point at
+ * the kernel choice's rate; NULL (the core stays cold) when neither is
+ * known. */
+static mlsba_model_t *first_guess(const mlsba__factor_ctx_t *C,
+                                  const char **from) {
+  const mlsba__factor_cfg_t *c = &C->cfg;
+  mlsba_model_t *m = NULL;
+  for (size_t i = 0; i < c->p; i++)
+    if (C->dev.active[i] && mlsba__factor_is_core(c, i) && C->models.saved[i]) {
+      *from = c->pl->dev[i].name;
+      return mlsba_model_clone(C->models.rate[i], &m) == 0 ? m : NULL;
+    }
+  double gflops = 0;
+  if (mlsba_cpu_class_kernels(C->P->prec, MLSBA_CPU_CLASS_UPDATE, NULL, NULL,
+                              &gflops) != 0 ||
+      !(gflops * 1e9 >= 1 && gflops * 1e9 <= 1e20))
+    return NULL; /* forced kernels: not timed */
+  *from = "the kernel choice (update class, one core)";
+  if (mlsba_model_create(&m) != 0)
+    return NULL;
+  if (mlsba_model_set_point(m, 1, gflops * 1e9) != 0) {
+    mlsba_model_destroy(m);
+    return NULL;
+  }
+  return m;
+}
+
+static void seed_cold_cores(mlsba__factor_ctx_t *C) {
+  const mlsba__factor_cfg_t *c = &C->cfg;
+  if (c->virt || c->reproducible || c->split != MLSBA_FACTOR_SPLIT_FPM ||
+      c->tunes_slice)
+    return;
+  const char *from = NULL;
+  mlsba_model_t *guess = NULL;
+  for (size_t i = 0; i < c->p; i++) {
+    if (!C->dev.active[i] || !mlsba__factor_is_core(c, i) ||
+        C->models.saved[i] || mlsba_model_num_points(C->models.rate[i]) > 0)
+      continue;
+    if (guess == NULL && (guess = first_guess(C, &from)) == NULL)
+      return;
+    mlsba_model_t *m = NULL;
+    if (mlsba_model_clone(guess, &m) != 0)
+      break;
+    mlsba_model_destroy(C->models.rate[i]);
+    C->models.rate[i] = m;
+    C->models.seeded[i] = 1;
+    if (mlsba__factor_logging(C)) {
+      double s = 0;
+      mlsba_model_speed(m, 1, &s);
+      mlsba__factor_log(C, "%s starts cold from %s: %.3g GFLOPS",
+                        c->pl->dev[i].name, from, s / 1e9);
+    }
+  }
+  mlsba_model_destroy(guess);
+}
+
 int mlsba__factor_models_open(mlsba__factor_ctx_t *C) {
   int err = 0;
   const mlsba__factor_cfg_t *c = &C->cfg;
@@ -270,8 +344,10 @@ int mlsba__factor_models_open(mlsba__factor_ctx_t *C) {
     err = open_folder(C);
   if (!err)
     err = open_paths(C);
-  if (!err)
+  if (!err) {
     load_saved(C);
+    seed_cold_cores(C);
+  }
   /* How the call starts: each device in use warm from a saved model, or
    * cold, learning its model inside the call. */
   for (size_t i = 0; !err && !c->virt && !c->reproducible && i < c->p; i++)
@@ -296,6 +372,7 @@ int mlsba__factor_models_forget(mlsba__factor_ctx_t *C) {
     mlsba_model_destroy(C->models.rate[i]);
     C->models.rate[i] = m;
     C->models.saved[i] = 0;
+    C->models.seeded[i] = 0;
   }
   return 0;
 }
@@ -310,6 +387,7 @@ void mlsba__factor_models_close(mlsba__factor_ctx_t *C) {
   free(C->models.rate);
   free(C->models.warm);
   free(C->models.saved);
+  free(C->models.seeded);
 }
 
 /* ---- what a real step teaches ------------------------------------------ */
@@ -373,6 +451,21 @@ static void check_saved(mlsba__factor_ctx_t *C, size_t i, double x,
                     rate / 1e9);
 }
 
+/* Device i's first guess replaced by an empty model (its cap kept),
+ * which its first measured point then starts. */
+static void drop_guess(mlsba__factor_ctx_t *C, size_t i) {
+  mlsba__factor_models_t *M = &C->models;
+  mlsba_model_t *fresh = NULL;
+  if (mlsba_model_create(&fresh) != 0)
+    return; /* out of memory: the point joins the guess instead */
+  int64_t cap = mlsba_model_max_load(M->rate[i]);
+  if (cap >= 0)
+    mlsba_model_set_max_load(fresh, cap);
+  mlsba_model_destroy(M->rate[i]);
+  M->rate[i] = fresh;
+  M->seeded[i] = 0;
+}
+
 /* Every device's point: its share's flops over its time (the panel's
  * time taken out of the core that factorized it). */
 void mlsba__factor_learn(mlsba__factor_ctx_t *C,
@@ -398,6 +491,8 @@ void mlsba__factor_learn(mlsba__factor_ctx_t *C,
       continue;
     if (C->models.saved[i])
       check_saved(C, i, (double)load[i], rate);
+    if (C->models.seeded[i])
+      drop_guess(C, i);
     mlsba__factor_learn_point(C->models.rate[i], (double)load[i], rate);
   }
 }

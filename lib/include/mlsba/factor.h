@@ -217,9 +217,11 @@ typedef struct mlsba_factor_report {
   /** How the call began, and what it spent outside its steps (added):
    *  the devices in use that started from a saved model of the update
    *  (warm), and those that started without one, learning theirs inside
-   *  the call (cold: the call's first steps are split evenly, then by
-   *  what they measured). Both 0 on a simulated platform (its models are
-   *  the profiles) and with `reproducible` (no model is used). */
+   *  the call (cold: the call's first update is split by what is known
+   *  of the cores, another core's saved model or the kernel choice's
+   *  speed, the later ones by what they measured). Both 0 on a simulated
+   *  platform (its models are the profiles) and with `reproducible` (no
+   *  model is used). */
   unsigned models_warm, models_cold;
   /** Wall seconds spent settling the models' folder and reading the
    *  saved models, and saving the models learnt: outside `seconds`. */
