@@ -413,12 +413,23 @@ static int tracked(const mlsba_model_t *const models[], size_t q, int64_t m,
   return err;
 }
 
-/* models[q] with the groups of alike nodes pooled (o->alike > 0): in
- * use[q] the model each node walks with, its own or its group's (kept in
- * pooled[q], which the caller frees with free_pooled). */
-static int pool(const mlsba_model_t *const models[], size_t q, int64_t m,
-                int64_t n, int64_t nb, const mlsba__layout_opts_t *o,
-                mlsba_model_t **pooled, const mlsba_model_t **use) {
+/* The models the layouts walk with: use[q], each node's own model or,
+ * where o->alike or o->kin groups it with others, its group's (held in
+ * pooled[q]). */
+typedef struct {
+  mlsba_model_t **pooled;
+  const mlsba_model_t **use;
+} pooled_t;
+
+/* P made for models[q]; pool_close() frees it, whatever this returns
+ * (and a P zeroed and never made). */
+static int pool_open(const mlsba_model_t *const models[], size_t q, int64_t m,
+                     int64_t n, int64_t nb, const mlsba__layout_opts_t *o,
+                     pooled_t *P) {
+  P->pooled = calloc(q, sizeof *P->pooled);
+  P->use = malloc(q * sizeof *P->use);
+  if (P->pooled == NULL || P->use == NULL)
+    return mlsba__fail(MLSBA_ENOMEM, "layout: out of memory");
   int err = 0;
   if ((o->alike > 0 || o->kin) && q > 1) {
     int64_t *cap = malloc(q * sizeof *cap);
@@ -428,18 +439,19 @@ static int pool(const mlsba_model_t *const models[], size_t q, int64_t m,
     double W = mlsba__layout_trailing_area((m - 1) / nb + 1, (n - 1) / nb + 1,
                                            0, o->lower);
     err = mlsba__layout_pool_alike(models, cap, q, W, o->alike, o->kin,
-                                   o->kin_alike, pooled);
+                                   o->kin_alike, P->pooled);
     free(cap);
   }
   for (size_t i = 0; i < q; i++)
-    use[i] = pooled[i] ? pooled[i] : models[i];
+    P->use[i] = P->pooled[i] ? P->pooled[i] : models[i];
   return err;
 }
 
-static void free_pooled(mlsba_model_t **pooled, size_t q) {
-  for (size_t i = 0; pooled && i < q; i++)
-    mlsba_model_destroy(pooled[i]);
-  free(pooled);
+static void pool_close(pooled_t *P, size_t q) {
+  for (size_t i = 0; P->pooled && i < q; i++)
+    mlsba_model_destroy(P->pooled[i]);
+  free(P->pooled);
+  free(P->use);
 }
 
 int mlsba__layout_fpm(const mlsba_model_t *const models[], size_t q, int64_t m,
@@ -449,15 +461,11 @@ int mlsba__layout_fpm(const mlsba_model_t *const models[], size_t q, int64_t m,
   int err = check_args(models, q, m, n, nb, &o, out);
   if (err)
     return err;
-  mlsba_model_t **pooled = calloc(q, sizeof *pooled);
-  const mlsba_model_t **use = malloc(q * sizeof *use);
-  err = pooled && use ? 0 : mlsba__fail(MLSBA_ENOMEM, "layout: out of memory");
+  pooled_t P = {0};
+  err = pool_open(models, q, m, n, nb, &o, &P);
   if (!err)
-    err = pool(models, q, m, n, nb, &o, pooled, use);
-  if (!err)
-    err = tracked((const mlsba_model_t *const *)use, q, m, n, nb, &o, out);
-  free_pooled(pooled, q);
-  free(use);
+    err = tracked((const mlsba_model_t *const *)P.use, q, m, n, nb, &o, out);
+  pool_close(&P, q);
   return err;
 }
 
@@ -500,17 +508,12 @@ int mlsba__layout_constant(const mlsba_model_t *const models[], size_t q,
   if (err)
     return err;
   mlsba_model_t **flat = calloc(q, sizeof *flat);
-  mlsba_model_t **pooled = calloc(q, sizeof *pooled);
-  const mlsba_model_t **use = malloc(q * sizeof *use);
-  err = flat && pooled && use ? 0
-                              : mlsba__fail(MLSBA_ENOMEM, "layout: out of "
-                                                          "memory");
+  pooled_t P = {0};
+  err = flat ? pool_open(models, q, m, n, nb, &o, &P)
+             : mlsba__fail(MLSBA_ENOMEM, "layout: out of memory");
   if (!err)
-    err = pool(models, q, m, n, nb, &o, pooled, use);
-  if (!err)
-    err = flatten((const mlsba_model_t *const *)use, q, m, n, nb, &o, flat);
-  free_pooled(pooled, q);
-  free(use);
+    err = flatten((const mlsba_model_t *const *)P.use, q, m, n, nb, &o, flat);
+  pool_close(&P, q);
   /* Constant fractions: the three walks draw alike; the reverse one is
    * Kalinov and Lastovetsky's periodic layout. */
   o.walk = MLSBA__WALK_REVERSE;
