@@ -127,6 +127,27 @@ int64_t mlsba__mpi_dfac_rows_before(const mlsba__mpi_dfac_t *f, size_t r,
                                     int64_t g);
 int64_t mlsba__mpi_dfac_cols_before(const mlsba__mpi_dfac_t *f, size_t r,
                                     int64_t g);
+/* For each block row of rank r from global row g0 on: calls back with the
+ * block's first global row, its row count, and its first local row. */
+#define MLSBA__MPI_FOR_RANK_ROWS(f, r, g0, G, LEN, LR, BODY)                   \
+  do {                                                                         \
+    int64_t cnt_, lr_ = 0;                                                     \
+    const int64_t *blk_ = mlsba__layout_rank_rows((f)->layout, (r), &cnt_);    \
+    for (int64_t i_ = 0; i_ < cnt_; i_++) {                                    \
+      int64_t s_ = blk_[i_] * (f)->nb, e_ = s_ + (f)->nb;                      \
+      e_ = e_ < (f)->m ? e_ : (f)->m;                                          \
+      int64_t from_ = s_ > (g0) ? s_ : (g0);                                   \
+      if (from_ < e_) {                                                        \
+        int64_t G = from_, LEN = e_ - from_, LR = lr_ + (from_ - s_);          \
+        BODY;                                                                  \
+      }                                                                        \
+      lr_ += e_ - s_;                                                          \
+    }                                                                          \
+  } while (0)
+/* Copies rows x cols elements between two column-major arrays. */
+void mlsba__mpi_copy_block(size_t es, int64_t rows, int64_t cols,
+                           const void *src, int64_t lds, void *dst,
+                           int64_t ldd);
 /* Local element (lr, lc) of this rank. */
 void *mlsba__mpi_dfac_at(const mlsba__mpi_dfac_t *f, int64_t lr, int64_t lc);
 /* This rank's place in comm (rank) of its node column's communicator. */

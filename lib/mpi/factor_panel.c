@@ -319,29 +319,6 @@ size_t mlsba__mpi_lu_gather_bytes(const mlsba__mpi_dfac_t *f) {
   return 2 * (size_t)rows * (size_t)f->nb * f->es;
 }
 
-/* Rank r's rows of the panel from global row k0 (a block's first) on:
- * calls BODY with G, the block's first global row, and LEN its rows. */
-#define FOR_PANEL_ROWS(f, r, k0, G, LEN, BODY)                                 \
-  do {                                                                         \
-    int64_t cnt_;                                                              \
-    const int64_t *blk_ = mlsba__layout_rank_rows((f)->layout, (r), &cnt_);    \
-    for (int64_t i_ = 0; i_ < cnt_; i_++) {                                    \
-      int64_t G = blk_[i_] * (f)->nb;                                          \
-      if (G < (k0))                                                            \
-        continue;                                                              \
-      int64_t LEN = (f)->m - G < (f)->nb ? (f)->m - G : (f)->nb;               \
-      BODY;                                                                    \
-    }                                                                          \
-  } while (0)
-
-/* Copies rows x cols elements between column-major arrays. */
-static void copy_block(size_t es, int64_t rows, int64_t cols, const char *src,
-                       int64_t lds, char *dst, int64_t ldd) {
-  for (int64_t j = 0; j < cols; j++)
-    memcpy(dst + (size_t)(j * ldd) * es, src + (size_t)(j * lds) * es,
-           (size_t)rows * es);
-}
-
 /* The panel gathered onto the diagonal block's owner (P->root), factored
  * there and scattered back (GATHER_ROWS). Every rank's message is its
  * rows of the panel, packed column-major (its own leading dimension),
@@ -373,17 +350,18 @@ static void factor_gathered(panel_t *P, char *scratch, char *gather) {
   mlsba__mpi_dfac_charge_copy(
       f, (double)(2 * P->ml * p + (root ? 2 * rows * p : 0)));
   if (!f->skip)
-    copy_block(es, P->ml, p, P->a, f->lda, msg + (size_t)disp[P->me] * es,
-               P->ml);
+    mlsba__mpi_copy_block(es, P->ml, p, P->a, f->lda,
+                          msg + (size_t)disp[P->me] * es, P->ml);
   MPI_Gatherv(root ? MPI_IN_PLACE : msg + (size_t)disp[P->me] * es, cnt[P->me],
               f->type, msg, cnt, disp, f->type, P->root, f->col);
   if (root) {
     for (int r = 0; !f->skip && r < cq; r++) {
       int64_t ml = cnt[r] / p, i = 0;
       const char *m = msg + (size_t)disp[r] * es;
-      FOR_PANEL_ROWS(f, ranks[r], k0, gr, len, {
-        copy_block(es, len, p, m + (size_t)i * es, ml,
-                   g + (size_t)(gr - k0) * es, rows);
+      MLSBA__MPI_FOR_RANK_ROWS(f, ranks[r], k0, gr, len, lr, {
+        (void)lr;
+        mlsba__mpi_copy_block(es, len, p, m + (size_t)i * es, ml,
+                              g + (size_t)(gr - k0) * es, rows);
         i += len;
       });
     }
@@ -391,9 +369,10 @@ static void factor_gathered(panel_t *P, char *scratch, char *gather) {
     for (int r = 0; !f->skip && r < cq; r++) {
       int64_t ml = cnt[r] / p, i = 0;
       char *m = msg + (size_t)disp[r] * es;
-      FOR_PANEL_ROWS(f, ranks[r], k0, gr, len, {
-        copy_block(es, len, p, g + (size_t)(gr - k0) * es, rows,
-                   m + (size_t)i * es, ml);
+      MLSBA__MPI_FOR_RANK_ROWS(f, ranks[r], k0, gr, len, lr, {
+        (void)lr;
+        mlsba__mpi_copy_block(es, len, p, g + (size_t)(gr - k0) * es, rows,
+                              m + (size_t)i * es, ml);
         i += len;
       });
     }
@@ -403,8 +382,8 @@ static void factor_gathered(panel_t *P, char *scratch, char *gather) {
                f->type, P->root, f->col);
   MPI_Bcast(P->piv, (int)p + 1, MPI_INT, P->root, f->col);
   if (!f->skip)
-    copy_block(es, P->ml, p, msg + (size_t)disp[P->me] * es, P->ml, P->a,
-               f->lda);
+    mlsba__mpi_copy_block(es, P->ml, p, msg + (size_t)disp[P->me] * es, P->ml,
+                          P->a, f->lda);
 }
 
 void mlsba__mpi_lu_panel(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,

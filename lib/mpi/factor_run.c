@@ -197,31 +197,13 @@ int mlsba__mpi_dfac_col_rank(const mlsba__mpi_dfac_t *f, size_t rank) {
   return -1;
 }
 
-/* Copies rows x cols elements between two column-major arrays. */
-static void copy(size_t es, int64_t rows, int64_t cols, const void *src,
-                 int64_t lds, void *dst, int64_t ldd) {
+void mlsba__mpi_copy_block(size_t es, int64_t rows, int64_t cols,
+                           const void *src, int64_t lds, void *dst,
+                           int64_t ldd) {
   for (int64_t j = 0; j < cols && rows > 0; j++)
     memcpy((char *)dst + (size_t)(j * ldd) * es,
            (const char *)src + (size_t)(j * lds) * es, (size_t)rows * es);
 }
-
-/* For each block row of rank r from global row g0 on: calls back with the
- * block's first global row, its row count, and its first local row. */
-#define FOR_RANK_ROWS(f, r, g0, G, LEN, LR, BODY)                              \
-  do {                                                                         \
-    int64_t cnt_, lr_ = 0;                                                     \
-    const int64_t *blk_ = mlsba__layout_rank_rows((f)->layout, (r), &cnt_);    \
-    for (int64_t i_ = 0; i_ < cnt_; i_++) {                                    \
-      int64_t s_ = blk_[i_] * (f)->nb, e_ = s_ + (f)->nb;                      \
-      e_ = e_ < (f)->m ? e_ : (f)->m;                                          \
-      int64_t from_ = s_ > (g0) ? s_ : (g0);                                   \
-      if (from_ < e_) {                                                        \
-        int64_t G = from_, LEN = e_ - from_, LR = lr_ + (from_ - s_);          \
-        BODY;                                                                  \
-      }                                                                        \
-      lr_ += e_ - s_;                                                          \
-    }                                                                          \
-  } while (0)
 
 int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
                                       int64_t p, const void *panel, int64_t g0,
@@ -231,10 +213,11 @@ int64_t mlsba__mpi_dfac_my_panel_rows(const mlsba__mpi_dfac_t *f, int64_t k0,
   mlsba__mpi_dfac_charge_copy(f, (double)(total * p));
   if (f->skip)
     return total;
-  FOR_RANK_ROWS(f, (size_t)f->me, g0, g, len, lrow, {
+  MLSBA__MPI_FOR_RANK_ROWS(f, (size_t)f->me, g0, g, len, lrow, {
     (void)lrow;
-    copy(f->es, len, p, (const char *)panel + (size_t)(g - k0) * f->es, ld,
-         (char *)out + (size_t)at * f->es, total);
+    mlsba__mpi_copy_block(f->es, len, p,
+                          (const char *)panel + (size_t)(g - k0) * f->es, ld,
+                          (char *)out + (size_t)at * f->es, total);
     at += len;
   });
   return total;
