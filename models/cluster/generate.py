@@ -2,11 +2,14 @@
 """Writes the cluster platforms of models/cluster (README.md there says
 where every number comes from):
 
-  generate.py grenoble DIR   the seed's 90 Grid'5000 Grenoble nodes (Table 1)
-  generate.py scale N DIR    N heterogeneous nodes (deterministic, seed 1)
-  generate.py cluster-a DIR [--gpu-nodes G] [--cpu-nodes C]
+  generate.py grenoble DIR [--block B]
+                             the seed's 90 Grid'5000 Grenoble nodes (Table 1)
+  generate.py scale N DIR [--block B]
+                             N heterogeneous nodes (deterministic, seed 1)
+  generate.py cluster-a DIR [--gpu-nodes G] [--cpu-nodes C] [--block B]
                              Shi et al.'s Cluster A: 8 GPU + 32 CPU nodes
   generate.py oakley DIR [--gpus 1|2] [--gpu-nodes G] [--cpu-nodes C]
+                     [--block B]
                              Shi et al.'s Oakley: 32 GPU + 128 CPU nodes,
                              one or two GPUs a GPU node (1G, 2G-Config)
   generate.py keeneland K DIR [--gpus 0..3] [--block B]
@@ -15,8 +18,8 @@ where every number comes from):
 
 DIR receives platform.xml (SimGrid), hosts (smpirun's hostfile, rank i on
 line i) and node<i>.json (rank i's libmlsba platform: simulated devices,
-speeds in 128 x 128 blocks of C updated per second; keeneland's --block B:
-in B x B blocks, for runs with that block size)."""
+speeds in 128 x 128 blocks of C updated per second; every preset's
+--block B: in B x B blocks, for runs with that block size)."""
 import argparse
 import os
 import random
@@ -164,7 +167,7 @@ def write(dirname, nodes, platform_xml, driven=False, block=128):
             f.write(node_json(name, cores, gf, gpus, driven, block))
 
 
-def grenoble(dirname):
+def grenoble(dirname, block=128):
     """Table 1 of the seed: nodes per number of cores used, 0..8."""
     table = {"adonis": [2, 1, 1, 1, 1, 1, 2, 3, 0],
              "edel": [0, 6, 4, 4, 4, 8, 8, 8, 8],
@@ -187,7 +190,7 @@ def grenoble(dirname):
                               cores, core[cid], gpus))
         clusters.append((cid, k, gbps[cid]))
     assert len(nodes) == 90 and sum(n[2] for n in nodes) == 432
-    write(dirname, nodes, xml(clusters, 32))
+    write(dirname, nodes, xml(clusters, 32), block=block)
     # The same nodes over Ethernet instead of InfiniBand (issue 24): every
     # node link 1 Gbit/s with 50 us, or 100 Mbit/s with 100 us (a switched
     # LAN's one-way latency through the TCP stack); the switches stay
@@ -198,7 +201,7 @@ def grenoble(dirname):
             f.write(xml([(c, k, ggbps) for c, k, _ in clusters], 4 * ggbps, lat))
 
 
-def scale(n, dirname):
+def scale(n, dirname, block=128):
     """n nodes in groups of 100 of one CPU generation: 1 to 16 cores, some
     with one or two GPUs; 40 Gbps InfiniBand, one non-blocking switch."""
     rng = random.Random(1)
@@ -215,7 +218,7 @@ def scale(n, dirname):
         desc = "%d %s cores" % (cores, kname) + "".join(" + " + g for g in gpus)
         host = "node-%d" % (i + 1)
         nodes.append((host, "%s: %s" % (host, desc), cores, gf, gpus))
-    write(dirname, nodes, xml_fabric(n, 32))
+    write(dirname, nodes, xml_fabric(n, 32), block=block)
 
 
 # Seed 003 (Shi et al., hybrid HPL) and seed 004 (Song and Dongarra):
@@ -237,7 +240,8 @@ M2070 = ("Tesla M2070", (302.0, 160, 40000, 62.0), "m2070")
 QDR_GBPS = 32  # InfiniBand QDR, 40 Gbit/s signalling: 32 of data
 
 
-def seed003(dirname, prefix, gpu_nodes, cpu_nodes, cores, core, cpu, gpus):
+def seed003(dirname, prefix, gpu_nodes, cpu_nodes, cores, core, cpu, gpus,
+            block=128):
     """GPU nodes first (ranks 0..G-1, as Algorithm 1 places the GPU
     processes first), then the CPU nodes; one rank per node."""
     nodes = []
@@ -248,22 +252,22 @@ def seed003(dirname, prefix, gpu_nodes, cpu_nodes, cores, core, cpu, gpus):
         desc += "".join(" + " + m[0] for m in g)
         nodes.append((host, "%s: %s" % (host, desc), cores, core, g))
     write(dirname, nodes, xml_fabric(len(nodes), QDR_GBPS, prefix, "2us"),
-          driven=True)
+          driven=True, block=block)
 
 
-def cluster_a(dirname, gpu_nodes=8, cpu_nodes=32):
+def cluster_a(dirname, gpu_nodes=8, cpu_nodes=32, block=128):
     """Table I: two quad-core Xeon E5630 a node, a Tesla C2050 on each
     GPU node; Table IV: 8 GPU + 32 CPU nodes."""
     seed003(dirname, "clustera-", gpu_nodes, cpu_nodes, 8, E5630,
-            "Xeon E5630", [C2050])
+            "Xeon E5630", [C2050], block)
 
 
-def oakley(dirname, gpus=1, gpu_nodes=32, cpu_nodes=128):
+def oakley(dirname, gpus=1, gpu_nodes=32, cpu_nodes=128, block=128):
     """Table I: two six-core Xeon X5650 a node, one Tesla M2070 on each
     GPU node (1G-Config) or two (2G-Config); Table IV: 32 GPU + 128 CPU
     nodes."""
     seed003(dirname, "oakley-", gpu_nodes, cpu_nodes, 12, X5650,
-            "Xeon X5650", [M2070] * gpus)
+            "Xeon X5650", [M2070] * gpus, block)
 
 
 def keeneland(k, dirname, gpus=3, block=128):
@@ -285,10 +289,14 @@ def parse(argv):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="models/cluster/README.md says where every number comes from.")
     sub = ap.add_subparsers(dest="preset", required=True)
-    sub.add_parser("grenoble").add_argument("dir")
+    blocked = []
+    p = sub.add_parser("grenoble")
+    p.add_argument("dir")
+    blocked.append(p)
     p = sub.add_parser("scale")
     p.add_argument("n", type=int)
     p.add_argument("dir")
+    blocked.append(p)
     for name, gmax, cmax in (("cluster-a", 8, 32), ("oakley", 32, 128)):
         p = sub.add_parser(name)
         p.add_argument("dir")
@@ -300,14 +308,17 @@ def parse(argv):
         if name == "oakley":
             p.add_argument("--gpus", type=int, default=1, choices=(1, 2),
                            help="GPUs a GPU node (default 1)")
+        blocked.append(p)
     p = sub.add_parser("keeneland")
     p.add_argument("k", type=int, help="nodes, 1 to 120")
     p.add_argument("dir")
     p.add_argument("--gpus", type=int, default=3, choices=(0, 1, 2, 3),
                    help="GPUs a node uses (default 3)")
-    p.add_argument("--block", type=int, default=128,
-                   help="the block size the speeds count, 16 to 4096 "
-                   "(default 128)")
+    blocked.append(p)
+    for p in blocked:
+        p.add_argument("--block", type=int, default=128,
+                       help="the block size the speeds count, 16 to 4096 "
+                       "(default 128)")
     a = ap.parse_args(argv)
     if a.preset == "scale" and a.n < 1:
         ap.error("scale: N must be at least 1, not %d" % a.n)
@@ -324,21 +335,22 @@ def parse(argv):
     if a.preset == "keeneland" and not 1 <= a.k <= 120:
         ap.error("keeneland: K must be 1 to 120 (the system's nodes), "
                  "not %d" % a.k)
-    if a.preset == "keeneland" and not 16 <= a.block <= 4096:
-        ap.error("keeneland: --block must be 16 to 4096, not %d" % a.block)
+    if not 16 <= a.block <= 4096:
+        ap.error("%s: --block must be 16 to 4096, not %d"
+                 % (a.preset, a.block))
     return a
 
 
 def main(argv):
     a = parse(argv)
     if a.preset == "grenoble":
-        grenoble(a.dir)
+        grenoble(a.dir, a.block)
     elif a.preset == "scale":
-        scale(a.n, a.dir)
+        scale(a.n, a.dir, a.block)
     elif a.preset == "cluster-a":
-        cluster_a(a.dir, a.gpu_nodes, a.cpu_nodes)
+        cluster_a(a.dir, a.gpu_nodes, a.cpu_nodes, a.block)
     elif a.preset == "oakley":
-        oakley(a.dir, a.gpus, a.gpu_nodes, a.cpu_nodes)
+        oakley(a.dir, a.gpus, a.gpu_nodes, a.cpu_nodes, a.block)
     else:
         keeneland(a.k, a.dir, a.gpus, a.block)
 
