@@ -2,7 +2,8 @@
  * mlsba_mpi_factor_matrix()'s layouts), under mpirun, each job bounded by
  * a timeout so that a hang fails its test (factor_ranks does the work and
  * prints one line a case):
- *  - on 1 to 4 ranks, homogeneous and model-drawn (fpm) layouts: odd N,
+ *  - on 1 to 4 ranks, homogeneous and model-drawn (fpm) layouts (LU on 9
+ *    too, node columns of 3): odd N,
  *    N below the block, N not a multiple of it, more ranks than block
  *    columns, M x N both ways, blocks wider than the panel's leaf, a zero
  *    column (first and in the middle), exact ties in the pivot search
@@ -59,6 +60,15 @@ START_TEST(lu_equals_lapack_homogeneous) {
 END_TEST
 
 START_TEST(lu_equals_lapack_fpm) { run_case(_i + 1, "lu", "fpm", 19); }
+END_TEST
+
+/* 9 ranks in ScaLAPACK's 3 x 3 grid: node columns of 3, where a rank's
+ * candidate in the pivot search reaches the others cut to the columns
+ * they read and the diagonal block's owner whole (factor_pivot.c; blocks
+ * of 24 to 40, wider than the panel's leaf): the factors still LAPACK's. */
+START_TEST(lu_on_node_columns_of_3_equals_lapack) {
+  run_case(9, "lu", "homogeneous", 19);
+}
 END_TEST
 
 /* Seed 003's process scaling (ranks 1 and 2 one node's processes) and
@@ -478,6 +488,7 @@ static Suite *factor_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, lu_equals_lapack_homogeneous, 0, 4);
   tcase_add_loop_test(tc, lu_equals_lapack_fpm, 1, 4);
+  tcase_add_test(tc, lu_on_node_columns_of_3_equals_lapack);
   tcase_add_loop_test(tc, cholesky_equals_lapack_homogeneous, 0, 4);
   tcase_add_loop_test(tc, cholesky_equals_lapack_fpm, 1, 4);
   tcase_add_test(tc, cholesky_forwarded_rows_equal_lapack);

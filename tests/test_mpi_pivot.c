@@ -4,9 +4,10 @@
  * of 300 searches with the candidate a brute force picks from every
  * rank's slot (ties in |value| frequent, NaNs, ranks without a row,
  * double and single rows of 1 to 8 elements) and the current row of the
- * one rank that has it. The ranks are this program itself
- * (test_mpi_pivot --ranks FLAT_MAX), each job under a timeout so that a
- * hang fails its test. */
+ * one rank that has it; the best row whole on the root (the rank of the
+ * current row), its first NEED elements (0 to all) on the others. The ranks are
+ * this program itself (test_mpi_pivot --ranks FLAT_MAX), each job under a
+ * timeout so that a hang fails its test. */
 #include <check.h>
 #include <math.h>
 #include <mpi.h>
@@ -52,6 +53,7 @@ static void make_slot(int t, int r, int q, char *slot) {
   h[MLSBA__PIVOT_HAS_CUR] = r == t % q;
   h[MLSBA__PIVOT_WIDTH] = (double)p;
   h[MLSBA__PIVOT_ELEM] = (double)es;
+  h[MLSBA__PIVOT_NEED] = (double)((x >> 40) % (p + 1));
   memcpy(slot, h, sizeof h);
   for (size_t b = 0; kind != 0 && b < p * es; b++)
     slot[hs + b] = (char)(1 + r + 16 * (int)(b % 7));
@@ -99,7 +101,11 @@ static int ranks_main(int flat_max) {
       if (r == t % q)
         memcpy(cur, other, slot);
     }
-    mlsba__mpi_pivot_exchange(MPI_COMM_WORLD, flat_max, slot, mine, all,
+    /* The root: the rank with the current row, as the diagonal block's
+     * owner is in LU's panel; it gets the best row whole, the others its
+     * first NEED elements. */
+    int root = t % q;
+    mlsba__mpi_pivot_exchange(MPI_COMM_WORLD, flat_max, slot, root, mine, all,
                               scratch);
     double ha[MLSBA__PIVOT_HEAD], hb[MLSBA__PIVOT_HEAD];
     memcpy(ha, all, sizeof ha);
@@ -107,9 +113,10 @@ static int ranks_main(int flat_max) {
     int same_value = isnan(hb[MLSBA__PIVOT_VALUE])
                          ? isnan(ha[MLSBA__PIVOT_VALUE]) != 0
                          : ha[MLSBA__PIVOT_VALUE] == hb[MLSBA__PIVOT_VALUE];
+    size_t got = me == root ? p : (size_t)hb[MLSBA__PIVOT_NEED];
     if (!same_value || ha[MLSBA__PIVOT_GROW] != hb[MLSBA__PIVOT_GROW] ||
         ha[MLSBA__PIVOT_HAS_CUR] != 1 ||
-        memcmp(all + hs, best + hs, p * es) != 0 ||
+        memcmp(all + hs, best + hs, got * es) != 0 ||
         memcmp(all + hs + p * es, cur + hs + p * es, p * es) != 0) {
       printf("bad: rank %d of %d, flat_max %d, trial %d: value %g row %g, "
              "brute force %g row %g\n",

@@ -183,14 +183,16 @@ int64_t mlsba__mpi_lu_gather_rows(void);
 /* A slot of the search: a header of MLSBA__PIVOT_HEAD doubles (the
  * candidate's |value|, or -1 where the rank has no row left; its global
  * row; nonzero where the slot carries the current row; the rows' width
- * in elements; the element's size in bytes), the candidate's row, then
- * the current row. */
+ * in elements; the element's size in bytes; how many of the candidate
+ * row's first elements every rank reads, the rest read by the root
+ * alone), the candidate's row, then the current row. */
 enum {
   MLSBA__PIVOT_VALUE,
   MLSBA__PIVOT_GROW,
   MLSBA__PIVOT_HAS_CUR,
   MLSBA__PIVOT_WIDTH,
   MLSBA__PIVOT_ELEM,
+  MLSBA__PIVOT_NEED,
   MLSBA__PIVOT_HEAD
 };
 /* The largest node column whose search is one flat round. */
@@ -202,11 +204,15 @@ size_t mlsba__mpi_pivot_scratch(int cq, size_t slot);
 /* Every rank of col passes its slot `mine` and gets in `all` the best
  * candidate of all the slots (the larger |value|, a NaN above any
  * number, a row above none, on a tie the smaller global row) and the
- * current row from the one slot that has it: the same on every rank.
- * One flat round on a column of at most flat_max ranks, else
- * ceil(log2 q) rounds (factor_pivot.c). Collective over col. */
+ * current row from the one slot that has it: the same on every rank,
+ * but that only rank `root` (of col) is sure to get the best candidate's
+ * row whole, every other rank its first NEED elements (the rest of its
+ * row in `all` is any slot's). One flat round on a column of at most
+ * flat_max ranks, else ceil(log2 q) rounds (factor_pivot.c). Collective
+ * over col. */
 void mlsba__mpi_pivot_exchange(MPI_Comm col, int flat_max, size_t slot,
-                               const void *mine, void *all, void *scratch);
+                               int root, const void *mine, void *all,
+                               void *scratch);
 
 /* ---- factor_deliver.c: a factored panel to the ranks that read it ---- */
 

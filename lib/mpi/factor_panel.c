@@ -100,6 +100,7 @@ enum {
   HAS_CUR = MLSBA__PIVOT_HAS_CUR,
   WIDTH = MLSBA__PIVOT_WIDTH,
   ELEM = MLSBA__PIVOT_ELEM,
+  NEED = MLSBA__PIVOT_NEED,
   HEAD = MLSBA__PIVOT_HEAD
 };
 
@@ -131,15 +132,33 @@ static int64_t global_row(const panel_t *P, int64_t i) {
          lr % nb;
 }
 
-/* Panel row i to or from p contiguous elements. */
-static void row_out(const panel_t *P, int64_t i, char *dst) {
+/* Panel row i to or from p contiguous elements, rotated: its columns
+ * from `from` on first, then those before it. */
+static void row_out(const panel_t *P, int64_t i, int64_t from, char *dst) {
   for (int64_t j = 0; j < P->p; j++)
-    memcpy(dst + (size_t)j * P->f->es, at(P, i, j), P->f->es);
+    memcpy(dst + (size_t)j * P->f->es, at(P, i, (from + j) % P->p), P->f->es);
 }
 
-static void row_in(const panel_t *P, int64_t i, const char *src) {
+static void row_in(const panel_t *P, int64_t i, int64_t from, const char *src) {
   for (int64_t j = 0; j < P->p; j++)
-    memcpy(at(P, i, j), src + (size_t)j * P->f->es, P->f->es);
+    memcpy(at(P, i, (from + j) % P->p), src + (size_t)j * P->f->es, P->f->es);
+}
+
+/* The first column of the pivot row of column j that a rank other than
+ * the diagonal block's owner reads (in the top rows' copy P->t): the
+ * recursion's TRSM of a left half [a, mid) reads its rows' columns from
+ * a on (L11's part, and U12's), a leaf's update its row's columns right
+ * of j; the columns before are L's, which only the diagonal block's
+ * owner, whose rows the pivot rows become, keeps. factor_cols()' split. */
+static int64_t row_needed_from(int64_t p, int64_t j) {
+  int64_t a = 0, b = p;
+  while (b - a > LEAF) {
+    int64_t mid = a + (b - a) / 2;
+    if (j < mid)
+      return a;
+    a = mid;
+  }
+  return a;
 }
 
 /* Rows [i0, ml) of column j times 1 / pv, or divided by pv where its
@@ -180,20 +199,22 @@ static int64_t search(panel_t *P, int64_t j) {
       bv = v;
     }
   }
+  int64_t from = row_needed_from(P->p, j);
   double head[HEAD] = {[VALUE] = P->best < 0 ? -1.0 : bv,
                        [GROW] =
                            P->best < 0 ? 0.0 : (double)global_row(P, P->best),
                        [HAS_CUR] = P->diag,
                        [WIDTH] = (double)P->p,
-                       [ELEM] = (double)es};
+                       [ELEM] = (double)es,
+                       [NEED] = (double)(P->p - from)};
   memcpy(P->mine, head, sizeof head);
   char *row = P->mine + sizeof head;
   if (P->best >= 0)
-    row_out(P, P->best, row);
+    row_out(P, P->best, from, row);
   if (P->diag)
-    row_out(P, j, row + (size_t)P->p * es);
-  mlsba__mpi_pivot_exchange(P->f->col, MLSBA__PIVOT_FLAT_MAX, P->slot, P->mine,
-                            P->all, P->in);
+    row_out(P, j, 0, row + (size_t)P->p * es);
+  mlsba__mpi_pivot_exchange(P->f->col, MLSBA__PIVOT_FLAT_MAX, P->slot, P->root,
+                            P->mine, P->all, P->in);
   double h[HEAD];
   memcpy(h, P->all, sizeof h);
   return (int64_t)h[GROW];
@@ -204,19 +225,23 @@ static int64_t search(panel_t *P, int64_t j) {
 static void leaf_column(panel_t *P, int64_t j, int64_t b) {
   const mlsba__mpi_dfac_t *f = P->f;
   size_t es = f->es, hs = HEAD * sizeof(double);
-  int64_t p = P->p, g = search(P, j);
+  int64_t p = P->p, g = search(P, j), from = row_needed_from(p, j);
+  /* The pivot row rotated (search()): whole on the diagonal block's
+   * owner, from column `from` on elsewhere (the rest of w, and so of
+   * row j of P->t, is another row's there, and nothing reads it). */
   const char *w = P->all + hs;
   const char *cur = P->all + hs + (size_t)p * es;
   P->piv[j] = (int)(g - P->k0) + 1;
   for (int64_t c = 0; c < p; c++)
-    memcpy(P->t + (size_t)(j + c * p) * es, w + (size_t)c * es, es);
+    memcpy(P->t + (size_t)(j + (from + c) % p * p) * es, w + (size_t)c * es,
+           es);
   if (g != P->k0 + j) {
     if (P->best >= 0 && global_row(P, P->best) == g)
-      row_in(P, P->best, cur);
+      row_in(P, P->best, 0, cur);
     if (P->diag)
-      row_in(P, j, w);
+      row_in(P, j, from, w);
   }
-  double pv = get(f->prec, w + (size_t)j * es);
+  double pv = get(f->prec, w + (size_t)(j - from) * es);
   int64_t i0 = P->diag ? j + 1 : 0;
   double rows = (double)(P->ml > i0 ? P->ml - i0 : 0);
   mlsba__mpi_dfac_charge(f, rows * (1 + 2.0 * (double)(b - j - 1)), rows);

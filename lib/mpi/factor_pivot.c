@@ -1,8 +1,10 @@
 /* LU's pivot search across a node column (mlsba__mpi_pivot_exchange):
  * every rank of the column offers a slot (factor.h: its best candidate
- * row of the column, whole, and the diagonal block's owner the current
- * row too) and every rank ends with the same result, the best candidate
- * and the current row, as HPL's HPL_pdmxswp does.
+ * row of the column, and the diagonal block's owner the current row too)
+ * and every rank ends with the same result, the best candidate and the
+ * current row, as HPL's HPL_pdmxswp does; the candidate's row whole on
+ * the root (the diagonal block's owner, whose row it becomes), the part
+ * of it every rank reads (its first NEED elements) on the others.
  *
  * A column's pivot waits for the one before it, so on many ranks a
  * panel's time is its columns' exchanges, and each of their rounds is a
@@ -35,6 +37,7 @@ enum {
   HAS_CUR = MLSBA__PIVOT_HAS_CUR,
   WIDTH = MLSBA__PIVOT_WIDTH,
   ELEM = MLSBA__PIVOT_ELEM,
+  NEED = MLSBA__PIVOT_NEED,
   HEAD = MLSBA__PIVOT_HEAD
 };
 
@@ -64,8 +67,10 @@ static int beats(const double *a, const double *b) {
 }
 
 /* Slot b keeps the better candidate of a and b, and takes the current
- * row from a if a has it. */
-static void pick(const char *a, char *b) {
+ * row from a if a has it; whole: a holds its candidate's whole row, else
+ * (a message of the flat round without the current row) its first NEED
+ * elements only. */
+static void pick(const char *a, char *b, int whole) {
   double ha[HEAD], hb[HEAD];
   memcpy(ha, a, sizeof ha);
   memcpy(hb, b, sizeof hb);
@@ -73,7 +78,10 @@ static void pick(const char *a, char *b) {
   if (beats(ha, hb)) {
     hb[VALUE] = ha[VALUE];
     hb[GROW] = ha[GROW];
-    memcpy(b + hs, a + hs, row);
+    hb[NEED] = ha[NEED];
+    memcpy(b + hs, a + hs,
+           whole || ha[HAS_CUR] != 0 ? row
+                                     : (size_t)ha[NEED] * (size_t)ha[ELEM]);
   }
   if (ha[HAS_CUR] != 0) {
     hb[HAS_CUR] = 1;
@@ -83,7 +91,8 @@ static void pick(const char *a, char *b) {
 }
 
 void mlsba__mpi_pivot_exchange(MPI_Comm col, int flat_max, size_t slot,
-                               const void *mine, void *all, void *scratch) {
+                               int root, const void *mine, void *all,
+                               void *scratch) {
   int cq, me;
   MPI_Comm_size(col, &cq);
   MPI_Comm_rank(col, &me);
@@ -94,25 +103,42 @@ void mlsba__mpi_pivot_exchange(MPI_Comm col, int flat_max, size_t slot,
     MPI_Request *reqs = (MPI_Request *)(void *)(in + (size_t)cq * slot);
     double h[HEAD];
     memcpy(h, mine, sizeof h);
-    int n = 0, bytes = (int)(sizeof h + (size_t)h[WIDTH] * (size_t)h[ELEM] *
-                                            (h[HAS_CUR] != 0 ? 2 : 1));
+    /* To the root the whole slot; to the others, the candidate's first
+     * NEED elements, which is all they read of it, unless the slot
+     * carries the current row (whole: the rank that takes the
+     * candidate's place needs that). The flat round's messages, q - 1 a
+     * column from every rank at once, queue on the links: on the 90
+     * simulated Grenoble nodes (node columns of 7 to 17 ranks) LU at
+     * N = 8192 took 778 GFLOPS with whole rows, 793 with the rows cut,
+     * 791 with the current row's holder's candidate cut too (behind the
+     * current row), and 862 with headers alone (no numbers: a bound);
+     * Cluster A (columns of 4 and 8) 1404, 1403, 1399 and 1497
+     * (RESULTS.md, sim32n). */
+    size_t row = (size_t)h[WIDTH] * (size_t)h[ELEM];
+    int n = 0, whole = (int)(sizeof h + row * (h[HAS_CUR] != 0 ? 2 : 1)),
+        part = h[HAS_CUR] != 0
+                   ? whole
+                   : (int)(sizeof h + (size_t)h[NEED] * (size_t)h[ELEM]);
     for (int r = 0; r < cq; r++) {
       if (r == me)
         continue;
       MPI_Irecv(in + (size_t)r * slot, (int)slot, MPI_BYTE, r, PIVOT_TAG, col,
                 &reqs[n++]);
-      MPI_Isend(mine, bytes, MPI_BYTE, r, PIVOT_TAG, col, &reqs[n++]);
+      MPI_Isend(mine, r == root ? whole : part, MPI_BYTE, r, PIVOT_TAG, col,
+                &reqs[n++]);
     }
     MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
     for (int r = 0; r < cq; r++)
       if (r != me)
-        pick(in + (size_t)r * slot, all);
+        pick(in + (size_t)r * slot, all, me == root);
     return;
   }
+  /* The dissemination forwards whole slots (a rank's best so far may be
+   * another's candidate, whose row it passes on). */
   for (int d = 1; d < cq; d *= 2) {
     MPI_Sendrecv(all, (int)slot, MPI_BYTE, (me + d) % cq, PIVOT_TAG, in,
                  (int)slot, MPI_BYTE, (me - d + cq) % cq, PIVOT_TAG, col,
                  MPI_STATUS_IGNORE);
-    pick(in, all);
+    pick(in, all, 1);
   }
 }
