@@ -59,14 +59,6 @@ enum { CHAIN_PIECE = 64 << 10, CHAIN_PER_HOP = 16, CHAIN_PIECES = 64 };
 /* The tag of U's pieces (within the node column's communicator). */
 enum { U_TAG = 3220 };
 
-/* The columns a pass of apply_moves() takes together (LAPACK's dlaswp
- * walks 32 columns a group): a move's row read or written across the
- * group, one element a column, before the next move's. Rows are strided
- * in the column-major local array, each element its own cache line;
- * walked a column at a time the moves took 7.7 ns an element, in groups
- * of 16 columns 15% less (lu32g, the loop alone). */
-enum { MOVE_COLS = 16 };
-
 /* The buffers of a factorization besides the panel's (factor.h). */
 typedef struct {
   int *piv, *piv2;   /* a panel's pivots and info (nb + 1), two steps' */
@@ -78,7 +70,7 @@ typedef struct {
                         entries to compose them */
   char *send, *recv; /* rows moving between the ranks of a node column */
   int64_t *mv;       /* each move's part here: MV entries a move */
-  char *tmp;         /* elements moving within this rank: MOVE_COLS a move */
+  char *tmp;         /* a column's elements moving within this rank */
   int *counts;       /* send and receive counts, offsets, cursors: 5 q */
   MPI_Request *reqs; /* a step's row messages (2 q), U's pieces */
   char *u;           /* U's block row: nb x lcols */
@@ -128,7 +120,7 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->moves = malloc(8 * nb * sizeof *w->moves);
   w->send = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->mv = malloc(2 * nb * 6 * sizeof *w->mv);
-  w->tmp = malloc(2 * nb * MOVE_COLS * f->es);
+  w->tmp = malloc(2 * nb * f->es);
   w->recv = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
   /* A pair's rows (2 nb at most) x this rank's columns, in pieces of
@@ -186,22 +178,12 @@ static int64_t local_row(const mlsba__mpi_dfac_t *f, int64_t g) {
   return mlsba__mpi_dfac_rows_before(f, (size_t)f->me, g);
 }
 
-/* Copies element (row src, columns [0, n)) of the column-major array at
- * from (leading dimension ldf elements) to (row dst) of the array at to
- * (ldt elements), es bytes an element (8 or 4). */
-static void copy_row(size_t es, int64_t n, char *to, int64_t ldt, int64_t dst,
-                     const char *from, int64_t ldf, int64_t src) {
-  if (es == 8) {
-    uint64_t *t = (uint64_t *)to + dst;
-    const uint64_t *s = (const uint64_t *)from + src;
-    for (int64_t j = 0; j < n; j++)
-      t[j * ldt] = s[j * ldf];
-  } else {
-    uint32_t *t = (uint32_t *)to + dst;
-    const uint32_t *s = (const uint32_t *)from + src;
-    for (int64_t j = 0; j < n; j++)
-      t[j * ldt] = s[j * ldf];
-  }
+/* One element of es bytes (8 or 4), copied as bits. */
+static void copy_elem(size_t es, void *dst, const void *src) {
+  if (es == 8)
+    *(uint64_t *)dst = *(const uint64_t *)src;
+  else
+    *(uint32_t *)dst = *(const uint32_t *)src;
 }
 
 /* A move's part on this rank (w->mv, 6 entries): the local row it reads
@@ -209,70 +191,14 @@ static void copy_row(size_t es, int64_t n, char *to, int64_t ldt, int64_t dst,
  * local row it writes (or -1), the rank it comes from and its place. */
 enum { SRC, TO, SSLOT, DST, FROM, RSLOT, MV };
 
-/* The counts and offsets of a pass (w->counts: 5 q). Peer r's block of a
- * message: element (slot, ci) at (disp[r] width + ci count[r] + slot). */
-typedef struct {
-  int *scount, *sdisp, *rcount, *rdisp;
-  int64_t width;
-} moves_plan_t;
-
-/* The first half of a pass on local columns [c0, c1), the ci0-th to
- * be moved on: every row of ours that leaves packed into its peer's
- * block of w->send, every move within this rank done through w->tmp
- * (MOVE_COLS elements a move). */
-static void moves_out(const mlsba__mpi_dfac_t *f, lu_work_t *w,
-                      const moves_plan_t *pl, int64_t nmoves, int64_t c0,
-                      int64_t c1, int64_t ci0) {
-  size_t es = f->es;
-  for (int64_t g = c0; g < c1; g += MOVE_COLS) {
-    int64_t n = c1 - g < MOVE_COLS ? c1 - g : MOVE_COLS, ci = ci0 + g - c0;
-    const char *cols = mlsba__mpi_dfac_at(f, 0, g);
-    const int64_t *mv = w->mv;
-    for (int64_t i = 0; i < nmoves; i++, mv += MV) {
-      if (mv[SRC] < 0)
-        continue;
-      if (mv[SSLOT] >= 0) {
-        int to = (int)mv[TO];
-        copy_row(es, n, w->send + (size_t)(pl->sdisp[to] * pl->width) * es,
-                 pl->scount[to], ci * pl->scount[to] + mv[SSLOT], cols, f->lda,
-                 mv[SRC]);
-      } else
-        copy_row(es, n, w->tmp, nmoves, i, cols, f->lda, mv[SRC]);
-    }
-    mv = w->mv;
-    for (int64_t i = 0; i < nmoves; i++, mv += MV)
-      if (mv[SRC] >= 0 && mv[DST] >= 0)
-        copy_row(es, n, (char *)cols, f->lda, mv[DST], w->tmp, nmoves, i);
-  }
-}
-
-/* The second half: the rows received unpacked into columns [c0, c1). */
-static void moves_in(const mlsba__mpi_dfac_t *f, lu_work_t *w,
-                     const moves_plan_t *pl, int64_t nmoves, int64_t c0,
-                     int64_t c1, int64_t ci0) {
-  size_t es = f->es;
-  for (int64_t g = c0; g < c1; g += MOVE_COLS) {
-    int64_t n = c1 - g < MOVE_COLS ? c1 - g : MOVE_COLS, ci = ci0 + g - c0;
-    char *cols = mlsba__mpi_dfac_at(f, 0, g);
-    const int64_t *mv = w->mv;
-    for (int64_t i = 0; i < nmoves; i++, mv += MV)
-      if (mv[RSLOT] >= 0) {
-        int from = (int)mv[FROM];
-        copy_row(es, n, cols, f->lda, mv[DST],
-                 w->recv + (size_t)(pl->rdisp[from] * pl->width) * es,
-                 pl->rcount[from], ci * pl->rcount[from] + mv[RSLOT]);
-      }
-  }
-}
-
 /* Step 3: the moves among this rank's node column, on this rank's local
  * columns [c0, c1) but [x0, x1) (the panel's, which its factorization
- * swapped). Every pass walks the columns in groups of MOVE_COLS, each
- * group once: the rows going to another rank packed into one
- * column-major block per rank, the moves within this rank done through
- * a group's worth of temporaries (w->tmp: 2 nb x MOVE_COLS elements),
- * the rows received unpacked; one exchange over the column between.
- * Every rank reads the rows it sends before any is written. */
+ * swapped). Rows are strided in the column-major local array, so
+ * every pass walks it column by column, each column once: the rows going
+ * to another rank packed into one column-major block per rank, the moves
+ * within this rank done through a column's worth of temporaries, the rows
+ * received unpacked; one exchange over the column between. Every rank
+ * reads the rows it sends before any is written. */
 static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
                         const int64_t *moves, int64_t nmoves, int64_t c0,
                         int64_t c1, int64_t x0, int64_t x1) {
@@ -282,10 +208,8 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   lc1 = lc1 > lc0 ? lc1 : lc0;
   int64_t width = c1 - c0 - (lc1 - lc0);
   size_t es = f->es;
-  moves_plan_t pl = {.scount = w->counts, .width = width};
-  pl.sdisp = pl.scount + cq;
-  pl.rcount = pl.sdisp + cq;
-  pl.rdisp = pl.rcount + cq;
+  int *scount = w->counts, *sdisp = scount + cq, *rcount = sdisp + cq,
+      *rdisp = rcount + cq;
   memset(w->counts, 0, 4 * (size_t)cq * sizeof *w->counts);
   int me = mlsba__mpi_dfac_col_rank(f, (size_t)f->me);
   int64_t *mv = w->mv;
@@ -297,29 +221,50 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
         f, mlsba__layout_row_owner(f->layout, f->mycol, src / f->nb));
     mv[SRC] = from == me ? local_row(f, src) : -1;
     mv[TO] = to;
-    mv[SSLOT] = from == me && to != me ? pl.scount[to]++ : -1;
+    mv[SSLOT] = from == me && to != me ? scount[to]++ : -1;
     mv[DST] = to == me ? local_row(f, dst) : -1;
     mv[FROM] = from;
-    mv[RSLOT] = to == me && from != me ? pl.rcount[from]++ : -1;
+    mv[RSLOT] = to == me && from != me ? rcount[from]++ : -1;
   }
   for (int r = 0, sa = 0, ra = 0; r < cq; r++) {
-    pl.sdisp[r] = sa;
-    pl.rdisp[r] = ra;
-    sa += pl.scount[r];
-    ra += pl.rcount[r];
+    sdisp[r] = sa;
+    rdisp[r] = ra;
+    sa += scount[r];
+    ra += rcount[r];
   }
   /* The copies' time: every row of ours that moves packed or moved here,
    * every row received unpacked. */
   int64_t moved = 0, received = 0;
   for (int r = 0; r < cq; r++)
-    received += pl.rcount[r];
+    received += rcount[r];
   for (int64_t i = 0; i < nmoves; i++)
     moved += w->mv[i * MV + SRC] >= 0;
   mlsba__mpi_dfac_charge_copy(f, (double)((moved + received) * width));
-  /* The columns left and right of [lc0, lc1). */
-  if (!f->skip) {
-    moves_out(f, w, &pl, nmoves, c0, lc0, 0);
-    moves_out(f, w, &pl, nmoves, lc1, c1, lc0 - c0);
+  /* Peer r's block: element (slot, ci) at (disp[r] width + ci count[r] +
+   * slot) elements. */
+  for (int64_t c = c0, ci = 0; !f->skip && c < c1; c++) {
+    if (c >= lc0 && c < lc1)
+      continue;
+    const char *col = mlsba__mpi_dfac_at(f, 0, c);
+    char *tmp = w->tmp;
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV) {
+      if (mv[SRC] < 0)
+        continue;
+      if (mv[SSLOT] >= 0)
+        copy_elem(es,
+                  w->send + (size_t)(sdisp[mv[TO]] * width +
+                                     ci * scount[mv[TO]] + mv[SSLOT]) *
+                                es,
+                  col + (size_t)mv[SRC] * es);
+      else
+        copy_elem(es, tmp + (size_t)i * es, col + (size_t)mv[SRC] * es);
+    }
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV)
+      if (mv[SRC] >= 0 && mv[DST] >= 0)
+        copy_elem(es, (char *)col + (size_t)mv[DST] * es, tmp + (size_t)i * es);
+    ci++;
   }
   /* Point to point with the ranks that take part, not an all-to-all:
    * most pairs of a node column exchange nothing in a step (and SMPI's
@@ -330,9 +275,9 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   size_t row = (size_t)width * es;
   for (int r = 0; r < cq; r++)
     for (int dir = 0; dir < 2; dir++) {
-      int64_t rows = dir == 0 ? pl.rcount[r] : pl.scount[r];
-      char *at = dir == 0 ? w->recv + (size_t)pl.rdisp[r] * row
-                          : w->send + (size_t)pl.sdisp[r] * row;
+      int64_t rows = dir == 0 ? rcount[r] : scount[r];
+      char *at = dir == 0 ? w->recv + (size_t)rdisp[r] * row
+                          : w->send + (size_t)sdisp[r] * row;
       int64_t per = mlsba__mpi_dfac_piece_cols(f, rows);
       for (int64_t j = 0; rows > 0 && j < width; j += per) {
         int64_t c = width - j < per ? width - j : per;
@@ -348,8 +293,19 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   MPI_Waitall(nreq, w->reqs, MPI_STATUSES_IGNORE);
   if (nreq == 0 || f->skip)
     return;
-  moves_in(f, w, &pl, nmoves, c0, lc0, 0);
-  moves_in(f, w, &pl, nmoves, lc1, c1, lc0 - c0);
+  for (int64_t c = c0, ci = 0; c < c1; c++) {
+    if (c >= lc0 && c < lc1)
+      continue;
+    char *col = mlsba__mpi_dfac_at(f, 0, c);
+    mv = w->mv;
+    for (int64_t i = 0; i < nmoves; i++, mv += MV)
+      if (mv[RSLOT] >= 0)
+        copy_elem(es, col + (size_t)mv[DST] * es,
+                  w->recv + (size_t)(rdisp[mv[FROM]] * width +
+                                     ci * rcount[mv[FROM]] + mv[RSLOT]) *
+                                es);
+    ci++;
+  }
 }
 
 /* Step 3 on this rank: the step's moves on its local columns right of
@@ -396,7 +352,7 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   int64_t *pairs = malloc(2 * (size_t)m * sizeof *pairs);
   lu_work_t big = *w;
   big.mv = malloc((size_t)m * MV * sizeof *big.mv);
-  big.tmp = malloc((size_t)m * MOVE_COLS * f->es);
+  big.tmp = malloc((size_t)m * f->es);
   /* Shared between SMPI's ranks when nothing is computed: a block
    * column's rows, on every simulated rank at once. */
   big.send = mlsba__mpi_dfac_alloc(f, (size_t)m * (size_t)nb * f->es + 1);
