@@ -16,7 +16,8 @@
  *                      the factorization's layout, factorized, moved back:
  *                      the factors equal LAPACK's.
  *   counts             seed 003's eqs. 1-2 (processes a node runs)
- *                      against a brute force.
+ *                      against a brute force, and the factorizations'
+ *                      default block (mlsba_mpi_factor_block).
  * LAYOUT is homogeneous, fpm (every rank a node model of its own speed,
  * rank r r + 1 times as fast as rank 0 on large areas; LU's walks count
  * a cost a block column of width, swap_s; alike 10% and kin_alike 25%,
@@ -385,6 +386,48 @@ static int counts_case(void) {
   return bad;
 }
 
+/* The factorizations' default block (mlsba_mpi_factor_block): the sizes
+ * it gives where its rule says, never falling as the matrix grows nor
+ * rising with the ranks, and mlsba_mpi_factor_matrix() taking it for a
+ * block of 0. */
+static int block_case(void) {
+  static const struct {
+    int64_t m, n;
+    int q;
+    int64_t nb;
+  } want[] = {{4096, 4096, 2, 256}, {4096, 4096, 3, 192},  {2048, 2048, 2, 128},
+              {8192, 8192, 3, 256}, {8192, 8192, 64, 128}, {2900, 2900, 1, 256},
+              {1800, 1800, 1, 128}, {100, 100, 1, 128},    {0, -5, 0, 128},
+              {40000, 200, 2, 192}};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    int64_t got = mlsba_mpi_factor_block(want[i].m, want[i].n, want[i].q);
+    if (got != want[i].nb && rank == 0)
+      printf("WRONG block: %lld x %lld on %d ranks: %lld, not %lld\n",
+             (long long)want[i].m, (long long)want[i].n, want[i].q,
+             (long long)got, (long long)want[i].nb);
+    bad |= got != want[i].nb;
+  }
+  for (int q = 1; q <= 64; q *= 2)
+    for (int64_t n = 64; n <= 20000; n += 97) {
+      int64_t b = mlsba_mpi_factor_block(n, n, q);
+      bad |= b < 128 || b > 256 ||
+             b > mlsba_mpi_factor_block(n + 97, n + 97, q) ||
+             b < mlsba_mpi_factor_block(n, n, 2 * q);
+    }
+  mlsba_mpi_factor_layout_opts_t o = {.layout = MLSBA_MPI_LAYOUT_HOMOGENEOUS};
+  mlsba_mpi_matrix_t *d = NULL;
+  int64_t nb = 0, expect = mlsba_mpi_factor_block(2900, 2900, nranks);
+  if (mlsba_mpi_factor_matrix(MPI_COMM_WORLD, 2900, 2900, &o, &d) == 0)
+    mlsba_mpi_matrix_size(d, NULL, NULL, NULL, &nb);
+  bad |= nb != expect;
+  mlsba_mpi_matrix_destroy(d);
+  if (rank == 0 && !bad)
+    printf("ok block: the default by size and ranks, %lld at 2900 on %d\n",
+           (long long)nb, nranks);
+  return bad;
+}
+
 /* The layout itself: every block owned once, by the rank the description
  * names, and with the fpm layout on unequal ranks the fastest (the last)
  * owning more blocks than the slowest (rank 0); process scaling's as
@@ -641,7 +684,7 @@ int main(int argc, char **argv) {
   else if (argc >= 2 && !strcmp(argv[1], "scalapack"))
     bad = scalapack();
   else if (argc >= 2 && !strcmp(argv[1], "counts"))
-    bad = counts_case();
+    bad = counts_case() | block_case();
   else if (rank == 0)
     fprintf(stderr, "usage: factor_ranks lu|chol LAYOUT | bad R | "
                     "scalapack | counts\n");

@@ -83,7 +83,8 @@ START_TEST(cholesky_equals_lapack_process_scaling) {
 }
 END_TEST
 
-START_TEST(process_counts_follow_eqs_1_2) { run_case(1, "counts", "", 1); }
+/* And the factorizations' default block by size and ranks. */
+START_TEST(process_counts_follow_eqs_1_2) { run_case(1, "counts", "", 2); }
 END_TEST
 
 START_TEST(cholesky_equals_lapack_homogeneous) {

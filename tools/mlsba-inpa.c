@@ -122,7 +122,7 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
   /* The defaults: a product every rank of a small job takes a share of
    * (16 x 16 blocks), as mlsba-bench's default size is 2048. */
   A->o.n = 2048;
-  A->o.block = 128;
+  A->o.block = 0; /* --block's default below, by --op */
   A->repeat = 1;
   A->algo = (int)A->o.algorithm;
   const opts_table_t table = OPTS_TABLE(options);
@@ -130,6 +130,15 @@ static int parse_args(int argc, char **argv, args_t *A, char *why) {
   A->f.algo = A->algo;
   if (A->algo < INPA_ALGO_PROCESS_SCALING)
     A->o.algorithm = (mlsba_mpi_algo_t)A->algo;
+  /* The product's block is 128; the factorizations' grows with N and
+   * shrinks with the ranks (mlsba_mpi_factor_block), as the library's
+   * own default does. */
+  if (A->o.block == 0) {
+    int q = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &q);
+    A->o.block =
+        A->op == INPA_OP_GEMM ? 128 : mlsba_mpi_factor_block(A->o.n, A->o.n, q);
+  }
   A->o.transa = A->transa ? 'T' : 'N';
   A->o.transb = A->transb ? 'T' : 'N';
   if (outcome == OPTS_RUN && A->o.platform == NULL)

@@ -70,6 +70,7 @@ typedef struct {
                         entries to compose them */
   char *send, *recv; /* rows moving between the ranks of a node column */
   int64_t *mv;       /* each move's part here: MV entries a move */
+  int64_t *ord;      /* the moves read here by row, written here by row */
   char *tmp;         /* a column's elements moving within this rank */
   int *counts;       /* send and receive counts, offsets, cursors: 5 q */
   MPI_Request *reqs; /* a step's row messages (2 q), U's pieces */
@@ -95,6 +96,7 @@ static void work_free(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   free(w->moves);
   mlsba__mpi_dfac_free(f, w->send);
   free(w->mv);
+  free(w->ord);
   free(w->tmp);
   mlsba__mpi_dfac_free(f, w->recv);
   free(w->counts);
@@ -120,6 +122,7 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->moves = malloc(8 * nb * sizeof *w->moves);
   w->send = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->mv = malloc(2 * nb * 6 * sizeof *w->mv);
+  w->ord = malloc(2 * 2 * nb * sizeof *w->ord);
   w->tmp = malloc(2 * nb * f->es);
   w->recv = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
@@ -133,8 +136,8 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->l = mlsba__mpi_dfac_alloc(f, lr * nb * f->es + 1);
   if (!w->piv || !w->piv2 || !w->panel2 || !w->scratch ||
       (gather && !w->gather) || !w->moves || !w->send || !w->recv ||
-      !w->counts || !w->reqs || !w->mv || !w->tmp || !w->u || !w->l ||
-      mlsba__mpi_deliver_open(f, 0, &w->deliver) != 0)
+      !w->counts || !w->reqs || !w->mv || !w->ord || !w->tmp || !w->u ||
+      !w->l || mlsba__mpi_deliver_open(f, 0, &w->deliver) != 0)
     return mlsba__fail(MLSBA_ENOMEM, "mlsba_mpi_getrf: out of memory for a "
                                      "step's buffers");
   return 0;
@@ -191,6 +194,27 @@ static void copy_elem(size_t es, void *dst, const void *src) {
  * local row it writes (or -1), the rank it comes from and its place. */
 enum { SRC, TO, SSLOT, DST, FROM, RSLOT, MV };
 
+static int by_key(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The moves whose entry `field` of w->mv is a local row (>= 0), in the
+ * order of that row, into ord; returns their count. A column's scattered
+ * rows are then walked up its memory, where the cores' prefetchers
+ * follow, rather than in the pivots' order. */
+static int64_t order_moves(const lu_work_t *w, int64_t nmoves, int field,
+                           int64_t *ord) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < nmoves; i++)
+    if (w->mv[i * MV + field] >= 0)
+      ord[n++] = (w->mv[i * MV + field] << 32) | i;
+  qsort(ord, (size_t)n, sizeof *ord, by_key);
+  for (int64_t t = 0; t < n; t++)
+    ord[t] &= 0xffffffff;
+  return n;
+}
+
 /* Step 3: the moves among this rank's node column, on this rank's local
  * columns [c0, c1) but [x0, x1) (the panel's, which its factorization
  * swapped). Rows are strided in the column-major local array, so
@@ -232,6 +256,11 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
     sa += scount[r];
     ra += rcount[r];
   }
+  /* Reads in the order of their rows, writes in the order of theirs
+   * (none copied in a run without the numbers). */
+  int64_t *rd = w->ord, *wr = w->ord + nmoves;
+  int64_t nrd = f->skip ? 0 : order_moves(w, nmoves, SRC, rd);
+  int64_t nwr = f->skip ? 0 : order_moves(w, nmoves, DST, wr);
   /* The copies' time: every row of ours that moves packed or moved here,
    * every row received unpacked. */
   int64_t moved = 0, received = 0;
@@ -247,10 +276,9 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
       continue;
     const char *col = mlsba__mpi_dfac_at(f, 0, c);
     char *tmp = w->tmp;
-    mv = w->mv;
-    for (int64_t i = 0; i < nmoves; i++, mv += MV) {
-      if (mv[SRC] < 0)
-        continue;
+    for (int64_t t = 0; t < nrd; t++) {
+      int64_t i = rd[t];
+      mv = w->mv + i * MV;
       if (mv[SSLOT] >= 0)
         copy_elem(es,
                   w->send + (size_t)(sdisp[mv[TO]] * width +
@@ -260,10 +288,12 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
       else
         copy_elem(es, tmp + (size_t)i * es, col + (size_t)mv[SRC] * es);
     }
-    mv = w->mv;
-    for (int64_t i = 0; i < nmoves; i++, mv += MV)
-      if (mv[SRC] >= 0 && mv[DST] >= 0)
+    for (int64_t t = 0; t < nwr; t++) {
+      int64_t i = wr[t];
+      mv = w->mv + i * MV;
+      if (mv[SRC] >= 0)
         copy_elem(es, (char *)col + (size_t)mv[DST] * es, tmp + (size_t)i * es);
+    }
     ci++;
   }
   /* Point to point with the ranks that take part, not an all-to-all:
@@ -297,13 +327,14 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
     if (c >= lc0 && c < lc1)
       continue;
     char *col = mlsba__mpi_dfac_at(f, 0, c);
-    mv = w->mv;
-    for (int64_t i = 0; i < nmoves; i++, mv += MV)
+    for (int64_t t = 0; t < nwr; t++) {
+      mv = w->mv + wr[t] * MV;
       if (mv[RSLOT] >= 0)
         copy_elem(es, col + (size_t)mv[DST] * es,
                   w->recv + (size_t)(rdisp[mv[FROM]] * width +
                                      ci * rcount[mv[FROM]] + mv[RSLOT]) *
                                 es);
+    }
     ci++;
   }
 }
@@ -352,6 +383,7 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   int64_t *pairs = malloc(2 * (size_t)m * sizeof *pairs);
   lu_work_t big = *w;
   big.mv = malloc((size_t)m * MV * sizeof *big.mv);
+  big.ord = malloc(2 * (size_t)m * sizeof *big.ord);
   big.tmp = malloc((size_t)m * f->es);
   /* Shared between SMPI's ranks when nothing is computed: a block
    * column's rows, on every simulated rank at once. */
@@ -364,8 +396,8 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   int64_t per = mlsba__mpi_dfac_piece_cols(f, m);
   big.reqs = malloc(2 * (size_t)cq * (size_t)((nb + per - 1) / per) *
                     sizeof *big.reqs);
-  int err = holds && step && pairs && big.mv && big.tmp && big.send &&
-                    big.recv && big.reqs
+  int err = holds && step && pairs && big.mv && big.ord && big.tmp &&
+                    big.send && big.recv && big.reqs
                 ? 0
                 : mlsba__fail(MLSBA_ENOMEM,
                               "mlsba_mpi_getrf: out of memory for the "
@@ -412,6 +444,7 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   free(step);
   free(pairs);
   free(big.mv);
+  free(big.ord);
   free(big.tmp);
   free(big.reqs);
   mlsba__mpi_dfac_free(f, big.send);
