@@ -34,13 +34,14 @@
  * 2 x (node columns) times a step: on 16 simulated Keeneland nodes (4 x 4)
  * its ranks' links took twice as long as the update, and every other
  * rank waited for them half of its time. So the block row goes once to
- * its owner in each node column (the row broadcast), and that owner
- * forwards it to the other ranks of its node column that hold block
- * column b (the transpose down the columns, as ScaLAPACK's PDPOTRF
- * sends L): a forwarder posts its messages as soon as the rows they
- * carry have come, at its next call into the library's progress (between
- * the pieces of its update; under SMPI, between slices of its update's
- * simulated time) or in mlsba__mpi_deliver_wait. */
+ * its owner in each node column (the row broadcast), and passes from
+ * that owner down a chain through the other ranks of its node column
+ * that hold block column b (the transpose down the columns, as
+ * ScaLAPACK's PDPOTRF sends L). A large panel's messages go in pieces of
+ * columns, cut alike, and a forwarder posts each piece as soon as the
+ * rows it carries have come, at its next call into the library's
+ * progress (between the pieces of its update; under SMPI, every 2 ms of
+ * its update's simulated time) or in mlsba__mpi_deliver_wait. */
 #include <stdlib.h>
 #include <string.h>
 
