@@ -232,13 +232,23 @@ typedef struct mlsba__mpi_deliver {
   MPI_Request *reqs; /* the rows' receives first (nrecv), then the rest */
   size_t most;       /* reqs' room: every message in its pieces */
   int nreq, nrecv;
-  int *src_of;                 /* each receive's source */
-  int *index;                  /* MPI_Testsome's completed receives */
-  unsigned char *flags;        /* factor_deliver.c's per-rank flags */
-  int pending;                 /* forwards not yet posted (Cholesky) */
-  int deferred;                /* holder's sends held back (Cholesky) */
-  int first_send, first_sends; /* the requests sent first */
-  size_t next;                 /* the next panel's node column */
+  int *src_of;          /* each request's source (a receive), else -1 - its
+                           destination (a piece of rows sent), else -1 - q */
+  int *piece_of;        /* each receive's piece */
+  int *index;           /* MPI_Testsome's completed requests */
+  unsigned char *flags; /* factor_deliver.c's per-rank flags */
+  int pending;          /* forwards with pieces not yet ready (Cholesky) */
+  int deferred;         /* holder's sends held back (Cholesky) */
+  int first_left;       /* pieces to the next panel's node column not yet
+                           gone, the others held back until then */
+  int64_t unposted;     /* pieces of this rank's messages not yet posted */
+  int64_t pc;           /* Cholesky: every message's piece, in columns */
+  int np, npmax;        /* Cholesky: pieces a message, their most */
+  int *q_ready, *q_posted, *q_flight; /* per destination: the pieces of
+                           its message ready to go, posted, in flight */
+  unsigned char *got;  /* q x npmax: a source's pieces arrived, unpacked */
+  size_t *pos;         /* each rank's place in its node column */
+  size_t next;         /* the next panel's node column */
   size_t *parent;      /* 2 x node columns: each one's parent in the step's tree
                           of the row broadcast (Cholesky), and that tree's order */
   int64_t *count;      /* 8 q: elements sent to and received from each rank,
@@ -262,8 +272,9 @@ void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d);
 void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
                               void *panel, int *piv, int npiv);
 /* Posts the forwards (Cholesky's rows that this rank passes on down its
- * node column) whose rows have come; never waits. */
-void mlsba__mpi_deliver_progress(mlsba__mpi_deliver_t *d);
+ * node column) whose rows have come; never waits. Returns nonzero while
+ * some of this rank's messages are still to post. */
+int mlsba__mpi_deliver_progress(mlsba__mpi_deliver_t *d);
 /* Whether the messages have all gone (nonzero), progressing them; under
  * SMPI, which moves them meanwhile, whether every forward is posted. */
 int mlsba__mpi_deliver_test(mlsba__mpi_deliver_t *d);
@@ -332,8 +343,10 @@ void mlsba__mpi_dfac_beside(const mlsba__mpi_dfac_t *f, int on);
 /* Simulated nodes: fn(user) called between slices of each update's
  * simulated time (a rank in a real update calls into MPI between the
  * pieces of its columns; a simulated one spends its time in one call,
- * and forwarded messages would wait for its end). NULL: none. */
-void mlsba__mpi_dfac_progress(const mlsba__mpi_dfac_t *f, void (*fn)(void *),
+ * and forwarded messages would wait for its end), in short slices while
+ * it returns nonzero (messages still to post), the rest at once when
+ * it returns 0. NULL: none. */
+void mlsba__mpi_dfac_progress(const mlsba__mpi_dfac_t *f, int (*fn)(void *),
                               void *user);
 
 /* The threads a real node's panel runs its kernels on (BLIS's threads,

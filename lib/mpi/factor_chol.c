@@ -306,7 +306,7 @@ static void my_rows(const mlsba__mpi_dfac_t *f, int64_t k0, int64_t p,
 }
 
 /* The progress hook of a simulated update (mlsba__mpi_dfac_progress). */
-static void progress(void *d) { mlsba__mpi_deliver_progress(d); }
+static int progress(void *d) { return mlsba__mpi_deliver_progress(d); }
 
 int mlsba_mpi_potrf(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
                     char uplo, void *a, int64_t *info) {

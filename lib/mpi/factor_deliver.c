@@ -34,13 +34,14 @@
  * 2 x (node columns) times a step: on 16 simulated Keeneland nodes (4 x 4)
  * its ranks' links took twice as long as the update, and every other
  * rank waited for them half of its time. So the block row goes once to
- * its owner in each node column (the row broadcast), and that owner
- * forwards it to the other ranks of its node column that hold block
- * column b (the transpose down the columns, as ScaLAPACK's PDPOTRF
- * sends L): a forwarder posts its messages as soon as the rows they
- * carry have come, at its next call into the library's progress (between
- * the pieces of its update; under SMPI, between slices of its update's
- * simulated time) or in mlsba__mpi_deliver_wait. */
+ * its owner in each node column (the row broadcast), and passes from
+ * that owner down a chain through the other ranks of its node column
+ * that hold block column b (the transpose down the columns, as
+ * ScaLAPACK's PDPOTRF sends L). A large panel's messages go in pieces of
+ * columns, cut alike, and a forwarder posts each piece as soon as the
+ * rows it carries have come, at its next call into the library's
+ * progress (between the pieces of its update; under SMPI, every 2 ms of
+ * its update's simulated time) or in mlsba__mpi_deliver_wait. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,16 @@
  * communicator, which carries no other point-to-point message of the
  * factorizations). */
 enum { ROWS_TAG = 3218, PIV_TAG = 3219 };
+
+/* Cholesky's messages go in PIPE pieces of columns where the panel is
+ * at least PIPE_BYTES (every one cut alike, so that a forward passes on
+ * each piece as soon as its rows have come: a pipeline down each node
+ * column and along the rows' tree); under SMPI a sender keeps WINDOW
+ * pieces of a message in flight, the next posted as one lands (SimGrid
+ * shares a link between its flows: posted at once, the pieces would
+ * all land at the end). */
+enum { PIPE = 8, WINDOW = 2 };
+static const double PIPE_BYTES = 64.0 * 1024 * 1024;
 
 int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
                             mlsba__mpi_deliver_t *d) {
@@ -67,9 +78,24 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
    * columns (f->piece), at most `pieces` of them. */
   size_t pieces =
       (size_t)((int64_t)nb + mlsba__mpi_dfac_piece_cols(f, f->m) - 1) /
-      (size_t)mlsba__mpi_dfac_piece_cols(f, f->m);
+          (size_t)mlsba__mpi_dfac_piece_cols(f, f->m) +
+      PIPE;
+  d->npmax = (int)pieces;
   d->most = (3 * (size_t)q + 2) * pieces;
   d->reqs = malloc(d->most * sizeof *d->reqs);
+  d->piece_of = malloc((d->most + 1) * sizeof *d->piece_of);
+  d->q_ready = malloc(3 * (size_t)q * sizeof *d->q_ready);
+  d->q_posted = d->q_ready ? d->q_ready + q : NULL;
+  d->q_flight = d->q_ready ? d->q_ready + 2 * (size_t)q : NULL;
+  d->got = calloc(2 * (size_t)q * pieces, 1);
+  d->pos = malloc((size_t)q * sizeof *d->pos);
+  const mlsba__layout_dims_t *cd = mlsba__layout_dims(f->layout);
+  for (size_t c = 0; d->pos && c < cd->columns; c++) {
+    size_t count;
+    const size_t *rk = mlsba__layout_column_ranks(f->layout, c, &count);
+    for (size_t i = 0; i < count; i++)
+      d->pos[rk[i]] = i;
+  }
   d->count = calloc(8 * (size_t)q, sizeof *d->count);
   d->types = malloc(2 * (size_t)q * sizeof *d->types);
   d->src_of = malloc((d->most + 1) * sizeof *d->src_of);
@@ -99,10 +125,16 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
      * the path every other rank waits on (a fault per 4 KiB page, about
      * 20 us each here: 8 MiB, two ranks' rows of a 4096 panel, cost
      * 40 ms in 4 KiB pages). */
-    d->send = mlsba__big_alloc((size_t)f->lrows * nb * f->es * most + 1);
+    /* Plus a chain's forward down this rank's node column (block rows
+     * of its block columns that other ranks of it own: at most the
+     * panel's rows). */
+    d->send = mlsba__big_alloc(
+        ((size_t)f->lrows * most + (lower ? (size_t)f->m : 0)) * nb * f->es +
+        1);
   }
   if (!d->reqs || !d->count || !d->types || !d->recv || !d->send ||
-      !d->src_of || !d->index || !d->flags || !d->parent)
+      !d->src_of || !d->index || !d->flags || !d->parent || !d->piece_of ||
+      !d->q_ready || !d->got || !d->pos)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the panel's "
                                      "messages");
   return 0;
@@ -118,6 +150,10 @@ void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d) {
   free(d->index);
   free(d->parent);
   free(d->flags);
+  free(d->piece_of);
+  free(d->q_ready);
+  free(d->got);
+  free(d->pos);
   mlsba__mpi_dfac_free(d->f, d->recv);
   if (d->f->skip)
     mlsba__mpi_dfac_free(d->f, d->send);
@@ -152,20 +188,28 @@ static int needs(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
 
 /* The rank that sends block row b to rank r (in node column cr), which
  * needs it: its holder in the panel's node column, except (Cholesky) for
- * a rank of another node column than the next panel's: one that reads it
- * only as a row of its block columns takes it from that column's owner
- * of block row b, and that owner from its owner in the parent of its
- * node column in the step's tree over the node columns (d->parent: the
- * panel's at the root, the next panel's its first child). The next
- * panel's node column, on the critical path, takes every row straight
- * from the holders. */
+ * a rank of another node column: its owner of block row b takes it from
+ * the owner in the parent of its node column in the step's tree over the
+ * node columns (d->parent: the panel's at the root, the next panel's its
+ * first child, straight from the holders), and the other ranks of the
+ * node column that read b as a row of their block columns take it down
+ * a chain from that owner, each from the rank above it (cyclically: the
+ * top from the bottom), piece by piece. From the owner to each one
+ * (a star), the owner's link sent its rows once for every other rank of
+ * its node column, one after the other: on 64 simulated Keeneland nodes
+ * (8 x 8, nb = 960) 7 x 265 MB a step at 4 GB/s, and the next panel's
+ * node column took its rows of block columns the same way, from their
+ * holder, before it could factor that panel. */
 static size_t sender(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
                      int64_t b) {
   const mlsba__layout_t *l = d->f->layout;
-  if (!d->lower || cr == d->c || cr == d->next || b == d->k)
+  if (!d->lower || cr == d->c || b == d->k)
     return mlsba__layout_row_owner(l, d->c, b);
-  size_t owner = mlsba__layout_row_owner(l, cr, b);
-  return owner != r ? owner : mlsba__layout_row_owner(l, d->parent[cr], b);
+  size_t owner = mlsba__layout_row_owner(l, cr, b), n;
+  if (owner == r)
+    return mlsba__layout_row_owner(l, d->parent[cr], b);
+  const size_t *rk = mlsba__layout_column_ranks(l, cr, &n);
+  return rk[(d->pos[r] + n - 1) % n];
 }
 
 /* The step's tree over the node columns (Cholesky's row broadcast), on
@@ -246,12 +290,10 @@ static void block_in(const mlsba__mpi_dfac_t *f, const char *src, int64_t lds,
            (size_t)len * f->es);
 }
 
-/* The per-rank flags: the rows from s arrived, unpacked into the panel;
- * a forward to r not posted yet; and whether that forward waits for s. */
+/* The per-rank flags: the rows from s arrived; the message to r a
+ * forward (1), held back (2), to the next panel's node column (4); and
+ * whether a forward to r waits for s. */
 static unsigned char *arrived(mlsba__mpi_deliver_t *d) { return d->flags; }
-static unsigned char *unpacked(mlsba__mpi_deliver_t *d) {
-  return d->flags + d->q;
-}
 static unsigned char *pending(mlsba__mpi_deliver_t *d) {
   return d->flags + 2 * (size_t)d->q;
 }
@@ -298,133 +340,178 @@ static int64_t count_messages(mlsba__mpi_deliver_t *d) {
   return own;
 }
 
-/* The rows received from s into d->recv (not straight into the panel)
- * put in their places in the panel, once. */
-static void unpack(mlsba__mpi_deliver_t *d, size_t s) {
+/* The columns of a message's pieces (rows of them): Cholesky's step cuts
+ * every message alike (d->pc), LU's each by its size. */
+static int64_t cut(const mlsba__mpi_deliver_t *d, int64_t rows) {
+  return d->lower ? d->pc : mlsba__mpi_dfac_piece_cols(d->f, rows);
+}
+
+/* A message's pieces: whole columns, at most cut() of them each. */
+static int pieces(const mlsba__mpi_deliver_t *d, int64_t rows) {
+  int64_t per = cut(d, rows);
+  return (int)((d->p + per - 1) / per);
+}
+
+/* Whether source s's piece j has come, has been unpacked. */
+static unsigned char *got(mlsba__mpi_deliver_t *d, size_t s, int j) {
+  return d->got + s * (size_t)d->npmax + (size_t)j;
+}
+static unsigned char *unpacked(mlsba__mpi_deliver_t *d, size_t s, int j) {
+  return d->got + ((size_t)d->q + s) * (size_t)d->npmax + (size_t)j;
+}
+
+/* Piece j of the rows received from s into d->recv (not straight into
+ * the panel) put in their places in the panel, once. */
+static void unpack(mlsba__mpi_deliver_t *d, size_t s, int j) {
   const mlsba__mpi_dfac_t *f = d->f;
   size_t me = (size_t)f->me, q = (size_t)d->q;
   const int64_t *first = d->count + 4 * q, *off = d->count + 6 * q;
-  if (f->skip || unpacked(d)[s] || first[s] >= 0 || d->count[q + s] == 0)
+  if (f->skip || *unpacked(d, s, j) || first[s] >= 0 || d->count[q + s] == 0)
     return;
-  unpacked(d)[s] = 1;
-  int64_t ldp = f->m - d->k0, p = d->p, cur = 0;
+  *unpacked(d, s, j) = 1;
+  int64_t ldp = f->m - d->k0, p = d->p, cur = 0, rows = d->count[q + s] / p;
+  int64_t per = cut(d, rows), j0 = j * per, c = p - j0 < per ? p - j0 : per;
   FOR_NEED(d, b, len, src, r, {
     if (r == me && src == s) {
-      block_in(f, d->recv + (size_t)(off[s] + cur) * f->es, d->count[q + s] / p,
-               len, p, (char *)d->panel + (size_t)(b * f->nb - d->k0) * f->es,
-               ldp);
+      block_in(
+          f, d->recv + (size_t)(off[s] + j0 * rows + cur) * f->es, rows, len, c,
+          (char *)d->panel + (size_t)(b * f->nb - d->k0 + j0 * ldp) * f->es,
+          ldp);
       cur += len;
     }
   });
 }
 
-/* Sends n elements (rows x d->p, column-major, contiguous at buf) to r
- * in pieces of whole columns (f->piece); the receiver cuts the same. */
-static void isend_rows(mlsba__mpi_deliver_t *d, const char *buf, int64_t n,
-                       size_t r) {
-  const mlsba__mpi_dfac_t *f = d->f;
-  int64_t rows = n / d->p, per = mlsba__mpi_dfac_piece_cols(f, rows);
-  for (int64_t j = 0; j < d->p; j += per) {
-    int64_t c = d->p - j < per ? d->p - j : per;
-    MPI_Isend(buf + (size_t)(j * rows) * f->es, (int)(c * rows), f->type,
-              (int)r, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
-  }
-}
-
-/* Posts the forward to r: the block rows it carries, received by now,
- * packed from the panel (the sources' rows unpacked first). */
-static void forward(mlsba__mpi_deliver_t *d, size_t r) {
+/* Packs piece j of the forward to r (the block rows it carries, come by
+ * now) from the panel into the send buffer, the sources' rows of that
+ * piece unpacked first. */
+static void pack_forward(mlsba__mpi_deliver_t *d, size_t r, int j) {
   const mlsba__mpi_dfac_t *f = d->f;
   size_t me = (size_t)f->me, q = (size_t)d->q;
   const int64_t *soff = d->count + 2 * q;
-  int64_t ldp = f->m - d->k0, p = d->p, cur = 0;
-  pending(d)[r] = 0;
-  d->pending--;
-  mlsba__mpi_dfac_charge_copy(f, (double)d->count[r]);
-  if (!f->skip) {
-    for (size_t s = 0; s < q; s++)
-      if (waits_for(d, r)[s])
-        unpack(d, s);
-    FOR_NEED(d, b, len, src, rr, {
-      if (src == me && rr == r) {
-        block_in(f,
-                 (const char *)d->panel + (size_t)(b * f->nb - d->k0) * f->es,
-                 ldp, len, p, d->send + (size_t)(soff[r] + cur) * f->es,
-                 d->count[r] / p);
-        cur += len;
-      }
-    });
-  }
-  isend_rows(d, d->send + (f->skip ? 0 : (size_t)soff[r] * f->es), d->count[r],
-             r);
+  int64_t ldp = f->m - d->k0, p = d->p, cur = 0, rows = d->count[r] / p;
+  int64_t per = cut(d, rows), j0 = j * per, c = p - j0 < per ? p - j0 : per;
+  mlsba__mpi_dfac_charge_copy(f, (double)(rows * c));
+  if (f->skip)
+    return;
+  for (size_t s = 0; s < q; s++)
+    if (waits_for(d, r)[s])
+      unpack(d, s, j);
+  FOR_NEED(d, b, len, src, rr, {
+    if (src == me && rr == r) {
+      block_in(f,
+               (const char *)d->panel +
+                   (size_t)(b * f->nb - d->k0 + j0 * ldp) * f->es,
+               ldp, len, c,
+               d->send + (size_t)(soff[r] + j0 * rows + cur) * f->es, rows);
+      cur += len;
+    }
+  });
 }
 
-/* Notes the receives done (their sources' indices in d->index, n of
- * them) and posts every forward whose rows have all come. */
-static void forward_ready(mlsba__mpi_deliver_t *d, int n) {
-  size_t q = (size_t)d->q;
-  int64_t *left = d->count + 7 * q; /* each source's pieces to come */
-  for (int i = 0; i < n; i++) {
-    int s = d->src_of[d->index[i]];
-    if (--left[s] == 0)
-      arrived(d)[s] = 1;
-  }
-  for (size_t r = 0; r < q && d->pending > 0; r++) {
-    if (!pending(d)[r])
-      continue;
-    size_t s = 0;
-    while (s < q && (!waits_for(d, r)[s] || arrived(d)[s]))
-      s++;
-    if (s == q)
-      forward(d, r);
-  }
-}
-
-/* Posts the holder's sends to the ranks outside the panel's and the next
- * panel's node columns, held back until those to the next panel's have
- * gone (the panel's own ranks, holders too, wait for theirs at once):
- * SimGrid (and
- * a link) shares a sender's bandwidth between its messages, so sent all
- * at once the next panel's rows came no earlier than the rest. */
-static void send_deferred(mlsba__mpi_deliver_t *d) {
+/* Posts the pieces of the message to r that are ready (a forward's
+ * packed first), under SMPI at most WINDOW of Cholesky's in flight; the
+ * receiver cuts the same pieces. */
+static void post(mlsba__mpi_deliver_t *d, size_t r) {
   const mlsba__mpi_dfac_t *f = d->f;
   size_t q = (size_t)d->q;
   const int64_t *soff = d->count + 2 * q;
-  for (size_t r = 0; r < q; r++)
-    if (pending(d)[r] == 2) {
-      pending(d)[r] = 0;
-      isend_rows(d, d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
-                 d->count[r], r);
-    }
-  d->deferred = 0;
+  int64_t rows = d->count[r] / d->p, per = cut(d, rows);
+  char *buf = d->send + (f->skip ? 0 : (size_t)soff[r] * f->es);
+  int window = d->lower && mlsba__mpi_is_smpi();
+  while (d->q_posted[r] < d->q_ready[r] &&
+         !(window && d->q_flight[r] >= WINDOW)) {
+    int j = d->q_posted[r];
+    int64_t j0 = j * per, c = d->p - j0 < per ? d->p - j0 : per;
+    if (pending(d)[r] & 1)
+      pack_forward(d, r, j);
+    d->src_of[d->nreq] = -1 - (int)r;
+    d->q_flight[r]++;
+    MPI_Isend(buf + (size_t)(j0 * rows) * f->es, (int)(c * rows), f->type,
+              (int)r, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
+    d->q_posted[r]++;
+    d->unposted--;
+  }
 }
 
-/* Moves the forwards on: the receives that have completed noted, the
- * forwards they complete posted; block: until every forward is posted. */
-static void progress(mlsba__mpi_deliver_t *d, int block) {
-  if (d->deferred > 0) {
-    int done = 1;
-    MPI_Request *first = d->reqs + d->first_send;
-    if (block)
-      MPI_Waitall(d->first_sends, first, MPI_STATUSES_IGNORE);
-    else
-      MPI_Testall(d->first_sends, first, &done, MPI_STATUSES_IGNORE);
-    if (!done)
-      return;
-    send_deferred(d);
+/* The holder's sends held back, released. */
+static void release(mlsba__mpi_deliver_t *d) {
+  for (size_t t = 0; t < (size_t)d->q; t++)
+    if (pending(d)[t] & 2) {
+      pending(d)[t] &= (unsigned char)~2;
+      d->q_ready[t] = pieces(d, d->count[t] / d->p);
+      d->deferred--;
+    }
+}
+
+/* Notes request i done: a receive's piece come (its source's every
+ * piece: arrived), a sent piece gone (the held-back sends released once
+ * the next panel's node column has its rows). */
+static void done(mlsba__mpi_deliver_t *d, int i) {
+  size_t q = (size_t)d->q;
+  int64_t *left = d->count + 7 * q; /* each source's pieces to come */
+  int s = d->src_of[i];
+  if (s >= 0) {
+    *got(d, (size_t)s, d->piece_of[i]) = 1;
+    if (--left[s] == 0)
+      arrived(d)[s] = 1;
+    return;
   }
-  while (d->pending > 0) {
+  if (s < -(int)q)
+    return; /* the pivots or the info */
+  size_t r = (size_t)(-1 - s);
+  d->q_flight[r]--;
+  if ((pending(d)[r] & 4) && --d->first_left == 0)
+    release(d);
+}
+
+/* Marks the forwards' pieces whose rows have all come ready, and posts
+ * every destination's ready pieces. */
+static void advance(mlsba__mpi_deliver_t *d) {
+  size_t q = (size_t)d->q;
+  for (size_t r = 0; r < q; r++) {
+    if (d->count[r] == 0 || (size_t)d->f->me == r)
+      continue;
+    if ((pending(d)[r] & 1) && d->q_ready[r] < d->np) {
+      int j = d->q_ready[r];
+      for (; j < d->np; j++) {
+        size_t s = 0;
+        while (s < q && (!waits_for(d, r)[s] || *got(d, s, j)))
+          s++;
+        if (s < q)
+          break;
+      }
+      d->q_ready[r] = j;
+      if (j == d->np)
+        d->pending--;
+    }
+    post(d, r);
+  }
+}
+
+/* Moves the messages on: the requests done noted, the pieces they make
+ * ready posted; block: until every piece of this rank's is posted. */
+static void progress(mlsba__mpi_deliver_t *d, int block) {
+  advance(d);
+  while (d->unposted > 0) {
     int n = 0;
     if (block)
-      MPI_Waitsome(d->nrecv, d->reqs, &n, d->index, MPI_STATUSES_IGNORE);
+      MPI_Waitsome(d->nreq, d->reqs, &n, d->index, MPI_STATUSES_IGNORE);
     else
-      MPI_Testsome(d->nrecv, d->reqs, &n, d->index, MPI_STATUSES_IGNORE);
-    if (n == MPI_UNDEFINED) { /* every receive done: every forward ready */
+      MPI_Testsome(d->nreq, d->reqs, &n, d->index, MPI_STATUSES_IGNORE);
+    if (n == MPI_UNDEFINED) {
+      /* Every request done (MPI_Testall's, which notes none): every
+       * piece has come and gone. */
+      memset(d->got, 1, (size_t)d->q * (size_t)d->npmax);
       memset(arrived(d), 1, (size_t)d->q);
-      forward_ready(d, 0);
-      return;
+      memset(d->q_flight, 0, (size_t)d->q * sizeof *d->q_flight);
+      d->first_left = 0;
+      release(d);
+      n = 0;
     }
-    forward_ready(d, n);
+    for (int i = 0; i < n; i++)
+      done(d, d->index[i]);
+    advance(d);
     if (!block && n == 0)
       return;
   }
@@ -443,11 +530,21 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
                 : d->c;
   d->nreq = 0;
   d->deferred = 0;
-  d->first_sends = 0;
+  d->first_left = 0;
+  d->unposted = 0;
+  /* Cholesky's pieces: PIPE of them where the panel is large, each
+   * within f->piece. */
+  int64_t most = mlsba__mpi_dfac_piece_cols(f, f->m);
+  d->pc = (double)(f->m - k0) * (double)p * (double)f->es >= PIPE_BYTES
+              ? (p + PIPE - 1) / PIPE
+              : p;
+  d->pc = d->pc < most ? d->pc : most;
+  d->np = (int)((p + d->pc - 1) / d->pc);
   column_tree(d);
   size_t me = (size_t)f->me, q = (size_t)d->q;
   int holder = d->c == f->mycol;
   int64_t own = count_messages(d), sent = 0, ldp = f->m - k0;
+  memset(d->got, 0, 2 * q * (size_t)d->npmax);
   /* Where each destination's blocks go in the send buffer (soff), where
    * each source's land in d->recv (roff), and the packing's cursors. */
   int64_t *soff = d->count + 2 * q, *cur = d->count + 3 * q,
@@ -456,8 +553,12 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
     soff[r] = sent;
     cur[r] = 0;
     sent += d->count[r];
+    d->q_ready[r] = d->q_posted[r] = d->q_flight[r] = 0;
+    if (d->count[r] > 0)
+      d->unposted += pieces(d, d->count[r] / p);
   }
-  mlsba__mpi_dfac_charge_copy(f, (double)(holder ? sent + own : own));
+  mlsba__mpi_dfac_charge_copy(
+      f, (double)(holder ? sent + own : own)); /* forwards: as they go */
   int64_t lc = holder ? mlsba__mpi_dfac_cols_before(f, me, k0) : 0;
   if (holder && !f->skip)
     FOR_NEED(d, b, len, src, r, {
@@ -472,13 +573,13 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
       }
     });
   /* Receives first, then sends; each message in pieces of whole
-   * columns (f->piece: its counts and bytes below 2^31), received in the
-   * same cuts. */
+   * columns (cut(): within f->piece, its counts and bytes below 2^31),
+   * received in the same cuts. */
   const int64_t *first = d->count + 4 * q;
   int64_t *left = d->count + 7 * q;
   for (size_t s = 0, o = 0; s < q; s++) {
     int64_t n = d->count[q + s], rows = n / p;
-    int64_t per = mlsba__mpi_dfac_piece_cols(f, rows);
+    int64_t per = cut(d, rows);
     d->types[s] = d->types[q + s] = MPI_DATATYPE_NULL;
     roff[s] = (int64_t)o;
     left[s] = 0;
@@ -492,6 +593,7 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
     for (int64_t j = 0; j < p; j += per, left[s]++) {
       int64_t c = p - j < per ? p - j : per;
       d->src_of[d->nreq] = (int)s;
+      d->piece_of[d->nreq] = (int)left[s];
       if (!vec) {
         MPI_Irecv(at + (size_t)(j * rows) * f->es, (int)(c * rows), f->type,
                   (int)s, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
@@ -510,48 +612,56 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
   }
   d->nrecv = d->nreq;
   int root = (int)mlsba__layout_row_owner(f->layout, d->c, d->k);
-  if (!holder)
+  if (!holder) {
+    d->src_of[d->nreq] = -1 - (int)q;
     MPI_Irecv(piv, npiv, MPI_INT, root, PIV_TAG, f->comm, &d->reqs[d->nreq++]);
+  }
   /* The next panel's node column first: it factors that panel as soon
    * as its L arrives, while the others only update; Cholesky's holders
    * send to the others once those messages have gone, and the forwards
-   * wait for their rows (progress()). */
-  d->first_send = d->nreq;
+   * go piece by piece as their rows come (progress()). */
   for (int pass = 0; pass < 2; pass++) {
     for (size_t r = 0; r < q; r++) {
       size_t cr = mlsba__layout_rank_column(f->layout, r);
       if ((cr == d->next) != (pass == 0) || r == me)
         continue;
-      if ((int)me == root && cr != d->c)
+      if ((int)me == root && cr != d->c) {
+        d->src_of[d->nreq] = -1 - (int)q;
         MPI_Isend(piv, npiv, MPI_INT, (int)r, PIV_TAG, f->comm,
                   &d->reqs[d->nreq++]);
+      }
       if (d->count[r] == 0 || pending(d)[r])
         continue;
-      if (pass == 1 && d->lower && d->first_sends > 0 && cr != d->c) {
-        pending(d)[r] = 2; /* send_deferred() */
+      if (pass == 0 && d->lower) {
+        pending(d)[r] = 4; /* done() counts its pieces */
+        d->first_left += pieces(d, d->count[r] / p);
+      }
+      if (pass == 1 && d->lower && d->first_left > 0 && cr != d->c) {
+        pending(d)[r] = 2; /* held back: done() releases it */
         d->deferred++;
         continue;
       }
-      isend_rows(d, d->send + (f->skip ? 0 : (size_t)soff[r] * f->es),
-                 d->count[r], r);
+      d->q_ready[r] = pieces(d, d->count[r] / p);
+      post(d, r);
     }
-    if (pass == 0)
-      d->first_sends = d->nreq - d->first_send;
   }
+  advance(d);
 }
 
-void mlsba__mpi_deliver_progress(mlsba__mpi_deliver_t *d) {
+int mlsba__mpi_deliver_progress(mlsba__mpi_deliver_t *d) {
   if (d->f != NULL && d->nreq > 0)
     progress(d, 0);
+  return d->f != NULL && d->nreq > 0 && d->unposted > 0;
 }
 
 int mlsba__mpi_deliver_test(mlsba__mpi_deliver_t *d) {
   if (d->nreq > 0)
     progress(d, 0);
-  int posted = d->pending == 0 && d->deferred == 0;
+  int posted = d->unposted == 0;
   /* SMPI moves a message without its ranks inside MPI, and charges each
-   * MPI_Test a little simulated time. */
-  if (mlsba__mpi_is_smpi() || d->nreq == 0)
+   * MPI_Test a little simulated time. Not while some pieces wait for
+   * rows: progress() must see each receive done. */
+  if (mlsba__mpi_is_smpi() || d->nreq == 0 || !posted)
     return posted;
   int flag = 0;
   MPI_Testall(d->nreq, d->reqs, &flag, MPI_STATUSES_IGNORE);
@@ -565,14 +675,17 @@ void mlsba__mpi_deliver_wait(mlsba__mpi_deliver_t *d) {
   d->nreq = 0;
   d->nrecv = 0;
   size_t q = (size_t)d->q;
-  int64_t got = 0;
+  int64_t got_n = 0;
   for (size_t s = 0; s < q; s++) {
     for (size_t t = s; t < 2 * q; t += q)
       if (d->types[t] != MPI_DATATYPE_NULL)
         MPI_Type_free(&d->types[t]);
-    got += d->count[q + s];
+    got_n += d->count[q + s];
   }
-  mlsba__mpi_dfac_charge_copy(f, (double)got);
-  for (size_t s = 0; s < q; s++)
-    unpack(d, s);
+  mlsba__mpi_dfac_charge_copy(f, (double)got_n);
+  for (size_t s = 0; s < q && !f->skip; s++) {
+    int np = d->count[q + s] > 0 ? pieces(d, d->count[q + s] / d->p) : 0;
+    for (int j = 0; j < np; j++)
+      unpack(d, s, j);
+  }
 }
