@@ -522,6 +522,51 @@ START_TEST(every_distribution_keeps_within_the_nodes_capacities) {
 }
 END_TEST
 
+/* Speeds known before any run (ranks that share a core, 2 : 1 : 1):
+ * the first distribution is in proportion to them, not even, and a
+ * node of constant speeds in that proportion is balanced at that first
+ * run; homogeneous keeps its even split; a speed that is not > 0 is
+ * refused in words. */
+START_TEST(start_speeds_give_the_first_distribution) {
+  const node_t nodes[3] = {{CONSTANT, 40, 0, 0, 0},
+                           {CONSTANT, 20, 0, 0, 0},
+                           {CONSTANT, 20, 0, 0, 0}};
+  const double start[3] = {1, 0.5, 0.5};
+  mlsba__inpa_opts_t o;
+  mlsba__inpa_opts_init(&o);
+  o.start_speed = start;
+  mlsba__inpa_t *h = NULL;
+  ck_assert_msg(mlsba__inpa_create(3, 40, &o, &h) == 0, "%s",
+                mlsba_last_error());
+  for (int step = 0; mlsba__inpa_phase(h) != MLSBA__INPA_DONE; step++) {
+    ck_assert_int_le(step, 3);
+    const mlsba__cma_rect_t *r = mlsba__inpa_rects(h);
+    double t[3];
+    for (int i = 0; i < 3; i++)
+      t[i] = node_time(&nodes[i], (double)(r[i].m * r[i].n));
+    ck_assert_msg(mlsba__inpa_feed(h, t) == 0, "%s", mlsba_last_error());
+  }
+  const mlsba__inpa_record_t *first = mlsba__inpa_history(h, 0);
+  ck_assert_int_eq(first->w[0], 800);
+  ck_assert_int_eq(first->w[1], 400);
+  ck_assert_int_eq(first->w[2], 400);
+  ck_assert_int_eq(mlsba__inpa_stop(h), MLSBA_STOP_BALANCED);
+  ck_assert_uint_eq(mlsba__inpa_iterations(h), 1);
+  mlsba__inpa_destroy(h);
+  o.algo = MLSBA__INPA_HOMOGENEOUS;
+  ck_assert_int_eq(mlsba__inpa_create(3, 40, &o, &h), 0);
+  ck_assert_int_eq(mlsba__inpa_w(h)[0], 534);
+  ck_assert_int_eq(mlsba__inpa_w(h)[1], 533);
+  mlsba__inpa_destroy(h);
+  const double bad[3] = {1, 0, 0.5};
+  o.algo = MLSBA__INPA_FPM;
+  o.start_speed = bad;
+  ck_assert_int_eq(mlsba__inpa_create(3, 40, &o, &h), MLSBA_EINVAL);
+  ck_assert_msg(strstr(mlsba_last_error(), "node 1's start speed") != NULL,
+                "%s", mlsba_last_error());
+}
+END_TEST
+
 START_TEST(one_node_is_balanced_at_once) {
   const node_t one[1] = {{RISING, 10, 50, 0, 0}};
   mlsba__inpa_t *h = drive(one, 1, 30, MLSBA__INPA_FPM, 0.05, 20);
@@ -890,6 +935,7 @@ static Suite *inpa_suite(void) {
   tcase_add_test(tc, imbalance_is_relative_to_the_slowest);
   tcase_add_test(tc, every_distribution_keeps_within_the_nodes_capacities);
   tcase_add_test(tc, one_node_is_balanced_at_once);
+  tcase_add_test(tc, start_speeds_give_the_first_distribution);
   tcase_add_test(tc, models_hold_a_point_per_run);
   tcase_add_test(tc, bad_arguments_are_rejected);
   tcase_add_test(tc, algorithm_names_round_trip);

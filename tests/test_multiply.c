@@ -17,7 +17,8 @@
  *  - mlsba-inpa's -m -n -k, --transa, --transb, --repeat and its report's
  *    wall_s, a command line that differs on one rank; --model-dir: the
  *    second job runs the saved distribution, each rank's models in a
- *    folder of its own though both ranks name the same core. */
+ *    folder of its own though both ranks name the same core; three
+ *    ranks on cores 0, 1, 1 start INPA from their shares of the cores. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <check.h>
 #include <dirent.h>
@@ -302,6 +303,32 @@ START_TEST(inpa_keeps_its_balancing_in_model_dir) {
 }
 END_TEST
 
+/* Three ranks, two of them on one core (cores 0, 1, 1, as
+ * benchmarks/peers/ranks3): INPA's first run gives each its share of its
+ * core (1 : 1/2 : 1/2 of the 8 x 8 blocks), not the even split, which
+ * would cost its steps at 2/3 of the work on core 1. */
+START_TEST(ranks_that_share_a_core_start_from_their_shares) {
+  char *args[] = {inpa,     "--platform", DATA "shared%r.json",
+                  "--size", "512",        "--block",
+                  "64",     "--eps",      "0.99",
+                  "--json", "-",          NULL};
+  tool_run_t r;
+  run_job(3, &r, args);
+  ck_assert_msg(r.exited && r.status == 0, "status %d: %s", r.status, r.err);
+  json_t *j = parse_json(r.out);
+  ck_assert(json_is_true(json_object_get(j, "verified")));
+  json_t *first = json_array_get(json_object_get(j, "history"), 0);
+  json_t *w = json_object_get(first, "w");
+  ck_assert_msg(json_array_size(w) == 3 &&
+                    json_integer_value(json_array_get(w, 0)) == 32 &&
+                    json_integer_value(json_array_get(w, 1)) == 16 &&
+                    json_integer_value(json_array_get(w, 2)) == 16,
+                "first run's blocks: %s", r.out);
+  json_decref(j);
+  tool_run_free(&r);
+}
+END_TEST
+
 /* Bad values and a transpose on one rank only: one line, every rank
  * stops. */
 START_TEST(inpa_refuses_what_it_cannot_run) {
@@ -370,6 +397,7 @@ static Suite *multiply_suite(void) {
   tcase_add_test(tc, inpa_runs_sizes_that_are_not_multiples_of_the_block);
   tcase_add_test(tc, inpa_refuses_what_it_cannot_run);
   tcase_add_test(tc, inpa_keeps_its_balancing_in_model_dir);
+  tcase_add_test(tc, ranks_that_share_a_core_start_from_their_shares);
   tcase_add_test(tc, a_transpose_on_one_rank_only_stops_all);
   suite_add_tcase(s, tc);
   return s;

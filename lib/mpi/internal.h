@@ -145,6 +145,10 @@ int mlsba__mpi_node_network(const mlsba__mpi_node_t *node, mlsba_link_t *link);
 /* 1 when every device is simulated (virtual time, nothing computed). */
 int mlsba__mpi_node_simulated(const mlsba__mpi_node_t *node);
 size_t mlsba__mpi_node_num_devices(const mlsba__mpi_node_t *node);
+/* The host cores this node's devices are, one a device, into cores (n
+ * of them, n >= num_devices); 0, or -1 where a device is not a core (an
+ * accelerator, a simulated device) or its core is unknown. */
+int mlsba__mpi_node_cores(const mlsba__mpi_node_t *node, int *cores, size_t n);
 const char *mlsba__mpi_node_device_name(const mlsba__mpi_node_t *node,
                                         size_t i);
 

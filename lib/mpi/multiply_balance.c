@@ -294,15 +294,68 @@ done:
   return err;
 }
 
+/* Collective: where ranks of one host run on the same cores (more ranks
+ * than cores, as benchmarks/peers/ranks3 runs two on core 1), each
+ * rank's speed before any run as its share of its cores (a core shared
+ * by s ranks counts 1 / s to each) into start (rank 0, q entries), and 1
+ * there. INPA's first run would otherwise be the even split: the small
+ * runs of a block take less than the scheduler's slice, so ranks that
+ * share a core each measure it whole, and the even run then costs its
+ * steps at 2 / 3 of the work on one core of two (3 ranks on cores 0, 1,
+ * 1) before the models see the sharing. 0 where no core is shared or a
+ * rank's devices are not all cores (accelerators, simulated devices):
+ * the even split, as before, as where every rank's share is the same. */
+static int start_speeds(mlsba__mpi_mult_t *C, double *start) {
+  enum { MAX_DEV = 1024 };
+  size_t p = mlsba__mpi_node_num_devices(C->node);
+  int *cores = malloc((p ? p : 1) * sizeof *cores);
+  int known = cores != NULL && p > 0 && p <= MAX_DEV &&
+              mlsba__mpi_node_cores(C->node, cores, p) == 0;
+  int all = 0, top = -1, mine = -1, shared = 0, use = 0;
+  MPI_Allreduce(&known, &all, 1, MPI_INT, MPI_MIN, C->comm);
+  for (size_t i = 0; all && i < p; i++)
+    mine = cores[i] > mine ? cores[i] : mine;
+  if (all)
+    MPI_Allreduce(&mine, &top, 1, MPI_INT, MPI_MAX, C->host);
+  int *count = all ? calloc((size_t)top + 1, sizeof *count) : NULL,
+      *sum = all ? calloc((size_t)top + 1, sizeof *sum) : NULL;
+  int ok = !all || (count != NULL && sum != NULL), ok_all = 0;
+  MPI_Allreduce(&ok, &ok_all, 1, MPI_INT, MPI_MIN, C->comm);
+  double speed = 0;
+  if (all && ok_all) {
+    for (size_t i = 0; i < p; i++)
+      count[cores[i]] = 1;
+    MPI_Allreduce(count, sum, top + 1, MPI_INT, MPI_SUM, C->host);
+    for (size_t i = 0; i < p; i++) {
+      speed += 1.0 / (double)sum[cores[i]];
+      shared |= sum[cores[i]] > 1;
+    }
+    /* Only where the shares differ: equal ones are the even split. */
+    double lo = 0, hi = 0;
+    MPI_Allreduce(&shared, &use, 1, MPI_INT, MPI_MAX, C->comm);
+    MPI_Allreduce(&speed, &lo, 1, MPI_DOUBLE, MPI_MIN, C->comm);
+    MPI_Allreduce(&speed, &hi, 1, MPI_DOUBLE, MPI_MAX, C->comm);
+    use = use && hi > lo * (1 + 1e-9);
+  }
+  free(cores);
+  free(count);
+  free(sum);
+  if (use)
+    MPI_Gather(&speed, 1, MPI_DOUBLE, start, 1, MPI_DOUBLE, 0, C->comm);
+  return use;
+}
+
 /* Rank 0: the head for the ranks, with their capacities and, under
  * MLSBA_MPI_COMM_LINKS, their communication. */
-static int create_head(mlsba__mpi_mult_t *C, const int64_t *caps) {
+static int create_head(mlsba__mpi_mult_t *C, const int64_t *caps,
+                       const double *start) {
   mlsba__inpa_opts_t io;
   mlsba__inpa_opts_init(&io);
   io.algo = (mlsba__inpa_algo_t)C->o->algorithm;
   io.eps = C->o->eps;
   io.max_iter = C->o->max_iter;
   io.caps = caps;
+  io.start_speed = start;
   double *fixed = NULL, *per = NULL;
   if (C->links) {
     fixed = malloc((size_t)C->q * sizeof *fixed);
@@ -492,8 +545,16 @@ int mlsba__mpi_mult_balance(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
     r->from_saved = used;
     return err;
   }
+  double *start = malloc((size_t)C->q * sizeof *start);
+  int have_start = start != NULL, all_have = 0;
+  MPI_Allreduce(&have_start, &all_have, 1, MPI_INT, MPI_MIN, C->comm);
+  if (all_have && C->o->algorithm == MLSBA_MPI_INPA)
+    have_start = start_speeds(C, start);
+  else
+    have_start = 0;
   if (C->rank == 0)
-    err = create_head(C, caps);
+    err = create_head(C, caps, have_start ? start : NULL);
+  free(start);
   free(caps);
   if ((err = mlsba__mpi_agree(C->comm, err)) != 0)
     return err;

@@ -275,6 +275,19 @@ size_t mlsba__mpi_node_num_devices(const mlsba__mpi_node_t *nd) {
   return nd->p;
 }
 
+int mlsba__mpi_node_cores(const mlsba__mpi_node_t *nd, int *cores, size_t n) {
+  if (nd->simulated || nd->accelerators || n < nd->p)
+    return -1;
+  for (size_t i = 0; i < nd->p; i++) {
+    mlsba_device_info_t info;
+    if (mlsba_platform_device_type(nd->file, i) != MLSBA_DEVICE_CPU ||
+        mlsba_platform_device_info(nd->file, i, &info) != 0 || info.core < 0)
+      return -1;
+    cores[i] = info.core;
+  }
+  return 0;
+}
+
 const char *mlsba__mpi_node_device_name(const mlsba__mpi_node_t *nd, size_t i) {
   return mlsba_platform_device_name(nd->file, i);
 }

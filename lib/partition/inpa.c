@@ -35,6 +35,7 @@ struct mlsba__inpa {
    * comm_per_block, copied), or comm.fixed NULL for none. */
   double *comm_fixed, *comm_per_block;
   mlsba__comm_model_t comm;
+  double *start;              /* opts.start_speed, copied, or NULL */
   mlsba__inpa_record_t *hist; /* max_iter records */
   /* The run the models had stopped at when the run just fed explored
    * past it (explore()); SIZE_MAX when the run just fed was the models'. */
@@ -101,6 +102,7 @@ void mlsba__inpa_destroy(mlsba__inpa_t *h) {
   free(h->total);
   free(h->comm_fixed);
   free(h->comm_per_block);
+  free(h->start);
   free(h->cap);
   if (h->hist)
     for (size_t k = 0; k < h->nhist; k++)
@@ -190,11 +192,26 @@ static void take_next(mlsba__inpa_t *h, const mlsba__cma_info_t *info) {
   h->phase = MLSBA__INPA_RUN;
 }
 
-/* Steps 3-4: the homogeneous distribution becomes the request. */
+/* Steps 3-4: the homogeneous distribution becomes the request, or with
+ * speeds known before any run (opts.start_speed) the distribution in
+ * proportion to them. */
 static int start_homogeneous(mlsba__inpa_t *h) {
   mlsba__cma_info_t info;
-  mlsba__inpa_even_split(h->q, h->W, h->cap, h->next);
-  int err = arrange_next(h, &info);
+  int err = 0;
+  if (h->start && h->o.algo != MLSBA__INPA_HOMOGENEOUS) {
+    double sum = 0;
+    for (size_t i = 0; i < h->q; i++)
+      sum += h->start[i];
+    for (size_t i = 0; i < h->q; i++)
+      h->speed[i] = (double)h->W * (h->start[i] / sum);
+    err = mlsba__shares_at_least_one(h->speed, h->q, h->W, h->next);
+    if (!err)
+      mlsba__inpa_shares_within_caps(h->q, h->cap, h->speed, h->next);
+  } else {
+    mlsba__inpa_even_split(h->q, h->W, h->cap, h->next);
+  }
+  if (!err)
+    err = arrange_next(h, &info);
   if (!err)
     take_next(h, &info);
   return err;
@@ -254,6 +271,25 @@ static int take_comm(mlsba__inpa_t *h, const double *fixed,
   return 0;
 }
 
+/* The speeds known before any run, copied; none when NULL. */
+static int take_start(mlsba__inpa_t *h, const double *speed) {
+  h->o.start_speed = NULL; /* the head keeps a copy */
+  if (!speed)
+    return 0;
+  h->start = malloc(h->q * sizeof *h->start);
+  if (!h->start)
+    return mlsba__fail(MLSBA_ENOMEM, "inpa: out of memory");
+  for (size_t i = 0; i < h->q; i++) {
+    if (!(speed[i] > 0) || !isfinite(speed[i]))
+      return mlsba__fail(MLSBA_EINVAL,
+                         "inpa: node %zu's start speed must be finite and "
+                         "> 0, got %g",
+                         i, speed[i]);
+    h->start[i] = speed[i];
+  }
+  return 0;
+}
+
 int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
                        mlsba__inpa_t **head) {
   if (!head)
@@ -303,6 +339,8 @@ int mlsba__inpa_create(size_t q, int64_t nb, const mlsba__inpa_opts_t *opts,
     err = mlsba_model_create(&h->models[i]);
   if (!err)
     err = take_caps(h, o.caps);
+  if (!err)
+    err = take_start(h, o.start_speed);
   if (!err && o.algo == MLSBA__INPA_FPM) {
     /* Step 1: one block on every node, each on its own. */
     h->phase = MLSBA__INPA_SMALL;

@@ -116,6 +116,14 @@ typedef struct mlsba__inpa_opts {
    * (mlsba__gpa_nodes_comm) and the arrangement is fitted to both
    * (mlsba__cma_fit_models_comm). Copied by mlsba__inpa_create(). */
   const double *comm_fixed, *comm_per_block;
+  /* q entries or NULL (the default): each node's speed relative to the
+   * others as known before any run (finite, > 0), e.g. ranks that share
+   * one core counted as a share of it, which the small runs of step 1
+   * (a block, shorter than the scheduler's slice) cannot show. With them
+   * the first distribution (step 3) is in proportion to them, within the
+   * caps, instead of the even one; homogeneous ignores them. Copied by
+   * mlsba__inpa_create(). */
+  const double *start_speed;
 } mlsba__inpa_opts_t;
 
 void mlsba__inpa_opts_init(mlsba__inpa_opts_t *opts);
