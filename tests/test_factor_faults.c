@@ -626,6 +626,8 @@ START_TEST(the_plain_calls_keep_their_models_in_the_cache) {
                    0);
   ck_assert_msg(strstr(log.text, "c0 starts warm") != NULL, "%s", log.text);
   ck_assert_msg(strstr(log.text, "getrf step 1: ") != NULL, "%s", log.text);
+  /* A step that factorized a panel says its seconds. */
+  ck_assert_msg(strstr(log.text, "); panel ") != NULL, "%s", log.text);
   ck_assert_msg(strstr(log.text, "learnt c1: ") != NULL, "%s", log.text);
   free(a);
   /* Opted out in the options, or by the environment: nothing read. */

@@ -15,7 +15,8 @@ typedef mlsba__factor_step_t step_t;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Step k's split as the log shows it: each device's units and time. */
+/* Step k's split as the log shows it: each device's units and time, and
+ * the panel factorized in the step (its seconds). */
 static void log_step(const mlsba__factor_ctx_t *C, size_t k) {
   const mlsba_factor_report_t *R = C->R;
   char line[768];
@@ -32,6 +33,8 @@ static void log_step(const mlsba__factor_ctx_t *C, size_t k) {
                  R->time[k * p + i]);
     n += w > 0 ? (size_t)w : 0;
   }
+  if (R->panel_seconds[k] > 0 && n < sizeof line)
+    snprintf(line + n, sizeof line - n, "; panel %.4g s", R->panel_seconds[k]);
   mlsba__factor_log(C, "%s", line);
 }
 

@@ -132,6 +132,9 @@ typedef struct {
   unsigned char *seeded;
   double panel_s;     /* the last panel measured (or simulated) */
   double panel_flops; /* its flops */
+  /* The panel before it, measured on real devices (0: none yet): the
+   * next panel's estimate takes the faster rate of the two. */
+  double prev_panel_s, prev_panel_flops;
 } mlsba__factor_models_t;
 
 /* What the planner keeps from step to step (plan.c). */
@@ -474,8 +477,8 @@ double mlsba__factor_next_panel_flops(const mlsba__factor_ctx_t *C,
 /* The virtual time of flops of a panel of width jb on the panel's core. */
 double mlsba__factor_sim_panel_time(const mlsba__factor_ctx_t *C, double flops,
                                     int64_t jb);
-/* The next panel's time as the split sees it: virtual, or the last panel
- * measured scaled by the flops. */
+/* The next panel's time as the split sees it: virtual, or the faster of
+ * the last two panels measured scaled by the flops. */
 double mlsba__factor_panel_estimate(const mlsba__factor_ctx_t *C,
                                     const mlsba__factor_step_t *st);
 /* diag_first: the time of the whole next diagonal block's update on the

@@ -498,10 +498,12 @@ void mlsba__factor_learn(mlsba__factor_ctx_t *C,
 }
 
 /* The panel's time, measured or virtual, for the next panel's estimate
- * (mlsba__factor_panel_estimate). */
+ * (mlsba__factor_panel_estimate), the one before it kept. */
 void mlsba__factor_learn_panel(mlsba__factor_ctx_t *C,
                                const mlsba__factor_step_t *st) {
   if (st->panel_s > 0) {
+    C->models.prev_panel_s = C->models.panel_s;
+    C->models.prev_panel_flops = C->models.panel_flops;
     C->models.panel_s = st->panel_s;
     C->models.panel_flops = mlsba__factor_next_panel_flops(C, st);
   }

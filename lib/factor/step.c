@@ -96,9 +96,18 @@ double mlsba__factor_panel_estimate(const mlsba__factor_ctx_t *C,
   double flops = mlsba__factor_next_panel_flops(C, st);
   if (C->cfg.virt)
     return mlsba__factor_sim_panel_time(C, flops, st->jbn);
-  if (C->models.panel_flops <= 0)
-    return C->models.panel_s;
-  return C->models.panel_s * flops / C->models.panel_flops;
+  const mlsba__factor_models_t *M = &C->models;
+  if (M->panel_flops <= 0)
+    return M->panel_s;
+  /* One panel in a call may run several times as long as the others (the
+   * second, the first on the panel's core, took 18-33 ms where the rest
+   * took 4-7 at n = 4096, in both precisions): planned on it alone, the
+   * next step gave that core too little and it idled 15 ms. The faster of
+   * the last two panels' rates plans it. */
+  if (M->prev_panel_s > 0 && M->prev_panel_flops > 0 &&
+      M->prev_panel_s / M->prev_panel_flops < M->panel_s / M->panel_flops)
+    return M->prev_panel_s * flops / M->prev_panel_flops;
+  return M->panel_s * flops / M->panel_flops;
 }
 
 /* ---- the panel on several cores ------------------------------------------
