@@ -229,16 +229,14 @@ typedef struct mlsba__mpi_deliver {
   int64_t k, k0, p;
   size_t c;          /* the panel's node column */
   void *panel;       /* where its rows land (m - k0 rows, that leading dim.) */
-  MPI_Request *reqs; /* the rows' receives first (nrecv), then the rest */
+  MPI_Request *reqs; /* the rows' receives first, then the rest */
   size_t most;       /* reqs' room: every message in its pieces */
-  int nreq, nrecv;
+  int nreq;
   int *src_of;          /* each request's source (a receive), else -1 - its
                            destination (a piece of rows sent), else -1 - q */
   int *piece_of;        /* each receive's piece */
   int *index;           /* MPI_Testsome's completed requests */
   unsigned char *flags; /* factor_deliver.c's per-rank flags */
-  int pending;          /* forwards with pieces not yet ready (Cholesky) */
-  int deferred;         /* holder's sends held back (Cholesky) */
   int first_left;       /* pieces to the next panel's node column not yet
                            gone, the others held back until then */
   int64_t unposted;     /* pieces of this rank's messages not yet posted */
@@ -251,10 +249,10 @@ typedef struct mlsba__mpi_deliver {
   size_t next;         /* the next panel's node column */
   size_t *parent;      /* 2 x node columns: each one's parent in the step's tree
                           of the row broadcast (Cholesky), and that tree's order */
-  int64_t *count;      /* 8 q: elements sent to and received from each rank,
+  int64_t *count;      /* 7 q: elements sent to and received from each rank,
                           offsets, cursors, each source's first and last
-                          block row (first -2: not consecutive), where
-                          its rows land in recv, and its pieces to come */
+                          block row (first -2: not consecutive), and where
+                          its rows land in recv */
   MPI_Datatype *types; /* 2 q: the receives straight into the panel (a
                           full piece's, the last piece's) */
   char *send, *recv;   /* the messages' buffers */

@@ -96,15 +96,15 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
     for (size_t i = 0; i < count; i++)
       d->pos[rk[i]] = i;
   }
-  d->count = calloc(8 * (size_t)q, sizeof *d->count);
+  d->count = calloc(7 * (size_t)q, sizeof *d->count);
   d->types = malloc(2 * (size_t)q * sizeof *d->types);
   d->src_of = malloc((d->most + 1) * sizeof *d->src_of);
   d->index = malloc((d->most + 1) * sizeof *d->index);
   d->parent =
       malloc(2 * mlsba__layout_dims(f->layout)->columns * sizeof *d->parent);
-  /* Per rank: arrived, unpacked, forward pending; and (Cholesky) which
+  /* Per rank: the message's kind (pending()); and (Cholesky) which
    * sources each forward waits for, q x q. */
-  d->flags = calloc(3 * (size_t)q + (lower ? (size_t)q * (size_t)q : 0) + 1, 1);
+  d->flags = calloc(2 * (size_t)q + (lower ? (size_t)q * (size_t)q : 0) + 1, 1);
   d->recv = mlsba__mpi_dfac_alloc(f, panel_bytes);
   /* Under SMPI every message reads one shared buffer (skip). A real
    * run's holds a step's sends: each of this rank's rows goes at most to
@@ -290,15 +290,12 @@ static void block_in(const mlsba__mpi_dfac_t *f, const char *src, int64_t lds,
            (size_t)len * f->es);
 }
 
-/* The per-rank flags: the rows from s arrived; the message to r a
- * forward (1), held back (2), to the next panel's node column (4); and
- * whether a forward to r waits for s. */
-static unsigned char *arrived(mlsba__mpi_deliver_t *d) { return d->flags; }
-static unsigned char *pending(mlsba__mpi_deliver_t *d) {
-  return d->flags + 2 * (size_t)d->q;
-}
+/* The per-rank flags: the message to r a forward (1), held back (2), to
+ * the next panel's node column (4); and whether a forward to r waits for
+ * s. */
+static unsigned char *pending(mlsba__mpi_deliver_t *d) { return d->flags; }
 static unsigned char *waits_for(mlsba__mpi_deliver_t *d, size_t r) {
-  return d->flags + 3 * (size_t)d->q + r * (size_t)d->q;
+  return d->flags + (size_t)d->q + r * (size_t)d->q;
 }
 
 /* The step's sends (from this rank, every message's elements in
@@ -312,8 +309,7 @@ static int64_t count_messages(mlsba__mpi_deliver_t *d) {
   size_t q = (size_t)d->q;
   int64_t *first = d->count + 4 * q, *last = d->count + 5 * q;
   memset(d->count, 0, 2 * q * sizeof *d->count);
-  memset(d->flags, 0, 3 * q + (d->lower ? q * q : 0));
-  d->pending = 0;
+  memset(d->flags, 0, 2 * q + (d->lower ? q * q : 0));
   for (size_t s = 0; s < q; s++)
     first[s] = last[s] = -1;
   FOR_NEED(d, b, len, src, r, {
@@ -323,7 +319,6 @@ static int64_t count_messages(mlsba__mpi_deliver_t *d) {
       d->count[r] += len * d->p;
       /* Forwarded: this rank receives the block row first. */
       if (mlsba__layout_row_owner(f->layout, d->c, b) != me) {
-        d->pending += !pending(d)[r];
         pending(d)[r] = 1;
         waits_for(d, r)[sender(d, me, f->mycol, b)] = 1;
       }
@@ -440,21 +435,17 @@ static void release(mlsba__mpi_deliver_t *d) {
     if (pending(d)[t] & 2) {
       pending(d)[t] &= (unsigned char)~2;
       d->q_ready[t] = pieces(d, d->count[t] / d->p);
-      d->deferred--;
     }
 }
 
-/* Notes request i done: a receive's piece come (its source's every
- * piece: arrived), a sent piece gone (the held-back sends released once
- * the next panel's node column has its rows). */
+/* Notes request i done: a receive's piece come, a sent piece gone (the
+ * held-back sends released once the next panel's node column has its
+ * rows). */
 static void done(mlsba__mpi_deliver_t *d, int i) {
   size_t q = (size_t)d->q;
-  int64_t *left = d->count + 7 * q; /* each source's pieces to come */
   int s = d->src_of[i];
   if (s >= 0) {
     *got(d, (size_t)s, d->piece_of[i]) = 1;
-    if (--left[s] == 0)
-      arrived(d)[s] = 1;
     return;
   }
   if (s < -(int)q)
@@ -482,8 +473,6 @@ static void advance(mlsba__mpi_deliver_t *d) {
           break;
       }
       d->q_ready[r] = j;
-      if (j == d->np)
-        d->pending--;
     }
     post(d, r);
   }
@@ -503,7 +492,6 @@ static void progress(mlsba__mpi_deliver_t *d, int block) {
       /* Every request done (MPI_Testall's, which notes none): every
        * piece has come and gone. */
       memset(d->got, 1, (size_t)d->q * (size_t)d->npmax);
-      memset(arrived(d), 1, (size_t)d->q);
       memset(d->q_flight, 0, (size_t)d->q * sizeof *d->q_flight);
       d->first_left = 0;
       release(d);
@@ -529,7 +517,6 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
                 ? mlsba__layout_bcol_column(f->layout, d->k + 1)
                 : d->c;
   d->nreq = 0;
-  d->deferred = 0;
   d->first_left = 0;
   d->unposted = 0;
   /* Cholesky's pieces: PIPE of them where the panel is large, each
@@ -576,13 +563,11 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
    * columns (cut(): within f->piece, its counts and bytes below 2^31),
    * received in the same cuts. */
   const int64_t *first = d->count + 4 * q;
-  int64_t *left = d->count + 7 * q;
   for (size_t s = 0, o = 0; s < q; s++) {
     int64_t n = d->count[q + s], rows = n / p;
     int64_t per = cut(d, rows);
     d->types[s] = d->types[q + s] = MPI_DATATYPE_NULL;
     roff[s] = (int64_t)o;
-    left[s] = 0;
     if (n == 0)
       continue;
     /* straight into the panel; a vector type unless the whole panel */
@@ -590,10 +575,10 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
     char *at = straight
                    ? (char *)panel + (size_t)(first[s] * f->nb - k0) * f->es
                    : d->recv + (f->skip ? 0 : o * f->es);
-    for (int64_t j = 0; j < p; j += per, left[s]++) {
+    for (int64_t j = 0, piece = 0; j < p; j += per, piece++) {
       int64_t c = p - j < per ? p - j : per;
       d->src_of[d->nreq] = (int)s;
-      d->piece_of[d->nreq] = (int)left[s];
+      d->piece_of[d->nreq] = (int)piece;
       if (!vec) {
         MPI_Irecv(at + (size_t)(j * rows) * f->es, (int)(c * rows), f->type,
                   (int)s, ROWS_TAG, f->comm, &d->reqs[d->nreq++]);
@@ -610,7 +595,6 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
     if (!straight)
       o += (size_t)n;
   }
-  d->nrecv = d->nreq;
   int root = (int)mlsba__layout_row_owner(f->layout, d->c, d->k);
   if (!holder) {
     d->src_of[d->nreq] = -1 - (int)q;
@@ -638,7 +622,6 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
       }
       if (pass == 1 && d->lower && d->first_left > 0 && cr != d->c) {
         pending(d)[r] = 2; /* held back: done() releases it */
-        d->deferred++;
         continue;
       }
       d->q_ready[r] = pieces(d, d->count[r] / p);
@@ -673,7 +656,6 @@ void mlsba__mpi_deliver_wait(mlsba__mpi_deliver_t *d) {
   progress(d, 1);
   MPI_Waitall(d->nreq, d->reqs, MPI_STATUSES_IGNORE);
   d->nreq = 0;
-  d->nrecv = 0;
   size_t q = (size_t)d->q;
   int64_t got_n = 0;
   for (size_t s = 0; s < q; s++) {
