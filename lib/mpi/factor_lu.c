@@ -59,6 +59,17 @@ enum { CHAIN_PIECE = 64 << 10, CHAIN_PER_HOP = 16, CHAIN_PIECES = 64 };
 /* The tag of U's pieces (within the node column's communicator). */
 enum { U_TAG = 3220 };
 
+/* The columns a pass of apply_moves() moves at once. A column's moved
+ * rows are scattered (2 nb of a step's trailing rows, one cache miss
+ * each), and a core keeps more misses in flight on four independent
+ * columns than on one: the local moves of a step at N = 8192, nb = 256
+ * took 3.2-3.6 ns an element so against 4.7-5.3 one column at a time
+ * with plain (row, slot) pairs and 6.1-6.7 through the moves' table
+ * (lu32i, both cores busy). Four rows of four columns lda apart share
+ * one set of an 8-way L1 where lda is a power of two; sixteen did not
+ * fit (lu32h: dlaswp's blocking of 16 columns ran slower). */
+enum { PASS_COLS = 4 };
+
 /* The buffers of a factorization besides the panel's (factor.h). */
 typedef struct {
   int *piv, *piv2;   /* a panel's pivots and info (nb + 1), two steps' */
@@ -70,8 +81,10 @@ typedef struct {
                         entries to compose them */
   char *send, *recv; /* rows moving between the ranks of a node column */
   int64_t *mv;       /* each move's part here: MV entries a move */
-  int64_t *ord;      /* the moves read here by row, written here by row */
-  char *tmp;         /* a column's elements moving within this rank */
+  int64_t *ord;      /* the moves read here by row, written here by row,
+                        then the local ones' (row, move) pairs: 6 a move */
+  char *tmp;         /* PASS_COLS columns' elements moving within this
+                        rank */
   int *counts;       /* send and receive counts, offsets, cursors: 5 q */
   MPI_Request *reqs; /* a step's row messages (2 q), U's pieces */
   char *u;           /* U's block row: nb x lcols */
@@ -122,8 +135,8 @@ static int work_alloc(const mlsba__mpi_dfac_t *f, lu_work_t *w) {
   w->moves = malloc(8 * nb * sizeof *w->moves);
   w->send = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->mv = malloc(2 * nb * 6 * sizeof *w->mv);
-  w->ord = malloc(2 * 2 * nb * sizeof *w->ord);
-  w->tmp = malloc(2 * nb * f->es);
+  w->ord = malloc(6 * 2 * nb * sizeof *w->ord);
+  w->tmp = malloc(PASS_COLS * 2 * nb * f->es);
   w->recv = mlsba__mpi_dfac_alloc(f, 2 * nb * w->row_bytes + 1);
   w->counts = malloc(5 * (size_t)q * sizeof *w->counts);
   /* A pair's rows (2 nb at most) x this rank's columns, in pieces of
@@ -215,6 +228,61 @@ static int64_t order_moves(const lu_work_t *w, int64_t nmoves, int field,
   return n;
 }
 
+/* The moves within this rank on the columns col[0..n) (n <= PASS_COLS),
+ * rows given as (row, slot) pairs in row order: every read row into
+ * tmp (slot s of column j at s PASS_COLS + j), then every written one
+ * from there, so each column reads all its rows before it writes any. */
+#define LOCAL_MOVES(name, type)                                                \
+  static void name(char *const *col, int n, const int64_t *rd, int64_t nrd,    \
+                   const int64_t *wr, int64_t nwr, void *tmpv) {               \
+    type *tmp = tmpv;                                                          \
+    if (n == PASS_COLS) {                                                      \
+      type *x0 = (type *)col[0], *x1 = (type *)col[1], *x2 = (type *)col[2],   \
+           *x3 = (type *)col[3];                                               \
+      for (int64_t t = 0; t < nrd; t++) {                                      \
+        int64_t r = rd[2 * t], at = rd[2 * t + 1] * PASS_COLS;                 \
+        tmp[at] = x0[r];                                                       \
+        tmp[at + 1] = x1[r];                                                   \
+        tmp[at + 2] = x2[r];                                                   \
+        tmp[at + 3] = x3[r];                                                   \
+      }                                                                        \
+      for (int64_t t = 0; t < nwr; t++) {                                      \
+        int64_t r = wr[2 * t], at = wr[2 * t + 1] * PASS_COLS;                 \
+        x0[r] = tmp[at];                                                       \
+        x1[r] = tmp[at + 1];                                                   \
+        x2[r] = tmp[at + 2];                                                   \
+        x3[r] = tmp[at + 3];                                                   \
+      }                                                                        \
+      return;                                                                  \
+    }                                                                          \
+    for (int j = 0; j < n; j++) {                                              \
+      type *x = (type *)col[j];                                                \
+      for (int64_t t = 0; t < nrd; t++)                                        \
+        tmp[rd[2 * t + 1] * PASS_COLS] = x[rd[2 * t]];                         \
+      for (int64_t t = 0; t < nwr; t++)                                        \
+        x[wr[2 * t]] = tmp[wr[2 * t + 1] * PASS_COLS];                         \
+    }                                                                          \
+  }
+LOCAL_MOVES(local_moves_8, uint64_t)
+LOCAL_MOVES(local_moves_4, uint32_t)
+
+/* The moves of ord (n of them) whose entry `field` of w->mv is a local
+ * row and whose entry `remote` is not (< 0), as (row, move) pairs into
+ * pairs, in ord's order; returns their count. */
+static int64_t local_pairs(const lu_work_t *w, const int64_t *ord, int64_t n,
+                           int field, int remote, int64_t *pairs) {
+  int64_t k = 0;
+  for (int64_t t = 0; t < n; t++) {
+    const int64_t *mv = w->mv + ord[t] * MV;
+    if (mv[remote] < 0) {
+      pairs[2 * k] = mv[field];
+      pairs[2 * k + 1] = ord[t];
+      k++;
+    }
+  }
+  return k;
+}
+
 /* Step 3: the moves among this rank's node column, on this rank's local
  * columns [c0, c1) but [x0, x1) (the panel's, which its factorization
  * swapped). Rows are strided in the column-major local array, so
@@ -269,32 +337,36 @@ static void apply_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   for (int64_t i = 0; i < nmoves; i++)
     moved += w->mv[i * MV + SRC] >= 0;
   mlsba__mpi_dfac_charge_copy(f, (double)((moved + received) * width));
+  /* The moves within this rank as (row, move) pairs, the rows packed for
+   * other ranks kept in rd (in its order). */
+  int64_t *lrd = w->ord + 2 * nmoves, *lwr = lrd + 2 * nmoves;
+  int64_t nlr = local_pairs(w, rd, nrd, SRC, SSLOT, lrd);
+  int64_t nlw = local_pairs(w, wr, nwr, DST, RSLOT, lwr);
+  int64_t npk = 0;
+  for (int64_t t = 0; t < nrd; t++)
+    if (w->mv[rd[t] * MV + SSLOT] >= 0)
+      rd[npk++] = rd[t];
   /* Peer r's block: element (slot, ci) at (disp[r] width + ci count[r] +
-   * slot) elements. */
-  for (int64_t c = c0, ci = 0; !f->skip && c < c1; c++) {
-    if (c >= lc0 && c < lc1)
-      continue;
-    const char *col = mlsba__mpi_dfac_at(f, 0, c);
-    char *tmp = w->tmp;
-    for (int64_t t = 0; t < nrd; t++) {
-      int64_t i = rd[t];
-      mv = w->mv + i * MV;
-      if (mv[SSLOT] >= 0)
+   * slot) elements. PASS_COLS columns a pass. */
+  for (int64_t c = c0, ci = 0; !f->skip && c < c1;) {
+    char *col[PASS_COLS];
+    int n = 0;
+    for (; c < c1 && n < PASS_COLS; c++)
+      if (c < lc0 || c >= lc1)
+        col[n++] = mlsba__mpi_dfac_at(f, 0, c);
+    for (int j = 0; j < n; j++, ci++)
+      for (int64_t t = 0; t < npk; t++) {
+        mv = w->mv + rd[t] * MV;
         copy_elem(es,
                   w->send + (size_t)(sdisp[mv[TO]] * width +
                                      ci * scount[mv[TO]] + mv[SSLOT]) *
                                 es,
-                  col + (size_t)mv[SRC] * es);
-      else
-        copy_elem(es, tmp + (size_t)i * es, col + (size_t)mv[SRC] * es);
-    }
-    for (int64_t t = 0; t < nwr; t++) {
-      int64_t i = wr[t];
-      mv = w->mv + i * MV;
-      if (mv[SRC] >= 0)
-        copy_elem(es, (char *)col + (size_t)mv[DST] * es, tmp + (size_t)i * es);
-    }
-    ci++;
+                  col[j] + (size_t)mv[SRC] * es);
+      }
+    if (es == 8)
+      local_moves_8(col, n, lrd, nlr, lwr, nlw, w->tmp);
+    else
+      local_moves_4(col, n, lrd, nlr, lwr, nlw, w->tmp);
   }
   /* Point to point with the ranks that take part, not an all-to-all:
    * most pairs of a node column exchange nothing in a step (and SMPI's
@@ -383,8 +455,8 @@ static int left_moves(const mlsba__mpi_dfac_t *f, lu_work_t *w,
   int64_t *pairs = malloc(2 * (size_t)m * sizeof *pairs);
   lu_work_t big = *w;
   big.mv = malloc((size_t)m * MV * sizeof *big.mv);
-  big.ord = malloc(2 * (size_t)m * sizeof *big.ord);
-  big.tmp = malloc((size_t)m * f->es);
+  big.ord = malloc(6 * (size_t)m * sizeof *big.ord);
+  big.tmp = malloc(PASS_COLS * (size_t)m * f->es);
   /* Shared between SMPI's ranks when nothing is computed: a block
    * column's rows, on every simulated rank at once. */
   big.send = mlsba__mpi_dfac_alloc(f, (size_t)m * (size_t)nb * f->es + 1);
