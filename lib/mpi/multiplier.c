@@ -840,6 +840,17 @@ done:
   mlsba__mpi_check_free(check);
   r->wall_s = MPI_Wtime() - t0;
   share_times(C->comm, r);
+  if (!err && verbose() && C->rank == 0) {
+    const mlsba_mpi_split_t *x = &r->split;
+    fprintf(stderr,
+            "mlsba multiplier: the call took %.4f s: balancing %.4f, moves "
+            "%.4f (C back %.4f), fill %.4f, product %.4f, check, report and "
+            "gather %.4f, the rest (agreements, layouts) %.4f\n",
+            r->wall_s, x->balance_s, x->move_s, x->move_back_s, x->fill_s,
+            x->product_s, x->check_s + x->gather_s,
+            r->wall_s - x->balance_s - x->move_s - x->fill_s - x->product_s -
+                x->check_s - x->gather_s);
+  }
   if (!err && src->dist && !r->rebalanced) {
     /* What the next decision to snap weighs (rank 0's clock, on every
      * rank): C back, and A and B in after the layout's first run (that

@@ -14,6 +14,7 @@
  * Where the caller's A or B is, element for element, the one the last run
  * moved (operands_keep.c), the layout's copy serves again: nothing moves. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,22 @@ static void scale(void *x, size_t n, double s, mlsba_precision_t p) {
 }
 
 static const char *const matrix_name[3] = {"A", "B", "C"};
+static const char *const matrix_in[3] = {"A in", "B in", "C in"};
+
+/* MLSBA_VERBOSE set and not 0: every rank prints what each of its
+ * redistributions moved (what moves in a run, rank by rank). */
+static void say_moved(const mlsba__mpi_mult_t *C, const char *what,
+                      const mlsba__mpi_scratch_t *s, size_t es, double secs) {
+  const char *v = getenv("MLSBA_VERBOSE");
+  if (!v || !*v || strcmp(v, "0") == 0)
+    return;
+  double mb = (double)es / 1e6;
+  fprintf(stderr,
+          "mlsba multiplier: rank %d: %s: %.1f MB kept on the rank, %.1f MB "
+          "out, %.1f MB in, %.4f s\n",
+          C->rank, what, (double)s->kept * mb, (double)s->sent * mb,
+          (double)s->received * mb, secs);
+}
 
 /* Whether the caller's description d lays this rank's part out exactly
  * as the product's lib does: the same elements at the same local places
@@ -111,6 +128,8 @@ static int one_matrix(mlsba__mpi_mult_t *C, int which,
     const void *from = which == 0 ? src->a : which == 1 ? src->b : src->c;
     err = mlsba__mpi_redistribute_with(src->desc[which], from, lib, at,
                                        o->precision, scratch);
+    if (!err)
+      say_moved(C, matrix_in[which], scratch, es, MPI_Wtime() - t0);
     split->move_s += MPI_Wtime() - t0;
     t0 = MPI_Wtime();
   } else if (n > 0 && o->fill == NULL) {
@@ -363,6 +382,9 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
   if (src->dist && !sim && !ops->borrowed[2]) {
     err = mlsba__mpi_redistribute_with(lib[2], ops->c, src->desc[2], src->c,
                                        C->o->precision, &ops->scratch);
+    if (!err)
+      say_moved(C, "C back", &ops->scratch, mlsba__mpi_elem(C->o->precision),
+                MPI_Wtime() - t0);
     split->move_back_s += MPI_Wtime() - t0;
     split->move_s += MPI_Wtime() - t0;
     t0 = MPI_Wtime();
