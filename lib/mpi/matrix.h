@@ -73,6 +73,10 @@ int mlsba__mpi_matrix_rects_perm(MPI_Comm comm, int64_t m, int64_t n, int64_t b,
 typedef struct mlsba__mpi_scratch {
   char *buf;
   size_t bytes;
+  /* The last redistribution's elements on this rank: those that stayed
+   * (copied locally), went to other ranks and came from them; for the
+   * multiplier's MLSBA_VERBOSE lines. */
+  int64_t kept, sent, received;
 } mlsba__mpi_scratch_t;
 
 /* mlsba_mpi_redistribute() with its pack and unpack buffers in scratch,

@@ -136,7 +136,8 @@ static int balance(mlsba_mpi_multiplier_t *M, int fresh) {
   C->fresh = fresh; /* times that drifted: nothing saved before holds */
   double t0 = MPI_Wtime();
   mlsba_mpi_result_free(&M->bal);
-  mlsba__mpi_operands_forget(&M->ops); /* the layout is about to change */
+  mlsba__mpi_operands_forget(&M->ops);    /* the layout is about to change */
+  mlsba__mpi_operands_lend_c(C, &M->ops); /* its timed runs' C' */
   drop_dist_layout(M);
   mlsba__mpi_product_keep_free(M->keep);
   M->keep = NULL;
@@ -193,6 +194,7 @@ void mlsba_mpi_multiplier_destroy(mlsba_mpi_multiplier_t *M) {
   free(C->names);
   free(C->names_at);
   mlsba__mpi_node_close(C->node);
+  mlsba__mpi_mult_scratch_free(C);
   for (int w = 0; w < 3; w++)
     mlsba_mpi_matrix_destroy(M->lib[w]);
   drop_dist_layout(M);
@@ -838,6 +840,17 @@ done:
   mlsba__mpi_check_free(check);
   r->wall_s = MPI_Wtime() - t0;
   share_times(C->comm, r);
+  if (!err && verbose() && C->rank == 0) {
+    const mlsba_mpi_split_t *x = &r->split;
+    fprintf(stderr,
+            "mlsba multiplier: the call took %.4f s: balancing %.4f, moves "
+            "%.4f (C back %.4f), fill %.4f, product %.4f, check, report and "
+            "gather %.4f, the rest (agreements, layouts) %.4f\n",
+            r->wall_s, x->balance_s, x->move_s, x->move_back_s, x->fill_s,
+            x->product_s, x->check_s + x->gather_s,
+            r->wall_s - x->balance_s - x->move_s - x->fill_s - x->product_s -
+                x->check_s - x->gather_s);
+  }
   if (!err && src->dist && !r->rebalanced) {
     /* What the next decision to snap weighs (rank 0's clock, on every
      * rank): C back, and A and B in after the layout's first run (that

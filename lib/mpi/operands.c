@@ -14,6 +14,7 @@
  * Where the caller's A or B is, element for element, the one the last run
  * moved (operands_keep.c), the layout's copy serves again: nothing moves. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,22 @@ static void scale(void *x, size_t n, double s, mlsba_precision_t p) {
 }
 
 static const char *const matrix_name[3] = {"A", "B", "C"};
+static const char *const matrix_in[3] = {"A in", "B in", "C in"};
+
+/* MLSBA_VERBOSE set and not 0: every rank prints what each of its
+ * redistributions moved (what moves in a run, rank by rank). */
+static void say_moved(const mlsba__mpi_mult_t *C, const char *what,
+                      const mlsba__mpi_scratch_t *s, size_t es, double secs) {
+  const char *v = getenv("MLSBA_VERBOSE");
+  if (!v || !*v || strcmp(v, "0") == 0)
+    return;
+  double mb = (double)es / 1e6;
+  fprintf(stderr,
+          "mlsba multiplier: rank %d: %s: %.1f MB kept on the rank, %.1f MB "
+          "out, %.1f MB in, %.4f s\n",
+          C->rank, what, (double)s->kept * mb, (double)s->sent * mb,
+          (double)s->received * mb, secs);
+}
 
 /* Whether the caller's description d lays this rank's part out exactly
  * as the product's lib does: the same elements at the same local places
@@ -111,6 +128,8 @@ static int one_matrix(mlsba__mpi_mult_t *C, int which,
     const void *from = which == 0 ? src->a : which == 1 ? src->b : src->c;
     err = mlsba__mpi_redistribute_with(src->desc[which], from, lib, at,
                                        o->precision, scratch);
+    if (!err)
+      say_moved(C, matrix_in[which], scratch, es, MPI_Wtime() - t0);
     split->move_s += MPI_Wtime() - t0;
     t0 = MPI_Wtime();
   } else if (n > 0 && o->fill == NULL) {
@@ -148,6 +167,37 @@ static unsigned unchanged(mlsba__mpi_mult_t *C, const mlsba__mpi_source_t *src,
   return (all[0] ? 1u : 0u) | (all[1] ? 2u : 0u);
 }
 
+/* The balancing's last timed run's C' (multiply_balance.c: faulted in,
+ * zeros) as C''s buffer, where the buffer kept has no room for this
+ * run's C' and it has; whatever the balancing kept is released either
+ * way. On the 2-core VM a fresh buffer's first touch cost 0.4 to 90 ms a
+ * MB (busy; by how long ago the host had the memory back), against a
+ * pass over memory already in. */
+static void take_balancing_c(mlsba__mpi_mult_t *C, mlsba__mpi_operands_t *ops,
+                             size_t nc, size_t es) {
+  if (C->scratch[2] != NULL && (ops->buf[2] == NULL || ops->cap[2] < nc) &&
+      C->scratch_bytes[2] >= nc * es && nc > 0) {
+    free(ops->buf[2]);
+    ops->buf[2] = C->scratch[2];
+    ops->cap[2] = C->scratch_bytes[2] / es;
+    C->scratch[2] = NULL;
+    C->scratch_bytes[2] = 0;
+  }
+  mlsba__mpi_mult_scratch_free(C);
+}
+
+void mlsba__mpi_operands_lend_c(mlsba__mpi_mult_t *C,
+                                mlsba__mpi_operands_t *ops) {
+  size_t es = mlsba__mpi_elem(C->o->precision);
+  if (ops->buf[2] == NULL || C->scratch[2] != NULL)
+    return;
+  memset(ops->buf[2], 0, ops->cap[2] * es);
+  C->scratch[2] = ops->buf[2];
+  C->scratch_bytes[2] = ops->cap[2] * es;
+  ops->buf[2] = NULL;
+  ops->cap[2] = 0;
+}
+
 int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
                              const mlsba__mpi_layout_t *lay,
                              mlsba_mpi_matrix_t *const lib[3],
@@ -167,6 +217,7 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
          nc = (size_t)(p->rows * p->cols);
   if (src->dist)
     borrowable(C, lib, src, ops->borrowed);
+  take_balancing_c(C, ops, ops->borrowed[2] ? 0 : nc, es);
   const void *given[3] = {src->a, src->b, src->c};
   size_t n[3] = {na, nb, nc};
   void **at[3] = {&ops->a, &ops->b, &ops->c};
@@ -331,6 +382,9 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
   if (src->dist && !sim && !ops->borrowed[2]) {
     err = mlsba__mpi_redistribute_with(lib[2], ops->c, src->desc[2], src->c,
                                        C->o->precision, &ops->scratch);
+    if (!err)
+      say_moved(C, "C back", &ops->scratch, mlsba__mpi_elem(C->o->precision),
+                MPI_Wtime() - t0);
     split->move_back_s += MPI_Wtime() - t0;
     split->move_s += MPI_Wtime() - t0;
     t0 = MPI_Wtime();

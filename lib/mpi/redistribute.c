@@ -421,7 +421,7 @@ void mlsba__mpi_scratch_free(mlsba__mpi_scratch_t *s) {
 int mlsba_mpi_redistribute(const mlsba_mpi_matrix_t *from, const void *src,
                            const mlsba_mpi_matrix_t *to, void *dst,
                            mlsba_precision_t prec) {
-  mlsba__mpi_scratch_t s = {NULL, 0};
+  mlsba__mpi_scratch_t s = {NULL, 0, 0, 0, 0};
   int err = mlsba__mpi_redistribute_with(from, src, to, dst, prec, &s);
   mlsba__mpi_scratch_free(&s);
   return err;
@@ -477,6 +477,14 @@ int mlsba__mpi_redistribute_with(const mlsba_mpi_matrix_t *from,
     what = malloc(most * sizeof *what);
     if (!req || !what)
       err = mlsba__fail(MLSBA_ENOMEM, "out of memory");
+  }
+  if (!err) { /* what this rank keeps, sends and receives */
+    scratch->kept = 0;
+    for (size_t k = 0; k < out.n; k++)
+      if (out.p[k].peer == from->rank)
+        scratch->kept += out.p[k].rows * out.p[k].cols;
+    scratch->sent = q ? sd[q - 1] + sc[q - 1] : 0;
+    scratch->received = q ? rd[q - 1] + rc[q - 1] : 0;
   }
   if ((err = mlsba__mpi_agree(from->comm, err)) == 0) {
     pack(&out, from->rank, direct, oseg, noseg, sd, src, from->ld, sbuf, es);
