@@ -89,7 +89,10 @@ END_TEST
  * rectangular matrices, a leading dimension beyond m; panels wide enough
  * for the recursive LU panel to split unevenly (100: 48 + 24 + 14 + 14)
  * and shares wider than one block of the solves by inverse (256);
- * leading dimensions whose operands the update copies first. */
+ * leading dimensions whose operands the update copies first (into a
+ * buffer the executor keeps between calls: each call after the first
+ * takes the one an earlier call left, larger than it needs or, where too
+ * small, replaced). */
 START_TEST(odd_sizes_factorize_right) {
   node_t nd = open_node(two_cores);
   static const int64_t sizes[][4] = {

@@ -207,9 +207,9 @@ static int factorize(mlsba_executor_t *ex, mlsba__factor_problem_t *P,
   mlsba_factor_report_t local;
   mlsba_factor_report_t *R = report ? report : &local;
   memset(R, 0, sizeof *R);
-  mlsba__factor_scratch_open(P);
+  mlsba__factor_scratch_open(P, ex);
   int err = mlsba__factor_drive(ex, P, o, R);
-  mlsba__factor_scratch_close(P);
+  mlsba__factor_scratch_close(P, ex);
   if (report == NULL)
     mlsba_factor_report_free(&local);
   return err;

@@ -45,6 +45,7 @@ typedef struct mlsba__factor_problem {
    * core for every device's units: kept_j[k] is the panel a copy holds
    * (-1: none). NULL: every update reads the matrix or copies itself. */
   void *kept;
+  size_t kept_bytes; /* its size, as it goes back to the executor */
   int64_t kept_ld, kept_j[2];
   /* LU: room for two panels' interchanges composed into moves (by the
    * panel's parity): nmoves[k] rows, row dst takes row src, the dst at
@@ -160,10 +161,14 @@ void mlsba__factor_invert_triangle(const mlsba__factor_problem_t *P, int64_t j,
                                    int64_t jb, char uplo, char diag, void *x);
 
 /* The room every operation's kernels keep between steps (P->kept where
- * the leading dimension calls for it, NULL where memory does not allow),
- * then the operation's own (its table's open), and their release. */
-void mlsba__factor_scratch_open(mlsba__factor_problem_t *P);
-void mlsba__factor_scratch_close(mlsba__factor_problem_t *P);
+ * the leading dimension calls for it, NULL where memory does not allow;
+ * the buffer executor ex keeps between calls where it is large enough),
+ * then the operation's own (its table's open), and their release (P->kept
+ * given back to ex to keep). */
+void mlsba__factor_scratch_open(mlsba__factor_problem_t *P,
+                                mlsba_executor_t *ex);
+void mlsba__factor_scratch_close(mlsba__factor_problem_t *P,
+                                 mlsba_executor_t *ex);
 
 /* A leading dimension of a multiple of 1 KiB (kernels.c says why the
  * update's operands from the panel then go through copies). */

@@ -8,6 +8,7 @@
 
 #include "../core/bigmem.h"
 #include "../devices/kernels.h"
+#include "../runtime/executor.h"
 #include "factor.h"
 
 size_t mlsba__factor_esize(const mlsba__factor_problem_t *P) {
@@ -86,22 +87,40 @@ static int64_t kept_width(const mlsba__factor_problem_t *P) {
  * project is measured on (0.06-0.12 s of a 1.6 s factorization), on the
  * first call and again on the second (glibc's malloc maps the first,
  * then takes the second from its heap, fresh). Huge pages (bigmem.h)
- * make it 13 faults. */
-void mlsba__factor_scratch_open(mlsba__factor_problem_t *P) {
+ * make it 13 faults; but freed at the end of every call, the memory went
+ * back to the system, and from a process's fifth or sixth call on, each
+ * huge page's fault took 6-7 ms of system time there (17-47 ms of the
+ * second panel, which first writes the second copy, double precision, n
+ * = 4096 and 8192). So the executor keeps the buffer between calls, as
+ * OpenBLAS keeps its own: from the second call of a size on, nothing is
+ * faulted. */
+void mlsba__factor_scratch_open(mlsba__factor_problem_t *P,
+                                mlsba_executor_t *ex) {
   P->kept = NULL;
+  P->kept_bytes = 0;
   P->kept_j[0] = P->kept_j[1] = -1;
   P->kept_ld = mlsba__factor_padded(P, P->m > P->n ? P->m : P->n);
-  if (mlsba__factor_aliases(P) && kept_width(P) > 0) /* rows or columns */
-    P->kept = mlsba__big_alloc(2 * (size_t)(P->kept_ld * kept_width(P)) *
-                               mlsba__factor_esize(P));
+  if (mlsba__factor_aliases(P) && kept_width(P) > 0) { /* rows or columns */
+    size_t bytes =
+        2 * (size_t)(P->kept_ld * kept_width(P)) * mlsba__factor_esize(P);
+    P->kept = ex ? mlsba__executor_spare_take(ex, bytes, &P->kept_bytes) : NULL;
+    if (P->kept == NULL) {
+      P->kept = mlsba__big_alloc(bytes);
+      P->kept_bytes = bytes;
+    }
+  }
   if (P->ops->open)
     P->ops->open(P);
 }
 
-void mlsba__factor_scratch_close(mlsba__factor_problem_t *P) {
+void mlsba__factor_scratch_close(mlsba__factor_problem_t *P,
+                                 mlsba_executor_t *ex) {
   if (P->ops->close)
     P->ops->close(P);
-  free(P->kept);
+  if (ex)
+    mlsba__executor_spare_keep(ex, P->kept, P->kept_bytes);
+  else
+    free(P->kept);
   P->kept = NULL;
 }
 

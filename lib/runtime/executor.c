@@ -34,6 +34,8 @@ void mlsba_executor_destroy(mlsba_executor_t *ex) {
     return;
   if (ex->pool)
     pool_destroy(ex->pool);
+  free(ex->spare);
+  pthread_mutex_destroy(&ex->spare_mu);
   for (size_t i = 0; ex->opened && i < ex->pl->ndev; i++)
     if (ex->opened[i].ops)
       ex->opened[i].ops->destroy(&ex->opened[i]);
@@ -66,6 +68,7 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
   if (ex == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "executor: out of memory");
   ex->pl = pl;
+  pthread_mutex_init(&ex->spare_mu, NULL);
   int err = 0;
   /* The topology serves only to pin cores; reading it costs tens of
    * milliseconds, which a platform of simulated devices (a thousand
@@ -138,6 +141,34 @@ int mlsba_executor_create(const mlsba_platform_t *pl, mlsba_executor_t **out) {
 fail:
   mlsba_executor_destroy(ex);
   return err;
+}
+
+void *mlsba__executor_spare_take(mlsba_executor_t *ex, size_t bytes,
+                                 size_t *got) {
+  void *p = NULL;
+  pthread_mutex_lock(&ex->spare_mu);
+  if (ex->spare && ex->spare_bytes >= bytes) {
+    p = ex->spare;
+    *got = ex->spare_bytes;
+    ex->spare = NULL;
+    ex->spare_bytes = 0;
+  }
+  pthread_mutex_unlock(&ex->spare_mu);
+  return p;
+}
+
+void mlsba__executor_spare_keep(mlsba_executor_t *ex, void *p, size_t bytes) {
+  if (p == NULL)
+    return;
+  pthread_mutex_lock(&ex->spare_mu);
+  if (ex->spare == NULL || ex->spare_bytes < bytes) {
+    void *old = ex->spare;
+    ex->spare = p;
+    ex->spare_bytes = bytes;
+    p = old;
+  }
+  pthread_mutex_unlock(&ex->spare_mu);
+  free(p);
 }
 
 int mlsba_executor_max_units(mlsba_executor_t *ex, const mlsba_load_t *w,

@@ -39,6 +39,10 @@ typedef enum mlsba_drive {
  *  between runs, until mlsba_executor_destroy() stops them (a platform of
  *  simulated devices only runs in the calling thread and starts none; a
  *  process forked after a run starts threads of its own at its first).
+ *  A factorization on it (mlsba_getrf() and the others) leaves it the
+ *  memory of its panel copies (at most 2 n nb elements: 25 MiB at n =
+ *  8192 in double), which the next factorization takes instead of fresh
+ *  pages; the executor keeps the largest until it is destroyed.
  *  Thread safety: one run at a time per executor; a run started while
  *  another is in flight, from another thread or from a CPU function of
  *  that run, fails with MLSBA_EINVAL. */
