@@ -106,8 +106,27 @@ START_TEST(fixed_shares_stay_within_a_block) {
 }
 END_TEST
 
-/* Equal speeds: Kalinov and Lastovetsky's layout is plain block-cyclic,
- * periodic from the bottom right and balanced to a block. */
+/* Whether the owners own[0..len) from the end, in aligned groups of k,
+ * hold each owner o want[o] times a group (nowners of them). */
+static int even_groups(const size_t *own, int64_t len, size_t k,
+                       const size_t *want, size_t nowners) {
+  for (int64_t end = len; end - (int64_t)k >= 0; end -= (int64_t)k) {
+    size_t seen[MAXQ] = {0};
+    for (int64_t j = end - (int64_t)k; j < end; j++)
+      seen[own[j]]++;
+    for (size_t o = 0; o < nowners; o++)
+      if (seen[o] != want[o])
+        return 0;
+  }
+  return 1;
+}
+
+/* Equal speeds: Kalinov and Lastovetsky's layout is block-cyclic in the
+ * counts, each aligned group of block columns (rows) from the bottom
+ * right holding every node column (node) once, and balanced to a block;
+ * within a group the order turns (0 1 1 0 0 1 ... on two) so that the
+ * block a trailing matrix has over passes between the nodes rather than
+ * staying with one. */
 START_TEST(equal_speeds_are_block_cyclic) {
   for (size_t q = 1; q <= 10; q++) {
     mlsba_model_t *md[MAXQ];
@@ -119,15 +138,29 @@ START_TEST(equal_speeds_are_block_cyclic) {
         mlsba__layout_constant((models_t)md, q, n, n, nb, NULL, &L), 0);
     check_layout_ownership(L);
     const mlsba__layout_dims_t *d = mlsba__layout_dims(L);
-    for (int64_t j = B - 1; j - (int64_t)q >= 0; j--)
-      ck_assert_uint_eq(mlsba__layout_bcol_column(L, j),
-                        mlsba__layout_bcol_column(L, j - (int64_t)q));
+    size_t own[24 * 3 + 5];
+    for (int64_t j = 0; j < B; j++)
+      own[j] = mlsba__layout_bcol_column(L, j);
+    size_t want[MAXQ], one[MAXQ];
+    for (size_t c = 0; c < d->columns; c++)
+      mlsba__layout_column_ranks(L, c, &want[c]);
+    for (size_t i = 0; i < MAXQ; i++)
+      one[i] = 1;
+    ck_assert(even_groups(own, B, q, want, d->columns));
+    if (q == 2) /* the turn: from the end 0 1 1 0 0 1 1 0 ... */
+      for (int64_t j = 0; j < B; j++)
+        ck_assert_uint_eq(own[j], (size_t)(((B - 1 - j + 1) / 2) % 2));
     for (size_t c = 0; c < d->columns; c++) {
       size_t k;
-      mlsba__layout_column_ranks(L, c, &k);
-      for (int64_t i = B - 1; i - (int64_t)k >= 0; i--)
-        ck_assert_uint_eq(mlsba__layout_row_owner(L, c, i),
-                          mlsba__layout_row_owner(L, c, i - (int64_t)k));
+      const size_t *ranks = mlsba__layout_column_ranks(L, c, &k);
+      for (int64_t i = 0; i < B; i++) {
+        size_t r = mlsba__layout_row_owner(L, c, i), e = 0;
+        while (e < k && ranks[e] != r)
+          e++;
+        ck_assert_uint_lt(e, k);
+        own[i] = e;
+      }
+      ck_assert(even_groups(own, B, k, one, k));
     }
     mlsba__layout_summary_t s;
     ck_assert_int_eq(mlsba__layout_measure(L, (models_t)md, NULL, NULL, &s), 0);

@@ -172,6 +172,7 @@ static void walk_free(mlsba__walk_t *w) {
   free(w->used);
   free(w->width);
   free(w->tri);
+  free(w->load);
   free(w->scratch);
   free(w->scratch_cap);
 }
@@ -194,10 +195,11 @@ static int walk_alloc(const setup_t *s, mlsba__walk_t *w) {
   w->used = malloc(q * sizeof *w->used);
   w->width = malloc(q * sizeof *w->width);
   w->tri = malloc(q * sizeof *w->tri);
+  w->load = malloc(q * sizeof *w->load);
   w->scratch = malloc(q * sizeof *w->scratch);
   w->scratch_cap = malloc(q * sizeof *w->scratch_cap);
   if (!w->bcol_column || !w->row_owner || !w->count || !w->used || !w->width ||
-      !w->tri || !w->scratch || !w->scratch_cap)
+      !w->tri || !w->load || !w->scratch || !w->scratch_cap)
     return mlsba__fail(MLSBA_ENOMEM, "layout: out of memory");
   return 0;
 }
@@ -213,6 +215,8 @@ static int run_walk(const setup_t *s, mlsba__walk_t *w,
                     mlsba__layout_walk_t how, mlsba__layout_t **out) {
   for (size_t i = 0; i < s->q; i++)
     w->count[i] = w->used[i] = w->width[i] = w->tri[i] = 0;
+  for (size_t i = 0; i < s->q; i++)
+    w->load[i] = 0;
   w->frozen = how == MLSBA__WALK_FROZEN;
   int forward = how == MLSBA__WALK_FORWARD;
   int err =
