@@ -170,8 +170,10 @@ def subsets(tmp):
 def gpu_procs(tmp):
     """--gpu-procs K: seed 003's MPI_G ranks on each GPU node, side by
     side on its host (of K cores in platform.xml), each with cores / K
-    cores, the first driving its GPU's share: the GPU's profile at K / G
-    times the load, a (K / G)-th of its speed (G the node's GPUs)."""
+    cores, the first driving its share of a GPU that S = K / G ranks
+    time-slice (G the node's GPUs): the GPU's speed at the rank's own
+    load over S, C' fitting up to a S-th of the GPU's blocks, and beyond
+    that a S-th of its streamed speed."""
     for args, k, per_gpu, cores in (
             (["cluster-a", "--gpu-nodes", "2", "--cpu-nodes", "2"], 4, 4, 8),
             (["oakley", "--gpus", "2", "--gpu-nodes", "1", "--cpu-nodes",
@@ -210,12 +212,16 @@ def gpu_procs(tmp):
             share = n["devices"][1]["speed"]
             full = [x for x in whole[0]["devices"]
                     if x["name"] == "gpu%d" % ((i % k) * (k // per_gpu) // k)]
-            check(len(full) == 1 and len(share) == len(full[0]["speed"]) and
-                  all(abs(x * per_gpu / y - 1) < 1e-4 and
-                      abs(s * per_gpu / t - 1) < 1e-4
-                      for (x, s), (y, t) in zip(share, full[0]["speed"])),
+            whole_gpu = full[0]["speed"] if len(full) == 1 else [[1, 1]] * 3
+            fits = whole_gpu[-2][0] // per_gpu
+            ramp = dict((x, t) for x, t in whole_gpu[:-2])
+            check(len(full) == 1 and share[-2][0] == fits and
+                  all(x in ramp and abs(t * per_gpu / ramp[x] - 1) < 1e-4
+                      for x, t in share[:-2]) and
+                  len(share) - 2 == sum(x < fits for x in ramp) and
+                  abs(share[-1][1] * per_gpu / whole_gpu[-1][1] - 1) < 1e-4,
                   "%s --gpu-procs %d rank %d: GPU share %s" % (
-                      args, k, i, share[:3]))
+                      args, k, i, share))
 
 
 def keeneland(tmp):

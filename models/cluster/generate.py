@@ -83,12 +83,16 @@ def in_blocks(profile, block):
     return [[x * r * r, s * r ** 3] for x, s in profile]
 
 
-def gpu_share(profile, k):
-    """One of k processes that share a GPU by time slices: the GPU runs
-    their k loads of x blocks as one of k x at its speed there, each
-    process getting a k-th of it (so the ramp and the memory count the
-    GPU's whole load)."""
-    return [[x / k, s / k] for x, s in profile]
+def gpu_share(spec, k):
+    """One of k processes that share a GPU by time slices (seed 003's
+    processes on a Fermi: one context's kernels at a time): each kernel
+    runs on the process's own load x at the GPU's speed for x, a k-th of
+    the time; C' fits while the k loads do (x up to fits / k), and beyond
+    that every process streams at a k-th of the streamed speed."""
+    gflops, half, fits, streamed = spec
+    prof = gpu_profile(gflops, half, fits // k, streamed)
+    return [[x, s / k] for x, s in prof if x < fits // k] + [
+        [x, s / k] for x, s in prof[-2:]]
 
 
 def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
@@ -105,7 +109,7 @@ def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
     for g, model in enumerate(gpus):
         _, spec, kind = gpu_spec(model)
         gpu = {"name": "gpu%d" % g, "type": "sim",
-               "speed": gpu_share(gpu_profile(*spec), share)}
+               "speed": gpu_share(spec, share)}
         if kind:
             gpu["kind"] = kind
         if driven:
