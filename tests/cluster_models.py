@@ -4,8 +4,8 @@
   tests/cluster_models.py MODELS_DIR [MLSBA_INFO]
 
 For every preset of generate.py (grenoble, scale, cluster-a, oakley,
-keeneland, and the subsets the seeds' figures use): the node count, each
-rank's cores and GPUs and its groups (a GPU behind the core that drives
+keeneland, and the subsets the seeds' figures use, seed 003's GPU nodes
+run as several ranks): the node count, each rank's cores and GPUs and its groups (a GPU behind the core that drives
 it), the hosts against platform.xml, output that is the same on every
 run (grenoble-90 as committed), bad arguments refused with a reason, and
 the devices' fastest speeds summed against the papers' own figures:
@@ -38,8 +38,9 @@ def generate(*args):
                           text=True, check=False)
 
 
-def nodes_of(d):
-    """Rank i's parsed node<i>.json, in rank order; checks the files."""
+def nodes_of(d, shared=False):
+    """Rank i's parsed node<i>.json, in rank order; checks the files.
+    shared: a host may run several ranks, side by side."""
     with open(os.path.join(d, "hosts"), encoding="utf-8") as f:
         hosts = f.read().split()
     files = sorted(f for f in os.listdir(d) if re.fullmatch(r"node\d+\.json", f))
@@ -51,7 +52,9 @@ def nodes_of(d):
     for prefix, lo, hi in re.findall(
             r'prefix="([^"]+)" suffix="" radical="(\d+)-(\d+)"', xml):
         declared |= {"%s%d" % (prefix, i) for i in range(int(lo), int(hi) + 1)}
-    check(len(set(hosts)) == len(hosts) and set(hosts) == declared,
+    runs = [h for i, h in enumerate(hosts) if i == 0 or hosts[i - 1] != h]
+    check(len(set(runs)) == len(runs) and set(hosts) == declared and
+          (shared or len(runs) == len(hosts)),
           "%s: hosts and platform.xml's hosts differ" % d)
     nodes = []
     for i in range(len(hosts)):
@@ -164,6 +167,63 @@ def subsets(tmp):
         check(got == want, "%s: nodes %s" % (args, got[:3]))
 
 
+def gpu_procs(tmp):
+    """--gpu-procs K: seed 003's MPI_G ranks on each GPU node, side by
+    side on its host (of K cores in platform.xml), each with cores / K
+    cores, the first driving its share of a GPU that S = K / G ranks
+    time-slice (G the node's GPUs): the GPU's speed at the rank's own
+    load over S, C' fitting up to a S-th of the GPU's blocks, and beyond
+    that a S-th of its streamed speed."""
+    for args, k, per_gpu, cores in (
+            (["cluster-a", "--gpu-nodes", "2", "--cpu-nodes", "2"], 4, 4, 8),
+            (["oakley", "--gpus", "2", "--gpu-nodes", "1", "--cpu-nodes",
+              "1"], 6, 3, 12)):
+        base = os.path.join(tmp, "-".join(args))
+        d = base + "-procs%d" % k
+        r = generate(args[0], base, *args[1:])
+        check(r.returncode == 0, "%s: %s" % (args, r.stderr.strip()))
+        r = generate(args[0], d, *args[1:], "--gpu-procs", str(k))
+        check(r.returncode == 0, "%s --gpu-procs %d: %s" % (
+            args, k, r.stderr.strip()))
+        whole = nodes_of(base)
+        g = int(args[args.index("--gpu-nodes") + 1])
+        c = int(args[args.index("--cpu-nodes") + 1])
+        nodes = nodes_of(d, shared=True)
+        with open(os.path.join(d, "hosts"), encoding="utf-8") as f:
+            hosts = f.read().split()
+        with open(os.path.join(d, "platform.xml"), encoding="utf-8") as f:
+            check(' core="%d"' % k in f.read(),
+                  "%s --gpu-procs %d: hosts not of %d cores" % (args, k, k))
+        check(len(nodes) == g * k + c and
+              [hosts[i * k] for i in range(g)] * k ==
+              [hosts[i * k + j] for j in range(k) for i in range(g)],
+              "%s --gpu-procs %d: %d ranks on %s" % (args, k, len(nodes),
+                                                     hosts))
+        for i, n in enumerate(nodes):
+            gpu_rank = i < g * k
+            got = shape(n)
+            want = ((cores // k, 1, [["core0", "gpu0"]] + [
+                ["core%d" % j] for j in range(1, cores // k)])
+                    if gpu_rank else (cores, 0, whole[-1]["groups"]))
+            check(got == want, "%s --gpu-procs %d rank %d: %s" % (
+                args, k, i, got))
+            if not gpu_rank:
+                continue
+            share = n["devices"][1]["speed"]
+            full = [x for x in whole[0]["devices"]
+                    if x["name"] == "gpu%d" % ((i % k) * (k // per_gpu) // k)]
+            whole_gpu = full[0]["speed"] if len(full) == 1 else [[1, 1]] * 3
+            fits = whole_gpu[-2][0] // per_gpu
+            ramp = dict((x, t) for x, t in whole_gpu[:-2])
+            check(len(full) == 1 and share[-2][0] == fits and
+                  all(x in ramp and abs(t * per_gpu / ramp[x] - 1) < 1e-4
+                      for x, t in share[:-2]) and
+                  len(share) - 2 == sum(x < fits for x in ramp) and
+                  abs(share[-1][1] * per_gpu / whole_gpu[-1][1] - 1) < 1e-4,
+                  "%s --gpu-procs %d rank %d: GPU share %s" % (
+                      args, k, i, share))
+
+
 def keeneland(tmp):
     # Two six-core X5660 at 2.8 GHz (4 flops a cycle) and three M2070.
     peak = 12 * 2.8 * 4 + 3 * 515
@@ -202,6 +262,10 @@ def refused(tmp):
     for args, says in ((["cluster-a", "--gpu-nodes", "9"], "--gpu-nodes"),
                        (["oakley", "--cpu-nodes", "-1"], "--cpu-nodes"),
                        (["oakley", "--gpus", "3"], "--gpus"),
+                       (["cluster-a", "--gpu-procs", "3"], "--gpu-procs"),
+                       (["oakley", "--gpus", "2", "--gpu-procs", "3"],
+                        "--gpu-procs"),
+                       (["oakley", "--gpu-procs", "0"], "--gpu-procs"),
                        (["cluster-a", "--gpu-nodes", "0", "--cpu-nodes", "0"],
                         "no nodes"),
                        (["keeneland", "0"], "1 to 120"),
@@ -254,6 +318,7 @@ def main():
         seed003(tmp, "oakley", ["--gpus", "2"], 127.68, 2,
                 (18428, 16670, 27110, 50.8))
         subsets(tmp)
+        gpu_procs(tmp)
         keeneland(tmp)
         refused(tmp)
         if INFO:

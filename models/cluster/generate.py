@@ -7,9 +7,10 @@ where every number comes from):
   generate.py scale N DIR [--block B]
                              N heterogeneous nodes (deterministic, seed 1)
   generate.py cluster-a DIR [--gpu-nodes G] [--cpu-nodes C] [--block B]
+                         [--gpu-procs K]
                              Shi et al.'s Cluster A: 8 GPU + 32 CPU nodes
   generate.py oakley DIR [--gpus 1|2] [--gpu-nodes G] [--cpu-nodes C]
-                     [--block B]
+                     [--block B] [--gpu-procs K]
                              Shi et al.'s Oakley: 32 GPU + 128 CPU nodes,
                              one or two GPUs a GPU node (1G, 2G-Config)
   generate.py keeneland K DIR [--gpus 0..3] [--block B]
@@ -19,7 +20,10 @@ where every number comes from):
 DIR receives platform.xml (SimGrid), hosts (smpirun's hostfile, rank i on
 line i) and node<i>.json (rank i's libmlsba platform: simulated devices,
 speeds in 128 x 128 blocks of C updated per second; every preset's
---block B: in B x B blocks, for runs with that block size)."""
+--block B: in B x B blocks, for runs with that block size). The seed 003
+presets' --gpu-procs K: each GPU node run as K ranks (seed 003's MPI_G
+processes, for --algo process-scaling), each with cores / K of its cores
+and its share of a GPU."""
 import argparse
 import os
 import random
@@ -79,19 +83,33 @@ def in_blocks(profile, block):
     return [[x * r * r, s * r ** 3] for x, s in profile]
 
 
-def node_json(name, cores, core_gflops, gpus, driven=False, block=128):
+def gpu_share(spec, k):
+    """One of k processes that share a GPU by time slices (seed 003's
+    processes on a Fermi: one context's kernels at a time): each kernel
+    runs on the process's own load x at the GPU's speed for x, a k-th of
+    the time; C' fits while the k loads do (x up to fits / k), and beyond
+    that every process streams at a k-th of the streamed speed."""
+    gflops, half, fits, streamed = spec
+    prof = gpu_profile(gflops, half, fits // k, streamed)
+    return [[x, s / k] for x, s in prof if x < fits // k] + [
+        [x, s / k] for x, s in prof[-2:]]
+
+
+def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
+              share=1):
     """driven: every GPU in a group behind a core that drives it and
     computes its own columns beside it, as libmlsba runs an accelerator
     (the group's first device drives it); otherwise each GPU is alone and
     its driving core, which computes nothing, is no device. block: the
-    blocks the speeds count (in_blocks)."""
+    blocks the speeds count (in_blocks). share: the processes that share
+    each GPU (gpu_share)."""
     devs, groups = [], []
     core_dev = [{"name": "core%d" % c, "type": "sim", "kind": "core",
                  "speed": core_profile(core_gflops)} for c in range(cores)]
     for g, model in enumerate(gpus):
         _, spec, kind = gpu_spec(model)
         gpu = {"name": "gpu%d" % g, "type": "sim",
-               "speed": gpu_profile(*spec)}
+               "speed": gpu_share(spec, share)}
         if kind:
             gpu["kind"] = kind
         if driven:
@@ -139,32 +157,40 @@ def xml(clusters, backbone_gbps, lat="2us"):
     return "\n".join(out) + "\n"
 
 
-def xml_fabric(count, gbps, prefix="node-", lat="3us"):
+def xml_fabric(count, gbps, prefix="node-", lat="3us", cores=1):
     """count hosts node-1..node-count on one non-blocking switch: a
     message shares only its two nodes' links (up at the sender, down at
     the receiver). A FATPIPE backbone faster than the node links would
     never limit a message, but would join every message of a step into
     one bandwidth-sharing system, which SimGrid re-solves whole at every
-    message's end: at 1000 nodes that doubled the simulation's time."""
+    message's end: at 1000 nodes that doubled the simulation's time.
+    cores > 1: hosts of that many cores, for hosts of several ranks (each
+    rank's compute charged on a core of its own), whose messages to each
+    other take the host's memory (loopback: 40 Gbps, 1 us) instead of its
+    link."""
+    multi = ('' if cores == 1 else
+             ' core="%d" loopback_bw="40Gbps" loopback_lat="1us"' % cores)
     return "\n".join([
         "<?xml version='1.0'?>",
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
         '<platform version="4.1">',
         '  <cluster id="fabric" prefix="%s" suffix="" radical="1-%d"'
-        ' speed="10Gf" bw="%gGbps" lat="%s"/>' % (prefix, count, gbps, lat),
+        ' speed="10Gf" bw="%gGbps" lat="%s"%s/>'
+        % (prefix, count, gbps, lat, multi),
         '</platform>']) + "\n"
 
 
 def write(dirname, nodes, platform_xml, driven=False, block=128):
-    """nodes: (host, name, cores, core_gflops, gpus) in rank order."""
+    """nodes: (host, name, cores, core_gflops, gpus[, share]) in rank
+    order (share: node_json's)."""
     os.makedirs(dirname, exist_ok=True)
     with open(os.path.join(dirname, "platform.xml"), "w") as f:
         f.write(platform_xml)
     with open(os.path.join(dirname, "hosts"), "w") as f:
         f.write("".join(n[0] + "\n" for n in nodes))
-    for r, (host, name, cores, gf, gpus) in enumerate(nodes):
+    for r, (host, name, cores, gf, gpus, *share) in enumerate(nodes):
         with open(os.path.join(dirname, "node%d.json" % r), "w") as f:
-            f.write(node_json(name, cores, gf, gpus, driven, block))
+            f.write(node_json(name, cores, gf, gpus, driven, block, *share))
 
 
 def grenoble(dirname, block=128):
@@ -241,33 +267,47 @@ QDR_GBPS = 32  # InfiniBand QDR, 40 Gbit/s signalling: 32 of data
 
 
 def seed003(dirname, prefix, gpu_nodes, cpu_nodes, cores, core, cpu, gpus,
-            block=128):
+            block=128, procs=1):
     """GPU nodes first (ranks 0..G-1, as Algorithm 1 places the GPU
-    processes first), then the CPU nodes; one rank per node."""
+    processes first), then the CPU nodes; one rank per node, or procs a
+    GPU node: its MPI_G processes (seed 003's eqs. 1-2), ranks side by
+    side, process j with cores / procs cores and GPU j gpus / procs (its
+    share, time-sliced with the others on that GPU)."""
     nodes = []
     for i in range(gpu_nodes + cpu_nodes):
         host = "%s%d" % (prefix, i + 1)
         g = gpus if i < gpu_nodes else []
         desc = "%s node, %d %s cores" % ("GPU" if g else "CPU", cores, cpu)
         desc += "".join(" + " + m[0] for m in g)
-        nodes.append((host, "%s: %s" % (host, desc), cores, core, g))
-    write(dirname, nodes, xml_fabric(len(nodes), QDR_GBPS, prefix, "2us"),
+        if not g or procs == 1:
+            nodes.append((host, "%s: %s" % (host, desc), cores, core, g))
+            continue
+        for j in range(procs):
+            mine = [g[j * len(g) // procs]]
+            nodes.append((host, "%s: %s, process %d of %d (%d cores, 1/%d "
+                          "of a GPU)" % (host, desc, j + 1, procs,
+                                         cores // procs,
+                                         procs // len(g)),
+                          cores // procs, core, mine, procs // len(g)))
+    write(dirname, nodes, xml_fabric(gpu_nodes + cpu_nodes, QDR_GBPS, prefix,
+                                     "2us", procs),
           driven=True, block=block)
 
 
-def cluster_a(dirname, gpu_nodes=8, cpu_nodes=32, block=128):
+def cluster_a(dirname, gpu_nodes=8, cpu_nodes=32, block=128, procs=1):
     """Table I: two quad-core Xeon E5630 a node, a Tesla C2050 on each
     GPU node; Table IV: 8 GPU + 32 CPU nodes."""
     seed003(dirname, "clustera-", gpu_nodes, cpu_nodes, 8, E5630,
-            "Xeon E5630", [C2050], block)
+            "Xeon E5630", [C2050], block, procs)
 
 
-def oakley(dirname, gpus=1, gpu_nodes=32, cpu_nodes=128, block=128):
+def oakley(dirname, gpus=1, gpu_nodes=32, cpu_nodes=128, block=128,
+           procs=1):
     """Table I: two six-core Xeon X5650 a node, one Tesla M2070 on each
     GPU node (1G-Config) or two (2G-Config); Table IV: 32 GPU + 128 CPU
     nodes."""
     seed003(dirname, "oakley-", gpu_nodes, cpu_nodes, 12, X5650,
-            "Xeon X5650", [M2070] * gpus, block)
+            "Xeon X5650", [M2070] * gpus, block, procs)
 
 
 def keeneland(k, dirname, gpus=3, block=128):
@@ -308,6 +348,10 @@ def parse(argv):
         if name == "oakley":
             p.add_argument("--gpus", type=int, default=1, choices=(1, 2),
                            help="GPUs a GPU node (default 1)")
+        p.add_argument("--gpu-procs", type=int, default=1,
+                       help="ranks a GPU node runs (seed 003's MPI_G; "
+                       "default 1): a divisor of its cores and a multiple "
+                       "of its GPUs")
         blocked.append(p)
     p = sub.add_parser("keeneland")
     p.add_argument("k", type=int, help="nodes, 1 to 120")
@@ -329,6 +373,12 @@ def parse(argv):
         if not 0 <= a.cpu_nodes <= a.cmax:
             ap.error("%s: --cpu-nodes must be 0 to %d, not %d"
                      % (a.preset, a.cmax, a.cpu_nodes))
+        cores, gpus = (8, 1) if a.preset == "cluster-a" else (12, a.gpus)
+        if (a.gpu_procs < 1 or cores % a.gpu_procs
+                or (a.gpu_procs > 1 and a.gpu_procs % gpus)):
+            ap.error("%s: --gpu-procs must divide the %d cores of a node "
+                     "and be a multiple of its %d GPUs, not %d"
+                     % (a.preset, cores, gpus, a.gpu_procs))
         if a.gpu_nodes + a.cpu_nodes == 0:
             ap.error("%s: no nodes (--gpu-nodes and --cpu-nodes both 0)"
                      % a.preset)
@@ -348,9 +398,10 @@ def main(argv):
     elif a.preset == "scale":
         scale(a.n, a.dir, a.block)
     elif a.preset == "cluster-a":
-        cluster_a(a.dir, a.gpu_nodes, a.cpu_nodes, a.block)
+        cluster_a(a.dir, a.gpu_nodes, a.cpu_nodes, a.block, a.gpu_procs)
     elif a.preset == "oakley":
-        oakley(a.dir, a.gpus, a.gpu_nodes, a.cpu_nodes, a.block)
+        oakley(a.dir, a.gpus, a.gpu_nodes, a.cpu_nodes, a.block,
+               a.gpu_procs)
     else:
         keeneland(a.k, a.dir, a.gpus, a.block)
 
