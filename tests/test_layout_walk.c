@@ -123,10 +123,10 @@ static int even_groups(const size_t *own, int64_t len, size_t k,
 
 /* Equal speeds: Kalinov and Lastovetsky's layout is block-cyclic in the
  * counts, each aligned group of block columns (rows) from the bottom
- * right holding every node column (node) once, and balanced to a block;
- * within a group the order turns (0 1 1 0 0 1 ... on two) so that the
- * block a trailing matrix has over passes between the nodes rather than
- * staying with one. */
+ * right holding every node column (node) its share, and balanced to a
+ * block; within a group the block columns' order turns (0 1 1 0 0 1 ...
+ * on two) so that the block a trailing matrix has over passes between
+ * the nodes rather than staying with one. */
 START_TEST(equal_speeds_are_block_cyclic) {
   for (size_t q = 1; q <= 10; q++) {
     mlsba_model_t *md[MAXQ];

@@ -19,7 +19,9 @@
  * them (0 1 1 0 0 1 1 0 ... from the end for two), where "the first"
  * gave it to the same node at every other size, which then ran the most
  * updates of all (2 equal ranks, LU at N = 8192: 5% more, its partner
- * waiting 0.17-0.61 s a run; lu32i).
+ * waiting 0.17-0.61 s a run; lu32i). Block columns only: a node column's
+ * rows keep "the first" (turned rows hung a Cholesky of 16 simulated
+ * ranks in messages of 256 bytes: branch lay32-rows, to be found).
  *
  * Forward walk (E falls by one): the counts of the whole matrix first
  * (the fractions at t = 0 apportioned, within the caps), then at each
@@ -187,7 +189,7 @@ int mlsba__walk_reverse_rows(mlsba__walk_t *w, size_t c) {
     left -= w->bcol_column[j] == c;
   for (size_t i = 0; i < w->q; i++) {
     w->count[i] = 0;
-    w->load[i] = 0;
+    w->load[i] = 0; /* rows: no turn, every tie to the first */
   }
   for (int64_t t = w->brows - 1; t >= 0; t--) {
     int64_t cost = row_cost(w, c, left);
@@ -201,7 +203,6 @@ int mlsba__walk_reverse_rows(mlsba__walk_t *w, size_t c) {
       return no_room("row", (long long)t, c);
     w->row_owner[c * (size_t)w->brows + (size_t)t] = pick;
     w->count[pick]++;
-    w->load[pick] += updates(w, 1, t);
     w->used[pick] += cost;
     if (t < w->bcols && w->bcol_column[t] == c)
       left--;

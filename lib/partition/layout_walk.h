@@ -21,12 +21,12 @@ typedef struct mlsba__walk {
    * node column c, g[t q + i] of its column's height for node i. */
   const double *f, *g;
   /* Results and state of one walk. */
-  size_t *bcol_column;  /* bcols */
-  size_t *row_owner;    /* ncols x brows */
-  int64_t *count;       /* q: blocks of the dimension walked, held */
-  int64_t *used;        /* q: blocks owned, for the caps */
-  int64_t *width;       /* ncols: block columns of each node column */
-  int64_t *tri;         /* ncols: their lower-triangle blocks */
+  size_t *bcol_column; /* bcols */
+  size_t *row_owner;   /* ncols x brows */
+  int64_t *count;      /* q: blocks of the dimension walked, held */
+  int64_t *used;       /* q: blocks owned, for the caps */
+  int64_t *width;      /* ncols: block columns of each node column */
+  int64_t *tri;        /* ncols: their lower-triangle blocks */
   /* q: the updates the blocks of the dimension walked already held take
    * (block columns' or, in a row walk, block rows'), which orders exact
    * ties of the reverse walk (layout_steer.c). */
