@@ -136,8 +136,7 @@ static int balance(mlsba_mpi_multiplier_t *M, int fresh) {
   C->fresh = fresh; /* times that drifted: nothing saved before holds */
   double t0 = MPI_Wtime();
   mlsba_mpi_result_free(&M->bal);
-  mlsba__mpi_operands_forget(&M->ops);    /* the layout is about to change */
-  mlsba__mpi_operands_lend_c(C, &M->ops); /* its timed runs' C' */
+  mlsba__mpi_operands_forget(&M->ops); /* the layout is about to change */
   drop_dist_layout(M);
   mlsba__mpi_product_keep_free(M->keep);
   M->keep = NULL;
@@ -194,7 +193,6 @@ void mlsba_mpi_multiplier_destroy(mlsba_mpi_multiplier_t *M) {
   free(C->names);
   free(C->names_at);
   mlsba__mpi_node_close(C->node);
-  mlsba__mpi_mult_scratch_free(C);
   for (int w = 0; w < 3; w++)
     mlsba_mpi_matrix_destroy(M->lib[w]);
   drop_dist_layout(M);

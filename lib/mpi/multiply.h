@@ -99,13 +99,7 @@ typedef struct mlsba__mpi_mult {
   /* INPA's timed runs on real devices: their scratch operands (A_(b),
    * B_(b), C'), kept from one run to the next and grown as a run needs
    * (multiply_balance.c), so that each page is touched once a balancing
-   * rather than once a run. A_(b) and B_(b) are freed when the balancing
-   * ends; C', where the last run is the one chosen, is kept for the next
-   * product's C' (operands.c takes it), and a rebalancing's runs take the
-   * products' C' as theirs (multiplier.c): one buffer of C' a rank,
-   * touched once, where fresh memory costs (a first touch of huge pages
-   * on the 2-core VM: 0.4 to 90 ms a MB, by how long ago the memory was
-   * freed) more than the memset. */
+   * rather than once a run; freed when the balancing ends. */
   void *scratch[3];
   size_t scratch_bytes[3];
   /* This rank's node ran a step before its first timed run (its first
@@ -160,10 +154,8 @@ int mlsba__mpi_mult_run_rect(mlsba__mpi_mult_t *C, double *t);
  * takes the whole rectangle without a run, any other balances its devices (its
  * routine's runs, from the models it saved). */
 int mlsba__mpi_mult_place_rect(mlsba__mpi_mult_t *C);
-/* The timed runs' kept scratch operands freed (mlsba__mpi_mult_t); _panels:
- * A_(b) and B_(b) alone, C' kept. */
+/* The timed runs' kept scratch operands freed (mlsba__mpi_mult_t). */
 void mlsba__mpi_mult_scratch_free(mlsba__mpi_mult_t *C);
-void mlsba__mpi_mult_scratch_free_panels(mlsba__mpi_mult_t *C);
 
 /* ---- multiply_saved.c --------------------------------------------------- */
 
@@ -279,12 +271,6 @@ int mlsba__mpi_operands_hand_back(mlsba__mpi_mult_t *C,
                                   mlsba__mpi_operands_t *ops,
                                   mlsba_mpi_result_t *r,
                                   mlsba_mpi_split_t *split);
-/* Local: the runs' C' buffer handed, zeroed, to a balancing's timed runs
- * as their scratch C' (C->scratch), which the next run takes back
- * (mlsba__mpi_operands_make); nothing where there is none, or the
- * balancing has one. */
-void mlsba__mpi_operands_lend_c(mlsba__mpi_mult_t *C,
-                                mlsba__mpi_operands_t *ops);
 /* Releases the buffers kept (the multiplier's end). */
 void mlsba__mpi_operands_free(mlsba__mpi_operands_t *ops);
 /* The operands kept are no longer in the layout (a new balancing). */

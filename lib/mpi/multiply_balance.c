@@ -89,20 +89,12 @@ static int check_memory_up_front(mlsba__mpi_mult_t *C) {
       "the product at the even distribution");
 }
 
-static void scratch_drop(mlsba__mpi_mult_t *C, int i) {
-  free(C->scratch[i]);
-  C->scratch[i] = NULL;
-  C->scratch_bytes[i] = 0;
-}
-
 void mlsba__mpi_mult_scratch_free(mlsba__mpi_mult_t *C) {
-  for (int i = 0; i < 3; i++)
-    scratch_drop(C, i);
-}
-
-void mlsba__mpi_mult_scratch_free_panels(mlsba__mpi_mult_t *C) {
-  scratch_drop(C, 0);
-  scratch_drop(C, 1);
+  for (int i = 0; i < 3; i++) {
+    free(C->scratch[i]);
+    C->scratch[i] = NULL;
+    C->scratch_bytes[i] = 0;
+  }
 }
 
 /* The timed runs' scratch operand i of bytes: the one kept when it is
@@ -488,21 +480,13 @@ static int inpa(mlsba__mpi_mult_t *C, mlsba_mpi_result_t *r) {
       sendbuf);
   /* The nodes balanced for that run again, without its timed steps: the
    * time it took is known, and a node of one core has nothing to
-   * balance (no run at all). Where the last run is the one chosen, its
-   * scratch C' (faulted in, zeros) is kept for the first product's C'
-   * (mlsba__mpi_operands_make), which then touches no fresh memory for
-   * it. */
-  mlsba__mpi_mult_scratch_free_panels(C);
-  if (pick[0] != pick[1]) {
-    mlsba__mpi_mult_scratch_free(C);
+   * balance (no run at all). */
+  mlsba__mpi_mult_scratch_free(C);
+  if (pick[0] != pick[1])
     err = mlsba__mpi_mult_place_rect(C);
-  }
   err = mlsba__mpi_agree(C->comm, err);
 done:
-  if (err)
-    mlsba__mpi_mult_scratch_free(C);
-  else
-    mlsba__mpi_mult_scratch_free_panels(C);
+  mlsba__mpi_mult_scratch_free(C);
   free(times);
   free(sendbuf);
   return err;

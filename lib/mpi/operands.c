@@ -167,37 +167,6 @@ static unsigned unchanged(mlsba__mpi_mult_t *C, const mlsba__mpi_source_t *src,
   return (all[0] ? 1u : 0u) | (all[1] ? 2u : 0u);
 }
 
-/* The balancing's last timed run's C' (multiply_balance.c: faulted in,
- * zeros) as C''s buffer, where the buffer kept has no room for this
- * run's C' and it has; whatever the balancing kept is released either
- * way. On the 2-core VM a fresh buffer's first touch cost 0.4 to 90 ms a
- * MB (busy; by how long ago the host had the memory back), against a
- * pass over memory already in. */
-static void take_balancing_c(mlsba__mpi_mult_t *C, mlsba__mpi_operands_t *ops,
-                             size_t nc, size_t es) {
-  if (C->scratch[2] != NULL && (ops->buf[2] == NULL || ops->cap[2] < nc) &&
-      C->scratch_bytes[2] >= nc * es && nc > 0) {
-    free(ops->buf[2]);
-    ops->buf[2] = C->scratch[2];
-    ops->cap[2] = C->scratch_bytes[2] / es;
-    C->scratch[2] = NULL;
-    C->scratch_bytes[2] = 0;
-  }
-  mlsba__mpi_mult_scratch_free(C);
-}
-
-void mlsba__mpi_operands_lend_c(mlsba__mpi_mult_t *C,
-                                mlsba__mpi_operands_t *ops) {
-  size_t es = mlsba__mpi_elem(C->o->precision);
-  if (ops->buf[2] == NULL || C->scratch[2] != NULL)
-    return;
-  memset(ops->buf[2], 0, ops->cap[2] * es);
-  C->scratch[2] = ops->buf[2];
-  C->scratch_bytes[2] = ops->cap[2] * es;
-  ops->buf[2] = NULL;
-  ops->cap[2] = 0;
-}
-
 int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
                              const mlsba__mpi_layout_t *lay,
                              mlsba_mpi_matrix_t *const lib[3],
@@ -217,7 +186,6 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
          nc = (size_t)(p->rows * p->cols);
   if (src->dist)
     borrowable(C, lib, src, ops->borrowed);
-  take_balancing_c(C, ops, ops->borrowed[2] ? 0 : nc, es);
   const void *given[3] = {src->a, src->b, src->c};
   size_t n[3] = {na, nb, nc};
   void **at[3] = {&ops->a, &ops->b, &ops->c};
