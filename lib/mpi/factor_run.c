@@ -17,9 +17,7 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   memset(f, 0, sizeof *f);
   f->col = MPI_COMM_NULL;
   f->t0 = f->mark = mlsba__mpi_dfac_clock();
-  const char *v = getenv("MLSBA_VERBOSE");
-  f->verbose =
-      v && *v && strcmp(v, "0") != 0 ? (strcmp(v, "2") == 0 ? 2 : 1) : 0;
+  f->verbose = mlsba__mpi_verbose();
   /* The tests' knob; the ranks agree on it below. */
   const char *pb = getenv("MLSBA_MPI_PIECE_BYTES");
   long long piece = pb && *pb ? atoll(pb) : 0;

@@ -54,12 +54,6 @@ struct mlsba_mpi_multiplier {
   double moves_seen;
 };
 
-/* MLSBA_VERBOSE set and not 0: rank 0 prints the multiplier's decisions. */
-static int verbose(void) {
-  const char *v = getenv("MLSBA_VERBOSE");
-  return v && *v && strcmp(v, "0") != 0;
-}
-
 /* The runs whose rank times are judged together: the median of three
  * is a time that one noisy product (two ranks sharing a core, a
  * neighbour's build) does not move. */
@@ -427,7 +421,7 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
   if (judged && hi > balanced)
     M->lost += hi - balanced;
   double cost = M->inpa_cost > 0 ? M->inpa_cost : 4 * hi;
-  if (verbose() && M->C.rank == 0)
+  if (mlsba__mpi_verbose() && M->C.rank == 0)
     fprintf(stderr,
             "mlsba multiplier: run %u since balancing: rank times "
             "%.4f-%.4f s (imbalance %.3f), medians %.4f-%.4f s (imbalance "
@@ -436,7 +430,7 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
             M->runs, now_lo, now_hi,
             now_hi > 0 ? (now_hi - now_lo) / now_hi : 0, lo, hi, imbalance, tol,
             balanced, M->lost, cost);
-  for (int i = 0; verbose() && M->C.rank == 0 && i < q; i++)
+  for (int i = 0; mlsba__mpi_verbose() && M->C.rank == 0 && i < q; i++)
     fprintf(stderr,
             "mlsba multiplier:   rank %d: %lld blocks (%lld x %lld), "
             "compute %.4f s, in MPI %.4f s\n",
@@ -729,7 +723,7 @@ static int snap(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src) {
   if (C->rank == 0 && snap_cells(M, src->desc[2], cells) &&
       memcmp(cells, M->cells, (size_t)q * 4 * sizeof *cells) != 0) {
     take = snap_pays(M, cells, &imb, &snap_s, &bal_s);
-    if (verbose())
+    if (mlsba__mpi_verbose())
       fprintf(stderr,
               "mlsba multiplier: the caller's split predicted %.4f s "
               "(imbalance %.3f) against the balanced %.4f s and %.4f s of "
@@ -838,7 +832,7 @@ done:
   mlsba__mpi_check_free(check);
   r->wall_s = MPI_Wtime() - t0;
   share_times(C->comm, r);
-  if (!err && verbose() && C->rank == 0) {
+  if (!err && mlsba__mpi_verbose() && C->rank == 0) {
     const mlsba_mpi_split_t *x = &r->split;
     fprintf(stderr,
             "mlsba multiplier: the call took %.4f s: balancing %.4f, moves "

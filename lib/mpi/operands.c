@@ -52,8 +52,7 @@ static const char *const matrix_in[3] = {"A in", "B in", "C in"};
  * redistributions moved (what moves in a run, rank by rank). */
 static void say_moved(const mlsba__mpi_mult_t *C, const char *what,
                       const mlsba__mpi_scratch_t *s, size_t es, double secs) {
-  const char *v = getenv("MLSBA_VERBOSE");
-  if (!v || !*v || strcmp(v, "0") == 0)
+  if (!mlsba__mpi_verbose())
     return;
   double mb = (double)es / 1e6;
   fprintf(stderr,
