@@ -57,15 +57,15 @@ typedef struct {
 #define CHOICE_INIT                                                            \
   { SIZE_MAX, SIZE_MAX, INFINITY, -INFINITY, INFINITY }
 
-/* The updates block t of the dimension walked takes: those of the steps
- * before it, each over the trailing blocks of its row or column there
- * (LU: the whole trailing extent; Cholesky: the lower triangle's). */
-static double updates(const mlsba__walk_t *w, int rows, int64_t t) {
-  double T = (double)t, other = (double)(rows ? w->bcols : w->brows);
+/* The updates block column t takes: those of the steps before it, each
+ * over its trailing blocks there (LU: the whole trailing height;
+ * Cholesky: the lower triangle's). */
+static double updates(const mlsba__walk_t *w, int64_t t) {
+  double T = (double)t, B = (double)w->brows;
   if (w->lower)
-    return rows ? T * (T + 1) / 2 : (other > T ? T * (other - T) : 0);
-  double S = T < other ? T : other; /* the steps before t */
-  return S * (2 * other - S + 1) / 2;
+    return B > T ? T * (B - T) : 0;
+  double S = T < B ? T : B; /* the steps before t */
+  return S * (2 * B - S + 1) / 2;
 }
 
 /* Reverse: k holding n before step t. */
@@ -79,8 +79,8 @@ static void below(const mlsba__walk_t *w, choice_t *ch, int rows, size_t k,
   }
   if (deficit <= TIE)
     return;
-  double due = ((double)n + 1) / x; /* x > 0 where deficit > 0 */
-  double load = w->load[k] / x;
+  double due = ((double)n + 1) / x;        /* x > 0 where deficit > 0 */
+  double load = rows ? 0 : w->load[k] / x; /* rows: ties to the first */
   if (due < ch->key * (1 - TIE) ||
       (due <= ch->key * (1 + TIE) && load < ch->load * (1 - TIE))) {
     ch->key = due;
@@ -172,7 +172,7 @@ int mlsba__walk_reverse_columns(mlsba__walk_t *w) {
     w->bcol_column[t] = pick;
     w->width[pick]++;
     w->tri[pick] += rows_below;
-    w->load[pick] += updates(w, 0, t);
+    w->load[pick] += updates(w, t);
   }
   return 0;
 }
@@ -187,10 +187,8 @@ int mlsba__walk_reverse_rows(mlsba__walk_t *w, size_t c) {
   int64_t left = w->width[c];
   for (int64_t j = w->brows; j < w->bcols; j++)
     left -= w->bcol_column[j] == c;
-  for (size_t i = 0; i < w->q; i++) {
+  for (size_t i = 0; i < w->q; i++)
     w->count[i] = 0;
-    w->load[i] = 0; /* rows: no turn, every tie to the first */
-  }
   for (int64_t t = w->brows - 1; t >= 0; t--) {
     int64_t cost = row_cost(w, c, left);
     choice_t ch = CHOICE_INIT;

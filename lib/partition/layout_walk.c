@@ -213,10 +213,10 @@ static const mlsba__layout_kind_t kind_of[] = {
 /* One walk of the given kind, made into a layout. */
 static int run_walk(const setup_t *s, mlsba__walk_t *w,
                     mlsba__layout_walk_t how, mlsba__layout_t **out) {
-  for (size_t i = 0; i < s->q; i++)
+  for (size_t i = 0; i < s->q; i++) {
     w->count[i] = w->used[i] = w->width[i] = w->tri[i] = 0;
-  for (size_t i = 0; i < s->q; i++)
     w->load[i] = 0;
+  }
   w->frozen = how == MLSBA__WALK_FROZEN;
   int forward = how == MLSBA__WALK_FORWARD;
   int err =

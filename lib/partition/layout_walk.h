@@ -27,9 +27,8 @@ typedef struct mlsba__walk {
   int64_t *used;       /* q: blocks owned, for the caps */
   int64_t *width;      /* ncols: block columns of each node column */
   int64_t *tri;        /* ncols: their lower-triangle blocks */
-  /* q: the updates the blocks of the dimension walked already held take
-   * (block columns' or, in a row walk, block rows'), which orders exact
-   * ties of the reverse walk (layout_steer.c). */
+  /* ncols: the updates the block columns held so far take, which
+   * orders the reverse column walk's exact ties (layout_steer.c). */
   double *load;
   double *scratch;      /* q */
   int64_t *scratch_cap; /* q */
