@@ -249,6 +249,8 @@ typedef struct mlsba__mpi_deliver {
   size_t next;         /* the next panel's node column */
   size_t *parent;      /* 2 x node columns: each one's parent in the step's tree
                           of the row broadcast (Cholesky), and that tree's order */
+  unsigned char *cut;  /* node columns: whose chain (Cholesky) is cut at its
+                          wrap this step (factor_deliver.c's cut_rings) */
   int64_t *count;      /* 7 q: elements sent to and received from each rank,
                           offsets, cursors, each source's first and last
                           block row (first -2: not consecutive), and where

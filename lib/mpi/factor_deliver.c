@@ -102,6 +102,7 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
   d->index = malloc((d->most + 1) * sizeof *d->index);
   d->parent =
       malloc(2 * mlsba__layout_dims(f->layout)->columns * sizeof *d->parent);
+  d->cut = calloc(mlsba__layout_dims(f->layout)->columns, 1);
   /* Per rank: the message's kind (pending()); and (Cholesky) which
    * sources each forward waits for, q x q. */
   d->flags = calloc(2 * (size_t)q + (lower ? (size_t)q * (size_t)q : 0) + 1, 1);
@@ -134,7 +135,7 @@ int mlsba__mpi_deliver_open(const mlsba__mpi_dfac_t *f, int lower,
   }
   if (!d->reqs || !d->count || !d->types || !d->recv || !d->send ||
       !d->src_of || !d->index || !d->flags || !d->parent || !d->piece_of ||
-      !d->q_ready || !d->got || !d->pos)
+      !d->q_ready || !d->got || !d->pos || !d->cut)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for the panel's "
                                      "messages");
   return 0;
@@ -149,6 +150,7 @@ void mlsba__mpi_deliver_close(mlsba__mpi_deliver_t *d) {
   free(d->src_of);
   free(d->index);
   free(d->parent);
+  free(d->cut);
   free(d->flags);
   free(d->piece_of);
   free(d->q_ready);
@@ -194,12 +196,13 @@ static int needs(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
  * first child, straight from the holders), and the other ranks of the
  * node column that read b as a row of their block columns take it down
  * a chain from that owner, each from the rank above it (cyclically: the
- * top from the bottom), piece by piece. From the owner to each one
- * (a star), the owner's link sent its rows once for every other rank of
- * its node column, one after the other: on 64 simulated Keeneland nodes
- * (8 x 8, nb = 960) 7 x 265 MB a step at 4 GB/s, and the next panel's
- * node column took its rows of block columns the same way, from their
- * holder, before it could factor that panel. */
+ * top from the bottom; the top from the owner where the step cuts the
+ * node column's ring, cut_rings()), piece by piece. From the owner to
+ * each one (a star), the owner's link sent its rows once for every other
+ * rank of its node column, one after the other: on 64 simulated
+ * Keeneland nodes (8 x 8, nb = 960) 7 x 265 MB a step at 4 GB/s, and the
+ * next panel's node column took its rows of block columns the same way,
+ * from their holder, before it could factor that panel. */
 static size_t sender(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
                      int64_t b) {
   const mlsba__layout_t *l = d->f->layout;
@@ -209,7 +212,55 @@ static size_t sender(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
   if (owner == r)
     return mlsba__layout_row_owner(l, d->parent[cr], b);
   const size_t *rk = mlsba__layout_column_ranks(l, cr, &n);
+  if (d->pos[r] == 0 && d->cut[cr] && d->pos[owner] != n - 1)
+    return owner;
   return rk[(d->pos[r] + n - 1) % n];
+}
+
+/* Whether each node column's chains close a ring this step (d->cut).
+ * One message goes a step from each rank of a node column to the next
+ * below it (the bottom's to the top), carrying every chain's rows that
+ * pass that way, and a forward's piece goes only once all its rows have
+ * come. A chain from the owner at position o passes every link of the
+ * ring but the one into o, and forwards what it received on every link
+ * but the one out of o: the link from a to a + 1 waits for the link
+ * into a wherever some chain's owner is neither a nor a + 1. With
+ * owners at three or more positions (or two not next to each other)
+ * that holds on every link, and each message waited for the one before
+ * it round the ring: the ranks of the node column waited forever (16
+ * simulated ranks, 4 x 4, once the walks dealt a node column's rows
+ * 0 1 1 0 ...; homogeneous on 3 x 4). There the top takes each chain's
+ * rows from its owner instead of the bottom (the ring cut at its wrap:
+ * the bottom's message to the top carries only its own rows, and the
+ * links wait for each other only downwards); elsewhere the chains are
+ * as before. Every rank computes the same from the layout. */
+static void cut_rings(mlsba__mpi_deliver_t *d) {
+  const mlsba__layout_t *l = d->f->layout;
+  const mlsba__layout_dims_t *dims = mlsba__layout_dims(l);
+  for (size_t cr = 0; cr < dims->columns; cr++) {
+    size_t n, at[2], seen = 0;
+    (void)mlsba__layout_column_ranks(l, cr, &n);
+    d->cut[cr] = 0;
+    for (int64_t b = d->k + 1; cr != d->c && n > 2 && b < dims->brows &&
+                               b < dims->bcols && !d->cut[cr];
+         b++) {
+      if (mlsba__layout_bcol_column(l, b) != cr)
+        continue;
+      size_t o = d->pos[mlsba__layout_row_owner(l, cr, b)];
+      if (seen > 0 && o == at[0])
+        continue;
+      if (seen > 1 && o == at[1])
+        continue;
+      if (seen < 2)
+        at[seen++] = o;
+      else
+        d->cut[cr] = 1; /* a third position */
+    }
+    if (seen == 2) {
+      size_t gap = (at[1] + n - at[0]) % n;
+      d->cut[cr] |= gap != 1 && gap != n - 1;
+    }
+  }
 }
 
 /* The step's tree over the node columns (Cholesky's row broadcast), on
@@ -528,6 +579,8 @@ void mlsba__mpi_deliver_start(mlsba__mpi_deliver_t *d, int64_t k0, int64_t p,
   d->pc = d->pc < most ? d->pc : most;
   d->np = (int)((p + d->pc - 1) / d->pc);
   column_tree(d);
+  if (d->lower)
+    cut_rings(d);
   size_t me = (size_t)f->me, q = (size_t)d->q;
   int holder = d->c == f->mycol;
   int64_t own = count_messages(d), sent = 0, ldp = f->m - k0;
