@@ -20,8 +20,10 @@
  * gave it to the same node at every other size, which then ran the most
  * updates of all (2 equal ranks, LU at N = 8192: 5% more, its partner
  * waiting 0.17-0.61 s a run; lu32i). Block columns only: a node column's
- * rows keep "the first" (turned rows hung a Cholesky of 16 simulated
- * ranks in messages of 256 bytes: branch lay32-rows, to be found).
+ * rows keep "the first" (turned rows, branch lay32-rows, showed a hang
+ * in Cholesky's delivery, since cut; with it, they cost Cholesky 8-9%
+ * of its simulated GFLOPS on 16 and 64 Keeneland nodes, 4 x 4 and 8 x 8,
+ * and gained LU 0.1-0.3%: benchmarks/RESULTS.md, hang32).
  *
  * Forward walk (E falls by one): the counts of the whole matrix first
  * (the fractions at t = 0 apportioned, within the caps), then at each
