@@ -121,8 +121,11 @@ struct mlsba__factor_ops {
   const char *solve_load;
   /* Optional: after the last step, on units [c0, c1) of min(m, n) (LU:
    * the later panels' interchanges on the columns left of each panel),
-   * split evenly between the cores in use; its load. */
+   * split between the cores in use; its load. finish_rows (optional)
+   * weighs unit c: the rows its part touches (LU: those below its
+   * panel), and the cores take equal sums of it; NULL: equal units. */
   void (*finish)(const mlsba__factor_problem_t *P, int64_t c0, int64_t c1);
+  int64_t (*finish_rows)(const mlsba__factor_problem_t *P, int64_t c);
   const char *finish_load;
   /* Optional: room the kernels keep between steps, and its release. */
   void (*open)(mlsba__factor_problem_t *P);
@@ -210,6 +213,7 @@ void mlsba__lu_replay(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
                       int64_t c0, int64_t c1, int64_t top);
 void mlsba__lu_swap_left(const mlsba__factor_problem_t *P, int64_t c0,
                          int64_t c1);
+int64_t mlsba__lu_swap_left_rows(const mlsba__factor_problem_t *P, int64_t c);
 void mlsba__lu_open(mlsba__factor_problem_t *P);
 void mlsba__lu_close(mlsba__factor_problem_t *P);
 

@@ -304,13 +304,32 @@ void mlsba__lu_replay(const mlsba__factor_problem_t *P, int64_t j, int64_t jb,
   mlsba__lu_update(&solving, j, jb, c0 - (j + jb), c1 - (j + jb));
 }
 
+/* Rows [r0, r0 + h) of column c fetched into the cache, a line at a
+ * time. */
+static void fetch_column(const mlsba__factor_problem_t *P, int64_t c,
+                         int64_t r0, int64_t h) {
+  const char *x = at(P, r0, c);
+  size_t bytes = (size_t)h * mlsba__factor_esize(P);
+  for (size_t b = 0; b < bytes; b += 64)
+    __builtin_prefetch(x + b, 1, 3);
+}
+
 /* Rows [r0, m) of columns [col, col + w) rearranged so that row t takes
- * row perm[t - r0]: one gather per column through a scratch column. */
+ * row perm[t - r0]: one gather per column through a scratch column. The
+ * gather reads the column in the permutation's order, each line a miss
+ * waited for in turn where the column is not in the cache: the next
+ * column is fetched, line after line, while this one is gathered (the
+ * last interchanges of an LU at n = 2048 took 2.7-3.8 ms of its 0.1 s on
+ * two cores before). */
 static void permute_rows(const mlsba__factor_problem_t *P, int64_t col,
                          int64_t w, int64_t r0, const int64_t *perm,
                          void *scratch) {
   int64_t h = P->m - r0;
+  if (w > 0)
+    fetch_column(P, col, r0, h);
   for (int64_t c = col; c < col + w; c++) {
+    if (c + 1 < col + w)
+      fetch_column(P, c + 1, r0, h);
     if (P->prec == MLSBA_PRECISION_DOUBLE) {
       double *x = at(P, 0, c), *y = scratch;
       for (int64_t t = 0; t < h; t++)
@@ -337,6 +356,12 @@ static void compose_swaps(const mlsba__factor_problem_t *P, int64_t k1,
     perm[i - r0] = perm[r - r0];
     perm[r - r0] = keep;
   }
+}
+
+int64_t mlsba__lu_swap_left_rows(const mlsba__factor_problem_t *P, int64_t c) {
+  int64_t kmax = mlsba__factor_diag(P), j = c / P->nb * P->nb;
+  int64_t jb = kmax - j < P->nb ? kmax - j : P->nb;
+  return j + jb >= kmax ? 0 : P->m - (j + jb);
 }
 
 /* Each panel's columns take the interchanges of every later panel. Those

@@ -18,6 +18,7 @@ const mlsba__factor_ops_t mlsba__factor_getrf_ops = {
     .update = mlsba__lu_update,
     .replay = mlsba__lu_replay,
     .finish = mlsba__lu_swap_left,
+    .finish_rows = mlsba__lu_swap_left_rows,
     .finish_load = "getrf-swaps",
     .open = mlsba__lu_open,
     .close = mlsba__lu_close,
