@@ -386,10 +386,32 @@ static int counts_case(void) {
   return bad;
 }
 
+/* Whether a factorization description's local leading dimension breaks
+ * its rule: this rank's local rows (its blocks' lowest local row)
+ * rounded up to 16 elements, 16 more where that is a multiple of 256
+ * (columns a power of two apart share their cache sets). */
+static int ld_wrong(const mlsba_mpi_matrix_t *d) {
+  int64_t ld = 0, cols = 0, rows = 0;
+  mlsba_mpi_matrix_local(d, &ld, &cols);
+  for (size_t b = 0; b < mlsba_mpi_matrix_num_blocks(d); b++) {
+    mlsba_mpi_block_t k;
+    mlsba_mpi_matrix_block(d, b, &k);
+    rows = k.local_row + k.rows > rows ? k.local_row + k.rows : rows;
+  }
+  int64_t want = (rows > 1 ? rows : 1) + 15;
+  want -= want % 16;
+  want += want % 256 == 0 ? 16 : 0;
+  if (ld != want)
+    printf("WRONG ld on rank %d: %lld for %lld local rows, not %lld\n", rank,
+           (long long)ld, (long long)rows, (long long)want);
+  return ld != want;
+}
+
 /* The factorizations' default block (mlsba_mpi_factor_block): the sizes
  * it gives where its rule says, never falling as the matrix grows nor
  * rising with the ranks, and mlsba_mpi_factor_matrix() taking it for a
- * block of 0. */
+ * block of 0; the local arrays' padded leading dimension (ld_wrong), at
+ * 1024 rows a power of two on every grid. */
 static int block_case(void) {
   static const struct {
     int64_t m, n;
@@ -418,9 +440,16 @@ static int block_case(void) {
   mlsba_mpi_factor_layout_opts_t o = {.layout = MLSBA_MPI_LAYOUT_HOMOGENEOUS};
   mlsba_mpi_matrix_t *d = NULL;
   int64_t nb = 0, expect = mlsba_mpi_factor_block(2900, 2900, nranks);
-  if (mlsba_mpi_factor_matrix(MPI_COMM_WORLD, 2900, 2900, &o, &d) == 0)
+  if (mlsba_mpi_factor_matrix(MPI_COMM_WORLD, 2900, 2900, &o, &d) == 0) {
     mlsba_mpi_matrix_size(d, NULL, NULL, NULL, &nb);
+    bad |= ld_wrong(d);
+  }
   bad |= nb != expect;
+  mlsba_mpi_matrix_destroy(d);
+  d = NULL;
+  o.block = 128;
+  bad |= mlsba_mpi_factor_matrix(MPI_COMM_WORLD, 1024, 1024, &o, &d) != 0 ||
+         ld_wrong(d);
   mlsba_mpi_matrix_destroy(d);
   if (rank == 0 && !bad)
     printf("ok block: the default by size and ranks, %lld at 2900 on %d\n",

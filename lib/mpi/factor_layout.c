@@ -563,6 +563,28 @@ int64_t mlsba_mpi_factor_block(int64_t m, int64_t n, int ranks) {
   return 128;
 }
 
+/* The leading dimension of a rank's local array of lrows rows: lrows
+ * rounded up to LD_ALIGN elements, and LD_ALIGN more where that is a
+ * multiple of LD_CONFLICT elements. The update's GEMM writes C in tiles
+ * of a few columns ld apart; at ld = 8192 doubles (64 KiB, 2 ranks at
+ * N = 8192) every column of a tile, and of the B panel OpenBLAS packs
+ * from U's block row, falls into the same set of each cache level (the
+ * L1's 4 KiB, the L2's 64 KiB period). One core's DGEMM at the
+ * update's shapes (N = 8192, nb = 256, rank 0's half of every step's
+ * trailing columns, system OpenBLAS, both cores running it at once):
+ * 41.5-42.2 GFLOPS at ld 8192, 43.5-45.9 at 8208 and 44.5-46.0 at 8224
+ * (lu32j, benchmarks/RESULTS.md; cells35f saw 5-8% on one core). The
+ * 16 elements cost 64 or 128 bytes a column. The application asks
+ * mlsba_mpi_matrix_local() for ld, as it always had to. */
+enum { LD_ALIGN = 16, LD_CONFLICT = 256 };
+
+static int64_t padded_ld(int64_t lrows) {
+  int64_t ld = (lrows + LD_ALIGN - 1) / LD_ALIGN * LD_ALIGN;
+  if (ld % LD_CONFLICT == 0)
+    ld += LD_ALIGN;
+  return ld;
+}
+
 int mlsba_mpi_factor_matrix(MPI_Comm comm, int64_t m, int64_t n,
                             const mlsba_mpi_factor_layout_opts_t *opts,
                             mlsba_mpi_matrix_t **out) {
@@ -606,7 +628,7 @@ int mlsba_mpi_factor_matrix(MPI_Comm comm, int64_t m, int64_t n,
   int64_t lrows = 0, lcols = 0;
   mlsba__layout_local_size(layout, (size_t)rank, &lrows, &lcols);
   err = mlsba_mpi_matrix_create(comm, m, n, nb, nb, layout_owner, layout,
-                                lrows > 1 ? lrows : 1, out);
+                                padded_ld(lrows > 1 ? lrows : 1), out);
   if (!err)
     (*out)->free_user = free_layout;
   else

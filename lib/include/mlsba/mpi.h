@@ -976,7 +976,10 @@ MLSBA_EXTERN int64_t mlsba_mpi_factor_block(int64_t m, int64_t n, int ranks);
 
 /** \brief The factorizations' layout of an m x n matrix over comm's ranks:
  *  a description (block size nb x nb) whose blocks each rank fills in its
- *  local array (mlsba_mpi_matrix_local(): ld x cols), then hands to
+ *  local array (mlsba_mpi_matrix_local(): ld x cols; ld is the rank's
+ *  local rows rounded up to 16 elements, and 16 more where that is a
+ *  multiple of 256, so that the update's columns do not all fall into
+ *  the same cache sets), then hands to
  *  mlsba_mpi_getrf() or mlsba_mpi_potrf(). Collective (the models travel
  *  to rank 0, which draws the layout and sends it to every rank); opts
  *  agreed on first. Destroy with mlsba_mpi_matrix_destroy().
