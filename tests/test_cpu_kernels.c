@@ -6,8 +6,9 @@
  * two threads at once), the environment controls and the cache. Each test
  * runs in a fork of its own (Check's fork mode), so the choice, made once
  * per process, is made afresh in each. */
-#define _GNU_SOURCE /* sched_setaffinity */
+#define _GNU_SOURCE /* sched_setaffinity, dlmopen */
 #include <check.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -573,6 +574,18 @@ END_TEST
  * choice's seconds > 0 exactly when it was timed in that process (source
  * "timed" or "retimed", the reason "measured in"), 0 when read back
  * ("cache"), and the whole setup's seconds at least those. */
+static int take_namespaces; /* the child first takes every namespace */
+
+/* Every link-map namespace dlmopen has left taken (glibc has 16), as
+ * SimGrid's ranks take them: OpenBLAS, which the library loads in one of
+ * its own, then cannot load. 0 when none was left at the end. */
+static int namespaces_taken(void) {
+  for (int i = 0; i < 64; i++)
+    if (dlmopen(LM_ID_NEWLM, "libc.so.6", RTLD_NOW | RTLD_LOCAL) == NULL)
+      return 1;
+  return 0;
+}
+
 static void reason_in_child(const char *dir, char *out, size_t size) {
   int fd[2];
   ck_assert_int_eq(pipe(fd), 0);
@@ -580,6 +593,10 @@ static void reason_in_child(const char *dir, char *out, size_t size) {
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     close(fd[0]);
+    if (take_namespaces && !namespaces_taken()) {
+      const char *no = "the namespaces could not all be taken";
+      _exit(write(fd[1], no, strlen(no)) < 0 || 1);
+    }
     setenv("MLSBA_CACHE_DIR", dir, 1);
     mlsba_cpu_kernels_t k;
     mlsba_cpu_kernels(&k);
@@ -662,7 +679,7 @@ static int every_kernel_runs(int id) {
 static int no_openblas(int id) { return id != MLSBA__CPU_KERNEL_OPENBLAS; }
 
 static const char good_text[] =
-    "mlsba cpu-kernels 6\n"
+    "mlsba cpu-kernels 7\n"
     "key CPU|26.2.1|features 1f|BLIS 0.9.0|OpenBLAS x 1 SkylakeX\n"
     "measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n"
     "single product openblas 215.3 skx 174.0\n"
@@ -709,11 +726,12 @@ START_TEST(the_cache_text_is_read_strictly) {
   static const struct {
     const char *from, *to;
   } bad[] = {
-      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 1"}, /* old formats */
-      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 2"},
-      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 3"}, /* the same lines */
-      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 4"},
-      {"mlsba cpu-kernels 6", "mlsba cpu-kernels 5"}, /* product 768^2 */
+      {"mlsba cpu-kernels 7", "mlsba cpu-kernels 1"}, /* old formats */
+      {"mlsba cpu-kernels 7", "mlsba cpu-kernels 2"},
+      {"mlsba cpu-kernels 7", "mlsba cpu-kernels 3"}, /* the same lines */
+      {"mlsba cpu-kernels 7", "mlsba cpu-kernels 4"},
+      {"mlsba cpu-kernels 7", "mlsba cpu-kernels 5"}, /* product 768^2 */
+      {"mlsba cpu-kernels 7", "mlsba cpu-kernels 6"}, /* without OpenBLAS */
       {"measured load 1.71 cpus 2 share 0.98 close 1 tries 2 settled 0\n",
        ""}, /* the format 2 under the version 6 */
       {"load 1.71", "load nan"},
@@ -788,7 +806,7 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
     return;
   char good[4096];
   snprintf(good, sizeof good, "%s", settled(slurp(path)));
-  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 6\nkey "));
+  ck_assert_ptr_nonnull(strstr(good, "mlsba cpu-kernels 7\nkey "));
   spit(path, good); /* whatever the load was: a settled choice */
   reason_in_child(dir, reason, sizeof reason);
   ck_assert_msg(strncmp(reason, "measured on this CPU earlier", 28) == 0,
@@ -830,10 +848,50 @@ START_TEST(the_decision_is_cached_and_a_bad_cache_is_not_trusted) {
     ck_assert_msg(strncmp(reason, "measured in", 11) == 0, "file %d: %s", i,
                   reason);
     char *now = slurp(path), *picks = strstr(now, "\nsingle ");
-    ck_assert_msg(strstr(now, "mlsba cpu-kernels 6\nkey ") == now && picks &&
+    ck_assert_msg(strstr(now, "mlsba cpu-kernels 7\nkey ") == now && picks &&
                       !strstr(now, "foo") && !strstr(now, "nan") &&
                       !strstr(picks, " 0 "),
                   "file %d replaced by:\n%s", i, now);
+  }
+  remove_cache(dir, path);
+}
+END_TEST
+
+/* A process in which OpenBLAS does not load, where this machine has it
+ * (the key names it), times the others for itself and leaves the cache
+ * alone: neither a file of its own nor a settled choice replaced. A
+ * simulation of 16 ranks under SimGrid so cached BLIS's zen3 for LU's
+ * update at 15 GFLOPS a core where OpenBLAS ran 36-41, and every later
+ * process ran it. */
+START_TEST(a_choice_without_the_machines_openblas_is_not_cached) {
+  char dir[] = "/tmp/mlsba-kernels-XXXXXX", path[512], reason[1024];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  cache_file(dir, path, sizeof path);
+  take_namespaces = 1;
+  reason_in_child(dir, reason, sizeof reason);
+  take_namespaces = 0;
+  int lost = strstr(reason, "(dlmopen)") != NULL;
+  if (lost) { /* OpenBLAS is here, out of this process's reach */
+    ck_assert_msg(strstr(reason, "(so not cached)") != NULL, "%s", reason);
+    ck_assert_msg(access(path, F_OK) != 0, "written: %s", reason);
+  } else { /* no OpenBLAS on this machine: the choice is the machine's */
+    ck_assert_msg(strstr(reason, "(so not cached)") == NULL, "%s", reason);
+    ck_assert_msg(strncmp(reason, "measured in", 11) != 0 ||
+                      access(path, F_OK) == 0,
+                  "not written: %s", reason);
+  }
+  /* A settled choice timed with OpenBLAS stays as it was. */
+  reason_in_child(dir, reason, sizeof reason);
+  if (lost && access(path, F_OK) == 0) {
+    char good[4096];
+    snprintf(good, sizeof good, "%s", settled(slurp(path)));
+    spit(path, good);
+    take_namespaces = 1;
+    reason_in_child(dir, reason, sizeof reason);
+    take_namespaces = 0;
+    if (strstr(good, " openblas ") != NULL) /* it needs OpenBLAS: timed */
+      ck_assert_msg(strstr(reason, "(so not cached)") != NULL, "%s", reason);
+    ck_assert_str_eq(slurp(path), good);
   }
   remove_cache(dir, path);
 }
@@ -1313,6 +1371,7 @@ int main(void) {
   TCase *cache = tcase_create("cache");
   tcase_set_timeout(cache, 900);
   tcase_add_test(cache, the_decision_is_cached_and_a_bad_cache_is_not_trusted);
+  tcase_add_test(cache, a_choice_without_the_machines_openblas_is_not_cached);
   tcase_add_test(cache, a_fresh_choice_times_each_set_as_often_in_each_order);
   tcase_add_test(cache,
                  an_unsettled_cache_is_timed_again_until_its_tries_are_spent);

@@ -17,9 +17,10 @@
  * stop after an odd count of rounds, most of them in one order, and lean
  * the way that order does, the format 5 whose product class was timed
  * on 768 x 256 x 768, in the caches, where BLIS's zen3 won choices and
- * then ran a 4096 product's blocks 5-10% behind OpenBLAS) is timed again
- * and replaced. */
-#define MLSBA__CPU_CACHE_VERSION 6
+ * then ran a 4096 product's blocks 5-10% behind OpenBLAS, the format 6,
+ * which a process where OpenBLAS did not load wrote as the machine's
+ * choice) is timed again and replaced. */
+#define MLSBA__CPU_CACHE_VERSION 7
 
 /* The cache file, DIR/HOST/cpu-kernels, made room for (the folders it
  * may make); 0 when there is none: MLSBA_CACHE_DIR=none, no home, or a
