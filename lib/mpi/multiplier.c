@@ -43,6 +43,10 @@ struct mlsba_mpi_multiplier {
   /* What INPA's last balancing in this multiplier cost, in the product's
    * time base (0: none ran here, as with a saved start). */
   double inpa_cost;
+  /* What the first dist run after the last balancing paid to move A and
+   * B into its layout (rank 0's clock): a balancing again pays it again,
+   * so it counts in what a balancing costs. */
+  double moves_in;
   /* Every rank's cells (m, n, row, col: q x 4) of the layout; snapped: 1
    * once the runs on the caller's descriptions use the caller's own
    * split instead of the balanced one (snap), until the next balancing;
@@ -158,13 +162,17 @@ static int balance(mlsba_mpi_multiplier_t *M, int fresh) {
   }
   M->bal.wall_s = M->bal.split.balance_s = MPI_Wtime() - t0;
   share_times(C->comm, &M->bal);
-  /* A balancing on real ranks costs its wall time (the nodes' own
-   * balancing and the moves besides the runs); simulated ranks' runs are
-   * virtual seconds, as their products' are. */
+  /* A balancing on real ranks costs its wall time, its timed runs
+   * included; simulated ranks' runs are virtual seconds, as their
+   * products' are. runs_s on real ranks is no cost: each run's times are
+   * the whole product's, predicted from a few timed steps (bal34c), 6 to
+   * 16 times the balancing's wall at 3000^3 on three ranks (bal34g), and
+   * taken as the cost it kept a lopsided split for every run of a
+   * 10-run call (the twelfth stop's window: rank 0 27% over the
+   * others). */
   if (!err && !M->bal.from_saved)
-    M->inpa_cost = M->bal.simulated || M->bal.split.balance_s < runs_s
-                       ? runs_s
-                       : M->bal.split.balance_s;
+    M->inpa_cost = M->bal.simulated ? runs_s : M->bal.split.balance_s;
+  M->moves_in = 0;
   M->runs = 0;
   M->lost = 0;
   M->snapped = 0;
@@ -388,8 +396,9 @@ static double median_of(const double *v, unsigned n) {
  * less the makespan of the same ranks balanced (every rank's speed its
  * blocks over its median time: the total blocks over the total speed).
  * The ranks are balanced again once the runs have lost, since the last
- * balancing, what a balancing costs (INPA's last one here, or four
- * median makespans when none ran here): the rent-or-buy rule, which
+ * balancing, what a balancing costs (INPA's last one here, with the
+ * moves of A and B into its layout that followed it, or four median
+ * makespans when none ran here): the rent-or-buy rule, which
  * never spends more than twice what the best choice made in hindsight
  * would, however many products follow, where a threshold on one product
  * paid a balancing for noise. */
@@ -420,7 +429,7 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
   int judged = tol > 0 && imbalance > tol;
   if (judged && hi > balanced)
     M->lost += hi - balanced;
-  double cost = M->inpa_cost > 0 ? M->inpa_cost : 4 * hi;
+  double cost = M->inpa_cost > 0 ? M->inpa_cost + M->moves_in : 4 * hi;
   if (mlsba__mpi_verbose() && M->C.rank == 0)
     fprintf(stderr,
             "mlsba multiplier: run %u since balancing: rank times "
@@ -826,6 +835,11 @@ static int run(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src,
         mlsba__mpi_operands_hand_back(C, &M->lay, lib, src, ops, r, &r->split);
   if (!err)
     err = mlsba__mpi_agree(C->comm, late ? late : copy_balancing(&M->bal, r));
+  if (!err && src->dist && M->runs == 0 && !M->snapped) {
+    /* Rank 0's, on every rank: maybe_rebalance decides alike on all. */
+    M->moves_in = r->split.move_s - r->split.move_back_s;
+    MPI_Bcast(&M->moves_in, 1, MPI_DOUBLE, 0, C->comm);
+  }
   if (!err)
     err = maybe_rebalance(M, r);
 done:

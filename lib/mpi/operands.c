@@ -45,6 +45,19 @@ static void scale(void *x, size_t n, double s, mlsba_precision_t p) {
       ((float *)x)[i] *= (float)s;
 }
 
+/* Memory that is only copied into and out of (A' and B', whose panels
+ * the product copies out step by step, and a transpose's staging):
+ * malloc's 4 KiB pages, not core/bigmem.c's huge pages, which pay off
+ * for buffers a GEMM kernel streams (C') but whose first touch costs
+ * more where it matters here. The multiplier touches A' and B' once a
+ * layout, in the first run's move, after a balancing that freed its
+ * scratch and often right after another job freed its memory; on this
+ * project's 2-core VM the host takes back free 2 MiB blocks (its
+ * balloon's free page reporting), and a huge page is a whole such
+ * block: bal34f measured its first touch at 42-89 ms a MB there, busy,
+ * against 21 ms for 4 KiB pages (bal34g in benchmarks/RESULTS.md). */
+static void *copy_alloc(size_t bytes) { return malloc(bytes ? bytes : 1); }
+
 static const char *const matrix_name[3] = {"A", "B", "C"};
 static const char *const matrix_in[3] = {"A in", "B in", "C in"};
 
@@ -119,7 +132,7 @@ static int one_matrix(mlsba__mpi_mult_t *C, int which,
   size_t es = mlsba__mpi_elem(o->precision), n = (size_t)(rows * cols);
   void *at = dst;
   int err = 0;
-  if (trans == 'T' && n > 0 && (at = mlsba__big_alloc(n * es)) == NULL)
+  if (trans == 'T' && n > 0 && (at = copy_alloc(n * es)) == NULL)
     return mlsba__fail(MLSBA_ENOMEM, "out of memory for %s's transpose",
                        matrix_name[which]);
   double t0 = MPI_Wtime();
@@ -198,9 +211,8 @@ int mlsba__mpi_operands_make(mlsba__mpi_mult_t *C,
       if (w < 2)
         ops->kept[w].valid = 0; /* a new buffer holds nothing yet */
       free(ops->buf[w]);
-      /* On huge pages (core/bigmem.h): the memset or the move below
-       * that first touches it then takes a fault per 2 MiB. */
-      ops->buf[w] = mlsba__big_alloc(n[w] * es);
+      ops->buf[w] =
+          w == 2 ? mlsba__big_alloc(n[w] * es) : copy_alloc(n[w] * es);
       ops->cap[w] = ops->buf[w] ? n[w] : 0;
       fresh_c |= w == 2;
     }

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/bigmem.h"
 #include "../core/error.h"
 #include "matrix.h"
 
@@ -406,7 +405,9 @@ static int check_args(const mlsba_mpi_matrix_t *from, const void *src,
 static char *scratch_room(mlsba__mpi_scratch_t *s, size_t n) {
   if (s->bytes < n) {
     free(s->buf);
-    s->buf = mlsba__big_alloc(n);
+    /* Copied into and out of only: 4 KiB pages (operands.c's
+     * copy_alloc says why not huge ones). */
+    s->buf = malloc(n ? n : 1);
     s->bytes = s->buf ? n : 0;
   }
   return s->buf;
