@@ -628,10 +628,29 @@ static int load_what_picks_need(void) {
     for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
       const char *why;
       if (choice.picks.pick[p][c].kernel == MLSBA__CPU_KERNEL_OPENBLAS &&
-          mlsba__openblas_load(choice.features, &why) != 0)
+          mlsba__openblas_load(choice.features, &why) != 0) {
+        choice.openblas_why = why;
         return 0;
+      }
     }
   return 1;
+}
+
+/* A settled choice that needs OpenBLAS, in a process where it does not
+ * load (SimGrid's ranks past the sixteenth link-map namespace): its
+ * classes run the BLIS kernels the file keeps behind OpenBLAS, timed with
+ * it, rather than each such process timing the others again (a second
+ * each: a 90-rank simulation paid more than a minute) for a choice it
+ * may not cache. */
+static void without_openblas(void) {
+  for (int p = 0; p < 2; p++)
+    for (int c = 0; c < MLSBA__CPU_CLASSES; c++) {
+      mlsba__cpu_pick_t *k = &choice.picks.pick[p][c];
+      if (k->kernel == MLSBA__CPU_KERNEL_OPENBLAS) {
+        k->kernel = k->blis;
+        k->gflops = k->blis_gflops;
+      }
+    }
 }
 
 /* By the count, the cache, or by timing. */
@@ -655,17 +674,24 @@ static void decide(void) {
   mlsba__cpu_picks_t old;
   int have_old = 0;
   if (cached &&
-      mlsba__cpu_cache_read(path, key, runnable, &choice.picks) == 0 &&
-      load_what_picks_need()) {
-    if (choice.picks.how.settled ||
-        choice.picks.how.tries >= MLSBA__CPU_CACHE_TRIES) {
+      mlsba__cpu_cache_read(path, key, runnable, &choice.picks) == 0) {
+    int settled = choice.picks.how.settled ||
+                  choice.picks.how.tries >= MLSBA__CPU_CACHE_TRIES;
+    int whole = load_what_picks_need();
+    if (settled) {
+      if (!whole)
+        without_openblas();
       snprintf(choice.reason, sizeof choice.reason,
-               "measured on this CPU earlier, kept in %.300s", path);
+               "measured on this CPU earlier, kept in %.300s%s%.100s%s", path,
+               whole ? "" : "; no OpenBLAS: ", whole ? "" : choice.openblas_why,
+               whole ? "" : " (its classes run the BLIS kernels behind it)");
       choice.source = "cache";
       return;
     }
-    old = choice.picks; /* timed on a busy machine: once more */
-    have_old = 1;
+    if (whole) {
+      old = choice.picks; /* timed on a busy machine: once more */
+      have_old = 1;
+    }
   }
   size_t n = timed_ids(ids, MAX_TIMED);
   if (measure(ids, n) != 0) {
