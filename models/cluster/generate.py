@@ -59,6 +59,15 @@ NEHALEM = 8.0     # Xeon E5520 2.27 GHz core: 9.08 GFLOPS peak, MKL ~88 %
 HARPERTOWN = 8.5  # Xeon E5420 2.5 GHz core: 10 GFLOPS peak, MKL ~85 %
 WESTMERE = 10.2   # Xeon X5670 2.93 GHz core: 11.7 GFLOPS peak (scale only)
 SANDY = 18.5      # Xeon E5-2670 2.6 GHz core: 20.8 GFLOPS peak (scale only)
+# The host memory a rank without a core among its devices copies in
+# (its row interchanges), bytes copied a second by one thread, by its
+# host's core: a node whose devices are its GPUs alone still has its host
+# (a core runs the rank and drives the GPU), which copies the rows in
+# host memory. One Nehalem-EP thread: 8 GB/s (cachebench's copy of 64 MiB
+# by one pinned thread reads 9.3 GB/s on a dual X5660, the next
+# generation with faster DDR3-1333; the E5520's DDR3-1066, rounded down).
+# Nodes with cores copy on them (two flops an element on a core).
+HOST_COPY = {NEHALEM: 8e9}
 GPUS = {
     # name: (kernel GFLOPS, half-speed load, blocks of C' that fit, streamed)
     "Tesla T10": (70.0, 48, 29000, 36.0),
@@ -100,7 +109,8 @@ def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
     """driven: every GPU in a group behind a core that drives it and
     computes its own columns beside it, as libmlsba runs an accelerator
     (the group's first device drives it); otherwise each GPU is alone and
-    its driving core, which computes nothing, is no device. block: the
+    its driving core, which computes nothing, is no device; a node of no
+    core (not driven) copies in its host's memory (HOST_COPY). block: the
     blocks the speeds count (in_blocks). share: the processes that share
     each GPU (gpu_share)."""
     devs, groups = [], []
@@ -121,7 +131,11 @@ def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
     for c in range(len(gpus) if driven else 0, cores):
         devs.append(core_dev[c])
         groups.append(["core%d" % c])
-    lines = ['{', '  "name": "%s",' % name, '  "devices": [']
+    lines = ['{', '  "name": "%s",' % name]
+    if cores == 0 and not driven and core_gflops in HOST_COPY:
+        lines.append('  "memory": {"latency": 0, "bandwidth": %g},'
+                     % HOST_COPY[core_gflops])
+    lines.append('  "devices": [')
     for i, d in enumerate(devs):
         speed = ", ".join("[%g, %g]" % (x, s)
                           for x, s in in_blocks(d["speed"], block))
