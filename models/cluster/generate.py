@@ -59,15 +59,18 @@ NEHALEM = 8.0     # Xeon E5520 2.27 GHz core: 9.08 GFLOPS peak, MKL ~88 %
 HARPERTOWN = 8.5  # Xeon E5420 2.5 GHz core: 10 GFLOPS peak, MKL ~85 %
 WESTMERE = 10.2   # Xeon X5670 2.93 GHz core: 11.7 GFLOPS peak (scale only)
 SANDY = 18.5      # Xeon E5-2670 2.6 GHz core: 20.8 GFLOPS peak (scale only)
-# The host memory a rank without a core among its devices copies in
-# (its row interchanges), bytes copied a second by one thread, by its
-# host's core: a node whose devices are its GPUs alone still has its host
-# (a core runs the rank and drives the GPU), which copies the rows in
-# host memory. One Nehalem-EP thread: 8 GB/s (cachebench's copy of 64 MiB
-# by one pinned thread reads 9.3 GB/s on a dual X5660, the next
-# generation with faster DDR3-1333; the E5520's DDR3-1066, rounded down).
-# Nodes with cores copy on them (two flops an element on a core).
-HOST_COPY = {NEHALEM: 8e9}
+def host_copy(core_gflops, block):
+    """Bytes a second a node with no core among its devices copies in its
+    host's memory (its row interchanges; the node file's "memory"). Its
+    devices are its GPUs alone, but its host is still there (a core runs
+    the rank and drives the GPU) and copies the rows: at the rate the
+    model charges the same host's copies where its cores are devices (two
+    flops an element at a core's speed on one block of the run's size,
+    libmlsba's rule), so that the same hosts copy alike."""
+    x = (block / 128.0) ** 2
+    return 8 * core_gflops * 1e9 * x / (x + 0.5) / 2
+
+
 GPUS = {
     # name: (kernel GFLOPS, half-speed load, blocks of C' that fit, streamed)
     "Tesla T10": (70.0, 48, 29000, 36.0),
@@ -110,7 +113,7 @@ def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
     computes its own columns beside it, as libmlsba runs an accelerator
     (the group's first device drives it); otherwise each GPU is alone and
     its driving core, which computes nothing, is no device; a node of no
-    core (not driven) copies in its host's memory (HOST_COPY). block: the
+    core (not driven) copies in its host's memory (host_copy). block: the
     blocks the speeds count (in_blocks). share: the processes that share
     each GPU (gpu_share)."""
     devs, groups = [], []
@@ -132,9 +135,9 @@ def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
         devs.append(core_dev[c])
         groups.append(["core%d" % c])
     lines = ['{', '  "name": "%s",' % name]
-    if cores == 0 and not driven and core_gflops in HOST_COPY:
+    if cores == 0 and not driven:
         lines.append('  "memory": {"latency": 0, "bandwidth": %g},'
-                     % HOST_COPY[core_gflops])
+                     % host_copy(core_gflops, block))
     lines.append('  "devices": [')
     for i, d in enumerate(devs):
         speed = ", ".join("[%g, %g]" % (x, s)
