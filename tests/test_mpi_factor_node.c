@@ -23,7 +23,9 @@
  *  - under SMPI on 9 ranks, the panel on the node's cores together: four
  *    cores of one kind charge every rank's panels in less time than one
  *    core, and LU's block row of U is solved by every device of the
- *    node (an accelerator beside the core makes it faster). */
+ *    node (an accelerator beside the core makes it faster);
+ *  - under SMPI on 9 ranks, a node file's host memory ("memory") charges
+ *    the copies: at the core rule's rate the same times, slower longer. */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -268,6 +270,32 @@ START_TEST(smpi_the_block_row_of_u_is_split_between_the_devices) {
 }
 END_TEST
 
+/* A node file's host memory ("memory") charges the copies: at the rate
+ * the core's rule gives (two flops an element on the core: 2000 blocks
+ * of 16 a second, 65.5 MB/s) every rank's other compute is the same as
+ * without it; at a tenth of it, longer on every rank. */
+START_TEST(smpi_copies_are_charged_at_the_host_memory) {
+  json_t *core =
+      smpi_factor("9", "getrf", DATA "mpi/factor-node-core1.json", 1);
+  json_t *same = smpi_factor("9", "getrf",
+                             DATA "mpi/factor-node-core1-memory-same.json", 1);
+  json_t *slow = smpi_factor("9", "getrf",
+                             DATA "mpi/factor-node-core1-memory-slow.json", 1);
+  for (size_t i = 0; i < 9; i++) {
+    double oc = rank_value(core, "rank_other_s", i);
+    double os = rank_value(same, "rank_other_s", i);
+    double ol = rank_value(slow, "rank_other_s", i);
+    ck_assert_msg(oc > 0 && os > 0.999 * oc && os < 1.001 * oc && ol > 1.1 * oc,
+                  "rank %zu: other %g s on the core's rule, %g s at its "
+                  "rate in memory, %g s at a tenth",
+                  i, oc, os, ol);
+  }
+  json_decref(core);
+  json_decref(same);
+  json_decref(slow);
+}
+END_TEST
+
 START_TEST(smpi_makespan_follows_the_node_models) {
   json_t *slow = smpi_getrf(DATA "mpi/factor-node-slow.json");
   json_t *fast = smpi_getrf(DATA "mpi/factor-node-fast.json");
@@ -314,6 +342,7 @@ static Suite *node_suite(void) {
   tcase_add_loop_test(tc, smpi_skipping_the_numbers_keeps_the_times, 0, 2);
   tcase_add_loop_test(tc, smpi_the_panel_runs_on_the_nodes_cores, 0, 2);
   tcase_add_test(tc, smpi_the_block_row_of_u_is_split_between_the_devices);
+  tcase_add_test(tc, smpi_copies_are_charged_at_the_host_memory);
 #endif
   suite_add_tcase(s, tc);
   return s;

@@ -1145,14 +1145,18 @@ START_TEST(the_docs_example_with_links_runs_in_every_tool) {
     ck_assert_msg(r.exited && r.status == 0, "%s: status %d: %s", runs[k][0],
                   r.status, r.err);
     /* Sim devices measure nothing: the file's links are shown. */
-    if (k == 0)
+    if (k == 0) {
       ck_assert_ptr_nonnull(strstr(r.out, "links (latency, bandwidth)"));
+      ck_assert_ptr_nonnull(strstr(r.out, "memory"));
+    }
     tool_run_free(&r);
   }
   json_error_t e;
   json_t *j = json_load_file(saved, 0, &e);
   ck_assert_ptr_nonnull(j);
   ck_assert(json_is_object(json_object_get(j, "network")));
+  ck_assert(json_real_value(json_object_get(json_object_get(j, "memory"),
+                                            "bandwidth")) == 8e9);
   ck_assert(json_is_object(json_object_get(
       json_array_get(json_object_get(j, "devices"), 0), "link")));
   json_decref(j);

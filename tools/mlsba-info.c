@@ -139,7 +139,8 @@ static void print_cpu_kernels(const mlsba_platform_t *pl, size_t p) {
 /* The links the platform carries (the file's, or measured). */
 static void print_links(const mlsba_platform_t *pl, size_t p) {
   mlsba_link_t l;
-  int any = mlsba_platform_network(pl, &l) == 0 && l.bandwidth > 0;
+  int any = (mlsba_platform_network(pl, &l) == 0 && l.bandwidth > 0) ||
+            (mlsba_platform_memory(pl, &l) == 0 && l.bandwidth > 0);
   for (size_t i = 0; i < p && !any; i++)
     any = mlsba_platform_device_link(pl, i, &l) == 0 && l.bandwidth > 0;
   if (!any)
@@ -147,6 +148,9 @@ static void print_links(const mlsba_platform_t *pl, size_t p) {
   printf("\nlinks (latency, bandwidth):\n");
   if (mlsba_platform_network(pl, &l) == 0 && l.bandwidth > 0)
     printf("  %-10s %10.3g us %10.4g GB/s\n", "network", 1e6 * l.latency,
+           l.bandwidth / 1e9);
+  if (mlsba_platform_memory(pl, &l) == 0 && l.bandwidth > 0)
+    printf("  %-10s %10.3g us %10.4g GB/s\n", "memory", 1e6 * l.latency,
            l.bandwidth / 1e9);
   for (size_t i = 0; i < p; i++)
     if (mlsba_platform_device_link(pl, i, &l) == 0 && l.bandwidth > 0)

@@ -24,7 +24,8 @@
  * panel cores: the devices of the kind of its slowest one (its fastest
  * profile point the lowest: a core, where the node has one beside its
  * accelerators) that drive no accelerator, as HPL on SMPI charges each
- * BLAS call its flops at a calibrated rate. With f->skip, nothing is
+ * BLAS call its flops at a calibrated rate; its copies at the node
+ * file's host memory where it has one ("memory"). With f->skip, nothing is
  * computed at all and only the times advance the clock.
  *
  * Columns need not cost the same (Cholesky's lower triangle): a split's
@@ -812,6 +813,14 @@ void mlsba__mpi_dfac_progress(const mlsba__mpi_dfac_t *f, int (*fn)(void *),
 /* ---- the other compute ----------------------------------------------------
  */
 
+/* t seconds of the other compute on the simulated clock. */
+static void other(mlsba__mpi_dfac_node_t *nd, double t) {
+  nd->other_s += t;
+  if (nd->beside)
+    nd->beside_s += t;
+  mlsba__mpi_spend(t);
+}
+
 void mlsba__mpi_dfac_charge(const mlsba__mpi_dfac_t *f, double flops,
                             double rows) {
   mlsba__mpi_dfac_node_t *nd = f->node;
@@ -828,13 +837,19 @@ void mlsba__mpi_dfac_charge(const mlsba__mpi_dfac_t *f, double flops,
                 mlsba__fpm_speed(mlsba_platform_device_model(nd->pl, nd->core),
                                  load / used > 1 ? load / used : 1) *
                 nd->unit_ref;
-  double t = flops / rate;
-  nd->other_s += t;
-  if (nd->beside)
-    nd->beside_s += t;
-  mlsba__mpi_spend(t);
+  other(nd, flops / rate);
 }
 
 void mlsba__mpi_dfac_charge_copy(const mlsba__mpi_dfac_t *f, double elements) {
-  mlsba__mpi_dfac_charge(f, 2 * elements, 0);
+  mlsba__mpi_dfac_node_t *nd = f->node;
+  if (nd == NULL || !nd->simulated || !(elements > 0))
+    return;
+  /* The node file's host memory where it gives one (a node with no core
+   * among its devices still copies in its host's memory, not on its
+   * accelerator's ramp); else two flops an element on a panel core. */
+  if (nd->pl->memory.bandwidth > 0)
+    other(nd, nd->pl->memory.latency +
+                  elements * (double)sizeof(double) / nd->pl->memory.bandwidth);
+  else
+    mlsba__mpi_dfac_charge(f, 2 * elements, 0);
 }

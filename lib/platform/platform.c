@@ -174,6 +174,14 @@ int mlsba_platform_network(const mlsba_platform_t *pl, mlsba_link_t *link) {
   return 0;
 }
 
+int mlsba_platform_memory(const mlsba_platform_t *pl, mlsba_link_t *link) {
+  if (pl == NULL || link == NULL)
+    return mlsba__fail(MLSBA_EINVAL, "mlsba_platform_memory: %s is NULL",
+                       pl == NULL ? "platform" : "link");
+  *link = pl->memory;
+  return 0;
+}
+
 int mlsba_link_transfer(const mlsba_link_t *link, double unit_bytes,
                         double *latency, double *per_unit) {
   if (link == NULL || latency == NULL || per_unit == NULL)

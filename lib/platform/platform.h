@@ -43,6 +43,9 @@ struct mlsba_platform {
    * (0 when the file does not say). */
   int64_t columns_m, columns_k;
   mlsba_link_t network; /* the rank's link ("network"; bandwidth 0: none) */
+  /* The rank's host memory ("memory": a copy of b bytes within it takes
+   * latency + b / bandwidth; bandwidth 0: none given). */
+  mlsba_link_t memory;
 };
 
 /* Whether the k-th entry of group_dev (a device of group g) drives the

@@ -318,8 +318,8 @@ static int parse_columns_of(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
 }
 
 static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
-  static const char *const keys[] = {"name",   "network",    "devices",
-                                     "groups", "columns_of", NULL};
+  static const char *const keys[] = {
+      "name", "network", "memory", "devices", "groups", "columns_of", NULL};
   int err;
   if (!json_is_object(root))
     return bad(c, "the platform must be a JSON object, got %s",
@@ -334,7 +334,8 @@ static int parse_platform(ctx_t *c, json_t *root, mlsba_platform_t *pl) {
   if ((err = parse_columns_of(c, root, pl)) != 0)
     return err;
   c->f.path[0] = '\0';
-  if ((err = parse_link_field(c, root, "network", &pl->network)) != 0)
+  if ((err = parse_link_field(c, root, "network", &pl->network)) != 0 ||
+      (err = parse_link_field(c, root, "memory", &pl->memory)) != 0)
     return err;
   const char *base = strrchr(c->f.origin, '/');
   pl->name = strdup(name   ? json_string_value(name)
@@ -459,6 +460,8 @@ int mlsba_platform_save(const mlsba_platform_t *pl, const char *path) {
                                   "k", (json_int_t)pl->columns_k));
   if (root && pl->network.bandwidth > 0)
     json_object_set_new(root, "network", link_json(&pl->network));
+  if (root && pl->memory.bandwidth > 0)
+    json_object_set_new(root, "memory", link_json(&pl->memory));
   if (root) {
     json_object_set_new(root, "devices", devices);
     json_object_set_new(root, "groups", groups);

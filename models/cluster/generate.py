@@ -59,6 +59,18 @@ NEHALEM = 8.0     # Xeon E5520 2.27 GHz core: 9.08 GFLOPS peak, MKL ~88 %
 HARPERTOWN = 8.5  # Xeon E5420 2.5 GHz core: 10 GFLOPS peak, MKL ~85 %
 WESTMERE = 10.2   # Xeon X5670 2.93 GHz core: 11.7 GFLOPS peak (scale only)
 SANDY = 18.5      # Xeon E5-2670 2.6 GHz core: 20.8 GFLOPS peak (scale only)
+def host_copy(core_gflops, block):
+    """Bytes a second a node with no core among its devices copies in its
+    host's memory (its row interchanges; the node file's "memory"). Its
+    devices are its GPUs alone, but its host is still there (a core runs
+    the rank and drives the GPU) and copies the rows: at the rate the
+    model charges the same host's copies where its cores are devices (two
+    flops an element at a core's speed on one block of the run's size,
+    libmlsba's rule), so that the same hosts copy alike."""
+    x = (block / 128.0) ** 2
+    return 8 * core_gflops * 1e9 * x / (x + 0.5) / 2
+
+
 GPUS = {
     # name: (kernel GFLOPS, half-speed load, blocks of C' that fit, streamed)
     "Tesla T10": (70.0, 48, 29000, 36.0),
@@ -100,7 +112,8 @@ def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
     """driven: every GPU in a group behind a core that drives it and
     computes its own columns beside it, as libmlsba runs an accelerator
     (the group's first device drives it); otherwise each GPU is alone and
-    its driving core, which computes nothing, is no device. block: the
+    its driving core, which computes nothing, is no device; a node of no
+    core (not driven) copies in its host's memory (host_copy). block: the
     blocks the speeds count (in_blocks). share: the processes that share
     each GPU (gpu_share)."""
     devs, groups = [], []
@@ -121,7 +134,11 @@ def node_json(name, cores, core_gflops, gpus, driven=False, block=128,
     for c in range(len(gpus) if driven else 0, cores):
         devs.append(core_dev[c])
         groups.append(["core%d" % c])
-    lines = ['{', '  "name": "%s",' % name, '  "devices": [']
+    lines = ['{', '  "name": "%s",' % name]
+    if cores == 0 and not driven:
+        lines.append('  "memory": {"latency": 0, "bandwidth": %g},'
+                     % host_copy(core_gflops, block))
+    lines.append('  "devices": [')
     for i, d in enumerate(devs):
         speed = ", ".join("[%g, %g]" % (x, s)
                           for x, s in in_blocks(d["speed"], block))

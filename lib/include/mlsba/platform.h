@@ -105,6 +105,13 @@ MLSBA_EXTERN int mlsba_platform_device_link(const mlsba_platform_t *pl,
  *  \return 0, or MLSBA_EINVAL for a NULL argument. */
 MLSBA_EXTERN int mlsba_platform_network(const mlsba_platform_t *pl,
                                         mlsba_link_t *link);
+/** \brief The host memory of the rank that loads this platform, the
+ *  "memory" field of the platform file, as a link: a copy of b bytes
+ *  within it takes latency + b / bandwidth (bandwidth 0 when none).
+ *  Factorizations across simulated ranks charge their row copies at it.
+ *  \return 0, or MLSBA_EINVAL for a NULL argument. */
+MLSBA_EXTERN int mlsba_platform_memory(const mlsba_platform_t *pl,
+                                       mlsba_link_t *link);
 /** \brief A link fitted to measured transfers (Elhiny §5.2.3-5.2.4):
  *  least squares of seconds over bytes, the slope 1 / bandwidth, the
  *  intercept the latency (0 when the fit's is negative: the fit then goes
