@@ -366,7 +366,7 @@ void mlsba__mpi_dfac_charge(const mlsba__mpi_dfac_t *f, double flops,
                             double rows);
 /* The time of copying `elements` elements within this rank's memory (the
  * row interchanges), charged to the same clock and other_s: at the node
- * file's host memory ("memory": latency + 8 elements / bandwidth) where
+ * file's host memory ("memory": latency + bytes / bandwidth) where
  * it gives one; else a copied element costs two flops (a load and a
  * store) at one panel core's speed on a one-block load, its slowest. */
 void mlsba__mpi_dfac_charge_copy(const mlsba__mpi_dfac_t *f, double elements);

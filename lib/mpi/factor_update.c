@@ -849,7 +849,7 @@ void mlsba__mpi_dfac_charge_copy(const mlsba__mpi_dfac_t *f, double elements) {
    * accelerator's ramp); else two flops an element on a panel core. */
   if (nd->pl->memory.bandwidth > 0)
     other(nd, nd->pl->memory.latency +
-                  elements * (double)sizeof(double) / nd->pl->memory.bandwidth);
+                  elements * (double)f->es / nd->pl->memory.bandwidth);
   else
     mlsba__mpi_dfac_charge(f, 2 * elements, 0);
 }
