@@ -217,7 +217,7 @@ static size_t sender(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
   return rk[(d->pos[r] + n - 1) % n];
 }
 
-/* Whether each node column's chains close a ring this step (d->cut).
+/* Whether node column cr's chains close a ring this step (d->cut).
  * One message goes a step from each rank of a node column to the next
  * below it (the bottom's to the top), carrying every chain's rows that
  * pass that way, and a forward's piece goes only once all its rows have
@@ -234,33 +234,33 @@ static size_t sender(const mlsba__mpi_deliver_t *d, size_t r, size_t cr,
  * the bottom's message to the top carries only its own rows, and the
  * links wait for each other only downwards); elsewhere the chains are
  * as before. Every rank computes the same from the layout. */
-static void cut_rings(mlsba__mpi_deliver_t *d) {
+static int ring_closes(const mlsba__mpi_deliver_t *d, size_t cr) {
   const mlsba__layout_t *l = d->f->layout;
   const mlsba__layout_dims_t *dims = mlsba__layout_dims(l);
-  for (size_t cr = 0; cr < dims->columns; cr++) {
-    size_t n, at[2], seen = 0;
-    (void)mlsba__layout_column_ranks(l, cr, &n);
-    d->cut[cr] = 0;
-    for (int64_t b = d->k + 1; cr != d->c && n > 2 && b < dims->brows &&
-                               b < dims->bcols && !d->cut[cr];
-         b++) {
-      if (mlsba__layout_bcol_column(l, b) != cr)
-        continue;
-      size_t o = d->pos[mlsba__layout_row_owner(l, cr, b)];
-      if (seen > 0 && o == at[0])
-        continue;
-      if (seen > 1 && o == at[1])
-        continue;
-      if (seen < 2)
-        at[seen++] = o;
-      else
-        d->cut[cr] = 1; /* a third position */
-    }
-    if (seen == 2) {
-      size_t gap = (at[1] + n - at[0]) % n;
-      d->cut[cr] |= gap != 1 && gap != n - 1;
-    }
+  size_t n, at[2], seen = 0;
+  (void)mlsba__layout_column_ranks(l, cr, &n);
+  if (cr == d->c || n <= 2)
+    return 0;
+  int64_t end = dims->brows < dims->bcols ? dims->brows : dims->bcols;
+  for (int64_t b = d->k + 1; b < end; b++) {
+    if (mlsba__layout_bcol_column(l, b) != cr)
+      continue;
+    size_t o = d->pos[mlsba__layout_row_owner(l, cr, b)];
+    if ((seen > 0 && o == at[0]) || (seen > 1 && o == at[1]))
+      continue;
+    if (seen == 2)
+      return 1; /* a third position */
+    at[seen++] = o;
   }
+  if (seen < 2)
+    return 0;
+  size_t gap = (at[1] + n - at[0]) % n;
+  return gap != 1 && gap != n - 1;
+}
+
+static void cut_rings(mlsba__mpi_deliver_t *d) {
+  for (size_t cr = 0; cr < mlsba__layout_dims(d->f->layout)->columns; cr++)
+    d->cut[cr] = (unsigned char)ring_closes(d, cr);
 }
 
 /* The step's tree over the node columns (Cholesky's row broadcast), on
