@@ -3,9 +3,9 @@
  * MLSBA_VERBOSE asks for them. Nothing is printed otherwise. */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "../core/verbose.h"
 #include "driver.h"
 
 /* MLSBA_VERBOSE's lines: to stderr, one at a time. */
@@ -15,10 +15,9 @@ static void to_stderr(void *user, const char *line) {
 }
 
 void mlsba__factor_log_open(mlsba__factor_cfg_t *c) {
-  const char *env = getenv("MLSBA_VERBOSE");
   c->log = c->o.log;
   c->log_ctx = c->o.log_ctx;
-  if (c->log == NULL && env && *env && strcmp(env, "0") != 0)
+  if (c->log == NULL && mlsba__verbose())
     c->log = to_stderr;
 }
 

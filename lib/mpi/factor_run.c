@@ -8,6 +8,7 @@
 
 #include "../core/clock.h"
 #include "../core/error.h"
+#include "../core/verbose.h"
 #include "factor.h"
 #include "matrix.h"
 
@@ -17,7 +18,7 @@ int mlsba__mpi_dfac_open(const mlsba_mpi_matrix_t *desc, mlsba_precision_t prec,
   memset(f, 0, sizeof *f);
   f->col = MPI_COMM_NULL;
   f->t0 = f->mark = mlsba__mpi_dfac_clock();
-  f->verbose = mlsba__mpi_verbose();
+  f->verbose = mlsba__verbose();
   /* The tests' knob; the ranks agree on it below. */
   const char *pb = getenv("MLSBA_MPI_PIECE_BYTES");
   long long piece = pb && *pb ? atoll(pb) : 0;

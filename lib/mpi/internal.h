@@ -5,8 +5,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "mlsba/mpi.h"
 
@@ -263,15 +261,6 @@ void mlsba__mpi_product_keep_free(mlsba__mpi_product_keep_t *keep);
 /* Bytes of one element. */
 static inline size_t mlsba__mpi_elem(mlsba_precision_t p) {
   return p == MLSBA_PRECISION_DOUBLE ? sizeof(double) : sizeof(float);
-}
-
-/* MLSBA_VERBOSE's level for the layer's lines on stderr: 0 unset, empty
- * or "0"; 2 for "2" (factorizations: every step's phases); else 1. */
-static inline int mlsba__mpi_verbose(void) {
-  const char *v = getenv("MLSBA_VERBOSE");
-  if (!v || !*v || strcmp(v, "0") == 0)
-    return 0;
-  return strcmp(v, "2") == 0 ? 2 : 1;
 }
 
 /* Advances this rank's clock by a simulated device's virtual time: under

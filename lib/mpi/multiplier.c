@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/verbose.h"
 #include "matrix.h"
 #include "multiply.h"
 
@@ -430,7 +431,7 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
   if (judged && hi > balanced)
     M->lost += hi - balanced;
   double cost = M->inpa_cost > 0 ? M->inpa_cost + M->moves_in : 4 * hi;
-  if (mlsba__mpi_verbose() && M->C.rank == 0)
+  if (mlsba__verbose() && M->C.rank == 0)
     fprintf(stderr,
             "mlsba multiplier: run %u since balancing: rank times "
             "%.4f-%.4f s (imbalance %.3f), medians %.4f-%.4f s (imbalance "
@@ -439,7 +440,7 @@ static int maybe_rebalance(mlsba_mpi_multiplier_t *M, mlsba_mpi_result_t *r) {
             M->runs, now_lo, now_hi,
             now_hi > 0 ? (now_hi - now_lo) / now_hi : 0, lo, hi, imbalance, tol,
             balanced, M->lost, cost);
-  for (int i = 0; mlsba__mpi_verbose() && M->C.rank == 0 && i < q; i++)
+  for (int i = 0; mlsba__verbose() && M->C.rank == 0 && i < q; i++)
     fprintf(stderr,
             "mlsba multiplier:   rank %d: %lld blocks (%lld x %lld), "
             "compute %.4f s, in MPI %.4f s\n",
@@ -732,7 +733,7 @@ static int snap(mlsba_mpi_multiplier_t *M, const mlsba__mpi_source_t *src) {
   if (C->rank == 0 && snap_cells(M, src->desc[2], cells) &&
       memcmp(cells, M->cells, (size_t)q * 4 * sizeof *cells) != 0) {
     take = snap_pays(M, cells, &imb, &snap_s, &bal_s);
-    if (mlsba__mpi_verbose())
+    if (mlsba__verbose())
       fprintf(stderr,
               "mlsba multiplier: the caller's split predicted %.4f s "
               "(imbalance %.3f) against the balanced %.4f s and %.4f s of "
@@ -846,7 +847,7 @@ done:
   mlsba__mpi_check_free(check);
   r->wall_s = MPI_Wtime() - t0;
   share_times(C->comm, r);
-  if (!err && mlsba__mpi_verbose() && C->rank == 0) {
+  if (!err && mlsba__verbose() && C->rank == 0) {
     const mlsba_mpi_split_t *x = &r->split;
     fprintf(stderr,
             "mlsba multiplier: the call took %.4f s: balancing %.4f, moves "

@@ -20,6 +20,7 @@
 
 #include "../core/bigmem.h"
 #include "../core/error.h"
+#include "../core/verbose.h"
 #include "matrix.h"
 #include "multiply.h"
 
@@ -65,7 +66,7 @@ static const char *const matrix_in[3] = {"A in", "B in", "C in"};
  * redistributions moved (what moves in a run, rank by rank). */
 static void say_moved(const mlsba__mpi_mult_t *C, const char *what,
                       const mlsba__mpi_scratch_t *s, size_t es, double secs) {
-  if (!mlsba__mpi_verbose())
+  if (!mlsba__verbose())
     return;
   double mb = (double)es / 1e6;
   fprintf(stderr,
